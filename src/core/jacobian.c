@@ -1,0 +1,1 @@
+/* jacobian.c: not written yet */

@@ -1,0 +1,17 @@
+## src/core: the numerics library (no I/O, no globals, no curses, no Lua).
+## -ffp-contract=off (AM_CFLAGS) everywhere: no fused multiply-add, so emulated fp32/fp16
+## arithmetic and the numpy-compatible normal draws round exactly as specified.
+noinst_LTLIBRARIES += libnscore.la
+libnscore_la_SOURCES = \
+	src/core/dtype.c src/core/dtype.h \
+	src/core/tensor.c src/core/tensor.h \
+	src/core/tensor_ops.c src/core/tensor_ops.h \
+	src/core/moments.c src/core/moments.h \
+	src/core/normalize.c src/core/normalize.h \
+	src/core/jacobian.c src/core/jacobian.h \
+	src/core/spectrum.c src/core/spectrum.h \
+	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
+	src/core/sha256.c src/core/sha256.h \
+	src/core/npy.c src/core/npy.h
+libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
+libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

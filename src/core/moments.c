@@ -1,0 +1,1 @@
+/* moments.c: not written yet */

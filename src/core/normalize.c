@@ -1,0 +1,1 @@
+/* normalize.c: not written yet */

@@ -1,0 +1,134 @@
+/* normalize.h: the normalization family as one map with a reduction plan.
+ *
+ * Every kind is "reduce over some axes, subtract the mean (unless uncentered), divide
+ * by a denominator, apply gamma/beta". A plan lists, for each statistic, the flat
+ * indices of the elements it reduces over (in index order), so batch, layer,
+ * instance, group, RMS and explicit axes share one code path and the Jacobian
+ * (jacobian.h) uses the same grouping.
+ *
+ * Ownership: results and plans own their arrays; free them with ns_norm_result_free /
+ * ns_norm_plan_free (safe on zeroed structs). The spec's gamma/beta arrays and
+ * running pointer are borrowed; ns_normalize updates *spec->running in train mode
+ * (batch kinds only) and reads it in eval mode.
+ *
+ *   ns_spec s;
+ *   ns_spec_default(&s);            // layer norm, eps 1e-5 inside the sqrt, fp64
+ *   s.kind = NS_KIND_RMS;
+ *   ns_norm_result r = {0};
+ *   if (ns_normalize(x, &s, &r, err) == 0) { ... r.y ...; }
+ *   ns_norm_result_free(&r);
+ *
+ * Maths (c = x - mean when centered, else x; m = count of the statistic):
+ *   var   = sum(c^2) / (m - ddof)
+ *   eps_at var: denom = sqrt(var + eps)      eps_at std: denom = sqrt(var) + eps
+ *   y     = gamma * c / denom + beta
+ */
+#ifndef NS_NORMALIZE_H
+#define NS_NORMALIZE_H
+
+#include <stddef.h>
+
+#include "core/moments.h"
+#include "core/tensor.h"
+
+typedef enum { NS_KIND_LAYER = 0, NS_KIND_RMS, NS_KIND_BATCH, NS_KIND_INSTANCE, NS_KIND_GROUP } ns_kind;
+typedef enum { NS_EPS_VAR = 0, NS_EPS_STD } ns_eps_at;
+typedef enum { NS_MODE_TRAIN = 0, NS_MODE_EVAL } ns_mode;
+
+/* Running statistics of a batch kind, one entry per statistic (channel).
+ * PyTorch convention (exact == 0): starts at mean 0, var 1; each update
+ *   mean = (1-f) mean + f batch_mean;  var = (1-f) var + f batch_var_unbiased
+ * with f = momentum, or f = 1/count (cumulative average) when cumulative != 0.
+ * Exact (exact != 0): merges the batch moments into acc[] (ns_moments_merge);
+ * mean = merged mean, var = merged m2 / merged n (population).
+ * The statistic count is fixed by the first update (or by ns_running_init's nstat). */
+typedef struct ns_running {
+  double momentum;
+  int cumulative;
+  int exact;
+  size_t nstat;     /* 0 until known */
+  double *mean;     /* nstat */
+  double *var;      /* nstat */
+  ns_moments *acc;  /* nstat, exact mode only */
+  long count;       /* number of updates so far (num_batches_tracked) */
+} ns_running;
+
+/* nstat may be 0 (decided by the first update). Returns 0, or -1 on bad momentum
+ * (must be in [0, 1]) or allocation failure. */
+int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, size_t nstat,
+                    char *err);
+void ns_running_free(ns_running *r);
+int ns_running_copy(ns_running *dst, const ns_running *src, char *err);
+/* One update from per-statistic batch moments b[0..nstat-1]. -1 if nstat differs from
+ * the one already fixed. */
+int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *err);
+
+typedef struct {
+  ns_kind kind;
+  unsigned axes;       /* bit k set: reduce over axis k (0-based); 0: the kind's default */
+  int groups;          /* channel groups for NS_KIND_GROUP (default 1; must divide C) */
+  double eps;          /* >= 0, default 1e-5 */
+  ns_eps_at eps_at;
+  int ddof;            /* 0 or 1 */
+  int center;          /* 1 centered, 0 not, -1: default (0 for rms, 1 otherwise) */
+  const double *gamma; /* NULL: 1. ngamma 1 broadcasts; else per channel (batch, instance,
+                          group: axis 2, or the single channel of rank 1) or per normalized
+                          element (layer, rms: the reduced axes' shape) */
+  size_t ngamma;
+  const double *beta;  /* as gamma; NULL: 0 */
+  size_t nbeta;
+  ns_dtype dtype;      /* inputs rounded to it, outputs rounded to it */
+  int acc;             /* accumulation ns_dtype, or -1: dtype, but fp32 for fp16/bf16 */
+  ns_algo algo;
+  ns_mode mode;
+  ns_running *running; /* borrowed; may be NULL */
+} ns_spec;
+
+void ns_spec_default(ns_spec *s);
+const char *ns_kind_name(ns_kind k);        /* "layer", "rms", "batch", "instance", "group" */
+int ns_kind_parse(const char *name, ns_kind *out);
+const char *ns_eps_at_name(ns_eps_at e);    /* "var", "std" */
+const char *ns_mode_name(ns_mode m);        /* "train", "eval" */
+int ns_spec_center(const ns_spec *s);       /* resolved centering */
+ns_dtype ns_spec_acc(const ns_spec *s);     /* resolved accumulation dtype */
+/* Default reduction axes (bit mask) of a kind at a rank, as in DESIGN.md section 4;
+ * 0 with err when the kind is undefined at that rank (instance/group at rank 1 or 2...). */
+unsigned ns_default_axes(ns_kind k, int rank, char *err);
+
+/* Which elements each statistic reduces over. */
+typedef struct {
+  size_t n;            /* elements of x */
+  size_t nstat;        /* statistics */
+  size_t count;        /* elements per statistic (all statistics have the same count) */
+  size_t *members;     /* nstat * count flat indices, statistic-major, each in index order */
+  size_t *stat_of;     /* n: statistic of each element */
+  size_t *affine_of;   /* n: gamma/beta index of each element */
+  size_t naffine;      /* expected gamma/beta length (1 always accepted too) */
+  int stat_rank;       /* shape of the statistics: x's shape with reduced axes set to 1 */
+  size_t stat_shape[NS_MAXRANK]; /* (group kind: axis 2 becomes the group count) */
+  unsigned axes;       /* resolved reduction mask */
+} ns_norm_plan;
+
+int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
+                      char *err);
+void ns_norm_plan_free(ns_norm_plan *p);
+
+typedef struct {
+  ns_tensor *y;        /* x's shape, spec dtype */
+  ns_norm_plan plan;
+  double *mean;        /* nstat: the statistics used (batch ones in train mode, running ones
+                          in eval mode); mean is 0 for uncentered maps */
+  double *var;         /* nstat: the variance that normalized (m2/(count-ddof)) */
+  double *denom;       /* nstat */
+  ns_moments *batch;   /* nstat: this input's own moments (also in eval mode) */
+  unsigned char *degenerate; /* nstat: 1 where denom is 0 or not finite, or count <= ddof */
+  size_t ndegenerate;
+} ns_norm_result;
+
+/* 0 on success; -1 with err on a bad spec, shape, gamma/beta length, or a running object
+ * whose statistic count does not match. Degenerate statistics are not errors: outputs
+ * follow IEEE (0/0 = NaN) and are flagged. */
+int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
+void ns_norm_result_free(ns_norm_result *res);
+
+#endif

@@ -1,0 +1,1 @@
+/* npy.c: not written yet */

@@ -1,0 +1,1 @@
+/* rng.c: not written yet */

@@ -1,0 +1,1 @@
+/* sha256.c: not written yet */

@@ -1,0 +1,1 @@
+/* spectrum.c: not written yet */

@@ -1,0 +1,55 @@
+/* tensor.h: dense row-major tensors of rank 1 to 4 in one storage dtype.
+ *
+ * Ownership: ns_tensor_new / ns_tensor_from / ns_tensor_copy return a tensor the
+ * caller owns and frees with ns_tensor_free (NULL is fine). No function here keeps a
+ * pointer to its arguments. Functions that can fail return NULL (or -1) and write a
+ * one-line reason into err (size NS_ERRLEN) when err is not NULL.
+ *
+ * Storage: fp64 as double, fp32 as float, fp16/bf16 as uint16_t bit patterns.
+ * Reads come back as double (exact); writes round once to the storage dtype.
+ *
+ *   char err[NS_ERRLEN];
+ *   size_t shape[2] = {5, 4};
+ *   ns_tensor *t = ns_tensor_new(2, shape, NS_FP64, err);
+ *   ns_tensor_set(t, 0, 1.5);
+ *   double v = ns_tensor_get(t, 0);
+ *   ns_tensor_free(t);
+ */
+#ifndef NS_TENSOR_H
+#define NS_TENSOR_H
+
+#include <stddef.h>
+
+#include "core/dtype.h"
+
+#define NS_ERRLEN 256
+#define NS_MAXRANK 4
+/* Refuse tensors with more elements than this (1 << 31): a clear error, not an OOM. */
+#define NS_MAXELEMS ((size_t)1 << 31)
+
+typedef struct ns_tensor {
+  int rank;                 /* 1..4 */
+  size_t shape[NS_MAXRANK]; /* unused trailing entries are 1 */
+  size_t n;                 /* product of shape */
+  ns_dtype dtype;
+  void *data;               /* n * ns_dtype_size(dtype) bytes, owned */
+} ns_tensor;
+
+ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);
+/* New tensor holding vals[0..n-1] rounded to dtype. */
+ns_tensor *ns_tensor_from(int rank, const size_t *shape, ns_dtype dtype, const double *vals,
+                          char *err);
+ns_tensor *ns_tensor_copy(const ns_tensor *t);
+void ns_tensor_free(ns_tensor *t);
+
+double ns_tensor_get(const ns_tensor *t, size_t i);
+void ns_tensor_set(ns_tensor *t, size_t i, double v);
+/* Copies all elements into out[0..n-1] as doubles (exact). */
+void ns_tensor_read(const ns_tensor *t, double *out);
+/* Checks rank and shape: 0 if acceptable, -1 with err otherwise (rank 1..4, no zero
+ * dimension, product <= NS_MAXELEMS and free of overflow). */
+int ns_shape_check(int rank, const size_t *shape, char *err);
+/* Formats a shape as "(5, 4)". */
+void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,1 @@
+/* tensor_ops.c: not written yet */

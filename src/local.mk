@@ -1,0 +1,1 @@
+## src: the normscope binary

@@ -1,0 +1,1 @@
+## src/plot (owned by the screen work)
