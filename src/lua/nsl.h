@@ -1,0 +1,33 @@
+/* nsl.h: the Lua binding of the core (module "normscope").
+ *
+ * Used by the normscope binary (global `ns`), by the explorer's own Lua functions
+ * (set/get) and by the stock-Lua module normscope.so.
+ *
+ * Ownership: nsl_pushtensor takes ownership of the tensor (freed by the Lua GC);
+ * nsl_checktensor returns a pointer owned by the Lua value at that index.
+ */
+#ifndef NSL_H
+#define NSL_H
+
+#include <lua.h>
+
+#include "core/tensor.h"
+
+/* The module table: ns.tensor, ns.normalize, ... (luaL_requiref-compatible). */
+int luaopen_normscope(lua_State *L);
+
+/* A new state with the standard libraries, the module loaded as global `ns` and in
+ * package.loaded["normscope"]. NULL with err on allocation failure. */
+lua_State *nsl_newstate(char *err);
+
+/* Pushes t as a tensor userdata (takes ownership; frees t and raises on failure). */
+void nsl_pushtensor(lua_State *L, ns_tensor *t);
+/* The tensor at idx, or a Lua error naming argument idx. */
+ns_tensor *nsl_checktensor(lua_State *L, int idx);
+/* The tensor at idx, or NULL if the value is not a tensor userdata. */
+ns_tensor *nsl_totensor(lua_State *L, int idx);
+/* A new tensor (caller owns) from a tensor or a flat/nested table of numbers at idx;
+ * raises a Lua error naming `what` on ragged/non-numeric/too-deep input. */
+ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what);
+
+#endif

@@ -1,0 +1,16 @@
+/* tui.h: the explorer screen. */
+#ifndef TUI_H
+#define TUI_H
+
+typedef struct {
+  const char *file;   /* .npy/.csv to open, or NULL for the default example */
+  int ascii;          /* --ascii: no Unicode drawing characters */
+  int no_mouse;       /* --no-mouse */
+  int no_color;       /* --no-color (NO_COLOR in the environment does the same) */
+} tui_options;
+
+/* Runs the explorer until the user quits; restores the terminal on every exit path.
+ * Returns the process exit status (0, or 1 when the file could not be opened). */
+int tui_run(const tui_options *opt);
+
+#endif

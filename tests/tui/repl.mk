@@ -1,0 +1,1 @@
+## tests/tui/repl.mk: the plain REPL and command line, driven in a terminal
