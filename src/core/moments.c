@@ -1,1 +1,121 @@
-/* moments.c: not written yet */
+/* moments.c: mean and variance with every operation rounded to an accumulation dtype.
+ *
+ * R(v) = ns_round(v, acc) follows each +, -, *, / done in double. For fp32, fp16 and
+ * bf16 operands the double result of one operation rounded once more to the narrow
+ * format equals the correctly rounded narrow operation (double has more than 2p+2
+ * bits), so this reproduces native narrow arithmetic exactly.
+ *
+ * Inputs are rounded to dtype and then to acc (when acc is narrower than dtype the
+ * data is converted before use, as numpy does for x.astype(acc)). The count n is also
+ * converted to acc before dividing. */
+#include "core/moments.h"
+
+#include <math.h>
+#include <string.h>
+
+static double R(double v, ns_dtype acc) {
+  return acc == NS_FP64 ? v : ns_round(v, acc);
+}
+
+void ns_moments_compute(const double *x, size_t n, size_t stride, ns_dtype dtype, ns_dtype acc,
+                        ns_algo algo, ns_moments *out) {
+  if (!out) return;
+  out->n = (double)n;
+  if (n == 0 || !x) {
+    out->n = 0;
+    out->mean = NAN;
+    out->m2 = NAN;
+    return;
+  }
+  if (stride == 0) stride = 1;
+  double rn = R((double)n, acc);
+#define XI(i) R(ns_round(x[(i)*stride], dtype), acc)
+  switch (algo) {
+  case NS_ALGO_RAW: {
+    double sum = 0, sumsq = 0;
+    for (size_t i = 0; i < n; i++) {
+      double v = XI(i);
+      sum = R(sum + v, acc);
+      sumsq = R(sumsq + R(v * v, acc), acc);
+    }
+    double mean = R(sum / rn, acc);
+    double msq = R(sumsq / rn, acc);
+    double var = R(msq - R(mean * mean, acc), acc);
+    out->mean = mean;
+    out->m2 = R(var * rn, acc);
+    break;
+  }
+  case NS_ALGO_WELFORD: {
+    double mean = 0, m2 = 0;
+    for (size_t i = 0; i < n; i++) {
+      double v = XI(i);
+      double k = R((double)(i + 1), acc);
+      double d = R(v - mean, acc);
+      mean = R(mean + R(d / k, acc), acc);
+      m2 = R(m2 + R(d * R(v - mean, acc), acc), acc);
+    }
+    out->mean = mean;
+    out->m2 = m2;
+    break;
+  }
+  case NS_ALGO_TWOPASS:
+  default: {
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum = R(sum + XI(i), acc);
+    double mean = R(sum / rn, acc);
+    double m2 = 0;
+    for (size_t i = 0; i < n; i++) {
+      double d = R(XI(i) - mean, acc);
+      m2 = R(m2 + R(d * d, acc), acc);
+    }
+    out->mean = mean;
+    out->m2 = m2;
+    break;
+  }
+  }
+#undef XI
+}
+
+double ns_moments_var(const ns_moments *m, int ddof) {
+  if (!m || m->n <= (double)ddof) return NAN;
+  return m->m2 / (m->n - (double)ddof);
+}
+
+ns_moments ns_moments_merge(ns_moments a, ns_moments b) {
+  if (!(b.n > 0)) return a;
+  if (!(a.n > 0)) return b;
+  ns_moments r;
+  r.n = a.n + b.n;
+  double delta = b.mean - a.mean;
+  r.mean = a.mean + delta * b.n / r.n;
+  r.m2 = a.m2 + b.m2 + delta * delta * a.n * b.n / r.n;
+  return r;
+}
+
+const char *ns_algo_name(ns_algo a) {
+  switch (a) {
+  case NS_ALGO_TWOPASS:
+    return "twopass";
+  case NS_ALGO_WELFORD:
+    return "welford";
+  case NS_ALGO_RAW:
+    return "raw";
+  default:
+    return "?";
+  }
+}
+
+int ns_algo_parse(const char *name, ns_algo *out) {
+  ns_algo a;
+  if (!name) return -1;
+  if (strcmp(name, "twopass") == 0 || strcmp(name, "two-pass") == 0)
+    a = NS_ALGO_TWOPASS;
+  else if (strcmp(name, "welford") == 0)
+    a = NS_ALGO_WELFORD;
+  else if (strcmp(name, "raw") == 0)
+    a = NS_ALGO_RAW;
+  else
+    return -1;
+  if (out) *out = a;
+  return 0;
+}

@@ -1,1 +1,155 @@
-/* tensor.c: not written yet */
+/* tensor.c: allocation, typed storage and element access of dense tensors. */
+#include "core/tensor.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void seterr(char *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, NS_ERRLEN, fmt, ap);
+  va_end(ap);
+}
+
+int ns_shape_check(int rank, const size_t *shape, char *err) {
+  if (rank < 1 || rank > NS_MAXRANK) {
+    seterr(err, "rank %d is not supported (tensors have rank 1 to %d)", rank, NS_MAXRANK);
+    return -1;
+  }
+  if (!shape) {
+    seterr(err, "shape is missing");
+    return -1;
+  }
+  size_t n = 1;
+  for (int k = 0; k < rank; k++) {
+    if (shape[k] == 0) {
+      seterr(err, "dimension %d of the shape is 0 (every dimension must be at least 1)", k + 1);
+      return -1;
+    }
+    /* n * shape[k] > NS_MAXELEMS, tested without overflowing */
+    if (shape[k] > NS_MAXELEMS / n) {
+      char buf[128];
+      ns_shape_format(rank, shape, buf, sizeof buf);
+      seterr(err, "shape %s has too many elements (at most %zu)", buf, (size_t)NS_MAXELEMS);
+      return -1;
+    }
+    n *= shape[k];
+  }
+  return 0;
+}
+
+void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len) {
+  if (!buf || len == 0) return;
+  buf[0] = '\0';
+  if (!shape || rank < 0) {
+    snprintf(buf, len, "(?)");
+    return;
+  }
+  size_t used = 0;
+  int w = snprintf(buf, len, "(");
+  if (w > 0) used = (size_t)w;
+  for (int k = 0; k < rank && used < len; k++) {
+    w = snprintf(buf + used, len - used, k ? ", %zu" : "%zu", shape[k]);
+    if (w < 0) return;
+    used += (size_t)w;
+  }
+  if (used < len) snprintf(buf + used, len - used, ")");
+}
+
+ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err) {
+  if ((unsigned)dtype >= NS_DTYPE_COUNT) {
+    seterr(err, "unknown dtype %d", (int)dtype);
+    return NULL;
+  }
+  if (ns_shape_check(rank, shape, err) != 0) return NULL;
+  ns_tensor *t = calloc(1, sizeof *t);
+  if (!t) {
+    seterr(err, "out of memory allocating a tensor");
+    return NULL;
+  }
+  t->rank = rank;
+  t->n = 1;
+  for (int k = 0; k < NS_MAXRANK; k++) {
+    t->shape[k] = k < rank ? shape[k] : 1;
+    t->n *= t->shape[k];
+  }
+  t->dtype = dtype;
+  t->data = calloc(t->n, ns_dtype_size(dtype));
+  if (!t->data) {
+    char buf[128];
+    ns_shape_format(rank, shape, buf, sizeof buf);
+    seterr(err, "out of memory allocating a %s tensor of shape %s", ns_dtype_name(dtype), buf);
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+ns_tensor *ns_tensor_from(int rank, const size_t *shape, ns_dtype dtype, const double *vals,
+                          char *err) {
+  ns_tensor *t = ns_tensor_new(rank, shape, dtype, err);
+  if (!t) return NULL;
+  if (vals)
+    for (size_t i = 0; i < t->n; i++) ns_tensor_set(t, i, vals[i]);
+  return t;
+}
+
+ns_tensor *ns_tensor_copy(const ns_tensor *t) {
+  if (!t) return NULL;
+  ns_tensor *c = ns_tensor_new(t->rank, t->shape, t->dtype, NULL);
+  if (!c) return NULL;
+  memcpy(c->data, t->data, t->n * ns_dtype_size(t->dtype));
+  return c;
+}
+
+void ns_tensor_free(ns_tensor *t) {
+  if (!t) return;
+  free(t->data);
+  free(t);
+}
+
+double ns_tensor_get(const ns_tensor *t, size_t i) {
+  switch (t->dtype) {
+  case NS_FP64:
+    return ((const double *)t->data)[i];
+  case NS_FP32:
+    return (double)((const float *)t->data)[i];
+  case NS_FP16:
+    return ns_fp16_value(((const uint16_t *)t->data)[i]);
+  case NS_BF16:
+    return ns_bf16_value(((const uint16_t *)t->data)[i]);
+  default:
+    return 0.0;
+  }
+}
+
+void ns_tensor_set(ns_tensor *t, size_t i, double v) {
+  switch (t->dtype) {
+  case NS_FP64:
+    ((double *)t->data)[i] = v;
+    break;
+  case NS_FP32:
+    ((float *)t->data)[i] = (float)v; /* one correctly rounded conversion */
+    break;
+  case NS_FP16:
+    ((uint16_t *)t->data)[i] = ns_fp16_bits(v);
+    break;
+  case NS_BF16:
+    ((uint16_t *)t->data)[i] = ns_bf16_bits(v);
+    break;
+  default:
+    break;
+  }
+}
+
+void ns_tensor_read(const ns_tensor *t, double *out) {
+  if (t->dtype == NS_FP64) {
+    memcpy(out, t->data, t->n * sizeof(double));
+    return;
+  }
+  for (size_t i = 0; i < t->n; i++) out[i] = ns_tensor_get(t, i);
+}

@@ -1,0 +1,95 @@
+/* test_tensor.c: tensor allocation, shape checks, typed storage and formatting. */
+#include <stdint.h>
+#include <string.h>
+
+#include "core/tensor.h"
+#include "tap.h"
+
+static int has(const char *err, const char *word) {
+  return strstr(err, word) != NULL;
+}
+
+int main(void) {
+  char err[NS_ERRLEN];
+  size_t s54[2] = {5, 4};
+  ns_tensor *t = ns_tensor_new(2, s54, NS_FP64, err);
+  tap_ok(t != NULL, "new (5, 4) fp64");
+  tap_ok(t && t->n == 20 && t->rank == 2 && t->shape[0] == 5 && t->shape[1] == 4 &&
+             t->shape[2] == 1 && t->shape[3] == 1,
+         "n = 20, trailing shape entries are 1");
+  tap_ok(t && ns_tensor_get(t, 7) == 0.0, "new tensor is zero-filled");
+  ns_tensor_set(t, 7, 0.1);
+  tap_close(ns_tensor_get(t, 7), 0.1, 0, "fp64 set/get keeps 0.1 exactly");
+  ns_tensor *c = ns_tensor_copy(t);
+  ns_tensor_set(t, 7, 2.0);
+  tap_close(c ? ns_tensor_get(c, 7) : -1, 0.1, 0, "copy is deep");
+  ns_tensor_free(c);
+  ns_tensor_free(t);
+
+  /* typed storage rounds once on write */
+  size_t s3[1] = {3};
+  double vals[3] = {1.00390625 + 1e-12, 65520.0, 0.1};
+  ns_tensor *b = ns_tensor_from(1, s3, NS_BF16, vals, err);
+  tap_close(ns_tensor_get(b, 0), 1.0078125, 0, "bf16 storage rounds once (1.0078125)");
+  tap_ok(((uint16_t *)b->data)[0] == 0x3f81, "bf16 storage holds the 16-bit pattern 0x3f81");
+  ns_tensor *h = ns_tensor_from(1, s3, NS_FP16, vals, err);
+  tap_close(ns_tensor_get(h, 1), INFINITY, 0, "fp16 storage: 65520 -> inf");
+  tap_close(ns_tensor_get(h, 2), 0.0999755859375, 0, "fp16 storage: 0.1 -> 0.0999755859375");
+  ns_tensor *f = ns_tensor_from(1, s3, NS_FP32, vals, err);
+  tap_close(ns_tensor_get(f, 2), (double)0.1f, 0, "fp32 storage: 0.1 -> 0.1f");
+  tap_ok(f->dtype == NS_FP32 && ns_dtype_size(f->dtype) == 4, "fp32 storage is 4 bytes");
+  double out[3];
+  ns_tensor_read(h, out);
+  tap_ok(out[0] == 1.00390625 && isinf(out[1]) && out[2] == 0.0999755859375,
+         "read copies all elements (fp16: 1.00390625, inf, 0.0999755859375)");
+  ns_tensor *hc = ns_tensor_copy(h);
+  tap_ok(hc && hc->dtype == NS_FP16 && memcmp(hc->data, h->data, 6) == 0, "copy keeps fp16 bits");
+  ns_tensor_free(hc);
+  ns_tensor_free(b);
+  ns_tensor_free(h);
+  ns_tensor_free(f);
+
+  /* rank 4 */
+  size_t s4[4] = {2, 3, 4, 5};
+  t = ns_tensor_new(4, s4, NS_FP16, err);
+  tap_ok(t && t->n == 120, "rank 4 (2, 3, 4, 5) has 120 elements");
+  ns_tensor_free(t);
+
+  /* shape errors */
+  t = ns_tensor_new(0, s4, NS_FP64, err);
+  tap_ok(!t && has(err, "rank 0"), "rank 0 refused: %s", err);
+  t = ns_tensor_new(5, s4, NS_FP64, err);
+  tap_ok(!t && has(err, "rank 5"), "rank 5 refused: %s", err);
+  size_t z[3] = {2, 0, 3};
+  t = ns_tensor_new(3, z, NS_FP64, err);
+  tap_ok(!t && has(err, "dimension 2"), "zero dimension refused: %s", err);
+  size_t big[2] = {(size_t)1 << 16, ((size_t)1 << 15) + 1};
+  t = ns_tensor_new(2, big, NS_FP64, err);
+  tap_ok(!t && has(err, "too many"), "2^31 + 2^16 elements refused: %s", err);
+  size_t ok31[2] = {(size_t)1 << 16, (size_t)1 << 15};
+  tap_ok(ns_shape_check(2, ok31, err) == 0, "exactly NS_MAXELEMS passes the shape check");
+  size_t huge[3] = {SIZE_MAX / 2, 4, 4};
+  tap_ok(ns_shape_check(3, huge, err) == -1 && has(err, "too many"),
+         "overflowing product refused: %s", err);
+  size_t wrap[4] = {(size_t)1 << 32, (size_t)1 << 32, 1, 1};
+  tap_ok(ns_shape_check(4, wrap, err) == -1, "product that wraps to 0 refused");
+  tap_ok(ns_shape_check(1, NULL, err) == -1, "NULL shape refused");
+  t = ns_tensor_new(1, s3, (ns_dtype)9, err);
+  tap_ok(!t && has(err, "dtype"), "bad dtype refused: %s", err);
+  tap_ok(ns_tensor_new(0, s4, NS_FP64, NULL) == NULL, "NULL err buffer is fine");
+  ns_tensor_free(NULL);
+  tap_ok(ns_tensor_copy(NULL) == NULL, "copy(NULL) is NULL, free(NULL) is fine");
+
+  /* formatting */
+  char buf[64];
+  ns_shape_format(2, s54, buf, sizeof buf);
+  tap_ok(strcmp(buf, "(5, 4)") == 0, "format (5, 4): %s", buf);
+  ns_shape_format(1, s3, buf, sizeof buf);
+  tap_ok(strcmp(buf, "(3)") == 0, "format (3): %s", buf);
+  ns_shape_format(4, s4, buf, sizeof buf);
+  tap_ok(strcmp(buf, "(2, 3, 4, 5)") == 0, "format rank 4: %s", buf);
+  ns_shape_format(4, s4, buf, 6);
+  tap_ok(strlen(buf) == 5 && strncmp(buf, "(2, 3", 5) == 0, "format truncates safely: %s", buf);
+  tap_diag("tensor tests done");
+  return tap_done();
+}
