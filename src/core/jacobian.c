@@ -1,1 +1,333 @@
-/* jacobian.c: not written yet */
+/* jacobian.c: the derivative of a normalization (analytic and central differences) and
+ * the batch-norm backward pass along three routes that must agree. */
+#include "core/jacobian.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void seterr(char *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, NS_ERRLEN, fmt, ap);
+  va_end(ap);
+}
+
+double ns_max_abs_diff(const double *A, const double *B, size_t len) {
+  double mx = 0;
+  for (size_t i = 0; i < len; i++) {
+    double d = fabs(A[i] - B[i]);
+    if (isnan(d)) return NAN;
+    if (d > mx) mx = d;
+  }
+  return mx;
+}
+
+/* Arguments shared by both Jacobians; 0 or -1 with err. */
+static int check_args(const char *fn, const ns_tensor *x, const ns_spec *spec, const double *J,
+                      char *err) {
+  if (!x || !spec || !J) {
+    seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output matrix");
+    return -1;
+  }
+  if (x->n == 0) {
+    seterr(err, "%s: input has no elements", fn);
+    return -1;
+  }
+  if (x->n > NS_JAC_MAXN) {
+    seterr(err, "%s: input has %zu elements; the Jacobian is limited to %d (it is n x n)", fn, x->n,
+           NS_JAC_MAXN);
+    return -1;
+  }
+  if (!(spec->eps >= 0) || isinf(spec->eps)) {
+    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, spec->eps);
+    return -1;
+  }
+  if (spec->ddof != 0 && spec->ddof != 1) {
+    seterr(err, "%s: ddof must be 0 or 1 (got %d)", fn, spec->ddof);
+    return -1;
+  }
+  return 0;
+}
+
+/* gamma/beta length must be 0 (absent), 1 (broadcast) or the plan's affine count. */
+static int check_affine(const char *fn, const ns_spec *spec, const ns_norm_plan *p, char *err) {
+  if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
+    seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+    return -1;
+  }
+  return 0;
+}
+
+static double gamma_of(const ns_spec *spec, const ns_norm_plan *p, size_t i) {
+  if (!spec->gamma) return 1.0;
+  return spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]];
+}
+
+/* A spec that ns_normalize evaluates in plain double: fp64 storage and accumulation, and
+ * no running object in train mode (a Jacobian never updates running statistics). */
+static ns_spec fp64_spec(const ns_spec *spec) {
+  ns_spec s = *spec;
+  s.dtype = NS_FP64;
+  s.acc = NS_FP64;
+  if (s.mode == NS_MODE_TRAIN) s.running = NULL;
+  return s;
+}
+
+/* Eval mode differentiates through constants (the running statistics) whenever
+ * ns_normalize takes its statistics from a running object. */
+static int eval_is_constant(const ns_spec *spec) {
+  return spec->mode == NS_MODE_EVAL && spec->running != NULL;
+}
+
+static ns_tensor *fp64_copy(const ns_tensor *x, char *err) {
+  ns_tensor *t = ns_tensor_new(x->rank, x->shape, NS_FP64, err);
+  if (t) ns_tensor_read(x, (double *)t->data);
+  return t;
+}
+
+int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, char *err) {
+  static const char fn[] = "jacobian";
+  if (check_args(fn, x, spec, J, err)) return -1;
+  size_t n = x->n;
+  ns_norm_plan p;
+  memset(&p, 0, sizeof p);
+  if (ns_norm_plan_make(x->rank, x->shape, spec, &p, err)) return -1;
+  if (check_affine(fn, spec, &p, err)) {
+    ns_norm_plan_free(&p);
+    return -1;
+  }
+  memset(J, 0, n * n * sizeof *J);
+
+  if (eval_is_constant(spec)) {
+    /* y_i = g_i (x_i - mu) / s with mu, s fixed by the running statistics: diagonal. Let
+     * ns_normalize resolve the running statistics so both agree on them. */
+    ns_spec s = fp64_spec(spec);
+    ns_tensor *xt = fp64_copy(x, err);
+    ns_norm_result r;
+    memset(&r, 0, sizeof r);
+    int rc = xt ? ns_normalize(xt, &s, &r, err) : -1;
+    if (rc == 0)
+      for (size_t i = 0; i < n; i++) J[i * n + i] = gamma_of(spec, &p, i) / r.denom[p.stat_of[i]];
+    ns_norm_result_free(&r);
+    ns_tensor_free(xt);
+    ns_norm_plan_free(&p);
+    return rc;
+  }
+
+  double *xv = malloc(n * sizeof *xv), *c = malloc(p.count * sizeof *c);
+  if (!xv || !c) {
+    free(xv), free(c);
+    ns_norm_plan_free(&p);
+    seterr(err, "%s: out of memory", fn);
+    return -1;
+  }
+  ns_tensor_read(x, xv);
+  int center = ns_spec_center(spec);
+  size_t m = p.count;
+  double dm = (double)m, dof = (double)m - spec->ddof;
+  for (size_t k = 0; k < p.nstat; k++) {
+    const size_t *mem = p.members + k * m;
+    double mean = 0, ss = 0;
+    if (center) {
+      for (size_t a = 0; a < m; a++) mean += xv[mem[a]];
+      mean /= dm;
+    }
+    for (size_t a = 0; a < m; a++) {
+      c[a] = xv[mem[a]] - mean;
+      ss += c[a] * c[a];
+    }
+    double var = ss / dof, sd = sqrt(var), s, coef;
+    /* dy_i/dx_j = g_i [ (delta_ij - 1/m) / s - c_i (ds/dx_j) / s^2 ], ds/dx_j = c_j q:
+     *   eps at var: s = sqrt(var + eps), q = 1 / (dof s)
+     *   eps at std: s = sqrt(var) + eps, q = 1 / (dof sqrt(var)) */
+    if (spec->eps_at == NS_EPS_STD) {
+      s = sd + spec->eps;
+      coef = 1.0 / (dof * sd * s * s);
+    } else {
+      s = sqrt(var + spec->eps);
+      coef = 1.0 / (dof * s * s * s);
+    }
+    double off = center ? 1.0 / dm : 0.0;
+    for (size_t a = 0; a < m; a++) {
+      size_t i = mem[a];
+      double g = gamma_of(spec, &p, i);
+      for (size_t b = 0; b < m; b++) {
+        size_t j = mem[b];
+        double d = ((a == b ? 1.0 : 0.0) - off) / s - c[a] * c[b] * coef;
+        J[i * n + j] = g * d;
+      }
+    }
+  }
+  free(xv), free(c);
+  ns_norm_plan_free(&p);
+  return 0;
+}
+
+int ns_jacobian_fd(const ns_tensor *x, const ns_spec *spec, double h, double *J, char *err) {
+  static const char fn[] = "jacobian_fd";
+  if (check_args(fn, x, spec, J, err)) return -1;
+  if (!(h > 0) || isinf(h)) {
+    seterr(err, "%s: step h must be finite and > 0 (got %g)", fn, h);
+    return -1;
+  }
+  size_t n = x->n;
+  ns_spec s = fp64_spec(spec);
+  ns_tensor *xt = fp64_copy(x, err);
+  if (!xt) return -1;
+  double *xd = xt->data;
+  ns_norm_result rp, rm;
+  memset(&rp, 0, sizeof rp);
+  memset(&rm, 0, sizeof rm);
+  int rc = 0;
+  for (size_t j = 0; j < n && rc == 0; j++) {
+    double x0 = xd[j], xp = x0 + h, xm = x0 - h;
+    xd[j] = xp;
+    rc = ns_normalize(xt, &s, &rp, err);
+    xd[j] = xm;
+    if (rc == 0) rc = ns_normalize(xt, &s, &rm, err);
+    xd[j] = x0;
+    if (rc == 0) {
+      /* divide by the step actually taken (x0 +- h is rounded) */
+      double step = xp - xm;
+      const double *yp = rp.y->data, *ym = rm.y->data;
+      for (size_t i = 0; i < n; i++) J[i * n + j] = (yp[i] - ym[i]) / step;
+    }
+    ns_norm_result_free(&rp);
+    ns_norm_result_free(&rm);
+    memset(&rp, 0, sizeof rp);
+    memset(&rm, 0, sizeof rm);
+  }
+  ns_tensor_free(xt);
+  return rc;
+}
+
+const char *ns_bwd_path_name(ns_bwd_path p) {
+  switch (p) {
+  case NS_BWD_GRAPH:
+    return "graph";
+  case NS_BWD_COMPACT:
+    return "compact";
+  case NS_BWD_JACOBIAN:
+    return "jacobian";
+  }
+  return "?";
+}
+
+/* Forward y = g (x - mu) / sqrt(var + eps) as a chain of small nodes, then back through
+ * each node in reverse, the way an autodiff tape would. */
+static void bwd_graph(const double *x, size_t n, const double *dy, double g, double eps, double *dx,
+                      double *xc) {
+  double dn = (double)n, mu = 0, var = 0;
+  for (size_t i = 0; i < n; i++) mu += x[i];
+  mu /= dn;                                         /* node 1: mean */
+  for (size_t i = 0; i < n; i++) xc[i] = x[i] - mu; /* node 2: centre */
+  for (size_t i = 0; i < n; i++) var += xc[i] * xc[i];
+  var /= dn;                  /* node 3: variance */
+  double s = sqrt(var + eps); /* node 4: std */
+  double inv = 1.0 / s;       /* node 5: reciprocal */
+  /* node 6: xhat = xc * inv; node 7: y = g xhat */
+  double dinv = 0;
+  for (size_t i = 0; i < n; i++) dinv += g * dy[i] * xc[i]; /* d/d inv of sum dy g xc inv */
+  double ds = -dinv / (s * s);
+  double dvar = ds * 0.5 / s;
+  double dmu = 0;
+  for (size_t i = 0; i < n; i++) {
+    dx[i] = g * dy[i] * inv + dvar * 2.0 * xc[i] / dn; /* d/d xc_i */
+    dmu -= dx[i];
+  }
+  for (size_t i = 0; i < n; i++) dx[i] += dmu / dn; /* through the mean */
+}
+
+/* dx = g / (n s) (n dy - sum(dy) - xhat sum(dy xhat)) */
+static void bwd_compact(const double *x, size_t n, const double *dy, double g, double eps,
+                        double *dx, double *xhat) {
+  double dn = (double)n, mu = 0, var = 0, sdy = 0, sdyx = 0;
+  for (size_t i = 0; i < n; i++) mu += x[i];
+  mu /= dn;
+  for (size_t i = 0; i < n; i++) var += (x[i] - mu) * (x[i] - mu);
+  var /= dn;
+  double s = sqrt(var + eps);
+  for (size_t i = 0; i < n; i++) {
+    xhat[i] = (x[i] - mu) / s;
+    sdy += dy[i];
+    sdyx += dy[i] * xhat[i];
+  }
+  for (size_t i = 0; i < n; i++) dx[i] = g / (dn * s) * (dn * dy[i] - sdy - xhat[i] * sdyx);
+}
+
+int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, double eps,
+                   ns_bwd_path path, double *dx, char *err) {
+  static const char fn[] = "bn_backward";
+  if (!x || !dy || !dx) {
+    seterr(err, "%s: %s is NULL", fn, !x ? "x" : !dy ? "dy" : "dx");
+    return -1;
+  }
+  if (n == 0) {
+    seterr(err, "%s: x has no elements", fn);
+    return -1;
+  }
+  if (!(eps >= 0) || isinf(eps)) {
+    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, eps);
+    return -1;
+  }
+  if (path == NS_BWD_GRAPH || path == NS_BWD_COMPACT) {
+    double *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) {
+      seterr(err, "%s: out of memory", fn);
+      return -1;
+    }
+    if (path == NS_BWD_GRAPH)
+      bwd_graph(x, n, dy, gamma, eps, dx, tmp);
+    else
+      bwd_compact(x, n, dy, gamma, eps, dx, tmp);
+    free(tmp);
+    return 0;
+  }
+  if (path != NS_BWD_JACOBIAN) {
+    seterr(err, "%s: unknown path %d", fn, (int)path);
+    return -1;
+  }
+  if (n > NS_JAC_MAXN) {
+    seterr(err, "%s: %zu elements is above the Jacobian limit %d", fn, n, NS_JAC_MAXN);
+    return -1;
+  }
+  size_t shape[1] = {n};
+  ns_tensor *xt = ns_tensor_from(1, shape, NS_FP64, x, err);
+  double *J = malloc(n * n * sizeof *J);
+  if (!xt || !J) {
+    if (xt && !J) seterr(err, "%s: out of memory", fn);
+    ns_tensor_free(xt);
+    free(J);
+    return -1;
+  }
+  ns_spec s;
+  ns_spec_default(&s);
+  s.kind = NS_KIND_BATCH;
+  s.axes = 0;
+  s.eps = eps;
+  s.eps_at = NS_EPS_VAR;
+  s.ddof = 0;
+  s.center = 1;
+  s.gamma = &gamma;
+  s.ngamma = 1;
+  s.beta = NULL;
+  s.nbeta = 0;
+  s.dtype = NS_FP64;
+  s.acc = NS_FP64;
+  s.mode = NS_MODE_TRAIN;
+  s.running = NULL;
+  int rc = ns_jacobian_analytic(xt, &s, J, err);
+  if (rc == 0)
+    for (size_t j = 0; j < n; j++) {
+      double acc = 0;
+      for (size_t i = 0; i < n; i++) acc += J[i * n + j] * dy[i];
+      dx[j] = acc;
+    }
+  ns_tensor_free(xt);
+  free(J);
+  return rc;
+}

@@ -1,1 +1,6 @@
-## tests/unit/jacobian.mk
+## tests/unit/jacobian.mk: the Jacobian (analytic vs finite differences), the LAPACK
+## wrappers and labelled spectra, and the three batch-norm backward paths.
+check_PROGRAMS += tests/unit/test_spectrum
+TESTS += tests/unit/test_spectrum
+tests_unit_test_spectrum_SOURCES = tests/unit/test_spectrum.c tests/unit/tap.h
+tests_unit_test_spectrum_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
