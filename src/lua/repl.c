@@ -1,0 +1,469 @@
+/* repl.c: evaluating typed Lua (shared with the screen's prompt), readline history
+ * and completion, and the plain REPL of `normscope repl`. See repl.h. */
+#include "config.h"
+
+#include "lua/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "lua/complete.h"
+
+#define PROMPT1 "> "
+#define PROMPT2 ">> "
+
+/* ---------------------------------------------------------------- evaluation */
+
+int nslr_msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) { /* not a string: try __tostring, else name the type */
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1); /* msg traceback */
+  return 1;
+}
+
+/* The state that a SIGINT interrupts (only while nslr_docall runs). */
+static lua_State *volatile interrupt_L;
+
+/* Hook set by the signal handler: raises at the next Lua instruction, call or return. */
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+/* SIGINT while Lua runs: ask the interpreter to stop (lua_sethook is signal safe). A
+ * second SIGINT before Lua notices falls to the default action (stuck in C code). */
+static void on_sigint_running(int sig) {
+  signal(sig, SIG_DFL);
+  if (interrupt_L)
+    lua_sethook(interrupt_L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+int nslr_docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg; /* function index */
+  lua_pushcfunction(L, nslr_msghandler);
+  lua_insert(L, base); /* handler below the function */
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint_running;
+  sigemptyset(&sa.sa_mask);
+  sigset_t unblock, oldmask;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, SIGINT);
+  interrupt_L = L;
+  sigaction(SIGINT, &sa, &old);
+  sigprocmask(SIG_UNBLOCK, &unblock, &oldmask);
+  int status = lua_pcall(L, narg, nres, base);
+  sigprocmask(SIG_SETMASK, &oldmask, NULL);
+  sigaction(SIGINT, &old, NULL);
+  interrupt_L = NULL;
+  lua_sethook(L, NULL, 0, 0); /* a SIGINT that came too late must not stop later code */
+  lua_remove(L, base);        /* drop the handler */
+  return status;
+}
+
+/* Whether a syntax error message says the text ended too early (lua.c's test). */
+static int incomplete(lua_State *L, int status) {
+  if (status != LUA_ERRSYNTAX) return 0;
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  static const char mark[] = "<eof>";
+  size_t n = sizeof mark - 1;
+  return msg && len >= n && strcmp(msg + len - n, mark) == 0;
+}
+
+/* Protected: formats the values on the stack as tostring would, tab separated, with a
+ * final newline. Returns one string. */
+static int format_values(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b); /* the buffer may occupy a stack slot: push the values above it */
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, '\n');
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static void emit(nslr_writer out, void *ud, lua_State *L, int idx, int is_error) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (!out || !s) return;
+  if (is_error) { /* one call with the final newline, like a result line */
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, s, len);
+    luaL_addchar(&b, '\n');
+    luaL_pushresult(&b);
+    s = lua_tolstring(L, -1, &len);
+    out(ud, s, len, 1);
+    lua_pop(L, 1);
+  } else {
+    out(ud, s, len, 0);
+  }
+}
+
+int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_writer out, void *ud) {
+  int top = lua_gettop(L);
+  if (!chunkname) chunkname = "=stdin";
+  if (!lua_checkstack(L, 8)) return NSLR_ERROR;
+  size_t len = strlen(chunk);
+
+  /* "return " .. chunk first: an expression shows its values. */
+  lua_pushliteral(L, "return ");
+  lua_pushlstring(L, chunk, len);
+  lua_concat(L, 2);
+  size_t rlen;
+  const char *ret = lua_tolstring(L, -1, &rlen);
+  int status = luaL_loadbuffer(L, ret, rlen, chunkname);
+  lua_remove(L, -2); /* drop the text: func-or-error */
+  if (status != LUA_OK) {
+    int ret_incomplete = incomplete(L, status);
+    lua_pop(L, 1);
+    status = luaL_loadbuffer(L, chunk, len, chunkname);
+    /* More text could make either reading valid ("for i = 1, 3 do", "1 +"). */
+    if (status == LUA_ERRSYNTAX && (incomplete(L, status) || ret_incomplete)) {
+      lua_settop(L, top);
+      return NSLR_INCOMPLETE;
+    }
+  }
+  if (status == LUA_OK) status = nslr_docall(L, 0, LUA_MULTRET);
+  if (status != LUA_OK) {
+    emit(out, ud, L, -1, 1);
+    lua_settop(L, top);
+    return NSLR_ERROR;
+  }
+  int n = lua_gettop(L) - top;
+  if (n > 0) {
+    if (!lua_checkstack(L, LUA_MINSTACK)) {
+      lua_settop(L, top);
+      lua_pushliteral(L, "too many results to print");
+      emit(out, ud, L, -1, 1);
+      lua_settop(L, top);
+      return NSLR_ERROR;
+    }
+    lua_pushcfunction(L, format_values);
+    lua_insert(L, top + 1);
+    if (nslr_docall(L, n, 1) != LUA_OK) {
+      lua_pushfstring(L, "error converting a result to text (%s)", lua_tostring(L, -1));
+      emit(out, ud, L, -1, 1);
+      lua_settop(L, top);
+      return NSLR_ERROR;
+    }
+    emit(out, ud, L, -1, 0);
+  }
+  lua_settop(L, top);
+  return NSLR_OK;
+}
+
+/* ---------------------------------------------------------------- history */
+
+static int hist_ready;    /* nslr_history_init ran */
+static char *hist_path;   /* NULL: no file */
+static int hist_writable; /* appending to the file works */
+
+static void hist_warn(const char *what, const char *path, int err) {
+  fprintf(stderr, "normscope: history: %s %s: %s (history is not saved)\n", what, path,
+          strerror(err));
+}
+
+/* mkdir -p with mode 0700 for the created folders. Returns 0 or -1 with errno. */
+static int make_dirs(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    int r = mkdir(path, 0700);
+    int e = errno;
+    *p = '/';
+    if (r != 0 && e != EEXIST) {
+      errno = e;
+      return -1;
+    }
+  }
+  if (mkdir(path, 0700) != 0 && errno != EEXIST) return -1;
+  struct stat st;
+  if (stat(path, &st) != 0) return -1;
+  if (!S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  return 0;
+}
+
+int nslr_history_init(void) {
+  if (hist_ready) return hist_writable ? 0 : -1;
+  hist_ready = 1;
+  using_history();
+  stifle_history(NSLR_HISTORY_MAX);
+
+  const char *state = getenv("XDG_STATE_HOME");
+  const char *suffix = "/normscope";
+  if (!state || state[0] != '/') { /* unset, empty or relative: the XDG default */
+    state = getenv("HOME");
+    if (!state || !state[0]) {
+      struct passwd *pw = getpwuid(getuid());
+      state = pw ? pw->pw_dir : NULL;
+    }
+    suffix = "/.local/state/normscope";
+  }
+  if (!state) {
+    fprintf(stderr, "normscope: history: no home folder (history is not saved)\n");
+    return -1;
+  }
+  size_t n = strlen(state) + strlen(suffix) + sizeof "/history";
+  char *dir = malloc(n);
+  if (!dir) return -1;
+  snprintf(dir, n, "%s%s", state, suffix);
+  if (make_dirs(dir) != 0) {
+    hist_warn("cannot create", dir, errno);
+    free(dir);
+    return -1;
+  }
+  strcat(dir, "/history");
+  hist_path = dir;
+
+  int e = read_history(hist_path); /* returns an errno value */
+  if (e != 0 && e != ENOENT) {
+    hist_warn("cannot read", hist_path, e);
+    return -1;
+  }
+  /* append_history needs the file to exist; opening it here also tests writing. */
+  int fd = open(hist_path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+  if (fd < 0) {
+    hist_warn("cannot write", hist_path, errno);
+    return -1;
+  }
+  close(fd);
+  hist_writable = 1;
+  return 0;
+}
+
+const char *nslr_history_path(void) {
+  return hist_path;
+}
+
+void nslr_history_add(const char *entry) {
+  if (!entry || !entry[0]) return;
+  HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+  if (last && last->line && strcmp(last->line, entry) == 0) return;
+  add_history(entry);
+  if (hist_writable) {
+    int e = append_history(1, hist_path);
+    if (e != 0) {
+      hist_warn("cannot write", hist_path, e);
+      hist_writable = 0;
+    }
+  }
+}
+
+void nslr_history_save(void) {
+  if (hist_writable) history_truncate_file(hist_path, NSLR_HISTORY_MAX);
+}
+
+/* ---------------------------------------------------------------- completion */
+
+static lua_State *complete_L;
+
+/* Hands out the candidates one by one (readline's generator protocol). */
+static char **gen_list;
+static char *generator(const char *text, int state) {
+  static int next;
+  (void)text;
+  if (state == 0) next = 0;
+  if (!gen_list || !gen_list[next]) return NULL;
+  return strdup(gen_list[next++]);
+}
+
+static char **attempt_completion(const char *text, int start, int end) {
+  (void)text;
+  if (nslc_in_string(rl_line_buffer, start)) return NULL; /* readline: file names */
+  rl_attempted_completion_over = 1;
+  rl_completion_append_character = '\0';
+  gen_list = nslc_complete(complete_L, rl_line_buffer, start, end);
+  if (!gen_list) return NULL;
+  char **matches = rl_completion_matches(text, generator);
+  nslc_free(gen_list);
+  gen_list = NULL;
+  return matches;
+}
+
+void nslr_readline_setup(lua_State *L) {
+  complete_L = L;
+  rl_readline_name = "normscope";
+  rl_attempted_completion_function = attempt_completion;
+  rl_completer_word_break_characters = (char *)NSLC_WORD_BREAKS;
+  rl_basic_word_break_characters = (char *)NSLC_WORD_BREAKS;
+}
+
+/* ---------------------------------------------------------------- the REPL */
+
+static lua_State *repl_L;
+static char *pending; /* the lines of an incomplete chunk, or NULL */
+static int repl_done;
+static volatile sig_atomic_t got_sigint, got_sigwinch, got_term;
+
+static void on_signal(int sig) {
+  if (sig == SIGINT)
+    got_sigint = 1;
+  else if (sig == SIGWINCH)
+    got_sigwinch = 1;
+  else
+    got_term = sig;
+}
+
+static void write_out(void *ud, const char *text, size_t len, int is_error) {
+  (void)ud;
+  FILE *f = is_error ? stderr : stdout;
+  fflush(stdout);
+  fwrite(text, 1, len, f);
+  fflush(f);
+}
+
+static void drop_pending(void) {
+  free(pending);
+  pending = NULL;
+}
+
+static void on_line(char *line) {
+  if (!line) {     /* Ctrl-D on an empty line, or end of input */
+    if (pending) { /* inside a chunk: abandon it, as its syntax error would */
+      fputs("\n", stdout);
+      drop_pending();
+      rl_callback_handler_install(PROMPT1, on_line);
+      return;
+    }
+    fputs("\n", stdout);
+    repl_done = 1;
+    return;
+  }
+  char *chunk;
+  if (pending) {
+    size_t n = strlen(pending) + strlen(line) + 2;
+    chunk = malloc(n);
+    if (chunk) snprintf(chunk, n, "%s\n%s", pending, line);
+    free(line);
+    drop_pending();
+  } else {
+    chunk = line;
+  }
+  if (!chunk) {
+    fputs("normscope: out of memory\n", stderr);
+    rl_callback_handler_install(PROMPT1, on_line);
+    return;
+  }
+  int status = nslr_eval(repl_L, chunk, "=stdin", write_out, NULL);
+  fflush(stdout);
+  if (status == NSLR_INCOMPLETE) {
+    pending = chunk;
+    rl_callback_handler_install(PROMPT2, on_line);
+    return;
+  }
+  nslr_history_add(chunk);
+  free(chunk);
+  rl_callback_handler_install(PROMPT1, on_line);
+}
+
+/* Ctrl-C at the prompt: forget the line and any pending chunk, start afresh. */
+static void cancel_input(void) {
+  rl_free_line_state();
+  rl_callback_sigcleanup();
+  rl_echo_signal_char(SIGINT);
+  rl_replace_line("", 0);
+  rl_point = rl_end = 0;
+  rl_crlf();
+  drop_pending();
+  rl_callback_handler_install(PROMPT1, on_line);
+}
+
+int nslr_repl(lua_State *L) {
+  repl_L = L;
+  repl_done = 0;
+  nslr_history_init();
+  nslr_readline_setup(L);
+  rl_catch_signals = 0; /* our handlers: readline would re-raise SIGINT and exit */
+  rl_catch_sigwinch = 0;
+
+  if (isatty(STDIN_FILENO))
+    printf("normscope %s (%s); the module is `ns`. Ctrl-D exits.\n", PACKAGE_VERSION, LUA_RELEASE);
+
+  /* Signals are blocked except while waiting for input, so none is lost between
+   * checking the flags and waiting again. */
+  struct sigaction sa, old_int, old_winch, old_term, old_hup;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGWINCH, &sa, &old_winch);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  sigset_t block, waitmask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGWINCH);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  sigprocmask(SIG_BLOCK, &block, &waitmask);
+  sigdelset(&waitmask, SIGINT);
+  sigdelset(&waitmask, SIGWINCH);
+  sigdelset(&waitmask, SIGTERM);
+  sigdelset(&waitmask, SIGHUP);
+
+  rl_callback_handler_install(PROMPT1, on_line);
+  int fd = fileno(rl_instream ? rl_instream : stdin);
+  int status = 0;
+  while (!repl_done) {
+    fd_set in;
+    FD_ZERO(&in);
+    FD_SET(fd, &in);
+    int r = pselect(fd + 1, &in, NULL, NULL, NULL, &waitmask);
+    if (got_term) {
+      status = 128 + got_term;
+      break;
+    }
+    if (got_sigwinch) {
+      got_sigwinch = 0;
+      rl_resize_terminal();
+    }
+    if (got_sigint) {
+      got_sigint = 0;
+      cancel_input();
+      continue;
+    }
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      perror("normscope: repl: waiting for input");
+      status = 1;
+      break;
+    }
+    if (r > 0) rl_callback_read_char();
+  }
+  rl_callback_handler_remove();
+  drop_pending();
+  nslr_history_save();
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGWINCH, &old_winch, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
+  sigprocmask(SIG_UNBLOCK, &block, NULL);
+  fflush(stdout);
+  return status;
+}

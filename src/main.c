@@ -1,0 +1,383 @@
+/* main.c: the normscope command line. Subcommands, options and exit statuses
+ * (0 success, 1 a script error or failed check, 2 bad usage); everything else lives
+ * in the libraries below: the explorer (tui), the Lua binding and REPL (lua), the core. */
+#include "config.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lua/nsl.h"
+#include "lua/repl.h"
+#include "tui/tui.h"
+
+#define PROG "normscope"
+#define EXIT_USAGE 2
+
+/* A subcommand: argv[first] is its name, its arguments follow. run is NULL for the
+ * commands that are announced but not built yet. */
+typedef struct {
+  const char *name;
+  const char *synopsis; /* for the overview: arguments after the name */
+  const char *summary;  /* one line for the overview */
+  const char *help;     /* `normscope help NAME`, after the usage line(s) */
+  int (*run)(int argc, char **argv, int first);
+} command;
+
+static int cmd_run(int argc, char **argv, int first);
+static int cmd_repl(int argc, char **argv, int first);
+static int cmd_help(int argc, char **argv, int first);
+
+static const command commands[] = {
+    {"run", "FILE.lua [ARG]...", "run a Lua script with the module loaded as `ns`",
+     "Usage: " PROG " run [--] FILE.lua [ARG]...\n"
+     "  or:  " PROG " run - [ARG]...\n"
+     "Run a Lua 5.4 script with the normscope module loaded as the global `ns`, without\n"
+     "the screen. A FILE of - reads the script from standard input.\n"
+     "\n"
+     "The script receives its arguments as `...` and in the table `arg`, built as lua5.4\n"
+     "builds it: arg[0] is the script, arg[1] the first argument, and the words before\n"
+     "the script (" PROG ", run) sit at negative indices.\n"
+     "\n"
+     "An error stops the script: its message (FILE:LINE: ...) and a traceback go to\n"
+     "standard error and the exit status is 1; a missing script or a syntax error are\n"
+     "reported the same way. os.exit(n) ends the script with status n.\n",
+     cmd_run},
+    {"repl", "", "an interactive Lua prompt, without the screen",
+     "Usage: " PROG " repl\n"
+     "An interactive Lua 5.4 prompt with the normscope module loaded as `ns`.\n"
+     "\n"
+     "Type an expression to see its value (no leading '=' needed), or statements.\n"
+     "An unfinished chunk continues on the next line (prompt \">> \"). Tab completes\n"
+     "globals, fields (ns.nor<Tab>) and methods (t:<Tab>). Ctrl-C abandons the line,\n"
+     "Ctrl-D on an empty line exits.\n"
+     "\n"
+     "History is kept in $XDG_STATE_HOME/normscope/history (by default\n"
+     "~/.local/state/normscope/history), shared with the explorer's prompt.\n",
+     cmd_repl},
+    {"lesson", "[NAME|FILE]", "list the lessons, or play one in the explorer",
+     "Usage: " PROG " lesson [--headless] [NAME|FILE]\n"
+     "List the lessons, or play one in the explorer (--headless: print it and check its\n"
+     "claims). Not available yet.\n",
+     NULL},
+    {"verify", "[--tsv]", "run every lesson headless and check its claims",
+     "Usage: " PROG " verify [--tsv]\n"
+     "Run every lesson headless, one line per claim; exit 1 if one fails.\n"
+     "Not available yet.\n",
+     NULL},
+    {"audit", "FILE [OPTION]...", "audit an activation tensor",
+     "Usage: " PROG " audit FILE [--kind K] [--axes A] [--groups G] [--tsv]\n"
+     "Audit the normalization of an activation tensor read from FILE (.npy or .csv).\n"
+     "Not available yet.\n",
+     NULL},
+    {"help", "[COMMAND]", "show this help, or the help of COMMAND",
+     "Usage: " PROG " help [COMMAND]\n"
+     "Show the overview, or the help of COMMAND.\n",
+     cmd_help},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const command *find_command(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+/* Prints "normscope: what: why" and the hint to --help; returns the usage status. */
+static int usage_error(const char *what, const char *why, const char *help_for) {
+  fprintf(stderr, PROG ": %s: %s\n", what, why);
+  if (help_for)
+    fprintf(stderr, "Try '" PROG " %s --help' for more information.\n", help_for);
+  else
+    fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+  return EXIT_USAGE;
+}
+
+static void print_overview(void) {
+  printf("Usage: " PROG " [OPTION]... [FILE.npy|FILE.csv]\n"
+         "  or:  " PROG " COMMAND [ARG]...\n"
+         "Explore normalization layers (layer, RMS, batch, instance and group norm) in the\n"
+         "terminal: outputs, invariances, Jacobian spectra, batch coupling, train/eval gaps\n"
+         "and floating-point precision, updated live as you change the input or settings.\n"
+         "\n"
+         "Without a FILE the explorer opens on x = (-2, -1, 1, 2); with a .npy or .csv\n"
+         "FILE, on the tensor it holds.\n"
+         "\n"
+         "Explorer options:\n"
+         "      --ascii       draw with ASCII characters only\n"
+         "      --no-mouse    do not use the mouse\n"
+         "      --no-color    no colours (as does a non-empty NO_COLOR variable)\n"
+         "  -h, --help        show this help and exit\n"
+         "  -V, --version     show the version and exit\n"
+         "\n"
+         "Commands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].synopsis);
+    printf("  %-24s%s%s\n", head, commands[i].summary, commands[i].run ? "" : " (not yet)");
+  }
+  printf("\n"
+         "'" PROG " help COMMAND' or '" PROG " COMMAND --help' shows a command's help.\n"
+         "Exit status: 0 success, 1 a script error or a failed check, 2 bad usage.\n");
+}
+
+static void print_version(void) {
+  printf(PROG " %s\n"
+              "Lua %s embedded.\n"
+              "This is free software: you are free to change and redistribute it.\n"
+              "There is NO WARRANTY, to the extent permitted by law.\n",
+         PACKAGE_VERSION, LUA_VERSION_MAJOR "." LUA_VERSION_MINOR "." LUA_VERSION_RELEASE);
+}
+
+static int print_command_help(const command *c) {
+  fputs(c->help, stdout);
+  return 0;
+}
+
+/* GNU close_stdout: a write error on stdout (a full disk, /dev/full) must not pass
+ * silently as success. Runs at exit, also after os.exit from a script. */
+static void close_stdout(void) {
+  int prev_fail = ferror(stdout) != 0;
+  errno = 0;
+  int close_fail = fclose(stdout) != 0;
+  if (prev_fail || close_fail) {
+    int e = close_fail ? errno : 0;
+    if (e)
+      fprintf(stderr, PROG ": write error: %s\n", strerror(e));
+    else
+      fprintf(stderr, PROG ": write error\n");
+    _exit(1);
+  }
+  if (fclose(stderr) != 0) _exit(1);
+}
+
+/* ---------------------------------------------------------------- Lua */
+
+static lua_State *new_state(void) {
+  char err[512] = "";
+  lua_State *L = nsl_newstate(err);
+  if (!L) fprintf(stderr, PROG ": cannot start Lua: %s\n", err[0] ? err : "out of memory");
+  return L;
+}
+
+/* The global `arg` as lua.c builds it: argv[script] at index 0, the script's arguments
+ * at 1.., the words before the script at negative indices. */
+static void create_arg_table(lua_State *L, int argc, char **argv, int script) {
+  int narg = argc - (script + 1);
+  lua_createtable(L, narg > 0 ? narg : 0, script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* Loads the script (NULL: stdin; text only, since a malformed binary chunk could crash
+ * the interpreter), passes arg[1..n] as `...` and runs it in protected mode. Returns
+ * the status, with the error message on the stack when it is not LUA_OK. */
+static int run_script(lua_State *L, const char *fname) {
+  int status = luaL_loadfilex(L, fname, "t"); /* fname NULL: stdin */
+  if (status != LUA_OK) return status;
+  lua_getglobal(L, "arg");
+  int n = (int)luaL_len(L, -1);
+  if (!lua_checkstack(L, n + 3)) {
+    lua_pop(L, 2);
+    lua_pushliteral(L, "too many arguments to script");
+    return LUA_ERRMEM;
+  }
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+  lua_remove(L, -n - 1); /* drop the arg table: func args... */
+  return nslr_docall(L, n, 0);
+}
+
+static int cmd_run(int argc, char **argv, int first) {
+  int i = first + 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+      return print_command_help(find_command("run"));
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (a[0] == '-' && a[1] != '\0') {
+      char what[256];
+      snprintf(what, sizeof what, "run: %s", a);
+      return usage_error(what, "unknown option", "run");
+    }
+    break;
+  }
+  if (i >= argc) return usage_error("run", "missing script file", "run");
+  int script = i;
+  const char *fname = argv[script];
+  int from_stdin = strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0;
+
+  if (!from_stdin) { /* say plainly what is wrong with the file before Lua does */
+    struct stat st;
+    if (stat(fname, &st) != 0) {
+      fprintf(stderr, PROG ": %s: %s\n", fname, strerror(errno));
+      return 1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      fprintf(stderr, PROG ": %s: is a directory\n", fname);
+      return 1;
+    }
+  }
+
+  lua_State *L = new_state();
+  if (!L) return 1;
+  create_arg_table(L, argc, argv, script);
+  int status = run_script(L, from_stdin ? NULL : fname);
+  if (status != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    fflush(stdout); /* the script's output first, then the error */
+    fprintf(stderr, PROG ": %s\n", msg ? msg : "(error object is not a string)");
+    lua_close(L);
+    return 1;
+  }
+  lua_close(L);
+  return 0;
+}
+
+static int cmd_repl(int argc, char **argv, int first) {
+  for (int i = first + 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return print_command_help(find_command("repl"));
+    char what[256];
+    snprintf(what, sizeof what, "repl: %s", argv[i]);
+    return usage_error(what, argv[i][0] == '-' ? "unknown option" : "unexpected argument", "repl");
+  }
+  lua_State *L = new_state();
+  if (!L) return 1;
+  int status = nslr_repl(L);
+  lua_close(L);
+  return status;
+}
+
+static int cmd_help(int argc, char **argv, int first) {
+  if (first + 1 >= argc) {
+    print_overview();
+    return 0;
+  }
+  if (first + 2 < argc) return usage_error("help", "too many arguments", "help");
+  const char *name = argv[first + 1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+    return print_command_help(find_command("help"));
+  const command *c = find_command(name);
+  if (!c) {
+    char what[256];
+    snprintf(what, sizeof what, "help: %s", name);
+    return usage_error(what, "no such command", NULL);
+  }
+  return print_command_help(c);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static int has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  if (n < m) return 0;
+  for (size_t i = 0; i < m; i++) {
+    char c = s[n - m + i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != suffix[i]) return 0;
+  }
+  return 1;
+}
+
+/* A future command: its --help works, anything else says it is not there yet. */
+static int not_yet(const command *c, int argc, char **argv, int first) {
+  for (int i = first + 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return print_command_help(c);
+  }
+  fprintf(stderr, PROG ": %s: not available yet\n", c->name);
+  return EXIT_USAGE;
+}
+
+/* The explorer's file argument: it must exist and be .npy or .csv. */
+static int check_file(const char *file) {
+  if (!has_suffix(file, ".npy") && !has_suffix(file, ".csv")) {
+    struct stat st;
+    if (stat(file, &st) != 0) return usage_error(file, "no such command or file", NULL);
+    if (has_suffix(file, ".lua")) {
+      fprintf(stderr,
+              PROG ": %s: the explorer opens .npy and .csv files; to run a script: " PROG
+                   " run %s\n",
+              file, file);
+      return EXIT_USAGE;
+    }
+    return usage_error(file, "not a .npy or .csv file", NULL);
+  }
+  if (access(file, R_OK) != 0) {
+    fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  atexit(close_stdout);
+  tui_options opt = {NULL, 0, 0, 0};
+  int explorer_option = 0; /* an option only the explorer takes was given */
+  int only_files = 0;      /* after "--" */
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!only_files && a[0] == '-' && a[1] != '\0') {
+      if (strcmp(a, "--") == 0) {
+        only_files = 1;
+      } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        print_overview();
+        return 0;
+      } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+        print_version();
+        return 0;
+      } else if (strcmp(a, "--ascii") == 0) {
+        opt.ascii = explorer_option = 1;
+      } else if (strcmp(a, "--no-mouse") == 0) {
+        opt.no_mouse = explorer_option = 1;
+      } else if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) {
+        opt.no_color = explorer_option = 1;
+      } else if (strncmp(a, "--", 2) == 0 && strchr(a, '=')) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(strchr(a, '=') - a), a);
+        int known = strcmp(name, "--ascii") == 0 || strcmp(name, "--no-mouse") == 0 ||
+                    strcmp(name, "--no-color") == 0 || strcmp(name, "--help") == 0 ||
+                    strcmp(name, "--version") == 0;
+        return usage_error(known ? name : a,
+                           known ? "this option takes no argument" : "unknown option", NULL);
+      } else {
+        return usage_error(a, "unknown option", NULL);
+      }
+      continue;
+    }
+    /* A word: a command (only as the first word, before any explorer option), else the
+     * explorer's file. */
+    const command *c = only_files || opt.file ? NULL : find_command(a);
+    if (c) {
+      if (explorer_option) {
+        char why[160];
+        snprintf(why, sizeof why, "--ascii, --no-mouse and --no-color are for the explorer");
+        return usage_error(a, why, NULL);
+      }
+      if (!c->run) return not_yet(c, argc, argv, i);
+      return c->run(argc, argv, i);
+    }
+    if (opt.file) return usage_error(a, "only one file can be opened", NULL);
+    opt.file = a;
+  }
+  if (opt.file) {
+    int st = check_file(opt.file);
+    if (st) return st;
+  }
+  fflush(stdout);
+  return tui_run(&opt);
+}
