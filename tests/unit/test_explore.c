@@ -1,0 +1,364 @@
+/* test_explore.c: the explorer state (apply is atomic), undo/redo, and the result record
+ * checked against hand-computed values and claims.tsv. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/explore.h"
+#include "tap.h"
+
+static ns_tensor *vec(const double *v, size_t n) {
+  size_t shape[1] = {n};
+  return ns_tensor_from(1, shape, NS_FP64, v, NULL);
+}
+
+static ns_tensor *mat(const double *v, size_t r, size_t c) {
+  size_t shape[2] = {r, c};
+  return ns_tensor_from(2, shape, NS_FP64, v, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_defaults(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  tap_ok(ns_state_init(&s, err) == 0, "init");
+  tap_ok(s.x->n == 4 && ns_tensor_get(s.x, 0) == -2 && ns_tensor_get(s.x, 3) == 2,
+         "default x = (-2,-1,1,2)");
+  tap_ok(s.kind == NS_KIND_LAYER && s.eps == 1e-5 && s.eps_at == NS_EPS_VAR,
+         "default layer norm, eps 1e-5 inside the sqrt");
+  ns_state c;
+  tap_ok(ns_state_copy(&c, &s, err) == 0 && ns_state_equal(&c, &s), "copy is equal");
+  ns_tensor_set(c.x, 2, 7);
+  tap_ok(!ns_state_equal(&c, &s) && ns_tensor_get(s.x, 2) == 1, "copy is deep");
+  ns_state_free(&c);
+  ns_state_free(&s);
+  ns_state_free(&s); /* safe twice */
+}
+
+static void test_apply_atomic(void) {
+  char err[NS_ERRLEN];
+  ns_state s, before;
+  ns_state_init(&s, err);
+  ns_state_copy(&before, &s, err);
+  ns_state_patch p;
+
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_EPS;
+  p.eps = -1;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "eps:", 4) == 0, "eps -1 refused: %s",
+         err);
+  tap_ok(ns_state_equal(&s, &before), "  state unchanged");
+
+  /* good eps and x, bad kind for a vector: nothing changes, the message blames kind */
+  double xv[3] = {1, 2, 4};
+  ns_tensor *x3 = vec(xv, 3);
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_EPS) | (1u << NS_F_KIND) | (1u << NS_F_X);
+  p.eps = 0.5;
+  p.kind = NS_KIND_INSTANCE;
+  p.x = x3;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "kind:", 5) == 0,
+         "instance norm of a vector refused: %s", err);
+  tap_ok(ns_state_equal(&s, &before), "  state unchanged (eps and x not half-applied)");
+
+  /* gamma of the wrong length */
+  double g[3] = {1, 2, 3};
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_GAMMA;
+  p.gamma = g;
+  p.ngamma = 3;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "gamma:", 6) == 0,
+         "gamma of 3 for 4 elements refused: %s", err);
+  /* ... but fine together with a 3-element x */
+  p.set |= 1u << NS_F_X;
+  p.x = x3;
+  tap_ok(ns_state_apply(&s, &p, err) == 0 && s.x->n == 3 && s.ngamma == 3,
+         "gamma of 3 with x of 3 accepted");
+  ns_tensor_free(x3);
+  tap_ok(ns_tensor_get(s.x, 2) == 4, "  x copied, patch's tensor can be freed");
+
+  ns_state_free(&s);
+  ns_state_copy(&s, &before, err);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_COMPANION;
+  p.companion = 1;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "companion:", 10) == 0,
+         "companion == target refused: %s", err);
+  p.companion = 5;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strstr(err, "outside"),
+         "companion outside the batch refused: %s", err);
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_MOMENTUM) | (1u << NS_F_SHIFT);
+  p.momentum = 1.5;
+  p.shift = 3;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "momentum:", 9) == 0 && s.shift == 10,
+         "momentum 1.5 refused, shift untouched: %s", err);
+  p.momentum = 0;
+  p.cumulative = 1;
+  tap_ok(ns_state_apply(&s, &p, err) == 0 && s.cumulative == 1 && s.momentum == 0.1 && s.shift == 3,
+         "momentum=false: cumulative, momentum value kept");
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_AXES;
+  p.axes = 2; /* axis 2 of a vector */
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "axes:", 5) == 0,
+         "axis 2 of a vector refused: %s", err);
+  double bad[4] = {0, NAN, 2, 1};
+  ns_tensor *bm = mat(bad, 2, 2);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_BATCH;
+  p.batch = bm;
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "batch:", 6) == 0,
+         "batch with NaN refused: %s", err);
+  ns_tensor_free(bm);
+  ns_state_free(&s);
+  ns_state_free(&before);
+}
+
+static void test_history(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_history h;
+  ns_state_init(&s, err);
+  ns_history_init(&h, 3);
+  tap_ok(ns_explore_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-4, "eps decade up: 1e-4");
+  tap_ok(ns_explore_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-3, "eps decade up: 1e-3");
+  tap_ok(ns_explore_eps_decade(&s, &h, -1, err) == 0 && s.eps == 1e-4, "eps decade down: 1e-4");
+  tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-3, "undo -> 1e-3");
+  tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-4, "undo -> 1e-4");
+  tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-5, "undo -> 1e-5");
+  tap_ok(ns_history_undo(&h, &s) == 0 && s.eps == 1e-5, "nothing more to undo");
+  tap_ok(ns_history_redo(&h, &s) == 1 && s.eps == 1e-4, "redo -> 1e-4");
+  /* a failed change records nothing; a view change records nothing */
+  size_t nu = h.nundo;
+  tap_ok(ns_explore_set_target(&s, &h, 2, err) == -1 && h.nundo == nu,
+         "failed change is not recorded: %s", err);
+  tap_ok(ns_explore_focus(&s, NS_PANEL_BATCH, err) == 0 && s.focus == NS_PANEL_BATCH &&
+             h.nundo == nu,
+         "focus change is not an undo step");
+  /* a new change clears redo */
+  size_t nr = h.nredo;
+  ns_history_undo(&h, &s);
+  tap_ok(h.nredo == nr + 1, "undo adds a redo step");
+  ns_explore_toggle_eps_at(&s, &h, err);
+  tap_ok(h.nredo == 0 && s.eps_at == NS_EPS_STD, "new change clears redo");
+  /* depth bound */
+  for (int i = 0; i < 10; i++) ns_explore_toggle_ddof(&s, &h, err);
+  tap_ok(h.nundo == 3, "undo depth bounded at 3 (got %zu)", h.nundo);
+  /* key helpers */
+  ns_state_free(&s);
+  ns_state_init(&s, err);
+  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_RMS, "kind -> rms");
+  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_BATCH, "kind -> batch");
+  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_LAYER,
+         "kind -> layer (instance/group skipped for a vector)");
+  tap_ok(ns_explore_cycle_kind(&s, &h, -1, err) == 0 && s.kind == NS_KIND_BATCH,
+         "kind back -> batch");
+  tap_ok(ns_explore_x_insert(&s, &h, 2, 4, err) == 0 && s.x->n == 5 && ns_tensor_get(s.x, 4) == 0,
+         "append an element to x");
+  tap_ok(ns_explore_x_remove(&s, &h, 2, 0, err) == 0 && s.x->n == 4 && ns_tensor_get(s.x, 0) == -1,
+         "remove x's first element");
+  tap_ok(ns_explore_set_x(&s, &h, 0, 5, err) == 0 && ns_tensor_get(s.x, 0) == 5, "edit a cell");
+  tap_ok(ns_explore_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 &&
+             s.target == 2 && s.companion == 3,
+         "insert a batch row before the target: target/companion follow");
+  tap_ok(ns_explore_batch_remove(&s, &h, 1, 1, err) == -1, "cannot remove the target row: %s", err);
+  tap_ok(ns_explore_batch_insert(&s, &h, 2, 2, err) == 0 && s.batch->shape[1] == 3 &&
+             s.baseline[0] == 2 && s.baseline[2] == 0,
+         "add a batch column: baseline follows the companion row");
+  ns_history_free(&h);
+  ns_state_free(&s);
+}
+
+static void test_compute_default(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  ns_state_init(&s, err);
+  int rc = ns_explore_compute(&s, &r, err);
+  tap_ok(rc == 0, "compute default: %s", rc ? err : "ok");
+  if (rc != 0) {
+    ns_state_free(&s);
+    return;
+  }
+  /* hand values: mean 0, var 2.5, y = x / sqrt(2.5 + 1e-5) */
+  double sd = sqrt(2.5 + 1e-5);
+  tap_close(r.x_mean, 0, 0, "input mean 0");
+  tap_close(r.x_std, sqrt(2.5), 1e-15, "input std sqrt(2.5)");
+  tap_close(r.x_rms, sqrt(2.5), 1e-15, "input rms sqrt(2.5)");
+  tap_close(ns_tensor_get(r.norm.y, 0), -2 / sd, 1e-15, "y1 = -2/sqrt(2.50001)");
+  tap_close(ns_tensor_get(r.norm.y, 2), 1 / sd, 1e-15, "y3 = 1/sqrt(2.50001)");
+  tap_close(r.shift_dev, 0, 1e-12, "shift probe: layer norm ignores x + 10");
+  /* y(2x)_1 = -4/sqrt(10 + eps) */
+  tap_close(r.scale_dev, fabs(-4 / sqrt(10.00001) + 2 / sd), 1e-15,
+            "scale probe: eps makes y(2x) differ slightly");
+  tap_ok(r.jac_done, "Jacobian computed");
+  if (r.jac_done) {
+    /* closed form: 0 (ones), eps/s^3 (radial), 1/s x2 (bulk) */
+    double want[3] = {0, 1e-5 / (sd * sd * sd), 1 / sd};
+    int mult[3] = {1, 1, 2};
+    tap_ok(r.nclosed == 3, "three closed-form entries (got %d)", r.nclosed);
+    for (int i = 0; i < r.nclosed && i < 3; i++) {
+      tap_close(r.spec_closed[i].value, want[i], 1e-15, "closed-form eigenvalue");
+      tap_ok(r.spec_closed[i].mult == mult[i], "  multiplicity %d", mult[i]);
+    }
+    tap_ok(r.eig_disagree < 1e-8, "closed/LAPACK/FD agree: %g", r.eig_disagree);
+    tap_ok(r.jac_fd_diff < 1e-8, "analytic vs FD Jacobian: %g", r.jac_fd_diff);
+    tap_ok(r.rank == 3, "rank 3 with eps > 0 (got %d)", r.rank);
+    tap_close(r.rank_tol, 1e-10 / sd, 1e-20, "rank tolerance 1e-10 * smax");
+    tap_ok(r.symmetric, "layer-norm Jacobian symmetric");
+  }
+  /* r6: batch column 1 = (0, 2): target BN output -2/sqrt(4 + 4 eps) = -0.999995 */
+  /* -b/sqrt(b^2 + 4 eps) with b = 2 is -0.9999950000375; claims.tsv rounds it to -0.999995 */
+  tap_close(r.target_now[0], -2 / sqrt(4 + 4e-5), 1e-15, "r6: -b/sqrt(b^2+4eps)");
+  tap_close(r.target_now[0], -0.999995, 1e-10, "r6-companion-first (claims.tsv value)");
+  tap_ok(r.nflip == 0, "no flip at the baseline");
+  /* claims c15-*: seed 316832669, 8 x 32 from normal(4,2), exact merge */
+  tap_close(r.est[2].mean[0], 4.096165652, 5e-6, "c15-running-mean (exact merge)");
+  tap_close(r.est[2].var[0], 3.80065253, 5e-6, "c15-running-var");
+  tap_close(r.eval_mean[0], 3.765887465, 5e-6, "c15-eval-mean");
+  tap_close(r.eval_var[0], 3.062609751, 5e-6, "c15-eval-var");
+  tap_close(r.est[2].gap, 0.4480854174, 5e-6, "c15-max-discrepancy");
+  tap_ok(r.est[1].gap < r.est[0].gap, "cumulative closer than momentum 0.1 after 8 batches");
+  tap_close(r.var_ref, 2.5, 0, "precision: fp64 variance 2.5");
+  tap_close(r.var_digits[NS_ALGO_TWOPASS], NS_EXPLORE_DIGITS_CAP, 0, "  exact: digits capped");
+  ns_result_free(&r);
+
+  double t0 = now_ms();
+  for (int i = 0; i < 20; i++) {
+    ns_explore_compute(&s, &r, err);
+    ns_result_free(&r);
+  }
+  double ms = (now_ms() - t0) / 20;
+  tap_ok(ms < 16, "default example computes in %.3f ms (< 16 ms)", ms);
+  ns_state_free(&s);
+}
+
+static void test_compute_claims(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  ns_history h;
+  ns_history_init(&h, 16);
+  ns_state_init(&s, err);
+
+  /* r6: change the companion's 2 to -2 */
+  tap_ok(ns_explore_set_batch(&s, &h, 1, 0, -2, err) == 0, "companion -> -2");
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_close(r.target_now[0], 2 / sqrt(4 + 4e-5), 1e-15, "r6: +b/sqrt(b^2+4eps)");
+    tap_close(r.target_now[0], 0.999995, 1e-10, "r6-companion-flipped (claims.tsv value)");
+    tap_close(r.target_base[0], -2 / sqrt(4 + 4e-5), 1e-15, "  baseline still -0.999995");
+    tap_ok(r.flip[0] == 1 && r.flip[1] == 0 && r.nflip == 1, "sign flip flagged on feature 1");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute: %s", err);
+  }
+
+  /* c15-rank-centered / c15-rank-rms / c15-rms-shift-maxdiff: eps = 0 */
+  ns_explore_set_eps(&s, &h, 0, err);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_ok(r.rank == 2, "c15-rank-centered: 2 (got %d)", r.rank);
+    tap_close(r.shift_dev, 0, 1e-12, "c15-centered-shift-dev");
+    ns_result_free(&r);
+  }
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_KIND;
+  p.kind = NS_KIND_RMS;
+  ns_history_apply(&h, &s, &p, err);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_ok(r.rank == 3, "c15-rank-rms: 3 (got %d)", r.rank);
+    tap_close(r.shift_dev, 2.055094741, 5e-7, "c15-rms-shift-maxdiff");
+    ns_result_free(&r);
+  }
+
+  /* c15-fp32-*: x = (9998, 9999, 10001, 10002) in fp32 */
+  double xv[4] = {9998, 9999, 10001, 10002};
+  ns_tensor *x = vec(xv, 4);
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_X) | (1u << NS_F_DTYPE) | (1u << NS_F_ACC);
+  p.x = x;
+  p.dtype = NS_FP32;
+  p.acc = NS_FP32;
+  tap_ok(ns_history_apply(&h, &s, &p, err) == 0, "fp32 x");
+  ns_tensor_free(x);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_close(r.var_algo[NS_ALGO_RAW], 0, 0, "c15-fp32-raw-var");
+    tap_close(r.var_algo[NS_ALGO_TWOPASS], 2.5, 0, "c15-fp32-centered-var");
+    tap_close(r.var_digits[NS_ALGO_RAW], 0, 0, "  raw: no correct digit");
+    tap_ok(r.var_lost[NS_ALGO_RAW] > 6, "  raw: all fp32 digits lost (%.2f)",
+           r.var_lost[NS_ALGO_RAW]);
+    ns_result_free(&r);
+  }
+
+  /* a big input skips the Jacobian with a reason */
+  size_t big = 100000;
+  double *bv = malloc(big * sizeof *bv);
+  for (size_t i = 0; i < big; i++) bv[i] = (double)(i % 17) - 8;
+  x = vec(bv, big);
+  free(bv);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_X;
+  p.x = x;
+  ns_history_apply(&h, &s, &p, err);
+  ns_tensor_free(x);
+  double t0 = now_ms();
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_ok(!r.jac_done && strstr(r.jac_skip, "100000 elements") && strstr(r.jac_skip, "limit 256"),
+           "big x: %s", r.jac_skip);
+    tap_ok(r.norm.y->n == big, "  output still computed");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute big: %s", err);
+  }
+  tap_diag("100000-element compute: %.1f ms", now_ms() - t0);
+
+  /* undo all the way back to the default state */
+  while (ns_history_undo(&h, &s)) {
+  }
+  ns_state d;
+  ns_state_init(&d, err);
+  tap_ok(ns_state_equal(&s, &d), "undo everything: back to the default state");
+  ns_state_free(&d);
+  ns_history_free(&h);
+  ns_state_free(&s);
+}
+
+static void test_eval_mode(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  ns_state_init(&s, err);
+  /* batch norm of a single feature vector, eval mode: the train panel's running stats */
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_KIND) | (1u << NS_F_MODE);
+  p.kind = NS_KIND_BATCH;
+  p.mode = NS_MODE_EVAL;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "batch kind, eval mode: %s", err);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    double m = r.est[0].mean[0], v = r.est[0].var[0];
+    tap_close(ns_tensor_get(r.norm.y, 0), (-2 - m) / sqrt(v + 1e-5), 1e-12,
+              "eval output uses the momentum running statistics");
+    tap_ok(r.eval_note != NULL, "eval note: %s", r.eval_note ? r.eval_note : "(none)");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute: %s", err);
+  }
+  ns_state_free(&s);
+}
+
+int main(void) {
+  test_defaults();
+  test_apply_atomic();
+  test_history();
+  test_compute_default();
+  test_compute_claims();
+  test_eval_mode();
+  return tap_done();
+}
