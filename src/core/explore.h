@@ -346,8 +346,8 @@ typedef struct {
   double *eval_x;               /* eval_n * train_d */
   double *eval_mean, *eval_var; /* train_d: the eval batch's own (population) statistics */
   double *eval_y;      /* eval_n * train_d: normalized under its own statistics (train mode) */
-  ns_estimator est[3]; /* momentum (or cumulative when s->cumulative), cumulative, exact */
-  int est_active;      /* the estimator the state selects (0 or 1) */
+  ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
+  int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
 
   /* 7 precision: variance of x (all elements, population) */
   double var_ref;       /* fp64 two-pass on the stored values */
