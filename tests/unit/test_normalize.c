@@ -415,10 +415,11 @@ static void against_reference(void) {
       s.groups = gs[trial % 3];
       shape[1] = (size_t)s.groups * (1 + (size_t)(urand() * 3));
     }
-    /* explicit axes now and then (not for group, whose axes must keep axis 2) */
-    if (trial % 7 == 3 && s.kind != NS_KIND_GROUP) {
+    /* explicit axes now and then */
+    if (trial % 7 == 3) {
       s.axes = 1u + (unsigned)(urand() * ((1u << rank) - 1));
       if (s.axes >> rank) s.axes = 1;
+      if (s.kind == NS_KIND_GROUP) s.axes |= 2u; /* group axes must include the channels */
     }
     s.eps = (trial % 3 == 0) ? 0.0 : 1e-3;
     s.eps_at = (trial % 4 == 1) ? NS_EPS_STD : NS_EPS_VAR;
@@ -624,6 +625,46 @@ static void precision(void) {
     free(y);
   }
   tap_ok(bad == 0, "fp32 layer norm matches native float arithmetic bit for bit (200 inputs)");
+
+  /* fp16 storage, fp32 accumulation: inputs rounded to fp16, float arithmetic, output
+   * rounded to fp16 (bf16 likewise) */
+  for (int d = 0; d < 2; d++) {
+    ns_dtype dt = d ? NS_BF16 : NS_FP16;
+    int bad16 = 0;
+    for (int trial = 0; trial < 200; trial++) {
+      size_t n = 2 + (size_t)(urand() * 60);
+      double x[64];
+      for (size_t i = 0; i < n; i++) x[i] = 20 + 5 * nrand();
+      ns_spec s;
+      ns_spec_default(&s);
+      s.kind = trial % 2 ? NS_KIND_RMS : NS_KIND_LAYER;
+      s.dtype = dt;
+      double *y = norm1(n, x, &s);
+      volatile float sum = 0, ss = 0, mu = 0, d2, den, t;
+      for (size_t i = 0; i < n; i++) sum = sum + (float)ns_round(x[i], dt);
+      if (s.kind == NS_KIND_LAYER) mu = sum / (float)n;
+      for (size_t i = 0; i < n; i++) {
+        d2 = (float)ns_round(x[i], dt) - mu;
+        ss = ss + d2 * d2;
+      }
+      volatile float var = ss / (float)n;
+      den = sqrtf(var + 1e-5f);
+      for (size_t i = 0; i < n; i++) {
+        t = ((float)ns_round(x[i], dt) - mu) / den;
+        if (ns_round(t, dt) != y[i]) {
+          if (!bad16)
+            tap_diag("%s n %zu elem %zu: %.9g vs %.9g", ns_dtype_name(dt), n, i, y[i],
+                     ns_round(t, dt));
+          bad16++;
+          break;
+        }
+      }
+      free(y);
+    }
+    tap_ok(bad16 == 0,
+           "%s layer and rms norm match fp32 float arithmetic on %s inputs (200 inputs)",
+           ns_dtype_name(dt), ns_dtype_name(dt));
+  }
 
   double x[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
   ns_spec s;
