@@ -1,1 +1,717 @@
-/* npy.c: not written yet */
+/* npy.c: the .npy format (numpy/lib/format.py: magic, version, a Python-dict header,
+ * then the raw C-order data) and a small CSV dialect, both to and from memory.
+ *
+ * The reader trusts nothing in the buffer: every length is checked against what is
+ * there before it is used, and every refusal says what was wrong. Element bytes are
+ * assembled explicitly from the file's byte order, so the host's byte order and the
+ * data's alignment in the buffer do not matter. */
+#include "core/npy.h"
+
+#include <ctype.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_MAX_HEADER ((size_t)1 << 20) /* 1 MiB; numpy's own headers are < 200 bytes */
+#define NPY_ALIGN 64                     /* data starts at a multiple of this */
+#define NPY_MAX_DIMS 32                  /* more than this in a shape is refused outright */
+
+static void seterr(char *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, NS_ERRLEN, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- header dict ------------------------------------------------------------------ */
+
+typedef struct {
+  const char *p, *end;
+} cursor;
+
+static void skip_ws(cursor *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+/* A quoted Python string (no escapes are needed in numpy's headers; a backslash
+ * simply keeps the next character). Copies at most cap-1 characters into out. */
+static int parse_string(cursor *c, char *out, size_t cap) {
+  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return -1;
+  char q = *c->p++;
+  size_t n = 0;
+  while (c->p < c->end && *c->p != q) {
+    if (*c->p == '\\' && c->p + 1 < c->end) c->p++;
+    if (n + 1 < cap) out[n++] = *c->p;
+    c->p++;
+  }
+  if (c->p >= c->end) return -1;
+  c->p++; /* closing quote */
+  out[n] = '\0';
+  return 0;
+}
+
+/* Skips any value: a string, a bracketed tuple/list/dict (nested), or a bare word. */
+static int skip_value(cursor *c) {
+  int depth = 0;
+  skip_ws(c);
+  do {
+    if (c->p >= c->end) return -1;
+    char ch = *c->p;
+    if (ch == '\'' || ch == '"') {
+      char tmp[2];
+      if (parse_string(c, tmp, sizeof tmp)) return -1;
+      continue;
+    }
+    if (ch == '(' || ch == '[' || ch == '{')
+      depth++;
+    else if (ch == ')' || ch == ']' || ch == '}') {
+      if (depth == 0) return 0; /* the end of the enclosing dict */
+      depth--;
+    } else if (depth == 0 && ch == ',')
+      return 0;
+    c->p++;
+  } while (depth > 0 || (c->p < c->end && *c->p != ',' && *c->p != '}'));
+  return 0;
+}
+
+/* A shape: "(3, 4)", "(3,)", "()" (a list is accepted too). Returns the rank or -1. */
+static int parse_shape(cursor *c, size_t *dims, char *err) {
+  if (c->p >= c->end || (*c->p != '(' && *c->p != '[')) {
+    seterr(err, "npy header: 'shape' is not a tuple");
+    return -1;
+  }
+  char close = *c->p == '(' ? ')' : ']';
+  int rank = 0;
+  c->p++;
+  for (;;) {
+    skip_ws(c);
+    if (c->p < c->end && *c->p == close) {
+      c->p++;
+      return rank;
+    }
+    if (c->p >= c->end || !isdigit((unsigned char)*c->p)) {
+      seterr(err, "npy header: 'shape' holds something other than non-negative integers");
+      return -1;
+    }
+    size_t v = 0;
+    while (c->p < c->end && isdigit((unsigned char)*c->p)) {
+      size_t d = (size_t)(*c->p - '0');
+      if (v > (SIZE_MAX - d) / 10) {
+        seterr(err, "npy header: a dimension of 'shape' is too large for this machine");
+        return -1;
+      }
+      v = v * 10 + d;
+      c->p++;
+    }
+    if (c->p < c->end && (*c->p == 'L' || *c->p == 'l')) c->p++; /* Python 2 longs */
+    if (rank == NPY_MAX_DIMS) {
+      seterr(err, "npy header: 'shape' has more than %d dimensions", NPY_MAX_DIMS);
+      return -1;
+    }
+    dims[rank++] = v;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ',')
+      c->p++;
+    else if (c->p >= c->end || *c->p != close) {
+      seterr(err, "npy header: 'shape' is not a well-formed tuple");
+      return -1;
+    }
+  }
+}
+
+typedef struct {
+  char descr[64];
+  int has_descr, has_order, has_shape, fortran;
+  int rank;
+  size_t dims[NPY_MAX_DIMS];
+} npy_header;
+
+static int parse_header(const char *text, size_t len, npy_header *h, char *err) {
+  cursor c = {text, text + len};
+  memset(h, 0, sizeof *h);
+  skip_ws(&c);
+  if (c.p >= c.end || *c.p != '{') {
+    seterr(err, "npy header is not a Python dict (it does not start with '{')");
+    return -1;
+  }
+  c.p++;
+  for (;;) {
+    char key[64];
+    skip_ws(&c);
+    if (c.p < c.end && *c.p == '}') break;
+    if (parse_string(&c, key, sizeof key)) {
+      seterr(err, "npy header: expected a quoted key in the dict");
+      return -1;
+    }
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != ':') {
+      seterr(err, "npy header: expected ':' after the key '%s'", key);
+      return -1;
+    }
+    c.p++;
+    skip_ws(&c);
+    if (strcmp(key, "descr") == 0) {
+      if (c.p < c.end && *c.p == '[') {
+        seterr(err, "structured arrays (a 'descr' with named fields) are not supported: "
+                    "only plain numeric arrays");
+        return -1;
+      }
+      if (parse_string(&c, h->descr, sizeof h->descr)) {
+        seterr(err, "npy header: 'descr' is not a string");
+        return -1;
+      }
+      h->has_descr = 1;
+    } else if (strcmp(key, "fortran_order") == 0) {
+      if ((size_t)(c.end - c.p) >= 4 && strncmp(c.p, "True", 4) == 0) {
+        h->fortran = 1;
+        c.p += 4;
+      } else if ((size_t)(c.end - c.p) >= 5 && strncmp(c.p, "False", 5) == 0) {
+        h->fortran = 0;
+        c.p += 5;
+      } else {
+        seterr(err, "npy header: 'fortran_order' is neither True nor False");
+        return -1;
+      }
+      h->has_order = 1;
+    } else if (strcmp(key, "shape") == 0) {
+      h->rank = parse_shape(&c, h->dims, err);
+      if (h->rank < 0) return -1;
+      h->has_shape = 1;
+    } else if (skip_value(&c)) {
+      seterr(err, "npy header: the value of '%s' is malformed", key);
+      return -1;
+    }
+    skip_ws(&c);
+    if (c.p < c.end && *c.p == ',') {
+      c.p++;
+      continue;
+    }
+    if (c.p < c.end && *c.p == '}') break;
+    seterr(err, "npy header: expected ',' or '}' after the value of '%s'", key);
+    return -1;
+  }
+  const char *missing = !h->has_descr   ? "descr"
+                        : !h->has_order ? "fortran_order"
+                        : !h->has_shape ? "shape"
+                                        : NULL;
+  if (missing) {
+    seterr(err, "npy header has no '%s' entry", missing);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- dtype strings ---------------------------------------------------------------- */
+
+typedef enum { K_FLOAT, K_INT, K_UINT, K_BOOL } elem_kind;
+
+typedef struct {
+  elem_kind kind;
+  size_t size;
+  int big;        /* bytes stored most significant first */
+  ns_dtype dtype; /* what the tensor stores */
+} elem_type;
+
+static int host_is_big_endian(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 0;
+}
+
+static int parse_descr(const char *d, elem_type *et, char *err) {
+  char order = d[0];
+  const char *p = d;
+  if (order == '<' || order == '>' || order == '|' || order == '=')
+    p++;
+  else
+    order = '=';
+  char kind = *p ? p[0] : '\0';
+  char *end;
+  long size = (kind && isdigit((unsigned char)p[1])) ? strtol(p + 1, &end, 10) : -1;
+  int digits_ok = size > 0 && *end == '\0';
+
+  switch (kind) {
+  case 'O':
+    seterr(err,
+           "dtype '%s' is an object array (Python objects, pickled): only numeric arrays can "
+           "be loaded",
+           d);
+    return -1;
+  case 'c':
+    seterr(err, "dtype '%s' is complex: only real numbers are supported", d);
+    return -1;
+  case 'S':
+  case 'U':
+  case 'a':
+    seterr(err, "dtype '%s' holds strings: only numeric arrays can be loaded", d);
+    return -1;
+  case 'V':
+    seterr(err, "dtype '%s' is a structured or void type: only plain numeric arrays are supported",
+           d);
+    return -1;
+  case 'M':
+  case 'm':
+    seterr(err, "dtype '%s' holds dates or time spans: only numeric arrays can be loaded", d);
+    return -1;
+  default:
+    break;
+  }
+  if (!digits_ok) {
+    seterr(err, "dtype '%s' is not supported", d);
+    return -1;
+  }
+  et->size = (size_t)size;
+  if (kind == 'f') {
+    et->kind = K_FLOAT;
+    if (size == 2)
+      et->dtype = NS_FP16;
+    else if (size == 4)
+      et->dtype = NS_FP32;
+    else if (size == 8)
+      et->dtype = NS_FP64;
+    else {
+      seterr(err, "dtype '%s' (a %ld-byte float) is not supported: only f2, f4 and f8", d, size);
+      return -1;
+    }
+  } else if (kind == 'i' || kind == 'u') {
+    et->kind = kind == 'i' ? K_INT : K_UINT;
+    et->dtype = NS_FP64;
+    if (size != 1 && size != 2 && size != 4 && size != 8) {
+      seterr(err, "dtype '%s' is not a supported integer size", d);
+      return -1;
+    }
+  } else if (kind == 'b' && size == 1) {
+    et->kind = K_BOOL;
+    et->dtype = NS_FP64;
+  } else {
+    seterr(err, "dtype '%s' is not supported", d);
+    return -1;
+  }
+  if (order == '|' && size != 1) {
+    seterr(err, "dtype '%s' has no byte order but more than one byte per element", d);
+    return -1;
+  }
+  et->big = order == '>' || (order == '=' && host_is_big_endian());
+  return 0;
+}
+
+/* The size-byte integer at p, in the given byte order. */
+static uint64_t load_bits(const unsigned char *p, size_t size, int big) {
+  uint64_t v = 0;
+  for (size_t k = 0; k < size; k++) v |= (uint64_t)p[big ? size - 1 - k : k] << (8 * k);
+  return v;
+}
+
+static void store_element(ns_tensor *t, size_t i, uint64_t bits, const elem_type *et) {
+  switch (et->kind) {
+  case K_FLOAT:
+    if (et->size == 2) {
+      ((uint16_t *)t->data)[i] = (uint16_t)bits;
+    } else if (et->size == 4) {
+      uint32_t b = (uint32_t)bits;
+      float f;
+      memcpy(&f, &b, 4);
+      ((float *)t->data)[i] = f;
+    } else {
+      double v;
+      memcpy(&v, &bits, 8);
+      ((double *)t->data)[i] = v;
+    }
+    break;
+  case K_INT: {
+    /* two's complement of size bytes: negative values as minus their magnitude */
+    uint64_t sign = (uint64_t)1 << (8 * et->size - 1), mask = sign | (sign - 1);
+    ((double *)t->data)[i] = (bits & sign) ? -(double)((~bits + 1) & mask) : (double)bits;
+    break;
+  }
+  case K_UINT:
+    ((double *)t->data)[i] = (double)bits;
+    break;
+  case K_BOOL:
+    ((double *)t->data)[i] = bits ? 1.0 : 0.0;
+    break;
+  }
+}
+
+/* ---- .npy reader ------------------------------------------------------------------ */
+
+ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
+  if (!buf) {
+    seterr(err, "no data to parse");
+    return NULL;
+  }
+  if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+    seterr(err, "not a .npy file: bad magic (it must start with \\x93NUMPY)");
+    return NULL;
+  }
+  if (len < 10) {
+    seterr(err, "truncated .npy file: %zu bytes, too short for the version and header length", len);
+    return NULL;
+  }
+  unsigned major = buf[6], minor = buf[7];
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (len < 12) {
+      seterr(err, "truncated .npy file: %zu bytes, too short for a version %u header length", len,
+             major);
+      return NULL;
+    }
+    hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    hstart = 12;
+  } else {
+    seterr(err, ".npy version %u.%u is not supported (1.0, 2.0 and 3.0 are)", major, minor);
+    return NULL;
+  }
+  if (hlen > NPY_MAX_HEADER) {
+    seterr(err, "npy header length %zu is absurd (more than %zu bytes): corrupt file?", hlen,
+           NPY_MAX_HEADER);
+    return NULL;
+  }
+  if (hlen > len - hstart) {
+    seterr(err,
+           "npy header length %zu goes beyond the end of the data (%zu bytes after the "
+           "length field): truncated file?",
+           hlen, len - hstart);
+    return NULL;
+  }
+
+  npy_header h;
+  if (parse_header((const char *)buf + hstart, hlen, &h, err)) return NULL;
+  elem_type et;
+  if (parse_descr(h.descr, &et, err)) return NULL;
+  if (h.fortran) {
+    seterr(err, "Fortran-order arrays are not supported: save a C-order copy "
+                "(numpy.ascontiguousarray) instead");
+    return NULL;
+  }
+  char shp[160];
+  ns_shape_format(h.rank, h.dims, shp, sizeof shp);
+  if (h.rank == 0) {
+    seterr(err, "a 0-d array (shape %s) is not supported: arrays of rank 1 to %d are", shp,
+           NS_MAXRANK);
+    return NULL;
+  }
+  if (h.rank > NS_MAXRANK) {
+    seterr(err, "shape %s has rank %d: arrays of rank 1 to %d are supported", shp, h.rank,
+           NS_MAXRANK);
+    return NULL;
+  }
+  if (ns_shape_check(h.rank, h.dims, err)) return NULL;
+
+  size_t n = 1;
+  for (int k = 0; k < h.rank; k++) n *= h.dims[k]; /* <= NS_MAXELEMS: checked above */
+  size_t need = n * et.size, dstart = hstart + hlen;
+  if (need > len - dstart) {
+    seterr(err, "truncated .npy data: shape %s of '%s' needs %zu bytes, only %zu follow the header",
+           shp, h.descr, need, len - dstart);
+    return NULL;
+  }
+  ns_tensor *t = ns_tensor_new(h.rank, h.dims, et.dtype, err);
+  if (!t) return NULL;
+  const unsigned char *p = buf + dstart;
+  for (size_t i = 0; i < n; i++, p += et.size)
+    store_element(t, i, load_bits(p, et.size, et.big), &et);
+  return t;
+}
+
+/* ---- .npy writer ------------------------------------------------------------------ */
+
+static void put_le(unsigned char *p, uint64_t v, size_t size) {
+  for (size_t k = 0; k < size; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err) {
+  if (!t || !outlen) {
+    seterr(err, "no tensor to serialize");
+    return NULL;
+  }
+  if (ns_shape_check(t->rank, t->shape, err)) return NULL;
+  /* bf16 has no numpy dtype; every bf16 value is exact in fp32, so it is written as '<f4'. */
+  const char *descr;
+  size_t isize;
+  switch (t->dtype) {
+  case NS_FP64:
+    descr = "<f8";
+    isize = 8;
+    break;
+  case NS_FP32:
+  case NS_BF16:
+    descr = "<f4";
+    isize = 4;
+    break;
+  case NS_FP16:
+    descr = "<f2";
+    isize = 2;
+    break;
+  default:
+    seterr(err, "tensor has an unknown dtype %d", (int)t->dtype);
+    return NULL;
+  }
+  /* numpy's own form: "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }",
+   * a 1-tuple written "(3,)". */
+  char dict[256];
+  int w = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  for (int k = 0; k < t->rank; k++)
+    w += snprintf(dict + w, sizeof dict - (size_t)w, k ? ", %zu" : "%zu", t->shape[k]);
+  w += snprintf(dict + w, sizeof dict - (size_t)w, "%s), }", t->rank == 1 ? "," : "");
+  size_t dlen = (size_t)w;
+
+  /* Version 1.0 has a 2-byte header length; 2.0 a 4-byte one, used only if needed.
+   * Spaces pad the header so that the data starts at a multiple of 64; '\n' ends it. */
+  size_t pre = 10, total_hdr = (pre + dlen + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+  int major = 1;
+  if (total_hdr - pre > 0xffff) {
+    major = 2;
+    pre = 12;
+    total_hdr = (pre + dlen + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+  }
+  size_t hlen = total_hdr - pre, nbytes = t->n * isize;
+  unsigned char *out = malloc(total_hdr + nbytes);
+  if (!out) {
+    seterr(err, "out of memory serializing %zu bytes", total_hdr + nbytes);
+    return NULL;
+  }
+  memcpy(out, NPY_MAGIC, NPY_MAGIC_LEN);
+  out[6] = (unsigned char)major;
+  out[7] = 0;
+  put_le(out + 8, hlen, major == 1 ? 2 : 4);
+  memcpy(out + pre, dict, dlen);
+  memset(out + pre + dlen, ' ', hlen - dlen - 1);
+  out[total_hdr - 1] = '\n';
+
+  unsigned char *p = out + total_hdr;
+  for (size_t i = 0; i < t->n; i++, p += isize) {
+    uint64_t bits = 0;
+    if (t->dtype == NS_FP64) {
+      memcpy(&bits, (const double *)t->data + i, 8);
+    } else if (t->dtype == NS_FP32) {
+      uint32_t b;
+      memcpy(&b, (const float *)t->data + i, 4);
+      bits = b;
+    } else if (t->dtype == NS_BF16) {
+      bits = (uint64_t)((const uint16_t *)t->data)[i] << 16; /* bf16 is fp32's top half */
+    } else {
+      bits = ((const uint16_t *)t->data)[i];
+    }
+    put_le(p, bits, isize);
+  }
+  *outlen = total_hdr + nbytes;
+  return out;
+}
+
+/* ---- CSV ------------------------------------------------------------------------------ */
+
+/* Numbers are read and written in the "C" locale whatever the program's locale is
+ * (an ncurses program usually calls setlocale(LC_ALL, ""), which may make ',' the
+ * decimal point). uselocale changes only this thread, and only until restored. */
+typedef struct {
+  locale_t c, old;
+} c_numeric;
+
+static void c_numeric_enter(c_numeric *s) {
+  s->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+  s->old = s->c ? uselocale(s->c) : (locale_t)0;
+}
+
+static void c_numeric_leave(c_numeric *s) {
+  if (s->c) {
+    uselocale(s->old);
+    freelocale(s->c);
+  }
+}
+
+/* Parses one trimmed field as a number: 0 on success. Accepts what numpy writes,
+ * including nan, inf and -inf; refuses hex and anything with trailing characters. */
+static int parse_number(const char *s, size_t n, double *out) {
+  char tmp[512];
+  if (n == 0 || n >= sizeof tmp) return -1;
+  memcpy(tmp, s, n);
+  tmp[n] = '\0';
+  if (strlen(tmp) != n) return -1; /* a NUL inside */
+  for (size_t k = 0; k < n; k++)
+    if (tmp[k] == 'x' || tmp[k] == 'X' || tmp[k] == '(') return -1;
+  char *end;
+  *out = strtod(tmp, &end);
+  return (end == tmp || *end != '\0') ? -1 : 0;
+}
+
+static int is_blank(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\r';
+}
+
+/* Splits [s, e) at commas into trimmed fields; returns the count (fields past max are
+ * counted but not stored). */
+static size_t split_fields(const char *s, const char *e, const char **fs, size_t *fl, size_t max) {
+  size_t nf = 0;
+  for (;;) {
+    const char *f = s;
+    while (s < e && *s != ',') s++;
+    const char *fe = s;
+    while (f < fe && is_blank(*f)) f++;
+    while (fe > f && is_blank(fe[-1])) fe--;
+    if (nf < max) {
+      fs[nf] = f;
+      fl[nf] = (size_t)(fe - f);
+    }
+    nf++;
+    if (s >= e) return nf;
+    s++; /* past the comma */
+  }
+}
+
+ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
+  if (!text) {
+    seterr(err, "no CSV text to parse");
+    return NULL;
+  }
+  c_numeric loc;
+  c_numeric_enter(&loc);
+  double *vals = NULL;
+  size_t nvals = 0, cap = 0, rows = 0, cols = 0, first_line = 0;
+  const char **fs = NULL;
+  size_t *fl = NULL, fcap = 0;
+  int header_seen = 0, ok = 0;
+  size_t lineno = 0;
+  const char *p = text, *end = text + len;
+  ns_tensor *t = NULL;
+
+  while (p < end) {
+    const char *ls = p, *le = memchr(p, '\n', (size_t)(end - p));
+    if (!le) le = end;
+    p = le < end ? le + 1 : end;
+    lineno++;
+    const char *hash = memchr(ls, '#', (size_t)(le - ls));
+    if (hash) le = hash; /* a comment runs to the end of the line */
+    const char *a = ls, *b = le;
+    while (a < b && is_blank(*a)) a++;
+    while (b > a && is_blank(b[-1])) b--;
+    if (a == b) continue;
+
+    size_t nf = split_fields(a, b, fs, fl, fcap);
+    if (nf > fcap) {
+      size_t nc = nf < 16 ? 16 : nf;
+      const char **nfs = realloc(fs, nc * sizeof *fs);
+      if (nfs) fs = nfs;
+      size_t *nfl = nfs ? realloc(fl, nc * sizeof *fl) : NULL;
+      if (!nfs || !nfl) {
+        seterr(err, "out of memory reading line %zu of the CSV text", lineno);
+        goto done;
+      }
+      fl = nfl;
+      fcap = nc;
+      split_fields(a, b, fs, fl, fcap);
+    }
+    /* Which fields are numbers? */
+    size_t bad = nf, numeric = 0;
+    for (size_t k = 0; k < nf; k++) {
+      double v;
+      if (parse_number(fs[k], fl[k], &v) == 0)
+        numeric++;
+      else if (bad == nf)
+        bad = k;
+    }
+    if (numeric == 0 && rows == 0 && !header_seen) {
+      header_seen = 1; /* a header line of names: skipped */
+      continue;
+    }
+    if (bad < nf) {
+      if (fl[bad] == 0)
+        seterr(err, "line %zu, column %zu: empty value", lineno, bad + 1);
+      else
+        seterr(err, "line %zu, column %zu: '%.*s%s' is not a number", lineno, bad + 1,
+               (int)(fl[bad] > 40 ? 40 : fl[bad]), fs[bad], fl[bad] > 40 ? "..." : "");
+      goto done;
+    }
+    if (rows == 0) {
+      cols = nf;
+      first_line = lineno;
+    } else if (nf != cols) {
+      seterr(err, "line %zu has %zu value%s, but line %zu (the first row) has %zu", lineno, nf,
+             nf == 1 ? "" : "s", first_line, cols);
+      goto done;
+    }
+    if (nvals + nf > NS_MAXELEMS) {
+      seterr(err, "line %zu: the CSV text has more than %zu numbers", lineno, (size_t)NS_MAXELEMS);
+      goto done;
+    }
+    if (nvals + nf > cap) {
+      size_t nc = cap ? cap : 256;
+      while (nc < nvals + nf) nc *= 2;
+      double *nv = realloc(vals, nc * sizeof *nv);
+      if (!nv) {
+        seterr(err, "out of memory reading line %zu of the CSV text", lineno);
+        goto done;
+      }
+      vals = nv;
+      cap = nc;
+    }
+    for (size_t k = 0; k < nf; k++) parse_number(fs[k], fl[k], &vals[nvals++]);
+    rows++;
+  }
+  if (rows == 0) {
+    seterr(err, header_seen ? "the CSV text has a header line but no rows of numbers"
+                            : "the CSV text has no numbers");
+    goto done;
+  }
+  ok = 1;
+done:
+  c_numeric_leave(&loc);
+  if (ok) {
+    size_t shape[2] = {rows, cols};
+    t = ns_tensor_from(2, shape, NS_FP64, vals, err);
+  }
+  free(vals);
+  free(fs);
+  free(fl);
+  return t;
+}
+
+char *ns_csv_serialize(const ns_tensor *t, char *err) {
+  if (!t) {
+    seterr(err, "no tensor to write as CSV");
+    return NULL;
+  }
+  if (t->rank != 1 && t->rank != 2) {
+    char shp[128];
+    ns_shape_format(t->rank, t->shape, shp, sizeof shp);
+    seterr(err, "CSV holds rank 1 or 2 tensors; this one has shape %s (reshape it first)", shp);
+    return NULL;
+  }
+  /* Rank 1 is written one value per line, as numpy.savetxt does. */
+  size_t cols = t->rank == 2 ? t->shape[1] : 1;
+  size_t cap = t->n * 26 + 1; /* "%.17g" is at most 24 characters, plus a separator */
+  char *out = malloc(cap);
+  if (!out) {
+    seterr(err, "out of memory writing %zu values as CSV", t->n);
+    return NULL;
+  }
+  c_numeric loc;
+  c_numeric_enter(&loc);
+  size_t used = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    double v = ns_tensor_get(t, i);
+    int w;
+    if (isnan(v))
+      w = snprintf(out + used, cap - used, "nan");
+    else if (isinf(v))
+      w = snprintf(out + used, cap - used, v > 0 ? "inf" : "-inf");
+    else
+      w = snprintf(out + used, cap - used, "%.17g", v);
+    used += (size_t)w;
+    out[used++] = (i + 1) % cols == 0 ? '\n' : ',';
+  }
+  out[used] = '\0';
+  c_numeric_leave(&loc);
+  return out;
+}

@@ -1,8 +1,10 @@
 ## tests/unit/rng.mk: the numpy-compatible generator, SHA-256, .npy/CSV.
 ## test_rng_portable builds rng.c again without the compiler's 128-bit integers so the
 ## two-halves fallback is checked against the same numpy vectors.
-check_PROGRAMS += tests/unit/test_rng tests/unit/test_rng_portable tests/unit/test_sha256
-TESTS += tests/unit/test_rng tests/unit/test_rng_portable tests/unit/test_sha256
+check_PROGRAMS += tests/unit/test_rng tests/unit/test_rng_portable tests/unit/test_sha256 \
+	tests/unit/test_npy
+TESTS += tests/unit/test_rng tests/unit/test_rng_portable tests/unit/test_sha256 \
+	tests/unit/test_npy
 EXTRA_DIST += src/core/LICENSE.numpy
 
 tests_unit_test_rng_SOURCES = tests/unit/test_rng.c tests/unit/tap.h
@@ -16,3 +18,7 @@ tests_unit_test_rng_portable_LDADD = -lm
 tests_unit_test_sha256_SOURCES = tests/unit/test_sha256.c tests/unit/tap.h
 tests_unit_test_sha256_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_sha256_LDADD = libnscore.la
+
+tests_unit_test_npy_SOURCES = tests/unit/test_npy.c tests/unit/tap.h
+tests_unit_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_npy_LDADD = libnscore.la -lm
