@@ -214,6 +214,11 @@ int nslr_history_init(void) {
   hist_ready = 1;
   using_history();
   stifle_history(NSLR_HISTORY_MAX);
+  /* A multi-line chunk stays one entry in the file: each entry starts with a
+   * "#<time>" line and the lines up to the next one belong to it (bash's lithist). */
+  history_comment_char = '#';
+  history_write_timestamps = 1;
+  history_multiline_entries = 1;
 
   const char *state = getenv("XDG_STATE_HOME");
   const char *suffix = "/normscope";
@@ -310,8 +315,8 @@ void nslr_readline_setup(lua_State *L) {
   complete_L = L;
   rl_readline_name = "normscope";
   rl_attempted_completion_function = attempt_completion;
-  rl_completer_word_break_characters = (char *)NSLC_WORD_BREAKS;
-  rl_basic_word_break_characters = (char *)NSLC_WORD_BREAKS;
+  rl_completer_word_break_characters = NSLC_WORD_BREAKS;
+  rl_basic_word_break_characters = NSLC_WORD_BREAKS;
 }
 
 /* ---------------------------------------------------------------- the REPL */
@@ -353,6 +358,7 @@ static void on_line(char *line) {
     }
     fputs("\n", stdout);
     repl_done = 1;
+    rl_callback_handler_remove(); /* no new prompt */
     return;
   }
   char *chunk;
