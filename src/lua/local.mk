@@ -1,1 +1,19 @@
-## src/lua
+## src/lua: the Lua binding of the core (module "normscope").
+## libnslua.la is linked into the normscope binary (global `ns`); normscope.la is the
+## same binding as a C module that stock lua5.4 can `require` (installed in luacmoddir).
+## The module does not link liblua: the interpreter that loads it provides the API.
+noinst_LTLIBRARIES += libnslua.la
+libnslua_la_SOURCES = \
+	src/lua/nsl.h src/lua/nsl_priv.h \
+	src/lua/module.c \
+	src/lua/nsl_tensor.c \
+	src/lua/nsl_normalize.c \
+	src/lua/nsl_stats.c \
+	src/lua/nsl_rng.c \
+	src/lua/nsl_io.c
+libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS)
+
+luacmod_LTLIBRARIES += normscope.la
+normscope_la_SOURCES =
+normscope_la_LDFLAGS = -module -avoid-version -shared
+normscope_la_LIBADD = libnslua.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -1,0 +1,440 @@
+/* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, and the linear
+ * algebra helpers ns.eigvals / ns.svdvals / ns.rank. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jacobian.h"
+#include "core/spectrum.h"
+#include "lua/nsl.h"
+#include "lua/nsl_priv.h"
+
+#define NSL_RESULT_MT "normscope.normresult"
+
+static const char *const spec_fields[] = {"kind", "axes",   "groups", "eps",     "eps_at",
+                                          "ddof", "center", "gamma",  "beta",    "dtype",
+                                          "acc",  "algo",   "mode",   "running", NULL};
+
+/* Pushes spec[name] and returns its type. */
+static int field(lua_State *L, int arg, const char *name) {
+  return lua_getfield(L, arg, name);
+}
+
+/* A string field that must be one of names[]; returns its index, or def when nil. */
+static int choice(lua_State *L, int arg, const char *name, const char *const *names, int def) {
+  int ty = field(L, arg, name);
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return def;
+  }
+  if (ty == LUA_TSTRING) {
+    const char *s = lua_tostring(L, -1);
+    for (int i = 0; names[i]; i++)
+      if (strcmp(s, names[i]) == 0) {
+        lua_pop(L, 1);
+        return i;
+      }
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; names[i]; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    lua_pushfstring(L, "'%s'", names[i]);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  nsl_argerror(L, arg, "spec.%s must be one of %s, got %s", name, lua_tostring(L, -1),
+               ty == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2))
+                                 : lua_typename(L, ty));
+  return def;
+}
+
+/* A number or array or tensor of numbers as Lua scratch (pushed on the stack). */
+static const double *affine(lua_State *L, int arg, const char *name, size_t *n) {
+  int ty = field(L, arg, name);
+  int idx = lua_gettop(L);
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    *n = 0;
+    return NULL;
+  }
+  if (ty == LUA_TNUMBER) {
+    double *v = nsl_scratch(L, 1);
+    v[0] = lua_tonumber(L, idx);
+    *n = 1;
+    return v;
+  }
+  if (ty != LUA_TTABLE && !nsl_totensor(L, idx))
+    nsl_argerror(L, arg, "spec.%s must be a number, an array or a tensor, got %s", name,
+                 luaL_typename(L, idx));
+  char what[32];
+  snprintf(what, sizeof what, "spec.%s", name);
+  ns_tensor *t = nsl_tensorat(L, idx, arg, what); /* messages blame the spec argument */
+  double *v = nsl_scratch(L, t->n);
+  ns_tensor_read(t, v);
+  *n = t->n;
+  return v;
+}
+
+void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
+  static const char *const kinds[] = {"layer", "rms", "batch", "instance", "group", NULL};
+  static const char *const eps_ats[] = {"var", "std", NULL};
+  static const char *const algos[] = {"twopass", "welford", "raw", NULL};
+  static const char *const modes[] = {"train", "eval", NULL};
+  ns_spec_default(s);
+  if (lua_isnoneornil(L, arg)) return;
+  if (lua_type(L, arg) != LUA_TTABLE)
+    nsl_argerror(L, arg, "spec must be a table, got %s", luaL_typename(L, arg));
+  arg = lua_absindex(L, arg);
+  /* every key must be a known field */
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1); /* drop the value, keep the key */
+    int known = 0;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      for (int i = 0; spec_fields[i]; i++) known |= strcmp(k, spec_fields[i]) == 0;
+      if (!known) nsl_argerror(L, arg, "unknown spec field '%s'", k);
+    } else {
+      nsl_argerror(L, arg, "spec has a non-string key (%s)", luaL_typename(L, -1));
+    }
+  }
+  s->kind = (ns_kind)choice(L, arg, "kind", kinds, NS_KIND_LAYER);
+  s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", eps_ats, NS_EPS_VAR);
+  s->algo = (ns_algo)choice(L, arg, "algo", algos, NS_ALGO_TWOPASS);
+  s->mode = (ns_mode)choice(L, arg, "mode", modes, NS_MODE_TRAIN);
+
+  if (field(L, arg, "axes") != LUA_TNIL) {
+    int top = lua_gettop(L);
+    if (lua_type(L, top) != LUA_TNUMBER && lua_type(L, top) != LUA_TTABLE)
+      nsl_argerror(L, arg, "spec.axes must be an axis or an array of axes, got %s",
+                   luaL_typename(L, top));
+    /* validate with the same rules as reductions, blaming the spec */
+    int rank = x->rank;
+    unsigned mask = 0;
+    size_t cnt = lua_type(L, top) == LUA_TNUMBER ? 1 : lua_rawlen(L, top);
+    if (cnt == 0) nsl_argerror(L, arg, "spec.axes must not be empty");
+    for (size_t k = 1; k <= cnt; k++) {
+      if (lua_type(L, top) == LUA_TNUMBER)
+        lua_pushvalue(L, top);
+      else
+        lua_rawgeti(L, top, (lua_Integer)k);
+      int isint;
+      lua_Integer a = lua_tointegerx(L, -1, &isint);
+      if (!isint || lua_type(L, -1) != LUA_TNUMBER)
+        nsl_argerror(L, arg, "spec.axes must hold integer axes, got %s",
+                     luaL_tolstring(L, -1, NULL));
+      if (a < 1 || a > rank)
+        nsl_argerror(L, arg, "spec.axes: axis %I is out of range 1..%d for a rank-%d input", a,
+                     rank, rank);
+      if (mask & (1u << (a - 1))) nsl_argerror(L, arg, "spec.axes lists axis %I twice", a);
+      mask |= 1u << (a - 1);
+      lua_pop(L, 1);
+    }
+    s->axes = mask;
+  }
+  lua_pop(L, 1);
+
+  if (field(L, arg, "groups") != LUA_TNIL) {
+    int isint;
+    lua_Integer g = lua_tointegerx(L, -1, &isint);
+    if (!isint || lua_type(L, -1) != LUA_TNUMBER || g < 1 || g > 1 << 30)
+      nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s",
+                   luaL_tolstring(L, -1, NULL));
+    s->groups = (int)g;
+  }
+  lua_pop(L, 1);
+
+  if (field(L, arg, "eps") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      nsl_argerror(L, arg, "spec.eps must be a number, got %s", luaL_typename(L, -1));
+    double e = lua_tonumber(L, -1);
+    if (!(e >= 0)) nsl_argerror(L, arg, "spec.eps must be >= 0, got %s", lua_tostring(L, -1));
+    if (isinf(e)) nsl_argerror(L, arg, "spec.eps must be finite, got %s", lua_tostring(L, -1));
+    s->eps = e;
+  }
+  lua_pop(L, 1);
+
+  if (field(L, arg, "ddof") != LUA_TNIL) {
+    int isint;
+    lua_Integer d = lua_tointegerx(L, -1, &isint);
+    if (!isint || lua_type(L, -1) != LUA_TNUMBER || (d != 0 && d != 1))
+      nsl_argerror(L, arg, "spec.ddof must be 0 or 1, got %s", luaL_tolstring(L, -1, NULL));
+    s->ddof = (int)d;
+  }
+  lua_pop(L, 1);
+
+  if (field(L, arg, "center") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TBOOLEAN)
+      nsl_argerror(L, arg, "spec.center must be a boolean, got %s", luaL_typename(L, -1));
+    s->center = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+
+  if (field(L, arg, "dtype") != LUA_TNIL) s->dtype = nsl_dtypeat(L, -1, arg, "spec.dtype");
+  lua_pop(L, 1);
+  if (field(L, arg, "acc") != LUA_TNIL) s->acc = (int)nsl_dtypeat(L, -1, arg, "spec.acc");
+  lua_pop(L, 1);
+
+  if (field(L, arg, "running") != LUA_TNIL) {
+    ns_running *r = nsl_torunning(L, -1);
+    if (!r)
+      nsl_argerror(L, arg, "spec.running must be an object from ns.running, got %s",
+                   luaL_typename(L, -1));
+    s->running = r;
+  }
+  lua_pop(L, 1);
+
+  /* gamma and beta scratch stays on the stack until the caller returns */
+  s->gamma = affine(L, arg, "gamma", &s->ngamma);
+  s->beta = affine(L, arg, "beta", &s->nbeta);
+}
+
+/* ---- ns.normalize ------------------------------------------------------------------ */
+
+static int result_gc(lua_State *L) {
+  ns_norm_result_free(luaL_checkudata(L, 1, NSL_RESULT_MT));
+  return 0;
+}
+
+/* A tensor of the statistics' shape from v[0..nstat-1]. */
+static void push_stat(lua_State *L, const ns_norm_plan *p, const double *v) {
+  char err[NS_ERRLEN];
+  ns_tensor **box = nsl_newbox(L);
+  *box = ns_tensor_from(p->stat_rank, p->stat_shape, NS_FP64, v, err);
+  if (!*box) luaL_error(L, "normalize: %s", err);
+}
+
+/* y, st = ns.normalize(x, spec) */
+static int l_normalize(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  ns_spec spec;
+  nsl_checkspec(L, 2, x, &spec);
+  ns_norm_result *res = lua_newuserdatauv(L, sizeof *res, 0);
+  memset(res, 0, sizeof *res);
+  luaL_setmetatable(L, NSL_RESULT_MT);
+  if (ns_normalize(x, &spec, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
+  ns_tensor **y = nsl_newbox(L);
+  *y = res->y; /* the box owns y now */
+  res->y = NULL;
+  const ns_norm_plan *p = &res->plan;
+  lua_createtable(L, 0, 8);
+  push_stat(L, p, res->mean);
+  lua_setfield(L, -2, "mean");
+  push_stat(L, p, res->var);
+  lua_setfield(L, -2, "var");
+  push_stat(L, p, res->denom);
+  lua_setfield(L, -2, "denom");
+  lua_pushboolean(L, res->ndegenerate > 0);
+  lua_setfield(L, -2, "degenerate");
+  lua_createtable(L, 0, 0); /* 1-based numbers of the degenerate statistics */
+  for (size_t i = 0, k = 0; i < p->nstat; i++)
+    if (res->degenerate[i]) {
+      lua_pushinteger(L, (lua_Integer)i + 1);
+      lua_rawseti(L, -2, (lua_Integer)++k);
+    }
+  lua_setfield(L, -2, "degenerate_stats");
+  lua_pushinteger(L, (lua_Integer)p->count);
+  lua_setfield(L, -2, "count");
+  lua_createtable(L, 4, 0); /* resolved reduction axes, 1-based */
+  for (int k = 0, j = 0; k < NS_MAXRANK; k++)
+    if (p->axes & (1u << k)) {
+      lua_pushinteger(L, k + 1);
+      lua_rawseti(L, -2, ++j);
+    }
+  lua_setfield(L, -2, "axes");
+  return 2;
+}
+
+/* ---- ns.jacobian ------------------------------------------------------------------- */
+
+/* ns.jacobian(x, spec [, opts]) -> n x n tensor, row i = dy_i/dx */
+static int l_jacobian(lua_State *L) {
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  ns_spec spec;
+  nsl_checkspec(L, 2, x, &spec);
+  int fd = 0;
+  double h = 1e-6;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+      lua_pop(L, 1);
+      const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+      if (!k || (strcmp(k, "method") && strcmp(k, "h")))
+        nsl_argerror(L, 3, "unknown option '%s' (options: method, h)", luaL_tolstring(L, -1, NULL));
+    }
+    int ty = lua_getfield(L, 3, "method");
+    if (ty != LUA_TNIL) {
+      const char *m = lua_tostring(L, -1);
+      if (ty != LUA_TSTRING || (strcmp(m, "analytic") && strcmp(m, "fd")))
+        nsl_argerror(L, 3, "opts.method must be 'analytic' or 'fd', got %s",
+                     luaL_tolstring(L, -1, NULL));
+      fd = strcmp(m, "fd") == 0;
+    }
+    lua_pop(L, 1);
+    ty = lua_getfield(L, 3, "h");
+    if (ty != LUA_TNIL) {
+      if (ty != LUA_TNUMBER)
+        nsl_argerror(L, 3, "opts.h must be a number, got %s", luaL_typename(L, -1));
+      h = lua_tonumber(L, -1);
+      if (!(h > 0) || isinf(h))
+        nsl_argerror(L, 3, "opts.h must be a finite number > 0, got %s", lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  if (x->n > NS_JAC_MAXN)
+    return nsl_argerror(L, 1, "x has %I elements; Jacobians are limited to %d", (lua_Integer)x->n,
+                        NS_JAC_MAXN);
+  size_t shape[2] = {x->n, x->n};
+  ns_tensor **J = nsl_newbox(L);
+  *J = ns_tensor_new(2, shape, NS_FP64, err);
+  if (!*J) return luaL_error(L, "jacobian: %s", err);
+  int rc = fd ? ns_jacobian_fd(x, &spec, h, (*J)->data, err)
+              : ns_jacobian_analytic(x, &spec, (*J)->data, err);
+  if (rc != 0) return nsl_argerror(L, 2, "%s", err);
+  return 1;
+}
+
+/* ---- linear algebra ------------------------------------------------------------------ */
+
+/* A rank-2 matrix argument read into Lua scratch; *m x *n. */
+static double *matrix_arg(lua_State *L, int arg, const char *what, size_t *m, size_t *n,
+                          int square) {
+  ns_tensor *t = nsl_tensorarg(L, arg, what);
+  if (t->rank != 2)
+    nsl_argerror(L, arg, "%s must be a matrix (rank 2), got rank %d", what, t->rank);
+  if (square && t->shape[0] != t->shape[1])
+    nsl_argerror(L, arg, "%s must be square, got %I x %I", what, (lua_Integer)t->shape[0],
+                 (lua_Integer)t->shape[1]);
+  if (t->shape[0] > 8192 || t->shape[1] > 8192)
+    nsl_argerror(L, arg, "%s is too large (at most 8192 x 8192)", what);
+  double *a = nsl_scratch(L, t->n);
+  ns_tensor_read(t, a);
+  for (size_t i = 0; i < t->n; i++)
+    if (!isfinite(a[i]))
+      nsl_argerror(L, arg, "%s has a non-finite entry at element %I", what, (lua_Integer)i + 1);
+  *m = t->shape[0];
+  *n = t->shape[1];
+  return a;
+}
+
+static void push_array(lua_State *L, const double *v, size_t n) {
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_pushnumber(L, v[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+}
+
+/* ns.eigvals(m) -> ascending eigenvalues (symmetric), or re, im sorted by real part */
+static int l_eigvals(lua_State *L) {
+  lua_settop(L, 1); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  size_t m, n;
+  double *a = matrix_arg(L, 1, "m", &m, &n, 1);
+  double *wr = nsl_scratch(L, n), *wi = nsl_scratch(L, n);
+  if (ns_is_symmetric(a, n, 1e-12)) {
+    if (ns_eig_sym(a, n, wr, NULL, err) != 0) return luaL_error(L, "eigvals: %s", err);
+    push_array(L, wr, n);
+    return 1;
+  }
+  if (ns_eig_general(a, n, wr, wi, NULL, err) != 0) return luaL_error(L, "eigvals: %s", err);
+  push_array(L, wr, n);
+  push_array(L, wi, n);
+  return 2;
+}
+
+/* ns.svdvals(m) -> descending singular values */
+static int l_svdvals(lua_State *L) {
+  lua_settop(L, 1); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  size_t m, n;
+  double *a = matrix_arg(L, 1, "m", &m, &n, 0);
+  size_t k = m < n ? m : n;
+  double *s = nsl_scratch(L, k);
+  if (ns_svdvals(a, m, n, s, err) != 0) return luaL_error(L, "svdvals: %s", err);
+  push_array(L, s, k);
+  return 1;
+}
+
+/* ns.rank(m [, tol]) -> number of singular values above tol (default 1e-10 * largest) */
+static int l_rank(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  size_t m, n;
+  double tol = -1;
+  if (!lua_isnoneornil(L, 2)) {
+    if (lua_type(L, 2) != LUA_TNUMBER)
+      return nsl_argerror(L, 2, "tol must be a number, got %s", luaL_typename(L, 2));
+    tol = lua_tonumber(L, 2);
+    if (!(tol >= 0)) return nsl_argerror(L, 2, "tol must be >= 0, got %s", lua_tostring(L, 2));
+  }
+  double *a = matrix_arg(L, 1, "m", &m, &n, 0);
+  int r = ns_rank(a, m, n, tol, err);
+  if (r < 0) return luaL_error(L, "rank: %s", err);
+  lua_pushinteger(L, r);
+  return 1;
+}
+
+/* ns.spectrum(x, spec) -> array of {value=, label=, mult=}, and "closed" or "numeric" */
+static int l_spectrum(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  ns_spec spec;
+  nsl_checkspec(L, 2, x, &spec);
+  if (x->n > NS_JAC_MAXN)
+    return nsl_argerror(L, 1, "x has %I elements; spectra are limited to %d", (lua_Integer)x->n,
+                        NS_JAC_MAXN);
+  size_t cap = x->n + 8;
+  ns_eig *e = lua_newuserdatauv(L, cap * sizeof *e, 0);
+  int cnt = ns_spectrum_closed(x, &spec, e, cap, err);
+  const char *how = "closed";
+  if (cnt < 0) return nsl_argerror(L, 2, "%s", err);
+  if (cnt == 0) {
+    how = "numeric";
+    double *J = nsl_scratch(L, x->n * x->n);
+    if (ns_jacobian_analytic(x, &spec, J, err) != 0) return nsl_argerror(L, 2, "%s", err);
+    cnt = ns_spectrum_numeric(x, &spec, J, e, cap, err);
+    if (cnt < 0) return luaL_error(L, "spectrum: %s", err);
+  }
+  lua_createtable(L, cnt, 0);
+  for (int i = 0; i < cnt; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushnumber(L, e[i].value);
+    lua_setfield(L, -2, "value");
+    lua_pushstring(L, ns_label_name(e[i].label));
+    lua_setfield(L, -2, "label");
+    lua_pushinteger(L, e[i].mult);
+    lua_setfield(L, -2, "mult");
+    if (e[i].imag != 0) {
+      lua_pushnumber(L, e[i].imag);
+      lua_setfield(L, -2, "imag");
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushstring(L, how);
+  return 2;
+}
+
+static const luaL_Reg functions[] = {{"normalize", l_normalize},
+                                     {"jacobian", l_jacobian},
+                                     {"eigvals", l_eigvals},
+                                     {"svdvals", l_svdvals},
+                                     {"rank", l_rank},
+                                     {"spectrum", l_spectrum},
+                                     {NULL, NULL}};
+
+void nsl_open_normalize(lua_State *L) {
+  if (luaL_newmetatable(L, NSL_RESULT_MT)) {
+    lua_pushcfunction(L, result_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  luaL_setfuncs(L, functions, 0);
+}

@@ -1,0 +1,401 @@
+/* nsl_stats.c: ns.moments, ns.merge, ns.round and the running-statistics object. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/moments.h"
+#include "core/normalize.h"
+#include "lua/nsl.h"
+#include "lua/nsl_priv.h"
+
+#define NSL_PLAN_MT "normscope.plan"
+
+/* Rejects keys of the options table at arg that are not in names[]. */
+static void only_fields(lua_State *L, int arg, const char *what, const char *const *names) {
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1); /* keep the key */
+    int ok = 0;
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
+    if (!ok) nsl_argerror(L, arg, "unknown %s field '%s'", what, luaL_tolstring(L, -1, NULL));
+  }
+}
+
+/* A non-negative integer field (ddof), def when absent. */
+static int ddof_field(lua_State *L, int idx, int arg, const char *what, int def) {
+  int ty = lua_getfield(L, idx, "ddof");
+  int d = def;
+  if (ty != LUA_TNIL) {
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (!isint || ty != LUA_TNUMBER || v < 0 || v > 1000000)
+      nsl_argerror(L, arg, "%s.ddof must be an integer >= 0, got %s", what,
+                   luaL_tolstring(L, -1, NULL));
+    d = (int)v;
+  }
+  lua_pop(L, 1);
+  return d;
+}
+
+static void push_moments(lua_State *L, const ns_moments *m, int ddof) {
+  lua_createtable(L, 0, 5);
+  lua_pushnumber(L, m->n);
+  lua_setfield(L, -2, "n");
+  lua_pushnumber(L, m->mean);
+  lua_setfield(L, -2, "mean");
+  lua_pushnumber(L, ns_moments_var(m, ddof));
+  lua_setfield(L, -2, "var");
+  lua_pushnumber(L, m->m2);
+  lua_setfield(L, -2, "m2");
+  lua_pushinteger(L, ddof);
+  lua_setfield(L, -2, "ddof");
+}
+
+/* ns.moments(x [, {dtype=, acc=, algo=, ddof=}]) -> {n=, mean=, var=, m2=, ddof=} */
+static int l_moments(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  static const char *const names[] = {"dtype", "acc", "algo", "ddof", NULL};
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  ns_dtype dtype = NS_FP64;
+  int acc = -1, ddof = 0;
+  ns_algo algo = NS_ALGO_TWOPASS;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    only_fields(L, 2, "option", names);
+    if (lua_getfield(L, 2, "dtype") != LUA_TNIL) dtype = nsl_dtypeat(L, -1, 2, "opts.dtype");
+    lua_pop(L, 1);
+    if (lua_getfield(L, 2, "acc") != LUA_TNIL) acc = (int)nsl_dtypeat(L, -1, 2, "opts.acc");
+    lua_pop(L, 1);
+    int ty = lua_getfield(L, 2, "algo");
+    if (ty != LUA_TNIL && (ty != LUA_TSTRING || ns_algo_parse(lua_tostring(L, -1), &algo) < 0))
+      nsl_argerror(L, 2, "opts.algo must be 'twopass', 'welford' or 'raw', got %s",
+                   luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    ddof = ddof_field(L, 2, 2, "opts", 0);
+  }
+  if (acc < 0) acc = (dtype == NS_FP16 || dtype == NS_BF16) ? NS_FP32 : dtype;
+  double *v = nsl_scratch(L, x->n);
+  ns_tensor_read(x, v);
+  ns_moments m;
+  ns_moments_compute(v, x->n, 1, dtype, (ns_dtype)acc, algo, &m);
+  push_moments(L, &m, ddof);
+  return 1;
+}
+
+/* Reads a moments table {n=, mean=, m2=} (or var= instead of m2, with its ddof). */
+static void check_moments(lua_State *L, int idx, int arg, const char *what, ns_moments *m) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    nsl_argerror(L, arg, "%s must be a moments table {n=, mean=, m2=}, got %s", what,
+                 luaL_typename(L, idx));
+  if (lua_getfield(L, idx, "n") != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0))
+    nsl_argerror(L, arg, "%s.n must be a number >= 0, got %s", what, luaL_tolstring(L, -1, NULL));
+  m->n = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "mean") != LUA_TNUMBER)
+    nsl_argerror(L, arg, "%s.mean must be a number, got %s", what, luaL_typename(L, -1));
+  m->mean = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  int ty = lua_getfield(L, idx, "m2");
+  if (ty == LUA_TNUMBER) {
+    m->m2 = lua_tonumber(L, -1);
+  } else if (ty == LUA_TNIL) {
+    if (lua_getfield(L, idx, "var") != LUA_TNUMBER)
+      nsl_argerror(L, arg, "%s needs m2 (or var), got %s", what, luaL_typename(L, -1));
+    double var = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    int ddof = ddof_field(L, idx, arg, what, 0);
+    m->m2 = var * (m->n - ddof);
+  } else {
+    nsl_argerror(L, arg, "%s.m2 must be a number, got %s", what, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  if (m->n == 0) { /* an empty side contributes nothing */
+    m->mean = 0;
+    m->m2 = 0;
+  }
+}
+
+/* ns.merge(a, b) -> the moments of the union (Chan et al.), ddof taken from a */
+static int l_merge(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  ns_moments a, b;
+  check_moments(L, 1, 1, "a", &a);
+  check_moments(L, 2, 2, "b", &b);
+  int ddof = ddof_field(L, 1, 1, "a", 0);
+  ns_moments m = ns_moments_merge(a, b);
+  push_moments(L, &m, ddof);
+  return 1;
+}
+
+/* ns.round(v, dtype) -> v correctly rounded to dtype (number, or tensor of v's storage) */
+static int l_round(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN];
+  ns_dtype d = nsl_checkdtype(L, 2, "dtype", -1);
+  if (lua_type(L, 1) == LUA_TNUMBER) {
+    lua_pushnumber(L, ns_round(lua_tonumber(L, 1), d));
+    return 1;
+  }
+  if (lua_type(L, 1) != LUA_TTABLE && !nsl_totensor(L, 1))
+    return nsl_argerror(L, 1, "value must be a number or a tensor, got %s", luaL_typename(L, 1));
+  ns_tensor *t = nsl_tensorarg(L, 1, "value");
+  ns_tensor **out = nsl_newbox(L);
+  *out = ns_tensor_new(t->rank, t->shape, t->dtype, err);
+  if (!*out) return luaL_error(L, "round: %s", err);
+  for (size_t i = 0; i < t->n; i++) ns_tensor_set(*out, i, ns_round(ns_tensor_get(t, i), d));
+  return 1;
+}
+
+/* ---- running statistics ------------------------------------------------------------ */
+
+ns_running *nsl_torunning(lua_State *L, int idx) {
+  return luaL_testudata(L, idx, NSL_RUNNING_MT);
+}
+
+static ns_running *checkrunning(lua_State *L, int idx) {
+  ns_running *r = nsl_torunning(L, idx);
+  if (!r) nsl_argerror(L, idx, "running-statistics object expected, got %s", luaL_typename(L, idx));
+  return r;
+}
+
+/* A fresh, GC-owned running object pushed on the stack. */
+static ns_running *new_running(lua_State *L) {
+  ns_running *r = lua_newuserdatauv(L, sizeof *r, 0);
+  memset(r, 0, sizeof *r);
+  luaL_setmetatable(L, NSL_RUNNING_MT);
+  return r;
+}
+
+/* ns.running{momentum=0.1 | false, exact=false} */
+static int l_running(lua_State *L) {
+  lua_settop(L, 1); /* fixed argument slots: conversions push above them */
+  static const char *const names[] = {"momentum", "exact", NULL};
+  char err[NS_ERRLEN];
+  double momentum = 0.1;
+  int cumulative = 0, exact = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    only_fields(L, 1, "running option", names);
+    int ty = lua_getfield(L, 1, "momentum");
+    if (ty == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+      cumulative = 1;
+    } else if (ty == LUA_TNUMBER) {
+      momentum = lua_tonumber(L, -1);
+      if (!(momentum >= 0 && momentum <= 1))
+        nsl_argerror(L, 1, "momentum must be between 0 and 1, got %s", lua_tostring(L, -1));
+    } else if (ty != LUA_TNIL) {
+      nsl_argerror(L, 1, "momentum must be a number in [0, 1] or false, got %s",
+                   luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+    ty = lua_getfield(L, 1, "exact");
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+      nsl_argerror(L, 1, "exact must be a boolean, got %s", luaL_typename(L, -1));
+    exact = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  ns_running *r = new_running(L);
+  if (ns_running_init(r, momentum, cumulative, exact, 0, err) != 0)
+    return luaL_error(L, "running: %s", err);
+  return 1;
+}
+
+static int r_gc(lua_State *L) {
+  ns_running_free(luaL_checkudata(L, 1, NSL_RUNNING_MT));
+  return 0;
+}
+
+/* Per-statistic moments of a batch tensor, statistics as batch norm takes them (one per
+ * channel of axis 2, or one for a rank-1 batch); Lua scratch, *nstat entries. */
+static int plan_gc(lua_State *L) {
+  ns_norm_plan_free(luaL_checkudata(L, 1, NSL_PLAN_MT));
+  return 0;
+}
+
+static ns_moments *batch_moments(lua_State *L, const ns_tensor *x, size_t *nstat) {
+  char err[NS_ERRLEN] = "";
+  ns_spec spec;
+  ns_spec_default(&spec);
+  spec.kind = NS_KIND_BATCH;
+  ns_norm_plan *p = lua_newuserdatauv(L, sizeof *p, 0); /* GC-owned plan */
+  memset(p, 0, sizeof *p);
+  luaL_setmetatable(L, NSL_PLAN_MT);
+  if (ns_norm_plan_make(x->rank, x->shape, &spec, p, err) != 0) nsl_argerror(L, 2, "%s", err);
+  size_t ns = p->nstat, m = p->count;
+  ns_moments *b = lua_newuserdatauv(L, ns * sizeof *b, 0);
+  double *buf = nsl_scratch(L, m);
+  for (size_t s = 0; s < ns; s++) {
+    for (size_t j = 0; j < m; j++) buf[j] = ns_tensor_get(x, p->members[s * m + j]);
+    ns_moments_compute(buf, m, 1, NS_FP64, NS_FP64, NS_ALGO_TWOPASS, &b[s]);
+  }
+  lua_pop(L, 1); /* buf; b stays on the stack (below it, the plan) */
+  *nstat = ns;
+  return b;
+}
+
+/* r:update(batch): batch is a tensor (or array of numbers), a moments table, or an
+ * array of moments tables (one per statistic). Returns r. */
+static int r_update(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_running *r = checkrunning(L, 1);
+  ns_moments *b = NULL;
+  size_t nstat = 0;
+  if (nsl_totensor(L, 2)) {
+    b = batch_moments(L, nsl_totensor(L, 2), &nstat);
+  } else if (lua_type(L, 2) == LUA_TTABLE) {
+    int has_n = lua_getfield(L, 2, "n") != LUA_TNIL;
+    lua_pop(L, 1);
+    int first = lua_rawgeti(L, 2, 1);
+    lua_pop(L, 1);
+    if (has_n) {
+      b = lua_newuserdatauv(L, sizeof *b, 0);
+      check_moments(L, 2, 2, "batch", b);
+      nstat = 1;
+    } else if (first == LUA_TTABLE) {
+      lua_rawgeti(L, 2, 1);
+      int nested_n = lua_getfield(L, -1, "n") != LUA_TNIL;
+      lua_pop(L, 2);
+      if (nested_n) {
+        nstat = lua_rawlen(L, 2);
+        b = lua_newuserdatauv(L, nstat * sizeof *b, 0);
+        for (size_t i = 0; i < nstat; i++) {
+          char what[48];
+          snprintf(what, sizeof what, "batch[%zu]", i + 1);
+          lua_rawgeti(L, 2, (lua_Integer)i + 1);
+          check_moments(L, -1, 2, what, &b[i]);
+          lua_pop(L, 1);
+        }
+      } else {
+        b = batch_moments(L, nsl_tensorarg(L, 2, "batch"), &nstat);
+      }
+    } else {
+      b = batch_moments(L, nsl_tensorarg(L, 2, "batch"), &nstat);
+    }
+  } else {
+    return nsl_argerror(L, 2, "batch must be a tensor or a moments table, got %s",
+                        luaL_typename(L, 2));
+  }
+  if (ns_running_update(r, b, nstat, err) != 0) return nsl_argerror(L, 2, "%s", err);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* r:copy() -> an independent running object with the same state */
+static int r_copy(lua_State *L) {
+  char err[NS_ERRLEN] = "";
+  ns_running *r = checkrunning(L, 1);
+  ns_running *c = new_running(L);
+  if (ns_running_copy(c, r, err) != 0) return luaL_error(L, "copy: %s", err);
+  return 1;
+}
+
+/* mean/var: a number for one statistic (or before the first update), else an array */
+static void push_stats(lua_State *L, const ns_running *r, const double *v, double fresh) {
+  if (r->nstat == 0) {
+    lua_pushnumber(L, fresh);
+  } else if (r->nstat == 1) {
+    lua_pushnumber(L, v[0]);
+  } else {
+    lua_createtable(L, (int)r->nstat, 0);
+    for (size_t i = 0; i < r->nstat; i++) {
+      lua_pushnumber(L, v[i]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+  }
+}
+
+static int r_index(lua_State *L) {
+  ns_running *r = checkrunning(L, 1);
+  const char *k = lua_tostring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  if (strcmp(k, "mean") == 0)
+    push_stats(L, r, r->mean, 0.0);
+  else if (strcmp(k, "var") == 0)
+    push_stats(L, r, r->var, 1.0);
+  else if (strcmp(k, "count") == 0)
+    lua_pushinteger(L, r->count);
+  else if (strcmp(k, "nstat") == 0)
+    lua_pushinteger(L, (lua_Integer)r->nstat);
+  else if (strcmp(k, "exact") == 0)
+    lua_pushboolean(L, r->exact);
+  else if (strcmp(k, "momentum") == 0) {
+    if (r->cumulative)
+      lua_pushboolean(L, 0);
+    else
+      lua_pushnumber(L, r->momentum);
+  } else {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1)); /* methods[k] */
+  }
+  return 1;
+}
+
+static int r_newindex(lua_State *L) {
+  checkrunning(L, 1);
+  return luaL_error(L, "running statistics change only through :update()");
+}
+
+static int r_tostring(lua_State *L) {
+  ns_running *r = checkrunning(L, 1);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "running(count=%I, ", (lua_Integer)r->count);
+  luaL_addvalue(&b);
+  if (r->exact)
+    luaL_addstring(&b, "exact");
+  else if (r->cumulative)
+    luaL_addstring(&b, "momentum=false");
+  else {
+    lua_pushfstring(L, "momentum=%f", (LUAI_UACNUMBER)r->momentum);
+    luaL_addvalue(&b);
+  }
+  size_t show = r->nstat < 4 ? r->nstat : 4;
+  if (r->nstat == 0) luaL_addstring(&b, ", mean=0, var=1");
+  for (int which = 0; which < 2 && r->nstat; which++) {
+    luaL_addstring(&b, which ? ", var=" : ", mean=");
+    if (r->nstat > 1) luaL_addchar(&b, '{');
+    for (size_t i = 0; i < show; i++) {
+      lua_pushfstring(L, "%s%f", i ? ", " : "", (LUAI_UACNUMBER)(which ? r->var : r->mean)[i]);
+      luaL_addvalue(&b);
+    }
+    if (r->nstat > show) luaL_addstring(&b, ", ...");
+    if (r->nstat > 1) luaL_addchar(&b, '}');
+  }
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static const luaL_Reg running_methods[] = {{"update", r_update}, {"copy", r_copy}, {NULL, NULL}};
+
+static const luaL_Reg functions[] = {{"moments", l_moments},
+                                     {"merge", l_merge},
+                                     {"round", l_round},
+                                     {"running", l_running},
+                                     {NULL, NULL}};
+
+void nsl_open_stats(lua_State *L) {
+  if (luaL_newmetatable(L, NSL_PLAN_MT)) {
+    lua_pushcfunction(L, plan_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, NSL_RUNNING_MT)) {
+    lua_pushcfunction(L, r_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, r_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, r_tostring);
+    lua_setfield(L, -2, "__tostring");
+    luaL_newlib(L, running_methods);
+    lua_pushcclosure(L, r_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "running");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_pop(L, 1);
+  luaL_setfuncs(L, functions, 0);
+}
