@@ -1,0 +1,141 @@
+/* bench.c: speed and memory of the paths a user waits on (run with `make bench`).
+ *
+ * 1. One explorer frame: ns_explore_compute for the default example and for inputs of
+ *    16, 64 and NS_EXPLORE_JAC_LIMIT elements (the largest that still gets a Jacobian).
+ *    The screen's budget is one frame, 16 ms; the median and the worst of the runs are
+ *    printed against it.
+ * 2. Throughput of ns_normalize on a 1M-element fp32 activation tensor (64, 64, 16, 16)
+ *    for each kind, in elements per second.
+ * 3. Peak resident memory of the whole run (getrusage), against the 4 MB the fp32
+ *    tensor itself needs.
+ * Prints a table; exits 1 only if something fails to compute. Timings are information,
+ * never asserted: they depend on the machine.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "core/explore.h"
+#include "core/normalize.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Times ns_explore_compute on s: median and max over reps runs, in ms. */
+static int bench_frame(const char *name, const ns_state *s, int reps) {
+  double *t = malloc(sizeof *t * (size_t)reps);
+  char err[NS_ERRLEN];
+  if (!t) return -1;
+  for (int i = 0; i < reps; i++) {
+    ns_result r;
+    memset(&r, 0, sizeof r);
+    double t0 = now();
+    if (ns_explore_compute(s, &r, err) != 0) {
+      fprintf(stderr, "bench: %s: %s\n", name, err);
+      free(t);
+      return -1;
+    }
+    t[i] = (now() - t0) * 1e3;
+    ns_result_free(&r);
+  }
+  qsort(t, (size_t)reps, sizeof *t, cmp);
+  printf("frame  %-28s median %8.3f ms   max %8.3f ms   budget 16 ms %s\n", name, t[reps / 2],
+         t[reps - 1], t[reps / 2] <= 16.0 ? "ok" : "OVER");
+  free(t);
+  return 0;
+}
+
+static int frame_of_size(size_t n, int reps) {
+  ns_state s;
+  char err[NS_ERRLEN], name[64];
+  if (ns_state_init(&s, err) != 0) return -1;
+  double *v = malloc(sizeof *v * n);
+  size_t shape[1] = {n};
+  for (size_t i = 0; i < n; i++) v[i] = (double)((i * 7919) % 101) / 10.0 - 5.0;
+  ns_tensor *x = ns_tensor_from(1, shape, NS_FP64, v, err);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_X;
+  p.x = x;
+  int rc = ns_state_apply(&s, &p, err);
+  if (rc == 0) {
+    snprintf(name, sizeof name, "x of %zu elements", n);
+    rc = bench_frame(name, &s, reps);
+  } else {
+    fprintf(stderr, "bench: %s\n", err);
+  }
+  ns_tensor_free(x);
+  free(v);
+  ns_state_free(&s);
+  return rc;
+}
+
+static int throughput(void) {
+  size_t shape[4] = {64, 64, 16, 16};
+  char err[NS_ERRLEN];
+  ns_tensor *x = ns_tensor_new(4, shape, NS_FP32, err);
+  if (!x) return -1;
+  unsigned long long r = 88172645463325252ULL;
+  for (size_t i = 0; i < x->n; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    ns_tensor_set(x, i, (double)(r >> 11) * 0x1p-53 * 4.0 - 2.0);
+  }
+  static const ns_kind kinds[] = {NS_KIND_BATCH, NS_KIND_LAYER, NS_KIND_RMS, NS_KIND_INSTANCE,
+                                  NS_KIND_GROUP};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    ns_spec sp;
+    ns_spec_default(&sp);
+    sp.kind = kinds[k];
+    sp.dtype = NS_FP32;
+    if (sp.kind == NS_KIND_GROUP) sp.groups = 8;
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      ns_norm_result res;
+      memset(&res, 0, sizeof res);
+      double t0 = now();
+      if (ns_normalize(x, &sp, &res, err) != 0) {
+        fprintf(stderr, "bench: normalize %s: %s\n", ns_kind_name(sp.kind), err);
+        ns_norm_result_free(&res);
+        ns_tensor_free(x);
+        return -1;
+      }
+      double dt = now() - t0;
+      if (dt < best) best = dt;
+      ns_norm_result_free(&res);
+    }
+    printf("normalize %-9s fp32 (64,64,16,16)  %8.1f ms   %6.1f M elements/s\n",
+           ns_kind_name(sp.kind), best * 1e3, (double)x->n / best / 1e6);
+  }
+  ns_tensor_free(x);
+  return 0;
+}
+
+int main(void) {
+  ns_state s;
+  char err[NS_ERRLEN];
+  int rc = 0;
+  if (ns_state_init(&s, err) != 0) {
+    fprintf(stderr, "bench: %s\n", err);
+    return 1;
+  }
+  rc |= bench_frame("default example", &s, 200);
+  ns_state_free(&s);
+  rc |= frame_of_size(16, 100);
+  rc |= frame_of_size(64, 50);
+  rc |= frame_of_size(NS_EXPLORE_JAC_LIMIT, 10);
+  rc |= throughput();
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("peak resident memory %.1f MB (the fp32 tensor itself: 4.0 MB)\n", ru.ru_maxrss / 1024.0);
+  return rc ? 1 : 0;
+}
