@@ -77,10 +77,12 @@ static ns_spec fp64_spec(const ns_spec *spec) {
   return s;
 }
 
-/* Eval mode differentiates through constants (the running statistics) whenever
- * ns_normalize takes its statistics from a running object. */
-static int eval_is_constant(const ns_spec *spec) {
-  return spec->mode == NS_MODE_EVAL && spec->running != NULL;
+/* Eval mode makes the statistics constants (the running ones) for batch kinds only: the
+ * batch kind, or explicit axes that include the batch axis (bit 0) at rank >= 2. This
+ * mirrors ns_normalize's rule; other kinds use their own statistics in both modes. */
+static int eval_is_constant(const ns_spec *spec, int rank) {
+  int batch = spec->kind == NS_KIND_BATCH || (spec->axes != 0 && (spec->axes & 1u) && rank >= 2);
+  return spec->mode == NS_MODE_EVAL && batch;
 }
 
 static ns_tensor *fp64_copy(const ns_tensor *x, char *err) {
@@ -102,7 +104,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
   }
   memset(J, 0, n * n * sizeof *J);
 
-  if (eval_is_constant(spec)) {
+  if (eval_is_constant(spec, x->rank)) {
     /* y_i = g_i (x_i - mu) / s with mu, s fixed by the running statistics: diagonal. Let
      * ns_normalize resolve the running statistics so both agree on them. */
     ns_spec s = fp64_spec(spec);

@@ -250,3 +250,300 @@ const char *ns_label_name(ns_label l) {
   }
   return "?";
 }
+
+/* ---- labelled spectra ------------------------------------------------------------ */
+
+/* Eigenvalues closer than this are one value (merged, or one cluster for labelling):
+ * generous enough to absorb LAPACK's rounding and the ~1e-10 noise of a
+ * finite-difference Jacobian, far tighter than any gap the closed form predicts. */
+static double merge_tol(const ns_eig *e, size_t k) {
+  double mx = 0;
+  for (size_t i = 0; i < k; i++)
+    if (isfinite(e[i].value)) mx = fmax(mx, hypot(e[i].value, e[i].imag));
+  return 1e-8 * mx + 1e-12;
+}
+
+/* NaN sorts after everything; otherwise ascending. */
+static int cmp_num(double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+  return (a > b) - (a < b);
+}
+
+static int cmp_label_first(const void *pa, const void *pb) {
+  const ns_eig *a = pa, *b = pb;
+  if (a->label != b->label) return a->label < b->label ? -1 : 1;
+  int c = cmp_num(a->value, b->value);
+  return c ? c : cmp_num(a->imag, b->imag);
+}
+
+static int cmp_value_first(const void *pa, const void *pb) {
+  const ns_eig *a = pa, *b = pb;
+  int c = cmp_num(a->value, b->value);
+  if (c) return c;
+  c = cmp_num(a->imag, b->imag);
+  if (c) return c;
+  return (a->label > b->label) - (a->label < b->label);
+}
+
+static int near(double a, double b, double tol) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (a == b) return 1; /* also equal infinities */
+  return fabs(a - b) <= tol;
+}
+
+/* Merges entries of equal label whose values agree within tol (each group keeps its
+ * first, smallest value and sums the multiplicities), sorts by value, and copies them
+ * to out. Returns the count, or -1 when out holds fewer than needed. */
+static int merge_out(ns_eig *e, size_t k, ns_eig *out, size_t cap, const char *fn, char *err) {
+  double tol = merge_tol(e, k);
+  qsort(e, k, sizeof *e, cmp_label_first);
+  size_t w = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (w > 0 && e[w - 1].label == e[i].label && near(e[w - 1].value, e[i].value, tol) &&
+        near(e[w - 1].imag, e[i].imag, tol)) {
+      e[w - 1].mult += e[i].mult;
+      continue;
+    }
+    e[w++] = e[i];
+  }
+  qsort(e, w, sizeof *e, cmp_value_first);
+  /* values equal within tol but of different labels (the ones and radial zeros when
+   * eps = 0) are ordered by label, so rounding noise never decides the order */
+  for (size_t lo = 0, hi; lo < w; lo = hi) {
+    for (hi = lo + 1;
+         hi < w && near(e[hi].value, e[lo].value, tol) && near(e[hi].imag, e[lo].imag, tol); hi++)
+      ;
+    if (hi - lo > 1) qsort(e + lo, hi - lo, sizeof *e, cmp_label_first);
+  }
+  if (w > cap) {
+    seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
+    return -1;
+  }
+  memcpy(out, e, w * sizeof *e);
+  return (int)w;
+}
+
+static double gamma_at(const ns_spec *spec, const ns_norm_plan *p, size_t i) {
+  if (!spec->gamma) return 1.0;
+  return spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]];
+}
+
+/* Eval mode makes the statistics constants (the running ones) for batch kinds only: the
+ * batch kind, or explicit axes that include the batch axis (bit 0) at rank >= 2. This
+ * mirrors ns_normalize's rule; other kinds use their own statistics in both modes. */
+static int eval_is_constant(const ns_spec *spec, int rank) {
+  int batch = spec->kind == NS_KIND_BATCH || (spec->axes != 0 && (spec->axes & 1u) && rank >= 2);
+  return spec->mode == NS_MODE_EVAL && batch;
+}
+
+/* Shared set-up: argument checks and the reduction plan. */
+static int prepare(const char *fn, const ns_tensor *x, const ns_spec *spec, const void *out,
+                   ns_norm_plan *p, char *err) {
+  memset(p, 0, sizeof *p);
+  if (!x || !spec || !out) {
+    seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
+    return -1;
+  }
+  if (!(spec->eps >= 0) || isinf(spec->eps)) {
+    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, spec->eps);
+    return -1;
+  }
+  if (spec->ddof != 0 && spec->ddof != 1) {
+    seterr(err, "%s: ddof must be 0 or 1 (got %d)", fn, spec->ddof);
+    return -1;
+  }
+  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err)) return -1;
+  if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
+    seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+    ns_norm_plan_free(p);
+    return -1;
+  }
+  return 0;
+}
+
+/* Per-statistic centred values c[0..m-1] of xv over members mem, and the denominator
+ * s (returned). */
+static double stat_denom(const double *xv, const size_t *mem, size_t m, const ns_spec *spec,
+                         int center, double *c) {
+  double mean = 0, ss = 0;
+  if (center) {
+    for (size_t a = 0; a < m; a++) mean += xv[mem[a]];
+    mean /= (double)m;
+  }
+  for (size_t a = 0; a < m; a++) {
+    c[a] = xv[mem[a]] - mean;
+    ss += c[a] * c[a];
+  }
+  double var = ss / ((double)m - spec->ddof);
+  return spec->eps_at == NS_EPS_STD ? sqrt(var) + spec->eps : sqrt(var + spec->eps);
+}
+
+/* Eval-mode denominators as ns_normalize resolves them (fp64, running statistics). */
+static int eval_denoms(const ns_tensor *x, const ns_spec *spec, double *denom_of_elem,
+                       const ns_norm_plan *p, char *err) {
+  ns_spec s = *spec;
+  s.dtype = NS_FP64;
+  s.acc = NS_FP64;
+  ns_tensor *xt = ns_tensor_new(x->rank, x->shape, NS_FP64, err);
+  if (!xt) return -1;
+  ns_tensor_read(x, (double *)xt->data);
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  int rc = ns_normalize(xt, &s, &r, err);
+  if (rc == 0)
+    for (size_t i = 0; i < p->n; i++) denom_of_elem[i] = r.denom[p->stat_of[i]];
+  ns_norm_result_free(&r);
+  ns_tensor_free(xt);
+  return rc;
+}
+
+int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
+                       char *err) {
+  static const char fn[] = "spectrum";
+  ns_norm_plan p;
+  if (prepare(fn, x, spec, out, &p, err)) return -1;
+  size_t n = x->n, m = p.count, k = 0;
+  int center = ns_spec_center(spec), rc = -1;
+  ns_eig *e = malloc((n + 3 * p.nstat) * sizeof *e);
+  double *xv = malloc(n * sizeof *xv), *c = malloc((m > n ? m : n) * sizeof *c);
+  if (!e || !xv || !c) {
+    seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  if (eval_is_constant(spec, x->rank)) {
+    /* J = diag(g_i / s_i): every direction is bulk */
+    if (eval_denoms(x, spec, c, &p, err)) goto done;
+    for (size_t i = 0; i < n; i++)
+      e[k++] = (ns_eig){gamma_at(spec, &p, i) / c[i], 0, NS_LABEL_BULK, 1};
+    rc = merge_out(e, k, out, cap, fn, err);
+    goto done;
+  }
+  ns_tensor_read(x, xv);
+  for (size_t st = 0; st < p.nstat; st++) {
+    const size_t *mem = p.members + st * m;
+    double g = gamma_at(spec, &p, mem[0]);
+    for (size_t a = 1; a < m; a++)
+      if (gamma_at(spec, &p, mem[a]) != g) { /* no closed form: J is not g times symmetric */
+        rc = 0;
+        goto done;
+      }
+    double s = stat_denom(xv, mem, m, spec, center, c);
+    /* radial: J c = g eps/s^3 c (eps in the sqrt) or g eps/s^2 c (eps added to the std) */
+    double radial =
+        spec->eps_at == NS_EPS_STD ? g * spec->eps / (s * s) : g * spec->eps / (s * s * s);
+    radial += 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
+    size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
+    if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, 1};
+    if (!center || m >= 2) e[k++] = (ns_eig){radial, 0, NS_LABEL_RADIAL, 1};
+    if (nbulk) e[k++] = (ns_eig){g / s, 0, NS_LABEL_BULK, (int)nbulk};
+  }
+  rc = merge_out(e, k, out, cap, fn, err);
+done:
+  free(e), free(xv), free(c);
+  ns_norm_plan_free(&p);
+  return rc;
+}
+
+typedef struct {
+  double pones, prad; /* squared projections of the unit eigenvector */
+  size_t idx;
+} proj_idx;
+
+static int cmp_pones(const void *pa, const void *pb) {
+  const proj_idx *a = pa, *b = pb;
+  return (a->pones < b->pones) - (a->pones > b->pones); /* descending */
+}
+
+static int cmp_prad(const void *pa, const void *pb) {
+  const proj_idx *a = pa, *b = pb;
+  return (a->prad < b->prad) - (a->prad > b->prad);
+}
+
+int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
+                        size_t cap, char *err) {
+  static const char fn[] = "spectrum_numeric";
+  ns_norm_plan p;
+  if (!J) {
+    seterr(err, "%s: Jacobian is NULL", fn);
+    return -1;
+  }
+  if (x && x->n > SPEC_MAXN) {
+    seterr(err, "%s: %zu elements is larger than the limit %d", fn, x->n, SPEC_MAXN);
+    return -1;
+  }
+  if (prepare(fn, x, spec, out, &p, err)) return -1;
+  size_t n = x->n, m = p.count;
+  int center = ns_spec_center(spec), rc = -1;
+  double *A = malloc(n * n * sizeof *A), *V = malloc(n * n * sizeof *V);
+  double *wr = malloc(n * sizeof *wr), *wi = calloc(n, sizeof *wi), *xv = malloc(n * sizeof *xv);
+  double *rad = malloc(n * sizeof *rad), *c = malloc(m * sizeof *c);
+  ns_eig *e = malloc(n * sizeof *e);
+  proj_idx *pr = malloc(n * sizeof *pr);
+  if (!A || !V || !wr || !wi || !xv || !rad || !c || !e || !pr) {
+    seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  if (check_finite(fn, J, n, n, err)) goto done;
+  /* Symmetric to 1e-8 (a finite-difference J is, to its noise): use the symmetric part
+   * and dsyevr, whose eigenvectors are orthonormal; otherwise dgeev. */
+  if (ns_is_symmetric(J, n, 1e-8)) {
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < n; j++) A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
+    if (ns_eig_sym(A, n, wr, V, err)) goto done;
+  } else if (ns_eig_general(J, n, wr, wi, V, err))
+    goto done;
+
+  for (size_t k = 0; k < n; k++) e[k] = (ns_eig){wr[k], wi[k], NS_LABEL_BULK, 1};
+  if (!eval_is_constant(spec, x->rank)) {
+    /* unit radial vector of each statistic: its centred values (RMS: the values) */
+    ns_tensor_read(x, xv);
+    for (size_t st = 0; st < p.nstat; st++) {
+      const size_t *mem = p.members + st * m;
+      stat_denom(xv, mem, m, spec, center, c);
+      double nrm = 0;
+      for (size_t a = 0; a < m; a++) nrm += c[a] * c[a];
+      nrm = sqrt(nrm);
+      for (size_t a = 0; a < m; a++) rad[mem[a]] = nrm > 0 && isfinite(nrm) ? c[a] / nrm : 0;
+    }
+    for (size_t k = 0; k < n; k++) {
+      double nv = 0, po = 0, prr = 0;
+      for (size_t i = 0; i < n; i++) nv += V[i * n + k] * V[i * n + k];
+      for (size_t st = 0; st < p.nstat && nv > 0; st++) {
+        const size_t *mem = p.members + st * m;
+        double so = 0, sr = 0;
+        for (size_t a = 0; a < m; a++) {
+          so += V[mem[a] * n + k];
+          sr += V[mem[a] * n + k] * rad[mem[a]];
+        }
+        if (center) po += so * so / (double)m;
+        prr += sr * sr;
+      }
+      pr[k] = (proj_idx){nv > 0 ? po / nv : 0, nv > 0 ? prr / nv : 0, k};
+    }
+    /* Within a cluster of equal eigenvalues the eigenvectors are any basis of the
+     * eigenspace, so count its ones and radial directions by the summed projections
+     * (the trace of the product of projectors) and hand the labels to the vectors that
+     * project most. A lone eigenvector is "ones" when its projection exceeds 1/2. */
+    double tol = merge_tol(e, n);
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+      for (hi = lo + 1; hi < n && near(e[hi].value, e[hi - 1].value, tol) &&
+                        near(e[hi].imag, e[hi - 1].imag, tol);
+           hi++)
+        ;
+      double so = 0, sr = 0;
+      for (size_t k = lo; k < hi; k++) so += pr[k].pones, sr += pr[k].prad;
+      size_t size = hi - lo, nones = (size_t)floor(so + 0.5), nrad = (size_t)floor(sr + 0.5);
+      if (nones > size) nones = size;
+      if (nrad > size - nones) nrad = size - nones;
+      qsort(pr + lo, size, sizeof *pr, cmp_pones);
+      for (size_t k = lo; k < lo + nones; k++) e[pr[k].idx].label = NS_LABEL_ONES;
+      qsort(pr + lo + nones, size - nones, sizeof *pr, cmp_prad);
+      for (size_t k = lo + nones; k < lo + nones + nrad; k++) e[pr[k].idx].label = NS_LABEL_RADIAL;
+    }
+  }
+  rc = merge_out(e, n, out, cap, fn, err);
+done:
+  free(A), free(V), free(wr), free(wi), free(xv), free(rad), free(c), free(e), free(pr);
+  ns_norm_plan_free(&p);
+  return rc;
+}

@@ -1,6 +1,10 @@
 ## tests/unit/jacobian.mk: the Jacobian (analytic vs finite differences), the LAPACK
 ## wrappers and labelled spectra, and the three batch-norm backward paths.
-check_PROGRAMS += tests/unit/test_spectrum
-TESTS += tests/unit/test_spectrum
+check_PROGRAMS += tests/unit/test_jacobian tests/unit/test_spectrum tests/unit/test_backward
+TESTS += tests/unit/test_jacobian tests/unit/test_spectrum tests/unit/test_backward
+tests_unit_test_jacobian_SOURCES = tests/unit/test_jacobian.c tests/unit/tap.h
+tests_unit_test_jacobian_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 tests_unit_test_spectrum_SOURCES = tests/unit/test_spectrum.c tests/unit/tap.h
 tests_unit_test_spectrum_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_unit_test_backward_SOURCES = tests/unit/test_backward.c tests/unit/tap.h
+tests_unit_test_backward_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -55,6 +55,10 @@ static void claims(void) {
     tap_close(fabs(dot), 0, 1e-12, name);
     snprintf(name, sizeof name, "g-grad-first (%s)", ns_bwd_path_name((ns_bwd_path)p));
     tap_close(dx[0], 0.7379024326, 1e-10, name);
+    /* by hand: (4*1 - 2.5 - (-3/sqrt5)(8.5/sqrt5)) / (4 sqrt5) = 1.65/sqrt5, to 1e-12 */
+    snprintf(name, sizeof name, "g-grad-first = 1.65/sqrt(5) (%s)",
+             ns_bwd_path_name((ns_bwd_path)p));
+    tap_close(dx[0], 1.65 / sqrt(5.0), 1e-12, name);
   }
 }
 
