@@ -83,6 +83,45 @@ void ns_patch_init(ns_state_patch *p) {
   p->center = -1;
 }
 
+void ns_patch_from_state(ns_state_patch *p, const ns_state *src) {
+  ns_patch_init(p);
+  p->set = (1u << NS_F_COUNT) - 1u;
+  p->x = src->x;
+  p->kind = src->kind;
+  p->axes = src->axes;
+  p->groups = src->groups;
+  p->eps = src->eps;
+  p->eps_at = src->eps_at;
+  p->ddof = src->ddof;
+  p->center = src->center;
+  p->gamma = src->gamma;
+  p->ngamma = src->ngamma;
+  p->beta = src->beta;
+  p->nbeta = src->nbeta;
+  p->dtype = src->dtype;
+  p->acc = src->acc;
+  p->algo = src->algo;
+  p->mode = src->mode;
+  p->batch = src->batch;
+  p->baseline = src->baseline;
+  p->nbaseline = src->batch ? src->batch->shape[1] : 0;
+  p->target = src->target;
+  p->companion = src->companion;
+  p->seed = src->seed;
+  p->train_batches = src->train_batches;
+  p->batch_size = src->batch_size;
+  p->momentum = src->momentum;
+  p->cumulative = src->cumulative;
+  p->train_source = src->train_source;
+  p->train_loc = src->train_loc;
+  p->train_scale = src->train_scale;
+  p->shift = src->shift;
+  p->scale = src->scale;
+  p->focus = src->focus;
+  p->cursor_row = src->cursor_row;
+  p->cursor_col = src->cursor_col;
+}
+
 static double *dup_doubles(const double *v, size_t n) {
   if (!v || n == 0) return NULL;
   double *d = malloc(n * sizeof *d);
@@ -192,11 +231,11 @@ int ns_state_equal(const ns_state *a, const ns_state *b) {
          same_doubles(a->baseline, batch_cols(a), b->baseline, batch_cols(b)) &&
          a->target == b->target && a->companion == b->companion && a->seed == b->seed &&
          a->train_batches == b->train_batches && a->batch_size == b->batch_size &&
-         same_double(a->momentum, b->momentum) && a->cumulative == b->cumulative &&
-         a->train_source == b->train_source && same_double(a->train_loc, b->train_loc) &&
-         same_double(a->train_scale, b->train_scale) && same_double(a->shift, b->shift) &&
-         same_double(a->scale, b->scale) && a->focus == b->focus &&
-         a->cursor_row == b->cursor_row && a->cursor_col == b->cursor_col;
+         (same_double(a->momentum, b->momentum) || (a->cumulative && b->cumulative)) &&
+         a->cumulative == b->cumulative && a->train_source == b->train_source &&
+         same_double(a->train_loc, b->train_loc) && same_double(a->train_scale, b->train_scale) &&
+         same_double(a->shift, b->shift) && same_double(a->scale, b->scale) &&
+         a->focus == b->focus && a->cursor_row == b->cursor_row && a->cursor_col == b->cursor_col;
 }
 
 void ns_state_spec(const ns_state *s, ns_spec *spec) {

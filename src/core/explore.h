@@ -199,6 +199,9 @@ typedef struct {
 
 /* An empty patch (nothing set). */
 void ns_patch_init(ns_state_patch *p);
+/* A patch that sets every field to src's value (borrowing src's arrays): applying it
+ * makes the state equal to src (reset, lesson steps, replaying a recording). */
+void ns_patch_from_state(ns_state_patch *p, const ns_state *src);
 
 /* The default state: x = (-2,-1,1,2) fp64, layer norm, eps 1e-5 inside the sqrt,
  * ddof 0, default centering, no gamma/beta, fp64 with default acc, two-pass, train;
@@ -211,7 +214,8 @@ int ns_state_init(ns_state *s, char *err);
 /* Deep copy into dst (dst's old contents are NOT freed). 0, or -1 with err. */
 int ns_state_copy(ns_state *dst, const ns_state *src, char *err);
 void ns_state_free(ns_state *s);
-/* 1 if every field (tensor shapes, dtypes and values bit for bit, arrays) is equal. */
+/* 1 if every field (tensor shapes, dtypes and values bit for bit, arrays) is equal; the
+ * momentum value is not compared when both states use the cumulative average. */
 int ns_state_equal(const ns_state *a, const ns_state *b);
 
 /* Applies p to s. Every given field is checked, then the combination (the spec must be

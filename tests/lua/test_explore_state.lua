@@ -1,0 +1,164 @@
+-- test_explore_state.lua: the explorer state from Lua: get() lists every field, set(get())
+-- changes nothing, bad fields raise errors that name them and change nothing, undo/redo.
+-- Needs the explorer's globals (set/get/undo/redo/reset): run by tests/unit/test_explore_lua
+-- (a C driver); under a plain `normscope run` without them it skips.
+if type(set) ~= "function" or type(get) ~= "function" then
+  print("1..0 # SKIP set/get are not registered in this interpreter")
+  return
+end
+
+local n, failed = 0, 0
+local function ok(cond, name, extra)
+  n = n + 1
+  print((cond and "ok " or "not ok ") .. n .. " - " .. name)
+  if not cond then
+    failed = failed + 1
+    if extra then print("#   " .. tostring(extra)) end
+  end
+end
+
+local function is_tensor(v) return type(v) == "userdata" and v.flat ~= nil end
+
+-- deep equality of two get() tables (tensors by shape, dtype and values)
+local function same(a, b, path)
+  path = path or "state"
+  if is_tensor(a) and is_tensor(b) then
+    if a:dtype() ~= b:dtype() then return false, path .. ": dtype" end
+    local sa, sb = a:shape(), b:shape()
+    if #sa ~= #sb then return false, path .. ": rank" end
+    for i = 1, #sa do if sa[i] ~= sb[i] then return false, path .. ": shape" end end
+    local fa, fb = a:flat(), b:flat()
+    for i = 1, #fa do
+      if fa[i] ~= fb[i] and not (fa[i] ~= fa[i] and fb[i] ~= fb[i]) then
+        return false, path .. "[" .. i .. "]: " .. fa[i] .. " vs " .. fb[i]
+      end
+    end
+    return true
+  end
+  if type(a) ~= type(b) then return false, path .. ": " .. type(a) .. " vs " .. type(b) end
+  if type(a) ~= "table" then
+    if a == b or (a ~= a and b ~= b) then return true end
+    return false, path .. ": " .. tostring(a) .. " vs " .. tostring(b)
+  end
+  for k, v in pairs(a) do
+    local e, why = same(v, b[k], path .. "." .. tostring(k))
+    if not e then return false, why end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false, path .. "." .. tostring(k) .. ": missing" end
+  end
+  return true
+end
+
+local function errs(t, pattern, name)
+  local before = get()
+  local good, msg = pcall(set, t)
+  ok(not good and tostring(msg):find(pattern, 1, true) ~= nil, name .. ": " .. tostring(msg),
+     "expected an error containing '" .. pattern .. "'")
+  local e, why = same(get(), before)
+  ok(e, "  ... and nothing changed", why)
+end
+
+-- get(): every field, default values
+local s = get()
+local fields = {"x", "kind", "axes", "groups", "eps", "eps_at", "ddof", "center", "gamma",
+  "beta", "dtype", "acc", "algo", "mode", "batch", "baseline", "target", "companion", "seed",
+  "train_batches", "batch_size", "momentum", "train_source", "train_loc", "train_scale",
+  "shift", "scale", "focus", "cursor"}
+local missing = {}
+for _, f in ipairs(fields) do if s[f] == nil then missing[#missing + 1] = f end end
+ok(#missing == 0, "get() has every field", table.concat(missing, ", "))
+local count = 0
+for _ in pairs(s) do count = count + 1 end
+ok(count == #fields, "get() has no other field (" .. count .. ")")
+ok(is_tensor(s.x) and #s.x == 4 and s.x[1] == -2 and s.x[4] == 2, "x is the tensor (-2,-1,1,2)")
+ok(s.kind == "layer" and s.eps == 1e-5 and s.eps_at == "var", "layer norm, eps 1e-5 in the sqrt")
+ok(s.axes == "default" and s.center == "default" and s.acc == "default", "defaults spelled out")
+ok(s.target == 1 and s.companion == 2 and s.baseline[1] == 2, "batch panel: target 1, companion 2")
+ok(s.momentum == 0.1 and s.seed == 316832669 and s.train_batches == 8 and s.batch_size == 32,
+   "train/eval settings")
+
+-- round trip
+local c0 = changes()
+set(get())
+local e, why = same(get(), s)
+ok(e, "set(get()) changes nothing", why)
+ok(changes() == c0 + 1, "a successful set notifies the screen once")
+
+-- a very different state, and back
+set{x = {{1, 2, 3}, {4, 5, 7}}, kind = "rms", eps = 0, axes = {2}, center = true,
+    gamma = {1, 2, 3}, beta = 0.5, dtype = "fp16", acc = "fp32", algo = "welford",
+    mode = "eval", batch = {{0}, {2}, {5}}, target = 3, companion = 1, seed = "18446744073709551615",
+    train_batches = 3, batch_size = 5, momentum = false, train_source = "batch",
+    train_loc = -1, train_scale = 0.5, shift = -3, scale = 0.25, focus = "batch", cursor = {2, 1}}
+local t = get()
+ok(t.kind == "rms" and t.eps == 0 and t.axes[1] == 2 and #t.axes == 1 and t.center == true,
+   "set changed the spec")
+ok(is_tensor(t.x) and t.x:shape()[1] == 2 and t.x:shape()[2] == 3, "x from a nested table")
+ok(#t.gamma == 3 and t.gamma[3] == 3 and #t.beta == 1 and t.beta[1] == 0.5, "gamma array, beta number")
+ok(t.dtype == "fp16" and t.acc == "fp32" and t.algo == "welford" and t.mode == "eval", "dtypes")
+ok(t.seed == "18446744073709551615", "a seed above 2^63 comes back as a decimal string")
+ok(t.momentum == false, "momentum = false: cumulative average")
+ok(t.baseline[1] == 0, "new batch shape: baseline = the companion row (0)")
+ok(t.cursor[1] == 2 and t.cursor[2] == 1 and t.focus == "batch", "view hints")
+set(s)
+e, why = same(get(), s)
+ok(e, "set(old get()) restores the default state", why)
+set(t)
+e, why = same(get(), t)
+ok(e, "set(second get()) restores the changed state", why)
+reset()
+e, why = same(get(), s)
+ok(e, "reset() gives the default state", why)
+
+-- errors name the field and change nothing
+errs({eps = -1}, "eps", "negative eps")
+errs({eps = "small"}, "eps: expected a number", "eps of the wrong type")
+errs({foo = 1}, "unknown field 'foo'", "unknown field")
+errs({[1] = 5}, "field names must be strings", "array part")
+errs({kind = "instance"}, "kind:", "instance norm of a vector")
+errs({kind = "bogus"}, "unknown kind 'bogus'", "unknown kind")
+errs({eps = 0.5, kind = "bogus"}, "kind", "a good eps with a bad kind is not half-applied")
+errs({x = {1, {2, 3}}}, "x", "ragged x")
+errs({x = "abc"}, "x", "x of the wrong type")
+errs({gamma = {1, 2, 3}}, "gamma", "gamma of the wrong length")
+errs({target = 2}, "target and companion must be different", "target == companion")
+errs({companion = 9}, "outside the batch", "companion outside the batch")
+errs({momentum = true}, "momentum", "momentum = true")
+errs({momentum = 2}, "momentum", "momentum out of range")
+errs({ddof = 2}, "ddof", "ddof 2")
+errs({axes = {1, 1}}, "axis 1 given twice", "repeated axis")
+errs({axes = {3}}, "axes", "axis beyond a vector")
+errs({batch = {1, 2}}, "batch", "a vector as the batch")
+errs({batch = {{1}}}, "at least 2 rows", "a one-row batch")
+errs({seed = -1}, "seed", "negative seed")
+errs({seed = "12x"}, "seed", "seed not a number")
+errs({dtype = "fp8"}, "unknown dtype 'fp8'", "unknown dtype")
+errs({focus = "nowhere"}, "unknown panel", "unknown panel")
+errs({cursor = {0, 1}}, "cursor", "cursor 0")
+errs({train_scale = -1}, "train_scale", "negative train_scale")
+errs({baseline = {1, 2, 3}}, "baseline", "baseline of the wrong length")
+local good, msg = pcall(set, 5)
+ok(not good and tostring(msg):find("expected a table", 1, true), "set(5): " .. tostring(msg))
+
+-- undo / redo
+reset()
+set{eps = 0.5}
+set{kind = "rms"}
+ok(undo() == true and get().kind == "layer" and get().eps == 0.5, "undo the kind")
+ok(undo() == true and get().eps == 1e-5, "undo the eps")
+ok(redo() == true and get().eps == 0.5, "redo the eps")
+set{shift = 1}
+ok(redo() == false, "a new change clears redo")
+
+-- the r6 companion experiment through set{}
+reset()
+set{batch = {{0}, {2}}, target = 1, companion = 2}
+ok(get().baseline[1] == 2, "baseline = companion value 2")
+set{batch = {{0}, {-2}}}
+ok(get().baseline[1] == 2 and get().batch[2] == -2, "companion edited, baseline kept at 2")
+set{baseline = false}
+ok(get().baseline[1] == -2, "baseline = false: reset to the companion row")
+
+print("1.." .. n)
+tap_failed = failed
