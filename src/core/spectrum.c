@@ -256,11 +256,11 @@ const char *ns_label_name(ns_label l) {
 /* Eigenvalues closer than this are one value (merged, or one cluster for labelling):
  * generous enough to absorb LAPACK's rounding and the ~1e-10 noise of a
  * finite-difference Jacobian, far tighter than any gap the closed form predicts. */
-static double merge_tol(const ns_eig *e, size_t k) {
+static double merge_tol(const ns_eig *e, size_t k, double noise) {
   double mx = 0;
   for (size_t i = 0; i < k; i++)
     if (isfinite(e[i].value)) mx = fmax(mx, hypot(e[i].value, e[i].imag));
-  return 1e-8 * mx + 1e-12;
+  return 1e-8 * mx + noise + 1e-12;
 }
 
 /* NaN sorts after everything; otherwise ascending. */
@@ -294,8 +294,9 @@ static int near(double a, double b, double tol) {
 /* Merges entries of equal label whose values agree within tol (each group keeps its
  * first, smallest value and sums the multiplicities), sorts by value, and copies them
  * to out. Returns the count, or -1 when out holds fewer than needed. */
-static int merge_out(ns_eig *e, size_t k, ns_eig *out, size_t cap, const char *fn, char *err) {
-  double tol = merge_tol(e, k);
+static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
+                     char *err) {
+  double tol = merge_tol(e, k, noise);
   qsort(e, k, sizeof *e, cmp_label_first);
   size_t w = 0;
   for (size_t i = 0; i < k; i++) {
@@ -415,7 +416,7 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
     if (eval_denoms(x, spec, c, &p, err)) goto done;
     for (size_t i = 0; i < n; i++)
       e[k++] = (ns_eig){gamma_at(spec, &p, i) / c[i], 0, NS_LABEL_BULK, 1};
-    rc = merge_out(e, k, out, cap, fn, err);
+    rc = merge_out(e, k, 0, out, cap, fn, err);
     goto done;
   }
   ns_tensor_read(x, xv);
@@ -437,7 +438,7 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
     if (!center || m >= 2) e[k++] = (ns_eig){radial, 0, NS_LABEL_RADIAL, 1};
     if (nbulk) e[k++] = (ns_eig){g / s, 0, NS_LABEL_BULK, (int)nbulk};
   }
-  rc = merge_out(e, k, out, cap, fn, err);
+  rc = merge_out(e, k, 0, out, cap, fn, err);
 done:
   free(e), free(xv), free(c);
   ns_norm_plan_free(&p);
@@ -486,9 +487,17 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
   if (check_finite(fn, J, n, n, err)) goto done;
   /* Symmetric to 1e-8 (a finite-difference J is, to its noise): use the symmetric part
    * and dsyevr, whose eigenvectors are orthonormal; otherwise dgeev. */
+  double noise = 0;
   if (ns_is_symmetric(J, n, 1e-8)) {
+    /* The asymmetry measures the noise in J (zero for an analytic J, ~1e-10 for central
+     * differences); eigenvalues of the symmetric part move by up to about sqrt(n) times
+     * it, so values that close count as equal. */
     for (size_t i = 0; i < n; i++)
-      for (size_t j = 0; j < n; j++) A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
+      for (size_t j = 0; j < n; j++) {
+        A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
+        noise = fmax(noise, fabs(J[i * n + j] - J[j * n + i]));
+      }
+    noise *= 4 * sqrt((double)n);
     if (ns_eig_sym(A, n, wr, V, err)) goto done;
   } else if (ns_eig_general(J, n, wr, wi, V, err))
     goto done;
@@ -524,7 +533,7 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
      * eigenspace, so count its ones and radial directions by the summed projections
      * (the trace of the product of projectors) and hand the labels to the vectors that
      * project most. A lone eigenvector is "ones" when its projection exceeds 1/2. */
-    double tol = merge_tol(e, n);
+    double tol = merge_tol(e, n, noise);
     for (size_t lo = 0, hi; lo < n; lo = hi) {
       for (hi = lo + 1; hi < n && near(e[hi].value, e[hi - 1].value, tol) &&
                         near(e[hi].imag, e[hi - 1].imag, tol);
@@ -541,7 +550,7 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
       for (size_t k = lo + nones; k < lo + nones + nrad; k++) e[pr[k].idx].label = NS_LABEL_RADIAL;
     }
   }
-  rc = merge_out(e, n, out, cap, fn, err);
+  rc = merge_out(e, n, noise, out, cap, fn, err);
 done:
   free(A), free(V), free(wr), free(wi), free(xv), free(rad), free(c), free(e), free(pr);
   ns_norm_plan_free(&p);
