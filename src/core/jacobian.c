@@ -148,7 +148,9 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
      *   eps at std: s = sqrt(var) + eps, q = 1 / (dof sqrt(var)) */
     if (spec->eps_at == NS_EPS_STD) {
       s = sd + spec->eps;
-      coef = 1.0 / (dof * sd * s * s);
+      /* at c = 0 (a constant statistic) y = g c/eps + O(|c|^2): the c_i c_j term has
+       * limit 0 although 1/sqrt(var) does not exist */
+      coef = sd > 0 ? 1.0 / (dof * sd * s * s) : 0.0;
     } else {
       s = sqrt(var + spec->eps);
       coef = 1.0 / (dof * s * s * s);

@@ -438,6 +438,19 @@ static void bad_args(void) {
   tap_ok(rc == 0 && isnan(J[0]), "constant input, eps 0: NaN Jacobian, no crash");
   int k = ns_spectrum_closed(t, &s, out, 3, err);
   tap_ok(k >= 1, "constant input, eps 0: closed spectrum still returns (%d entries)", k);
+  /* constant input, eps added to the std: y = g c/eps + O(|c|^2), so J = (I - 11^T/m)/eps */
+  s.eps = 0.1;
+  s.eps_at = NS_EPS_STD;
+  double Fd[9];
+  rc = ns_jacobian_analytic(t, &s, J, err);
+  rc |= ns_jacobian_fd(t, &s, 1e-6, Fd, err);
+  double dev = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) dev = fmax(dev, fabs(J[i * 3 + j] - ((i == j) - 1.0 / 3) / 0.1));
+  tap_ok(rc == 0 && dev < 1e-12, "constant input, eps at std: J = (I - 11/m)/eps (dev %.3g)", dev);
+  tap_ok(ns_max_abs_diff(J, Fd, 9) < 1e-4, "... and finite differences agree (%.3g)",
+         ns_max_abs_diff(J, Fd, 9));
+  s.eps_at = NS_EPS_VAR;
   /* d = 1 for a centred kind: J = 0 */
   s.eps = 1e-5;
   ns_tensor *t1 = vec(c, 1);
