@@ -305,12 +305,18 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
     return fail(err, "%s: %s", who, e[0] ? e : "does not fit x");
   size_t naff = plan.naffine;
   ns_norm_plan_free(&plan);
-  if (c->ngamma > 1 && c->ngamma != naff)
-    return fail(err, "%s: has %zu values, x needs 1 or %zu", HAS(p, NS_F_GAMMA) ? "gamma" : who,
+  if (c->ngamma > 1 && c->ngamma != naff) {
+    if (HAS(p, NS_F_GAMMA))
+      return fail(err, "gamma: has %zu values, x needs 1 or %zu", c->ngamma, naff);
+    return fail(err, "%s: gamma has %zu values but would need 1 or %zu (set gamma too)", who,
                 c->ngamma, naff);
-  if (c->nbeta > 1 && c->nbeta != naff)
-    return fail(err, "%s: has %zu values, x needs 1 or %zu", HAS(p, NS_F_BETA) ? "beta" : who,
+  }
+  if (c->nbeta > 1 && c->nbeta != naff) {
+    if (HAS(p, NS_F_BETA))
+      return fail(err, "beta: has %zu values, x needs 1 or %zu", c->nbeta, naff);
+    return fail(err, "%s: beta has %zu values but would need 1 or %zu (set beta too)", who,
                 c->nbeta, naff);
+  }
   return 0;
 }
 

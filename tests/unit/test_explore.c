@@ -82,6 +82,22 @@ static void test_apply_atomic(void) {
          "gamma of 3 with x of 3 accepted");
   ns_tensor_free(x3);
   tap_ok(ns_tensor_get(s.x, 2) == 4, "  x copied, patch's tensor can be freed");
+  ns_state mid;
+  ns_state_copy(&mid, &s, err);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_X;
+  p.x = before.x; /* 4 elements again, gamma still has 3 */
+  tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "x: gamma has 3", 14) == 0,
+         "x that no longer fits gamma refused: %s", err);
+  tap_ok(ns_state_equal(&s, &mid), "  state unchanged");
+  /* a whole-state patch restores any state exactly */
+  ns_patch_from_state(&p, &before);
+  tap_ok(ns_state_apply(&s, &p, err) == 0 && ns_state_equal(&s, &before),
+         "whole-state patch restores the default state");
+  ns_patch_from_state(&p, &mid);
+  tap_ok(ns_state_apply(&s, &p, err) == 0 && ns_state_equal(&s, &mid),
+         "  and back to the edited one");
+  ns_state_free(&mid);
 
   ns_state_free(&s);
   ns_state_copy(&s, &before, err);
