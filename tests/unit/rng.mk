@@ -22,3 +22,10 @@ tests_unit_test_sha256_LDADD = libnscore.la
 tests_unit_test_npy_SOURCES = tests/unit/test_npy.c tests/unit/tap.h
 tests_unit_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_npy_LDADD = libnscore.la -lm
+
+## A deterministic mutation run over the .npy fixtures and some CSV (tests/fuzz/fuzz_parse.c
+## also builds as a libFuzzer target; see its header).
+check_PROGRAMS += tests/fuzz/fuzz_parse
+TESTS += tests/fuzz/fuzz_parse
+tests_fuzz_fuzz_parse_SOURCES = tests/fuzz/fuzz_parse.c
+tests_fuzz_fuzz_parse_LDADD = libnscore.la -lm
