@@ -848,10 +848,11 @@ static ns_tensor *matrix_edit(const ns_tensor *m, int axis, size_t at, int inser
   }
   int vec = m->rank == 1;
   size_t R = vec ? 1 : m->shape[0], C = vec ? m->shape[0] : m->shape[1];
-  if (vec && axis == 1) {
-    fail(err, "%s: a vector has one row; add columns (elements) instead", what);
+  if (vec && axis == 1 && !insert) {
+    fail(err, "%s: a vector has one row; remove columns (elements) instead", what);
     return NULL;
   }
+  int to_matrix = vec && axis == 1; /* a second row turns the vector into a (2, D) matrix */
   size_t cnt = axis == 1 ? R : C;
   if (insert ? at > cnt : at >= cnt) {
     fail(err, "%s: %s %zu does not exist", what, axis == 1 ? "row" : "column", at + 1);
@@ -883,8 +884,9 @@ static ns_tensor *matrix_edit(const ns_tensor *m, int axis, size_t at, int inser
       }
       v[i * C2 + j] = ns_tensor_get(m, si * C + sj);
     }
-  size_t shape[2] = {vec ? C2 : R2, C2};
-  ns_tensor *t = ns_tensor_from(vec ? 1 : 2, shape, m->dtype, v, err);
+  int vec_out = vec && !to_matrix;
+  size_t shape[2] = {vec_out ? C2 : R2, C2};
+  ns_tensor *t = ns_tensor_from(vec_out ? 1 : 2, shape, m->dtype, v, err);
   free(v);
   return t;
 }

@@ -274,7 +274,8 @@ int ns_explore_toggle_cumulative(ns_state *s, ns_history *h, char *err);
 int ns_explore_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err);
 /* x as a vector or matrix: add/remove a row (axis 1) or column (axis 2) at index `at`
  * (0-based; insertion before it, at == count appends). A vector is one row of columns:
- * axis 2 adds/removes elements. New cells are 0. x of rank 3/4: error. */
+ * axis 2 adds/removes elements, adding a row makes it a (2, D) matrix. New cells are 0.
+ * gamma/beta that no longer fit are dropped. x of rank 3/4: error. */
 int ns_explore_x_insert(ns_state *s, ns_history *h, int axis, size_t at, char *err);
 int ns_explore_x_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err);
 /* The same on the batch matrix (row, col 0-based). */

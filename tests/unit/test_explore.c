@@ -180,6 +180,15 @@ static void test_history(void) {
   tap_ok(ns_explore_x_remove(&s, &h, 2, 0, err) == 0 && s.x->n == 4 && ns_tensor_get(s.x, 0) == -1,
          "remove x's first element");
   tap_ok(ns_explore_set_x(&s, &h, 0, 5, err) == 0 && ns_tensor_get(s.x, 0) == 5, "edit a cell");
+  tap_ok(ns_explore_x_insert(&s, &h, 1, 1, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 2 &&
+             s.x->shape[1] == 4 && ns_tensor_get(s.x, 0) == 5 && ns_tensor_get(s.x, 4) == 0,
+         "add a row to the vector: a 2 x 4 matrix");
+  tap_ok(ns_explore_x_remove(&s, &h, 1, 0, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 1 &&
+             ns_tensor_get(s.x, 0) == 0,
+         "remove its first row: 1 x 4");
+  tap_ok(ns_explore_x_remove(&s, &h, 1, 0, err) == -1, "cannot remove the last row: %s", err);
+  ns_history_undo(&h, &s);
+  ns_history_undo(&h, &s);
   tap_ok(ns_explore_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 &&
              s.target == 2 && s.companion == 3,
          "insert a batch row before the target: target/companion follow");
@@ -369,7 +378,73 @@ static void test_eval_mode(void) {
   ns_state_free(&s);
 }
 
+/* Degenerate and non-finite inputs never fail the whole computation. */
+static void test_degenerate(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  ns_state_init(&s, err);
+  double c[4] = {3, 3, 3, 3}, nanv[4] = {1, NAN, 2, INFINITY};
+  ns_tensor *x = vec(c, 4);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_X) | (1u << NS_F_EPS);
+  p.x = x;
+  p.eps = 0;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "constant x with eps 0 accepted");
+  ns_tensor_free(x);
+  tap_ok(ns_explore_compute(&s, &r, err) == 0, "constant x, eps 0: computes (%s)",
+         r.jac_done ? "Jacobian done" : r.jac_skip);
+  tap_ok(r.norm.ndegenerate == 1, "  the statistic is flagged degenerate");
+  tap_diag("jacobian: %s; var digits %g %g %g", r.jac_done ? "done" : r.jac_skip, r.var_digits[0],
+           r.var_digits[1], r.var_digits[2]);
+  ns_result_free(&r);
+  x = vec(nanv, 4);
+  p.x = x;
+  p.eps = 1e-5;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "x with NaN and Inf accepted");
+  ns_tensor_free(x);
+  tap_ok(ns_explore_compute(&s, &r, err) == 0, "NaN/Inf x computes (%s)",
+         r.jac_done ? "Jacobian done" : r.jac_skip);
+  ns_result_free(&r);
+  /* matrix x with batch kind in eval mode: running statistics of another feature count */
+  double m[6] = {1, 2, 3, 4, 5, 7};
+  x = mat(m, 3, 2);
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_X) | (1u << NS_F_KIND) | (1u << NS_F_MODE);
+  p.x = x;
+  p.kind = NS_KIND_BATCH;
+  p.mode = NS_MODE_EVAL;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "3 x 2 batch norm in eval mode");
+  ns_tensor_free(x);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    /* fresh running statistics: y = (x - 0) / sqrt(1 + eps) */
+    tap_close(ns_tensor_get(r.norm.y, 5), 7 / sqrt(1 + 1e-5), 1e-15,
+              "eval with fresh statistics (2 features vs 1 in the train panel)");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute: %s", err);
+  }
+  /* the train panel on the user's batch */
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_TRAIN_SOURCE) | (1u << NS_F_MODE);
+  p.train_source = NS_SOURCE_BATCH;
+  p.mode = NS_MODE_TRAIN;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "train source: the batch matrix");
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_ok(r.train_d == 2 && r.eval_n == 2 && r.train_n == 256, "  2 features, eval = batch rows");
+    /* eval batch = the default batch ((0,1),(2,-1)): own statistics mean (1, 0) */
+    tap_close(r.eval_mean[0], 1, 0, "  eval mean of feature 1");
+    tap_close(r.eval_var[1], 1, 0, "  eval var of feature 2");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute: %s", err);
+  }
+  ns_state_free(&s);
+}
+
 int main(void) {
+  test_degenerate();
   test_defaults();
   test_apply_atomic();
   test_history();
