@@ -43,9 +43,10 @@ static int choice(lua_State *L, int arg, const char *name, const char *const *na
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);
-  nsl_argerror(L, arg, "spec.%s must be one of %s, got %s", name, lua_tostring(L, -1),
-               ty == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2))
-                                 : lua_typename(L, ty));
+  const char *list = lua_tostring(L, -1);
+  const char *got =
+      ty == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2)) : lua_typename(L, ty);
+  nsl_argerror(L, arg, "spec.%s must be one of %s, got %s", name, list, got);
   return def;
 }
 

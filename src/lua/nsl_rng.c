@@ -116,10 +116,10 @@ static int g_tostring(lua_State *L) {
 
 /* ns.sha256(s) -> lowercase hex digest of the string's bytes */
 static int l_sha256(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING) /* before lua_tolstring, which converts numbers */
+    return nsl_argerror(L, 1, "string expected, got %s", luaL_typename(L, 1));
   size_t len;
   const char *s = lua_tolstring(L, 1, &len);
-  if (lua_type(L, 1) != LUA_TSTRING)
-    return nsl_argerror(L, 1, "string expected, got %s", luaL_typename(L, 1));
   char hex[65];
   ns_sha256_hex(s, len, hex);
   lua_pushstring(L, hex);

@@ -1,1 +1,15 @@
-## tests/lua
+## tests/lua: TAP tests of the Lua module. The *.lua files run through
+## LUA_LOG_COMPILER (Makefile.am: `normscope run`, which provides the global `ns`);
+## stock-lua.sh runs them all again under stock lua5.4 with the C module normscope.so
+## (through run-lua.sh, which also works as a LUA_LOG_COMPILER on its own).
+LUA_MODULE_TESTS = \
+	tests/lua/tensor.lua tests/lua/normalize.lua tests/lua/stats.lua \
+	tests/lua/rng.lua tests/lua/io.lua tests/lua/claims.lua
+TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh
+EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh
+
+## core tensor arithmetic (src/core/tensor_ops.c)
+check_PROGRAMS += tests/unit/test_tensor_ops
+tests_unit_test_tensor_ops_SOURCES = tests/unit/test_tensor_ops.c tests/unit/tap.h
+tests_unit_test_tensor_ops_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+TESTS += tests/unit/test_tensor_ops

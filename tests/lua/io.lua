@@ -1,0 +1,78 @@
+-- io.lua: ns.save / ns.load round trips (.npy keeps the dtype, .csv), a .npy file built
+-- byte by byte here, and errors that name the path.
+local T = dofile((arg and arg[0] or "tests/lua/io.lua"):gsub("[^/]*$", "") .. "tap.lua")
+local ns = T.ns
+
+local dir = os.tmpname()
+os.remove(dir)
+local base = dir .. "-nsl"
+local function path(name) return base .. "-" .. name end
+local made = {}
+local function tmp(name) local p = path(name); made[#made + 1] = p; return p end
+
+local t = ns.tensor{{1.5, -2, 3}, {4, 5e-300, 1 / 3}}
+local p = tmp("a.npy")
+T.is(ns.save(p, t), true, "save .npy")
+local back = ns.load(p)
+T.is(back:dtype(), "fp64", "fp64 stays fp64")
+T.is(table.concat(back:shape(), ","), "2,3", "shape kept")
+T.all_close(back, t:flat(), 0, "values bit-exact through .npy")
+
+for _, dt in ipairs{"fp32", "fp16"} do
+  local q = tmp(dt .. ".npy")
+  local tt = t:astype(dt)
+  ns.save(q, tt)
+  local b2 = ns.load(q)
+  T.is(b2:dtype(), dt, dt .. " file keeps its dtype")
+  T.all_close(b2, tt:flat(), 0, dt .. " values exact")
+end
+local r4 = ns.tensor{{{{1, 2}}, {{3, 4}}}}
+ns.save(tmp("r4.npy"), r4)
+T.is(table.concat(ns.load(path("r4.npy")):shape(), ","), "1,2,1,2", "rank 4 round trip")
+
+local c = tmp("a.csv")
+ns.save(c, t)
+local bc = ns.load(c)
+T.all_close(bc, t:flat(), 0, "CSV round trip with %.17g is exact")
+T.is(#bc:shape(), 2, "CSV loads rank 2")
+local f = io.open(tmp("h.csv"), "w")
+f:write("a,b\n1, 2\n# comment\n\n3,4\n")
+f:close()
+T.all_close(ns.load(path("h.csv")), {1, 2, 3, 4}, 0, "CSV with header, comments and blanks")
+
+-- a .npy v1 file written here from the format description: '<f4', shape (3,)
+local header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"
+local total = 10 + #header + 1
+local pad = (64 - total % 64) % 64
+header = header .. string.rep(" ", pad) .. "\n"
+local bytes = "\147NUMPY\1\0" .. string.pack("<I2", #header) .. header ..
+  string.pack("<fff", 0.5, -1.25, 3)
+f = io.open(tmp("hand.npy"), "wb")
+f:write(bytes)
+f:close()
+local h = ns.load(path("hand.npy"))
+T.is(h:dtype(), "fp32", "'<f4' file loads as fp32")
+T.all_close(h, {0.5, -1.25, 3}, 0, "hand-made .npy values")
+f = io.open(tmp("trunc.npy"), "wb")
+f:write(bytes:sub(1, #bytes - 2))
+f:close()
+T.err(path("trunc.npy"), "truncated file refused, naming the path", ns.load, path("trunc.npy"))
+f = io.open(tmp("magic.npy"), "wb")
+f:write("not a numpy file at all")
+f:close()
+T.err(path("magic.npy"), "bad magic refused, naming the path", ns.load, path("magic.npy"))
+f = io.open(tmp("bad.csv"), "w")
+f:write("1,2\n3\n")
+f:close()
+T.err(path("bad.csv"), "ragged CSV refused, naming the path", ns.load, path("bad.csv"))
+
+T.err(path("missing.npy"), "missing file named", ns.load, path("missing.npy"))
+T.err("No such file", "missing file reason", ns.load, path("missing.npy"))
+T.err("must end in .npy or .csv", "unknown extension", ns.load, path("x.txt"))
+T.err("path must be a string", "path of the wrong type", ns.load, 5)
+T.err("rank 1 or 2", "CSV of rank 3 refused", ns.save, path("r3.csv"), ns.zeros{1, 1, 2})
+T.err("/nonexistent-dir-nsl/x.npy", "unwritable path named", ns.save, "/nonexistent-dir-nsl/x.npy", t)
+T.err("t must be a tensor", "save of a non-tensor", ns.save, path("y.npy"), "x")
+
+for _, q in ipairs(made) do os.remove(q) end
+T.done()

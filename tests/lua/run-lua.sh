@@ -1,0 +1,20 @@
+#!/bin/sh
+# run-lua.sh FILE.lua [ARG...]: runs a Lua test with the stock interpreter (lua5.4) and
+# the freshly built C module normscope.so, with the module as the global `ns` (as in
+# `normscope run`). Prints a TAP skip when lua5.4 or the module is missing.
+# Usable as automake's LUA_LOG_COMPILER: $(SHELL) $(top_srcdir)/tests/lua/run-lua.sh
+lua=${LUA_INTERP:-}
+[ -n "$lua" ] || lua=$(command -v lua5.4 2>/dev/null)
+if [ -z "$lua" ] || [ ! -x "$lua" ]; then
+  echo "1..0 # SKIP lua5.4 not found"
+  exit 0
+fi
+libs=${top_builddir:-.}/.libs
+if [ ! -f "$libs/normscope.so" ]; then
+  echo "1..0 # SKIP normscope.so not built in $libs"
+  exit 0
+fi
+NSL_CPATH="$libs/?.so"
+export NSL_CPATH
+exec "$lua" -e 'package.cpath = os.getenv("NSL_CPATH") .. ";" .. package.cpath
+ns = require "normscope"' "$@"

@@ -1,0 +1,82 @@
+-- stats.lua: ns.moments, ns.merge, ns.round and ns.running against hand-computed values
+-- and claims.tsv; argument errors.
+local T = dofile((arg and arg[0] or "tests/lua/stats.lua"):gsub("[^/]*$", "") .. "tap.lua")
+local ns = T.ns
+local claims = T.claims()
+
+-- moments in a chosen precision (claims c15-fp32-*)
+local d = {9998, 9999, 10001, 10002}
+T.claim(claims, "c15-fp32-raw-var", ns.moments(d, {dtype = "fp32", algo = "raw"}).var)
+T.claim(claims, "c15-fp32-centered-var", ns.moments(d, {dtype = "fp32", algo = "twopass"}).var)
+local m = ns.moments({1, 2, 3, 4})
+T.ok(m.n == 4 and m.mean == 2.5 and m.m2 == 5 and m.var == 1.25, "fp64 moments")
+T.close(ns.moments({1, 2, 3, 4}, {ddof = 1}).var, 5 / 3, 1e-15, "ddof 1 variance")
+T.close(ns.moments({1, 2, 3, 4}, {algo = "welford"}).m2, 5, 1e-15, "welford")
+T.close(ns.moments(ns.tensor{{1, 2}, {3, 4}}).mean, 2.5, 0, "moments over all elements")
+T.err("unknown option field 'alg'", "unknown moments option", ns.moments, {1}, {alg = "raw"})
+T.err("opts.algo must be", "bad algo", ns.moments, {1}, {algo = "x"})
+T.err("opts.dtype must be one of", "bad dtype", ns.moments, {1}, {dtype = "int8"})
+T.err("opts.ddof must be an integer >= 0", "bad ddof", ns.moments, {1}, {ddof = -1})
+
+-- merge equals one pass over the union
+local a, b = ns.moments({1, 2, 3}), ns.moments({10, 20})
+local u = ns.merge(a, b)
+local one = ns.moments({1, 2, 3, 10, 20})
+T.is(u.n, 5, "merged count")
+T.close(u.mean, one.mean, 1e-14, "merged mean equals one pass")
+T.close(u.m2, one.m2, 1e-12, "merged m2 equals one pass")
+T.close(ns.merge({n = 0, mean = 0, m2 = 0}, b).mean, 15, 0, "merging with an empty side")
+T.close(ns.merge({n = 2, mean = 1, var = 4}, {n = 2, mean = 1, var = 4}).m2, 16, 0,
+  "var instead of m2")
+T.err("a.n must be a number >= 0", "bad count", ns.merge, {n = -1, mean = 0, m2 = 0}, b)
+T.err("b.mean must be a number", "missing mean", ns.merge, a, {n = 1, m2 = 0})
+T.err("b must be a moments table", "not a table", ns.merge, a, 5)
+
+-- correct rounding, once, from the double
+T.is(ns.round(1.00390625 + 1e-12, "bf16"), 1.0078125, "bf16 single rounding")
+T.is(ns.round(1.00390625, "bf16"), 1.0, "bf16 tie to even")
+T.is(ns.round(65520, "fp16"), math.huge, "fp16 overflow to inf")
+T.is(ns.round(2 ^ -24, "fp16"), 2 ^ -24, "fp16 keeps the smallest subnormal")
+T.is(ns.round(0.1, "fp32"), 0.100000001490116119384765625, "fp32 rounding of 0.1")
+local rt = ns.round(ns.tensor{0.1, 1 + 2 ^ -12}, "fp16")
+T.ok(rt:dtype() == "fp64" and rt[1] == 0.0999755859375 and rt[2] == 1, "round a tensor")
+T.err("dtype must be one of", "bad round dtype", ns.round, 1, "fp128")
+T.err("value must be a number or a tensor", "bad round value", ns.round, "1", "fp32")
+
+-- running statistics, PyTorch convention
+local r = ns.running()
+T.ok(r.mean == 0 and r.var == 1 and r.count == 0, "fresh running state is mean 0, var 1")
+r:update(ns.tensor{1, 2, 3, 6})
+T.close(r.mean, 0.3, 1e-15, "momentum 0.1 mean update")
+T.close(r.var, 0.9 + 0.1 * 14 / 3, 1e-15, "variance update uses the unbiased batch variance")
+r:update({n = 4, mean = 3, m2 = 14})
+T.close(r.mean, 0.9 * 0.3 + 0.3, 1e-15, "update from a moments table")
+T.is(r.count, 2, "count of updates")
+T.is(r.momentum, 0.1, "momentum field")
+local cum = ns.running{momentum = false}
+cum:update({2, 4}):update({6, 8})
+T.close(cum.mean, 5, 1e-15, "momentum=false is the cumulative average of batch means")
+T.close(cum.var, 2, 1e-15, "cumulative average of unbiased variances")
+T.is(cum.momentum, false, "momentum false reported")
+local ex = ns.running{exact = true}
+ex:update({1, 2, 3}):update({10, 20})
+T.close(ex.mean, ns.moments({1, 2, 3, 10, 20}).mean, 1e-14, "exact mode merges moments")
+T.close(ex.var, ns.moments({1, 2, 3, 10, 20}).var, 1e-12, "exact mode var is population")
+local ch = ns.running()
+ch:update(ns.tensor{{1, 10}, {3, 30}})
+T.ok(type(ch.mean) == "table" and #ch.mean == 2, "per-channel statistics as arrays")
+T.close(ch.mean[2], 0.1 * 20, 1e-15, "channel 2 mean")
+ch:update({{n = 2, mean = 0, m2 = 0}, {n = 2, mean = 0, m2 = 0}})
+T.is(ch.count, 2, "update from a list of moments tables")
+T.err("channels", "channel count fixed by the first update", function() ch:update({1, 2}) end)
+local cp = ch:copy()
+cp:update(ns.tensor{{1, 1}, {1, 1}})
+T.ok(cp.count == 3 and ch.count == 2, "copy is independent")
+T.ok(tostring(r):find("running", 1, true), "tostring")
+T.err("momentum must be between 0 and 1", "bad momentum", ns.running, {momentum = 2})
+T.err("unknown running option field 'mom'", "unknown running option", ns.running, {mom = 1})
+T.err("exact must be a boolean", "bad exact", ns.running, {exact = 1})
+T.err("batch must be a tensor or a moments table", "bad update", function() r:update("x") end)
+T.err("only through :update()", "fields are read-only", function() r.mean = 3 end)
+
+T.done()
