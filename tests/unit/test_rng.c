@@ -198,7 +198,7 @@ static void check_raw_row(char **f, int nf) {
 static void check_seedseq_row(char **f, int nf) {
   if (nf < 4) return;
   /* Seed words from the decimal seed, via a generator-free route: parse by hand. */
-  uint32_t words[64] = {0};
+  uint32_t words[256] = {0};
   size_t nw = 1;
   for (const char *p = f[1]; *p; p++) {
     uint64_t carry = (uint64_t)(*p - '0');
@@ -207,7 +207,7 @@ static void check_seedseq_row(char **f, int nf) {
       words[j] = (uint32_t)t;
       carry = t >> 32;
     }
-    if (carry && nw < 64) words[nw++] = (uint32_t)carry;
+    if (carry && nw < 256) words[nw++] = (uint32_t)carry;
   }
   uint32_t pool[4];
   ns_seedseq_pool(words, nw, pool);
@@ -346,6 +346,8 @@ static void run_extra(void) {
       check_sampled_row(f, nf, 0);
     else if (strcmp(f[0], "normal") == 0)
       check_sampled_row(f, nf, 2);
+    else if (strcmp(f[0], "raw") == 0)
+      check_raw_row(f, nf);
     else
       tap_ok(0, "unknown row kind '%s' in %s", f[0], path);
     free(save);
