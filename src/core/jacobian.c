@@ -81,7 +81,7 @@ static ns_spec fp64_spec(const ns_spec *spec) {
  * batch kind, or explicit axes that include the batch axis (bit 0) at rank >= 2. This
  * mirrors ns_normalize's rule; other kinds use their own statistics in both modes. */
 static int eval_is_constant(const ns_spec *spec, int rank) {
-  int batch = spec->kind == NS_KIND_BATCH || (spec->axes != 0 && (spec->axes & 1u) && rank >= 2);
+  int batch = ns_spec_is_batch(spec, rank);
   return spec->mode == NS_MODE_EVAL && batch;
 }
 

@@ -130,7 +130,7 @@ unsigned ns_default_axes(ns_kind k, int rank, char *err) {
 
 /* ---- plan ---- */
 
-static int is_batch_kind(const ns_spec *s, int rank) {
+int ns_spec_is_batch(const ns_spec *s, int rank) {
   return s->kind == NS_KIND_BATCH || (s->axes != 0 && (s->axes & 1u) && rank >= 2);
 }
 
@@ -443,7 +443,7 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
   const size_t nstat = p->nstat, m = p->count;
   const int centered = ns_spec_center(spec);
   const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
-  const int batchkind = is_batch_kind(spec, x->rank);
+  const int batchkind = ns_spec_is_batch(spec, x->rank);
   const int eval = spec->mode == NS_MODE_EVAL && batchkind;
   ns_running *run = batchkind ? spec->running : NULL;
   if (eval && !run) {

@@ -91,6 +91,9 @@ const char *ns_eps_at_name(ns_eps_at e);    /* "var", "std" */
 const char *ns_mode_name(ns_mode m);        /* "train", "eval" */
 int ns_spec_center(const ns_spec *s);       /* resolved centering */
 ns_dtype ns_spec_acc(const ns_spec *s);     /* resolved accumulation dtype */
+/* 1 if the spec is a batch kind at this rank (kind batch, or explicit axes that include
+ * axis 1 of an input of rank >= 2): only these read and update running statistics. */
+int ns_spec_is_batch(const ns_spec *s, int rank);
 /* Default reduction axes (bit mask) of a kind at a rank, as in DESIGN.md section 4;
  * 0 with err when the kind is undefined at that rank (instance/group at rank 1 or 2...). */
 unsigned ns_default_axes(ns_kind k, int rank, char *err);
