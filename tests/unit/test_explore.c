@@ -365,7 +365,7 @@ static void test_eval_mode(void) {
   p.set = (1u << NS_F_KIND) | (1u << NS_F_MODE);
   p.kind = NS_KIND_BATCH;
   p.mode = NS_MODE_EVAL;
-  tap_ok(ns_state_apply(&s, &p, err) == 0, "batch kind, eval mode: %s", err);
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "batch kind, eval mode");
   if (ns_explore_compute(&s, &r, err) == 0) {
     double m = r.est[0].mean[0], v = r.est[0].var[0];
     tap_close(ns_tensor_get(r.norm.y, 0), (-2 - m) / sqrt(v + 1e-5), 1e-12,
