@@ -14,7 +14,7 @@
 
 static int tap_n, tap_failed;
 
-static void tap_ok(int cond, const char *fmt, ...) {
+static inline void tap_ok(int cond, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
@@ -25,14 +25,14 @@ static void tap_ok(int cond, const char *fmt, ...) {
 }
 
 /* |got - want| <= tol (tol 0: exact equality; NaN == NaN counts as equal). */
-static int tap_close(double got, double want, double tol, const char *name) {
+static inline int tap_close(double got, double want, double tol, const char *name) {
   int ok = (isnan(got) && isnan(want)) || got == want || fabs(got - want) <= tol;
   tap_ok(ok, "%s", name);
   if (!ok) printf("#   got %.17g, want %.17g (tol %g, diff %.3g)\n", got, want, tol, fabs(got - want));
   return ok;
 }
 
-static void tap_diag(const char *fmt, ...) {
+static inline void tap_diag(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   printf("# ");
@@ -41,7 +41,7 @@ static void tap_diag(const char *fmt, ...) {
   va_end(ap);
 }
 
-static int tap_done(void) {
+static inline int tap_done(void) {
   printf("1..%d\n", tap_n);
   return tap_failed ? 1 : 0;
 }
