@@ -475,6 +475,175 @@ void nsx_pushstate(lua_State *L, const ns_state *s) {
   lua_setfield(L, -2, "cursor");
 }
 
+static void push_eigs(lua_State *L, const ns_eig *e, int n) {
+  lua_createtable(L, n > 0 ? n : 0, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushnumber(L, e[i].value);
+    lua_setfield(L, -2, "value");
+    lua_pushnumber(L, e[i].imag);
+    lua_setfield(L, -2, "imag");
+    lua_pushstring(L, ns_label_name(e[i].label));
+    lua_setfield(L, -2, "label");
+    lua_pushinteger(L, e[i].mult);
+    lua_setfield(L, -2, "mult");
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+static void push_matrix(lua_State *L, const double *v, size_t rows, size_t cols) {
+  size_t shape[2] = {rows, cols};
+  char err[NS_ERRLEN];
+  ns_tensor *t = ns_tensor_from(2, shape, NS_FP64, v, err);
+  if (!t) luaL_error(L, "result: %s", err);
+  nsl_pushtensor(L, t);
+}
+
+static void setnum(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+void nsx_pushresult(lua_State *L, const ns_result *r) {
+  lua_createtable(L, 0, 24);
+  lua_pushinteger(L, (lua_Integer)r->n);
+  lua_setfield(L, -2, "n");
+  setnum(L, "x_mean", r->x_mean);
+  setnum(L, "x_std", r->x_std);
+  setnum(L, "x_rms", r->x_rms);
+  setnum(L, "x_min", r->x_min);
+  setnum(L, "x_max", r->x_max);
+  nsl_pushtensor(L, ns_tensor_copy(r->norm.y));
+  lua_setfield(L, -2, "y");
+  setnum(L, "y_mean", r->y_mean);
+  setnum(L, "y_std", r->y_std);
+  push_doubles(L, r->norm.mean, r->norm.plan.nstat);
+  lua_setfield(L, -2, "mean");
+  push_doubles(L, r->norm.var, r->norm.plan.nstat);
+  lua_setfield(L, -2, "var");
+  push_doubles(L, r->norm.denom, r->norm.plan.nstat);
+  lua_setfield(L, -2, "denom");
+  lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
+  lua_setfield(L, -2, "ndegenerate");
+  if (r->eval_note) {
+    lua_pushstring(L, r->eval_note);
+    lua_setfield(L, -2, "eval_note");
+  }
+  nsl_pushtensor(L, ns_tensor_copy(r->y_shift));
+  lua_setfield(L, -2, "y_shift");
+  nsl_pushtensor(L, ns_tensor_copy(r->y_scale));
+  lua_setfield(L, -2, "y_scale");
+  setnum(L, "shift_dev", r->shift_dev);
+  setnum(L, "scale_dev", r->scale_dev);
+
+  lua_createtable(L, 0, 12); /* jacobian */
+  lua_pushboolean(L, r->jac_done);
+  lua_setfield(L, -2, "done");
+  if (!r->jac_done) {
+    lua_pushstring(L, r->jac_skip);
+    lua_setfield(L, -2, "skip");
+  } else {
+    setnum(L, "fd_diff", r->jac_fd_diff);
+    push_eigs(L, r->spec_closed, r->nclosed);
+    lua_setfield(L, -2, "closed");
+    push_eigs(L, r->spec_numeric, r->nnumeric);
+    lua_setfield(L, -2, "numeric");
+    push_eigs(L, r->spec_fd, r->nfd);
+    lua_setfield(L, -2, "fd");
+    setnum(L, "closed_vs_numeric", r->eig_closed_vs_numeric);
+    setnum(L, "numeric_vs_fd", r->eig_numeric_vs_fd);
+    setnum(L, "disagree", r->eig_disagree);
+    setnum(L, "smax", r->smax);
+    setnum(L, "rank_tol", r->rank_tol);
+    lua_pushinteger(L, r->rank);
+    lua_setfield(L, -2, "rank");
+    lua_pushboolean(L, r->symmetric);
+    lua_setfield(L, -2, "symmetric");
+  }
+  lua_setfield(L, -2, "jacobian");
+
+  lua_createtable(L, 0, 6); /* batch */
+  push_matrix(L, r->bn, r->B, r->D);
+  lua_setfield(L, -2, "bn");
+  push_matrix(L, r->ln, r->B, r->D);
+  lua_setfield(L, -2, "ln");
+  push_doubles(L, r->target_now, r->D);
+  lua_setfield(L, -2, "target_now");
+  push_doubles(L, r->target_base, r->D);
+  lua_setfield(L, -2, "target_base");
+  lua_createtable(L, (int)r->D, 0);
+  for (size_t j = 0; j < r->D; j++) {
+    lua_pushboolean(L, r->flip[j]);
+    lua_rawseti(L, -2, (lua_Integer)j + 1);
+  }
+  lua_setfield(L, -2, "flip");
+  lua_pushinteger(L, r->nflip);
+  lua_setfield(L, -2, "nflip");
+  lua_setfield(L, -2, "batch");
+
+  lua_createtable(L, 0, 8); /* train */
+  lua_pushinteger(L, (lua_Integer)r->train_d);
+  lua_setfield(L, -2, "d");
+  lua_pushinteger(L, (lua_Integer)r->train_n);
+  lua_setfield(L, -2, "n");
+  push_matrix(L, r->eval_x, r->eval_n, r->train_d);
+  lua_setfield(L, -2, "eval_x");
+  push_doubles(L, r->eval_mean, r->train_d);
+  lua_setfield(L, -2, "eval_mean");
+  push_doubles(L, r->eval_var, r->train_d);
+  lua_setfield(L, -2, "eval_var");
+  for (int k = 0; k < 3; k++) {
+    lua_createtable(L, 0, 3);
+    push_doubles(L, r->est[k].mean, r->train_d);
+    lua_setfield(L, -2, "mean");
+    push_doubles(L, r->est[k].var, r->train_d);
+    lua_setfield(L, -2, "var");
+    setnum(L, "gap", r->est[k].gap);
+    lua_setfield(L, -2, r->est[k].name);
+  }
+  lua_pushstring(L, r->est[r->est_active].name);
+  lua_setfield(L, -2, "active");
+  lua_setfield(L, -2, "train");
+
+  lua_createtable(L, 0, 4); /* precision */
+  setnum(L, "ref", r->var_ref);
+  lua_pushstring(L, ns_dtype_name(r->prec_dtype));
+  lua_setfield(L, -2, "dtype");
+  lua_pushstring(L, ns_dtype_name(r->prec_acc));
+  lua_setfield(L, -2, "acc");
+  for (int a = 0; a < 3; a++) {
+    lua_createtable(L, 0, 4);
+    setnum(L, "var", r->var_algo[a]);
+    setnum(L, "relerr", r->var_relerr[a]);
+    setnum(L, "digits", r->var_digits[a]);
+    setnum(L, "lost", r->var_lost[a]);
+    lua_setfield(L, -2, ns_algo_name((ns_algo)a));
+  }
+  lua_setfield(L, -2, "precision");
+}
+
+/* A result record in a userdata, so a Lua error while it is pushed frees it. */
+static int resultbox_gc(lua_State *L) {
+  ns_result_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+static int l_result(lua_State *L) {
+  nsx_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
+  ns_result *r = lua_newuserdatauv(L, sizeof *r, 0); /* +1 */
+  memset(r, 0, sizeof *r);
+  if (luaL_newmetatable(L, "normscope.explore.result")) {
+    lua_pushcfunction(L, resultbox_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  char err[NS_ERRLEN];
+  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
+  nsx_pushresult(L, r);
+  ns_result_free(r); /* the box stays valid (zeroed) until the GC */
+  return 1;
+}
+
 static nsx_ctx *ctx_of(lua_State *L) {
   return lua_touserdata(L, lua_upvalueindex(1));
 }
@@ -528,7 +697,8 @@ static int l_reset(lua_State *L) {
 
 void nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
   static const luaL_Reg fns[] = {{"set", l_set},   {"get", l_get},     {"undo", l_undo},
-                                 {"redo", l_redo}, {"reset", l_reset}, {NULL, NULL}};
+                                 {"redo", l_redo}, {"reset", l_reset}, {"result", l_result},
+                                 {NULL, NULL}};
   lua_pushglobaltable(L);                          /* G */
   nsx_ctx *c = lua_newuserdatauv(L, sizeof *c, 0); /* G ctx */
   c->s = s;

@@ -8,6 +8,9 @@
  *   get()                        the whole state as a table; set(get()) changes nothing
  *   undo(), redo()               step through the history; true if something changed
  *   reset()                      back to the default state (an undoable step)
+ *   result()                     what the panels show, computed now (ns_result as a
+ *                                table: y, shift_dev, jacobian.rank, batch.target_now,
+ *                                train.exact.gap, precision.raw.digits, ...)
  *
  * Table fields (explore.h, ns_field_name): x and batch (tensor or nested table; get()
  * returns tensors), kind, axes (array of 1-based axes, or "default"), groups, eps,
@@ -28,12 +31,14 @@
 
 #include "core/explore.h"
 
-/* Registers set, get, undo, redo and reset as globals of L. h may be NULL (undo and redo
+/* Registers set, get, undo, redo, reset and result as globals of L. h may be NULL (undo and redo
  * then do nothing and return false). */
 void nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud);
 
 /* Pushes the state as the table get() returns. */
 void nsx_pushstate(lua_State *L, const ns_state *s);
+/* Pushes a result record as the table result() returns (copies; r stays the caller's). */
+void nsx_pushresult(lua_State *L, const ns_result *r);
 
 /* Applies the set{}-style table at idx to s (recorded on h when h is not NULL). Returns 0,
  * or raises a Lua error ("set: eps: must be finite and >= 0, got -1") with s unchanged. */

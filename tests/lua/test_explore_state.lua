@@ -2,7 +2,7 @@
 -- changes nothing, bad fields raise errors that name them and change nothing, undo/redo.
 -- Needs the explorer's globals (set/get/undo/redo/reset): run by tests/unit/test_explore_lua
 -- (a C driver); under a plain `normscope run` without them it skips.
-if type(set) ~= "function" or type(get) ~= "function" then
+if type(set) ~= "function" or type(get) ~= "function" or type(result) ~= "function" then
   print("1..0 # SKIP set/get are not registered in this interpreter")
   return
 end
@@ -159,6 +159,38 @@ set{batch = {{0}, {-2}}}
 ok(get().baseline[1] == 2 and get().batch[2] == -2, "companion edited, baseline kept at 2")
 set{baseline = false}
 ok(get().baseline[1] == -2, "baseline = false: reset to the companion row")
+
+-- result(): the numbers the panels show, against hand values and claims.tsv
+reset()
+local function near(a, b, tol) return type(a) == "number" and math.abs(a - b) <= tol end
+local r = result()
+local s5 = math.sqrt(2.5 + 1e-5)
+ok(near(r.y[1], -2 / s5, 1e-15) and near(r.y[4], 2 / s5, 1e-15), "result().y = x / sqrt(2.5 + eps)")
+ok(near(r.x_std, math.sqrt(2.5), 1e-15) and near(r.x_mean, 0, 0), "input statistics")
+ok(near(r.shift_dev, 0, 1e-12), "shift probe ~ 0 for layer norm")
+local j = r.jacobian
+ok(j.done and j.rank == 3 and #j.closed == 3, "Jacobian: rank 3, three closed-form entries")
+ok(j.done and j.closed[1].label == "ones" and j.closed[2].label == "radial" and
+   near(j.closed[2].value, 1e-5 / s5 ^ 3, 1e-15) and j.closed[3].mult == 2 and
+   near(j.closed[3].value, 1 / s5, 1e-15), "closed form: 0 ones, eps/s^3 radial, 1/s bulk x2")
+ok(near(r.train.exact.gap, 0.4480854174, 5e-6), "c15-max-discrepancy from result()")
+ok(r.train.active == "momentum", "active estimator: momentum")
+set{batch = {{0}, {2}}}
+set{batch = {{0}, {-2}}}
+r = result()
+ok(near(r.batch.target_now[1], 2 / math.sqrt(4 + 4e-5), 1e-15) and
+   near(r.batch.target_base[1], -2 / math.sqrt(4 + 4e-5), 1e-15) and r.batch.flip[1] == true,
+   "r6: the unchanged target flips sign when the companion goes 2 -> -2")
+set{x = {9998, 9999, 10001, 10002}, dtype = "fp32", acc = "fp32"}
+r = result()
+ok(r.precision.raw.var == 0 and r.precision.twopass.var == 2.5 and r.precision.raw.digits == 0,
+   "c15-fp32-raw-var 0, c15-fp32-centered-var 2.5")
+local big = {}
+for i = 1, 1000 do big[i] = i % 7 end
+set{x = big, dtype = "fp64", acc = "default"}
+r = result()
+ok(not r.jacobian.done and r.jacobian.skip:find("1000 elements", 1, true) ~= nil,
+   "big x: " .. tostring(r.jacobian.skip))
 
 print("1.." .. n)
 tap_failed = failed
