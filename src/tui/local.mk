@@ -1,5 +1,9 @@
-## src/tui: the explorer screen (ncursesw) and its readline prompt.
+## src/tui: the explorer screen (ncursesw) and its readline prompt. One file per panel.
 noinst_LTLIBRARIES += libnstui.la
-libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h
-libnstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(READLINE_CFLAGS) $(LUA_CFLAGS)
-libnstui_la_LIBADD = $(NCURSES_LIBS) $(READLINE_LIBS)
+libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/screen.h \
+	src/tui/theme.c src/tui/layout.c src/tui/prompt.c src/tui/help.c \
+	src/tui/input.c src/tui/settings.c src/tui/output.c src/tui/spectrum.c \
+	src/tui/batch.c src/tui/traineval.c src/tui/precision.c
+libnstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(READLINE_CFLAGS) $(LUA_CFLAGS) \
+	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
+libnstui_la_LIBADD = libnsplot.la libnsexplore.la $(NCURSES_LIBS) $(READLINE_LIBS)

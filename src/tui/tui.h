@@ -3,10 +3,10 @@
 #define TUI_H
 
 typedef struct {
-  const char *file;   /* .npy/.csv to open, or NULL for the default example */
-  int ascii;          /* --ascii: no Unicode drawing characters */
-  int no_mouse;       /* --no-mouse */
-  int no_color;       /* --no-color (NO_COLOR in the environment does the same) */
+  const char *file; /* .npy/.csv to open, or NULL for the default example */
+  int ascii;        /* --ascii: no Unicode drawing characters */
+  int no_mouse;     /* --no-mouse */
+  int no_color;     /* --no-color (NO_COLOR in the environment does the same) */
 } tui_options;
 
 /* Runs the explorer until the user quits; restores the terminal on every exit path.

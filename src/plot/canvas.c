@@ -1,0 +1,175 @@
+/* canvas.c: the cell grid, UTF-8 text into it, and the grid back out as text. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot/plot.h"
+
+plot_canvas *plot_canvas_new(int w, int h, int ascii) {
+  if (w < 1) w = 1;
+  if (h < 1) h = 1;
+  plot_canvas *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->cells = calloc((size_t)w * (size_t)h, sizeof *c->cells);
+  if (!c->cells) {
+    free(c);
+    return NULL;
+  }
+  c->w = w;
+  c->h = h;
+  c->ascii = ascii;
+  c->color = 1;
+  return c;
+}
+
+void plot_canvas_free(plot_canvas *c) {
+  if (!c) return;
+  free(c->cells);
+  free(c);
+}
+
+void plot_canvas_clear(plot_canvas *c) {
+  memset(c->cells, 0, (size_t)c->w * (size_t)c->h * sizeof *c->cells);
+}
+
+void plot_put(plot_canvas *c, int x, int y, uint32_t ch, int style) {
+  if (x < 0 || y < 0 || x >= c->w || y >= c->h) return;
+  if (c->ascii && ch >= 128) ch = '?';
+  plot_cell *cell = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
+  cell->ch = ch;
+  cell->style = (uint16_t)style;
+}
+
+int plot_utf8_encode(uint32_t cp, char *buf) {
+  if (cp < 0x80) {
+    buf[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    buf[0] = (char)(0xC0 | (cp >> 6));
+    buf[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    buf[0] = (char)(0xE0 | (cp >> 12));
+    buf[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    buf[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  if (cp > 0x10FFFF) cp = 0xFFFD;
+  buf[0] = (char)(0xF0 | (cp >> 18));
+  buf[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  buf[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  buf[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+int plot_utf8_decode(const char *s, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  int len;
+  uint32_t v;
+  if (u[0] < 0x80) {
+    *cp = u[0];
+    return 1;
+  } else if ((u[0] & 0xE0) == 0xC0) {
+    len = 2;
+    v = u[0] & 0x1F;
+  } else if ((u[0] & 0xF0) == 0xE0) {
+    len = 3;
+    v = u[0] & 0x0F;
+  } else if ((u[0] & 0xF8) == 0xF0) {
+    len = 4;
+    v = u[0] & 0x07;
+  } else {
+    *cp = 0xFFFD;
+    return 1;
+  }
+  for (int i = 1; i < len; i++) {
+    if ((u[i] & 0xC0) != 0x80) {
+      *cp = 0xFFFD;
+      return i;
+    }
+    v = (v << 6) | (u[i] & 0x3F);
+  }
+  *cp = v;
+  return len;
+}
+
+int plot_text(plot_canvas *c, int x, int y, int maxw, const char *s, int style) {
+  int n = 0;
+  if (maxw < 0) maxw = c->w - x;
+  while (*s && n < maxw) {
+    uint32_t cp;
+    s += plot_utf8_decode(s, &cp);
+    plot_put(c, x + n, y, cp, style);
+    n++;
+  }
+  return n;
+}
+
+int plot_printf(plot_canvas *c, int x, int y, int maxw, int style, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return plot_text(c, x, y, maxw, buf, style);
+}
+
+char *plot_canvas_text(const plot_canvas *c) {
+  size_t cap = (size_t)c->w * (size_t)c->h * 4 + (size_t)c->h + 1, len = 0;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  for (int y = 0; y < c->h; y++) {
+    size_t line_start = len, last_nonspace = len;
+    for (int x = 0; x < c->w; x++) {
+      uint32_t ch = c->cells[(size_t)y * (size_t)c->w + (size_t)x].ch;
+      if (!ch) ch = ' ';
+      len += (size_t)plot_utf8_encode(ch, out + len);
+      if (ch != ' ') last_nonspace = len;
+    }
+    (void)line_start;
+    len = last_nonspace;
+    out[len++] = '\n';
+  }
+  out[len] = 0;
+  return out;
+}
+
+int plot_div_level(double v, double scale) {
+  if (isnan(v) || !(scale > 0)) return 0;
+  double r = v / scale;
+  if (r > 1) r = 1;
+  if (r < -1) r = -1;
+  /* |r| in (0, 1] maps to 1..MID; only an exact zero is neutral. */
+  if (r == 0) return 0;
+  int l = (int)ceil(fabs(r) * PLOT_DIV_MID - 1e-9);
+  if (l < 1) l = 1;
+  if (l > PLOT_DIV_MID) l = PLOT_DIV_MID;
+  return r < 0 ? -l : l;
+}
+
+char *plot_fmt(double v, int width, char *buf, size_t len) {
+  if (width < 1) width = 1;
+  if ((size_t)width >= len) width = (int)len - 1;
+  if (isnan(v)) {
+    snprintf(buf, len, "%.*s", width, "nan");
+    return buf;
+  }
+  if (isinf(v)) {
+    snprintf(buf, len, "%.*s", width, v < 0 ? "-inf" : "inf");
+    return buf;
+  }
+  for (int prec = width; prec >= 1; prec--) {
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if ((int)strlen(tmp) <= width) {
+      snprintf(buf, len, "%s", tmp);
+      return buf;
+    }
+  }
+  snprintf(buf, len, "%.*s", width, v < 0 ? "-#" : "#");
+  return buf;
+}

@@ -1,0 +1,89 @@
+/* batch.c: panel 5, the batch matrix as a heatmap with batch norm (down the columns) and
+ * layer norm (across the rows) beside it, and the target example's BN output compared
+ * with what it was before the companion changed: a sign flip is marked loudly. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tui/screen.h"
+
+void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[96], a[32], b[32];
+  snprintf(title, sizeof title, "5 Batch %zux%zu (BN: columns, LN: rows)", r->B, r->D);
+  tui_frame(w, title, v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  if (!r->bn || !s->batch) {
+    tui_puts(w, 1, 1, PLOT_S_MARK, "no batch result");
+    return;
+  }
+  size_t B = r->B, D = r->D;
+  int lab = 4, cw = lab + 2 * ((int)D * 8 + 1) <= iw ? 8 : 7;
+  int block = (int)D * cw + 1;
+  /* Side by side when the three fit, else batch | BN with LN below. */
+  int side = lab + 3 * block <= iw;
+  int two = lab + 2 * block <= iw;
+  size_t vis_rows = (size_t)(ih - 4) / (side || !two ? 1 : 2);
+  if (vis_rows < 1) vis_rows = 1;
+  if (vis_rows > B) vis_rows = B;
+  double *m = malloc(B * D * sizeof *m);
+  if (!m) return;
+  ns_tensor_read(s->batch, m);
+  int y0 = 2;
+  tui_printf(w, 1, 1 + lab, PLOT_S_DIM, "%-*s", block, "batch");
+  if (two) tui_printf(w, 1, 1 + lab + block, PLOT_S_DIM, "%-*s", block, "BN");
+  if (side) tui_printf(w, 1, 1 + lab + 2 * block, PLOT_S_DIM, "%-*s", block, "LN");
+  plot_canvas *c = tui_canvas(3 * block, (int)vis_rows, v);
+  if (c) {
+    plot_heatmap(c, 0, 0, m, vis_rows, D, cw, 0, 1);
+    if (two) plot_heatmap(c, block, 0, r->bn, vis_rows, D, cw, 0, 1);
+    if (side) plot_heatmap(c, 2 * block, 0, r->ln, vis_rows, D, cw, 0, 1);
+    tui_blit(w, y0, 1 + lab, c);
+    plot_canvas_free(c);
+  }
+  for (size_t i = 0; i < vis_rows; i++) {
+    int row = (int)i + 1;
+    const char *mark =
+        row == s->target ? (v->ascii ? "T>" : "T\u25b6") : (row == s->companion ? "C*" : "  ");
+    tui_printf(w, y0 + (int)i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
+  }
+  /* the batch cursor */
+  if (v->focused && s->focus == NS_PANEL_BATCH && s->cursor_row >= 0 &&
+      (size_t)s->cursor_row < vis_rows && s->cursor_col >= 0 && (size_t)s->cursor_col < D) {
+    char num[32], cell[48];
+    size_t idx = (size_t)s->cursor_row * D + (size_t)s->cursor_col;
+    if (v->edit)
+      snprintf(cell, sizeof cell, "%*.*s_", cw - 2, cw - 2, v->edit);
+    else
+      snprintf(cell, sizeof cell, "%*s ", cw - 1, plot_fmt(m[idx], cw - 1, num, sizeof num));
+    tui_puts(w, y0 + s->cursor_row, 1 + lab + s->cursor_col * cw, PLOT_S_POS | PLOT_F_REVERSE,
+             cell);
+  }
+  int y = y0 + (int)vis_rows;
+  if (!side && two && (size_t)y + vis_rows < (size_t)ih) {
+    tui_printf(w, y++, 1 + lab, PLOT_S_DIM, "LN");
+    c = tui_canvas(block, (int)vis_rows, v);
+    if (c) {
+      plot_heatmap(c, 0, 0, r->ln, vis_rows, D, cw, 0, 1);
+      tui_blit(w, y, 1 + lab, c);
+      plot_canvas_free(c);
+    }
+    y += (int)vis_rows;
+  }
+  free(m);
+  if (vis_rows < B && y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
+  /* Target example: BN output now and with the companion's baseline row. */
+  if (y <= ih)
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "target %d, companion %d (was baseline):", s->target,
+               s->companion);
+  for (size_t j = 0; j < D && y <= ih; j++) {
+    int flip = r->flip && r->flip[j];
+    tui_printf(w, y, 1, PLOT_S_TEXT, " col %zu: %s (was %s)", j + 1,
+               tui_num(r->target_now[j], a, sizeof a), tui_num(r->target_base[j], b, sizeof b));
+    if (flip)
+      tui_puts(w, y, iw - 11 > 30 ? 32 : iw - 11, PLOT_S_MARK | PLOT_F_REVERSE,
+               v->ascii ? "!SIGN FLIP!" : "\u26a0 SIGN FLIP");
+    y++;
+  }
+  if (r->nflip && y <= ih)
+    tui_puts(w, y++, 1, PLOT_S_MARK, "target row unchanged; only its companion moved");
+}

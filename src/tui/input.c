@@ -1,0 +1,105 @@
+/* input.c: panel 1, the input tensor as an editable grid with its statistics. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/screen.h"
+
+#define CELL_W 8
+
+/* A tensor of any rank viewed as rows x cols: the last axis across, the rest down;
+ * a vector is one row (as explore.h's x_insert/x_remove see it), drawn wrapped. */
+static void grid_shape(const ns_tensor *x, size_t *rows, size_t *cols) {
+  *cols = x->shape[x->rank - 1];
+  *rows = x->n / *cols;
+}
+
+void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[160], shape[64], a[32], b[32], c[32];
+  ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
+  if (v->file) {
+    const char *base = strrchr(v->file, '/');
+    snprintf(title, sizeof title, "1 Input %s %s", base ? base + 1 : v->file, shape);
+  } else {
+    snprintf(title, sizeof title, "1 Input x %s", shape);
+  }
+  tui_frame(w, title, v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  size_t rows, cols;
+  grid_shape(s->x, &rows, &cols);
+  int here_focus = v->focused && s->focus == NS_PANEL_INPUT;
+  int lab = s->x->rank > 1 ? 5 : 4;
+  int vis_cols = (iw - lab) / CELL_W, vis_rows = ih - 3;
+  if (vis_cols < 1) vis_cols = 1;
+  if (vis_rows < 1) vis_rows = 1;
+  size_t cr = (size_t)(s->cursor_row < 0 ? 0 : s->cursor_row);
+  size_t cc = (size_t)(s->cursor_col < 0 ? 0 : s->cursor_col);
+  if (s->focus != NS_PANEL_INPUT) cr = cc = 0;
+  if (cr >= rows) cr = rows - 1;
+  if (cc >= cols) cc = cols - 1;
+  /* Screen lines: a vector wraps vis_cols elements per line; a matrix shows a window
+   * of rows x columns that follows the cursor. */
+  size_t lines, per, cur_line, c0 = 0;
+  if (s->x->rank == 1) {
+    per = (size_t)vis_cols;
+    lines = (cols + per - 1) / per;
+    cur_line = cc / per;
+  } else {
+    per = (size_t)vis_cols;
+    lines = rows;
+    cur_line = cr;
+    c0 = cc >= per ? cc - per + 1 : 0;
+  }
+  size_t l0 = cur_line >= (size_t)vis_rows ? cur_line - (size_t)vis_rows + 1 : 0;
+  for (int k = 0; k < vis_cols; k++) {
+    size_t col = s->x->rank == 1 ? (size_t)k : c0 + (size_t)k;
+    if (col >= cols) break;
+    tui_printf(w, 1, 1 + lab + k * CELL_W, PLOT_S_DIM, "%*zu", CELL_W - 1,
+               s->x->rank == 1 ? (size_t)k + 1 : col + 1);
+  }
+  if (s->x->rank == 1) tui_puts(w, 1, 1, PLOT_S_DIM, "i");
+  for (int i = 0; i < vis_rows && l0 + (size_t)i < lines; i++) {
+    size_t line = l0 + (size_t)i;
+    if (s->x->rank > 1)
+      tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%4zu", line + 1);
+    else
+      tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%3zu", line * per + 1);
+    for (int k = 0; k < vis_cols; k++) {
+      size_t row, col;
+      if (s->x->rank == 1) {
+        row = 0;
+        col = line * per + (size_t)k;
+      } else {
+        row = line;
+        col = c0 + (size_t)k;
+      }
+      if (col >= cols) break;
+      size_t idx = row * cols + col;
+      double val = ns_tensor_get(s->x, idx);
+      int here = here_focus && row == cr && col == cc;
+      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE) : (val < 0 ? PLOT_S_NEG : PLOT_S_TEXT);
+      char num[32], cell[48];
+      if (here && v->edit) {
+        size_t el = strlen(v->edit);
+        const char *tail = el > CELL_W - 2 ? v->edit + el - (CELL_W - 2) : v->edit;
+        snprintf(cell, sizeof cell, "%*s_", CELL_W - 2, tail);
+      } else {
+        plot_fmt(val, CELL_W - 1, num, sizeof num);
+        snprintf(cell, sizeof cell, "%*s", CELL_W - 1, num);
+      }
+      tui_puts(w, 2 + i, 1 + lab + k * CELL_W, style, cell);
+    }
+  }
+  char more[64] = "";
+  if (lines > (size_t)vis_rows || (s->x->rank > 1 && cols > per))
+    snprintf(more, sizeof more, "  [lines %zu-%zu of %zu]", l0 + 1,
+             l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines, lines);
+  /* statistics over all elements */
+  tui_printf(w, ih, 1, PLOT_S_LABEL, "mean %s  std %s  rms %s", tui_num(r->x_mean, a, sizeof a),
+             tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
+  if (ih >= 4) {
+    char d[32], e[32];
+    tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s%s", r->n,
+               tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e),
+               ns_dtype_name(s->x->dtype), more);
+  }
+}

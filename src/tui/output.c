@@ -1,0 +1,115 @@
+/* output.c: panel 3, the normalized values with bars, and the shift and scale probes
+ * shown value by value so the invariance (or its failure) is visible. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/screen.h"
+
+static const char *kind_title(ns_kind k) {
+  switch (k) {
+  case NS_KIND_LAYER:
+    return "LayerNorm";
+  case NS_KIND_RMS:
+    return "RMSNorm";
+  case NS_KIND_BATCH:
+    return "BatchNorm";
+  case NS_KIND_INSTANCE:
+    return "InstanceNorm";
+  case NS_KIND_GROUP:
+    return "GroupNorm";
+  }
+  return "?";
+}
+
+/* %.6g when it fits the column, else as many digits as do. */
+static const char *fit(double v, int width, char *buf, size_t len) {
+  tui_num(v, buf, len);
+  if ((int)strlen(buf) > width) plot_fmt(v, width, buf, len);
+  return buf;
+}
+
+void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[96], a[32], b[32];
+  snprintf(title, sizeof title, "3 Output y = %s(x)", kind_title(s->kind));
+  tui_frame(w, title, v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  const ns_tensor *y = r->norm.y;
+  if (!y) {
+    tui_puts(w, 1, 1, PLOT_S_MARK, "no output (see the message line)");
+    return;
+  }
+  size_t n = y->n, cols = s->x->shape[s->x->rank - 1];
+  /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
+  int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
+  int show_probes = barw >= 5;
+  if (!show_probes) barw = iw - lab - nw - 1;
+  char hs[32], ha[32];
+  snprintf(hs, sizeof hs, "x%+g", s->shift);
+  snprintf(ha, sizeof ha, "%gx", s->scale);
+  tui_printf(w, 1, 1 + lab, PLOT_S_DIM, "%*s", nw, "y");
+  if (show_probes) {
+    tui_printf(w, 1, 1 + lab + nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, hs);
+    tui_printf(w, 1, 1 + lab + 2 * nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, ha);
+  }
+  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + (r->eval_note ? 1 : 0);
+  int vis = ih - 1 - probe_lines;
+  if (vis < 1) vis = 1;
+  /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
+  size_t cur = 0;
+  if (s->focus == NS_PANEL_INPUT && s->cursor_row >= 0 && s->cursor_col >= 0)
+    cur = (size_t)s->cursor_row * cols + (size_t)s->cursor_col;
+  if (cur >= n) cur = n - 1;
+  size_t first = cur >= (size_t)vis ? cur - (size_t)vis + 1 : 0;
+  size_t count = n - first < (size_t)vis ? n - first : (size_t)vis;
+  double *vals = malloc(count * sizeof *vals);
+  if (!vals) return;
+  double scale = 0;
+  for (size_t i = 0; i < n && i < 100000; i++) {
+    double t = fabs(ns_tensor_get(y, i));
+    if (isfinite(t) && t > scale) scale = t;
+  }
+  for (size_t i = 0; i < count; i++) vals[i] = ns_tensor_get(y, first + i);
+  plot_canvas *c = tui_canvas(barw, (int)count, v);
+  if (c) {
+    plot_bars(c, 0, 0, barw, vals, count, scale, NULL);
+    tui_blit(w, 2, 1 + lab + (show_probes ? 3 * nw : nw) + 1, c);
+    plot_canvas_free(c);
+  }
+  for (size_t i = 0; i < count; i++) {
+    size_t idx = first + i;
+    int yy = 2 + (int)i;
+    if (s->x->rank == 1)
+      tui_printf(w, yy, 1, PLOT_S_DIM, "%4zu", idx + 1);
+    else
+      tui_printf(w, yy, 1, PLOT_S_DIM, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+    char num[32];
+    int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
+    tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
+               fit(vals[i], nw - 1, num, sizeof num));
+    if (show_probes && r->y_shift && r->y_scale) {
+      double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
+      /* A probe value that moved away from y is marked: the map is not invariant. */
+      double tol = 1e-6 * (1 + fabs(vals[i]));
+      tui_printf(w, yy, 1 + lab + nw, fabs(ys - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s",
+                 nw, fit(ys, nw - 1, num, sizeof num));
+      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM,
+                 "%*s", nw, fit(ya, nw - 1, num, sizeof num));
+    }
+  }
+  free(vals);
+  int py = ih - probe_lines + 1;
+  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", tui_num(r->y_mean, a, sizeof a),
+             tui_num(r->y_std, b, sizeof b));
+  tui_printf(w, py++, 1, r->shift_dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD,
+             "shift x%+g: max|dy| %.3g %s", s->shift, r->shift_dev,
+             r->shift_dev > 1e-6 ? "MOVES" : "same");
+  tui_printf(w, py++, 1, r->scale_dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD,
+             "scale %gx:  max|dy| %.3g %s", s->scale, r->scale_dev,
+             r->scale_dev > 1e-6 ? "MOVES" : "same");
+  if (r->norm.ndegenerate)
+    tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic(s): denominator 0 or not finite",
+               r->norm.ndegenerate);
+  if (r->eval_note) tui_puts(w, py++, 1, PLOT_S_DIM, r->eval_note);
+}

@@ -1,0 +1,421 @@
+/* prompt.c: the Lua prompt inside the screen.
+ *
+ * GNU Readline runs through its callback interface and never sees the terminal: keys
+ * arrive from curses and are handed over one byte at a time through our getc function;
+ * our redisplay function does nothing (the screen draws rl_line_buffer itself); the
+ * terminal preparation hooks are no-ops and readline's signal handlers are off. Chunks
+ * are evaluated by nslr_eval (shared with `normscope repl`), results and errors go to
+ * the scrollback, and history is the REPL's history file.
+ */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "lua/complete.h"
+#include "lua/repl.h"
+#include "tui/screen.h"
+
+#define SB_MAX 2000
+
+struct tui_prompt {
+  lua_State *L;
+  int open;
+  char *chunk; /* lines of an incomplete chunk so far */
+  char **lines;
+  int *styles;
+  int n;      /* lines in the scrollback (oldest first) */
+  int scroll; /* lines scrolled back from the newest */
+  unsigned char q[256];
+  int qh, qt;
+  int evaluated;
+  FILE *devnull;
+  FILE *noinput; /* read end of an empty pipe (nofd[1] kept open, never written) */
+  int nofd[2];
+};
+
+static tui_prompt *active; /* readline's callbacks are global: the prompt they serve */
+
+void tui_prompt_echo(tui_prompt *p, const char *text, int style) {
+  /* one scrollback entry per line of text */
+  const char *s = text;
+  do {
+    const char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s) : strlen(s);
+    if (!nl && len == 0 && s != text) break;
+    if (p->n == SB_MAX) {
+      free(p->lines[0]);
+      memmove(p->lines, p->lines + 1, (SB_MAX - 1) * sizeof *p->lines);
+      memmove(p->styles, p->styles + 1, (SB_MAX - 1) * sizeof *p->styles);
+      p->n--;
+    }
+    char *line = malloc(len + 1);
+    if (!line) return;
+    memcpy(line, s, len);
+    line[len] = 0;
+    for (char *c = line; *c; c++)
+      if (*c == '\t') *c = ' ';
+    p->lines[p->n] = line;
+    p->styles[p->n] = style;
+    p->n++;
+    s = nl ? nl + 1 : s + len;
+  } while (*s);
+  p->scroll = 0;
+}
+
+static void writer(void *ud, const char *text, size_t len, int is_error) {
+  tui_prompt *p = ud;
+  char *t = malloc(len + 1);
+  if (!t) return;
+  memcpy(t, text, len);
+  t[len] = 0;
+  if (len && t[len - 1] == '\n') t[len - 1] = 0;
+  tui_prompt_echo(p, t, is_error ? PLOT_S_MARK : PLOT_S_TEXT);
+  free(t);
+}
+
+/* print() and io.write() inside the screen write to the scrollback, not to the
+ * terminal behind curses. */
+static int l_print(lua_State *L) {
+  tui_prompt *p = lua_touserdata(L, lua_upvalueindex(1));
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL); /* push the string form */
+    luaL_addvalue(&b);          /* move it into the buffer */
+  }
+  luaL_pushresult(&b);
+  tui_prompt_echo(p, lua_tostring(L, -1), PLOT_S_TEXT);
+  return 0;
+}
+
+static int l_write(lua_State *L) {
+  tui_prompt *p = lua_touserdata(L, lua_upvalueindex(1));
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    luaL_checkany(L, i);
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  tui_prompt_echo(p, lua_tostring(L, -1), PLOT_S_TEXT);
+  return 0;
+}
+
+static int rl_getc_queue(FILE *f) {
+  (void)f;
+  if (!active || active->qh == active->qt) return EOF;
+  int c = active->q[active->qh];
+  active->qh = (active->qh + 1) % (int)sizeof active->q;
+  return c;
+}
+
+static void rl_redisplay_none(void) {}
+static void rl_prep_none(int meta) {
+  (void)meta;
+}
+static void rl_deprep_none(void) {}
+
+static void set_prompt(const char *s) {
+  rl_set_prompt(s);
+}
+
+static void on_line(char *line) {
+  tui_prompt *p = active;
+  if (!p) {
+    free(line);
+    return;
+  }
+  if (!line) { /* Ctrl-D on an empty line: leave the prompt */
+    p->open = 0;
+    return;
+  }
+  tui_prompt_echo(p, p->chunk ? ">> " : "> ", PLOT_S_DIM);
+  /* the echo above is its own line: append the typed text to it */
+  {
+    char *e = p->lines[p->n - 1];
+    size_t a = strlen(e), b = strlen(line);
+    char *m = realloc(e, a + b + 1);
+    if (m) {
+      memcpy(m + a, line, b + 1);
+      for (char *c = m; *c; c++)
+        if (*c == '\t') *c = ' ';
+      p->lines[p->n - 1] = m;
+    }
+  }
+  char *chunk;
+  if (p->chunk) {
+    size_t a = strlen(p->chunk), b = strlen(line);
+    chunk = malloc(a + b + 2);
+    if (chunk) {
+      memcpy(chunk, p->chunk, a);
+      chunk[a] = '\n';
+      memcpy(chunk + a + 1, line, b + 1);
+    }
+    free(p->chunk);
+    p->chunk = NULL;
+  } else {
+    chunk = strdup(line);
+  }
+  free(line);
+  if (!chunk) return;
+  int st = nslr_eval(p->L, chunk, "=prompt", writer, p);
+  if (st == NSLR_INCOMPLETE) {
+    p->chunk = chunk;
+    set_prompt(">> ");
+    return;
+  }
+  nslr_history_add(chunk);
+  free(chunk);
+  set_prompt("> ");
+  p->evaluated = 1;
+}
+
+tui_prompt *tui_prompt_new(lua_State *L) {
+  tui_prompt *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->lines = calloc(SB_MAX, sizeof *p->lines);
+  p->styles = calloc(SB_MAX, sizeof *p->styles);
+  if (!p->lines || !p->styles) {
+    free(p->lines);
+    free(p->styles);
+    free(p);
+    return NULL;
+  }
+  p->L = L;
+  lua_pushlightuserdata(L, p);
+  lua_pushcclosure(L, l_print, 1);
+  lua_setglobal(L, "print");
+  if (lua_getglobal(L, "io") == LUA_TTABLE) {
+    lua_pushlightuserdata(L, p);
+    lua_pushcclosure(L, l_write, 1);
+    lua_setfield(L, -2, "write");
+  }
+  lua_pop(L, 1); /* io */
+  /* Readline must never touch the terminal: curses owns it. */
+  p->devnull = fopen("/dev/null", "w");
+  rl_readline_name = "normscope";
+  rl_catch_signals = 0;
+  rl_catch_sigwinch = 0;
+  rl_change_environment = 0; /* keep LINES/COLUMNS out of the environment (curses resizes) */
+  rl_getc_function = rl_getc_queue;
+  rl_redisplay_function = rl_redisplay_none;
+  rl_prep_term_function = rl_prep_none;
+  rl_deprep_term_function = rl_deprep_none;
+  /* rl_instream is only polled for typeahead (rl_insert reads ahead while input is
+   * "queued"): give it an empty pipe so it never finds any and asks our getc instead. */
+  if (pipe(p->nofd) == 0) p->noinput = fdopen(p->nofd[0], "r");
+  rl_instream = p->noinput;
+  rl_outstream = p->devnull;
+  rl_variable_bind("bell-style", "none");
+  rl_variable_bind("horizontal-scroll-mode", "on");
+  nslr_history_init();
+  active = p;
+  rl_callback_handler_install("> ", on_line);
+  tui_prompt_echo(p, "Lua prompt: set{...} changes the state, get() shows it, Esc leaves.",
+                  PLOT_S_DIM);
+  return p;
+}
+
+void tui_prompt_free(tui_prompt *p) {
+  if (!p) return;
+  rl_callback_handler_remove();
+  nslr_history_save();
+  for (int i = 0; i < p->n; i++) free(p->lines[i]);
+  free(p->lines);
+  free(p->styles);
+  free(p->chunk);
+  if (p->devnull) fclose(p->devnull);
+  if (p->noinput) {
+    fclose(p->noinput);
+    close(p->nofd[1]);
+  }
+  if (active == p) active = NULL;
+  free(p);
+}
+
+void tui_prompt_open(tui_prompt *p) {
+  p->open = 1;
+  p->scroll = 0;
+}
+void tui_prompt_close(tui_prompt *p) {
+  p->open = 0;
+}
+int tui_prompt_is_open(const tui_prompt *p) {
+  return p->open;
+}
+
+static void feed(tui_prompt *p, const unsigned char *bytes, int n) {
+  for (int i = 0; i < n; i++) {
+    int next = (p->qt + 1) % (int)sizeof p->q;
+    if (next == p->qh) break;
+    p->q[p->qt] = bytes[i];
+    p->qt = next;
+  }
+  active = p;
+  while (p->qh != p->qt && p->open) rl_callback_read_char();
+  p->qh = p->qt = 0;
+}
+
+static void complete(tui_prompt *p) {
+  int end = rl_point;
+  const char *line = rl_line_buffer;
+  int start = nslc_wordstart(line, end);
+  char **list = nslc_complete(p->L, line, start, end);
+  if (!list) return;
+  const char *rep = NULL;
+  char *prefix = NULL;
+  if (list[0] && !list[1])
+    rep = list[0];
+  else {
+    prefix = nslc_common_prefix(list);
+    rep = prefix;
+    char buf[1024];
+    size_t len = 0;
+    int k;
+    for (k = 0; list[k] && len + strlen(list[k]) + 3 < sizeof buf; k++)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", k ? "  " : "", list[k]);
+    if (list[k]) snprintf(buf + len, sizeof buf - len, "  ...");
+    tui_prompt_echo(p, buf, PLOT_S_DIM);
+  }
+  if (rep && (int)strlen(rep) >= end - start) {
+    rl_delete_text(start, end);
+    rl_point = start;
+    rl_insert_text(rep);
+  }
+  free(prefix);
+  nslc_free(list);
+}
+
+int tui_prompt_key(tui_prompt *p, int is_key_code, unsigned int ch) {
+  p->evaluated = 0;
+  unsigned char b[8];
+  int n = 0;
+  if (is_key_code) {
+    switch (ch) {
+    case KEY_LEFT:
+      b[n++] = 2;
+      break;
+    case KEY_RIGHT:
+      b[n++] = 6;
+      break;
+    case KEY_UP:
+      b[n++] = 16;
+      break;
+    case KEY_DOWN:
+      b[n++] = 14;
+      break;
+    case KEY_HOME:
+      b[n++] = 1;
+      break;
+    case KEY_END:
+      b[n++] = 5;
+      break;
+    case KEY_BACKSPACE:
+      b[n++] = 127;
+      break;
+    case KEY_DC:
+      if (rl_end > 0) b[n++] = 4;
+      break;
+    case KEY_ENTER:
+      b[n++] = '\r';
+      break;
+    case KEY_PPAGE:
+      tui_prompt_scroll(p, 5);
+      return 0;
+    case KEY_NPAGE:
+      tui_prompt_scroll(p, -5);
+      return 0;
+    default:
+      return 0;
+    }
+  } else if (ch == 27) {
+    p->open = 0;
+    return 0;
+  } else if (ch == '\t') {
+    complete(p);
+    return 0;
+  } else if (ch == '\n' || ch == '\r') {
+    b[n++] = '\r';
+  } else if (ch == 8) {
+    b[n++] = 127;
+  } else if (ch == 4 && rl_end == 0) {
+    p->open = 0; /* Ctrl-D on an empty line leaves, as in the REPL */
+    return 0;
+  } else {
+    char u[8];
+    n = plot_utf8_encode(ch, u);
+    memcpy(b, u, (size_t)n);
+  }
+  if (n) feed(p, b, n);
+  return p->evaluated;
+}
+
+void tui_prompt_cancel(tui_prompt *p) {
+  free(p->chunk);
+  p->chunk = NULL;
+  rl_replace_line("", 0);
+  rl_point = 0;
+  set_prompt("> ");
+  tui_prompt_echo(p, "^C (line dropped)", PLOT_S_DIM);
+}
+
+void tui_prompt_scroll(tui_prompt *p, int lines) {
+  p->scroll += lines;
+  if (p->scroll > p->n - 1) p->scroll = p->n - 1;
+  if (p->scroll < 0) p->scroll = 0;
+}
+
+void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
+  int h = getmaxy(w), wd = getmaxx(w);
+  int framed = h >= 3;
+  if (framed) tui_frame(w, p->scroll ? "Lua (scrolled: PgDn)" : "Lua  (: opens, Esc leaves)", v);
+  int rows = framed ? h - 2 : h, y0 = framed ? 1 : 0, x0 = framed ? 1 : 0;
+  int last = p->n - 1 - p->scroll;
+  for (int i = 0; i < rows; i++) {
+    int k = last - (rows - 1 - i);
+    if (k < 0 || k >= p->n) continue;
+    if (framed) {
+      tui_puts(w, y0 + i, x0, p->styles[k], p->lines[k]);
+    } else {
+      /* unframed single line: tui_puts keeps off a frame, so write directly */
+      wattrset(w, tui_attr(p->styles[k]));
+      mvwaddnstr(w, y0 + i, 0, p->lines[k], wd);
+      wattrset(w, A_NORMAL);
+    }
+  }
+}
+
+void tui_draw_prompt(const tui_prompt *p, WINDOW *w, const tui_view *v) {
+  (void)v;
+  int wd = getmaxx(w);
+  if (!p->open) return;
+  const char *pr = p->chunk ? ">> " : "> ";
+  const char *line = rl_line_buffer ? rl_line_buffer : "";
+  /* cursor column: code points before rl_point */
+  int col = 0, pw = (int)strlen(pr);
+  for (int i = 0; i < rl_point && line[i]; i++)
+    if (((unsigned char)line[i] & 0xC0) != 0x80) col++;
+  int room = wd - pw - 1, skip = col > room ? col - room : 0;
+  wattrset(w, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+  mvwaddstr(w, 0, 0, pr);
+  wattrset(w, A_NORMAL);
+  const char *s = line;
+  int k = 0;
+  while (*s && k < skip) {
+    uint32_t cp;
+    s += plot_utf8_decode(s, &cp);
+    k++;
+  }
+  mvwaddnstr(w, 0, pw, s, -1);
+  wmove(w, 0, pw + col - skip);
+}

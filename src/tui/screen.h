@@ -1,0 +1,134 @@
+/* screen.h: what the files of the explorer screen share (not a public interface).
+ *
+ * One file per panel (input.c, settings.c, output.c, spectrum.c, batch.c, traineval.c,
+ * precision.c, help.c), each with a draw function that reads the state, the result
+ * record and a few view options and never changes any of them. layout.c places the
+ * panels, theme.c maps plot styles to curses attributes, prompt.c runs the Lua prompt
+ * (readline through its callback interface), tui.c owns the main loop and the keys.
+ */
+#ifndef TUI_SCREEN_H
+#define TUI_SCREEN_H
+
+#ifndef _XOPEN_SOURCE_EXTENDED
+#define _XOPEN_SOURCE_EXTENDED 1
+#endif
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#include <curses.h>
+#include <stddef.h>
+
+#include "core/explore.h"
+#include "plot/plot.h"
+
+/* Smallest terminal the screen draws in. */
+#define TUI_MIN_W 80
+#define TUI_MIN_H 24
+/* At least this big, every panel has its own place. */
+#define TUI_FULL_W 120
+#define TUI_FULL_H 40
+
+/* Read-only drawing context handed to every panel. */
+typedef struct {
+  int ascii;        /* no Unicode drawing characters */
+  int colors;       /* 0 (none), 8 or 256 */
+  int focused;      /* this panel has the keyboard */
+  int small;        /* the compact (tabbed) layout */
+  const char *edit; /* the number being typed into the focused cell, or NULL */
+  const char *file; /* the file the input came from, or NULL */
+  int scroll;       /* first line shown, for panels taller than their window */
+} tui_view;
+
+/* Panel draw functions: (state, result, window, view). The window is the panel's inside
+ * and frame; each draws its own frame with tui_frame. */
+typedef void (*tui_draw_fn)(const ns_state *, const ns_result *, WINDOW *, const tui_view *);
+void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+
+/* Panel titles, by ns_panel. */
+const char *tui_panel_title(ns_panel p);
+
+/* ---- theme.c ---- */
+/* Starts colours (unless disabled): returns 0, 8 or 256. */
+int tui_theme_init(int want_color);
+/* The curses attribute of a plot style (role + flags) under the current colours. */
+attr_t tui_attr(int style);
+short tui_pair(int style);
+/* Frame with a title; a focused panel's frame is highlighted. */
+void tui_frame(WINDOW *w, const char *title, const tui_view *v);
+/* Writes a UTF-8 string at (y, x) clipped to the window's inside (x..width-2). */
+void tui_puts(WINDOW *w, int y, int x, int style, const char *s);
+void tui_printf(WINDOW *w, int y, int x, int style, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Copies a canvas into the window at (y, x). */
+void tui_blit(WINDOW *w, int y, int x, const plot_canvas *c);
+/* A canvas sized for a window area, with the view's ASCII and colour settings. */
+plot_canvas *tui_canvas(int w, int h, const tui_view *v);
+/* Inside width and height of a framed window. */
+int tui_iw(WINDOW *w);
+int tui_ih(WINDOW *w);
+/* %.6g-style number, "nan"/"inf" readable, into buf. */
+const char *tui_num(double v, char *buf, size_t len);
+
+/* ---- layout.c ---- */
+typedef struct {
+  int y, x, h, w; /* h == 0: not shown */
+} tui_rect;
+
+typedef struct {
+  int cols, lines;
+  int too_small;
+  int small;       /* compact layout: panels 2, 5, 6, 7 share a tabbed slot */
+  tui_rect header; /* title and panel tabs */
+  tui_rect panel[NS_PANEL_COUNT];
+  tui_rect scrollback;       /* Lua results (may be empty when the prompt is closed) */
+  tui_rect prompt;           /* the prompt line */
+  tui_rect status;           /* keys / messages */
+  ns_panel tab;              /* panel shown in the tabbed slot (compact layout) */
+  int tab_x[NS_PANEL_COUNT]; /* header columns of each panel's tab label, -1 if none */
+  int tab_w[NS_PANEL_COUNT];
+} tui_layout;
+
+/* Places everything for a cols x lines terminal. tab: the panel the compact layout
+ * shows in its shared slot; prompt_open: the prompt has the keyboard (the compact
+ * layout then gives the slot to the scrollback). */
+void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int prompt_open);
+/* The panel under a screen position, or -1. */
+int tui_layout_hit(const tui_layout *L, int y, int x);
+/* 1 if panel p is in the compact layout's shared slot. */
+int tui_panel_tabbed(ns_panel p);
+
+/* ---- help.c ---- */
+/* Draws the help screen in w from line `scroll`; returns the number of lines. */
+int tui_draw_help(WINDOW *w, int scroll, const tui_view *v);
+int tui_help_lines(void);
+/* The one-line key summary of the settings (the status line). */
+const char *tui_settings_keys(int width);
+
+/* ---- prompt.c ---- */
+struct lua_State;
+typedef struct tui_prompt tui_prompt;
+/* Sets up readline's callback interface for state L (not owned). Never touches the
+ * terminal. */
+tui_prompt *tui_prompt_new(struct lua_State *L);
+void tui_prompt_free(tui_prompt *p);
+void tui_prompt_open(tui_prompt *p);
+void tui_prompt_close(tui_prompt *p);
+int tui_prompt_is_open(const tui_prompt *p);
+/* Feeds one curses key. Returns 1 when a chunk was evaluated (the state may have
+ * changed), 0 otherwise. Esc closes the prompt. */
+int tui_prompt_key(tui_prompt *p, int is_key_code, unsigned int ch);
+/* Ctrl-C at the prompt: drop the line being typed. */
+void tui_prompt_cancel(tui_prompt *p);
+/* Adds a line of text to the scrollback (style PLOT_S_TEXT, PLOT_S_MARK for errors...). */
+void tui_prompt_echo(tui_prompt *p, const char *text, int style);
+void tui_prompt_scroll(tui_prompt *p, int lines);
+void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v);
+void tui_draw_prompt(const tui_prompt *p, WINDOW *w, const tui_view *v);
+
+#endif

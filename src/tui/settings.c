@@ -1,0 +1,101 @@
+/* settings.c: panel 2, every setting of the normalization with the key that changes it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/screen.h"
+
+static void axes_text(const ns_state *s, char *buf, size_t len) {
+  unsigned mask = s->axes;
+  const char *how = "explicit"; /* default ones are starred, as other defaults are */
+  char err[NS_ERRLEN];
+  if (!mask) {
+    mask = ns_default_axes(s->kind, s->x->rank, err);
+    how = "default";
+  }
+  size_t n = (size_t)snprintf(buf, len, "{");
+  for (int k = 0; k < NS_MAXRANK && n < len; k++)
+    if (mask & (1u << k)) n += (size_t)snprintf(buf + n, len - n, "%s%d", n > 1 ? "," : "", k + 1);
+  if (n < len) snprintf(buf + n, len - n, "}%s", how[0] == 'd' ? "*" : "");
+}
+
+static void list_text(const double *a, size_t n, const char *none, char *buf, size_t len) {
+  if (!a || n == 0) {
+    snprintf(buf, len, "%s", none);
+    return;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 16 < len; i++) {
+    char num[32];
+    k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", tui_num(a[i], num, sizeof num));
+    if (i == 2 && n > 3) {
+      snprintf(buf + k, len - k, ",... (%zu)", n);
+      return;
+    }
+  }
+}
+
+void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  (void)r;
+  tui_frame(w, "2 Settings", v);
+  char axes[64], eps[32], gam[96], bet[96], mom[48], acc[32];
+  axes_text(s, axes, sizeof axes);
+  snprintf(eps, sizeof eps, "%.3g", s->eps);
+  list_text(s->gamma, s->ngamma, "1*", gam, sizeof gam);
+  list_text(s->beta, s->nbeta, "0*", bet, sizeof bet);
+  if (s->cumulative)
+    snprintf(mom, sizeof mom, "cumulative");
+  else
+    snprintf(mom, sizeof mom, "%g", s->momentum);
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  if (s->acc < 0)
+    snprintf(acc, sizeof acc, "%s*", ns_dtype_name(ns_spec_acc(&spec)));
+  else
+    snprintf(acc, sizeof acc, "%s", ns_dtype_name((ns_dtype)s->acc));
+  const char *center =
+      s->center < 0 ? (ns_spec_center(&spec) ? "on*" : "off*") : (s->center ? "on" : "off");
+  char groups[16];
+  snprintf(groups, sizeof groups, "%d", s->groups);
+  int narrow = tui_iw(w) < 50;
+  struct {
+    const char *key, *name, *shortname, *value, *shortvalue;
+  } rows[] = {
+      {"k K", "kind", "kind", ns_kind_name(s->kind), ns_kind_name(s->kind)},
+      {"a", "axes", "axes", axes, axes},
+      {"g G", "groups", "grp", groups, groups},
+      {"e E =", "eps", "eps", eps, eps},
+      {"p", "eps placement", "eps@",
+       s->eps_at == NS_EPS_VAR ? "var (inside the sqrt)" : "std (added to std)",
+       s->eps_at == NS_EPS_VAR ? "var" : "std"},
+      {"d", "ddof", "ddof", s->ddof ? "1 (n-1)" : "0 (n)", s->ddof ? "1" : "0"},
+      {"c", "centering", "ctr", center, center},
+      {"w", "gamma", "gamma", gam, gam},
+      {"w", "beta", "beta", bet, bet},
+      {"t", "dtype", "dtype", ns_dtype_name(s->dtype), ns_dtype_name(s->dtype)},
+      {"T", "accumulate", "acc", acc, acc},
+      {"v", "variance algo", "algo", ns_algo_name(s->algo), ns_algo_name(s->algo)},
+      {"m", "mode", "mode", ns_mode_name(s->mode), ns_mode_name(s->mode)},
+      {"o O C", "momentum", "mom", mom, mom},
+  };
+  int n = (int)(sizeof rows / sizeof rows[0]), ih = tui_ih(w);
+  if (narrow && ih < n) {
+    /* Two columns of short entries: key, name, value. */
+    int half = (n + 1) / 2, colw = tui_iw(w) / 2;
+    for (int i = 0; i < n; i++) {
+      int y = 1 + i % half, x = 1 + (i / half) * colw;
+      if (y > ih) continue;
+      char key[8];
+      snprintf(key, sizeof key, "%.1s", rows[i].key);
+      tui_printf(w, y, x, PLOT_S_POS | PLOT_F_BOLD, "%s", key);
+      tui_printf(w, y, x + 2, PLOT_S_LABEL, "%-5s", rows[i].shortname);
+      tui_printf(w, y, x + 8, PLOT_S_TEXT, "%.*s", colw - 9, rows[i].shortvalue);
+    }
+    return;
+  }
+  for (int i = 0, y = 1; i < n && y <= ih; i++, y++) {
+    tui_printf(w, y, 1, PLOT_S_POS | PLOT_F_BOLD, "%-5s", rows[i].key);
+    tui_printf(w, y, 7, PLOT_S_LABEL, "%-13s", rows[i].name);
+    tui_puts(w, y, 21, PLOT_S_TEXT, rows[i].value);
+  }
+  if (ih > n) tui_puts(w, ih, 1, PLOT_S_DIM, "* the kind's default");
+}

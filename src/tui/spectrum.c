@@ -1,0 +1,89 @@
+/* spectrum.c: panel 4, the Jacobian's eigenvalues: closed form, LAPACK on the analytic
+ * Jacobian and LAPACK on finite differences side by side, their largest disagreement,
+ * and the rank at a stated tolerance. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/screen.h"
+
+/* The entry of list[0..n) with the same label whose value is closest to `value`. */
+static const ns_eig *match(const ns_eig *list, int n, ns_label label, double value) {
+  const ns_eig *best = NULL;
+  for (int i = 0; i < n; i++)
+    if (list[i].label == label &&
+        (!best || fabs(list[i].value - value) < fabs(best->value - value)))
+      best = &list[i];
+  return best;
+}
+
+static int is_centered(const ns_state *s) {
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  return ns_spec_center(&spec);
+}
+
+void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[96], a[32], b[32];
+  snprintf(title, sizeof title, "4 Spectrum of J = dy/dx");
+  tui_frame(w, title, v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  if (!r->jac_done) {
+    tui_puts(w, 1, 1, PLOT_S_MARK, "Jacobian probes skipped:");
+    tui_puts(w, 2, 1, PLOT_S_TEXT, r->jac_skip[0] ? r->jac_skip : "(no reason given)");
+    tui_printf(w, 3, 1, PLOT_S_DIM, "(they run for at most %d elements)", NS_EXPLORE_JAC_LIMIT);
+    return;
+  }
+  /* label(6) mult(3) closed(12) lapack fd */
+  int cw = iw >= 40 ? 12 : 11, ow = (iw - 10 - cw) / 2;
+  if (ow < 7) ow = 7;
+  tui_printf(w, 1, 1, PLOT_S_DIM, "%-6s %2s %*s%*s%*s", "label", "m", cw, "closed", ow, "LAPACK",
+             ow, ow >= 10 ? "fin.diff" : "FD");
+  /* Rows: the closed-form entries when there are any, else the numeric ones. */
+  const ns_eig *rows = r->nclosed > 0 ? r->spec_closed : r->spec_numeric;
+  int nrows = r->nclosed > 0 ? r->nclosed : r->nnumeric;
+  int footer = 3;
+  int y = 2;
+  for (int i = 0; i < nrows && y <= ih - footer; i++, y++) {
+    const ns_eig *e = &rows[i];
+    const ns_eig *num =
+        r->nclosed > 0 ? match(r->spec_numeric, r->nnumeric, e->label, e->value) : e;
+    const ns_eig *fd = match(r->spec_fd, r->nfd, e->label, e->value);
+    char c1[32], c2[32], c3[32];
+    if (r->nclosed > 0)
+      tui_num(e->value, c1, sizeof c1);
+    else
+      snprintf(c1, sizeof c1, "-");
+    if (strlen(c1) > (size_t)cw - 1) plot_fmt(e->value, cw - 1, c1, sizeof c1);
+    if (num)
+      plot_fmt(num->value, ow - 1, c2, sizeof c2);
+    else
+      snprintf(c2, sizeof c2, "?");
+    if (fd)
+      plot_fmt(fd->value, ow - 1, c3, sizeof c3);
+    else
+      snprintf(c3, sizeof c3, "?");
+    int style = e->label == NS_LABEL_ONES
+                    ? PLOT_S_DIM
+                    : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
+    tui_printf(w, y, 1, style, "%-6s %2d %*s%*s%*s", ns_label_name(e->label), e->mult, cw, c1, ow,
+               c2, ow, c3);
+  }
+  if (nrows == 0) tui_puts(w, y++, 1, PLOT_S_DIM, "(no eigenvalues)");
+  if (r->nclosed <= 0) tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here: LAPACK labels");
+  y = ih - footer + 1;
+  double dis = r->eig_disagree;
+  (void)a;
+  (void)b;
+  tui_printf(w, y++, 1, dis > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD, "max disagree %.2g (J-FD %.2g)",
+             dis, r->jac_fd_diff);
+  tui_printf(w, y++, 1, PLOT_S_LABEL, "rank %d of %zu (tol %.3g=1e-10 smax)", r->rank, r->jn,
+             r->rank_tol);
+  const char *sym = is_centered(s) ? "s" : "r";
+  if (s->mode == NS_MODE_EVAL)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");
+  else
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%sradial eps/%s^%d  bulk 1/%s%s",
+               is_centered(s) ? "ones 0  " : "", sym, s->eps_at == NS_EPS_VAR ? 3 : 2, sym,
+               r->symmetric ? "" : "  J not symm.");
+}

@@ -1,0 +1,183 @@
+/* theme.c: colours (none, 8, 256; blue-orange diverging), frames and text helpers. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/screen.h"
+
+static int ncolors; /* 0, 8 or 256 */
+
+/* Pairs: 1 + role for the plain roles, 32 + level index for the diverging palette. */
+#define PAIR_ROLE(r) ((short)(1 + (r)))
+#define PAIR_DIV(i) ((short)(32 + (i)))
+
+int tui_theme_init(int want_color) {
+  ncolors = 0;
+  if (!want_color || !has_colors()) return 0;
+  if (start_color() == ERR) return 0;
+  use_default_colors();
+  ncolors = COLORS >= 256 ? 256 : 8;
+  int big = ncolors == 256;
+  /* Foregrounds of the plain roles. Positive bars orange, negative blue: the two ends
+   * of the diverging palette, distinguishable with any common colour-vision deficiency. */
+  struct {
+    int role;
+    short fg8, fg256;
+  } roles[] = {
+      {PLOT_S_TEXT, -1, -1},
+      {PLOT_S_AXIS, COLOR_WHITE, 244},
+      {PLOT_S_LABEL, COLOR_CYAN, 110},
+      {PLOT_S_TITLE, COLOR_WHITE, 255},
+      {PLOT_S_POS, COLOR_YELLOW, 208},
+      {PLOT_S_NEG, COLOR_BLUE, 33},
+      {PLOT_S_MARK, COLOR_MAGENTA, 201},
+      {PLOT_S_GOOD, COLOR_CYAN, 45},
+      {PLOT_S_DIM, COLOR_WHITE, 245},
+      {PLOT_S_SERIES0, COLOR_YELLOW, 214},
+      {PLOT_S_SERIES1, COLOR_BLUE, 39},
+      {PLOT_S_SERIES2, COLOR_WHITE, 250},
+      {PLOT_S_SERIES3, COLOR_MAGENTA, 170},
+  };
+  for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+    init_pair(PAIR_ROLE(roles[i].role), big ? roles[i].fg256 : roles[i].fg8, -1);
+  /* Diverging backgrounds, strong blue .. neutral .. strong orange. */
+  static const short bg256[PLOT_DIV_LEVELS] = {18, 25, 32, 110, -1, 223, 215, 208, 166};
+  static const short fg256[PLOT_DIV_LEVELS] = {231, 231, 231, 16, -1, 16, 16, 16, 231};
+  static const short bg8[PLOT_DIV_LEVELS] = {COLOR_BLUE,   COLOR_BLUE,   COLOR_BLUE,  -1, -1, -1,
+                                             COLOR_YELLOW, COLOR_YELLOW, COLOR_YELLOW};
+  static const short fg8[PLOT_DIV_LEVELS] = {COLOR_WHITE,  COLOR_WHITE, COLOR_WHITE, COLOR_BLUE, -1,
+                                             COLOR_YELLOW, COLOR_BLACK, COLOR_BLACK, COLOR_BLACK};
+  for (int i = 0; i < PLOT_DIV_LEVELS; i++)
+    init_pair(PAIR_DIV(i), big ? fg256[i] : fg8[i], big ? bg256[i] : bg8[i]);
+  return ncolors;
+}
+
+short tui_pair(int style) {
+  int role = PLOT_ROLE(style);
+  if (!ncolors) return 0;
+  if (role >= PLOT_S_DIV0 && role < PLOT_S_DIV0 + PLOT_DIV_LEVELS)
+    return PAIR_DIV(role - PLOT_S_DIV0);
+  if (role <= PLOT_S_SERIES3) return PAIR_ROLE(role);
+  return 0;
+}
+
+attr_t tui_attr(int style) {
+  int role = PLOT_ROLE(style);
+  attr_t a = A_NORMAL;
+  if (style & PLOT_F_REVERSE) a |= A_REVERSE;
+  if (style & PLOT_F_BOLD) a |= A_BOLD;
+  if (style & PLOT_F_UNDERLINE) a |= A_UNDERLINE;
+  if (role == PLOT_S_TITLE || role == PLOT_S_MARK) a |= A_BOLD;
+  if (!ncolors) {
+    /* Without colour, strong diverging levels show in reverse video; marks are bold
+     * and underlined so a flip or a disagreement still stands out. */
+    if (role == PLOT_S_MARK) a |= A_UNDERLINE;
+    if (role == PLOT_S_DIM) a |= A_DIM;
+    if (role >= PLOT_S_DIV0 && role < PLOT_S_DIV0 + PLOT_DIV_LEVELS) {
+      int level = role - PLOT_S_DIV0 - PLOT_DIV_MID;
+      if (level <= -3 || level >= 3) a |= A_REVERSE;
+    }
+    return a;
+  }
+  return a | COLOR_PAIR(tui_pair(style));
+}
+
+int tui_iw(WINDOW *w) {
+  return getmaxx(w) - 2;
+}
+int tui_ih(WINDOW *w) {
+  return getmaxy(w) - 2;
+}
+
+void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
+  attr_t a = v->focused ? (A_BOLD | (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_POS)) : 0))
+                        : (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_AXIS)) : A_NORMAL);
+  wattrset(w, a);
+  if (v->ascii) {
+    wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
+  } else {
+    /* Unicode box characters directly (not the alternate character set), so the frame
+     * reads the same in every UTF-8 terminal and in tmux's captures. */
+    static const wchar_t g[6] = {0x2502, 0x2500, 0x256D, 0x256E, 0x2570, 0x256F};
+    cchar_t c[6];
+    for (int i = 0; i < 6; i++) {
+      wchar_t wc[2] = {g[i], 0};
+      setcchar(&c[i], wc, a, PAIR_NUMBER(a), NULL);
+    }
+    wborder_set(w, &c[0], &c[0], &c[1], &c[1], &c[2], &c[3], &c[4], &c[5]);
+  }
+  wattrset(w, A_NORMAL);
+  if (title) {
+    char buf[128];
+    snprintf(buf, sizeof buf, " %s%s ", title, v->focused ? (v->ascii ? " *" : " \u25c0") : "");
+    wattrset(w, a | A_BOLD);
+    int maxw = getmaxx(w) - 4;
+    if (maxw > 0) mvwaddnstr(w, 0, 2, buf, -1);
+    wattrset(w, A_NORMAL);
+  }
+}
+
+void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
+  int maxx = getmaxx(w) - 1; /* keep off the right frame */
+  if (y < 1 || y >= getmaxy(w) - 1 || x >= maxx) return;
+  wattrset(w, tui_attr(style));
+  int col = x;
+  while (*s && col < maxx) {
+    uint32_t cp;
+    int n = plot_utf8_decode(s, &cp);
+    if (cp >= 128 && cp != 0xFFFD) {
+      wchar_t wc[2] = {(wchar_t)cp, 0};
+      cchar_t cc;
+      setcchar(&cc, wc, tui_attr(style), tui_pair(style), NULL);
+      mvwadd_wch(w, y, col, &cc);
+    } else {
+      mvwaddch(w, y, col, cp < 32 || cp == 0xFFFD ? '?' : (chtype)cp);
+    }
+    s += n;
+    col++;
+  }
+  wattrset(w, A_NORMAL);
+}
+
+void tui_printf(WINDOW *w, int y, int x, int style, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tui_puts(w, y, x, style, buf);
+}
+
+void tui_blit(WINDOW *w, int y, int x, const plot_canvas *c) {
+  int maxy = getmaxy(w) - 1, maxx = getmaxx(w) - 1;
+  for (int r = 0; r < c->h && y + r < maxy; r++)
+    for (int q = 0; q < c->w && x + q < maxx; q++) {
+      const plot_cell *cell = &c->cells[(size_t)r * (size_t)c->w + (size_t)q];
+      uint32_t ch = cell->ch ? cell->ch : ' ';
+      if (!cell->ch && cell->style == 0) continue;
+      wchar_t wc[2] = {(wchar_t)ch, 0};
+      cchar_t cc;
+      setcchar(&cc, wc, tui_attr(cell->style), tui_pair(cell->style), NULL);
+      mvwadd_wch(w, y + r, x + q, &cc);
+    }
+}
+
+plot_canvas *tui_canvas(int w, int h, const tui_view *v) {
+  plot_canvas *c = plot_canvas_new(w, h, v->ascii);
+  if (c) c->color = v->colors > 0;
+  return c;
+}
+
+const char *tui_num(double v, char *buf, size_t len) {
+  if (isnan(v))
+    snprintf(buf, len, "nan");
+  else if (isinf(v))
+    snprintf(buf, len, v < 0 ? "-inf" : "inf");
+  else if (v == 0)
+    snprintf(buf, len, "0");
+  else
+    snprintf(buf, len, "%.6g", v);
+  return buf;
+}

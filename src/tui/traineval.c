@@ -1,0 +1,62 @@
+/* traineval.c: panel 6, running statistics after the training batches, and one
+ * evaluation batch normalized under its own statistics and under each estimator. */
+#include <math.h>
+#include <stdio.h>
+
+#include "tui/screen.h"
+
+void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char a[32], b[32], c[32];
+  tui_frame(w, "6 Train/eval", v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  int y = 1;
+  if (s->train_source == NS_SOURCE_RNG)
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d batches x %d of N(%g,%g), seed %llu", s->train_batches,
+               s->batch_size, s->train_loc, s->train_scale, (unsigned long long)s->seed);
+  else
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d batches x %d rows of the batch matrix",
+               s->train_batches, s->batch_size);
+  if (!r->est[0].name) {
+    tui_puts(w, y, 1, PLOT_S_MARK, "no train/eval result");
+    return;
+  }
+  if (r->eval_mean && r->eval_var)
+    tui_printf(w, y++, 1, PLOT_S_TEXT, "eval batch (%zu): mean %s var %s", r->eval_n,
+               plot_fmt(r->eval_mean[0], 7, a, sizeof a), plot_fmt(r->eval_var[0], 7, b, sizeof b));
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-10s %8s %8s %8s", "running", "mean", "var", "max gap");
+  double gaps[3];
+  int n = 0;
+  for (int k = 0; k < 3 && r->est[k].name; k++) n = k + 1;
+  for (int k = 0; k < n && y <= ih; k++) {
+    const ns_estimator *e = &r->est[k];
+    char name[32];
+    if (k == 0 && !s->cumulative)
+      snprintf(name, sizeof name, "mom. %g", s->momentum);
+    else
+      snprintf(name, sizeof name, "%s", e->name);
+    int active = k == r->est_active;
+    tui_printf(w, y, 1, active ? PLOT_S_POS : PLOT_S_TEXT, "%-10.10s %8s %8s %8s%s", name,
+               e->mean ? plot_fmt(e->mean[0], 8, a, sizeof a) : "-",
+               e->var ? plot_fmt(e->var[0], 8, b, sizeof b) : "-", plot_fmt(e->gap, 8, c, sizeof c),
+               active ? (v->ascii ? " <" : " \u25c0") : "");
+    gaps[k] = e->gap;
+    y++;
+  }
+  /* The gaps as bars: how far eval-mode outputs land from the batch's own. */
+  int barw = iw - 14;
+  if (y + n <= ih + 1 && barw >= 8) {
+    plot_canvas *cv = tui_canvas(barw, n, v);
+    if (cv) {
+      int styles[3] = {PLOT_S_SERIES0, PLOT_S_SERIES1, PLOT_S_SERIES2};
+      plot_bars(cv, 0, 0, barw, gaps, (size_t)n, 0, styles);
+      for (int k = 0; k < n; k++) tui_printf(w, y + k, 1, PLOT_S_DIM, "gap %-8.8s", r->est[k].name);
+      tui_blit(w, y, 14, cv);
+      plot_canvas_free(cv);
+    }
+    y += n;
+  }
+  if (y <= ih)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "mode %s: %s", ns_mode_name(s->mode),
+               s->mode == NS_MODE_EVAL ? "the main panels use running stats"
+                                       : "m: main panels in eval mode");
+}
