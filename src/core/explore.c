@@ -620,9 +620,30 @@ out:
 
 /* ---------------------------------------------------------------- history */
 
+size_t ns_state_bytes(const ns_state *s) {
+  size_t b = sizeof *s;
+  if (s->x) b += s->x->n * ns_dtype_size(s->x->dtype);
+  if (s->batch) b += s->batch->n * ns_dtype_size(s->batch->dtype) + s->batch->shape[1] * 8;
+  return b + (s->ngamma + s->nbeta) * sizeof(double);
+}
+
 void ns_history_init(ns_history *h, size_t depth) {
   memset(h, 0, sizeof *h);
   h->depth = depth ? depth : 1;
+  h->max_bytes = NS_HISTORY_MAX_BYTES;
+}
+
+/* Drops the oldest undo steps while the copies exceed max_bytes (keeping one). */
+static void history_trim(ns_history *h) {
+  size_t total = 0;
+  for (size_t i = 0; i < h->nundo; i++) total += ns_state_bytes(&h->undo[i]);
+  for (size_t i = 0; i < h->nredo; i++) total += ns_state_bytes(&h->redo[i]);
+  size_t drop = 0;
+  while (total > h->max_bytes && h->nundo - drop > 1) total -= ns_state_bytes(&h->undo[drop++]);
+  if (drop == 0) return;
+  for (size_t i = 0; i < drop; i++) ns_state_free(&h->undo[i]);
+  memmove(h->undo, h->undo + drop, (h->nundo - drop) * sizeof *h->undo);
+  h->nundo -= drop;
 }
 
 static void free_stack(ns_state **v, size_t *n) {
@@ -658,7 +679,9 @@ int ns_history_push(ns_history *h, const ns_state *s, char *err) {
   ns_state c;
   if (ns_state_copy(&c, s, err) != 0) return -1;
   free_stack(&h->redo, &h->nredo);
-  return stack_push(&h->undo, &h->nundo, h->depth, &c, err);
+  if (stack_push(&h->undo, &h->nundo, h->depth, &c, err) != 0) return -1;
+  history_trim(h);
+  return 0;
 }
 
 int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *err) {
@@ -673,8 +696,8 @@ int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *
     return -1;
   }
   free_stack(&h->redo, &h->nredo);
-  if (stack_push(&h->undo, &h->nundo, h->depth, &before, err) != 0) return 0; /* applied */
-  return 0;
+  if (stack_push(&h->undo, &h->nundo, h->depth, &before, err) == 0) history_trim(h);
+  return 0; /* applied (even if the undo step could not be recorded) */
 }
 
 static int history_swap(ns_state **from, size_t *nfrom, ns_state **to, size_t *nto, size_t depth,

@@ -227,13 +227,20 @@ int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err);
 /* Fills an ns_spec (borrowing s's gamma/beta) from the state; running = NULL. */
 void ns_state_spec(const ns_state *s, ns_spec *spec);
 
-/* Undo/redo: a bounded stack of state copies. */
+/* Bytes a state holds (tensors and arrays), for the history's memory bound. */
+size_t ns_state_bytes(const ns_state *s);
+
+/* Undo/redo: a bounded stack of state copies. Each step copies the whole state, so besides
+ * the step count the stacks are bounded in memory: when the copies (undo plus redo) hold
+ * more than max_bytes, the oldest undo steps are dropped (at least one step is kept). */
+#define NS_HISTORY_MAX_BYTES ((size_t)256 << 20)
 typedef struct {
   ns_state *undo; /* oldest first */
   size_t nundo;
   ns_state *redo; /* most recently undone last */
   size_t nredo;
-  size_t depth; /* at most this many undo steps are kept (>= 1) */
+  size_t depth;     /* at most this many undo steps are kept (>= 1) */
+  size_t max_bytes; /* NS_HISTORY_MAX_BYTES after ns_history_init; may be changed */
 } ns_history;
 
 void ns_history_init(ns_history *h, size_t depth);

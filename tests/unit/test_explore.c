@@ -166,6 +166,14 @@ static void test_history(void) {
   /* depth bound */
   for (int i = 0; i < 10; i++) ns_explore_toggle_ddof(&s, &h, err);
   tap_ok(h.nundo == 3, "undo depth bounded at 3 (got %zu)", h.nundo);
+  /* memory bound: room for about two copies of the state */
+  h.max_bytes = 2 * ns_state_bytes(&s) + 1;
+  for (int i = 0; i < 4; i++) ns_explore_toggle_ddof(&s, &h, err);
+  tap_ok(h.nundo == 2, "undo steps bounded by memory (got %zu)", h.nundo);
+  h.max_bytes = 1;
+  ns_explore_toggle_ddof(&s, &h, err);
+  tap_ok(h.nundo == 1, "  at least one step is kept (got %zu)", h.nundo);
+  h.max_bytes = NS_HISTORY_MAX_BYTES;
   /* key helpers */
   ns_state_free(&s);
   ns_state_init(&s, err);
