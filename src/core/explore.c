@@ -1163,14 +1163,25 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   stage = "spectrum of the FD Jacobian";
   r->nfd = ns_spectrum_numeric(x, spec, r->J_fd, r->spec_fd, n, e);
   if (r->nfd < 0) goto fail;
+  r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
   stage = "singular values";
-  if (ns_svdvals(r->J, n, n, sv, e) != 0) goto fail;
-  r->smax = sv[0];
+  if (r->symmetric && ns_is_symmetric(r->J, n, 0)) {
+    /* exactly symmetric: the singular values are |eigenvalues| (saves an SVD) */
+    size_t k = 0;
+    for (int i = 0; i < r->nnumeric; i++)
+      for (int m = 0; m < r->spec_numeric[i].mult && k < n; m++)
+        sv[k++] = fabs(r->spec_numeric[i].value);
+    if (k != n) goto fail;
+  } else if (ns_svdvals(r->J, n, n, sv, e) != 0) {
+    goto fail;
+  }
+  r->smax = 0;
+  for (size_t i = 0; i < n; i++)
+    if (sv[i] > r->smax) r->smax = sv[i];
   r->rank_tol = 1e-10 * r->smax;
   r->rank = 0;
   for (size_t i = 0; i < n; i++)
     if (sv[i] > r->rank_tol) r->rank++;
-  r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
   r->eig_closed_vs_numeric =
       r->nclosed > 0 ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n)
                      : NAN;
