@@ -181,9 +181,13 @@ static int hist_ready;    /* nslr_history_init ran */
 static char *hist_path;   /* NULL: no file */
 static int hist_writable; /* appending to the file works */
 
+static int hist_quiet;     /* keep warnings in hist_err only (the screen shows them) */
+static char hist_err[512]; /* the last warning, "" if none */
+
 static void hist_warn(const char *what, const char *path, int err) {
-  fprintf(stderr, "normscope: history: %s %s: %s (history is not saved)\n", what, path,
-          strerror(err));
+  snprintf(hist_err, sizeof hist_err, "normscope: history: %s %s: %s (history is not saved)", what,
+           path ? path : "", err ? strerror(err) : "no home folder");
+  if (!hist_quiet) fprintf(stderr, "%s\n", hist_err);
 }
 
 /* mkdir -p with mode 0700 for the created folders. Returns 0 or -1 with errno. */
@@ -210,6 +214,15 @@ static int make_dirs(char *path) {
 }
 
 int nslr_history_init(void) {
+  return nslr_history_open(0);
+}
+
+const char *nslr_history_error(void) {
+  return hist_err[0] ? hist_err : NULL;
+}
+
+int nslr_history_open(int quiet) {
+  hist_quiet = quiet;
   if (hist_ready) return hist_writable ? 0 : -1;
   hist_ready = 1;
   using_history();
@@ -231,7 +244,7 @@ int nslr_history_init(void) {
     suffix = "/.local/state/normscope";
   }
   if (!state) {
-    fprintf(stderr, "normscope: history: no home folder (history is not saved)\n");
+    hist_warn("cannot find", "$HOME", 0);
     return -1;
   }
   size_t n = strlen(state) + strlen(suffix) + sizeof "/history";
@@ -350,8 +363,12 @@ static void drop_pending(void) {
 
 static void on_line(char *line) {
   if (!line) {     /* Ctrl-D on an empty line, or end of input */
-    if (pending) { /* inside a chunk: abandon it, as its syntax error would */
+    if (pending) { /* inside a chunk: abandon it and show why it was unfinished */
       fputs("\n", stdout);
+      fflush(stdout);
+      if (luaL_loadbuffer(repl_L, pending, strlen(pending), "=stdin") != LUA_OK)
+        fprintf(stderr, "%s\n", lua_tostring(repl_L, -1));
+      lua_pop(repl_L, 1);
       drop_pending();
       rl_callback_handler_install(PROMPT1, on_line);
       return;

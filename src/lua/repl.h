@@ -62,6 +62,14 @@ int nslr_docall(lua_State *L, int narg, int nres);
  * nothing). Returns 0 when the file is usable, -1 otherwise. */
 int nslr_history_init(void);
 
+/* nslr_history_init for a caller that owns the terminal (curses): with quiet set the
+ * warning is not printed but kept for nslr_history_error, also later ones from
+ * nslr_history_add. Same return value. */
+int nslr_history_open(int quiet);
+
+/* The last history warning (one line, no newline), or NULL if all went well. */
+const char *nslr_history_error(void);
+
 /* The history file's path after nslr_history_init, or NULL if there is none. */
 const char *nslr_history_path(void);
 
@@ -81,7 +89,8 @@ void nslr_readline_setup(lua_State *L);
 
 /* Runs the REPL on stdin/stdout with readline until end of input. Prompts "> " and
  * ">> " (continuation); Ctrl-C abandons the current line or chunk; Ctrl-D on an empty
- * line exits. Returns the exit status (0; 128+N after SIGTERM/SIGHUP). */
+ * line exits (at the ">> " prompt it abandons the chunk and shows why it was
+ * unfinished). Returns the exit status (0; 128+N after SIGTERM/SIGHUP). */
 int nslr_repl(lua_State *L);
 
 #endif

@@ -178,6 +178,11 @@ check "repl: no history warning in a writable home" sh -c '! grep -q history err
 check "repl: the history file is under XDG_STATE_HOME" \
   grep -q -F 'for i = 1, 2 do' "$XDG_STATE_HOME/normscope/history"
 
+printf 'for i = 1, 2 do\nprint(i)\n' | "$NS" repl >out 2>err
+rc=$?
+check "repl: input ending inside a chunk says why it was unfinished" \
+  sh -c '[ $0 = 0 ] && grep -q "^stdin:2: .end. expected .*<eof>" err && ! grep -q "^1$" out' "$rc"
+
 # An unusable history location warns once and the REPL still works.
 : >"$tmp/afile"
 printf '1 + 1\n2 + 2\n' | XDG_STATE_HOME=$tmp/afile "$NS" repl >out 2>err
