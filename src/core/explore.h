@@ -36,8 +36,9 @@
 #include "core/tensor.h"
 
 /* Jacobian-based probes (analytic/FD Jacobian, spectra, rank) run only when x has at most
- * this many elements; above it they are skipped with a reason (r.jac_skip). */
-#define NS_EXPLORE_JAC_LIMIT 256
+ * this many elements; above it they are skipped with a reason (r.jac_skip). 128 keeps a
+ * whole recompute inside one 16 ms frame (make bench: about 12 ms at 128, 100 ms at 256). */
+#define NS_EXPLORE_JAC_LIMIT 128
 /* Digits of agreement are capped here (an exact result would be infinitely many). */
 #define NS_EXPLORE_DIGITS_CAP 17.0
 /* Finite-difference step of the FD Jacobian. */

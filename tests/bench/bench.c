@@ -132,6 +132,7 @@ int main(void) {
   ns_state_free(&s);
   rc |= frame_of_size(16, 100);
   rc |= frame_of_size(64, 50);
+  rc |= frame_of_size(128, 20);
   rc |= frame_of_size(NS_EXPLORE_JAC_LIMIT, 10);
   rc |= throughput();
   struct rusage ru;
