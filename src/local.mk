@@ -1,10 +1,17 @@
-## src: the normscope binary. main.c is the command line; the REPL, its evaluator and
-## Lua name completion (src/lua/repl.c, src/lua/complete.c) are linked into the binary
-## only (they need readline), not into the stock-Lua module.
-bin_PROGRAMS += normscope
-normscope_SOURCES = src/main.c \
+## src: the normscope binary. main.c is the command line. libnsrepl.la holds what the
+## plain REPL and the explorer's prompt share: evaluating typed Lua, readline history
+## and Lua name completion (src/lua/repl.c, src/lua/complete.c). It needs readline, so
+## it stays out of libnslua.la and the stock-Lua module.
+noinst_LTLIBRARIES += libnsrepl.la
+libnsrepl_la_SOURCES = \
 	src/lua/repl.c src/lua/repl.h \
 	src/lua/complete.c src/lua/complete.h
+libnsrepl_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
+libnsrepl_la_LIBADD = $(READLINE_LIBS)
+
+bin_PROGRAMS += normscope
+normscope_SOURCES = src/main.c
 normscope_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
-normscope_LDADD = libnstui.la libnslua.la libnscore.la \
+# libnstui.la calls into libnsrepl.la (the prompt), so it comes first.
+normscope_LDADD = libnstui.la libnsrepl.la libnslua.la libnscore.la \
 	$(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
