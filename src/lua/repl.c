@@ -337,13 +337,15 @@ void nslr_readline_setup(lua_State *L) {
 static lua_State *repl_L;
 static char *pending; /* the lines of an incomplete chunk, or NULL */
 static int repl_done;
-static volatile sig_atomic_t got_sigint, got_sigwinch, got_term;
+static volatile sig_atomic_t got_sigint, got_sigwinch, got_tstp, got_term;
 
 static void on_signal(int sig) {
   if (sig == SIGINT)
     got_sigint = 1;
   else if (sig == SIGWINCH)
     got_sigwinch = 1;
+  else if (sig == SIGTSTP)
+    got_tstp = 1;
   else
     got_term = sig;
 }
@@ -393,7 +395,19 @@ static void on_line(char *line) {
     rl_callback_handler_install(PROMPT1, on_line);
     return;
   }
+  /* While Lua runs the terminal is in its normal mode: Ctrl-Z may stop us at once. */
+  struct sigaction dfl, old_tstp;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  sigaction(SIGTSTP, &dfl, &old_tstp);
+  sigprocmask(SIG_UNBLOCK, &tstp, NULL);
   int status = nslr_eval(repl_L, chunk, "=stdin", write_out, NULL);
+  sigprocmask(SIG_BLOCK, &tstp, NULL);
+  sigaction(SIGTSTP, &old_tstp, NULL);
   fflush(stdout);
   if (status == NSLR_INCOMPLETE) {
     pending = chunk;
@@ -403,6 +417,26 @@ static void on_line(char *line) {
   nslr_history_add(chunk);
   free(chunk);
   rl_callback_handler_install(PROMPT1, on_line);
+}
+
+/* Ctrl-Z at the prompt: give the terminal back in its normal mode, stop, and take it
+ * again (with the line being edited) when continued. */
+static void suspend(void) {
+  rl_deprep_terminal();
+  struct sigaction dfl, mine;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGTSTP, &dfl, &mine);
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  raise(SIGTSTP); /* pending while blocked: delivered (and we stop) on unblocking */
+  sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+  sigprocmask(SIG_BLOCK, &tstp, NULL);
+  sigaction(SIGTSTP, &mine, NULL);
+  rl_prep_terminal(1);
+  rl_forced_update_display();
 }
 
 /* Ctrl-C at the prompt: forget the line and any pending chunk, start afresh. */
@@ -438,17 +472,21 @@ int nslr_repl(lua_State *L) {
   sigaction(SIGWINCH, &sa, &old_winch);
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
+  struct sigaction old_tstp;
+  sigaction(SIGTSTP, &sa, &old_tstp);
   sigset_t block, waitmask;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGWINCH);
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGHUP);
+  sigaddset(&block, SIGTSTP);
   sigprocmask(SIG_BLOCK, &block, &waitmask);
   sigdelset(&waitmask, SIGINT);
   sigdelset(&waitmask, SIGWINCH);
   sigdelset(&waitmask, SIGTERM);
   sigdelset(&waitmask, SIGHUP);
+  sigdelset(&waitmask, SIGTSTP);
 
   rl_callback_handler_install(PROMPT1, on_line);
   int fd = fileno(rl_instream ? rl_instream : stdin);
@@ -458,6 +496,7 @@ int nslr_repl(lua_State *L) {
     FD_ZERO(&in);
     FD_SET(fd, &in);
     int r = pselect(fd + 1, &in, NULL, NULL, NULL, &waitmask);
+    int wait_errno = errno; /* the handlers below may change errno */
     if (got_term) {
       status = 128 + got_term;
       break;
@@ -466,14 +505,18 @@ int nslr_repl(lua_State *L) {
       got_sigwinch = 0;
       rl_resize_terminal();
     }
+    if (got_tstp) {
+      got_tstp = 0;
+      suspend();
+    }
     if (got_sigint) {
       got_sigint = 0;
       cancel_input();
       continue;
     }
     if (r < 0) {
-      if (errno == EINTR) continue;
-      perror("normscope: repl: waiting for input");
+      if (wait_errno == EINTR) continue;
+      fprintf(stderr, "normscope: repl: waiting for input: %s\n", strerror(wait_errno));
       status = 1;
       break;
     }
@@ -486,6 +529,7 @@ int nslr_repl(lua_State *L) {
   sigaction(SIGWINCH, &old_winch, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGHUP, &old_hup, NULL);
+  sigaction(SIGTSTP, &old_tstp, NULL);
   sigprocmask(SIG_UNBLOCK, &block, NULL);
   fflush(stdout);
   return status;
