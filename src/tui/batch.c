@@ -19,10 +19,13 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   size_t B = r->B, D = r->D;
   int lab = 4, cw = lab + 2 * ((int)D * 8 + 1) <= iw ? 8 : 7;
   int block = (int)D * cw + 1;
-  /* Side by side when the three fit, else batch | BN with LN below. */
+  /* Side by side when the three fit, else batch | BN with LN below when there is room. */
   int side = lab + 3 * block <= iw;
   int two = lab + 2 * block <= iw;
-  size_t vis_rows = (size_t)(ih - 4) / (side || !two ? 1 : 2);
+  int tail = (int)D + 1; /* one line per column for the target, one summary line */
+  int vis = ih - 1 - tail;
+  int ln_below = !side && two && vis >= 2 * (int)B + 1;
+  size_t vis_rows = (size_t)(ln_below ? (vis - 1) / 2 : vis);
   if (vis_rows < 1) vis_rows = 1;
   if (vis_rows > B) vis_rows = B;
   double *m = malloc(B * D * sizeof *m);
@@ -59,7 +62,7 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
              cell);
   }
   int y = y0 + (int)vis_rows;
-  if (!side && two && (size_t)y + vis_rows < (size_t)ih) {
+  if (ln_below) {
     tui_printf(w, y++, 1 + lab, PLOT_S_DIM, "LN");
     c = tui_canvas(block, (int)vis_rows, v);
     if (c) {
@@ -71,19 +74,20 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   }
   free(m);
   if (vis_rows < B && y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
-  /* Target example: BN output now and with the companion's baseline row. */
-  if (y <= ih)
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "target %d, companion %d (was baseline):", s->target,
-               s->companion);
-  for (size_t j = 0; j < D && y <= ih; j++) {
+  /* The target's BN output now, and with the companion's baseline row. */
+  y = ih - tail + 1;
+  for (size_t j = 0; j < D && y <= ih; j++, y++) {
     int flip = r->flip && r->flip[j];
-    tui_printf(w, y, 1, PLOT_S_TEXT, " col %zu: %s (was %s)", j + 1,
-               tui_num(r->target_now[j], a, sizeof a), tui_num(r->target_base[j], b, sizeof b));
-    if (flip)
-      tui_puts(w, y, iw - 11 > 30 ? 32 : iw - 11, PLOT_S_MARK | PLOT_F_REVERSE,
-               v->ascii ? "!SIGN FLIP!" : "\u26a0 SIGN FLIP");
-    y++;
+    tui_printf(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, "T col %zu: %s (was %s)%s", j + 1,
+               tui_num(r->target_now[j], a, sizeof a), tui_num(r->target_base[j], b, sizeof b),
+               flip ? " FLIP" : "");
   }
-  if (r->nflip && y <= ih)
-    tui_puts(w, y++, 1, PLOT_S_MARK, "target row unchanged; only its companion moved");
+  if (y <= ih) {
+    if (r->nflip)
+      tui_puts(w, y, 1, PLOT_S_MARK | PLOT_F_REVERSE,
+               v->ascii ? "!! SIGN FLIP: target unchanged, companion moved"
+                        : "\u26a0 SIGN FLIP: target unchanged, companion moved");
+    else
+      tui_printf(w, y, 1, PLOT_S_DIM, "change companion row %d: Tab here, n", s->companion);
+  }
 }

@@ -75,6 +75,9 @@ static void writer(void *ud, const char *text, size_t len, int is_error) {
   memcpy(t, text, len);
   t[len] = 0;
   if (len && t[len - 1] == '\n') t[len - 1] = 0;
+  /* The screen has little room: an error shows its message, not the traceback. */
+  char *tb = is_error ? strstr(t, "\nstack traceback:") : NULL;
+  if (tb) *tb = 0;
   tui_prompt_echo(p, t, is_error ? PLOT_S_MARK : PLOT_S_TEXT);
   free(t);
 }
@@ -375,21 +378,47 @@ void tui_prompt_scroll(tui_prompt *p, int lines) {
   if (p->scroll < 0) p->scroll = 0;
 }
 
+/* Code points in s. */
+static int cplen(const char *s) {
+  int n = 0;
+  for (; *s; s++)
+    if (((unsigned char)*s & 0xC0) != 0x80) n++;
+  return n;
+}
+
+/* Byte offset of code point k of s. */
+static size_t cpoff(const char *s, int k) {
+  const char *p = s;
+  while (*p && k > 0) {
+    uint32_t cp;
+    p += plot_utf8_decode(p, &cp);
+    k--;
+  }
+  return (size_t)(p - s);
+}
+
 void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
   int h = getmaxy(w), wd = getmaxx(w);
   int framed = h >= 3;
   if (framed) tui_frame(w, p->scroll ? "Lua (scrolled: PgDn)" : "Lua  (: opens, Esc leaves)", v);
   int rows = framed ? h - 2 : h, y0 = framed ? 1 : 0, x0 = framed ? 1 : 0;
-  int last = p->n - 1 - p->scroll;
-  for (int i = 0; i < rows; i++) {
-    int k = last - (rows - 1 - i);
-    if (k < 0 || k >= p->n) continue;
-    if (framed) {
-      tui_puts(w, y0 + i, x0, p->styles[k], p->lines[k]);
-    } else {
-      /* unframed single line: tui_puts keeps off a frame, so write directly */
+  int width = framed ? wd - 2 : wd;
+  if (width < 1) return;
+  /* Fill from the bottom up; long entries wrap onto several rows. */
+  int y = y0 + rows - 1;
+  for (int k = p->n - 1 - p->scroll; k >= 0 && y >= y0; k--) {
+    int len = cplen(p->lines[k]);
+    int nrows = framed ? (len + width - 1) / width : 1;
+    if (nrows < 1) nrows = 1;
+    for (int r = nrows - 1; r >= 0 && y >= y0; r--, y--) {
+      const char *seg = p->lines[k] + cpoff(p->lines[k], r * width);
+      char buf[1024];
+      size_t nb = cpoff(seg, width);
+      if (nb >= sizeof buf) nb = sizeof buf - 1;
+      memcpy(buf, seg, nb);
+      buf[nb] = 0;
       wattrset(w, tui_attr(p->styles[k]));
-      mvwaddnstr(w, y0 + i, 0, p->lines[k], wd);
+      mvwaddstr(w, y, x0, buf);
       wattrset(w, A_NORMAL);
     }
   }

@@ -110,11 +110,19 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   }
   wattrset(w, A_NORMAL);
   if (title) {
-    char buf[128];
+    char buf[160];
     snprintf(buf, sizeof buf, " %s%s ", title, v->focused ? (v->ascii ? " *" : " \u25c0") : "");
+    /* clip to the frame: a title must never wrap into the panel */
+    int room = getmaxx(w) - 4, cells = 0;
+    size_t cut = 0;
+    while (buf[cut] && cells < room) {
+      uint32_t cp;
+      cut += (size_t)plot_utf8_decode(buf + cut, &cp);
+      cells++;
+    }
+    buf[cut] = 0;
     wattrset(w, a | A_BOLD);
-    int maxw = getmaxx(w) - 4;
-    if (maxw > 0) mvwaddnstr(w, 0, 2, buf, -1);
+    if (room > 0) mvwaddstr(w, 0, 2, buf);
     wattrset(w, A_NORMAL);
   }
 }

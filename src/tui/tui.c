@@ -361,6 +361,8 @@ static void draw_header(app *a, const tui_view *base) {
 
 static void draw(app *a) {
   if (a->changed) recompute(a);
+  /* the compact layout's shared slot follows the focused tabbed panel */
+  if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
   /* stdscr stays blank under the panels: refreshing it first clears whatever no window
    * covers, and keeps wget_wch from refreshing it over the panels later. */
   touchwin(stdscr);
@@ -541,7 +543,7 @@ static int key(app *a, int code, unsigned ch) {
   }
   if (a->lay.too_small) return !(!code && (ch == 'q' || ch == 'Q'));
   if (a->help_open) {
-    int page = LINES - 3;
+    int page = LINES - 2;
     if (!code && (ch == 27 || ch == '?' || ch == 'q' || ch == '\n' || ch == '\r'))
       a->help_open = 0;
     else if (code && ch == KEY_DOWN)

@@ -1,1 +1,7 @@
-## tests/tui
+## tests/tui: the explorer screen driven in tmux (send-keys, capture-pane) at 80x24 and
+## 120x40. Shell scripts printing TAP; they run the built binary ($NORMSCOPE) and skip
+## when tmux is missing ($TMUX_BIN empty).
+SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
+	tests/tui/test_screen_file.sh
+TESTS += $(SCREEN_TESTS)
+EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh

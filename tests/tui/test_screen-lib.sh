@@ -1,0 +1,112 @@
+# test_screen-lib.sh: shared set-up of the screen tests (sourced, not run).
+# Drives the real binary in a private tmux server; every check polls the captured pane
+# with a timeout instead of sleeping a fixed time. Prints TAP through ok/not_ok.
+
+if [ -z "${TMUX_BIN:-}" ]; then
+  echo "1..0 # SKIP tmux not found"
+  exit 0
+fi
+NS=${NORMSCOPE:-./normscope}
+if [ ! -x "$NS" ]; then
+  echo "1..0 # SKIP $NS not built"
+  exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-screen.XXXXXX")
+SOCK=ns-screen-$$
+T() { "$TMUX_BIN" -L "$SOCK" "$@"; }
+cleanup() {
+  T kill-server >/dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+# A clean, reproducible environment: private history, UTF-8, 256 colours.
+export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" TERM=xterm-256color LANG=C.UTF-8
+unset LC_ALL NO_COLOR
+mkdir -p "$HOME"
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+  n=$((n + 1))
+  failed=$((failed + 1))
+  echo "not ok $n - $1"
+  capture | sed 's/^/#   | /'
+}
+check() { # check NAME CMD...: ok when CMD succeeds
+  name=$1
+  shift
+  if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+done_testing() {
+  echo "1..$n"
+  [ "$failed" -eq 0 ]
+}
+
+# start W H [ARGS]: a shell in a W x H window; normscope runs in it (so the terminal
+# state after it exits can be inspected), then prints its exit status.
+session=0
+start() {
+  w=$1
+  h=$2
+  shift 2
+  T kill-session -t main >/dev/null 2>&1
+  session=$((session + 1))
+  T -f /dev/null new-session -d -s main -x "$w" -y "$h" \
+    "env PS1='$ ' sh" || return 1
+  T set-option -t main status off >/dev/null
+  T set-option -t main remain-on-exit on >/dev/null 2>&1
+  T send-keys -t main "clear; '$NS' $*; echo EXIT=\$?" Enter
+}
+capture() { T capture-pane -p -t main 2>/dev/null; }
+keys() { T send-keys -t main "$@"; }
+# lit TEXT: types TEXT literally (no key-name lookup)
+lit() { T send-keys -t main -l "$1"; }
+
+# wait_for TEXT [SECONDS]: the pane shows TEXT (fixed string).
+wait_for() {
+  i=0
+  lim=$(( ${2:-5} * 20 ))
+  while [ $i -lt $lim ]; do
+    if capture | grep -qF -- "$1"; then return 0; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  return 1
+}
+# wait_re REGEX [SECONDS]
+wait_re() {
+  i=0
+  lim=$(( ${2:-5} * 20 ))
+  while [ $i -lt $lim ]; do
+    if capture | grep -qE -- "$1"; then return 0; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  return 1
+}
+# gone TEXT: the pane no longer shows TEXT
+gone() {
+  i=0
+  while [ $i -lt 100 ]; do
+    if ! capture | grep -qF -- "$1"; then return 0; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  return 1
+}
+# the pid of normscope inside the pane's shell
+ns_pid() {
+  sh_pid=$(T display-message -p -t main '#{pane_pid}')
+  ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -n 1
+}
+# the screen has come up (the header and the first panel)
+started() { wait_for "1 Input" 10; }
+# terminal settings after the program exited: echo and icanon back on
+sane_tty() {
+  wait_for "EXIT=" 10 || return 1
+  keys "clear; stty -a | tr ';' '\n' | tr ' ' '\n' | grep -xE 'echo|icanon|-echo|-icanon' | sort | tr '\n' ' '; echo" Enter
+  wait_re "^echo icanon *$" 5
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# test_screen_term.sh: the terminal side of the explorer: resize at any moment, the
+# message below the minimum size, the help screen, --ascii, NO_COLOR, mouse clicks,
+# and a sane terminal after q, Ctrl-C, SIGTERM and SIGHUP.
+. "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
+
+# Resize: 80x24 (tabs) -> 120x40 (every panel) -> too small -> 80x24 again.
+start 80 24
+started
+check "80x24: input, output and spectrum show" wait_re "3 Output"
+check "80x24: the spectrum shows" wait_for "4 Spectrum"
+check "80x24: the less central panels are tabs" wait_for "[2 Settings]"
+T resize-window -t main -x 120 -y 40
+check "resize to 120x40: the precision panel gets its own place" wait_for "7 Precision: var(x)"
+check "resize to 120x40: the train/eval panel shows" wait_for "╭─ 6 Train/eval"
+check "resize to 120x40: the batch panel shows" wait_for "╭─ 5 Batch 2x2"
+T resize-window -t main -x 60 -y 20
+check "resize to 60x20: a clear message instead of garbage" wait_for "needs at least 80x24"
+check "resize to 60x20: the message gives the size" wait_for "(this terminal is 60x20)"
+T resize-window -t main -x 80 -y 24
+check "back to 80x24: the screen returns" wait_for "4 Spectrum"
+# Tabs at 80x24: Tab moves the focus through the panels; 5 Batch takes the slot.
+keys Tab Tab Tab Tab
+check "Tab to panel 5: the batch panel takes the shared slot" wait_for "5 Batch 2x2"
+check "batch panel: target BN output -0.999995" wait_for "col 1: -0.999995 (was -0.999995)"
+# The companion sign flip: batch cursor on row 2 (the companion), column 1, negate.
+keys Down n
+check "negating the companion flips the target's sign" wait_for "SIGN FLIP"
+check "the target's output is now +0.999995" wait_for "col 1: 0.999995 (was -0.999995)"
+keys u
+check "undo: no flip" gone "SIGN FLIP"
+keys q
+check "q: exit status 0" wait_for "EXIT=0"
+check "q: echo and icanon restored" sane_tty
+
+# Start below the minimum size.
+start 60 20
+check "start at 60x20: the size message" wait_for "needs at least 80x24"
+keys q
+check "q works at the small size" wait_for "EXIT=0"
+check "terminal sane after quitting from the message" sane_tty
+
+# Help: every key, scrollable at 80x24.
+start 80 24
+started
+keys ?
+check "? opens the help" wait_for "Help  (lines 1-22 of"
+keys NPage
+check "help lists the undo key" wait_for "u                 undo"
+keys Home
+keys NPage
+check "PgDn scrolls the help" wait_re "Help  \(lines 23-"
+keys End
+check "the end of the help is reachable" wait_for "q                 quit"
+keys Escape
+check "Esc closes the help" wait_for "3 Output"
+# Mouse: a click on the "6 Train/eval" tab label in the header.
+col=$(capture | head -n 1 | awk '{ i = index($0, "6 Train/eval"); print i }')
+if [ "${col:-0}" -gt 0 ]; then
+  # an xterm (X10) mouse press and release at column col, row 1: ESC [ M b x y, each
+  # byte 32 + value, 1-based coordinates
+  x=$(printf "\\$(printf '%03o' $((32 + col)))")
+  T send-keys -t main -l "$(printf '\033[M ')$x!"
+  T send-keys -t main -l "$(printf '\033[M#')$x!"
+  check "a mouse click on a tab shows that panel" wait_for "╭─ 6 Train/eval"
+else
+  not_ok "a mouse click on a tab shows that panel (no tab label)"
+fi
+keys C-c
+check "Ctrl-C quits" wait_re "EXIT=(0|130)"
+check "Ctrl-C: terminal sane" sane_tty
+
+# SIGTERM and SIGHUP: handled by a flag; the loop restores the terminal and exits.
+for sig in TERM HUP; do
+  start 80 24
+  started
+  pid=$(ns_pid)
+  if [ -n "$pid" ]; then kill -s $sig "$pid"; fi
+  check "SIG$sig: normscope exits" wait_re "EXIT=[0-9]+"
+  check "SIG$sig: terminal sane" sane_tty
+done
+
+# --ascii: no Unicode box or bar characters at all.
+start 80 24 --ascii
+wait_for "1 Input"
+sleep 0.2
+check "--ascii: only ASCII on screen" sh -c "! $(command -v tmux) -L $SOCK capture-pane -p -t main | LC_ALL=C grep -q '[^ -~]'"
+check "--ascii: frames drawn with + - |" wait_re "^\+-+ 1 Input"
+keys q
+wait_for "EXIT=0"
+
+# NO_COLOR and --no-color: the screen works without colour (no SGR colour codes).
+start 80 24 --no-color
+started
+check "--no-color: the screen comes up" wait_for "LayerNorm"
+check "--no-color: no colour escapes in the pane" sh -c "! $(command -v tmux) -L $SOCK capture-pane -e -p -t main | grep -qE '\[(3[0-7]|38;5;[0-9]+|4[0-7]|48;5;[0-9]+)m'"
+keys q
+wait_for "EXIT=0"
+T kill-session -t main
+T -f /dev/null new-session -d -s main -x 80 -y 24 "env NO_COLOR=1 PS1='$ ' sh"
+T set-option -t main status off >/dev/null
+keys "clear; '$NS'; echo EXIT=\$?" Enter
+started
+check "NO_COLOR=1: no colour escapes in the pane" sh -c "! $(command -v tmux) -L $SOCK capture-pane -e -p -t main | grep -qE '\[(3[0-7]|38;5;[0-9]+|4[0-7]|48;5;[0-9]+)m'"
+keys q
+check "NO_COLOR: quits" wait_for "EXIT=0"
+
+# 8 colours (TERM=xterm): starts and draws.
+T kill-session -t main
+T -f /dev/null new-session -d -s main -x 80 -y 24 "env TERM=xterm PS1='$ ' sh"
+T set-option -t main status off >/dev/null
+keys "clear; '$NS'; echo EXIT=\$?" Enter
+check "TERM=xterm (8 colours): the screen comes up" wait_for "LayerNorm"
+keys q
+check "TERM=xterm: quits" wait_for "EXIT=0"
+
+done_testing
