@@ -131,6 +131,7 @@ static void print_overview(void) {
 static void print_version(void) {
   printf(PROG " %s\n"
               "Lua %s embedded.\n"
+              "Copyright (c) 2026 the normscope authors. MIT License.\n"
               "This is free software: you are free to change and redistribute it.\n"
               "There is NO WARRANTY, to the extent permitted by law.\n",
          PACKAGE_VERSION, LUA_VERSION_MAJOR "." LUA_VERSION_MINOR "." LUA_VERSION_RELEASE);
