@@ -89,17 +89,26 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       tui_puts(w, 2 + i, 1 + lab + k * CELL_W, style, cell);
     }
   }
-  char more[64] = "";
-  if (lines > (size_t)vis_rows || (s->x->rank > 1 && cols > per))
-    snprintf(more, sizeof more, "  [lines %zu-%zu of %zu]", l0 + 1,
-             l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines, lines);
+  int windowed = lines > (size_t)vis_rows || (s->x->rank > 1 && cols > per);
+  char where[96] = "";
+  if (windowed) {
+    size_t last = l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines;
+    if (s->x->rank > 1)
+      snprintf(where, sizeof where, "rows %zu-%zu/%zu cols %zu-%zu/%zu  n %zu", l0 + 1, last, lines,
+               c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
+    else
+      snprintf(where, sizeof where, "lines %zu-%zu/%zu  n %zu", l0 + 1, last, lines, r->n);
+  }
   /* statistics over all elements */
   tui_printf(w, ih, 1, PLOT_S_LABEL, "mean %s  std %s  rms %s", tui_num(r->x_mean, a, sizeof a),
              tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
   if (ih >= 4) {
     char d[32], e[32];
-    tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s%s", r->n,
-               tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e),
-               ns_dtype_name(s->x->dtype), more);
+    if (windowed)
+      tui_puts(w, ih - 1, 1, PLOT_S_DIM, where);
+    else
+      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s", r->n,
+                 tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e),
+                 ns_dtype_name(s->x->dtype));
   }
 }

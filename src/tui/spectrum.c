@@ -29,9 +29,24 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   if (!r->jac_done) {
-    tui_puts(w, 1, 1, PLOT_S_MARK, "Jacobian probes skipped:");
-    tui_puts(w, 2, 1, PLOT_S_TEXT, r->jac_skip[0] ? r->jac_skip : "(no reason given)");
-    tui_printf(w, 3, 1, PLOT_S_DIM, "(they run for at most %d elements)", NS_EXPLORE_JAC_LIMIT);
+    /* The reason, wrapped at word boundaries. */
+    const char *why = r->jac_skip[0] ? r->jac_skip : "Jacobian probes skipped (no reason given)";
+    int y = 1;
+    size_t len = strlen(why), at = 0;
+    while (at < len && y <= ih) {
+      size_t n = len - at;
+      if (n > (size_t)iw) {
+        n = (size_t)iw;
+        while (n > 0 && why[at + n] != ' ') n--;
+        if (n == 0) n = (size_t)iw;
+      }
+      char line[256];
+      snprintf(line, sizeof line, "%.*s", (int)n, why + at);
+      tui_puts(w, y++, 1, PLOT_S_MARK, line);
+      at += n;
+      while (why[at] == ' ') at++;
+    }
+    if (y <= ih) tui_puts(w, y++, 1, PLOT_S_DIM, "set{x=...} with a smaller x to see it");
     return;
   }
   /* label(6) mult(3) closed(12) lapack fd */

@@ -1,0 +1,72 @@
+#!/bin/sh
+# test_screen_file.sh: `normscope FILE.csv|FILE.npy` opens the explorer on the file's
+# tensor; a large one shows a window and says why the Jacobian probes are skipped; a
+# file that cannot be loaded exits 1 with `normscope: FILE: why` before the screen starts.
+. "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
+f() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+# Load errors: checked without a terminal (the screen must not start).
+printf '1,2\n3\n' >"$tmp/ragged.csv"
+out=$("$NS" "$tmp/ragged.csv" 2>&1 </dev/null)
+st=$?
+check "ragged CSV: exit status 1" test "$st" -eq 1
+check "ragged CSV: message names the file" sh -c 'case "$1" in "normscope: $2: "*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/ragged.csv"
+printf 'not a numpy file at all' >"$tmp/bad.npy"
+out=$("$NS" "$tmp/bad.npy" 2>&1 </dev/null)
+st=$?
+check "bad .npy: exit status 1" test "$st" -eq 1
+check "bad .npy: message names the file" sh -c 'case "$1" in "normscope: $2: "*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/bad.npy"
+out=$("$NS" "$tmp/missing.csv" 2>&1 </dev/null)
+st=$?
+check "missing file: exit status 1" test "$st" -eq 1
+check "missing file: one clear line" sh -c 'case "$1" in "normscope: $2: "*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/missing.csv"
+
+# A small CSV matrix: layer norm across each row. Row 1 = (1, 2, 3): mean 2, var 2/3.
+printf 'a,b,c\n1,2,3\n4,5,7\n' >"$tmp/data.csv"
+Y11=$(f "%.6g" "-1 / sqrt(2/3 + 1e-5)")
+M2=$(f "%.6g" "16/3")
+start 80 24 "$tmp/data.csv"
+check "csv: the screen names the file and its shape" wait_for "data.csv (2, 3)"
+check "csv: y[1,1] = $Y11" wait_for "$Y11"
+check "csv: the matrix is in the input panel" wait_re "│ +2 +4 +5 +7"
+keys Tab Tab Tab Tab
+check "csv: the matrix is the batch too" wait_for "5 Batch 2x3"
+keys q
+check "csv: q quits" wait_for "EXIT=0"
+check "csv: terminal sane" sane_tty
+
+# A hand-made .npy (version 1, '<f8', shape (4,)) holding (1, 2, 4, 8).
+hdr="{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }"
+pad=$((128 - 10 - ${#hdr} - 1))  # header padded so data starts at byte 128
+{
+  printf '\223NUMPY\001\000'
+  printf "\\$(printf '%03o' $(( (${#hdr} + pad + 1) % 256 )))\\000"
+  printf '%s' "$hdr"
+  printf "%${pad}s\n" ""
+  printf '\000\000\000\000\000\000\360\077'   # 1
+  printf '\000\000\000\000\000\000\000\100'   # 2
+  printf '\000\000\000\000\000\000\020\100'   # 4
+  printf '\000\000\000\000\000\000\040\100'   # 8
+} >"$tmp/x.npy"
+Y1=$(f "%.6g" "-2.75 / sqrt(7.1875 + 1e-5)")
+start 80 24 "$tmp/x.npy"
+check "npy: the screen names the file" wait_for "x.npy (4)"
+check "npy: y_1 = $Y1" wait_for "$Y1"
+check "npy: input mean 3.75" wait_for "mean 3.75"
+keys q
+check "npy: q quits" wait_for "EXIT=0"
+
+# A large tensor (300 x 20): a window onto the data, statistics of all of it, and the
+# Jacobian probes explain why they did not run.
+awk 'BEGIN { for (i = 0; i < 300; i++) { s = ""; for (j = 0; j < 20; j++) s = s (j ? "," : "") (i * 20 + j) % 7; print s } }' >"$tmp/big.csv"
+start 80 24 "$tmp/big.csv"
+check "large csv: shape shown" wait_for "big.csv (300, 20)"
+check "large csv: statistics over all 6000 elements" wait_for "n 6000"
+check "large csv: the spectrum says why it was skipped" wait_for "6000 elements"
+check "large csv: a window onto the rows" wait_for "rows 1-3/300"
+keys NPage Down Down Down Down Down Down Down Down
+check "large csv: the window follows the cursor" wait_re "│ +9 "
+keys q
+check "large csv: q quits" wait_for "EXIT=0"
+
+done_testing
