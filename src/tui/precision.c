@@ -8,15 +8,15 @@
 void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)s;
   char a[32], b[32], c[32], title[96];
-  snprintf(title, sizeof title, "7 Precision: var(x) in %s, acc %s", ns_dtype_name(r->prec_dtype),
+  snprintf(title, sizeof title, "7 Precision: %s, acc %s", ns_dtype_name(r->prec_dtype),
            ns_dtype_name(r->prec_acc));
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   int y = 1;
   tui_printf(w, y++, 1, PLOT_S_LABEL, "fp64 two-pass reference: %s",
              tui_num(r->var_ref, a, sizeof a));
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-8s %12s %9s %6s %5s", "algo", "variance", "rel err",
-             "digits", "lost");
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-7s %10s %8s %5s %4s", "algo", "variance", "rel err", "kept",
+             "lost");
   static const ns_algo order[3] = {NS_ALGO_RAW, NS_ALGO_TWOPASS, NS_ALGO_WELFORD};
   double digits[3];
   for (int k = 0; k < 3 && y <= ih; k++) {
@@ -24,10 +24,10 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     digits[k] = r->var_digits[al];
     int bad = r->var_lost[al] >= 3;
     char d[16];
-    snprintf(d, sizeof d, "%.1f", r->var_digits[al]);
-    tui_printf(w, y++, 1, bad ? PLOT_S_MARK : PLOT_S_TEXT, "%-8s %12s %9s %6s %5.1f%s",
-               ns_algo_name(al), tui_num(r->var_algo[al], a, sizeof a),
-               plot_fmt(r->var_relerr[al], 9, b, sizeof b), d, r->var_lost[al],
+    snprintf(d, sizeof d, "%.1f", r->var_digits[al] + 0.0); /* no "-0.0" */
+    tui_printf(w, y++, 1, bad ? PLOT_S_MARK : PLOT_S_TEXT, "%-7s %10s %8s %5s %4.1f%s",
+               ns_algo_name(al), plot_fmt(r->var_algo[al], 10, a, sizeof a),
+               plot_fmt(r->var_relerr[al], 8, b, sizeof b), d, r->var_lost[al],
                al == s->algo ? (v->ascii ? " <" : " \u25c0") : "");
   }
   (void)c;
@@ -45,5 +45,5 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     }
     y += 3;
   }
-  if (y <= ih) tui_puts(w, y++, 1, PLOT_S_DIM, "digits kept of 17 (t: dtype, T: acc, v: algo)");
+  if (y <= ih) tui_puts(w, y++, 1, PLOT_S_DIM, "decimal digits kept (t dtype, T acc, v algo)");
 }

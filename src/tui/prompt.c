@@ -425,7 +425,6 @@ void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
 }
 
 void tui_draw_prompt(const tui_prompt *p, WINDOW *w, const tui_view *v) {
-  (void)v;
   int wd = getmaxx(w);
   if (!p->open) return;
   const char *pr = p->chunk ? ">> " : "> ";
@@ -445,6 +444,23 @@ void tui_draw_prompt(const tui_prompt *p, WINDOW *w, const tui_view *v) {
     s += plot_utf8_decode(s, &cp);
     k++;
   }
-  mvwaddnstr(w, 0, pw, s, -1);
+  /* a recalled multi-line chunk shows its line breaks as a visible mark */
+  int x = pw;
+  while (*s && x < wd) {
+    uint32_t cp;
+    int nb = plot_utf8_decode(s, &cp);
+    if (cp == '\n') {
+      wattrset(w, tui_attr(PLOT_S_DIM));
+      if (v->ascii)
+        mvwaddch(w, 0, x, '|');
+      else
+        mvwaddstr(w, 0, x, "\u21b5");
+      wattrset(w, A_NORMAL);
+    } else {
+      mvwaddnstr(w, 0, x, s, nb);
+    }
+    s += nb;
+    x++;
+  }
   wmove(w, 0, pw + col - skip);
 }

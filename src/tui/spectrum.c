@@ -95,7 +95,7 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   tui_printf(w, y++, 1, PLOT_S_LABEL, "rank %d of %zu (tol %.3g=1e-10 smax)", r->rank, r->jn,
              r->rank_tol);
   const char *sym = is_centered(s) ? "s" : "r";
-  if (s->mode == NS_MODE_EVAL)
+  if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH)
     tui_printf(w, y++, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");
   else
     tui_printf(w, y++, 1, PLOT_S_DIM, "%sradial eps/%s^%d  bulk 1/%s%s",

@@ -11,18 +11,18 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
   int iw = tui_iw(w), ih = tui_ih(w);
   int y = 1;
   if (s->train_source == NS_SOURCE_RNG)
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d batches x %d of N(%g,%g), seed %llu", s->train_batches,
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d x %d from N(%g,%g), seed %llu", s->train_batches,
                s->batch_size, s->train_loc, s->train_scale, (unsigned long long)s->seed);
   else
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d batches x %d rows of the batch matrix",
-               s->train_batches, s->batch_size);
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d x %d rows of the batch matrix", s->train_batches,
+               s->batch_size);
   if (!r->est[0].name) {
     tui_puts(w, y, 1, PLOT_S_MARK, "no train/eval result");
     return;
   }
   if (r->eval_mean && r->eval_var)
-    tui_printf(w, y++, 1, PLOT_S_TEXT, "eval batch (%zu): mean %s var %s", r->eval_n,
-               plot_fmt(r->eval_mean[0], 7, a, sizeof a), plot_fmt(r->eval_var[0], 7, b, sizeof b));
+    tui_printf(w, y++, 1, PLOT_S_TEXT, "eval (%zu): own mean %s var %s", r->eval_n,
+               plot_fmt(r->eval_mean[0], 6, a, sizeof a), plot_fmt(r->eval_var[0], 6, b, sizeof b));
   tui_printf(w, y++, 1, PLOT_S_DIM, "%-10s %8s %8s %8s", "running", "mean", "var", "max gap");
   double gaps[3];
   int n = 0;
@@ -56,7 +56,7 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
     y += n;
   }
   if (y <= ih)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "mode %s: %s", ns_mode_name(s->mode),
-               s->mode == NS_MODE_EVAL ? "the main panels use running stats"
-                                       : "m: main panels in eval mode");
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%s",
+               s->mode == NS_MODE_EVAL ? "eval mode: panels 3-4 use running stats"
+                                       : "m: panels 3-4 in eval mode; j/J r");
 }

@@ -354,6 +354,10 @@ static void draw_header(app *a, const tui_view *base) {
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwaddstr(w, 0, COLS - 8, "? help ");
+  if (!a->lay.small) { /* how long the last recompute took (the budget is one frame) */
+    wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
+    mvwprintw(w, 0, COLS - 19, "%6.1f ms", a->compute_ms);
+  }
   wattrset(w, A_NORMAL);
   (void)base;
   wnoutrefresh(w);

@@ -58,6 +58,13 @@ check "an incomplete chunk asks for more" wait_re "^>> ?$"
 lit '2 do end'
 keys Enter
 check "the continued chunk runs" wait_re "^> ?$"
+lit 'ns.nor'
+keys Tab
+check "Tab completes ns.nor to ns.normalize" wait_re "^> ns\.normalize"
+keys C-u
+keys Up
+check "Up recalls the previous chunk" wait_re "^> for i = 1,"
+keys C-u
 keys Escape
 check "Esc leaves the prompt" wait_for "? help  q quit"
 check "the screen is still alive after the error" wait_for "RMSNorm"
@@ -69,6 +76,7 @@ keys u
 wait_for "LayerNorm"
 keys q
 wait_for "EXIT=0"
+check "prompt history is saved for normscope repl" grep -qF 'set{kind="rms"}' "$XDG_STATE_HOME/normscope/history"
 
 # Each settings key changes what it should (80x24: the settings tab is on screen).
 start 80 24
