@@ -114,6 +114,11 @@ static int l_write(lua_State *L) {
   return 0;
 }
 
+/* The keyboard belongs to the screen: io.read() would block on raw keys behind curses. */
+static int l_noread(lua_State *L) {
+  return luaL_error(L, "io.read is not available inside the explorer (use normscope repl)");
+}
+
 static int rl_getc_queue(FILE *f) {
   (void)f;
   if (!active || active->qh == active->qt) return EOF;
@@ -202,6 +207,8 @@ tui_prompt *tui_prompt_new(lua_State *L) {
     lua_pushlightuserdata(L, p);
     lua_pushcclosure(L, l_write, 1);
     lua_setfield(L, -2, "write");
+    lua_pushcfunction(L, l_noread);
+    lua_setfield(L, -2, "read");
   }
   lua_pop(L, 1); /* io */
   /* Readline must never touch the terminal: curses owns it. */

@@ -11,7 +11,7 @@ check "80x24: input, output and spectrum show" wait_re "3 Output"
 check "80x24: the spectrum shows" wait_for "4 Spectrum"
 check "80x24: the less central panels are tabs" wait_for "[2 Settings]"
 T resize-window -t main -x 120 -y 40
-check "resize to 120x40: the precision panel gets its own place" wait_for "7 Precision: var(x)"
+check "resize to 120x40: the precision panel gets its own place" wait_for "╭─ 7 Precision: fp64"
 check "resize to 120x40: the train/eval panel shows" wait_for "╭─ 6 Train/eval"
 check "resize to 120x40: the batch panel shows" wait_for "╭─ 5 Batch 2x2"
 T resize-window -t main -x 60 -y 20
