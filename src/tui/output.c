@@ -53,7 +53,14 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     tui_printf(w, 1, 1 + lab + nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, hs);
     tui_printf(w, 1, 1 + lab + 2 * nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, ha);
   }
-  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + (r->eval_note ? 1 : 0);
+  /* Lines under the values: y's moments, the probes, flags, and (when there is room)
+   * the statistics that normalized. */
+  int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
+  if (note_lines > 2) note_lines = 2;
+  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + note_lines;
+  int want = (int)(n < 12 ? n : 12);
+  int stats_line = ih - 1 - probe_lines - 1 >= want;
+  probe_lines += stats_line;
   int vis = ih - 1 - probe_lines;
   if (vis < 1) vis = 1;
   /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
@@ -100,6 +107,14 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   }
   free(vals);
   int py = ih - probe_lines + 1;
+  if (stats_line) {
+    char sd[32];
+    size_t k = r->norm.plan.stat_of ? r->norm.plan.stat_of[cur] : 0;
+    tui_printf(w, py++, 1, PLOT_S_DIM, "stat %zu/%zu: mean %s var %s s %s", k + 1,
+               r->norm.plan.nstat, tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a),
+               tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b),
+               tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd));
+  }
   tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", tui_num(r->y_mean, a, sizeof a),
              tui_num(r->y_std, b, sizeof b));
   tui_printf(w, py++, 1, r->shift_dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD,
@@ -111,5 +126,5 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (r->norm.ndegenerate)
     tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic(s): denominator 0 or not finite",
                r->norm.ndegenerate);
-  if (r->eval_note) tui_puts(w, py++, 1, PLOT_S_DIM, r->eval_note);
+  if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

@@ -65,6 +65,10 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v);
 void tui_puts(WINDOW *w, int y, int x, int style, const char *s);
 void tui_printf(WINDOW *w, int y, int x, int style, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Writes text from (y, x) wrapped at spaces to the window's inside, at most maxlines
+ * lines; returns the lines used. tui_wrap_lines counts them without drawing. */
+int tui_wrap(WINDOW *w, int y, int x, int style, const char *text, int maxlines);
+int tui_wrap_lines(WINDOW *w, int x, const char *text);
 /* Copies a canvas into the window at (y, x). */
 void tui_blit(WINDOW *w, int y, int x, const plot_canvas *c);
 /* A canvas sized for a window area, with the view's ASCII and colour settings. */

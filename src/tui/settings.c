@@ -64,7 +64,7 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
       {"a", "axes", "axes", axes, axes},
       {"g G", "groups", "grp", groups, groups},
       {"e E =", "eps", "eps", eps, eps},
-      {"p", "eps placement", "eps@", s->eps_at == NS_EPS_VAR ? "var (in the sqrt)" : "std (+ eps)",
+      {"p", "eps placement", "eps@", s->eps_at == NS_EPS_VAR ? "var (in sqrt)" : "std (+ eps)",
        s->eps_at == NS_EPS_VAR ? "var" : "std"},
       {"d", "ddof", "ddof", s->ddof ? "1 (n-1)" : "0 (n)", s->ddof ? "1" : "0"},
       {"c", "centering", "ctr", center, center},

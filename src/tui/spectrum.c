@@ -86,6 +86,20 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   }
   if (nrows == 0) tui_puts(w, y++, 1, PLOT_S_DIM, "(no eigenvalues)");
   if (r->nclosed <= 0) tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here: LAPACK labels");
+  /* With room to spare, J itself: a heatmap with its entries when they fit. */
+  int room = ih - footer - y + 1, n = (int)r->jn;
+  if (r->J && n > 0 && room >= n + 2) {
+    int jcw = 4 + n * 8 <= iw ? 8 : (4 + n * 2 <= iw ? 2 : 0);
+    if (jcw) {
+      tui_puts(w, ++y, 1, PLOT_S_DIM, jcw == 8 ? "J:" : "J (colour = sign and size):");
+      plot_canvas *cv = tui_canvas(n * jcw, n, v);
+      if (cv) {
+        plot_heatmap(cv, 0, 0, r->J, r->jn, r->jn, jcw, 0, jcw == 8);
+        tui_blit(w, y + 1, jcw == 8 ? 3 : 1, cv);
+        plot_canvas_free(cv);
+      }
+    }
+  }
   y = ih - footer + 1;
   double dis = r->eig_disagree;
   (void)a;

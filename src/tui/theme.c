@@ -189,3 +189,42 @@ const char *tui_num(double v, char *buf, size_t len) {
     snprintf(buf, len, "%.6g", v);
   return buf;
 }
+
+int tui_wrap(WINDOW *w, int y, int x, int style, const char *text, int maxlines) {
+  int width = getmaxx(w) - 1 - x, used = 0;
+  size_t len = strlen(text), at = 0;
+  if (width < 8) return 0;
+  while (at < len && used < maxlines) {
+    size_t n = len - at;
+    if (n > (size_t)width) {
+      n = (size_t)width;
+      while (n > 0 && text[at + n] != ' ') n--;
+      if (n == 0) n = (size_t)width;
+    }
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)n, text + at);
+    tui_puts(w, y + used, x, style, line);
+    used++;
+    at += n;
+    while (text[at] == ' ') at++;
+  }
+  return used;
+}
+
+int tui_wrap_lines(WINDOW *w, int x, const char *text) {
+  int width = getmaxx(w) - 1 - x, lines = 0;
+  size_t len = strlen(text), at = 0;
+  if (width < 8) return 0;
+  while (at < len) {
+    size_t n = len - at;
+    if (n > (size_t)width) {
+      n = (size_t)width;
+      while (n > 0 && text[at + n] != ' ') n--;
+      if (n == 0) n = (size_t)width;
+    }
+    lines++;
+    at += n;
+    while (text[at] == ' ') at++;
+  }
+  return lines;
+}

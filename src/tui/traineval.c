@@ -58,5 +58,5 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
   if (y <= ih)
     tui_printf(w, y++, 1, PLOT_S_DIM, "%s",
                s->mode == NS_MODE_EVAL ? "eval mode: panels 3-4 use running stats"
-                                       : "m: panels 3-4 in eval mode; j/J r");
+                                       : "m eval mode  j/J batches  r seed");
 }

@@ -365,6 +365,7 @@ static void draw_header(app *a, const tui_view *base) {
 
 static void draw(app *a) {
   if (a->changed) recompute(a);
+  if (tui_panel_tabbed(a->st.focus)) a->tab = a->st.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
   if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
   /* stdscr stays blank under the panels: refreshing it first clears whatever no window
@@ -442,6 +443,8 @@ static void draw(app *a) {
   } else if (a->editing == EDIT_EPS) {
     wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
     mvwprintw(a->pwin, 0, 0, "eps = %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (now %g; Enter applies, Esc cancels)", a->st.eps);
   } else if (a->msg[0]) {
     wattrset(a->pwin, tui_attr(a->msg_style));
     mvwaddnstr(a->pwin, 0, 0, a->msg, COLS - 1);
@@ -681,7 +684,7 @@ static int key(app *a, int code, unsigned ch) {
     break;
   case '=':
     a->editing = EDIT_EPS;
-    snprintf(a->edit, sizeof a->edit, "%.17g", s->eps);
+    a->edit[0] = 0;
     break;
   case 'p':
     done(a, ns_explore_toggle_eps_at(s, h, err), err, NULL);
