@@ -30,6 +30,14 @@ static const char *fit(double v, int width, char *buf, size_t len) {
   return buf;
 }
 
+/* Whether a probe moved the output: "same" below 1e-6, "MOVES" above, NaN undefined. */
+static const char *verdict(double dev) {
+  return isnan(dev) ? "(undefined)" : dev > 1e-6 ? "MOVES" : "same";
+}
+static int verdict_style(double dev) {
+  return isnan(dev) || dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD;
+}
+
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[96], a[32], b[32];
   snprintf(title, sizeof title, "3 Output y = %s(x)", kind_title(s->kind));
@@ -117,14 +125,12 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   }
   tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", tui_num(r->y_mean, a, sizeof a),
              tui_num(r->y_std, b, sizeof b));
-  tui_printf(w, py++, 1, r->shift_dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD,
-             "shift x%+g: max|dy| %.3g %s", s->shift, r->shift_dev,
-             r->shift_dev > 1e-6 ? "MOVES" : "same");
-  tui_printf(w, py++, 1, r->scale_dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD,
-             "scale %gx:  max|dy| %.3g %s", s->scale, r->scale_dev,
-             r->scale_dev > 1e-6 ? "MOVES" : "same");
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev), "shift x%+g: max|dy| %.3g %s", s->shift,
+             r->shift_dev, verdict(r->shift_dev));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev), "scale %gx:  max|dy| %.3g %s", s->scale,
+             r->scale_dev, verdict(r->scale_dev));
   if (r->norm.ndegenerate)
-    tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic(s): denominator 0 or not finite",
-               r->norm.ndegenerate);
+    tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic%s: s = 0 or inf",
+               r->norm.ndegenerate, r->norm.ndegenerate > 1 ? "s" : "");
   if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

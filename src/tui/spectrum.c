@@ -46,7 +46,8 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
       at += n;
       while (why[at] == ' ') at++;
     }
-    if (y <= ih) tui_puts(w, y++, 1, PLOT_S_DIM, "set{x=...} with a smaller x to see it");
+    if (y <= ih && r->n > NS_EXPLORE_JAC_LIMIT)
+      tui_puts(w, y++, 1, PLOT_S_DIM, "set{x=...} with a smaller x to see it");
     return;
   }
   /* label(6) mult(3) closed(12) lapack fd */

@@ -33,6 +33,22 @@ keys q
 check "q: exit status 0" wait_for "EXIT=0"
 check "q: echo and icanon restored" sane_tty
 
+# A runaway Lua loop is interrupted by Ctrl-C and the screen stays; os.exit() from the
+# prompt still leaves a sane terminal.
+start 80 24
+started
+keys :
+lit 'while true do end'
+keys Enter
+sleep 0.3
+keys C-c
+check "Ctrl-C interrupts a Lua loop at the prompt" wait_for "interrupted"
+check "the screen survives the interrupted loop" wait_for "LayerNorm"
+lit 'os.exit(3)'
+keys Enter
+check "os.exit(3) from the prompt: exit status 3" wait_for "EXIT=3"
+check "os.exit: terminal sane" sane_tty
+
 # Start below the minimum size.
 start 60 20
 check "start at 60x20: the size message" wait_for "needs at least 80x24"
