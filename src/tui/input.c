@@ -18,7 +18,7 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
   if (v->file) {
     const char *base = strrchr(v->file, '/');
-    snprintf(title, sizeof title, "1 Input %s %s", base ? base + 1 : v->file, shape);
+    snprintf(title, sizeof title, "1 Input x %s from %s", shape, base ? base + 1 : v->file);
   } else {
     snprintf(title, sizeof title, "1 Input x %s", shape);
   }

@@ -26,9 +26,18 @@ printf 'a,b,c\n1,2,3\n4,5,7\n' >"$tmp/data.csv"
 Y11=$(f "%.6g" "-1 / sqrt(2/3 + 1e-5)")
 M2=$(f "%.6g" "16/3")
 start 80 24 "$tmp/data.csv"
-check "csv: the screen names the file and its shape" wait_for "data.csv (2, 3)"
+check "csv: the screen names the file and its shape" wait_for "x (2, 3) from data.csv"
 check "csv: y[1,1] = $Y11" wait_for "$Y11"
 check "csv: the matrix is in the input panel" wait_re "│ +2 +4 +5 +7"
+keys I
+check "I inserts a row after the cursor" wait_for "x (3, 3) from data.csv"
+check "the new row is zeros" wait_re "│ +2 +0 +0 +0"
+keys X
+check "X removes it" wait_for "x (2, 3) from data.csv"
+keys i
+check "i inserts a column" wait_for "x (2, 4) from data.csv"
+keys u
+check "u undoes the insertion" wait_for "x (2, 3) from data.csv"
 keys Tab Tab Tab Tab
 check "csv: the matrix is the batch too" wait_for "5 Batch 2x3"
 keys q
@@ -50,7 +59,7 @@ pad=$((128 - 10 - ${#hdr} - 1))  # header padded so data starts at byte 128
 } >"$tmp/x.npy"
 Y1=$(f "%.6g" "-2.75 / sqrt(7.1875 + 1e-5)")
 start 80 24 "$tmp/x.npy"
-check "npy: the screen names the file" wait_for "x.npy (4)"
+check "npy: the screen names the file" wait_for "x (4) from x.npy"
 check "npy: y_1 = $Y1" wait_for "$Y1"
 check "npy: input mean 3.75" wait_for "mean 3.75"
 keys q
@@ -60,7 +69,7 @@ check "npy: q quits" wait_for "EXIT=0"
 # Jacobian probes explain why they did not run.
 awk 'BEGIN { for (i = 0; i < 300; i++) { s = ""; for (j = 0; j < 20; j++) s = s (j ? "," : "") (i * 20 + j) % 7; print s } }' >"$tmp/big.csv"
 start 80 24 "$tmp/big.csv"
-check "large csv: shape shown" wait_for "big.csv (300, 20)"
+check "large csv: shape shown" wait_for "x (300, 20) from big.csv"
 check "large csv: statistics over all 6000 elements" wait_for "n 6000"
 check "large csv: the spectrum says why it was skipped" wait_for "6000 elements"
 check "large csv: a window onto the rows" wait_for "rows 1-3/300"

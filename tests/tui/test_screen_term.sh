@@ -105,6 +105,14 @@ check "--ascii: frames drawn with + - |" wait_re "^\+-+ 1 Input"
 keys q
 wait_for "EXIT=0"
 
+# --no-mouse: a click is not taken (the mouse is not even asked for).
+start 80 24 --no-mouse
+started
+check "--no-mouse: the screen comes up" wait_for "LayerNorm"
+check "--no-mouse: no mouse reporting requested" sh -c "! $(command -v tmux) -L $SOCK display-message -p -t main '#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}' | grep -q 1"
+keys q
+wait_for "EXIT=0"
+
 # NO_COLOR and --no-color: the screen works without colour (no SGR colour codes).
 start 80 24 --no-color
 started
