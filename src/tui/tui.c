@@ -925,6 +925,16 @@ int tui_run(const tui_options *opt) {
   noecho();
   nonl();
   keypad(stdscr, TRUE);
+  /* Home/End as other terminals (and tmux) send them, whatever TERM's terminfo says, so
+   * a mismatched TERM does not turn them into Esc + digits. */
+  static const struct {
+    const char *seq;
+    int key;
+  } extra[] = {{"\033[1~", KEY_HOME}, {"\033[4~", KEY_END}, {"\033[7~", KEY_HOME},
+               {"\033[8~", KEY_END},  {"\033[H", KEY_HOME}, {"\033[F", KEY_END},
+               {"\033OH", KEY_HOME},  {"\033OF", KEY_END}};
+  for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+    if (key_defined(extra[i].seq) == 0) define_key(extra[i].seq, extra[i].key);
   set_escdelay(25);
   curs_set(0);
   const char *nc = getenv("NO_COLOR");

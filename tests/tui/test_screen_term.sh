@@ -67,7 +67,10 @@ keys Home
 keys NPage
 check "PgDn scrolls the help" wait_re "Help  \(lines 23-"
 keys End
-check "the end of the help is reachable" wait_for "q                 quit"
+check "End shows the end of the help" wait_for "avoids Unicode drawing"
+check "the help is still open after End" wait_for "Help  (lines"
+keys Home
+check "Home goes back to the top" wait_for "Help  (lines 1-22"
 keys Escape
 check "Esc closes the help" wait_for "3 Output"
 # Mouse: a click on the "6 Train/eval" tab label in the header.
