@@ -72,7 +72,7 @@ check "the help is still open after End" wait_for "Help  (lines"
 keys Home
 check "Home goes back to the top" wait_for "Help  (lines 1-22"
 keys Escape
-check "Esc closes the help" wait_for "3 Output"
+check "Esc closes the help" wait_for "╭─ 3 Output"
 # Mouse: a click on the "6 Train/eval" tab label in the header.
 col=$(capture | head -n 1 | awk '{ i = index($0, "6 Train/eval"); print i }')
 if [ "${col:-0}" -gt 0 ]; then
