@@ -4,7 +4,15 @@
 
 #include "tui/screen.h"
 
-#define CELL_W 8
+void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per) {
+  size_t cols = s->x->shape[s->x->rank - 1];
+  *lab = s->x->rank > 1 ? 5 : 4;
+  /* 8 columns a cell, or 7 when that shows every column and 8 would not */
+  *cw = 8;
+  if ((size_t)((iw - *lab) / 8) < cols && (size_t)((iw - *lab) / 7) >= cols) *cw = 7;
+  *per = (iw - *lab) / *cw;
+  if (*per < 1) *per = 1;
+}
 
 /* A tensor of any rank viewed as rows x cols: the last axis across, the rest down;
  * a vector is one row (as explore.h's x_insert/x_remove see it), drawn wrapped. */
@@ -27,8 +35,9 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   size_t rows, cols;
   grid_shape(s->x, &rows, &cols);
   int here_focus = v->focused && s->focus == NS_PANEL_INPUT;
-  int lab = s->x->rank > 1 ? 5 : 4;
-  int vis_cols = (iw - lab) / CELL_W, vis_rows = ih - 3;
+  int lab, cw, vis_cols;
+  tui_input_geometry(s, iw, &lab, &cw, &vis_cols);
+  int vis_rows = ih - 3;
   if (vis_cols < 1) vis_cols = 1;
   if (vis_rows < 1) vis_rows = 1;
   size_t cr = (size_t)(s->cursor_row < 0 ? 0 : s->cursor_row);
@@ -53,7 +62,7 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   for (int k = 0; k < vis_cols; k++) {
     size_t col = s->x->rank == 1 ? (size_t)k : c0 + (size_t)k;
     if (col >= cols) break;
-    tui_printf(w, 1, 1 + lab + k * CELL_W, PLOT_S_DIM, "%*zu", CELL_W - 1,
+    tui_printf(w, 1, 1 + lab + k * cw, PLOT_S_DIM, "%*zu", cw - 1,
                s->x->rank == 1 ? (size_t)k + 1 : col + 1);
   }
   if (s->x->rank == 1) tui_puts(w, 1, 1, PLOT_S_DIM, "i");
@@ -80,13 +89,13 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       char num[32], cell[48];
       if (here && v->edit) {
         size_t el = strlen(v->edit);
-        const char *tail = el > CELL_W - 2 ? v->edit + el - (CELL_W - 2) : v->edit;
-        snprintf(cell, sizeof cell, "%*s_", CELL_W - 2, tail);
+        const char *tail = el > (size_t)(cw - 2) ? v->edit + el - (size_t)(cw - 2) : v->edit;
+        snprintf(cell, sizeof cell, "%*s_", cw - 2, tail);
       } else {
-        plot_fmt(val, CELL_W - 1, num, sizeof num);
-        snprintf(cell, sizeof cell, "%*s", CELL_W - 1, num);
+        plot_fmt(val, cw - 1, num, sizeof num);
+        snprintf(cell, sizeof cell, "%*s", cw - 1, num);
       }
-      tui_puts(w, 2 + i, 1 + lab + k * CELL_W, style, cell);
+      tui_puts(w, 2 + i, 1 + lab + k * cw, style, cell);
     }
   }
   int windowed = lines > (size_t)vis_rows || (s->x->rank > 1 && cols > per);

@@ -50,6 +50,10 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
 void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
 void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
 
+/* Where the input panel puts its cells for an inside width iw: label columns, cell
+ * width, cells per line (used by the mouse too). */
+void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per);
+
 /* Panel titles, by ns_panel. */
 const char *tui_panel_title(ns_panel p);
 

@@ -107,8 +107,13 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   (void)b;
   tui_printf(w, y++, 1, dis > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD, "max disagree %.2g (J-FD %.2g)",
              dis, r->jac_fd_diff);
-  tui_printf(w, y++, 1, PLOT_S_LABEL, "rank %d of %zu (tol %.3g=1e-10 smax)", r->rank, r->jn,
-             r->rank_tol);
+  char rk[96];
+  snprintf(rk, sizeof rk, "rank %d of %zu at tol %.3g (1e-10 smax)", r->rank, r->jn, r->rank_tol);
+  if ((int)strlen(rk) > iw)
+    snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g (1e-10 smax)", r->rank, r->jn, r->rank_tol);
+  if ((int)strlen(rk) > iw)
+    snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g", r->rank, r->jn, r->rank_tol);
+  tui_puts(w, y++, 1, PLOT_S_LABEL, rk);
   const char *sym = is_centered(s) ? "s" : "r";
   if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH)
     tui_printf(w, y++, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");

@@ -520,15 +520,24 @@ static void mouse(app *a) {
     size_t rows, cols;
     grid(a, &rows, &cols);
     int vec = p == NS_PANEL_INPUT && a->st.x->rank == 1;
-    int lab = p == NS_PANEL_BATCH ? 4 : (vec ? 4 : 5), cw = 8;
-    if (p == NS_PANEL_BATCH && 4 + 2 * ((int)cols * 8 + 1) > r.w - 2) cw = 7; /* batch.c */
+    int lab = 4, cw = 8, per = 1;
+    if (p == NS_PANEL_INPUT)
+      tui_input_geometry(&a->st, r.w - 2, &lab, &cw, &per);
+    else if (4 + 2 * ((int)cols * 8 + 1) > r.w - 2)
+      cw = 7; /* batch.c */
     int row = ev.y - r.y - 2, col = (ev.x - r.x - 1 - lab) / cw;
+    if (ev.x < r.x + 1 + lab || row < 0) return;
     if (vec) { /* the vector wraps (input.c) */
-      int per = (r.w - 2 - lab) / cw;
-      if (per < 1) per = 1;
       if (col >= per) return;
-      col += row * per;
+      int vis = r.h - 5, cur_line = a->st.cursor_col / per;
+      int l0 = a->st.focus == NS_PANEL_INPUT && cur_line >= vis ? cur_line - vis + 1 : 0;
+      col += (row + l0) * per;
       row = 0;
+    } else if (p == NS_PANEL_INPUT && a->st.focus == NS_PANEL_INPUT) {
+      /* the window onto a large matrix follows the cursor (input.c) */
+      int vis = r.h - 5;
+      if (a->st.cursor_row >= vis) row += a->st.cursor_row - vis + 1;
+      if (a->st.cursor_col >= per) col += a->st.cursor_col - per + 1;
     }
     if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols && ev.x > r.x + lab)
       ns_explore_cursor(&a->st, row, col, NULL);
