@@ -16,5 +16,13 @@ if [ ! -f "$libs/normscope.so" ]; then
 fi
 NSL_CPATH="$libs/?.so"
 export NSL_CPATH
+# A sanitizer build (--enable-sanitizers) gives a module that needs the ASan runtime
+# loaded before anything else: preload it into the stock interpreter.
+if command -v ldd >/dev/null 2>&1 && ldd "$libs/normscope.so" 2>/dev/null | grep -q libasan; then
+  asan=$(ldd "$libs/normscope.so" | sed -n 's/.*libasan[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+  LD_PRELOAD="$asan${LD_PRELOAD:+ $LD_PRELOAD}"
+  ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export LD_PRELOAD ASAN_OPTIONS
+fi
 exec "$lua" -e 'package.cpath = os.getenv("NSL_CPATH") .. ";" .. package.cpath
 ns = require "normscope"' "$@"
