@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/npy.h"
 #include "lua/explore_lua.h"
@@ -894,6 +895,13 @@ int tui_run(const tui_options *opt) {
       return 1;
     }
   }
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
+                    "for scripts use `normscope run FILE.lua`\n");
+    ns_state_free(&a->st);
+    ns_history_free(&a->hist);
+    return 1;
+  }
   a->L = nsl_newstate(err);
   if (!a->L) {
     fprintf(stderr, "normscope: %s\n", err);
@@ -930,6 +938,18 @@ int tui_run(const tui_options *opt) {
     return 1;
   }
   curses_on = 1;
+  if (!tigetstr("cup") || tigetstr("cup") == (char *)-1) {
+    const char *term = getenv("TERM");
+    restore_terminal();
+    delscreen(scr);
+    fprintf(stderr,
+            "normscope: terminal type '%s' cannot place the cursor; the explorer "
+            "needs a full-screen terminal (try TERM=xterm-256color, or `normscope repl`)\n",
+            term ? term : "(unset)");
+    tui_prompt_free(a->prompt);
+    lua_close(a->L);
+    return 1;
+  }
   cbreak();
   noecho();
   nonl();
@@ -977,7 +997,11 @@ int tui_run(const tui_options *opt) {
       draw(a);
       continue;
     }
-    if (rc == ERR) continue;
+    if (rc == ERR) {
+      /* A timeout is normal; input gone for good (the terminal closed) is not. */
+      if (!isatty(STDIN_FILENO)) break;
+      continue;
+    }
     int go = key(a, rc == KEY_CODE_YES, (unsigned)wc);
     if (!go) break;
     draw(a);

@@ -17,6 +17,7 @@ SOCK=ns-screen-$$
 T() { "$TMUX_BIN" -L "$SOCK" "$@"; }
 cleanup() {
   T kill-server >/dev/null 2>&1
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM

@@ -21,6 +21,12 @@ st=$?
 check "missing file: exit status 1" test "$st" -eq 1
 check "missing file: one clear line" sh -c 'case "$1" in "normscope: $2: "*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/missing.csv"
 
+# Without a terminal the explorer refuses at once (no busy loop, no garbage).
+out=$("$NS" 2>&1 </dev/null)
+st=$?
+check "no terminal: exit status 1" test "$st" -eq 1
+check "no terminal: says a terminal is needed" sh -c 'case "$1" in "normscope: the explorer needs a terminal"*) exit 0;; *) exit 1;; esac' - "$out"
+
 # A small CSV matrix: layer norm across each row. Row 1 = (1, 2, 3): mean 2, var 2/3.
 printf 'a,b,c\n1,2,3\n4,5,7\n' >"$tmp/data.csv"
 Y11=$(f "%.6g" "-1 / sqrt(2/3 + 1e-5)")

@@ -141,4 +141,12 @@ check "TERM=xterm (8 colours): the screen comes up" wait_for "LayerNorm"
 keys q
 check "TERM=xterm: quits" wait_for "EXIT=0"
 
+# A terminal that cannot place the cursor: a clear message, not a broken screen.
+T kill-session -t main
+T -f /dev/null new-session -d -s main -x 80 -y 24 "env TERM=dumb PS1='$ ' sh"
+T set-option -t main status off >/dev/null
+keys "'$NS'; echo EXIT=\$?" Enter
+check "TERM=dumb: exit status 1" wait_for "EXIT=1"
+check "TERM=dumb: says why" wait_for "cannot place the cursor"
+
 done_testing
