@@ -264,6 +264,10 @@ static void step_row(app *a, int which, int dir) {
     if (r > (int)B) r = 1;
     if (r != other) break;
   }
+  if (r == cur) {
+    message(a, PLOT_S_DIM, "the batch has %zu rows; add one with I while panel 5 has focus", B);
+    return;
+  }
   char err[NS_ERRLEN];
   done(a,
        which ? ns_explore_set_companion(&a->st, &a->hist, r, err)
