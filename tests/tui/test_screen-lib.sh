@@ -46,25 +46,29 @@ done_testing() {
   [ "$failed" -eq 0 ]
 }
 
-# start W H [ARGS]: a shell in a W x H window; normscope runs in it (so the terminal
-# state after it exits can be inspected), then prints its exit status.
+# start W H [ARGS]: a shell in a new W x H window; normscope runs in it (so the terminal
+# state after it exits can be inspected), then prints its exit status. $START_ENV
+# (e.g. "NO_COLOR=1") is added to the shell's environment. The previous session is
+# closed only after the new one exists, so the tmux server never exits in between.
 session=0
+SES=
 start() {
   w=$1
   h=$2
   shift 2
-  T kill-session -t main >/dev/null 2>&1
+  old=$SES
   session=$((session + 1))
-  T -f /dev/null new-session -d -s main -x "$w" -y "$h" \
-    "env PS1='$ ' sh" || return 1
-  T set-option -t main status off >/dev/null
-  T set-option -t main remain-on-exit on >/dev/null 2>&1
-  T send-keys -t main "clear; '$NS' $*; echo EXIT=\$?" Enter
+  SES=s$session
+  T -f /dev/null new-session -d -s "$SES" -x "$w" -y "$h" \
+    "env ${START_ENV:-} PS1='$ ' sh" || return 1
+  T set-option -t "$SES" status off >/dev/null
+  [ -n "$old" ] && T kill-session -t "$old" >/dev/null 2>&1
+  T send-keys -t "$SES" "clear; '$NS' $*; echo EXIT=\$?" Enter
 }
-capture() { T capture-pane -p -t main 2>/dev/null; }
-keys() { T send-keys -t main "$@"; }
+capture() { T capture-pane -p -t "$SES" 2>/dev/null; }
+keys() { T send-keys -t "$SES" "$@"; }
 # lit TEXT: types TEXT literally (no key-name lookup)
-lit() { T send-keys -t main -l "$1"; }
+lit() { T send-keys -t "$SES" -l "$1"; }
 
 # wait_for TEXT [SECONDS]: the pane shows TEXT (fixed string).
 wait_for() {
@@ -100,9 +104,22 @@ gone() {
 }
 # the pid of normscope inside the pane's shell
 ns_pid() {
-  sh_pid=$(T display-message -p -t main '#{pane_pid}')
+  sh_pid=$(T display-message -p -t "$SES" '#{pane_pid}')
   ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -n 1
 }
+# only printable ASCII in the pane
+ascii_only() { ! capture | LC_ALL=C grep -q '[^ -~]'; }
+# no SGR colour codes in the pane
+no_colour() {
+  ! T capture-pane -e -p -t "$SES" | grep -qE '\[(3[0-7]|38;5;[0-9]+|4[0-7]|48;5;[0-9]+)m'
+}
+# the program asked the terminal for no mouse reports
+no_mouse() {
+  ! T display-message -p -t "$SES" '#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}' |
+    grep -q 1
+}
+has_colour() { ! no_colour; }
+has_mouse() { ! no_mouse; }
 # the screen has come up (the header and the first panel)
 started() { wait_for "1 Input" 10; }
 # terminal settings after the program exited: echo and icanon back on

@@ -10,14 +10,14 @@ started
 check "80x24: input, output and spectrum show" wait_re "3 Output"
 check "80x24: the spectrum shows" wait_for "4 Spectrum"
 check "80x24: the less central panels are tabs" wait_for "[2 Settings]"
-T resize-window -t main -x 120 -y 40
+T resize-window -t "$SES" -x 120 -y 40
 check "resize to 120x40: the precision panel gets its own place" wait_for "╭─ 7 Precision: fp64"
 check "resize to 120x40: the train/eval panel shows" wait_for "╭─ 6 Train/eval"
 check "resize to 120x40: the batch panel shows" wait_for "╭─ 5 Batch 2x2"
-T resize-window -t main -x 60 -y 20
+T resize-window -t "$SES" -x 60 -y 20
 check "resize to 60x20: a clear message instead of garbage" wait_for "needs at least 80x24"
 check "resize to 60x20: the message gives the size" wait_for "(this terminal is 60x20)"
-T resize-window -t main -x 80 -y 24
+T resize-window -t "$SES" -x 80 -y 24
 check "back to 80x24: the screen returns" wait_for "4 Spectrum"
 # Tabs at 80x24: Tab moves the focus through the panels; 5 Batch takes the slot.
 keys Tab Tab Tab Tab
@@ -79,8 +79,8 @@ if [ "${col:-0}" -gt 0 ]; then
   # an xterm (X10) mouse press and release at column col, row 1: ESC [ M b x y, each
   # byte 32 + value, 1-based coordinates
   x=$(printf "\\$(printf '%03o' $((32 + col)))")
-  T send-keys -t main -l "$(printf '\033[M ')$x!"
-  T send-keys -t main -l "$(printf '\033[M#')$x!"
+  lit "$(printf '\033[M ')$x!"
+  lit "$(printf '\033[M#')$x!"
   check "a mouse click on a tab shows that panel" wait_for "╭─ 6 Train/eval"
 else
   not_ok "a mouse click on a tab shows that panel (no tab label)"
@@ -103,49 +103,50 @@ done
 start 80 24 --ascii
 wait_for "1 Input"
 sleep 0.2
-check "--ascii: only ASCII on screen" sh -c "! $(command -v tmux) -L $SOCK capture-pane -p -t main | LC_ALL=C grep -q '[^ -~]'"
+check "--ascii: only ASCII on screen" ascii_only
 check "--ascii: frames drawn with + - |" wait_re "^\+-+ 1 Input"
 keys q
 wait_for "EXIT=0"
 
-# --no-mouse: a click is not taken (the mouse is not even asked for).
+# --no-mouse: the mouse is not even asked for (the default asks: checked first).
+start 80 24
+started
+check "default: mouse reporting requested" has_mouse
+keys q
+wait_for "EXIT=0"
 start 80 24 --no-mouse
 started
 check "--no-mouse: the screen comes up" wait_for "LayerNorm"
-check "--no-mouse: no mouse reporting requested" sh -c "! $(command -v tmux) -L $SOCK display-message -p -t main '#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}' | grep -q 1"
+check "--no-mouse: no mouse reporting requested" no_mouse
 keys q
 wait_for "EXIT=0"
 
 # NO_COLOR and --no-color: the screen works without colour (no SGR colour codes).
+start 80 24
+started
+check "default: colours are used" has_colour
+keys q
+wait_for "EXIT=0"
 start 80 24 --no-color
 started
 check "--no-color: the screen comes up" wait_for "LayerNorm"
-check "--no-color: no colour escapes in the pane" sh -c "! $(command -v tmux) -L $SOCK capture-pane -e -p -t main | grep -qE '\[(3[0-7]|38;5;[0-9]+|4[0-7]|48;5;[0-9]+)m'"
+check "--no-color: no colour escapes in the pane" no_colour
 keys q
 wait_for "EXIT=0"
-T kill-session -t main
-T -f /dev/null new-session -d -s main -x 80 -y 24 "env NO_COLOR=1 PS1='$ ' sh"
-T set-option -t main status off >/dev/null
-keys "clear; '$NS'; echo EXIT=\$?" Enter
+START_ENV="NO_COLOR=1" start 80 24
 started
-check "NO_COLOR=1: no colour escapes in the pane" sh -c "! $(command -v tmux) -L $SOCK capture-pane -e -p -t main | grep -qE '\[(3[0-7]|38;5;[0-9]+|4[0-7]|48;5;[0-9]+)m'"
+check "NO_COLOR=1: no colour escapes in the pane" no_colour
 keys q
 check "NO_COLOR: quits" wait_for "EXIT=0"
 
 # 8 colours (TERM=xterm): starts and draws.
-T kill-session -t main
-T -f /dev/null new-session -d -s main -x 80 -y 24 "env TERM=xterm PS1='$ ' sh"
-T set-option -t main status off >/dev/null
-keys "clear; '$NS'; echo EXIT=\$?" Enter
+START_ENV="TERM=xterm" start 80 24
 check "TERM=xterm (8 colours): the screen comes up" wait_for "LayerNorm"
 keys q
 check "TERM=xterm: quits" wait_for "EXIT=0"
 
 # A terminal that cannot place the cursor: a clear message, not a broken screen.
-T kill-session -t main
-T -f /dev/null new-session -d -s main -x 80 -y 24 "env TERM=dumb PS1='$ ' sh"
-T set-option -t main status off >/dev/null
-keys "'$NS'; echo EXIT=\$?" Enter
+START_ENV="TERM=dumb" start 80 24
 check "TERM=dumb: exit status 1" wait_for "EXIT=1"
 check "TERM=dumb: says why" wait_for "cannot place the cursor"
 
