@@ -173,3 +173,25 @@ char *plot_fmt(double v, int width, char *buf, size_t len) {
   snprintf(buf, len, "%.*s", width, v < 0 ? "-#" : "#");
   return buf;
 }
+
+int plot_fmt_decimals(const double *v, size_t n, int width, int maxd) {
+  double big = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(v[i]) && fabs(v[i]) > big) big = fabs(v[i]);
+  if (big > 0 && big < 1e-3) return -1; /* fixed decimals would show only zeros */
+  for (int d = maxd; d >= 0; d--) {
+    int fits = 1;
+    for (size_t i = 0; i < n && fits; i++) {
+      char tmp[400];
+      if (!isfinite(v[i])) continue;
+      fits = snprintf(tmp, sizeof tmp, "%.*f", d, v[i]) <= width;
+    }
+    if (fits) return d;
+  }
+  return -1;
+}
+
+char *plot_fmt_fixed(double v, int width, int d, char *buf, size_t len) {
+  if (d >= 0 && isfinite(v) && snprintf(buf, len, "%.*f", d, v) <= width) return buf;
+  return plot_fmt(v, width, buf, len);
+}

@@ -117,4 +117,11 @@ void plot_lines(plot_canvas *c, int x, int y, int w, int h, const plot_series *s
  * (%g-like; "nan", "inf"); returns buf. */
 char *plot_fmt(double v, int width, char *buf, size_t len);
 
+/* A column of numbers reads best with one number of decimals: the largest d <= maxd for
+ * which every finite v[i] printed as %.{d}f fits in width, or -1 when even d = 0 does not
+ * fit or the largest |v| is below 1e-3 (then format each value with plot_fmt). */
+int plot_fmt_decimals(const double *v, size_t n, int width, int maxd);
+/* v with d decimals (%.{d}f) when d >= 0 and it fits, else plot_fmt; returns buf. */
+char *plot_fmt_fixed(double v, int width, int d, char *buf, size_t len);
+
 #endif

@@ -23,13 +23,6 @@ static const char *kind_title(ns_kind k) {
   return "?";
 }
 
-/* %.6g when it fits the column, else as many digits as do. */
-static const char *fit(double v, int width, char *buf, size_t len) {
-  tui_num(v, buf, len);
-  if ((int)strlen(buf) > width) plot_fmt(v, width, buf, len);
-  return buf;
-}
-
 /* Whether a probe moved the output: "same" below 1e-6, "MOVES" above, NaN undefined. */
 static const char *verdict(double dev) {
   return isnan(dev) ? "(undefined)" : dev > 1e-6 ? "MOVES" : "same";
@@ -78,14 +71,25 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (cur >= n) cur = n - 1;
   size_t first = cur >= (size_t)vis ? cur - (size_t)vis + 1 : 0;
   size_t count = n - first < (size_t)vis ? n - first : (size_t)vis;
-  double *vals = malloc(count * sizeof *vals);
+  /* y and its two probes side by side: one column format for all three, so the
+   * decimal points line up and equal values read as equal. */
+  double *vals = malloc(4 * count * sizeof *vals); /* y, then y and both probes */
   if (!vals) return;
+  double *col = vals + count;
   double scale = 0;
   for (size_t i = 0; i < n && i < 100000; i++) {
     double t = fabs(ns_tensor_get(y, i));
     if (isfinite(t) && t > scale) scale = t;
   }
   for (size_t i = 0; i < count; i++) vals[i] = ns_tensor_get(y, first + i);
+  size_t ncol = 0;
+  for (size_t i = 0; i < count; i++) col[ncol++] = vals[i];
+  if (show_probes && r->y_shift && r->y_scale)
+    for (size_t i = 0; i < count; i++) {
+      col[ncol++] = ns_tensor_get(r->y_shift, first + i);
+      col[ncol++] = ns_tensor_get(r->y_scale, first + i);
+    }
+  int dec = plot_fmt_decimals(col, ncol, nw - 1, 5);
   plot_canvas *c = tui_canvas(barw, (int)count, v);
   if (c) {
     plot_bars(c, 0, 0, barw, vals, count, scale, NULL);
@@ -102,15 +106,15 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     char num[32];
     int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
-               fit(vals[i], nw - 1, num, sizeof num));
+               plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
     if (show_probes && r->y_shift && r->y_scale) {
       double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
       /* A probe value that moved away from y is marked: the map is not invariant. */
       double tol = 1e-6 * (1 + fabs(vals[i]));
       tui_printf(w, yy, 1 + lab + nw, fabs(ys - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s",
-                 nw, fit(ys, nw - 1, num, sizeof num));
+                 nw, plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
       tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM,
-                 "%*s", nw, fit(ya, nw - 1, num, sizeof num));
+                 "%*s", nw, plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
     }
   }
   free(vals);

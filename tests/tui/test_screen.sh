@@ -8,8 +8,8 @@
 # f FORMAT EXPR: awk's printf of an expression (awk uses C's printf, as the screen does)
 f() { awk "BEGIN { printf \"$1\", $2 }"; }
 S=$(f "%.17g" "sqrt(2.5 + 1e-5)")
-Y1=$(f "%.6g" "-2 / $S")           # -1.26491
-Y2=$(f "%.5g" "-1 / $S")           # -0.63245 (8 columns)
+Y1=$(f "%.5f" "-2 / $S")           # -1.26491: the output column prints 5 decimals
+Y2=$(f "%.5f" "-1 / $S")           # -0.63245
 BULK=$(f "%.6g" "1 / $S")          # 0.632454
 RADIAL=$(f "%.5g" "1e-5 / $S^3")   # 2.5298e-06
 TOL=$(f "%.3g" "1e-10 / $S")       # 1e-10 x the largest singular value of J (1/s)
@@ -40,7 +40,7 @@ done
 # The prompt: set{kind="rms"} switches to RMS norm. mean(x) = 0, so y itself stays, but
 # the shift probe y(x+10) = (x+10)/sqrt(mean((x+10)^2)+eps) now moves, J has full rank,
 # and the bulk has multiplicity 3.
-RMS_SHIFT=$(f "%.6g" "8 / sqrt(102.5 + 1e-5)")   # 0.790184
+RMS_SHIFT=$(f "%.5f" "8 / sqrt(102.5 + 1e-5)")   # 0.79018: the output column prints 5 decimals
 start 80 24
 started
 keys :
