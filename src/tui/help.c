@@ -13,6 +13,7 @@ static const char *help[] = {
     "",
     "Moving around",
     "  Tab / Shift-Tab   next / previous panel (at 80x24, 2 5 6 7 share a tab)",
+    "  Alt-1 .. Alt-7    focus panel 1 .. 7 directly (digits alone type numbers)",
     "  mouse click       focus a panel or tab, or pick a cell (off: --no-mouse)",
     "  arrows            move the cursor in the input (batch, when 5 has focus)",
     "  PgUp / PgDn       scroll the Lua output",

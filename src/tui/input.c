@@ -116,8 +116,10 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     if (windowed)
       tui_puts(w, ih - 1, 1, PLOT_S_DIM, where);
     else
-      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s", r->n,
+      /* the tensor's own storage; the normalization rounds it to the dtype setting */
+      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s%s%s", r->n,
                  tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e),
-                 ns_dtype_name(s->x->dtype));
+                 ns_dtype_name(s->x->dtype), s->dtype != s->x->dtype ? " as " : "",
+                 s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
   }
 }

@@ -550,6 +550,9 @@ static void mouse(app *a) {
 }
 
 /* Returns 0 to quit. */
+/* The main loop wakes at least this often (signals, pending redraws). */
+#define TICK_MS 250
+
 static int key(app *a, int code, unsigned ch) {
   char err[NS_ERRLEN];
   ns_state *s = &a->st;
@@ -782,8 +785,18 @@ static int key(app *a, int code, unsigned ch) {
   case 'X':
     insert_remove(a, 1, 0);
     break;
-  case 27:
+  case 27: {
+    /* Alt-1 .. Alt-7 arrive as ESC then the digit: focus that panel directly (plain
+     * digits type numbers into the input). A lone Esc does nothing here. */
+    wtimeout(stdscr, 0);
+    int next = getch();
+    wtimeout(stdscr, TICK_MS);
+    if (next >= '1' && next < '1' + NS_PANEL_COUNT)
+      focus(a, (ns_panel)(next - '1'));
+    else if (next != ERR)
+      ungetch(next);
     break;
+  }
   default:
     if (ch >= 32 && ch < 127)
       message(a, PLOT_S_DIM, "'%c' does nothing here; ? lists the keys", (int)ch);
@@ -981,7 +994,7 @@ int tui_run(const tui_options *opt) {
   a->tab = NS_PANEL_SETTINGS;
   relayout(a);
   draw(a);
-  wtimeout(stdscr, 250);
+  wtimeout(stdscr, TICK_MS);
   int status = 0;
   for (;;) {
     wint_t wc;
