@@ -29,6 +29,11 @@ check "negating the companion flips the target's sign" wait_for "SIGN FLIP"
 check "the target's output is now +0.999995" wait_for "col 1: 0.999995 (was -0.999995)"
 keys u
 check "undo: no flip" gone "SIGN FLIP"
+# Alt-digit focuses a panel directly (plain digits type numbers into cells).
+keys M-6
+check "Alt-6: the train/eval panel takes the slot" wait_for "[6 Train/eval]"
+keys M-1
+check "Alt-1: focus back on the input" wait_for "1 Input x (4) ◀"
 keys q
 check "q: exit status 0" wait_for "EXIT=0"
 check "q: echo and icanon restored" sane_tty
