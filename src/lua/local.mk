@@ -17,3 +17,9 @@ luacmod_LTLIBRARIES += normscope.la
 normscope_la_SOURCES =
 normscope_la_LDFLAGS = -module -avoid-version -shared
 normscope_la_LIBADD = libnslua.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+# Lua looks only for normscope.so; libtool's normscope.la beside it is noise there.
+install-data-hook: remove-luacmod-la
+remove-luacmod-la:
+	rm -f $(DESTDIR)$(luacmoddir)/normscope.la
+.PHONY: remove-luacmod-la
