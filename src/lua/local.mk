@@ -19,7 +19,10 @@ normscope_la_LDFLAGS = -module -avoid-version -shared
 normscope_la_LIBADD = libnslua.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 # Lua looks only for normscope.so; libtool's normscope.la beside it is noise there.
+# (Without the .la, libtool's uninstall cannot find the .so: remove it by name.)
 install-data-hook: remove-luacmod-la
 remove-luacmod-la:
 	rm -f $(DESTDIR)$(luacmoddir)/normscope.la
+uninstall-hook:
+	rm -f $(DESTDIR)$(luacmoddir)/normscope.so
 .PHONY: remove-luacmod-la
