@@ -1,20 +1,12 @@
 /* jacobian.c: the derivative of a normalization (analytic and central differences) and
  * the batch-norm backward pass along three routes that must agree. */
 #include "core/jacobian.h"
+#include "core/err.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
 
 double ns_max_abs_diff(const double *A, const double *B, size_t len) {
   double mx = 0;
@@ -30,24 +22,21 @@ double ns_max_abs_diff(const double *A, const double *B, size_t len) {
 static int check_args(const char *fn, const ns_tensor *x, const ns_spec *spec, const double *J,
                       char *err) {
   if (!x || !spec || !J) {
-    seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output matrix");
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output matrix");
     return -1;
   }
   if (x->n == 0) {
-    seterr(err, "%s: input has no elements", fn);
+    ns_seterr(err, "%s: input has no elements", fn);
     return -1;
   }
   if (x->n > NS_JAC_MAXN) {
-    seterr(err, "%s: input has %zu elements; the Jacobian is limited to %d (it is n x n)", fn, x->n,
-           NS_JAC_MAXN);
+    ns_seterr(err, "%s: input has %zu elements; the Jacobian is limited to %d (it is n x n)", fn,
+              x->n, NS_JAC_MAXN);
     return -1;
   }
-  if (!(spec->eps >= 0) || isinf(spec->eps)) {
-    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, spec->eps);
-    return -1;
-  }
-  if (spec->ddof != 0 && spec->ddof != 1) {
-    seterr(err, "%s: ddof must be 0 or 1 (got %d)", fn, spec->ddof);
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
     return -1;
   }
   return 0;
@@ -56,7 +45,7 @@ static int check_args(const char *fn, const ns_tensor *x, const ns_spec *spec, c
 /* gamma/beta length must be 0 (absent), 1 (broadcast) or the plan's affine count. */
 static int check_affine(const char *fn, const ns_spec *spec, const ns_norm_plan *p, char *err) {
   if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
-    seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+    ns_seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
     return -1;
   }
   return 0;
@@ -124,7 +113,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
   if (!xv || !c) {
     free(xv), free(c);
     ns_norm_plan_free(&p);
-    seterr(err, "%s: out of memory", fn);
+    ns_seterr(err, "%s: out of memory", fn);
     return -1;
   }
   ns_tensor_read(x, xv);
@@ -175,7 +164,7 @@ int ns_jacobian_fd(const ns_tensor *x, const ns_spec *spec, double h, double *J,
   static const char fn[] = "jacobian_fd";
   if (check_args(fn, x, spec, J, err)) return -1;
   if (!(h > 0) || isinf(h)) {
-    seterr(err, "%s: step h must be finite and > 0 (got %g)", fn, h);
+    ns_seterr(err, "%s: step h must be finite and > 0 (got %g)", fn, h);
     return -1;
   }
   size_t n = x->n;
@@ -267,21 +256,21 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
                    ns_bwd_path path, double *dx, char *err) {
   static const char fn[] = "bn_backward";
   if (!x || !dy || !dx) {
-    seterr(err, "%s: %s is NULL", fn, !x ? "x" : !dy ? "dy" : "dx");
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "x" : !dy ? "dy" : "dx");
     return -1;
   }
   if (n == 0) {
-    seterr(err, "%s: x has no elements", fn);
+    ns_seterr(err, "%s: x has no elements", fn);
     return -1;
   }
   if (!(eps >= 0) || isinf(eps)) {
-    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, eps);
+    ns_seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, eps);
     return -1;
   }
   if (path == NS_BWD_GRAPH || path == NS_BWD_COMPACT) {
     double *tmp = malloc(n * sizeof *tmp);
     if (!tmp) {
-      seterr(err, "%s: out of memory", fn);
+      ns_seterr(err, "%s: out of memory", fn);
       return -1;
     }
     if (path == NS_BWD_GRAPH)
@@ -292,18 +281,18 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
     return 0;
   }
   if (path != NS_BWD_JACOBIAN) {
-    seterr(err, "%s: unknown path %d", fn, (int)path);
+    ns_seterr(err, "%s: unknown path %d", fn, (int)path);
     return -1;
   }
   if (n > NS_JAC_MAXN) {
-    seterr(err, "%s: %zu elements is above the Jacobian limit %d", fn, n, NS_JAC_MAXN);
+    ns_seterr(err, "%s: %zu elements is above the Jacobian limit %d", fn, n, NS_JAC_MAXN);
     return -1;
   }
   size_t shape[1] = {n};
   ns_tensor *xt = ns_tensor_from(1, shape, NS_FP64, x, err);
   double *J = malloc(n * n * sizeof *J);
   if (!xt || !J) {
-    if (xt && !J) seterr(err, "%s: out of memory", fn);
+    if (xt && !J) ns_seterr(err, "%s: out of memory", fn);
     ns_tensor_free(xt);
     free(J);
     return -1;

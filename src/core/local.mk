@@ -3,6 +3,7 @@
 ## arithmetic and the numpy-compatible normal draws round exactly as specified.
 noinst_LTLIBRARIES += libnscore.la
 libnscore_la_SOURCES = \
+	src/core/err.c src/core/err.h \
 	src/core/dtype.c src/core/dtype.h \
 	src/core/tensor.c src/core/tensor.h \
 	src/core/tensor_ops.c src/core/tensor_ops.h \

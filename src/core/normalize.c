@@ -18,20 +18,12 @@
  *   rounded to dtype when stored in y.
  */
 #include "core/normalize.h"
+#include "core/err.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
 
 /* ---- names and defaults ---- */
 
@@ -92,7 +84,7 @@ ns_dtype ns_spec_acc(const ns_spec *s) {
 /* Bit k = 0-based axis k; DESIGN.md section 4 lists them 1-based. */
 unsigned ns_default_axes(ns_kind k, int rank, char *err) {
   if (rank < 1 || rank > NS_MAXRANK) {
-    seterr(err, "rank %d is not supported (1 to %d)", rank, NS_MAXRANK);
+    ns_seterr(err, "rank %d is not supported (1 to %d)", rank, NS_MAXRANK);
     return 0;
   }
   switch (k) {
@@ -107,9 +99,9 @@ unsigned ns_default_axes(ns_kind k, int rank, char *err) {
   }
   case NS_KIND_INSTANCE:
     if (rank < 3) {
-      seterr(err,
-             "instance norm needs a rank 3 (B, C, L) or rank 4 (N, C, H, W) input, got rank %d",
-             rank);
+      ns_seterr(err,
+                "instance norm needs a rank 3 (B, C, L) or rank 4 (N, C, H, W) input, got rank %d",
+                rank);
       return 0;
     }
     return rank == 3 ? 0x4 : 0xC;
@@ -117,13 +109,13 @@ unsigned ns_default_axes(ns_kind k, int rank, char *err) {
     /* axis 2 (bit 1) stands for "channels within a group" */
     static const unsigned m[] = {0, 0x2, 0x6, 0xE};
     if (rank < 2) {
-      seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
+      ns_seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
       return 0;
     }
     return m[rank - 1];
   }
   default:
-    seterr(err, "unknown normalization kind %d", (int)k);
+    ns_seterr(err, "unknown normalization kind %d", (int)k);
     return 0;
   }
 }
@@ -145,17 +137,17 @@ void ns_norm_plan_free(ns_norm_plan *p) {
 int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
                       char *err) {
   if (!p) {
-    seterr(err, "no plan to fill");
+    ns_seterr(err, "no plan to fill");
     return -1;
   }
   memset(p, 0, sizeof *p);
   if (!spec) {
-    seterr(err, "no normalization spec");
+    ns_seterr(err, "no normalization spec");
     return -1;
   }
   if (ns_shape_check(rank, shape, err) != 0) return -1;
   if ((unsigned)spec->kind >= NKINDS) {
-    seterr(err, "unknown normalization kind %d", (int)spec->kind);
+    ns_seterr(err, "unknown normalization kind %d", (int)spec->kind);
     return -1;
   }
   char sh[96];
@@ -165,8 +157,8 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
     if (axes >> rank) {
       int bad = 0;
       while (!((axes >> bad) & 1u) || bad < rank) bad++;
-      seterr(err, "axis %d is out of range for an input of shape %s (axes are 1 to %d)", bad + 1,
-             sh, rank);
+      ns_seterr(err, "axis %d is out of range for an input of shape %s (axes are 1 to %d)", bad + 1,
+                sh, rank);
       return -1;
     }
   } else {
@@ -177,20 +169,20 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
   size_t G = 1, C = rank >= 2 ? shape[1] : 1;
   if (grouped) {
     if (rank < 2) {
-      seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
+      ns_seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
       return -1;
     }
     if (!(axes & 2u)) {
-      seterr(err, "group norm reduces within channel groups: its axes must include axis 2");
+      ns_seterr(err, "group norm reduces within channel groups: its axes must include axis 2");
       return -1;
     }
     if (spec->groups < 1) {
-      seterr(err, "groups must be at least 1 (got %d)", spec->groups);
+      ns_seterr(err, "groups must be at least 1 (got %d)", spec->groups);
       return -1;
     }
     G = (size_t)spec->groups;
     if (C % G != 0) {
-      seterr(err, "groups (%zu) must divide the %zu channels of axis 2 of shape %s", G, C, sh);
+      ns_seterr(err, "groups (%zu) must divide the %zu channels of axis 2 of shape %s", G, C, sh);
       return -1;
     }
   }
@@ -222,7 +214,7 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
   if (!p->members || !p->stat_of || !p->affine_of || !fill) {
     free(fill);
     ns_norm_plan_free(p);
-    seterr(err, "out of memory planning the normalization of shape %s", sh);
+    ns_seterr(err, "out of memory planning the normalization of shape %s", sh);
     return -1;
   }
   size_t coord[NS_MAXRANK] = {0, 0, 0, 0};
@@ -257,12 +249,12 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
 int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, size_t nstat,
                     char *err) {
   if (!r) {
-    seterr(err, "no running-statistics object");
+    ns_seterr(err, "no running-statistics object");
     return -1;
   }
   memset(r, 0, sizeof *r);
   if (!(momentum >= 0 && momentum <= 1)) {
-    seterr(err, "momentum must be between 0 and 1 (got %g)", momentum);
+    ns_seterr(err, "momentum must be between 0 and 1 (got %g)", momentum);
     return -1;
   }
   r->momentum = momentum;
@@ -274,7 +266,7 @@ int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, s
   if (r->exact) r->acc = calloc(nstat, sizeof *r->acc);
   if (!r->mean || !r->var || (r->exact && !r->acc)) {
     ns_running_free(r);
-    seterr(err, "out of memory for %zu running statistics", nstat);
+    ns_seterr(err, "out of memory for %zu running statistics", nstat);
     return -1;
   }
   for (size_t i = 0; i < nstat; i++) {
@@ -298,7 +290,7 @@ void ns_running_free(ns_running *r) {
 
 int ns_running_copy(ns_running *dst, const ns_running *src, char *err) {
   if (!dst || !src) {
-    seterr(err, "no running-statistics object to copy");
+    ns_seterr(err, "no running-statistics object to copy");
     return -1;
   }
   ns_running tmp = *src;
@@ -310,7 +302,7 @@ int ns_running_copy(ns_running *dst, const ns_running *src, char *err) {
     if (src->acc) tmp.acc = malloc(src->nstat * sizeof *tmp.acc);
     if (!tmp.mean || !tmp.var || (src->acc && !tmp.acc)) {
       ns_running_free(&tmp);
-      seterr(err, "out of memory copying %zu running statistics", src->nstat);
+      ns_seterr(err, "out of memory copying %zu running statistics", src->nstat);
       return -1;
     }
     memcpy(tmp.mean, src->mean, src->nstat * sizeof *tmp.mean);
@@ -323,7 +315,7 @@ int ns_running_copy(ns_running *dst, const ns_running *src, char *err) {
 
 int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *err) {
   if (!r || !b || nstat == 0) {
-    seterr(err, "running update needs an object and at least one statistic");
+    ns_seterr(err, "running update needs an object and at least one statistic");
     return -1;
   }
   if (r->nstat == 0) {
@@ -333,13 +325,13 @@ int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *er
     ns_running_free(r);
     *r = fresh;
   } else if (r->nstat != nstat) {
-    seterr(err, "running statistics hold %zu channels but this batch has %zu", r->nstat, nstat);
+    ns_seterr(err, "running statistics hold %zu channels but this batch has %zu", r->nstat, nstat);
     return -1;
   }
   if (r->exact && !r->acc) {
     r->acc = calloc(nstat, sizeof *r->acc);
     if (!r->acc) {
-      seterr(err, "out of memory for %zu running statistics", nstat);
+      ns_seterr(err, "out of memory for %zu running statistics", nstat);
       return -1;
     }
   }
@@ -373,37 +365,41 @@ void ns_norm_result_free(ns_norm_result *res) {
   memset(res, 0, sizeof *res);
 }
 
-static int check_spec(const ns_spec *s, char *err) {
+int ns_spec_check(const ns_spec *s, char *err) {
+  if (!s) {
+    ns_seterr(err, "no normalization spec");
+    return -1;
+  }
   if ((unsigned)s->kind >= NKINDS) {
-    seterr(err, "unknown normalization kind %d", (int)s->kind);
+    ns_seterr(err, "unknown normalization kind %d", (int)s->kind);
     return -1;
   }
   if (!(s->eps >= 0) || isinf(s->eps)) {
-    seterr(err, "eps must be a finite number >= 0 (got %g)", s->eps);
+    ns_seterr(err, "eps must be a finite number >= 0 (got %g)", s->eps);
     return -1;
   }
   if (s->eps_at != NS_EPS_VAR && s->eps_at != NS_EPS_STD) {
-    seterr(err, "eps_at must be var or std (got %d)", (int)s->eps_at);
+    ns_seterr(err, "eps_at must be var or std (got %d)", (int)s->eps_at);
     return -1;
   }
   if (s->ddof != 0 && s->ddof != 1) {
-    seterr(err, "ddof must be 0 or 1 (got %d)", s->ddof);
+    ns_seterr(err, "ddof must be 0 or 1 (got %d)", s->ddof);
     return -1;
   }
   if ((unsigned)s->dtype >= NS_DTYPE_COUNT) {
-    seterr(err, "unknown dtype %d", (int)s->dtype);
+    ns_seterr(err, "unknown dtype %d", (int)s->dtype);
     return -1;
   }
   if (s->acc < -1 || s->acc >= NS_DTYPE_COUNT) {
-    seterr(err, "unknown accumulation dtype %d", s->acc);
+    ns_seterr(err, "unknown accumulation dtype %d", s->acc);
     return -1;
   }
   if ((unsigned)s->algo > NS_ALGO_RAW) {
-    seterr(err, "unknown variance algorithm %d", (int)s->algo);
+    ns_seterr(err, "unknown variance algorithm %d", (int)s->algo);
     return -1;
   }
   if (s->mode != NS_MODE_TRAIN && s->mode != NS_MODE_EVAL) {
-    seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
+    ns_seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
     return -1;
   }
   return 0;
@@ -414,23 +410,23 @@ static int check_affine(const char *what, const double *v, size_t nv, const ns_s
   if (!v) return 0;
   if (nv == 1 || nv == p->naffine) return 0;
   int per_element = s->kind == NS_KIND_LAYER || s->kind == NS_KIND_RMS;
-  seterr(err, "%s has %zu values; %s norm of shape %s needs 1 or %zu (one per %s)", what, nv,
-         ns_kind_name(s->kind), shape, p->naffine,
-         per_element ? "normalized element" : "channel of axis 2");
+  ns_seterr(err, "%s has %zu values; %s norm of shape %s needs 1 or %zu (one per %s)", what, nv,
+            ns_kind_name(s->kind), shape, p->naffine,
+            per_element ? "normalized element" : "channel of axis 2");
   return -1;
 }
 
 int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
   if (!res) {
-    seterr(err, "no result to fill");
+    ns_seterr(err, "no result to fill");
     return -1;
   }
   memset(res, 0, sizeof *res);
   if (!x || !spec) {
-    seterr(err, x ? "no normalization spec" : "no input tensor");
+    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
     return -1;
   }
-  if (check_spec(spec, err) != 0) return -1;
+  if (ns_spec_check(spec, err) != 0) return -1;
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
@@ -447,14 +443,14 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
   const int eval = spec->mode == NS_MODE_EVAL && batchkind;
   ns_running *run = batchkind ? spec->running : NULL;
   if (eval && !run) {
-    seterr(err, "eval mode of %s norm needs running statistics (none given)",
-           ns_kind_name(spec->kind));
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(spec->kind));
     ns_norm_result_free(res);
     return -1;
   }
   if (run && run->nstat != 0 && run->nstat != nstat) {
-    seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
-           run->nstat, sh, nstat);
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, nstat);
     ns_norm_result_free(res);
     return -1;
   }
@@ -471,7 +467,7 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
     free(xa);
     free(buf);
     ns_norm_result_free(res);
-    seterr(err, "out of memory normalizing shape %s", sh);
+    ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
 #define R(v) (acc == NS_FP64 ? (v) : ns_round((v), acc))

@@ -31,7 +31,13 @@
 #include "core/moments.h"
 #include "core/tensor.h"
 
-typedef enum { NS_KIND_LAYER = 0, NS_KIND_RMS, NS_KIND_BATCH, NS_KIND_INSTANCE, NS_KIND_GROUP } ns_kind;
+typedef enum {
+  NS_KIND_LAYER = 0,
+  NS_KIND_RMS,
+  NS_KIND_BATCH,
+  NS_KIND_INSTANCE,
+  NS_KIND_GROUP
+} ns_kind;
 typedef enum { NS_EPS_VAR = 0, NS_EPS_STD } ns_eps_at;
 typedef enum { NS_MODE_TRAIN = 0, NS_MODE_EVAL } ns_mode;
 
@@ -46,11 +52,11 @@ typedef struct ns_running {
   double momentum;
   int cumulative;
   int exact;
-  size_t nstat;     /* 0 until known */
-  double *mean;     /* nstat */
-  double *var;      /* nstat */
-  ns_moments *acc;  /* nstat, exact mode only */
-  long count;       /* number of updates so far (num_batches_tracked) */
+  size_t nstat;    /* 0 until known */
+  double *mean;    /* nstat */
+  double *var;     /* nstat */
+  ns_moments *acc; /* nstat, exact mode only */
+  long count;      /* number of updates so far (num_batches_tracked) */
 } ns_running;
 
 /* nstat may be 0 (decided by the first update). Returns 0, or -1 on bad momentum
@@ -65,9 +71,9 @@ int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *er
 
 typedef struct {
   ns_kind kind;
-  unsigned axes;       /* bit k set: reduce over axis k (0-based); 0: the kind's default */
-  int groups;          /* channel groups for NS_KIND_GROUP (default 1; must divide C) */
-  double eps;          /* >= 0, default 1e-5 */
+  unsigned axes; /* bit k set: reduce over axis k (0-based); 0: the kind's default */
+  int groups;    /* channel groups for NS_KIND_GROUP (default 1; must divide C) */
+  double eps;    /* >= 0, default 1e-5 */
   ns_eps_at eps_at;
   int ddof;            /* 0 or 1 */
   int center;          /* 1 centered, 0 not, -1: default (0 for rms, 1 otherwise) */
@@ -75,22 +81,26 @@ typedef struct {
                           group: axis 2, or the single channel of rank 1) or per normalized
                           element (layer, rms: the reduced axes' shape) */
   size_t ngamma;
-  const double *beta;  /* as gamma; NULL: 0 */
+  const double *beta; /* as gamma; NULL: 0 */
   size_t nbeta;
-  ns_dtype dtype;      /* inputs rounded to it, outputs rounded to it */
-  int acc;             /* accumulation ns_dtype, or -1: dtype, but fp32 for fp16/bf16 */
+  ns_dtype dtype; /* inputs rounded to it, outputs rounded to it */
+  int acc;        /* accumulation ns_dtype, or -1: dtype, but fp32 for fp16/bf16 */
   ns_algo algo;
   ns_mode mode;
   ns_running *running; /* borrowed; may be NULL */
 } ns_spec;
 
 void ns_spec_default(ns_spec *s);
-const char *ns_kind_name(ns_kind k);        /* "layer", "rms", "batch", "instance", "group" */
+/* 0 if every field of the spec is in range (kind, eps finite and >= 0, eps_at, ddof 0 or 1,
+ * dtype, acc, algo, mode), else -1 with err naming the field. Shape-dependent checks
+ * (axes, groups, gamma/beta lengths) belong to ns_norm_plan_make and ns_normalize. */
+int ns_spec_check(const ns_spec *s, char *err);
+const char *ns_kind_name(ns_kind k); /* "layer", "rms", "batch", "instance", "group" */
 int ns_kind_parse(const char *name, ns_kind *out);
-const char *ns_eps_at_name(ns_eps_at e);    /* "var", "std" */
-const char *ns_mode_name(ns_mode m);        /* "train", "eval" */
-int ns_spec_center(const ns_spec *s);       /* resolved centering */
-ns_dtype ns_spec_acc(const ns_spec *s);     /* resolved accumulation dtype */
+const char *ns_eps_at_name(ns_eps_at e); /* "var", "std" */
+const char *ns_mode_name(ns_mode m);     /* "train", "eval" */
+int ns_spec_center(const ns_spec *s);    /* resolved centering */
+ns_dtype ns_spec_acc(const ns_spec *s);  /* resolved accumulation dtype */
 /* 1 if the spec is a batch kind at this rank (kind batch, or explicit axes that include
  * axis 1 of an input of rank >= 2): only these read and update running statistics. */
 int ns_spec_is_batch(const ns_spec *s, int rank);
@@ -100,16 +110,16 @@ unsigned ns_default_axes(ns_kind k, int rank, char *err);
 
 /* Which elements each statistic reduces over. */
 typedef struct {
-  size_t n;            /* elements of x */
-  size_t nstat;        /* statistics */
-  size_t count;        /* elements per statistic (all statistics have the same count) */
-  size_t *members;     /* nstat * count flat indices, statistic-major, each in index order */
-  size_t *stat_of;     /* n: statistic of each element */
-  size_t *affine_of;   /* n: gamma/beta index of each element */
-  size_t naffine;      /* expected gamma/beta length (1 always accepted too) */
-  int stat_rank;       /* shape of the statistics: x's shape with reduced axes set to 1 */
+  size_t n;          /* elements of x */
+  size_t nstat;      /* statistics */
+  size_t count;      /* elements per statistic (all statistics have the same count) */
+  size_t *members;   /* nstat * count flat indices, statistic-major, each in index order */
+  size_t *stat_of;   /* n: statistic of each element */
+  size_t *affine_of; /* n: gamma/beta index of each element */
+  size_t naffine;    /* expected gamma/beta length (1 always accepted too) */
+  int stat_rank;     /* shape of the statistics: x's shape with reduced axes set to 1 */
   size_t stat_shape[NS_MAXRANK]; /* (group kind: axis 2 becomes the group count) */
-  unsigned axes;       /* resolved reduction mask */
+  unsigned axes;                 /* resolved reduction mask */
 } ns_norm_plan;
 
 int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
@@ -117,13 +127,13 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
 void ns_norm_plan_free(ns_norm_plan *p);
 
 typedef struct {
-  ns_tensor *y;        /* x's shape, spec dtype */
+  ns_tensor *y; /* x's shape, spec dtype */
   ns_norm_plan plan;
-  double *mean;        /* nstat: the statistics used (batch ones in train mode, running ones
-                          in eval mode); mean is 0 for uncentered maps */
-  double *var;         /* nstat: the variance that normalized (m2/(count-ddof)) */
-  double *denom;       /* nstat */
-  ns_moments *batch;   /* nstat: this input's own moments (also in eval mode) */
+  double *mean;              /* nstat: the statistics used (batch ones in train mode, running ones
+                                in eval mode); mean is 0 for uncentered maps */
+  double *var;               /* nstat: the variance that normalized (m2/(count-ddof)) */
+  double *denom;             /* nstat */
+  ns_moments *batch;         /* nstat: this input's own moments (also in eval mode) */
   unsigned char *degenerate; /* nstat: 1 where denom is 0 or not finite, or count <= ddof */
   size_t ndegenerate;
 } ns_norm_result;

@@ -6,11 +6,11 @@
  * assembled explicitly from the file's byte order, so the host's byte order and the
  * data's alignment in the buffer do not matter. */
 #include "core/npy.h"
+#include "core/err.h"
 
 #include <ctype.h>
 #include <locale.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +21,6 @@
 #define NPY_MAX_HEADER ((size_t)1 << 20) /* 1 MiB; numpy's own headers are < 200 bytes */
 #define NPY_ALIGN 64                     /* data starts at a multiple of this */
 #define NPY_MAX_DIMS 32                  /* more than this in a shape is refused outright */
-
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
 
 /* ---- header dict ------------------------------------------------------------------ */
 
@@ -84,7 +76,7 @@ static int skip_value(cursor *c) {
 /* A shape: "(3, 4)", "(3,)", "()" (a list is accepted too). Returns the rank or -1. */
 static int parse_shape(cursor *c, size_t *dims, char *err) {
   if (c->p >= c->end || (*c->p != '(' && *c->p != '[')) {
-    seterr(err, "npy header: 'shape' is not a tuple");
+    ns_seterr(err, "npy header: 'shape' is not a tuple");
     return -1;
   }
   char close = *c->p == '(' ? ')' : ']';
@@ -97,14 +89,14 @@ static int parse_shape(cursor *c, size_t *dims, char *err) {
       return rank;
     }
     if (c->p >= c->end || !isdigit((unsigned char)*c->p)) {
-      seterr(err, "npy header: 'shape' holds something other than non-negative integers");
+      ns_seterr(err, "npy header: 'shape' holds something other than non-negative integers");
       return -1;
     }
     size_t v = 0;
     while (c->p < c->end && isdigit((unsigned char)*c->p)) {
       size_t d = (size_t)(*c->p - '0');
       if (v > (SIZE_MAX - d) / 10) {
-        seterr(err, "npy header: a dimension of 'shape' is too large for this machine");
+        ns_seterr(err, "npy header: a dimension of 'shape' is too large for this machine");
         return -1;
       }
       v = v * 10 + d;
@@ -112,7 +104,7 @@ static int parse_shape(cursor *c, size_t *dims, char *err) {
     }
     if (c->p < c->end && (*c->p == 'L' || *c->p == 'l')) c->p++; /* Python 2 longs */
     if (rank == NPY_MAX_DIMS) {
-      seterr(err, "npy header: 'shape' has more than %d dimensions", NPY_MAX_DIMS);
+      ns_seterr(err, "npy header: 'shape' has more than %d dimensions", NPY_MAX_DIMS);
       return -1;
     }
     dims[rank++] = v;
@@ -120,7 +112,7 @@ static int parse_shape(cursor *c, size_t *dims, char *err) {
     if (c->p < c->end && *c->p == ',')
       c->p++;
     else if (c->p >= c->end || *c->p != close) {
-      seterr(err, "npy header: 'shape' is not a well-formed tuple");
+      ns_seterr(err, "npy header: 'shape' is not a well-formed tuple");
       return -1;
     }
   }
@@ -138,7 +130,7 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
   memset(h, 0, sizeof *h);
   skip_ws(&c);
   if (c.p >= c.end || *c.p != '{') {
-    seterr(err, "npy header is not a Python dict (it does not start with '{')");
+    ns_seterr(err, "npy header is not a Python dict (it does not start with '{')");
     return -1;
   }
   c.p++;
@@ -147,24 +139,24 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
     skip_ws(&c);
     if (c.p < c.end && *c.p == '}') break;
     if (parse_string(&c, key, sizeof key)) {
-      seterr(err, "npy header: expected a quoted key in the dict");
+      ns_seterr(err, "npy header: expected a quoted key in the dict");
       return -1;
     }
     skip_ws(&c);
     if (c.p >= c.end || *c.p != ':') {
-      seterr(err, "npy header: expected ':' after the key '%s'", key);
+      ns_seterr(err, "npy header: expected ':' after the key '%s'", key);
       return -1;
     }
     c.p++;
     skip_ws(&c);
     if (strcmp(key, "descr") == 0) {
       if (c.p < c.end && *c.p == '[') {
-        seterr(err, "structured arrays (a 'descr' with named fields) are not supported: "
-                    "only plain numeric arrays");
+        ns_seterr(err, "structured arrays (a 'descr' with named fields) are not supported: "
+                       "only plain numeric arrays");
         return -1;
       }
       if (parse_string(&c, h->descr, sizeof h->descr)) {
-        seterr(err, "npy header: 'descr' is not a string");
+        ns_seterr(err, "npy header: 'descr' is not a string");
         return -1;
       }
       h->has_descr = 1;
@@ -176,7 +168,7 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
         h->fortran = 0;
         c.p += 5;
       } else {
-        seterr(err, "npy header: 'fortran_order' is neither True nor False");
+        ns_seterr(err, "npy header: 'fortran_order' is neither True nor False");
         return -1;
       }
       h->has_order = 1;
@@ -185,7 +177,7 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
       if (h->rank < 0) return -1;
       h->has_shape = 1;
     } else if (skip_value(&c)) {
-      seterr(err, "npy header: the value of '%s' is malformed", key);
+      ns_seterr(err, "npy header: the value of '%s' is malformed", key);
       return -1;
     }
     skip_ws(&c);
@@ -194,7 +186,7 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
       continue;
     }
     if (c.p < c.end && *c.p == '}') break;
-    seterr(err, "npy header: expected ',' or '}' after the value of '%s'", key);
+    ns_seterr(err, "npy header: expected ',' or '}' after the value of '%s'", key);
     return -1;
   }
   const char *missing = !h->has_descr   ? "descr"
@@ -202,7 +194,7 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
                         : !h->has_shape ? "shape"
                                         : NULL;
   if (missing) {
-    seterr(err, "npy header has no '%s' entry", missing);
+    ns_seterr(err, "npy header has no '%s' entry", missing);
     return -1;
   }
   return 0;
@@ -240,32 +232,32 @@ static int parse_descr(const char *d, elem_type *et, char *err) {
 
   switch (kind) {
   case 'O':
-    seterr(err,
-           "dtype '%s' is an object array (Python objects, pickled): only numeric arrays can "
-           "be loaded",
-           d);
+    ns_seterr(err,
+              "dtype '%s' is an object array (Python objects, pickled): only numeric arrays can "
+              "be loaded",
+              d);
     return -1;
   case 'c':
-    seterr(err, "dtype '%s' is complex: only real numbers are supported", d);
+    ns_seterr(err, "dtype '%s' is complex: only real numbers are supported", d);
     return -1;
   case 'S':
   case 'U':
   case 'a':
-    seterr(err, "dtype '%s' holds strings: only numeric arrays can be loaded", d);
+    ns_seterr(err, "dtype '%s' holds strings: only numeric arrays can be loaded", d);
     return -1;
   case 'V':
-    seterr(err, "dtype '%s' is a structured or void type: only plain numeric arrays are supported",
-           d);
+    ns_seterr(
+        err, "dtype '%s' is a structured or void type: only plain numeric arrays are supported", d);
     return -1;
   case 'M':
   case 'm':
-    seterr(err, "dtype '%s' holds dates or time spans: only numeric arrays can be loaded", d);
+    ns_seterr(err, "dtype '%s' holds dates or time spans: only numeric arrays can be loaded", d);
     return -1;
   default:
     break;
   }
   if (!digits_ok) {
-    seterr(err, "dtype '%s' is not supported", d);
+    ns_seterr(err, "dtype '%s' is not supported", d);
     return -1;
   }
   et->size = (size_t)size;
@@ -278,25 +270,25 @@ static int parse_descr(const char *d, elem_type *et, char *err) {
     else if (size == 8)
       et->dtype = NS_FP64;
     else {
-      seterr(err, "dtype '%s' (a %ld-byte float) is not supported: only f2, f4 and f8", d, size);
+      ns_seterr(err, "dtype '%s' (a %ld-byte float) is not supported: only f2, f4 and f8", d, size);
       return -1;
     }
   } else if (kind == 'i' || kind == 'u') {
     et->kind = kind == 'i' ? K_INT : K_UINT;
     et->dtype = NS_FP64;
     if (size != 1 && size != 2 && size != 4 && size != 8) {
-      seterr(err, "dtype '%s' is not a supported integer size", d);
+      ns_seterr(err, "dtype '%s' is not a supported integer size", d);
       return -1;
     }
   } else if (kind == 'b' && size == 1) {
     et->kind = K_BOOL;
     et->dtype = NS_FP64;
   } else {
-    seterr(err, "dtype '%s' is not supported", d);
+    ns_seterr(err, "dtype '%s' is not supported", d);
     return -1;
   }
   if (order == '|' && size != 1) {
-    seterr(err, "dtype '%s' has no byte order but more than one byte per element", d);
+    ns_seterr(err, "dtype '%s' has no byte order but more than one byte per element", d);
     return -1;
   }
   et->big = order == '>' || (order == '=' && host_is_big_endian());
@@ -345,15 +337,16 @@ static void store_element(ns_tensor *t, size_t i, uint64_t bits, const elem_type
 
 ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
   if (!buf) {
-    seterr(err, "no data to parse");
+    ns_seterr(err, "no data to parse");
     return NULL;
   }
   if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-    seterr(err, "not a .npy file: bad magic (it must start with \\x93NUMPY)");
+    ns_seterr(err, "not a .npy file: bad magic (it must start with \\x93NUMPY)");
     return NULL;
   }
   if (len < 10) {
-    seterr(err, "truncated .npy file: %zu bytes, too short for the version and header length", len);
+    ns_seterr(err, "truncated .npy file: %zu bytes, too short for the version and header length",
+              len);
     return NULL;
   }
   unsigned major = buf[6], minor = buf[7];
@@ -363,26 +356,26 @@ ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
     hstart = 10;
   } else if (major == 2 || major == 3) {
     if (len < 12) {
-      seterr(err, "truncated .npy file: %zu bytes, too short for a version %u header length", len,
-             major);
+      ns_seterr(err, "truncated .npy file: %zu bytes, too short for a version %u header length",
+                len, major);
       return NULL;
     }
     hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
     hstart = 12;
   } else {
-    seterr(err, ".npy version %u.%u is not supported (1.0, 2.0 and 3.0 are)", major, minor);
+    ns_seterr(err, ".npy version %u.%u is not supported (1.0, 2.0 and 3.0 are)", major, minor);
     return NULL;
   }
   if (hlen > NPY_MAX_HEADER) {
-    seterr(err, "npy header length %zu is absurd (more than %zu bytes): corrupt file?", hlen,
-           NPY_MAX_HEADER);
+    ns_seterr(err, "npy header length %zu is absurd (more than %zu bytes): corrupt file?", hlen,
+              NPY_MAX_HEADER);
     return NULL;
   }
   if (hlen > len - hstart) {
-    seterr(err,
-           "npy header length %zu goes beyond the end of the data (%zu bytes after the "
-           "length field): truncated file?",
-           hlen, len - hstart);
+    ns_seterr(err,
+              "npy header length %zu goes beyond the end of the data (%zu bytes after the "
+              "length field): truncated file?",
+              hlen, len - hstart);
     return NULL;
   }
 
@@ -391,20 +384,20 @@ ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
   elem_type et;
   if (parse_descr(h.descr, &et, err)) return NULL;
   if (h.fortran) {
-    seterr(err, "Fortran-order arrays are not supported: save a C-order copy "
-                "(numpy.ascontiguousarray) instead");
+    ns_seterr(err, "Fortran-order arrays are not supported: save a C-order copy "
+                   "(numpy.ascontiguousarray) instead");
     return NULL;
   }
   char shp[160];
   ns_shape_format(h.rank, h.dims, shp, sizeof shp);
   if (h.rank == 0) {
-    seterr(err, "a 0-d array (shape %s) is not supported: arrays of rank 1 to %d are", shp,
-           NS_MAXRANK);
+    ns_seterr(err, "a 0-d array (shape %s) is not supported: arrays of rank 1 to %d are", shp,
+              NS_MAXRANK);
     return NULL;
   }
   if (h.rank > NS_MAXRANK) {
-    seterr(err, "shape %s has rank %d: arrays of rank 1 to %d are supported", shp, h.rank,
-           NS_MAXRANK);
+    ns_seterr(err, "shape %s has rank %d: arrays of rank 1 to %d are supported", shp, h.rank,
+              NS_MAXRANK);
     return NULL;
   }
   if (ns_shape_check(h.rank, h.dims, err)) return NULL;
@@ -413,8 +406,9 @@ ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
   for (int k = 0; k < h.rank; k++) n *= h.dims[k]; /* <= NS_MAXELEMS: checked above */
   size_t need = n * et.size, dstart = hstart + hlen;
   if (need > len - dstart) {
-    seterr(err, "truncated .npy data: shape %s of '%s' needs %zu bytes, only %zu follow the header",
-           shp, h.descr, need, len - dstart);
+    ns_seterr(err,
+              "truncated .npy data: shape %s of '%s' needs %zu bytes, only %zu follow the header",
+              shp, h.descr, need, len - dstart);
     return NULL;
   }
   ns_tensor *t = ns_tensor_new(h.rank, h.dims, et.dtype, err);
@@ -433,7 +427,7 @@ static void put_le(unsigned char *p, uint64_t v, size_t size) {
 
 unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err) {
   if (!t || !outlen) {
-    seterr(err, "no tensor to serialize");
+    ns_seterr(err, "no tensor to serialize");
     return NULL;
   }
   if (ns_shape_check(t->rank, t->shape, err)) return NULL;
@@ -455,7 +449,7 @@ unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err) {
     isize = 2;
     break;
   default:
-    seterr(err, "tensor has an unknown dtype %d", (int)t->dtype);
+    ns_seterr(err, "tensor has an unknown dtype %d", (int)t->dtype);
     return NULL;
   }
   /* numpy's own form: "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }",
@@ -479,7 +473,7 @@ unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err) {
   size_t hlen = total_hdr - pre, nbytes = t->n * isize;
   unsigned char *out = malloc(total_hdr + nbytes);
   if (!out) {
-    seterr(err, "out of memory serializing %zu bytes", total_hdr + nbytes);
+    ns_seterr(err, "out of memory serializing %zu bytes", total_hdr + nbytes);
     return NULL;
   }
   memcpy(out, NPY_MAGIC, NPY_MAGIC_LEN);
@@ -572,7 +566,7 @@ static size_t split_fields(const char *s, const char *e, const char **fs, size_t
 
 ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
   if (!text) {
-    seterr(err, "no CSV text to parse");
+    ns_seterr(err, "no CSV text to parse");
     return NULL;
   }
   c_numeric loc;
@@ -605,7 +599,7 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       if (nfs) fs = nfs;
       size_t *nfl = nfs ? realloc(fl, nc * sizeof *fl) : NULL;
       if (!nfs || !nfl) {
-        seterr(err, "out of memory reading line %zu of the CSV text", lineno);
+        ns_seterr(err, "out of memory reading line %zu of the CSV text", lineno);
         goto done;
       }
       fl = nfl;
@@ -627,22 +621,23 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
     }
     if (bad < nf) {
       if (fl[bad] == 0)
-        seterr(err, "line %zu, column %zu: empty value", lineno, bad + 1);
+        ns_seterr(err, "line %zu, column %zu: empty value", lineno, bad + 1);
       else
-        seterr(err, "line %zu, column %zu: '%.*s%s' is not a number", lineno, bad + 1,
-               (int)(fl[bad] > 40 ? 40 : fl[bad]), fs[bad], fl[bad] > 40 ? "..." : "");
+        ns_seterr(err, "line %zu, column %zu: '%.*s%s' is not a number", lineno, bad + 1,
+                  (int)(fl[bad] > 40 ? 40 : fl[bad]), fs[bad], fl[bad] > 40 ? "..." : "");
       goto done;
     }
     if (rows == 0) {
       cols = nf;
       first_line = lineno;
     } else if (nf != cols) {
-      seterr(err, "line %zu has %zu value%s, but line %zu (the first row) has %zu", lineno, nf,
-             nf == 1 ? "" : "s", first_line, cols);
+      ns_seterr(err, "line %zu has %zu value%s, but line %zu (the first row) has %zu", lineno, nf,
+                nf == 1 ? "" : "s", first_line, cols);
       goto done;
     }
     if (nvals + nf > NS_MAXELEMS) {
-      seterr(err, "line %zu: the CSV text has more than %zu numbers", lineno, (size_t)NS_MAXELEMS);
+      ns_seterr(err, "line %zu: the CSV text has more than %zu numbers", lineno,
+                (size_t)NS_MAXELEMS);
       goto done;
     }
     if (nvals + nf > cap) {
@@ -650,7 +645,7 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       while (nc < nvals + nf) nc *= 2;
       double *nv = realloc(vals, nc * sizeof *nv);
       if (!nv) {
-        seterr(err, "out of memory reading line %zu of the CSV text", lineno);
+        ns_seterr(err, "out of memory reading line %zu of the CSV text", lineno);
         goto done;
       }
       vals = nv;
@@ -660,8 +655,8 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
     rows++;
   }
   if (rows == 0) {
-    seterr(err, header_seen ? "the CSV text has a header line but no rows of numbers"
-                            : "the CSV text has no numbers");
+    ns_seterr(err, header_seen ? "the CSV text has a header line but no rows of numbers"
+                               : "the CSV text has no numbers");
     goto done;
   }
   ok = 1;
@@ -679,13 +674,13 @@ done:
 
 char *ns_csv_serialize(const ns_tensor *t, char *err) {
   if (!t) {
-    seterr(err, "no tensor to write as CSV");
+    ns_seterr(err, "no tensor to write as CSV");
     return NULL;
   }
   if (t->rank != 1 && t->rank != 2) {
     char shp[128];
     ns_shape_format(t->rank, t->shape, shp, sizeof shp);
-    seterr(err, "CSV holds rank 1 or 2 tensors; this one has shape %s (reshape it first)", shp);
+    ns_seterr(err, "CSV holds rank 1 or 2 tensors; this one has shape %s (reshape it first)", shp);
     return NULL;
   }
   /* Rank 1 is written one value per line, as numpy.savetxt does. */
@@ -693,7 +688,7 @@ char *ns_csv_serialize(const ns_tensor *t, char *err) {
   size_t cap = t->n * 26 + 1; /* "%.17g" is at most 24 characters, plus a separator */
   char *out = malloc(cap);
   if (!out) {
-    seterr(err, "out of memory writing %zu values as CSV", t->n);
+    ns_seterr(err, "out of memory writing %zu values as CSV", t->n);
     return NULL;
   }
   c_numeric loc;

@@ -5,11 +5,11 @@
  * native layout) so the caller's matrix is never touched and LAPACKE never has to
  * transpose behind our back. */
 #include "core/spectrum.h"
+#include "core/err.h"
 
 #include <lapacke.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +20,12 @@
 /* General m x n matrices: at most this many elements. */
 #define SPEC_MAXELEMS ((size_t)1 << 26)
 
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
-
 /* 0 if A (len elements) is all finite, else -1 with a message naming the first bad one. */
 static int check_finite(const char *fn, const double *A, size_t m, size_t n, char *err) {
   for (size_t i = 0; i < m * n; i++)
     if (!isfinite(A[i])) {
-      seterr(err, "%s: matrix entry (%zu, %zu) is %s; only finite values are accepted", fn, i / n,
-             i % n, isnan(A[i]) ? "NaN" : "infinite");
+      ns_seterr(err, "%s: matrix entry (%zu, %zu) is %s; only finite values are accepted", fn,
+                i / n, i % n, isnan(A[i]) ? "NaN" : "infinite");
       return -1;
     }
   return 0;
@@ -41,15 +33,15 @@ static int check_finite(const char *fn, const double *A, size_t m, size_t n, cha
 
 static int check_square(const char *fn, const double *A, size_t n, char *err) {
   if (!A) {
-    seterr(err, "%s: matrix is NULL", fn);
+    ns_seterr(err, "%s: matrix is NULL", fn);
     return -1;
   }
   if (n == 0) {
-    seterr(err, "%s: matrix order is 0", fn);
+    ns_seterr(err, "%s: matrix order is 0", fn);
     return -1;
   }
   if (n > SPEC_MAXN) {
-    seterr(err, "%s: matrix order %zu is larger than the limit %d", fn, n, SPEC_MAXN);
+    ns_seterr(err, "%s: matrix order %zu is larger than the limit %d", fn, n, SPEC_MAXN);
     return -1;
   }
   return check_finite(fn, A, n, n, err);
@@ -67,7 +59,7 @@ static double *colmajor_copy(const double *A, size_t m, size_t n) {
 int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err) {
   if (check_square("eig_sym", A, n, err)) return -1;
   if (!w) {
-    seterr(err, "eig_sym: output array is NULL");
+    ns_seterr(err, "eig_sym: output array is NULL");
     return -1;
   }
   lapack_int ln = (lapack_int)n, found = 0, info;
@@ -77,7 +69,7 @@ int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err) {
   double zdummy = 0;
   if (!a || (V && !z) || !isuppz) {
     free(a), free(z), free(isuppz);
-    seterr(err, "eig_sym: out of memory for a %zu x %zu matrix", n, n);
+    ns_seterr(err, "eig_sym: out of memory for a %zu x %zu matrix", n, n);
     return -1;
   }
   /* 'U': the upper triangle of the row-major input (its copy is column-major). */
@@ -87,9 +79,9 @@ int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err) {
   if (info != 0) {
     free(a), free(z), free(isuppz);
     if (info == -1000)
-      seterr(err, "eig_sym: LAPACK dsyevr found %d of %zu eigenvalues", (int)found, n);
+      ns_seterr(err, "eig_sym: LAPACK dsyevr found %d of %zu eigenvalues", (int)found, n);
     else
-      seterr(err, "eig_sym: LAPACK dsyevr failed (info %d)", (int)info);
+      ns_seterr(err, "eig_sym: LAPACK dsyevr failed (info %d)", (int)info);
     return -1;
   }
   if (V)
@@ -116,7 +108,7 @@ static int cmp_cplx(const void *pa, const void *pb) {
 int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V, char *err) {
   if (check_square("eig_general", A, n, err)) return -1;
   if (!wr || !wi) {
-    seterr(err, "eig_general: output array is NULL");
+    ns_seterr(err, "eig_general: output array is NULL");
     return -1;
   }
   lapack_int ln = (lapack_int)n, info;
@@ -127,7 +119,7 @@ int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V,
   double vldummy = 0, vrdummy = 0;
   if (!a || (V && !vr) || !r || !im || !ord) {
     free(a), free(vr), free(r), free(im), free(ord);
-    seterr(err, "eig_general: out of memory for a %zu x %zu matrix", n, n);
+    ns_seterr(err, "eig_general: out of memory for a %zu x %zu matrix", n, n);
     return -1;
   }
   info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', V ? 'V' : 'N', ln, a, ln, r, im, &vldummy, 1,
@@ -135,9 +127,9 @@ int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V,
   if (info != 0) {
     free(a), free(vr), free(r), free(im), free(ord);
     if (info > 0)
-      seterr(err, "eig_general: LAPACK dgeev did not converge (info %d)", (int)info);
+      ns_seterr(err, "eig_general: LAPACK dgeev did not converge (info %d)", (int)info);
     else
-      seterr(err, "eig_general: LAPACK dgeev failed (info %d)", (int)info);
+      ns_seterr(err, "eig_general: LAPACK dgeev failed (info %d)", (int)info);
     return -1;
   }
   for (size_t k = 0; k < n; k++) ord[k] = (cplx_idx){r[k], im[k], k};
@@ -161,25 +153,25 @@ int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V,
 
 int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err) {
   if (!A || !s) {
-    seterr(err, "svdvals: %s is NULL", A ? "output array" : "matrix");
+    ns_seterr(err, "svdvals: %s is NULL", A ? "output array" : "matrix");
     return -1;
   }
   if (m == 0 || n == 0) {
-    seterr(err, "svdvals: matrix shape (%zu, %zu) has a zero dimension", m, n);
+    ns_seterr(err, "svdvals: matrix shape (%zu, %zu) has a zero dimension", m, n);
     return -1;
   }
   if (m > SPEC_MAXN || n > SPEC_MAXN || m * n > SPEC_MAXELEMS) {
-    seterr(err,
-           "svdvals: matrix shape (%zu, %zu) is larger than the limit (%d per side, %zu "
-           "elements)",
-           m, n, SPEC_MAXN, SPEC_MAXELEMS);
+    ns_seterr(err,
+              "svdvals: matrix shape (%zu, %zu) is larger than the limit (%d per side, %zu "
+              "elements)",
+              m, n, SPEC_MAXN, SPEC_MAXELEMS);
     return -1;
   }
   if (check_finite("svdvals", A, m, n, err)) return -1;
   /* The row-major buffer read column-major is A^T (n x m): same singular values. */
   double *a = malloc(m * n * sizeof *a);
   if (!a) {
-    seterr(err, "svdvals: out of memory for a %zu x %zu matrix", m, n);
+    ns_seterr(err, "svdvals: out of memory for a %zu x %zu matrix", m, n);
     return -1;
   }
   memcpy(a, A, m * n * sizeof *a);
@@ -189,9 +181,9 @@ int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err) {
   free(a);
   if (info != 0) {
     if (info > 0)
-      seterr(err, "svdvals: LAPACK dgesdd did not converge (info %d)", (int)info);
+      ns_seterr(err, "svdvals: LAPACK dgesdd did not converge (info %d)", (int)info);
     else
-      seterr(err, "svdvals: LAPACK dgesdd failed (info %d)", (int)info);
+      ns_seterr(err, "svdvals: LAPACK dgesdd failed (info %d)", (int)info);
     return -1;
   }
   return 0;
@@ -199,18 +191,18 @@ int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err) {
 
 int ns_rank(const double *A, size_t m, size_t n, double tol, char *err) {
   if (isnan(tol)) {
-    seterr(err, "rank: tolerance is NaN");
+    ns_seterr(err, "rank: tolerance is NaN");
     return -1;
   }
   size_t k = m < n ? m : n;
   if (k == 0) {
-    seterr(err, "rank: matrix shape (%zu, %zu) has a zero dimension", m, n);
+    ns_seterr(err, "rank: matrix shape (%zu, %zu) has a zero dimension", m, n);
     return -1;
   }
   if (k > SPEC_MAXN) k = SPEC_MAXN; /* ns_svdvals refuses it below */
   double *s = malloc(k * sizeof *s);
   if (!s) {
-    seterr(err, "rank: out of memory");
+    ns_seterr(err, "rank: out of memory");
     return -1;
   }
   if (ns_svdvals(A, m, n, s, err)) {
@@ -317,7 +309,7 @@ static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap,
     if (hi - lo > 1) qsort(e + lo, hi - lo, sizeof *e, cmp_label_first);
   }
   if (w > cap) {
-    seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
+    ns_seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
     return -1;
   }
   memcpy(out, e, w * sizeof *e);
@@ -342,20 +334,17 @@ static int prepare(const char *fn, const ns_tensor *x, const ns_spec *spec, cons
                    ns_norm_plan *p, char *err) {
   memset(p, 0, sizeof *p);
   if (!x || !spec || !out) {
-    seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
     return -1;
   }
-  if (!(spec->eps >= 0) || isinf(spec->eps)) {
-    seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, spec->eps);
-    return -1;
-  }
-  if (spec->ddof != 0 && spec->ddof != 1) {
-    seterr(err, "%s: ddof must be 0 or 1 (got %d)", fn, spec->ddof);
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
     return -1;
   }
   if (ns_norm_plan_make(x->rank, x->shape, spec, p, err)) return -1;
   if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
-    seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+    ns_seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
     ns_norm_plan_free(p);
     return -1;
   }
@@ -408,7 +397,7 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
   ns_eig *e = malloc((n + 3 * p.nstat) * sizeof *e);
   double *xv = malloc(n * sizeof *xv), *c = malloc((m > n ? m : n) * sizeof *c);
   if (!e || !xv || !c) {
-    seterr(err, "%s: out of memory", fn);
+    ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
   if (eval_is_constant(spec, x->rank)) {
@@ -465,11 +454,11 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
   static const char fn[] = "spectrum_numeric";
   ns_norm_plan p;
   if (!J) {
-    seterr(err, "%s: Jacobian is NULL", fn);
+    ns_seterr(err, "%s: Jacobian is NULL", fn);
     return -1;
   }
   if (x && x->n > SPEC_MAXN) {
-    seterr(err, "%s: %zu elements is larger than the limit %d", fn, x->n, SPEC_MAXN);
+    ns_seterr(err, "%s: %zu elements is larger than the limit %d", fn, x->n, SPEC_MAXN);
     return -1;
   }
   if (prepare(fn, x, spec, out, &p, err)) return -1;
@@ -481,7 +470,7 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
   ns_eig *e = malloc(n * sizeof *e);
   proj_idx *pr = malloc(n * sizeof *pr);
   if (!A || !V || !wr || !wi || !xv || !rad || !c || !e || !pr) {
-    seterr(err, "%s: out of memory", fn);
+    ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
   if (check_finite(fn, J, n, n, err)) goto done;

@@ -1,40 +1,32 @@
 /* tensor.c: allocation, typed storage and element access of dense tensors. */
 #include "core/tensor.h"
+#include "core/err.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
-
 int ns_shape_check(int rank, const size_t *shape, char *err) {
   if (rank < 1 || rank > NS_MAXRANK) {
-    seterr(err, "rank %d is not supported (tensors have rank 1 to %d)", rank, NS_MAXRANK);
+    ns_seterr(err, "rank %d is not supported (tensors have rank 1 to %d)", rank, NS_MAXRANK);
     return -1;
   }
   if (!shape) {
-    seterr(err, "shape is missing");
+    ns_seterr(err, "shape is missing");
     return -1;
   }
   size_t n = 1;
   for (int k = 0; k < rank; k++) {
     if (shape[k] == 0) {
-      seterr(err, "dimension %d of the shape is 0 (every dimension must be at least 1)", k + 1);
+      ns_seterr(err, "dimension %d of the shape is 0 (every dimension must be at least 1)", k + 1);
       return -1;
     }
     /* n * shape[k] > NS_MAXELEMS, tested without overflowing */
     if (shape[k] > NS_MAXELEMS / n) {
       char buf[128];
       ns_shape_format(rank, shape, buf, sizeof buf);
-      seterr(err, "shape %s has too many elements (at most %zu)", buf, (size_t)NS_MAXELEMS);
+      ns_seterr(err, "shape %s has too many elements (at most %zu)", buf, (size_t)NS_MAXELEMS);
       return -1;
     }
     n *= shape[k];
@@ -62,13 +54,13 @@ void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len) {
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err) {
   if ((unsigned)dtype >= NS_DTYPE_COUNT) {
-    seterr(err, "unknown dtype %d", (int)dtype);
+    ns_seterr(err, "unknown dtype %d", (int)dtype);
     return NULL;
   }
   if (ns_shape_check(rank, shape, err) != 0) return NULL;
   ns_tensor *t = calloc(1, sizeof *t);
   if (!t) {
-    seterr(err, "out of memory allocating a tensor");
+    ns_seterr(err, "out of memory allocating a tensor");
     return NULL;
   }
   t->rank = rank;
@@ -82,7 +74,7 @@ ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *er
   if (!t->data) {
     char buf[128];
     ns_shape_format(rank, shape, buf, sizeof buf);
-    seterr(err, "out of memory allocating a %s tensor of shape %s", ns_dtype_name(dtype), buf);
+    ns_seterr(err, "out of memory allocating a %s tensor of shape %s", ns_dtype_name(dtype), buf);
     free(t);
     return NULL;
   }

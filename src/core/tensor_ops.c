@@ -1,21 +1,13 @@
 /* tensor_ops.c: whole-tensor arithmetic (see tensor_ops.h for ownership and rounding). */
 #include "core/tensor_ops.h"
+#include "core/err.h"
 
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
-  va_end(ap);
-}
 
 /* Element reads and writes with a fast path for fp64 storage. */
 static double rd(const ns_tensor *t, size_t i) {
@@ -59,7 +51,8 @@ int ns_broadcast_shape(int ra, const size_t *sa, int rb, const size_t *sb, int *
       char fa[64], fb[64];
       ns_shape_format(ra, sa, fa, sizeof fa);
       ns_shape_format(rb, sb, fb, sizeof fb);
-      seterr(err, "shapes %s and %s do not broadcast (axis %d: %zu vs %zu)", fa, fb, k + 1, da, db);
+      ns_seterr(err, "shapes %s and %s do not broadcast (axis %d: %zu vs %zu)", fa, fb, k + 1, da,
+                db);
       return -1;
     }
     out[k] = da == 1 ? db : da;
@@ -188,7 +181,7 @@ ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof
   int r = a->rank;
   unsigned all = (1u << r) - 1;
   if (mask & ~all) {
-    seterr(err, "reduction axis out of range for a rank-%d tensor", r);
+    ns_seterr(err, "reduction axis out of range for a rank-%d tensor", r);
     return NULL;
   }
   if (mask == 0) mask = all;
@@ -206,7 +199,7 @@ ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof
     free(m2);
     free(map);
     ns_tensor_free(y);
-    seterr(err, "out of memory reducing %zu elements", a->n);
+    ns_seterr(err, "out of memory reducing %zu elements", a->n);
     return NULL;
   }
   /* map[i]: the output element that input element i contributes to */
@@ -276,17 +269,17 @@ static double *as_doubles(const ns_tensor *t) {
 
 ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
   if (a->rank != 2 || b->rank != 2) {
-    seterr(err, "matmul needs rank-2 tensors (got rank %d and rank %d)", a->rank, b->rank);
+    ns_seterr(err, "matmul needs rank-2 tensors (got rank %d and rank %d)", a->rank, b->rank);
     return NULL;
   }
   size_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
   if (b->shape[0] != k) {
-    seterr(err, "matmul shapes (%zu, %zu) and (%zu, %zu) do not match (%zu != %zu)", m, k,
-           b->shape[0], n, k, b->shape[0]);
+    ns_seterr(err, "matmul shapes (%zu, %zu) and (%zu, %zu) do not match (%zu != %zu)", m, k,
+              b->shape[0], n, k, b->shape[0]);
     return NULL;
   }
   if (m > INT_MAX || k > INT_MAX || n > INT_MAX) {
-    seterr(err, "matmul dimensions exceed the BLAS integer range");
+    ns_seterr(err, "matmul dimensions exceed the BLAS integer range");
     return NULL;
   }
   size_t shape[2] = {m, n};
@@ -308,7 +301,7 @@ ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
     free(db);
     free(dy);
     ns_tensor_free(y);
-    seterr(err, "out of memory in matmul");
+    ns_seterr(err, "out of memory in matmul");
     return NULL;
   }
   double *out = dt == NS_FP64 ? (double *)y->data : dy;
@@ -335,7 +328,7 @@ ns_tensor *ns_op_outer(const ns_tensor *u, const ns_tensor *v, char *err) {
 
 ns_tensor *ns_op_transpose(const ns_tensor *a, char *err) {
   if (a->rank != 2) {
-    seterr(err, "transpose needs a rank-2 tensor (got rank %d)", a->rank);
+    ns_seterr(err, "transpose needs a rank-2 tensor (got rank %d)", a->rank);
     return NULL;
   }
   size_t m = a->shape[0], n = a->shape[1], shape[2] = {n, m};
@@ -358,7 +351,7 @@ ns_tensor *ns_op_reshape(const ns_tensor *a, int rank, const size_t *shape, char
     char fa[64], fb[64];
     ns_shape_format(a->rank, a->shape, fa, sizeof fa);
     ns_shape_format(rank, shape, fb, sizeof fb);
-    seterr(err, "cannot reshape %s (%zu elements) to %s (%zu elements)", fa, a->n, fb, n);
+    ns_seterr(err, "cannot reshape %s (%zu elements) to %s (%zu elements)", fa, a->n, fb, n);
     return NULL;
   }
   ns_tensor *y = ns_tensor_new(rank, shape, a->dtype, err);
@@ -377,12 +370,12 @@ static void split_at(const ns_tensor *a, int axis, size_t *outer, size_t *inner)
 
 ns_tensor *ns_op_slice(const ns_tensor *a, int axis, size_t from, size_t to, char *err) {
   if (axis < 0 || axis >= a->rank) {
-    seterr(err, "axis %d out of range for a rank-%d tensor", axis + 1, a->rank);
+    ns_seterr(err, "axis %d out of range for a rank-%d tensor", axis + 1, a->rank);
     return NULL;
   }
   if (from >= to || to > a->shape[axis]) {
-    seterr(err, "slice %zu..%zu is empty or outside axis %d of size %zu", from + 1, to, axis + 1,
-           a->shape[axis]);
+    ns_seterr(err, "slice %zu..%zu is empty or outside axis %d of size %zu", from + 1, to, axis + 1,
+              a->shape[axis]);
     return NULL;
   }
   size_t shape[NS_MAXRANK], outer, inner, len = a->shape[axis], w = to - from;
@@ -401,12 +394,12 @@ ns_tensor *ns_op_slice(const ns_tensor *a, int axis, size_t from, size_t to, cha
 
 ns_tensor *ns_op_concat(const ns_tensor *const *parts, size_t count, int axis, char *err) {
   if (count == 0) {
-    seterr(err, "concat needs at least one tensor");
+    ns_seterr(err, "concat needs at least one tensor");
     return NULL;
   }
   const ns_tensor *p0 = parts[0];
   if (axis < 0 || axis >= p0->rank) {
-    seterr(err, "axis %d out of range for rank-%d tensors", axis + 1, p0->rank);
+    ns_seterr(err, "axis %d out of range for rank-%d tensors", axis + 1, p0->rank);
     return NULL;
   }
   size_t shape[NS_MAXRANK];
@@ -416,18 +409,18 @@ ns_tensor *ns_op_concat(const ns_tensor *const *parts, size_t count, int axis, c
   for (size_t i = 0; i < count; i++) {
     const ns_tensor *p = parts[i];
     if (p->rank != p0->rank) {
-      seterr(err, "tensor %zu has rank %d, tensor 1 has rank %d", i + 1, p->rank, p0->rank);
+      ns_seterr(err, "tensor %zu has rank %d, tensor 1 has rank %d", i + 1, p->rank, p0->rank);
       return NULL;
     }
     for (int k = 0; k < p0->rank; k++)
       if (k != axis && p->shape[k] != p0->shape[k]) {
-        seterr(err, "tensor %zu has size %zu on axis %d, tensor 1 has %zu", i + 1, p->shape[k],
-               k + 1, p0->shape[k]);
+        ns_seterr(err, "tensor %zu has size %zu on axis %d, tensor 1 has %zu", i + 1, p->shape[k],
+                  k + 1, p0->shape[k]);
         return NULL;
       }
     total += p->shape[axis];
     if (total > NS_MAXELEMS) {
-      seterr(err, "concatenated axis too long");
+      ns_seterr(err, "concatenated axis too long");
       return NULL;
     }
     dt = ns_dtype_promote(dt, p->dtype);

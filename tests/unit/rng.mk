@@ -7,11 +7,12 @@ TESTS += tests/unit/test_rng tests/unit/test_rng_portable tests/unit/test_sha256
 	tests/unit/test_npy
 EXTRA_DIST += src/core/LICENSE.numpy
 
-tests_unit_test_rng_SOURCES = tests/unit/test_rng.c tests/unit/tap.h
+tests_unit_test_rng_SOURCES = tests/unit/test_rng.c tests/unit/tap.h tests/unit/testdata.h
 tests_unit_test_rng_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_rng_LDADD = libnscore.la
 
-tests_unit_test_rng_portable_SOURCES = tests/unit/test_rng.c src/core/rng.c src/core/sha256.c
+tests_unit_test_rng_portable_SOURCES = tests/unit/test_rng.c tests/unit/testdata.h src/core/rng.c \
+	src/core/sha256.c
 tests_unit_test_rng_portable_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit -DNS_RNG_PORTABLE
 tests_unit_test_rng_portable_LDADD = -lm
 
@@ -19,7 +20,7 @@ tests_unit_test_sha256_SOURCES = tests/unit/test_sha256.c tests/unit/tap.h
 tests_unit_test_sha256_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_sha256_LDADD = libnscore.la
 
-tests_unit_test_npy_SOURCES = tests/unit/test_npy.c tests/unit/tap.h
+tests_unit_test_npy_SOURCES = tests/unit/test_npy.c tests/unit/tap.h tests/unit/testdata.h
 tests_unit_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_npy_LDADD = libnscore.la -lm
 

@@ -45,6 +45,34 @@ static double *norm1(size_t n, const double *v, const ns_spec *s) {
   return y;
 }
 
+/* max |a[i] - b[i]|; NaN when either array is missing (a failed run). */
+static double maxdiff(const double *a, const double *b, size_t n) {
+  if (!a || !b) return NAN;
+  double md = 0;
+  for (size_t i = 0; i < n; i++) md = fmax(md, fabs(a[i] - b[i]));
+  return md;
+}
+
+/* Largest |mean| over the rows (by_col 0) or the columns (by_col 1) of y (rows x cols). */
+static double max_line_mean(const double *y, size_t rows, size_t cols, int by_col) {
+  size_t nl = by_col ? cols : rows, len = by_col ? rows : cols;
+  double md = 0;
+  for (size_t l = 0; l < nl; l++) {
+    double m = 0;
+    for (size_t k = 0; k < len; k++) m += by_col ? y[k * cols + l] : y[l * cols + k];
+    md = fmax(md, fabs(m / (double)len));
+  }
+  return md;
+}
+
+/* Normalizes x = (1, 3) with s and checks the second output to 1e-15. */
+static void check_y13(const ns_spec *s, double want, const char *name) {
+  const double x2[2] = {1, 3};
+  double *y = norm1(2, x2, s);
+  tap_close(y ? y[1] : NAN, want, 1e-15, name);
+  free(y);
+}
+
 static const double X54[20] = {1, 3, 7, 2, 2, 5, 11, 4, 4, 7, 13, 8, 7, 9, 17, 10, 11, 15, 23, 14};
 
 static ns_tensor *xmat(void) {
@@ -63,8 +91,7 @@ static void claims(void) {
   s.kind = NS_KIND_RMS;
   s.eps = 0;
   double *a = norm1(4, x4, &s), *b = norm1(4, x4s, &s);
-  double md = 0;
-  for (int i = 0; i < 4; i++) md = fmax(md, fabs(a[i] - b[i]));
+  double md = maxdiff(a, b, 4);
   tap_close(md, 2.055094741, 5e-7, "c15-rms-shift-maxdiff");
   free(a);
   free(b);
@@ -73,8 +100,7 @@ static void claims(void) {
   s.eps = 0;
   a = norm1(4, x4, &s);
   b = norm1(4, x4s, &s);
-  md = 0;
-  for (int i = 0; i < 4; i++) md = fmax(md, fabs(a[i] - b[i]));
+  md = maxdiff(a, b, 4);
   tap_close(md, 0, 1e-12, "c15-centered-shift-dev");
   free(a);
   free(b);
@@ -83,8 +109,7 @@ static void claims(void) {
   ns_spec_default(&s);
   a = norm1(3, r3a, &s);
   b = norm1(3, r3b, &s);
-  md = 0;
-  for (int i = 0; i < 3; i++) md = fmax(md, fabs(a[i] - b[i]));
+  md = maxdiff(a, b, 3);
   tap_close(md, 0, 1e-12, "r3-level-erased");
   free(a);
   free(b);
@@ -117,13 +142,7 @@ static void claims(void) {
   s.kind = NS_KIND_BATCH;
   double *y = run(X, &s, &r);
   tap_close(y[2 * 4 + 0], -0.275240837, 1e-9, "n-bn-x31");
-  md = 0;
-  for (int j = 0; j < 4; j++) {
-    double m = 0;
-    for (int i = 0; i < 5; i++) m += y[i * 4 + j];
-    md = fmax(md, fabs(m / 5));
-  }
-  tap_close(md, 0, 1e-12, "n-bn-col-means");
+  tap_close(max_line_mean(y, 5, 4, 1), 0, 1e-12, "n-bn-col-means");
   tap_ok(r.plan.nstat == 4 && r.plan.stat_shape[0] == 1 && r.plan.stat_shape[1] == 4,
          "batch norm of (5, 4) has statistics of shape (1, 4)");
   free(y);
@@ -132,13 +151,7 @@ static void claims(void) {
   ns_spec_default(&s);
   y = run(X, &s, &r);
   tap_close(y[0 * 4 + 2], 1.646462313, 1e-9, "n-ln-row1-col3");
-  md = 0;
-  for (int i = 0; i < 5; i++) {
-    double m = 0;
-    for (int j = 0; j < 4; j++) m += y[i * 4 + j];
-    md = fmax(md, fabs(m / 4));
-  }
-  tap_close(md, 0, 1e-12, "n-ln-row-means");
+  tap_close(max_line_mean(y, 5, 4, 0), 0, 1e-12, "n-ln-row-means");
   tap_ok(r.plan.nstat == 5 && r.plan.stat_shape[0] == 5 && r.plan.stat_shape[1] == 1,
          "layer norm of (5, 4) has statistics of shape (5, 1)");
   free(y);
@@ -554,36 +567,25 @@ static void identities(void) {
   tap_ok(bad_stats == 0, "outputs have mean 0 / variance 1 (RMS: mean square 1) per statistic");
 
   /* eps placement, hand computed: x = (1, 3), var 1, std 1 */
-  double x2[2] = {1, 3};
   ns_spec s;
   ns_spec_default(&s);
   s.eps = 0.44;
-  double *y = norm1(2, x2, &s);
-  tap_close(y[1], 1 / 1.2, 1e-15, "eps inside the sqrt: 1/sqrt(1 + 0.44)");
-  free(y);
+  check_y13(&s, 1 / 1.2, "eps inside the sqrt: 1/sqrt(1 + 0.44)");
   s.eps_at = NS_EPS_STD;
-  y = norm1(2, x2, &s);
-  tap_close(y[1], 1 / 1.44, 1e-15, "eps added to the std: 1/(1 + 0.44)");
-  free(y);
+  check_y13(&s, 1 / 1.44, "eps added to the std: 1/(1 + 0.44)");
   ns_spec_default(&s);
   s.eps = 0;
   s.ddof = 1;
-  y = norm1(2, x2, &s);
-  tap_close(y[1], 1 / sqrt(2.0), 1e-15, "ddof 1: var 2, y = 1/sqrt(2)");
-  free(y);
+  check_y13(&s, 1 / sqrt(2.0), "ddof 1: var 2, y = 1/sqrt(2)");
   ns_spec_default(&s);
   s.eps = 0;
   s.center = 0;
-  y = norm1(2, x2, &s);
-  tap_close(y[1], 3 / sqrt(5.0), 1e-15, "uncentered layer: 3/sqrt(mean(x^2))");
-  free(y);
+  check_y13(&s, 3 / sqrt(5.0), "uncentered layer: 3/sqrt(mean(x^2))");
   ns_spec_default(&s);
   s.kind = NS_KIND_RMS;
   s.center = 1;
   s.eps = 0;
-  y = norm1(2, x2, &s);
-  tap_close(y[1], 1, 1e-15, "centered rms behaves as layer norm");
-  free(y);
+  check_y13(&s, 1, "centered rms behaves as layer norm");
 }
 
 /* ---- precision: native float reference ---- */

@@ -13,39 +13,15 @@
 #include "core/npy.h"
 #include "core/tensor.h"
 #include "tap.h"
+#include "testdata.h"
 
 static char *data_path(const char *name) {
-  static char path[4096];
-  const char *top = getenv("top_srcdir");
-  if (top && *top) {
-    snprintf(path, sizeof path, "%s/tests/data/npy/%s", top, name);
-  } else {
-    const char *me = __FILE__, *suffix = "tests/unit/test_npy.c";
-    size_t n = strlen(me), k = strlen(suffix);
-    size_t pre = (n >= k && strcmp(me + n - k, suffix) == 0) ? n - k : 0;
-    snprintf(path, sizeof path, "%.*stests/data/npy/%s", (int)pre, me, name);
-  }
-  return path;
+  char rel[512];
+  snprintf(rel, sizeof rel, "npy/%s", name);
+  return test_data_path(rel);
 }
 
-static unsigned char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0, got;
-  unsigned char *buf = malloc(cap + 1);
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      unsigned char *nb = realloc(buf, (cap *= 2) + 1);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (buf) buf[n] = '\0';
-  *len = n;
-  return buf;
-}
+#define slurp test_slurp
 
 /* Equal as numbers, NaN equal to NaN, and -0.0 distinct from 0.0. */
 static int same(double a, double b) {

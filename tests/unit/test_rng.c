@@ -15,40 +15,14 @@
 #include "core/sha256.h"
 #include "core/tensor.h"
 #include "tap.h"
+#include "testdata.h"
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static char *data_path(const char *name) {
-  static char path[4096];
-  const char *top = getenv("top_srcdir");
-  if (top && *top) {
-    snprintf(path, sizeof path, "%s/tests/data/%s", top, name);
-  } else {
-    const char *me = __FILE__, *suffix = "tests/unit/test_rng.c";
-    size_t n = strlen(me), k = strlen(suffix);
-    size_t pre = (n >= k && strcmp(me + n - k, suffix) == 0) ? n - k : 0;
-    snprintf(path, sizeof path, "%.*stests/data/%s", (int)pre, me, name);
-  }
-  return path;
-}
+#define data_path test_data_path
 
 static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-    len += got;
-    if (cap - len < 2) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  return buf;
+  return (char *)test_slurp(path, NULL);
 }
 
 /* Splits line (modified in place) at tabs; returns the field count. */
