@@ -183,9 +183,17 @@ int ns_jacobian_fd(const ns_tensor *x, const ns_spec *spec, double h, double *J,
     xd[j] = xm;
     if (rc == 0) rc = ns_normalize(xt, &s, &rm, err);
     xd[j] = x0;
+    /* divide by the step actually taken (x0 +- h is rounded); none at all (h below the
+     * spacing of doubles near x0, or x0 + h overflowing) would give 0/0 or inf/inf */
+    double step = xp - xm;
+    if (rc == 0 && !(step > 0 && isfinite(step))) {
+      ns_seterr(err,
+                "%s: step h = %g does not work at x[%zu] = %g ((x + h) - (x - h) = %g in "
+                "double); choose another h",
+                fn, h, j, x0, step);
+      rc = -1;
+    }
     if (rc == 0) {
-      /* divide by the step actually taken (x0 +- h is rounded) */
-      double step = xp - xm;
       const double *yp = rp.y->data, *ym = rm.y->data;
       for (size_t i = 0; i < n; i++) J[i * n + j] = (yp[i] - ym[i]) / step;
     }

@@ -21,6 +21,7 @@
 #include "core/err.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,10 @@ int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, s
   r->cumulative = cumulative != 0;
   r->exact = exact != 0;
   if (nstat == 0) return 0;
+  if (nstat > SIZE_MAX / sizeof *r->acc) { /* the largest element: no byte count wraps */
+    ns_seterr(err, "%zu running statistics is more than this machine can address", nstat);
+    return -1;
+  }
   r->mean = malloc(nstat * sizeof *r->mean);
   r->var = malloc(nstat * sizeof *r->var);
   if (r->exact) r->acc = calloc(nstat, sizeof *r->acc);

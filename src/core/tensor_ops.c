@@ -9,6 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 0 if t is there, else -1 with "<fn>: <what> is missing". */
+static int need(const ns_tensor *t, const char *fn, const char *what, char *err) {
+  if (t) return 0;
+  ns_seterr(err, "%s: %s is missing (NULL)", fn, what);
+  return -1;
+}
+
 /* Element reads and writes with a fast path for fp64 storage. */
 static double rd(const ns_tensor *t, size_t i) {
   if (t->dtype == NS_FP64) return ((const double *)t->data)[i];
@@ -96,6 +103,9 @@ static double apply2(ns_binop op, double x, double y) {
 }
 
 ns_tensor *ns_op_binary(const ns_tensor *a, const ns_tensor *b, ns_binop op, char *err) {
+  if (need(a, "binary operation", "left operand", err) ||
+      need(b, "binary operation", "right operand", err))
+    return NULL;
   int r;
   size_t shape[NS_MAXRANK];
   if (ns_broadcast_shape(a->rank, a->shape, b->rank, b->shape, &r, shape, err) < 0) return NULL;
@@ -122,6 +132,7 @@ ns_tensor *ns_op_binary(const ns_tensor *a, const ns_tensor *b, ns_binop op, cha
 }
 
 ns_tensor *ns_op_scalar(const ns_tensor *a, double s, ns_binop op, int scalar_left, char *err) {
+  if (need(a, "scalar operation", "tensor operand", err)) return NULL;
   ns_tensor *y = ns_tensor_new(a->rank, a->shape, a->dtype, err);
   if (!y) return NULL;
   for (size_t i = 0; i < a->n; i++) {
@@ -153,6 +164,7 @@ static double apply1(ns_unop op, double x) {
 }
 
 ns_tensor *ns_op_unary(const ns_tensor *a, ns_unop op, char *err) {
+  if (need(a, "elementwise function", "tensor", err)) return NULL;
   ns_tensor *y = ns_tensor_new(a->rank, a->shape, a->dtype, err);
   if (!y) return NULL;
   for (size_t i = 0; i < a->n; i++) wr(y, i, apply1(op, rd(a, i)));
@@ -178,6 +190,7 @@ static double finish(ns_redop op, double acc, double m2, size_t count, int ddof)
 }
 
 ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof, char *err) {
+  if (need(a, "reduction", "tensor", err)) return NULL;
   int r = a->rank;
   unsigned all = (1u << r) - 1;
   if (mask & ~all) {
@@ -239,6 +252,7 @@ ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof
 }
 
 double ns_op_reduce_all(const ns_tensor *a, ns_redop op, int ddof) {
+  if (!a) return NAN;
   if (op == NS_RED_MIN || op == NS_RED_MAX) {
     double best = op == NS_RED_MIN ? INFINITY : -INFINITY;
     for (size_t i = 0; i < a->n; i++) {
@@ -268,6 +282,7 @@ static double *as_doubles(const ns_tensor *t) {
 }
 
 ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
+  if (need(a, "matmul", "left matrix", err) || need(b, "matmul", "right matrix", err)) return NULL;
   if (a->rank != 2 || b->rank != 2) {
     ns_seterr(err, "matmul needs rank-2 tensors (got rank %d and rank %d)", a->rank, b->rank);
     return NULL;
@@ -316,6 +331,7 @@ ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
 }
 
 ns_tensor *ns_op_outer(const ns_tensor *u, const ns_tensor *v, char *err) {
+  if (need(u, "outer", "first vector", err) || need(v, "outer", "second vector", err)) return NULL;
   size_t shape[2] = {u->n, v->n};
   ns_tensor *y = ns_tensor_new(2, shape, ns_dtype_promote(u->dtype, v->dtype), err);
   if (!y) return NULL;
@@ -327,6 +343,7 @@ ns_tensor *ns_op_outer(const ns_tensor *u, const ns_tensor *v, char *err) {
 }
 
 ns_tensor *ns_op_transpose(const ns_tensor *a, char *err) {
+  if (need(a, "transpose", "tensor", err)) return NULL;
   if (a->rank != 2) {
     ns_seterr(err, "transpose needs a rank-2 tensor (got rank %d)", a->rank);
     return NULL;
@@ -344,6 +361,7 @@ ns_tensor *ns_op_transpose(const ns_tensor *a, char *err) {
 }
 
 ns_tensor *ns_op_reshape(const ns_tensor *a, int rank, const size_t *shape, char *err) {
+  if (need(a, "reshape", "tensor", err)) return NULL;
   if (ns_shape_check(rank, shape, err) < 0) return NULL;
   size_t n = 1;
   for (int k = 0; k < rank; k++) n *= shape[k];
@@ -369,6 +387,7 @@ static void split_at(const ns_tensor *a, int axis, size_t *outer, size_t *inner)
 }
 
 ns_tensor *ns_op_slice(const ns_tensor *a, int axis, size_t from, size_t to, char *err) {
+  if (need(a, "slice", "tensor", err)) return NULL;
   if (axis < 0 || axis >= a->rank) {
     ns_seterr(err, "axis %d out of range for a rank-%d tensor", axis + 1, a->rank);
     return NULL;
@@ -397,6 +416,15 @@ ns_tensor *ns_op_concat(const ns_tensor *const *parts, size_t count, int axis, c
     ns_seterr(err, "concat needs at least one tensor");
     return NULL;
   }
+  if (!parts) {
+    ns_seterr(err, "concat: the list of tensors is missing (NULL)");
+    return NULL;
+  }
+  for (size_t i = 0; i < count; i++)
+    if (!parts[i]) {
+      ns_seterr(err, "concat: tensor %zu is missing (NULL)", i + 1);
+      return NULL;
+    }
   const ns_tensor *p0 = parts[0];
   if (axis < 0 || axis >= p0->rank) {
     ns_seterr(err, "axis %d out of range for rank-%d tensors", axis + 1, p0->rank);
@@ -442,6 +470,7 @@ ns_tensor *ns_op_concat(const ns_tensor *const *parts, size_t count, int axis, c
 }
 
 ns_tensor *ns_op_astype(const ns_tensor *a, ns_dtype dtype, char *err) {
+  if (need(a, "astype", "tensor", err)) return NULL;
   ns_tensor *y = ns_tensor_new(a->rank, a->shape, dtype, err);
   if (!y) return NULL;
   if (dtype == a->dtype)

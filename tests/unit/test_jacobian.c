@@ -395,6 +395,15 @@ static void bad_args(void) {
   tap_ok(ns_jacobian_analytic(NULL, &s, J, err) == -1 && err[0], "NULL input refused: %s", err);
   err[0] = 0;
   tap_ok(ns_jacobian_fd(t, &s, 0, J, err) == -1 && err[0], "h = 0 refused: %s", err);
+  {
+    /* x +- h rounds back to x: the difference quotient would be 0/0 */
+    const double xb[3] = {1e20, 2e20, 4e20};
+    ns_tensor *tx = vec(xb, 3);
+    err[0] = 0;
+    tap_ok(tx && ns_jacobian_fd(tx, &s, 1e-6, J, err) == -1 && strstr(err, "step"),
+           "h lost to rounding at x = 1e20 refused: %s", err);
+    ns_tensor_free(tx);
+  }
   err[0] = 0;
   tap_ok(ns_jacobian_fd(t, &s, NAN, J, err) == -1 && err[0], "h = NaN refused: %s", err);
   s.eps = -1;

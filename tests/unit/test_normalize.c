@@ -1000,6 +1000,15 @@ static void bad_args(void) {
   expect_err(x, NULL, "spec", "NULL spec refused");
   tap_ok(ns_normalize(x, &s, NULL, err) == -1, "NULL result refused");
 
+  /* a statistic count whose byte size overflows size_t: refused, not a short allocation
+   * written past its end */
+  ns_running huge;
+  err[0] = 0;
+  tap_ok(ns_running_init(&huge, 0.1, 0, 0, ((size_t)1 << 61) + 1, err) == -1 && err[0] &&
+             huge.mean == NULL && huge.nstat == 0,
+         "running statistics of 2^61+1 channels refused: %s", err);
+  ns_running_free(&huge);
+
   /* per-channel gamma for batch (6 channels) and per-element for layer are accepted */
   ns_spec_default(&s);
   s.kind = NS_KIND_BATCH;

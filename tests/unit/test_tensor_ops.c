@@ -143,6 +143,38 @@ int main(void) {
   y = ns_op_eye((size_t)1 << 20, NS_FP64, err);
   tap_ok(!y, "eye of 2^40 elements refused: %s", err);
 
+  /* a missing operand is an error with a message, never a crash */
+  {
+    const ns_tensor *none[1] = {NULL};
+    int nulls = 0;
+    const char *names[13] = {0};
+    err[0] = 0;
+#define NOTHING(i, call)                                                                           \
+  do {                                                                                             \
+    err[0] = 0;                                                                                    \
+    ns_tensor *z = (call);                                                                         \
+    if (z || !err[0]) names[nulls++] = #i;                                                         \
+    ns_tensor_free(z);                                                                             \
+  } while (0)
+    NOTHING(binary_a, ns_op_binary(NULL, t, NS_OP_ADD, err));
+    NOTHING(binary_b, ns_op_binary(t, NULL, NS_OP_ADD, err));
+    NOTHING(scalar, ns_op_scalar(NULL, 1, NS_OP_ADD, 0, err));
+    NOTHING(unary, ns_op_unary(NULL, NS_UN_NEG, err));
+    NOTHING(reduce, ns_op_reduce(NULL, 0, NS_RED_SUM, 0, err));
+    NOTHING(matmul, ns_op_matmul(t, NULL, err));
+    NOTHING(outer, ns_op_outer(NULL, t, err));
+    NOTHING(transpose, ns_op_transpose(NULL, err));
+    NOTHING(reshape, ns_op_reshape(NULL, 1, (size_t[]){6}, err));
+    NOTHING(slice, ns_op_slice(NULL, 0, 0, 1, err));
+    NOTHING(concat, ns_op_concat(none, 1, 0, err));
+    NOTHING(concat_list, ns_op_concat(NULL, 1, 0, err));
+    NOTHING(astype, ns_op_astype(NULL, NS_FP32, err));
+#undef NOTHING
+    tap_ok(nulls == 0, "NULL operands refused with a message by every op (first accepted: %s)",
+           nulls ? names[0] : "none");
+    tap_ok(isnan(ns_op_reduce_all(NULL, NS_RED_SUM, 0)), "reduce_all of NULL is NaN");
+  }
+
   ns_tensor_free(t);
   ns_tensor_free(r);
   ns_tensor_free(u);
