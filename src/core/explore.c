@@ -1034,6 +1034,7 @@ void ns_result_free(ns_result *r) {
   ns_norm_result_free(&r->norm);
   ns_tensor_free(r->y_shift);
   ns_tensor_free(r->y_scale);
+  ns_tensor_free(r->y_probe);
   free(r->J);
   free(r->J_fd);
   free(r->spec_closed);
@@ -1353,15 +1354,30 @@ static void precision_probe(const double *xv, size_t n, const ns_state *s, ns_re
   }
 }
 
-/* x with every element mapped to a*x + b (an fp64 tensor of x's shape). */
+/* The leading part of x the probes use: all of it up to NS_EXPLORE_PROBE_LIMIT elements,
+ * else whole entries along axis 1 (at least one; a vector is cut to its first values).
+ * Sets rank/shape and returns the element count. */
+static size_t probe_slice(const ns_tensor *x, int *rank, size_t shape[4]) {
+  *rank = x->rank;
+  for (int k = 0; k < x->rank; k++) shape[k] = x->shape[k];
+  if (x->n <= NS_EXPLORE_PROBE_LIMIT) return x->n;
+  if (x->rank == 1) return shape[0] = NS_EXPLORE_PROBE_LIMIT;
+  size_t per = x->n / x->shape[0], k = NS_EXPLORE_PROBE_LIMIT / per;
+  shape[0] = k ? k : 1;
+  return shape[0] * per;
+}
+
+/* The probe slice of x with every element mapped to a*x + b (fp64). */
 static ns_tensor *affine_copy(const ns_tensor *x, const double *xv, double a, double b, char *err) {
-  double *v = malloc(x->n * sizeof *v);
+  int rank;
+  size_t shape[4], n = probe_slice(x, &rank, shape);
+  double *v = malloc(n * sizeof *v);
   if (!v) {
     fail(err, "out of memory");
     return NULL;
   }
-  for (size_t i = 0; i < x->n; i++) v[i] = a * xv[i] + b;
-  ns_tensor *t = ns_tensor_from(x->rank, x->shape, NS_FP64, v, err);
+  for (size_t i = 0; i < n; i++) v[i] = a * xv[i] + b;
+  ns_tensor *t = ns_tensor_from(rank, shape, NS_FP64, v, err);
   free(v);
   return t;
 }
@@ -1450,17 +1466,33 @@ int ns_explore_compute(const ns_state *s, ns_result *r, char *err) {
     r->y_std = sqrt(yq / (double)n);
     free(yv);
   }
-  /* shift and scale probes */
+  /* shift and scale probes, on a bounded slice of a large x (compared with the slice's
+   * own output, y_probe) */
+  {
+    int prank;
+    size_t pshape[4];
+    r->probe_n = probe_slice(x, &prank, pshape);
+  }
+  if (r->probe_n < n) {
+    if (!(tmp = affine_copy(x, xv, 1, 0, err))) goto out;
+    if (ns_normalize(tmp, &spec, &nr, err) != 0) goto out;
+    r->y_probe = nr.y;
+    nr.y = NULL;
+    ns_norm_result_free(&nr);
+    ns_tensor_free(tmp);
+    tmp = NULL;
+  }
+  const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
   for (int k = 0; k < 2; k++) {
     tmp = k == 0 ? affine_copy(x, xv, 1, s->shift, err) : affine_copy(x, xv, s->scale, 0, err);
     if (!tmp) goto out;
     if (ns_normalize(tmp, &spec, &nr, err) != 0) goto out;
     if (k == 0) {
       r->y_shift = nr.y;
-      r->shift_dev = max_abs_diff_tensor(r->y_shift, r->norm.y);
+      r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
     } else {
       r->y_scale = nr.y;
-      r->scale_dev = max_abs_diff_tensor(r->y_scale, r->norm.y);
+      r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
     }
     nr.y = NULL;
     ns_norm_result_free(&nr);
@@ -1476,8 +1508,9 @@ int ns_explore_compute(const ns_state *s, ns_result *r, char *err) {
   batch_probe(s, r, err, &rc);
   if (rc != 0) goto out;
 
-  /* 7 precision */
-  precision_probe(xv, n, s, r);
+  /* 7 precision, on the first values of a large x */
+  r->prec_n = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
+  precision_probe(xv, r->prec_n, s, r);
   rc = 0;
 
 out:

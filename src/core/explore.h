@@ -39,6 +39,11 @@
  * this many elements; above it they are skipped with a reason (r.jac_skip). 128 keeps a
  * whole recompute inside one 16 ms frame (make bench: about 12 ms at 128, 100 ms at 256). */
 #define NS_EXPLORE_JAC_LIMIT 128
+/* Above this many elements of x, the shift/scale probes run on a leading slice of x (whole
+ * entries along axis 1, so each statistic stays whole for per-example kinds) and the
+ * precision probe on the first values: a keypress on a 1M-element tensor then costs one
+ * normalization instead of three plus three emulated-precision passes. */
+#define NS_EXPLORE_PROBE_LIMIT 65536
 /* Digits of agreement are capped here (an exact result would be infinitely many). */
 #define NS_EXPLORE_DIGITS_CAP 17.0
 /* Finite-difference step of the FD Jacobian. */
@@ -321,6 +326,8 @@ typedef struct {
   ns_tensor *y_scale;    /* y(scale*x) */
   double shift_dev;      /* max |y(x + shift*1) - y(x)| */
   double scale_dev;      /* max |y(scale*x) - y(x)| */
+  size_t probe_n;        /* elements of x the probes cover (its leading probe_n values) */
+  ns_tensor *y_probe;    /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
 
   /* 4 spectrum (only when jac_done) */
   int jac_done;
@@ -363,6 +370,7 @@ typedef struct {
   int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
 
   /* 7 precision: variance of x (all elements, population) */
+  size_t prec_n;        /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) of x */
   double var_ref;       /* fp64 two-pass on the stored values */
   double var_algo[3];   /* indexed by ns_algo, in the state's dtype/acc */
   double var_relerr[3]; /* |var - var_ref| / |var_ref| (absolute when var_ref == 0) */

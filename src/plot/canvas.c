@@ -195,3 +195,60 @@ char *plot_fmt_fixed(double v, int width, int d, char *buf, size_t len) {
   if (d >= 0 && isfinite(v) && snprintf(buf, len, "%.*f", d, v) <= width) return buf;
   return plot_fmt(v, width, buf, len);
 }
+
+/* 1 if v goes to fixed point (decimals d >= 0 and |v| >= 1e-3, below which fixed point
+ * would show mostly zeros). */
+static int table_fixed(double v, int d) {
+  return d >= 0 && fabs(v) >= 1e-3;
+}
+
+void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *d, int *k) {
+  char a[400];
+  /* decimals: only values of at least 1e-3 decide them */
+  int best = -1;
+  for (int dd = maxd; dd >= 0 && best < 0; dd--) {
+    int fits = 1;
+    for (size_t i = 0; i < n && fits; i++)
+      if (isfinite(v[i]) && fabs(v[i]) >= 1e-3)
+        fits = snprintf(a, sizeof a, "%.*f", dd, v[i]) <= width;
+    if (fits) best = dd;
+  }
+  /* ... then fewer when every value is exact with fewer (integers stay integers) */
+  if (best > 0) {
+    int need = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!isfinite(v[i]) || fabs(v[i]) < 1e-3) continue;
+      while (need < best &&
+             (snprintf(a, sizeof a, "%.*f", need, v[i]), fabs(atof(a) - v[i]) > 1e-12 * fabs(v[i])))
+        need++;
+    }
+    best = need;
+  }
+  *d = best;
+  /* mantissa decimals of the scientific ones (plot_fmt_table drops one for a value that
+   * does not fit, such as a negative one) */
+  int kk = 3;
+  for (; kk > 0; kk--) {
+    int fits = 1;
+    for (size_t i = 0; i < n && fits; i++)
+      if (isfinite(v[i]) && v[i] > 0 && !table_fixed(v[i], best))
+        fits = snprintf(a, sizeof a, "%.*e", kk, v[i]) <= width;
+    if (fits) break;
+  }
+  *k = kk;
+}
+
+char *plot_fmt_table(double v, int width, int d, int k, char *buf, size_t len) {
+  if (!isfinite(v)) return plot_fmt(v, width, buf, len);
+  if (v == 0) {
+    snprintf(buf, len, "0");
+    return buf;
+  }
+  if (table_fixed(v, d)) {
+    if (snprintf(buf, len, "%.*f", d, v) <= width) return buf;
+  } else {
+    for (int kk = k; kk >= 0 && kk >= k - 1; kk--)
+      if (snprintf(buf, len, "%.*e", kk, v) <= width) return buf;
+  }
+  return plot_fmt(v, width, buf, len);
+}

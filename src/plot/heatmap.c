@@ -21,6 +21,9 @@ void plot_heatmap(plot_canvas *c, int x, int y, const double *m, size_t rows, si
       if (isfinite(m[i]) && fabs(m[i]) > scale) scale = fabs(m[i]);
     if (!(scale > 0)) scale = 1;
   }
+  /* Printed values share one format, so a column reads evenly. */
+  int d = -1, sci = 2;
+  if (show_values && cw >= 5) plot_fmt_table_digits(m, rows * cols, cw - 1, 5, &d, &sci);
   for (size_t r = 0; r < rows; r++) {
     for (size_t k = 0; k < cols; k++) {
       double v = m[r * cols + k];
@@ -29,7 +32,7 @@ void plot_heatmap(plot_canvas *c, int x, int y, const double *m, size_t rows, si
       int x0 = x + (int)k * cw, yy = y + (int)r;
       if (show_values && cw >= 5) {
         char num[32], cell[40];
-        plot_fmt(v, cw - 1, num, sizeof num);
+        plot_fmt_table(v, cw - 1, d, sci, num, sizeof num);
         snprintf(cell, sizeof cell, "%*s ", cw - 1, num);
         plot_text(c, x0, yy, cw, cell, style);
       } else {

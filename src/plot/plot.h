@@ -124,4 +124,12 @@ int plot_fmt_decimals(const double *v, size_t n, int width, int maxd);
 /* v with d decimals (%.{d}f) when d >= 0 and it fits, else plot_fmt; returns buf. */
 char *plot_fmt_fixed(double v, int width, int d, char *buf, size_t len);
 
+/* A table's format: numbers of at least 1e-3 share decimals d, smaller non-zero ones share k
+ * mantissa decimals in scientific notation, exact zeros print "0". plot_fmt_table_digits picks d
+ * (the most within width and maxd, fewer when all values are exact with fewer; -1: all scientific)
+ * and k (<= 3, the most that fits every positive one; a negative
+ * one that does not fit gets k - 1) for v[0..n-1]; NaN and Inf are ignored (printed as words). */
+void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *d, int *k);
+char *plot_fmt_table(double v, int width, int d, int k, char *buf, size_t len);
+
 #endif

@@ -4,15 +4,15 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tui/screen.h"
 
 void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[96], a[32], b[32];
-  snprintf(title, sizeof title, "5 Batch %zux%zu (BN: columns, LN: rows)", r->B, r->D);
-  tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   if (!r->bn || !s->batch) {
+    tui_frame(w, "5 Batch", v);
     tui_puts(w, 1, 1, PLOT_S_MARK, "no batch result");
     return;
   }
@@ -22,12 +22,17 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   /* Side by side when the three fit, else batch | BN with LN below when there is room. */
   int side = lab + 3 * block <= iw;
   int two = lab + 2 * block <= iw;
-  int tail = (int)D + 1; /* one line per column for the target, one summary line */
+  /* one line per column for the target, then one or two lines saying what to look at */
+  int hint = ih - 1 - ((int)D + 2) >= (int)B ? 2 : 1;
+  int tail = (int)D + hint;
   int vis = ih - 1 - tail;
   int ln_below = !side && two && vis >= 2 * (int)B + 1;
   size_t vis_rows = (size_t)(ln_below ? (vis - 1) / 2 : vis);
   if (vis_rows < 1) vis_rows = 1;
   if (vis_rows > B) vis_rows = B;
+  snprintf(title, sizeof title, "5 Batch %zux%zu: BN down columns%s", B, D,
+           side || ln_below ? ", LN across rows" : "");
+  tui_frame(w, title, v);
   double *m = malloc(B * D * sizeof *m);
   if (!m) return;
   ns_tensor_read(s->batch, m);
@@ -74,20 +79,35 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   }
   free(m);
   if (vis_rows < B && y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
-  /* The target's BN output now, and with the companion's baseline row. */
-  y = ih - tail + 1;
-  for (size_t j = 0; j < D && y <= ih; j++, y++) {
-    int flip = r->flip && r->flip[j];
-    tui_printf(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, "T col %zu: %s (was %s)%s", j + 1,
-               tui_num(r->target_now[j], a, sizeof a), tui_num(r->target_base[j], b, sizeof b),
-               flip ? " FLIP" : "");
+  /* The target's BN output now, and with the companion's baseline row, in one format. */
+  double *tv = malloc(2 * D * sizeof *tv);
+  int dec = -1, sci = 2, nw = 1;
+  if (tv) {
+    for (size_t j = 0; j < D; j++) {
+      tv[j] = r->target_now[j];
+      tv[D + j] = r->target_base[j];
+    }
+    plot_fmt_table_digits(tv, 2 * D, 9, 6, &dec, &sci);
+    for (size_t j = 0; j < 2 * D; j++) {
+      int l = (int)strlen(plot_fmt_table(tv[j], 9, dec, sci, a, sizeof a));
+      if (l > nw) nw = l;
+    }
+    free(tv);
   }
-  if (y <= ih) {
-    if (r->nflip)
-      tui_puts(w, y, 1, PLOT_S_MARK | PLOT_F_REVERSE,
-               v->ascii ? "!! SIGN FLIP: target unchanged, companion moved"
-                        : "\u26a0 SIGN FLIP: target unchanged, companion moved");
-    else
-      tui_printf(w, y, 1, PLOT_S_DIM, "change companion row %d: Tab here, n", s->companion);
+  y = ih - tail + 1;
+  for (size_t j = 0; j < D && y <= ih - hint; j++, y++) {
+    int flip = r->flip && r->flip[j];
+    tui_printf(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, "T col %zu: %*s (was %*s)%s", j + 1, nw,
+               plot_fmt_table(r->target_now[j], 9, dec, sci, a, sizeof a), nw,
+               plot_fmt_table(r->target_base[j], 9, dec, sci, b, sizeof b), flip ? " FLIP" : "");
+  }
+  y = ih - hint + 1;
+  if (r->nflip) {
+    const char *msg = v->ascii ? "!! SIGN FLIP: T unchanged, only C moved"
+                               : "\u26a0 SIGN FLIP: T unchanged, only C moved";
+    tui_puts(w, y++, 1, PLOT_S_MARK | PLOT_F_REVERSE, msg);
+    if (hint > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
+  } else {
+    tui_wrap(w, y, 1, PLOT_S_DIM, "Edit C (Alt-5, arrows, n negates) and watch T's BN value", hint);
   }
 }

@@ -23,9 +23,23 @@ static const char *kind_title(ns_kind k) {
   return "?";
 }
 
-/* Whether a probe moved the output: "same" below 1e-6, "MOVES" above, NaN undefined. */
+/* Whether a probe moved the output: invariant below 1e-6, NaN undefined. */
 static const char *verdict(double dev) {
-  return isnan(dev) ? "(undefined)" : dev > 1e-6 ? "MOVES" : "same";
+  return isnan(dev) ? "undefined" : dev > 1e-6 ? "NOT invariant" : "invariant";
+}
+/* A deviation: 4 significant digits when it matters (2.055), 2 when it is tiny. */
+static const char *dev_num(double dev, char *buf, size_t len) {
+  if (dev == 0)
+    snprintf(buf, len, "0");
+  else
+    snprintf(buf, len, dev >= 1e-3 || !isfinite(dev) ? "%.4g" : "%.2g", dev);
+  return buf;
+}
+/* A mean or std of y: six decimals (a rounding-level -5.6e-17 reads as 0.000000). */
+static const char *fixed6(double v, char *buf, size_t len) {
+  if (!isfinite(v) || fabs(v) >= 1e6) return tui_num(v, buf, len);
+  snprintf(buf, len, "%.6f", fabs(v) < 5e-7 ? 0.0 : v);
+  return buf;
 }
 static int verdict_style(double dev) {
   return isnan(dev) || dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD;
@@ -58,7 +72,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
    * the statistics that normalized. */
   int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
   if (note_lines > 2) note_lines = 2;
-  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + note_lines;
+  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + (r->probe_n < n ? 1 : 0) + note_lines;
   int want = (int)(n < 12 ? n : 12);
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
@@ -85,7 +99,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   size_t ncol = 0;
   for (size_t i = 0; i < count; i++) col[ncol++] = vals[i];
   if (show_probes && r->y_shift && r->y_scale)
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && first + i < r->probe_n; i++) {
       col[ncol++] = ns_tensor_get(r->y_shift, first + i);
       col[ncol++] = ns_tensor_get(r->y_scale, first + i);
     }
@@ -107,14 +121,17 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
-    if (show_probes && r->y_shift && r->y_scale) {
+    if (show_probes && r->y_shift && r->y_scale && idx >= r->probe_n) {
+      tui_printf(w, yy, 1 + lab + nw, PLOT_S_DIM, "%*s%*s", nw, "-", nw, "-");
+    } else if (show_probes && r->y_shift && r->y_scale) {
       double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
+      double y0 = r->y_probe ? ns_tensor_get(r->y_probe, idx) : vals[i];
       /* A probe value that moved away from y is marked: the map is not invariant. */
-      double tol = 1e-6 * (1 + fabs(vals[i]));
-      tui_printf(w, yy, 1 + lab + nw, fabs(ys - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s",
-                 nw, plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
-      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - vals[i]) > tol ? PLOT_S_MARK : PLOT_S_DIM,
-                 "%*s", nw, plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
+      double tol = 1e-6 * (1 + fabs(y0));
+      tui_printf(w, yy, 1 + lab + nw, fabs(ys - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
+                 plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
+      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
+                 plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
     }
   }
   free(vals);
@@ -127,12 +144,15 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
                tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b),
                tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd));
   }
-  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", tui_num(r->y_mean, a, sizeof a),
-             tui_num(r->y_std, b, sizeof b));
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev), "shift x%+g: max|dy| %.3g %s", s->shift,
-             r->shift_dev, verdict(r->shift_dev));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev), "scale %gx:  max|dy| %.3g %s", s->scale,
-             r->scale_dev, verdict(r->scale_dev));
+  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", fixed6(r->y_mean, a, sizeof a),
+             fixed6(r->y_std, b, sizeof b));
+  char dv[32];
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev), "%-5s max|y'-y| %s %s", hs,
+             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev), "%-5s max|y'-y| %s %s", ha,
+             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev));
+  if (r->probe_n < n)
+    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first %zu of %zu values", r->probe_n, n);
   if (r->norm.ndegenerate)
     tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic%s: s = 0 or inf",
                r->norm.ndegenerate, r->norm.ndegenerate > 1 ? "s" : "");

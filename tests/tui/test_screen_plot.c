@@ -75,7 +75,7 @@ int main(void) {
   c = plot_canvas_new(12, 1, 1);
   double mv[2] = {1.5, -2};
   plot_heatmap(c, 0, 0, mv, 1, 2, 6, 0, 1);
-  text_is(c, "  1.5    -2\n", "heatmap: values in cells");
+  text_is(c, "  1.5  -2.0\n", "heatmap: values in cells share one format");
   plot_canvas_free(c);
 
   /* Line plot, ASCII: y range printed, first point bottom-left, last top-right. */

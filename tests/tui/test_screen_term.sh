@@ -23,10 +23,18 @@ check "back to 80x24: the screen returns" wait_for "4 Spectrum"
 keys Tab Tab Tab Tab
 check "Tab to panel 5: the batch panel takes the shared slot" wait_for "5 Batch 2x2"
 check "batch panel: target BN output -0.999995" wait_for "col 1: -0.999995 (was -0.999995)"
+# both columns of the target share one format (the + value padded to line up)
+check "batch panel: target lines line up" wait_for "col 2:  0.999995 (was  0.999995)"
+check "batch panel: says what to try" wait_for "Edit C (Alt-5, arrows, n negates)"
+# BN block: one number format for all four cells
+check "batch panel: BN cells share a format" wait_re "T.1 +0 +1 +-1.0000 +1.0000"
 # The companion sign flip: batch cursor on row 2 (the companion), column 1, negate.
 keys Down n
 check "negating the companion flips the target's sign" wait_for "SIGN FLIP"
-check "the target's output is now +0.999995" wait_for "col 1: 0.999995 (was -0.999995)"
+check "the target's output is now +0.999995" wait_for "col 1:  0.999995 (was -0.999995)"
+# the flip message fits the 38 columns of the panel at 80x24, not cut mid-word
+check "the flip message is whole at 80x24" wait_for "SIGN FLIP: T unchanged, only C moved"
+check "the flip says why (BN mixes the rows)" wait_for "BN mixes the rows of a batch"
 keys u
 check "undo: no flip" gone "SIGN FLIP"
 # Alt-digit focuses a panel directly (plain digits type numbers into cells).
