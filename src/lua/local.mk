@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += libnslua.la
 libnslua_la_SOURCES = \
 	src/lua/nsl.h src/lua/nsl_priv.h \
 	src/lua/module.c \
+	src/lua/nsl_args.c \
 	src/lua/nsl_tensor.c \
 	src/lua/nsl_normalize.c \
 	src/lua/nsl_stats.c \

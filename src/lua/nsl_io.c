@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "core/npy.h"
 #include "lua/nsl.h"
@@ -26,7 +27,7 @@ static file_format format_of(lua_State *L, int arg, const char *path) {
 
 static const char *checkpath(lua_State *L, int arg) {
   if (lua_type(L, arg) != LUA_TSTRING)
-    nsl_argerror(L, arg, "path must be a string, got %s", luaL_typename(L, arg));
+    nsl_argerror(L, arg, "path must be a string, got %s", nsl_got(L, arg));
   size_t len;
   const char *p = lua_tolstring(L, arg, &len);
   if (len == 0) nsl_argerror(L, arg, "path is empty");
@@ -42,6 +43,11 @@ static int l_load(lua_State *L) {
   file_format fmt = format_of(L, 1, path);
   FILE *f = fopen(path, "rb");
   if (!f) return luaL_error(L, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return luaL_error(L, "%s: is a directory", path);
+  }
   long long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {

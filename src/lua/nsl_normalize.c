@@ -22,32 +22,12 @@ static int field(lua_State *L, int arg, const char *name) {
 
 /* A string field that must be one of names[]; returns its index, or def when nil. */
 static int choice(lua_State *L, int arg, const char *name, const char *const *names, int def) {
-  int ty = field(L, arg, name);
-  if (ty == LUA_TNIL) {
-    lua_pop(L, 1);
-    return def;
-  }
-  if (ty == LUA_TSTRING) {
-    const char *s = lua_tostring(L, -1);
-    for (int i = 0; names[i]; i++)
-      if (strcmp(s, names[i]) == 0) {
-        lua_pop(L, 1);
-        return i;
-      }
-  }
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 0; names[i]; i++) {
-    if (i) luaL_addstring(&b, ", ");
-    lua_pushfstring(L, "'%s'", names[i]);
-    luaL_addvalue(&b);
-  }
-  luaL_pushresult(&b);
-  const char *list = lua_tostring(L, -1);
-  const char *got =
-      ty == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2)) : lua_typename(L, ty);
-  nsl_argerror(L, arg, "spec.%s must be one of %s, got %s", name, list, got);
-  return def;
+  field(L, arg, name);
+  char what[32];
+  snprintf(what, sizeof what, "spec.%s", name);
+  int i = nsl_choiceat(L, -1, arg, what, names, def);
+  lua_pop(L, 1);
+  return i;
 }
 
 /* A number or array or tensor of numbers as Lua scratch (pushed on the stack). */
@@ -65,9 +45,9 @@ static const double *affine(lua_State *L, int arg, const char *name, size_t *n) 
     *n = 1;
     return v;
   }
-  if (ty != LUA_TTABLE && !nsl_totensor(L, idx))
+  if (ty != LUA_TTABLE && !luaL_testudata(L, idx, NSL_TENSOR_MT))
     nsl_argerror(L, arg, "spec.%s must be a number, an array or a tensor, got %s", name,
-                 luaL_typename(L, idx));
+                 nsl_got(L, idx));
   char what[32];
   snprintf(what, sizeof what, "spec.%s", name);
   ns_tensor *t = nsl_tensorat(L, idx, arg, what); /* messages blame the spec argument */
@@ -83,72 +63,29 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   static const char *const algos[] = {"twopass", "welford", "raw", NULL};
   static const char *const modes[] = {"train", "eval", NULL};
   ns_spec_default(s);
-  if (lua_isnoneornil(L, arg)) return;
-  if (lua_type(L, arg) != LUA_TTABLE)
-    nsl_argerror(L, arg, "spec must be a table, got %s", luaL_typename(L, arg));
+  if (!nsl_opttable(L, arg, "spec")) return;
   arg = lua_absindex(L, arg);
-  /* every key must be a known field */
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    lua_pop(L, 1); /* drop the value, keep the key */
-    int known = 0;
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      const char *k = lua_tostring(L, -1);
-      for (int i = 0; spec_fields[i]; i++) known |= strcmp(k, spec_fields[i]) == 0;
-      if (!known) nsl_argerror(L, arg, "unknown spec field '%s'", k);
-    } else {
-      nsl_argerror(L, arg, "spec has a non-string key (%s)", luaL_typename(L, -1));
-    }
-  }
+  nsl_checkfields(L, arg, "spec field", spec_fields);
   s->kind = (ns_kind)choice(L, arg, "kind", kinds, NS_KIND_LAYER);
   s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", eps_ats, NS_EPS_VAR);
   s->algo = (ns_algo)choice(L, arg, "algo", algos, NS_ALGO_TWOPASS);
   s->mode = (ns_mode)choice(L, arg, "mode", modes, NS_MODE_TRAIN);
 
-  if (field(L, arg, "axes") != LUA_TNIL) {
-    int top = lua_gettop(L);
-    if (lua_type(L, top) != LUA_TNUMBER && lua_type(L, top) != LUA_TTABLE)
-      nsl_argerror(L, arg, "spec.axes must be an axis or an array of axes, got %s",
-                   luaL_typename(L, top));
-    /* validate with the same rules as reductions, blaming the spec */
-    int rank = x->rank;
-    unsigned mask = 0;
-    size_t cnt = lua_type(L, top) == LUA_TNUMBER ? 1 : lua_rawlen(L, top);
-    if (cnt == 0) nsl_argerror(L, arg, "spec.axes must not be empty");
-    for (size_t k = 1; k <= cnt; k++) {
-      if (lua_type(L, top) == LUA_TNUMBER)
-        lua_pushvalue(L, top);
-      else
-        lua_rawgeti(L, top, (lua_Integer)k);
-      int isint;
-      lua_Integer a = lua_tointegerx(L, -1, &isint);
-      if (!isint || lua_type(L, -1) != LUA_TNUMBER)
-        nsl_argerror(L, arg, "spec.axes must hold integer axes, got %s",
-                     luaL_tolstring(L, -1, NULL));
-      if (a < 1 || a > rank)
-        nsl_argerror(L, arg, "spec.axes: axis %I is out of range 1..%d for a rank-%d input", a,
-                     rank, rank);
-      if (mask & (1u << (a - 1))) nsl_argerror(L, arg, "spec.axes lists axis %I twice", a);
-      mask |= 1u << (a - 1);
-      lua_pop(L, 1);
-    }
-    s->axes = mask;
-  }
+  field(L, arg, "axes"); /* the same rules as reductions, blaming the spec */
+  s->axes = nsl_axesat(L, -1, arg, "spec.axes", x->rank);
   lua_pop(L, 1);
 
   if (field(L, arg, "groups") != LUA_TNIL) {
-    int isint;
-    lua_Integer g = lua_tointegerx(L, -1, &isint);
-    if (!isint || lua_type(L, -1) != LUA_TNUMBER || g < 1 || g > 1 << 30)
-      nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s",
-                   luaL_tolstring(L, -1, NULL));
+    lua_Integer g;
+    if (!nsl_intat(L, -1, 1, 1 << 30, &g))
+      nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s", nsl_got(L, -1));
     s->groups = (int)g;
   }
   lua_pop(L, 1);
 
   if (field(L, arg, "eps") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER)
-      nsl_argerror(L, arg, "spec.eps must be a number, got %s", luaL_typename(L, -1));
+      nsl_argerror(L, arg, "spec.eps must be a number, got %s", nsl_got(L, -1));
     double e = lua_tonumber(L, -1);
     if (!(e >= 0)) nsl_argerror(L, arg, "spec.eps must be >= 0, got %s", lua_tostring(L, -1));
     if (isinf(e)) nsl_argerror(L, arg, "spec.eps must be finite, got %s", lua_tostring(L, -1));
@@ -157,17 +94,16 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   lua_pop(L, 1);
 
   if (field(L, arg, "ddof") != LUA_TNIL) {
-    int isint;
-    lua_Integer d = lua_tointegerx(L, -1, &isint);
-    if (!isint || lua_type(L, -1) != LUA_TNUMBER || (d != 0 && d != 1))
-      nsl_argerror(L, arg, "spec.ddof must be 0 or 1, got %s", luaL_tolstring(L, -1, NULL));
+    lua_Integer d;
+    if (!nsl_intat(L, -1, 0, 1, &d))
+      nsl_argerror(L, arg, "spec.ddof must be 0 or 1, got %s", nsl_got(L, -1));
     s->ddof = (int)d;
   }
   lua_pop(L, 1);
 
   if (field(L, arg, "center") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TBOOLEAN)
-      nsl_argerror(L, arg, "spec.center must be a boolean, got %s", luaL_typename(L, -1));
+      nsl_argerror(L, arg, "spec.center must be a boolean, got %s", nsl_got(L, -1));
     s->center = lua_toboolean(L, -1);
   }
   lua_pop(L, 1);
@@ -181,7 +117,7 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
     ns_running *r = nsl_torunning(L, -1);
     if (!r)
       nsl_argerror(L, arg, "spec.running must be an object from ns.running, got %s",
-                   luaL_typename(L, -1));
+                   nsl_got(L, -1));
     s->running = r;
   }
   lua_pop(L, 1);
@@ -251,46 +187,38 @@ static int l_normalize(lua_State *L) {
 
 /* ---- ns.jacobian ------------------------------------------------------------------- */
 
+/* The (x, spec) arguments of jacobian and spectrum, x at most NS_JAC_MAXN elements. */
+static ns_tensor *x_and_spec(lua_State *L, ns_spec *spec, const char *what) {
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  nsl_checkspec(L, 2, x, spec);
+  if (x->n > NS_JAC_MAXN)
+    nsl_argerror(L, 1, "x has %I elements; %s are limited to %d", (lua_Integer)x->n, what,
+                 NS_JAC_MAXN);
+  return x;
+}
+
 /* ns.jacobian(x, spec [, opts]) -> n x n tensor, row i = dy_i/dx */
 static int l_jacobian(lua_State *L) {
+  static const char *const opt_names[] = {"method", "h", NULL};
+  static const char *const methods[] = {"analytic", "fd", NULL};
   lua_settop(L, 3); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
-  ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
-  nsl_checkspec(L, 2, x, &spec);
+  ns_tensor *x = x_and_spec(L, &spec, "Jacobians");
   int fd = 0;
   double h = 1e-6;
-  if (!lua_isnoneornil(L, 3)) {
-    luaL_checktype(L, 3, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, 3)) {
-      lua_pop(L, 1);
-      const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-      if (!k || (strcmp(k, "method") && strcmp(k, "h")))
-        nsl_argerror(L, 3, "unknown option '%s' (options: method, h)", luaL_tolstring(L, -1, NULL));
-    }
-    int ty = lua_getfield(L, 3, "method");
-    if (ty != LUA_TNIL) {
-      const char *m = lua_tostring(L, -1);
-      if (ty != LUA_TSTRING || (strcmp(m, "analytic") && strcmp(m, "fd")))
-        nsl_argerror(L, 3, "opts.method must be 'analytic' or 'fd', got %s",
-                     luaL_tolstring(L, -1, NULL));
-      fd = strcmp(m, "fd") == 0;
-    }
+  if (nsl_opttable(L, 3, "opts")) {
+    nsl_checkfields(L, 3, "option", opt_names);
+    lua_getfield(L, 3, "method");
+    fd = nsl_choiceat(L, -1, 3, "opts.method", methods, 0) == 1;
     lua_pop(L, 1);
-    ty = lua_getfield(L, 3, "h");
-    if (ty != LUA_TNIL) {
-      if (ty != LUA_TNUMBER)
-        nsl_argerror(L, 3, "opts.h must be a number, got %s", luaL_typename(L, -1));
+    if (lua_getfield(L, 3, "h") != LUA_TNIL) {
       h = lua_tonumber(L, -1);
-      if (!(h > 0) || isinf(h))
-        nsl_argerror(L, 3, "opts.h must be a finite number > 0, got %s", lua_tostring(L, -1));
+      if (lua_type(L, -1) != LUA_TNUMBER || !(h > 0) || isinf(h))
+        nsl_argerror(L, 3, "opts.h must be a finite number > 0, got %s", nsl_got(L, -1));
     }
     lua_pop(L, 1);
   }
-  if (x->n > NS_JAC_MAXN)
-    return nsl_argerror(L, 1, "x has %I elements; Jacobians are limited to %d", (lua_Integer)x->n,
-                        NS_JAC_MAXN);
   size_t shape[2] = {x->n, x->n};
   ns_tensor **J = nsl_newbox(L);
   *J = ns_tensor_new(2, shape, NS_FP64, err);
@@ -371,7 +299,7 @@ static int l_rank(lua_State *L) {
   double tol = -1;
   if (!lua_isnoneornil(L, 2)) {
     if (lua_type(L, 2) != LUA_TNUMBER)
-      return nsl_argerror(L, 2, "tol must be a number, got %s", luaL_typename(L, 2));
+      return nsl_argerror(L, 2, "tol must be a number, got %s", nsl_got(L, 2));
     tol = lua_tonumber(L, 2);
     if (!(tol >= 0)) return nsl_argerror(L, 2, "tol must be >= 0, got %s", lua_tostring(L, 2));
   }
@@ -386,12 +314,8 @@ static int l_rank(lua_State *L) {
 static int l_spectrum(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
-  ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
-  nsl_checkspec(L, 2, x, &spec);
-  if (x->n > NS_JAC_MAXN)
-    return nsl_argerror(L, 1, "x has %I elements; spectra are limited to %d", (lua_Integer)x->n,
-                        NS_JAC_MAXN);
+  ns_tensor *x = x_and_spec(L, &spec, "spectra");
   size_t cap = x->n + 8;
   ns_eig *e = lua_newuserdatauv(L, cap * sizeof *e, 0);
   int cnt = ns_spectrum_closed(x, &spec, e, cap, err);

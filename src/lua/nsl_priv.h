@@ -21,8 +21,44 @@
 #define NSL_RUNNING_MT "normscope.running"
 #define NSL_RNG_MT "normscope.rng"
 
+/* ---- nsl_args.c: argument checks. Each raises "bad argument #arg to 'f' (...)"
+ * naming `what` (an argument or a field such as "spec.axes") and what it got. ---- */
+
 /* Raises "bad argument #arg to 'f' (formatted message)". Never returns. */
 int nsl_argerror(lua_State *L, int arg, const char *fmt, ...);
+/* A short description of the value at idx for the end of a message ("got ..."):
+ * numbers and booleans as Lua writes them, strings quoted (long ones by length),
+ * objects by their type name ("tensor", "a released tensor"). Pushes a string. */
+const char *nsl_got(lua_State *L, int idx);
+/* 0 for an absent argument, 1 for a table; anything else is an error
+ * "<what> must be a table". */
+int nsl_opttable(lua_State *L, int arg, const char *what);
+/* Every key of the table at arg must be one of names[]: else "unknown <noun> 'k'
+ * (known: ...)". */
+void nsl_checkfields(lua_State *L, int arg, const char *noun, const char *const *names);
+/* The string at idx as an index into names[] (NULL-terminated); def when nil; else
+ * "<what> must be one of ...". */
+int nsl_choiceat(lua_State *L, int idx, int arg, const char *what, const char *const *names,
+                 int def);
+/* 1 and *out when the value at idx is an integer in lo..hi (a float with an exact
+ * integer value counts), else 0: the caller words the error. */
+int nsl_intat(lua_State *L, int idx, lua_Integer lo, lua_Integer hi, lua_Integer *out);
+/* A size (a positive integer up to NS_MAXELEMS) at idx. */
+size_t nsl_sizeat(lua_State *L, int idx, int arg, const char *what);
+/* Reads a shape (a positive integer or an array of 1 to 4 of them) from arg. */
+void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *shape);
+/* A dtype name at arg (error lists the names); def when absent and def >= 0. */
+ns_dtype nsl_checkdtype(lua_State *L, int arg, const char *what, int def);
+/* The dtype name at stack index idx, blaming argument arg. */
+ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what);
+/* One 1-based axis at idx within rank; returns it 0-based. */
+int nsl_axisat(lua_State *L, int idx, int arg, const char *what, int rank);
+/* Reduction axes at idx: nil -> 0 (all), an integer or an array of distinct 1-based
+ * axes within rank -> bit mask. nsl_checkaxes: the same for argument arg. */
+unsigned nsl_axesat(lua_State *L, int idx, int arg, const char *what, int rank);
+unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank);
+
+/* ---- nsl_tensor.c: tensor userdata ---- */
 
 /* Pushes an empty tensor userdata and returns its slot: store a tensor there and the
  * GC owns it. A slot left NULL is harmless. */
@@ -33,19 +69,10 @@ void nsl_pushnew(lua_State *L, ns_tensor *t, const char *err);
  * its box is pushed on the stack (so use absolute indices). `what` names the argument
  * in messages ("values", "x"). */
 ns_tensor *nsl_tensorarg(lua_State *L, int arg, const char *what);
-/* The same for the value at stack index idx, blaming argument arg in messages. */
+/* The same for the value at stack index idx, blaming argument arg. */
 ns_tensor *nsl_tensorat(lua_State *L, int idx, int arg, const char *what);
 /* Lua-allocated scratch of n doubles (pushed on the stack). */
 double *nsl_scratch(lua_State *L, size_t n);
-/* Reads a shape (a positive integer or an array of 1 to 4 of them) from arg. */
-void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *shape);
-/* A dtype name at arg (error lists the names); def when absent and def >= 0. */
-ns_dtype nsl_checkdtype(lua_State *L, int arg, const char *what, int def);
-/* The dtype name at stack index idx, blaming argument arg. */
-ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what);
-/* Reduction axes at arg: nil -> 0 (all), an integer or an array of distinct 1-based
- * axes within rank -> bit mask. */
-unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank);
 
 /* The normalize spec at arg (nil: defaults), checked field by field against the input
  * x; gamma/beta arrays are Lua scratch pushed on the stack. */

@@ -11,7 +11,7 @@
 
 static ns_rng *checkrng(lua_State *L) {
   ns_rng *g = luaL_testudata(L, 1, NSL_RNG_MT);
-  if (!g) nsl_argerror(L, 1, "generator from ns.rng expected, got %s", luaL_typename(L, 1));
+  if (!g) nsl_argerror(L, 1, "generator from ns.rng expected, got %s", nsl_got(L, 1));
   return g;
 }
 
@@ -49,8 +49,7 @@ static int l_rng(lua_State *L) {
       return nsl_argerror(L, 1, "seed string must hold only decimal digits, got '%s'", s);
     if (ns_rng_seed_decimal(&g, s, err) != 0) return nsl_argerror(L, 1, "%s", err);
   } else {
-    return nsl_argerror(L, 1, "seed must be an integer or a decimal string, got %s",
-                        luaL_typename(L, 1));
+    return nsl_argerror(L, 1, "seed must be an integer or a decimal string, got %s", nsl_got(L, 1));
   }
   ns_rng *u = lua_newuserdatauv(L, sizeof *u, 0);
   *u = g;
@@ -84,7 +83,7 @@ static int draw(lua_State *L, int arg, draw_kind k, double loc, double scale) {
 static double optnum(lua_State *L, int arg, const char *what, double def) {
   if (lua_isnoneornil(L, arg)) return def;
   if (lua_type(L, arg) != LUA_TNUMBER)
-    nsl_argerror(L, arg, "%s must be a number, got %s", what, luaL_typename(L, arg));
+    nsl_argerror(L, arg, "%s must be a number, got %s", what, nsl_got(L, arg));
   return lua_tonumber(L, arg);
 }
 
@@ -117,7 +116,7 @@ static int g_tostring(lua_State *L) {
 /* ns.sha256(s) -> lowercase hex digest of the string's bytes */
 static int l_sha256(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING) /* before lua_tolstring, which converts numbers */
-    return nsl_argerror(L, 1, "string expected, got %s", luaL_typename(L, 1));
+    return nsl_argerror(L, 1, "string expected, got %s", nsl_got(L, 1));
   size_t len;
   const char *s = lua_tolstring(L, 1, &len);
   char hex[65];

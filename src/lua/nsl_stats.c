@@ -10,28 +10,14 @@
 
 #define NSL_PLAN_MT "normscope.plan"
 
-/* Rejects keys of the options table at arg that are not in names[]. */
-static void only_fields(lua_State *L, int arg, const char *what, const char *const *names) {
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    lua_pop(L, 1); /* keep the key */
-    int ok = 0;
-    if (lua_type(L, -1) == LUA_TSTRING)
-      for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
-    if (!ok) nsl_argerror(L, arg, "unknown %s field '%s'", what, luaL_tolstring(L, -1, NULL));
-  }
-}
-
 /* A non-negative integer field (ddof), def when absent. */
 static int ddof_field(lua_State *L, int idx, int arg, const char *what, int def) {
   int ty = lua_getfield(L, idx, "ddof");
   int d = def;
   if (ty != LUA_TNIL) {
-    int isint;
-    lua_Integer v = lua_tointegerx(L, -1, &isint);
-    if (!isint || ty != LUA_TNUMBER || v < 0 || v > 1000000)
-      nsl_argerror(L, arg, "%s.ddof must be an integer >= 0, got %s", what,
-                   luaL_tolstring(L, -1, NULL));
+    lua_Integer v;
+    if (!nsl_intat(L, -1, 0, 1000000, &v))
+      nsl_argerror(L, arg, "%s.ddof must be an integer >= 0, got %s", what, nsl_got(L, -1));
     d = (int)v;
   }
   lua_pop(L, 1);
@@ -56,21 +42,19 @@ static void push_moments(lua_State *L, const ns_moments *m, int ddof) {
 static int l_moments(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   static const char *const names[] = {"dtype", "acc", "algo", "ddof", NULL};
+  static const char *const algos[] = {"twopass", "welford", "raw", NULL}; /* ns_algo order */
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_dtype dtype = NS_FP64;
   int acc = -1, ddof = 0;
   ns_algo algo = NS_ALGO_TWOPASS;
-  if (!lua_isnoneornil(L, 2)) {
-    luaL_checktype(L, 2, LUA_TTABLE);
-    only_fields(L, 2, "option", names);
+  if (nsl_opttable(L, 2, "opts")) {
+    nsl_checkfields(L, 2, "option field", names);
     if (lua_getfield(L, 2, "dtype") != LUA_TNIL) dtype = nsl_dtypeat(L, -1, 2, "opts.dtype");
     lua_pop(L, 1);
     if (lua_getfield(L, 2, "acc") != LUA_TNIL) acc = (int)nsl_dtypeat(L, -1, 2, "opts.acc");
     lua_pop(L, 1);
-    int ty = lua_getfield(L, 2, "algo");
-    if (ty != LUA_TNIL && (ty != LUA_TSTRING || ns_algo_parse(lua_tostring(L, -1), &algo) < 0))
-      nsl_argerror(L, 2, "opts.algo must be 'twopass', 'welford' or 'raw', got %s",
-                   luaL_tolstring(L, -1, NULL));
+    lua_getfield(L, 2, "algo");
+    algo = (ns_algo)nsl_choiceat(L, -1, 2, "opts.algo", algos, NS_ALGO_TWOPASS);
     lua_pop(L, 1);
     ddof = ddof_field(L, 2, 2, "opts", 0);
   }
@@ -88,13 +72,13 @@ static void check_moments(lua_State *L, int idx, int arg, const char *what, ns_m
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE)
     nsl_argerror(L, arg, "%s must be a moments table {n=, mean=, m2=}, got %s", what,
-                 luaL_typename(L, idx));
+                 nsl_got(L, idx));
   if (lua_getfield(L, idx, "n") != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0))
-    nsl_argerror(L, arg, "%s.n must be a number >= 0, got %s", what, luaL_tolstring(L, -1, NULL));
+    nsl_argerror(L, arg, "%s.n must be a number >= 0, got %s", what, nsl_got(L, -1));
   m->n = lua_tonumber(L, -1);
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "mean") != LUA_TNUMBER)
-    nsl_argerror(L, arg, "%s.mean must be a number, got %s", what, luaL_typename(L, -1));
+    nsl_argerror(L, arg, "%s.mean must be a number, got %s", what, nsl_got(L, -1));
   m->mean = lua_tonumber(L, -1);
   lua_pop(L, 1);
   int ty = lua_getfield(L, idx, "m2");
@@ -102,13 +86,13 @@ static void check_moments(lua_State *L, int idx, int arg, const char *what, ns_m
     m->m2 = lua_tonumber(L, -1);
   } else if (ty == LUA_TNIL) {
     if (lua_getfield(L, idx, "var") != LUA_TNUMBER)
-      nsl_argerror(L, arg, "%s needs m2 (or var), got %s", what, luaL_typename(L, -1));
+      nsl_argerror(L, arg, "%s needs m2 (or var), got %s", what, nsl_got(L, -1));
     double var = lua_tonumber(L, -1);
     lua_pop(L, 1);
     int ddof = ddof_field(L, idx, arg, what, 0);
     m->m2 = var * (m->n - ddof);
   } else {
-    nsl_argerror(L, arg, "%s.m2 must be a number, got %s", what, luaL_typename(L, -1));
+    nsl_argerror(L, arg, "%s.m2 must be a number, got %s", what, nsl_got(L, -1));
   }
   lua_pop(L, 1);
   if (m->n == 0) { /* an empty side contributes nothing */
@@ -138,8 +122,8 @@ static int l_round(lua_State *L) {
     lua_pushnumber(L, ns_round(lua_tonumber(L, 1), d));
     return 1;
   }
-  if (lua_type(L, 1) != LUA_TTABLE && !nsl_totensor(L, 1))
-    return nsl_argerror(L, 1, "value must be a number or a tensor, got %s", luaL_typename(L, 1));
+  if (lua_type(L, 1) != LUA_TTABLE && !luaL_testudata(L, 1, NSL_TENSOR_MT))
+    return nsl_argerror(L, 1, "value must be a number or a tensor, got %s", nsl_got(L, 1));
   ns_tensor *t = nsl_tensorarg(L, 1, "value");
   ns_tensor **out = nsl_newbox(L);
   *out = ns_tensor_new(t->rank, t->shape, t->dtype, err);
@@ -156,7 +140,7 @@ ns_running *nsl_torunning(lua_State *L, int idx) {
 
 static ns_running *checkrunning(lua_State *L, int idx) {
   ns_running *r = nsl_torunning(L, idx);
-  if (!r) nsl_argerror(L, idx, "running-statistics object expected, got %s", luaL_typename(L, idx));
+  if (!r) nsl_argerror(L, idx, "running-statistics object expected, got %s", nsl_got(L, idx));
   return r;
 }
 
@@ -175,9 +159,8 @@ static int l_running(lua_State *L) {
   char err[NS_ERRLEN];
   double momentum = 0.1;
   int cumulative = 0, exact = 0;
-  if (!lua_isnoneornil(L, 1)) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    only_fields(L, 1, "running option", names);
+  if (nsl_opttable(L, 1, "options")) {
+    nsl_checkfields(L, 1, "running option field", names);
     int ty = lua_getfield(L, 1, "momentum");
     if (ty == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
       cumulative = 1;
@@ -186,13 +169,12 @@ static int l_running(lua_State *L) {
       if (!(momentum >= 0 && momentum <= 1))
         nsl_argerror(L, 1, "momentum must be between 0 and 1, got %s", lua_tostring(L, -1));
     } else if (ty != LUA_TNIL) {
-      nsl_argerror(L, 1, "momentum must be a number in [0, 1] or false, got %s",
-                   luaL_tolstring(L, -1, NULL));
+      nsl_argerror(L, 1, "momentum must be a number in [0, 1] or false, got %s", nsl_got(L, -1));
     }
     lua_pop(L, 1);
     ty = lua_getfield(L, 1, "exact");
     if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
-      nsl_argerror(L, 1, "exact must be a boolean, got %s", luaL_typename(L, -1));
+      nsl_argerror(L, 1, "exact must be a boolean, got %s", nsl_got(L, -1));
     exact = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
@@ -243,8 +225,8 @@ static int r_update(lua_State *L) {
   ns_running *r = checkrunning(L, 1);
   ns_moments *b = NULL;
   size_t nstat = 0;
-  if (nsl_totensor(L, 2)) {
-    b = batch_moments(L, nsl_totensor(L, 2), &nstat);
+  if (luaL_testudata(L, 2, NSL_TENSOR_MT)) { /* a released one gets its own message */
+    b = batch_moments(L, nsl_tensorarg(L, 2, "batch"), &nstat);
   } else if (lua_type(L, 2) == LUA_TTABLE) {
     int has_n = lua_getfield(L, 2, "n") != LUA_TNIL;
     lua_pop(L, 1);
@@ -275,8 +257,7 @@ static int r_update(lua_State *L) {
       b = batch_moments(L, nsl_tensorarg(L, 2, "batch"), &nstat);
     }
   } else {
-    return nsl_argerror(L, 2, "batch must be a tensor or a moments table, got %s",
-                        luaL_typename(L, 2));
+    return nsl_argerror(L, 2, "batch must be a tensor or a moments table, got %s", nsl_got(L, 2));
   }
   if (ns_running_update(r, b, nstat, err) != 0) return nsl_argerror(L, 2, "%s", err);
   lua_settop(L, 1);

@@ -2,21 +2,12 @@
  * The arithmetic itself lives in core/tensor_ops.c; this file checks arguments and
  * moves values between Lua and C. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/tensor_ops.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
-
-int nsl_argerror(lua_State *L, int arg, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  const char *msg = lua_pushvfstring(L, fmt, ap);
-  va_end(ap);
-  return luaL_argerror(L, arg, msg);
-}
 
 ns_tensor **nsl_newbox(lua_State *L) {
   ns_tensor **box = lua_newuserdatauv(L, sizeof *box, 0);
@@ -59,7 +50,7 @@ ns_tensor *nsl_totensor(lua_State *L, int idx) {
 
 ns_tensor *nsl_checktensor(lua_State *L, int idx) {
   ns_tensor **box = luaL_testudata(L, idx, NSL_TENSOR_MT);
-  if (!box) nsl_argerror(L, idx, "tensor expected, got %s", luaL_typename(L, idx));
+  if (!box) nsl_argerror(L, idx, "tensor expected, got %s", nsl_got(L, idx));
   if (!*box) nsl_argerror(L, idx, "tensor has been released");
   return *box;
 }
@@ -123,7 +114,7 @@ ns_tensor *nsl_tensorat(lua_State *L, int idx, int arg, const char *what) {
   if (luaL_testudata(L, idx, NSL_TENSOR_MT)) nsl_argerror(L, arg, "%s has been released", what);
   if (lua_type(L, idx) != LUA_TTABLE)
     nsl_argerror(L, arg, "%s must be a tensor or an array of numbers, got %s", what,
-                 luaL_typename(L, idx));
+                 nsl_got(L, idx));
   int rank;
   size_t shape[NS_MAXRANK];
   char err[NS_ERRLEN];
@@ -163,95 +154,6 @@ ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what) {
   *box = NULL;
   lua_settop(L, top);
   return c;
-}
-
-/* ---- argument helpers --------------------------------------------------------------- */
-
-static size_t check_size(lua_State *L, int arg, const char *what, int idx) {
-  int isint;
-  lua_Integer v = lua_tointegerx(L, idx, &isint);
-  if (!isint || lua_type(L, idx) != LUA_TNUMBER)
-    nsl_argerror(L, arg, "%s must be a positive integer, got %s", what,
-                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
-  if (v < 1) nsl_argerror(L, arg, "%s must be a positive integer, got %I", what, v);
-  if ((unsigned long long)v > NS_MAXELEMS)
-    nsl_argerror(L, arg, "%s = %I is too large (at most %I)", what, v, (lua_Integer)NS_MAXELEMS);
-  return (size_t)v;
-}
-
-void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *shape) {
-  char err[NS_ERRLEN];
-  for (int k = 0; k < NS_MAXRANK; k++) shape[k] = 1;
-  if (lua_type(L, arg) == LUA_TNUMBER) {
-    *rank = 1;
-    shape[0] = check_size(L, arg, what, arg);
-    return;
-  }
-  if (lua_type(L, arg) != LUA_TTABLE)
-    nsl_argerror(L, arg, "%s must be an integer or an array of integers, got %s", what,
-                 luaL_typename(L, arg));
-  size_t r = lua_rawlen(L, arg);
-  if (r < 1 || r > NS_MAXRANK)
-    nsl_argerror(L, arg, "%s must have 1 to 4 sizes, got %I", what, (lua_Integer)r);
-  for (size_t k = 0; k < r; k++) {
-    lua_rawgeti(L, arg, (lua_Integer)k + 1);
-    char name[64];
-    snprintf(name, sizeof name, "%s[%zu]", what, k + 1);
-    shape[k] = check_size(L, arg, name, -1);
-    lua_pop(L, 1);
-  }
-  *rank = (int)r;
-  if (ns_shape_check(*rank, shape, err) < 0) nsl_argerror(L, arg, "%s: %s", what, err);
-}
-
-ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what) {
-  const char *s = lua_tostring(L, idx);
-  ns_dtype d;
-  if (lua_type(L, idx) != LUA_TSTRING || ns_dtype_parse(s, &d) < 0)
-    nsl_argerror(L, arg, "%s must be one of 'fp64', 'fp32', 'fp16', 'bf16', got %s", what,
-                 lua_type(L, idx) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", s)
-                                                 : luaL_typename(L, idx));
-  return d;
-}
-
-ns_dtype nsl_checkdtype(lua_State *L, int arg, const char *what, int def) {
-  if (def >= 0 && lua_isnoneornil(L, arg)) return (ns_dtype)def;
-  return nsl_dtypeat(L, arg, arg, what);
-}
-
-/* One 1-based axis at idx, validated against rank; returns the 0-based axis. */
-static int check_axis(lua_State *L, int arg, const char *what, int idx, int rank) {
-  int isint;
-  lua_Integer v = lua_tointegerx(L, idx, &isint);
-  if (!isint || lua_type(L, idx) != LUA_TNUMBER)
-    nsl_argerror(L, arg, "%s must be an integer axis, got %s", what,
-                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
-  if (v < 1 || v > rank)
-    nsl_argerror(L, arg, "%s = %I is out of range 1..%d for a rank-%d tensor", what, v, rank, rank);
-  return (int)v - 1;
-}
-
-unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank) {
-  if (lua_isnoneornil(L, arg)) return 0;
-  if (lua_type(L, arg) == LUA_TNUMBER) return 1u << check_axis(L, arg, what, arg, rank);
-  if (lua_type(L, arg) != LUA_TTABLE)
-    nsl_argerror(L, arg, "%s must be an axis or an array of axes, got %s", what,
-                 luaL_typename(L, arg));
-  size_t n = lua_rawlen(L, arg);
-  if (n == 0) nsl_argerror(L, arg, "%s must not be empty", what);
-  if (n > (size_t)rank)
-    nsl_argerror(L, arg, "%s lists %I axes but the tensor has rank %d", what, (lua_Integer)n, rank);
-  unsigned mask = 0;
-  for (size_t k = 1; k <= n; k++) {
-    lua_rawgeti(L, arg, (lua_Integer)k);
-    char name[64];
-    snprintf(name, sizeof name, "%s[%zu]", what, k);
-    int a = check_axis(L, arg, name, -1, rank);
-    lua_pop(L, 1);
-    if (mask & (1u << a)) nsl_argerror(L, arg, "%s lists axis %d twice", what, a + 1);
-    mask |= 1u << a;
-  }
-  return mask;
 }
 
 static ns_tensor *self(lua_State *L) {
@@ -330,11 +232,10 @@ static int t_reshape(lua_State *L) {
       lua_rawgeti(L, 2, k + 1);
     else
       lua_pushvalue(L, 2 + k);
-    int isint;
-    lua_Integer v = lua_tointegerx(L, -1, &isint);
-    if (!isint || lua_type(L, -1) != LUA_TNUMBER || v == 0 || v < -1)
+    lua_Integer v;
+    if (!nsl_intat(L, -1, -1, LUA_MAXINTEGER, &v) || v == 0)
       return nsl_argerror(L, arg, "shape[%d] must be a positive integer or -1, got %s", k + 1,
-                          luaL_tolstring(L, -1, NULL));
+                          nsl_got(L, -1));
     lua_pop(L, 1);
     if (v == -1) {
       if (infer >= 0) return nsl_argerror(L, arg, "only one size may be -1");
@@ -375,9 +276,12 @@ static size_t slice_index(lua_State *L, int arg, const char *what, lua_Integer v
 static int t_slice(lua_State *L) {
   ns_tensor *t = self(L);
   char err[NS_ERRLEN];
-  int axis = check_axis(L, 2, "axis", 2, t->rank);
-  lua_Integer from = luaL_checkinteger(L, 3);
-  lua_Integer to = luaL_optinteger(L, 4, -1);
+  int axis = nsl_axisat(L, 2, 2, "axis", t->rank);
+  lua_Integer from, to = -1;
+  if (!nsl_intat(L, 3, LUA_MININTEGER, LUA_MAXINTEGER, &from))
+    return nsl_argerror(L, 3, "from must be an integer index, got %s", nsl_got(L, 3));
+  if (!lua_isnoneornil(L, 4) && !nsl_intat(L, 4, LUA_MININTEGER, LUA_MAXINTEGER, &to))
+    return nsl_argerror(L, 4, "to must be an integer index, got %s", nsl_got(L, 4));
   size_t f = slice_index(L, 3, "from", from, t->shape[axis]);
   size_t e = slice_index(L, 4, "to", to, t->shape[axis]);
   if (e < f)
@@ -455,7 +359,8 @@ static int t_square(lua_State *L) {
 static int t_map(lua_State *L) {
   ns_tensor *t = self(L);
   char err[NS_ERRLEN];
-  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (lua_type(L, 2) != LUA_TFUNCTION)
+    return nsl_argerror(L, 2, "f must be a function, got %s", nsl_got(L, 2));
   ns_tensor **out = nsl_newbox(L);
   *out = ns_tensor_new(t->rank, t->shape, t->dtype, err);
   if (!*out) return luaL_error(L, "map: %s", err);
@@ -482,8 +387,9 @@ static int reduce(lua_State *L, ns_redop op) {
   unsigned mask = nsl_checkaxes(L, 2, "axes", t->rank);
   int ddof = 0;
   if (op == NS_RED_VAR || op == NS_RED_STD) {
-    lua_Integer d = luaL_optinteger(L, 3, 0);
-    if (d < 0 || d > 1000000) return nsl_argerror(L, 3, "ddof must be >= 0, got %I", d);
+    lua_Integer d = 0;
+    if (!lua_isnoneornil(L, 3) && !nsl_intat(L, 3, 0, 1000000, &d))
+      return nsl_argerror(L, 3, "ddof must be >= 0, got %s", nsl_got(L, 3));
     ddof = (int)d;
   } else if (!lua_isnone(L, 3)) {
     return nsl_argerror(L, 3, "unexpected extra argument");
@@ -556,10 +462,14 @@ static int t_newindex(lua_State *L) {
 
 static int arith(lua_State *L, ns_binop op, const char *name) {
   char err[NS_ERRLEN];
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   ns_tensor *a = nsl_totensor(L, 1), *b = nsl_totensor(L, 2);
   int na = lua_type(L, 1) == LUA_TNUMBER, nb = lua_type(L, 2) == LUA_TNUMBER;
-  if (!a && !na && lua_type(L, 1) == LUA_TTABLE) a = nsl_tensorat(L, 1, 1, "left operand");
-  if (!b && !nb && lua_type(L, 2) == LUA_TTABLE) b = nsl_tensorat(L, 2, 2, "right operand");
+  /* tables convert; a released tensor gets its own message from nsl_tensorat */
+  if (!a && (lua_type(L, 1) == LUA_TTABLE || luaL_testudata(L, 1, NSL_TENSOR_MT)))
+    a = nsl_tensorat(L, 1, 1, "left operand");
+  if (!b && (lua_type(L, 2) == LUA_TTABLE || luaL_testudata(L, 2, NSL_TENSOR_MT)))
+    b = nsl_tensorat(L, 2, 2, "right operand");
   ns_tensor **out = nsl_newbox(L);
   if (a && b)
     *out = ns_op_binary(a, b, op, err);
@@ -720,7 +630,7 @@ static int l_full(lua_State *L) {
   size_t shape[NS_MAXRANK];
   nsl_checkshape(L, 1, "shape", &rank, shape);
   if (lua_type(L, 2) != LUA_TNUMBER)
-    return nsl_argerror(L, 2, "value must be a number, got %s", luaL_typename(L, 2));
+    return nsl_argerror(L, 2, "value must be a number, got %s", nsl_got(L, 2));
   double v = lua_tonumber(L, 2);
   ns_dtype d = nsl_checkdtype(L, 3, "dtype", NS_FP64);
   ns_tensor **out = nsl_newbox(L);
@@ -733,7 +643,7 @@ static int l_full(lua_State *L) {
 static int l_eye(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN];
-  size_t n = check_size(L, 1, "n", 1);
+  size_t n = nsl_sizeat(L, 1, 1, "n");
   ns_dtype d = nsl_checkdtype(L, 2, "dtype", NS_FP64);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_eye(n, d, err);
@@ -745,7 +655,8 @@ static int l_eye(lua_State *L) {
 static int l_concat(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN];
-  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 1) != LUA_TTABLE)
+    return nsl_argerror(L, 1, "list must be an array of tensors, got %s", nsl_got(L, 1));
   size_t n = lua_rawlen(L, 1);
   if (n == 0) return nsl_argerror(L, 1, "list must hold at least one tensor");
   if (n > 100000) return nsl_argerror(L, 1, "list holds too many tensors");
@@ -762,7 +673,7 @@ static int l_concat(lua_State *L) {
     lua_pop(L, 1);
   }
   int axis = 0;
-  if (!lua_isnoneornil(L, 2)) axis = check_axis(L, 2, "axis", 2, parts[0]->rank);
+  if (!lua_isnoneornil(L, 2)) axis = nsl_axisat(L, 2, 2, "axis", parts[0]->rank);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_concat(parts, n, axis, err);
   if (!*out) return nsl_argerror(L, 1, "%s", err);

@@ -73,6 +73,14 @@ T.err("path must be a string", "path of the wrong type", ns.load, 5)
 T.err("rank 1 or 2", "CSV of rank 3 refused", ns.save, path("r3.csv"), ns.zeros{1, 1, 2})
 T.err("/nonexistent-dir-nsl/x.npy", "unwritable path named", ns.save, "/nonexistent-dir-nsl/x.npy", t)
 T.err("t must be a tensor", "save of a non-tensor", ns.save, path("y.npy"), "x")
+-- a directory whose name ends in .npy: said plainly (not "file too large")
+local d = path("dir.npy")
+if os.execute("mkdir " .. d) then
+  T.err(d .. ": is a directory", "a directory is not loaded", ns.load, d)
+  os.remove(d)
+else
+  T.ok(true, "a directory is not loaded # SKIP mkdir failed")
+end
 
 for _, q in ipairs(made) do os.remove(q) end
 T.done()

@@ -5,6 +5,9 @@
 LUA_MODULE_TESTS = \
 	tests/lua/tensor.lua tests/lua/normalize.lua tests/lua/stats.lua \
 	tests/lua/rng.lua tests/lua/io.lua tests/lua/claims.lua
+## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
+## (a few seconds); must survive and name what was wrong each time.
+LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua
 TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh
 EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh
 

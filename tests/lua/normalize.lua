@@ -113,10 +113,21 @@ T.all_close(Jc:flat(), (c * (1e-3 / sj ^ 3)):flat(), 1e-13, "J c = eps/s^3 c")
 local Jb = ns.jacobian(b, {kind = "batch"})
 T.ok(Jb[3] ~= 0, "batch Jacobian couples examples (dy_1/dx_3 nonzero)")
 T.close(Jb[2], 0, 0, "batch Jacobian does not couple channels")
-T.err("opts.method must be 'analytic' or 'fd'", "bad method", ns.jacobian, x, {}, {method = "exact"})
+T.err("opts.method must be one of 'analytic', 'fd', got 'exact'", "bad method", ns.jacobian, x, {}, {method = "exact"})
 T.err("opts.h must be a finite number > 0", "bad h", ns.jacobian, x, {}, {h = 0})
 T.err("unknown option 'step'", "unknown option", ns.jacobian, x, {}, {step = 1})
 T.err("limited to", "too many elements", ns.jacobian, ns.zeros(5000), {})
+T.err("bad argument #3 to 'jacobian' (opts must be a table, got 'fd')", "opts of the wrong type",
+  function() return ns.jacobian(x, {}, "fd") end)
+-- spec.axes follows the rules of reduction axes
+T.err("spec.axes lists 3 axes but the tensor has rank 2", "more spec axes than the rank",
+  ns.normalize, ns.zeros{2, 2}, {axes = {1, 2, 3}})
+T.err("spec.axes[2] must be an integer axis, got 1.5", "fractional spec axis",
+  ns.normalize, ns.zeros{2, 2}, {axes = {1, 1.5}})
+T.err("spec.groups must be a positive integer, got 'two'", "spec values are quoted",
+  ns.normalize, ns.zeros{2, 2}, {kind = "group", groups = "two"})
+T.err("unknown spec field 'epsilon' (known: 'kind', 'axes'", "unknown field lists the known ones",
+  ns.normalize, ns.zeros{2, 2}, {epsilon = 1})
 
 -- ranks of the zero-eps Jacobians (claims)
 T.claim(claims, "c15-rank-centered", ns.rank(ns.jacobian(x, {eps = 0})))

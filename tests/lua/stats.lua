@@ -78,5 +78,10 @@ T.err("unknown running option field 'mom'", "unknown running option", ns.running
 T.err("exact must be a boolean", "bad exact", ns.running, {exact = 1})
 T.err("batch must be a tensor or a moments table", "bad update", function() r:update("x") end)
 T.err("only through :update()", "fields are read-only", function() r.mean = 3 end)
+local gone = ns.tensor{1, 2}
+getmetatable(gone).__gc(gone)
+T.err("batch has been released", "update with a released tensor", function() r:update(gone) end)
+T.err("opts must be a table, got 'raw'", "moments opts of the wrong type", ns.moments, {1, 2}, "raw")
+T.err("options must be a table, got 0.1", "running options of the wrong type", ns.running, 0.1)
 
 T.done()

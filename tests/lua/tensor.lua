@@ -146,4 +146,23 @@ local W = ns.tensor{{0.5, -0.2, 0.1}, {0.3, 0.4, -0.1}, {-0.2, 0.1, 0.6}}
 for _ = 1, 20 do v = ns.matmul(W, v:reshape(3, 1)):reshape(3):tanh() end
 T.ok(v:abs():max() < 1, "tanh stack stays in (-1, 1)")
 
+-- messages name the argument and describe what came, briefly
+local m = ns.tensor{{1, 2}, {3, 4}}
+T.err("shape[1] must be a positive integer or -1, got tensor)", "reshape by a tensor: type, not its text",
+  function() return m:reshape(m) end)
+T.err("from must be an integer index, got 'a'", "slice names from", function() return m:slice(1, "a") end)
+T.err("to must be an integer index, got 1.5", "slice names to", function() return m:slice(1, 1, 1.5) end)
+T.err("ddof must be >= 0, got 0.5", "fractional ddof named", function() return m:var(1, 0.5) end)
+T.err("bad argument #1 to 'map' (f must be a function, got no value)", "map names f",
+  function() return m:map() end)
+T.err("list must be an array of tensors, got tensor", "concat names list",
+  function() return ns.concat(m) end)
+-- a tensor whose storage was released (its __gc called by hand) is refused by name
+local gone = ns.tensor{1, 2}
+getmetatable(gone).__gc(gone)
+T.err("left operand has been released", "arithmetic on a released tensor", function() return gone + 1 end)
+T.err("right operand has been released", "released right operand", function() return m + gone end)
+T.err("tensor has been released", "method of a released tensor", function() return gone:sum() end)
+T.is(tostring(gone), "tensor(released)", "a released tensor prints as such")
+
 T.done()

@@ -1,0 +1,190 @@
+/* nsl_args.c: argument checking shared by the files of the binding: shapes, dtypes,
+ * axes, option tables and their fields, and the short "got ..." descriptions that
+ * every message ends with. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lua/nsl.h"
+#include "lua/nsl_priv.h"
+
+int nsl_argerror(lua_State *L, int arg, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const char *msg = lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return luaL_argerror(L, arg, msg);
+}
+
+const char *nsl_got(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER:
+  case LUA_TBOOLEAN:
+    return luaL_tolstring(L, idx, NULL); /* as Lua writes them: 2, 0.5, -nan, true */
+  case LUA_TSTRING: {
+    size_t len;
+    const char *s = lua_tolstring(L, idx, &len);
+    if (len > 40 || strlen(s) != len)
+      return lua_pushfstring(L, "a string of %I bytes", (lua_Integer)len);
+    return lua_pushfstring(L, "'%s'", s);
+  }
+  case LUA_TUSERDATA: {
+    ns_tensor **box = luaL_testudata(L, idx, NSL_TENSOR_MT);
+    if (box && !*box) return lua_pushliteral(L, "a released tensor");
+    int ty = luaL_getmetafield(L, idx, "__name"); /* pushes nothing when absent */
+    if (ty == LUA_TSTRING) return lua_tostring(L, -1);
+    if (ty != LUA_TNIL) lua_pop(L, 1);
+    return luaL_typename(L, idx);
+  }
+  default:
+    return luaL_typename(L, idx);
+  }
+}
+
+int nsl_opttable(lua_State *L, int arg, const char *what) {
+  if (lua_isnoneornil(L, arg)) return 0;
+  if (lua_type(L, arg) != LUA_TTABLE)
+    nsl_argerror(L, arg, "%s must be a table, got %s", what, nsl_got(L, arg));
+  return 1;
+}
+
+/* "'a', 'b', 'c'" pushed on the stack. */
+static const char *name_list(lua_State *L, const char *const *names) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; names[i]; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addchar(&b, '\'');
+    luaL_addstring(&b, names[i]);
+    luaL_addchar(&b, '\'');
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+void nsl_checkfields(lua_State *L, int arg, const char *noun, const char *const *names) {
+  arg = lua_absindex(L, arg);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1); /* keep the key */
+    int ok = 0;
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
+    if (!ok) {
+      const char *key = lua_type(L, -1) == LUA_TSTRING
+                            ? lua_pushfstring(L, "'%s'", lua_tostring(L, -1))
+                            : nsl_got(L, -1);
+      nsl_argerror(L, arg, "unknown %s %s (known: %s)", noun, key, name_list(L, names));
+    }
+  }
+}
+
+int nsl_choiceat(lua_State *L, int idx, int arg, const char *what, const char *const *names,
+                 int def) {
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TNIL || ty == LUA_TNONE) return def;
+  if (ty == LUA_TSTRING) {
+    const char *s = lua_tostring(L, idx);
+    for (int i = 0; names[i]; i++)
+      if (strcmp(s, names[i]) == 0) return i;
+  }
+  idx = lua_absindex(L, idx);
+  const char *list = name_list(L, names);
+  nsl_argerror(L, arg, "%s must be one of %s, got %s", what, list, nsl_got(L, idx));
+  return def;
+}
+
+int nsl_intat(lua_State *L, int idx, lua_Integer lo, lua_Integer hi, lua_Integer *out) {
+  int isint;
+  lua_Integer v = lua_tointegerx(L, idx, &isint);
+  if (!isint || lua_type(L, idx) != LUA_TNUMBER || v < lo || v > hi) return 0;
+  *out = v;
+  return 1;
+}
+
+/* ---- shapes, dtypes, axes ------------------------------------------------------------ */
+
+size_t nsl_sizeat(lua_State *L, int idx, int arg, const char *what) {
+  lua_Integer v;
+  if (!nsl_intat(L, idx, 1, LUA_MAXINTEGER, &v))
+    nsl_argerror(L, arg, "%s must be a positive integer, got %s", what, nsl_got(L, idx));
+  if ((unsigned long long)v > NS_MAXELEMS)
+    nsl_argerror(L, arg, "%s = %I is too large (at most %I)", what, v, (lua_Integer)NS_MAXELEMS);
+  return (size_t)v;
+}
+
+void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *shape) {
+  char err[NS_ERRLEN];
+  for (int k = 0; k < NS_MAXRANK; k++) shape[k] = 1;
+  if (lua_type(L, arg) == LUA_TNUMBER) {
+    *rank = 1;
+    shape[0] = nsl_sizeat(L, arg, arg, what);
+    return;
+  }
+  if (lua_type(L, arg) != LUA_TTABLE)
+    nsl_argerror(L, arg, "%s must be an integer or an array of integers, got %s", what,
+                 nsl_got(L, arg));
+  size_t r = lua_rawlen(L, arg);
+  if (r < 1 || r > NS_MAXRANK)
+    nsl_argerror(L, arg, "%s must have 1 to 4 sizes, got %I", what, (lua_Integer)r);
+  for (size_t k = 0; k < r; k++) {
+    lua_rawgeti(L, arg, (lua_Integer)k + 1);
+    char name[64];
+    snprintf(name, sizeof name, "%s[%zu]", what, k + 1);
+    shape[k] = nsl_sizeat(L, -1, arg, name);
+    lua_pop(L, 1);
+  }
+  *rank = (int)r;
+  if (ns_shape_check(*rank, shape, err) < 0) nsl_argerror(L, arg, "%s: %s", what, err);
+}
+
+ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what) {
+  ns_dtype d;
+  if (lua_type(L, idx) != LUA_TSTRING || ns_dtype_parse(lua_tostring(L, idx), &d) < 0)
+    nsl_argerror(L, arg, "%s must be one of 'fp64', 'fp32', 'fp16', 'bf16', got %s", what,
+                 nsl_got(L, idx));
+  return d;
+}
+
+ns_dtype nsl_checkdtype(lua_State *L, int arg, const char *what, int def) {
+  if (def >= 0 && lua_isnoneornil(L, arg)) return (ns_dtype)def;
+  return nsl_dtypeat(L, arg, arg, what);
+}
+
+int nsl_axisat(lua_State *L, int idx, int arg, const char *what, int rank) {
+  int isint;
+  lua_Integer v = lua_tointegerx(L, idx, &isint);
+  if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+    nsl_argerror(L, arg, "%s must be an integer axis, got %s", what, nsl_got(L, idx));
+  if (v < 1 || v > rank)
+    nsl_argerror(L, arg, "%s = %I is out of range 1..%d for a rank-%d tensor", what, v, rank, rank);
+  return (int)v - 1;
+}
+
+unsigned nsl_axesat(lua_State *L, int idx, int arg, const char *what, int rank) {
+  idx = lua_absindex(L, idx);
+  if (lua_isnoneornil(L, idx)) return 0;
+  if (lua_type(L, idx) == LUA_TNUMBER) return 1u << nsl_axisat(L, idx, arg, what, rank);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    nsl_argerror(L, arg, "%s must be an axis or an array of axes, got %s", what, nsl_got(L, idx));
+  size_t n = lua_rawlen(L, idx);
+  if (n == 0) nsl_argerror(L, arg, "%s must not be empty", what);
+  if (n > (size_t)rank)
+    nsl_argerror(L, arg, "%s lists %I axes but the tensor has rank %d", what, (lua_Integer)n, rank);
+  unsigned mask = 0;
+  for (size_t k = 1; k <= n; k++) {
+    lua_rawgeti(L, idx, (lua_Integer)k);
+    char name[64];
+    snprintf(name, sizeof name, "%s[%zu]", what, k);
+    int a = nsl_axisat(L, -1, arg, name, rank);
+    lua_pop(L, 1);
+    if (mask & (1u << a)) nsl_argerror(L, arg, "%s lists axis %d twice", what, a + 1);
+    mask |= 1u << a;
+  }
+  return mask;
+}
+
+unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank) {
+  return nsl_axesat(L, arg, arg, what, rank);
+}
