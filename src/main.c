@@ -198,6 +198,22 @@ static int run_script(lua_State *L, const char *fname) {
   return nslr_docall(L, n, 0);
 }
 
+/* Whether the script file can be read as Lua text: 0 yes, an errno when it cannot be
+ * opened or read (so the message is "FILE: Permission denied", not Lua's "cannot open
+ * FILE"), -1 when its first block holds a NUL byte or a precompiled chunk's signature
+ * (luaL_loadfilex would report the first stray byte as a syntax error). */
+static int script_problem(const char *fname) {
+  FILE *f = fopen(fname, "rb");
+  if (!f) return errno ? errno : EIO;
+  unsigned char buf[4096];
+  size_t got = fread(buf, 1, sizeof buf, f);
+  int e = ferror(f) ? (errno ? errno : EIO) : 0;
+  fclose(f);
+  if (e) return e;
+  if (got > 0 && buf[0] == 0x1b) return -1; /* LUA_SIGNATURE starts with ESC */
+  return memchr(buf, '\0', got) ? -1 : 0;
+}
+
 static int cmd_run(int argc, char **argv, int first) {
   int i = first + 1;
   for (; i < argc; i++) {
@@ -228,6 +244,12 @@ static int cmd_run(int argc, char **argv, int first) {
     }
     if (S_ISDIR(st.st_mode)) {
       fprintf(stderr, PROG ": %s: is a directory\n", fname);
+      return 1;
+    }
+    int why = script_problem(fname);
+    if (why) {
+      fprintf(stderr, PROG ": %s: %s\n", fname,
+              why > 0 ? strerror(why) : "a binary file, not a Lua script");
       return 1;
     }
   }

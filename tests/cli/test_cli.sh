@@ -154,6 +154,28 @@ check "os.exit(3) gives status 3" sh -c '[ $0 = 3 ] && [ "$(cat out)" = x ]' "$r
 printf '\033LuaS' >bin.lua
 run_ns run bin.lua
 check "a binary chunk is refused" sh -c '[ $0 = 1 ] && grep -q "^normscope: .*binary" err' "$rc"
+printf '\177ELF\002\001\001\000\000\000' >elf.lua
+run_ns run elf.lua
+check "a binary file is named as such, not as a syntax error at its first byte" \
+  first_line err "normscope: elf.lua: a binary file, not a Lua script"
+# An unreadable script: "normscope: FILE: Permission denied". Root reads anything, so
+# as root the check runs as nobody (setpriv) when that user can run the binary.
+echo 'print("read")' >unread.lua
+chmod 000 unread.lua
+if [ "$(id -u)" != 0 ]; then
+  run_ns run unread.lua
+  check "an unreadable script: exit 1, 'normscope: unread.lua: Permission denied'" \
+    sh -c '[ $0 = 1 ] && [ "$(cat err)" = "normscope: unread.lua: Permission denied" ]' "$rc"
+elif command -v setpriv >/dev/null 2>&1 && chmod 711 "$tmp" &&
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" --version >/dev/null 2>&1; then
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$NS" run unread.lua >out 2>err
+  rc=$?
+  check "an unreadable script: exit 1, 'normscope: unread.lua: Permission denied'" \
+    sh -c '[ $0 = 1 ] && [ "$(cat err)" = "normscope: unread.lua: Permission denied" ]' "$rc"
+  chmod 700 "$tmp"
+else
+  n=$((n + 1)); echo "ok $n - an unreadable script # SKIP root, and nobody cannot run $NS"
+fi
 
 printf 'print("from stdin", arg[0], ...)\n' | "$NS" run - a b >out 2>err
 rc=$?
