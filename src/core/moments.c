@@ -1,35 +1,28 @@
 /* moments.c: mean and variance with every operation rounded to an accumulation dtype.
  *
- * R(v) = ns_round(v, acc) follows each +, -, *, / done in double. For fp32, fp16 and
- * bf16 operands the double result of one operation rounded once more to the narrow
- * format equals the correctly rounded narrow operation (double has more than 2p+2
- * bits), so this reproduces native narrow arithmetic exactly.
+ * R(v) = ns_round(v, acc) (inlined: round.h) follows each +, -, *, / done in double. For fp32, fp16
+ * and bf16 operands the double result of one operation rounded once more to the narrow format
+ * equals the correctly rounded narrow operation (double has more than 2p+2 bits), so this
+ * reproduces native narrow arithmetic exactly.
  *
  * Inputs are rounded to dtype and then to acc (when acc is narrower than dtype the
  * data is converted before use, as numpy does for x.astype(acc)). The count n is also
  * converted to acc before dividing. */
 #include "core/moments.h"
+#include "core/round.h"
 
 #include <math.h>
 #include <string.h>
 
-static double R(double v, ns_dtype acc) {
-  return acc == NS_FP64 ? v : ns_round(v, acc);
-}
+#define R(v, acc) ns_round_fast((v), (acc))
 
-void ns_moments_compute(const double *x, size_t n, size_t stride, ns_dtype dtype, ns_dtype acc,
-                        ns_algo algo, ns_moments *out) {
-  if (!out) return;
-  out->n = (double)n;
-  if (n == 0 || !x) {
-    out->n = 0;
-    out->mean = NAN;
-    out->m2 = NAN;
-    return;
-  }
-  if (stride == 0) stride = 1;
+/* The loops, for a given acc; inlined into ns_moments_compute once per common acc so the
+ * rounding of every operation compiles to its own instructions instead of a branch. */
+NS_ALWAYS_INLINE static inline void moments_loops(const double *x, size_t n, size_t stride,
+                                                  ns_dtype dtype, ns_dtype acc, ns_algo algo,
+                                                  ns_moments *out) {
   double rn = R((double)n, acc);
-#define XI(i) R(ns_round(x[(i)*stride], dtype), acc)
+#define XI(i) R(ns_round_fast(x[(i)*stride], dtype), acc)
   switch (algo) {
   case NS_ALGO_RAW: {
     double sum = 0, sumsq = 0;
@@ -74,6 +67,25 @@ void ns_moments_compute(const double *x, size_t n, size_t stride, ns_dtype dtype
   }
   }
 #undef XI
+}
+
+void ns_moments_compute(const double *x, size_t n, size_t stride, ns_dtype dtype, ns_dtype acc,
+                        ns_algo algo, ns_moments *out) {
+  if (!out) return;
+  out->n = (double)n;
+  if (n == 0 || !x) {
+    out->n = 0;
+    out->mean = NAN;
+    out->m2 = NAN;
+    return;
+  }
+  if (stride == 0) stride = 1;
+  if (acc == NS_FP64)
+    moments_loops(x, n, stride, dtype, NS_FP64, algo, out);
+  else if (acc == NS_FP32)
+    moments_loops(x, n, stride, dtype, NS_FP32, algo, out);
+  else
+    moments_loops(x, n, stride, dtype, acc, algo, out);
 }
 
 double ns_moments_var(const ns_moments *m, int ddof) {

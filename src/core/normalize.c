@@ -18,6 +18,7 @@
  *   rounded to dtype when stored in y.
  */
 #include "core/normalize.h"
+#include "core/round.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -218,27 +219,48 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
     ns_seterr(err, "out of memory planning the normalization of shape %s", sh);
     return -1;
   }
-  size_t coord[NS_MAXRANK] = {0, 0, 0, 0};
+  /* Element i at coordinate c adds (c_a / div_a) * smul_a to its statistic's index and
+   * c_a * amul_a to its gamma/beta index on each axis a (div is the channels per group on
+   * the grouped axis, 1 elsewhere; smul is 0 on reduced axes; amul is the row-major
+   * stride over the reduced axes for layer/rms, 1 on the channel axis otherwise). Axes
+   * are padded in front to NS_MAXRANK so four loops cover every rank. */
+  size_t ext[NS_MAXRANK], smul[NS_MAXRANK], sdiv[NS_MAXRANK], amul[NS_MAXRANK];
   size_t cpg = C / G; /* channels per group */
-  for (size_t i = 0; i < n; i++) {
-    size_t si = 0, ai = 0;
-    for (int a = 0; a < rank; a++) {
-      size_t ca = coord[a];
-      if (grouped && a == 1)
-        ca /= cpg;
-      else if ((axes >> a) & 1u)
-        ca = 0;
-      si = si * p->stat_shape[a] + ca;
-      if (per_element && ((axes >> a) & 1u)) ai = ai * shape[a] + coord[a];
+  int pad = NS_MAXRANK - rank;
+  for (int k = 0; k < NS_MAXRANK; k++) ext[k] = 1, smul[k] = 0, sdiv[k] = 1, amul[k] = 0;
+  size_t sst = 1, ast = 1;
+  for (int a = rank - 1; a >= 0; a--) {
+    int k = a + pad, red = (axes >> a) & 1u;
+    ext[k] = shape[a];
+    if (grouped && a == 1) {
+      smul[k] = sst;
+      sdiv[k] = cpg;
+    } else if (!red) {
+      smul[k] = sst;
     }
-    if (!per_element) ai = rank >= 2 ? coord[1] : 0;
-    p->stat_of[i] = si;
-    p->affine_of[i] = ai;
-    p->members[si * p->count + fill[si]++] = i;
-    /* next row-major coordinate */
-    for (int a = rank - 1; a >= 0; a--) {
-      if (++coord[a] < shape[a]) break;
-      coord[a] = 0;
+    sst *= p->stat_shape[a];
+    if (per_element && red) {
+      amul[k] = ast;
+      ast *= shape[a];
+    } else if (!per_element && a == 1) {
+      amul[k] = 1;
+    }
+  }
+  size_t i = 0;
+  for (size_t c0 = 0; c0 < ext[0]; c0++) {
+    size_t s0 = c0 / sdiv[0] * smul[0], a0 = c0 * amul[0];
+    for (size_t c1 = 0; c1 < ext[1]; c1++) {
+      size_t s1 = s0 + c1 / sdiv[1] * smul[1], a1 = a0 + c1 * amul[1];
+      for (size_t c2 = 0; c2 < ext[2]; c2++) {
+        size_t s2 = s1 + c2 / sdiv[2] * smul[2], a2 = a1 + c2 * amul[2];
+        for (size_t c3 = 0, q = 0, r = 0; c3 < ext[3]; c3++, i++) {
+          size_t si = s2 + q * smul[3];
+          p->stat_of[i] = si;
+          p->affine_of[i] = a2 + c3 * amul[3];
+          p->members[si * p->count + fill[si]++] = i;
+          if (++r == sdiv[3]) r = 0, q++;
+        }
+      }
     }
   }
   free(fill);
@@ -421,6 +443,31 @@ static int check_affine(const char *what, const double *v, size_t nv, const ns_s
   return -1;
 }
 
+/* y = gamma * (x - mean) / denom + beta for every element, each operation rounded to acc
+ * and y stored in dt; inlined once per common (acc, dt) pair so the roundings compile to
+ * plain conversions. */
+NS_ALWAYS_INLINE static inline void map_out(const ns_norm_plan *p, const double *xa,
+                                            const ns_spec *spec, int centered, ns_dtype acc,
+                                            ns_dtype dt, ns_norm_result *res) {
+#define R(v) ns_round_fast((v), acc)
+  double *yd = res->y->data;
+  float *yf = res->y->data;
+  for (size_t i = 0; i < p->n; i++) {
+    size_t s = p->stat_of[i];
+    double c = centered ? R(xa[i] - res->mean[s]) : xa[i];
+    double t = R(c / res->denom[s]);
+    if (spec->gamma) t = R(t * R(spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]]));
+    if (spec->beta) t = R(t + R(spec->beta[spec->nbeta == 1 ? 0 : p->affine_of[i]]));
+    if (dt == NS_FP64)
+      yd[i] = t;
+    else if (dt == NS_FP32)
+      yf[i] = (float)t; /* as ns_tensor_set: one correctly rounded conversion */
+    else
+      ns_tensor_set(res->y, i, t);
+  }
+#undef R
+}
+
 int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
   if (!res) {
     ns_seterr(err, "no result to fill");
@@ -475,15 +522,26 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
-#define R(v) (acc == NS_FP64 ? (v) : ns_round((v), acc))
-  ns_tensor_read(x, xa);
-  for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round(xa[i], dt));
+#define R(v) ns_round_fast((v), acc)
+  if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
+    const float *xf = x->data;
+    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast((double)xf[i], dt));
+  } else {
+    ns_tensor_read(x, xa);
+    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast(xa[i], dt));
+  }
   const double eps = R(spec->eps);
   const double rdof = R((double)m - spec->ddof);
   for (size_t s = 0; s < nstat; s++) {
+    /* members are distinct and ascending: first and last m-1 apart means contiguous,
+     * read in place; otherwise gather them */
     const size_t *mem = p->members + s * m;
-    for (size_t k = 0; k < m; k++) buf[k] = xa[mem[k]];
-    ns_moments_compute(buf, m, 1, acc, acc, spec->algo, &res->batch[s]);
+    const double *xs = buf;
+    if (mem[m - 1] - mem[0] == m - 1)
+      xs = xa + mem[0];
+    else
+      for (size_t k = 0; k < m; k++) buf[k] = xa[mem[k]];
+    ns_moments_compute(xs, m, 1, acc, acc, spec->algo, &res->batch[s]);
     double mu, v;
     if (eval) {
       double rm = run->nstat ? run->mean[s] : 0.0, rv = run->nstat ? run->var[s] : 1.0;
@@ -494,7 +552,7 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
       v = R(res->batch[s].m2 / rdof);
     } else {
       double sq = 0;
-      for (size_t k = 0; k < m; k++) sq = R(sq + R(buf[k] * buf[k]));
+      for (size_t k = 0; k < m; k++) sq = R(sq + R(xs[k] * xs[k]));
       mu = 0.0;
       v = R(sq / rdof);
     }
@@ -507,14 +565,12 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
       res->ndegenerate++;
     }
   }
-  for (size_t i = 0; i < p->n; i++) {
-    size_t s = p->stat_of[i];
-    double c = centered ? R(xa[i] - res->mean[s]) : xa[i];
-    double t = R(c / res->denom[s]);
-    if (spec->gamma) t = R(t * R(spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]]));
-    if (spec->beta) t = R(t + R(spec->beta[spec->nbeta == 1 ? 0 : p->affine_of[i]]));
-    ns_tensor_set(res->y, i, t);
-  }
+  if (acc == NS_FP64 && dt == NS_FP64)
+    map_out(p, xa, spec, centered, NS_FP64, NS_FP64, res);
+  else if (acc == NS_FP32 && dt == NS_FP32)
+    map_out(p, xa, spec, centered, NS_FP32, NS_FP32, res);
+  else
+    map_out(p, xa, spec, centered, acc, dt, res);
 #undef R
   free(xa);
   free(buf);
