@@ -141,17 +141,20 @@ int ns_state_init(ns_state *s, char *err) {
     ns_state_free(s);
     return fail(err, "out of memory");
   }
-  s->kind = NS_KIND_LAYER;
-  s->axes = 0;
-  s->groups = 1;
-  s->eps = 1e-5;
-  s->eps_at = NS_EPS_VAR;
-  s->ddof = 0;
-  s->center = -1;
-  s->dtype = NS_FP64;
-  s->acc = -1;
-  s->algo = NS_ALGO_TWOPASS;
-  s->mode = NS_MODE_TRAIN;
+  /* the normalize spec's fields start at the core's defaults (no gamma/beta, no running) */
+  ns_spec sp;
+  ns_spec_default(&sp);
+  s->kind = sp.kind;
+  s->axes = sp.axes;
+  s->groups = sp.groups;
+  s->eps = sp.eps;
+  s->eps_at = sp.eps_at;
+  s->ddof = sp.ddof;
+  s->center = sp.center;
+  s->dtype = sp.dtype;
+  s->acc = sp.acc;
+  s->algo = sp.algo;
+  s->mode = sp.mode;
   s->target = 1;
   s->companion = 2;
   /* the seed of the chapter 000 section 15.3 experiment: 8 batches of 32 from normal(4,2) */

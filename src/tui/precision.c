@@ -13,12 +13,19 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   int y = 1;
-  tui_printf(w, y++, 1, PLOT_S_LABEL, "fp64 two-pass reference: %s",
-             tui_num(r->var_ref, a, sizeof a));
+  if (r->prec_n < r->n) /* a large x: the first values only, and the line says so */
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "first %zu/%zu values: fp64 ref %s", r->prec_n, r->n,
+               tui_num(r->var_ref, a, sizeof a));
+  else
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "fp64 two-pass reference: %s",
+               tui_num(r->var_ref, a, sizeof a));
   tui_printf(w, y++, 1, PLOT_S_DIM, "%-7s %10s %8s %5s %4s", "algo", "variance", "rel err", "kept",
              "lost");
   static const ns_algo order[3] = {NS_ALGO_RAW, NS_ALGO_TWOPASS, NS_ALGO_WELFORD};
-  double digits[3];
+  double digits[3], col[3];
+  for (int k = 0; k < 3; k++) col[k] = r->var_algo[order[k]];
+  int dec, sci;
+  plot_fmt_table_digits(col, 3, 10, 6, &dec, &sci);
   for (int k = 0; k < 3 && y <= ih; k++) {
     ns_algo al = order[k];
     digits[k] = r->var_digits[al];
@@ -26,7 +33,7 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     char d[16];
     snprintf(d, sizeof d, "%.1f", r->var_digits[al] + 0.0); /* no "-0.0" */
     tui_printf(w, y++, 1, bad ? PLOT_S_MARK : PLOT_S_TEXT, "%-7s %10s %8s %5s %4.1f%s",
-               ns_algo_name(al), plot_fmt(r->var_algo[al], 10, a, sizeof a),
+               ns_algo_name(al), plot_fmt_table(col[k], 10, dec, sci, a, sizeof a),
                plot_fmt(r->var_relerr[al], 8, b, sizeof b), d, r->var_lost[al],
                al == s->algo ? (v->ascii ? " <" : " \u25c0") : "");
   }

@@ -23,10 +23,19 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
   if (r->eval_mean && r->eval_var)
     tui_printf(w, y++, 1, PLOT_S_TEXT, "eval (%zu): own mean %s var %s", r->eval_n,
                plot_fmt(r->eval_mean[0], 6, a, sizeof a), plot_fmt(r->eval_var[0], 6, b, sizeof b));
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-10s %8s %8s %8s", "running", "mean", "var", "max gap");
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-10s %8s %8s %8s", "running", "mean", "var", "gap");
   double gaps[3];
   int n = 0;
   for (int k = 0; k < 3 && r->est[k].name; k++) n = k + 1;
+  /* each column in one format */
+  double col[3][3];
+  int dec[3], sci[3];
+  for (int k = 0; k < n; k++) {
+    col[0][k] = r->est[k].mean ? r->est[k].mean[0] : NAN;
+    col[1][k] = r->est[k].var ? r->est[k].var[0] : NAN;
+    col[2][k] = r->est[k].gap;
+  }
+  for (int j = 0; j < 3; j++) plot_fmt_table_digits(col[j], (size_t)n, 8, 4, &dec[j], &sci[j]);
   for (int k = 0; k < n && y <= ih; k++) {
     const ns_estimator *e = &r->est[k];
     char name[32];
@@ -36,12 +45,16 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
       snprintf(name, sizeof name, "%s", e->name);
     int active = k == r->est_active;
     tui_printf(w, y, 1, active ? PLOT_S_POS : PLOT_S_TEXT, "%-10.10s %8s %8s %8s%s", name,
-               e->mean ? plot_fmt(e->mean[0], 8, a, sizeof a) : "-",
-               e->var ? plot_fmt(e->var[0], 8, b, sizeof b) : "-", plot_fmt(e->gap, 8, c, sizeof c),
+               e->mean ? plot_fmt_table(col[0][k], 8, dec[0], sci[0], a, sizeof a) : "-",
+               e->var ? plot_fmt_table(col[1][k], 8, dec[1], sci[1], b, sizeof b) : "-",
+               plot_fmt_table(col[2][k], 8, dec[2], sci[2], c, sizeof c),
                active ? (v->ascii ? " <" : " \u25c0") : "");
     gaps[k] = e->gap;
     y++;
   }
+  /* what the gap is, when there is a line for it */
+  if (y + n + 1 <= ih)
+    tui_wrap(w, y++, 1, PLOT_S_DIM, "gap: max |eval y, running stats - y, own stats|", 1);
   /* The gaps as bars: how far eval-mode outputs land from the batch's own. */
   int barw = iw - 14;
   if (y + n <= ih + 1 && barw >= 8) {

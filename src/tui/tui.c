@@ -892,8 +892,10 @@ int tui_run(const tui_options *opt) {
     }
     ns_state_patch p;
     ns_patch_init(&p);
-    p.set = 1u << NS_F_X;
+    /* x is computed in the file's dtype, as the framework that wrote it would */
+    p.set = 1u << NS_F_X | 1u << NS_F_DTYPE;
     p.x = t;
+    p.dtype = t->dtype;
     int rc = ns_state_apply(&a->st, &p, err);
     if (rc == 0 && t->rank == 2 && t->shape[0] >= 2 && t->n <= ((size_t)1 << 20)) {
       /* a matrix also becomes the batch of panel 5 (one example per row) */

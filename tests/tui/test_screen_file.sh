@@ -71,6 +71,34 @@ check "npy: input mean 3.75" wait_for "mean 3.75"
 keys q
 check "npy: q quits" wait_for "EXIT=0"
 
+# The fp32 cancellation example of the chapters: x = (9998, 9999, 10001, 10002) stored as
+# fp32 ('<f4'). Opened, x is computed in fp32; raw moments E[x^2] - E[x]^2 lose every
+# digit (0), two-pass gets the population variance 10/4 = 2.5.
+hdr="{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"
+pad=$((128 - 10 - ${#hdr} - 1))
+{
+  printf '\223NUMPY\001\000'
+  printf "\\$(printf '%03o' $(( (${#hdr} + pad + 1) % 256 )))\\000"
+  printf '%s' "$hdr"
+  printf "%${pad}s\n" ""
+  printf '\000\070\034\106\000\074\034\106\000\104\034\106\000\110\034\106'
+} >"$tmp/c.npy"
+start 120 40 "$tmp/c.npy"
+check "fp32 npy: computed in the file's dtype" wait_for "7 Precision: fp32"
+check "fp32 npy: raw moments cancel to 0" wait_re "raw +0 +1 "
+check "fp32 npy: two-pass keeps 2.5" wait_re "twopass +2.50* +0 "
+keys q
+check "fp32 npy: q quits" wait_for "EXIT=0"
+
+# Above 65536 elements the probes and the precision panel use a leading slice, say so,
+# and a keypress stays quick: 1000 x 70 -> the first 936 rows (65520 values).
+awk 'BEGIN { for (i = 0; i < 1000; i++) { s = ""; for (j = 0; j < 70; j++) s = s (j ? "," : "") (i * 70 + j) % 11; print s } }' >"$tmp/huge.csv"
+start 120 40 "$tmp/huge.csv"
+check "70000 values: the probes say they use a slice" wait_for "probes: first 65520 of 70000 values"
+check "70000 values: the precision panel says so too" wait_for "first 65536/70000 values: fp64 ref 9.99"
+keys q
+check "70000 values: q quits" wait_for "EXIT=0"
+
 # A large tensor (300 x 20): a window onto the data, statistics of all of it, and the
 # Jacobian probes explain why they did not run.
 awk 'BEGIN { for (i = 0; i < 300; i++) { s = ""; for (j = 0; j < 20; j++) s = s (j ? "," : "") (i * 20 + j) % 7; print s } }' >"$tmp/big.csv"
