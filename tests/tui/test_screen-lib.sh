@@ -105,7 +105,11 @@ gone() {
 # the pid of normscope inside the pane's shell
 ns_pid() {
   sh_pid=$(T display-message -p -t "$SES" '#{pane_pid}')
-  ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -n 1
+  # the pane shell's child, read from /proc (no procps on a minimal system)
+  for st in /proc/[0-9]*/stat; do
+    set -- $(sed 's/^.*) //' "$st" 2>/dev/null)
+    [ "${2:-}" = "$sh_pid" ] && { echo "${st#/proc/}" | cut -d/ -f1; return; }
+  done
 }
 # only printable ASCII in the pane
 ascii_only() { ! capture | LC_ALL=C grep -q '[^ -~]'; }
