@@ -1032,31 +1032,70 @@ int ns_explore_cursor(ns_state *s, int row, int col, char *err) {
 
 /* ---------------------------------------------------------------- compute */
 
-void ns_result_free(ns_result *r) {
-  if (!r) return;
+/* Each part of the result frees and zeroes what it owns, so a part can be recomputed
+ * while the others are kept. */
+static void clear_output(ns_result *r) {
   ns_norm_result_free(&r->norm);
-  ns_tensor_free(r->y_shift);
-  ns_tensor_free(r->y_scale);
   ns_tensor_free(r->y_probe);
+  r->y_probe = NULL;
+  r->y_mean = r->y_std = 0;
+  r->eval_note = NULL;
+  r->probe_n = 0;
+}
+
+static void clear_jac(ns_result *r) {
   free(r->J);
   free(r->J_fd);
   free(r->spec_closed);
   free(r->spec_numeric);
   free(r->spec_fd);
+  r->J = r->J_fd = NULL;
+  r->spec_closed = r->spec_numeric = r->spec_fd = NULL;
+  r->nclosed = r->nnumeric = r->nfd = 0;
+  r->jac_done = 0;
+  r->jac_skip[0] = 0;
+  r->jn = 0;
+  r->jac_fd_diff = r->eig_closed_vs_numeric = r->eig_numeric_vs_fd = r->eig_disagree = 0;
+  r->smax = r->rank_tol = 0;
+  r->rank = r->symmetric = 0;
+}
+
+static void clear_batch(ns_result *r) {
   free(r->bn);
   free(r->ln);
   free(r->target_now);
   free(r->target_base);
   free(r->flip);
+  r->bn = r->ln = r->target_now = r->target_base = NULL;
+  r->flip = NULL;
+  r->B = r->D = 0;
+  r->nflip = 0;
+}
+
+static void clear_train(ns_result *r) {
   free(r->eval_x);
   free(r->eval_mean);
   free(r->eval_var);
   free(r->eval_y);
+  r->eval_x = r->eval_mean = r->eval_var = r->eval_y = NULL;
   for (int k = 0; k < 3; k++) {
     free(r->est[k].mean);
     free(r->est[k].var);
     free(r->est[k].y);
   }
+  memset(r->est, 0, sizeof r->est);
+  r->train_d = r->train_n = r->eval_n = 0;
+  r->est_active = 0;
+}
+
+void ns_result_free(ns_result *r) {
+  if (!r) return;
+  clear_output(r);
+  ns_tensor_free(r->y_shift);
+  ns_tensor_free(r->y_scale);
+  clear_jac(r);
+  clear_batch(r);
+  clear_train(r);
   memset(r, 0, sizeof *r);
 }
 
@@ -1385,26 +1424,36 @@ static ns_tensor *affine_copy(const ns_tensor *x, const double *xv, double a, do
   return t;
 }
 
-int ns_explore_compute(const ns_state *s, ns_result *r, char *err) {
-  memset(r, 0, sizeof *r);
-  const ns_tensor *x = s->x;
-  size_t n = x->n;
-  ns_running runs[3];
-  memset(runs, 0, sizeof runs);
-  ns_running eval_run;
-  memset(&eval_run, 0, sizeof eval_run);
-  ns_tensor *tmp = NULL;
-  ns_norm_result nr;
-  memset(&nr, 0, sizeof nr);
-  double *xv = malloc(n * sizeof *xv);
-  int rc = -1;
-  if (!xv) {
-    fail(err, "out of memory reading x");
-    goto out;
+/* The parts of a result computed for state a that differ for state b. */
+static unsigned stale_parts(const ns_state *a, const ns_state *b) {
+  unsigned m = 0;
+  int stat = !same_double(a->eps, b->eps) || a->eps_at != b->eps_at || a->ddof != b->ddof;
+  int batch = !same_tensor(a->batch, b->batch);
+  if (!same_tensor(a->x, b->x)) m |= NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_PREC;
+  if (stat || a->kind != b->kind || a->axes != b->axes || a->groups != b->groups ||
+      a->center != b->center || !same_doubles(a->gamma, a->ngamma, b->gamma, b->ngamma) ||
+      !same_doubles(a->beta, a->nbeta, b->beta, b->nbeta) || a->dtype != b->dtype ||
+      a->acc != b->acc || a->algo != b->algo || a->mode != b->mode)
+    m |= NS_PART_OUTPUT;
+  if (a->dtype != b->dtype || a->acc != b->acc) m |= NS_PART_PREC;
+  if (stat || a->seed != b->seed || a->train_batches != b->train_batches ||
+      a->batch_size != b->batch_size || !same_double(a->momentum, b->momentum) ||
+      a->cumulative != b->cumulative || a->train_source != b->train_source ||
+      !same_double(a->train_loc, b->train_loc) || !same_double(a->train_scale, b->train_scale) ||
+      (b->train_source == NS_SOURCE_BATCH && batch)) {
+    m |= NS_PART_TRAIN;
+    if (b->mode == NS_MODE_EVAL && b->kind == NS_KIND_BATCH) m |= NS_PART_OUTPUT;
   }
-  ns_tensor_read(x, xv);
+  if (stat || batch || !same_doubles(a->baseline, batch_cols(a), b->baseline, batch_cols(b)) ||
+      a->target != b->target || a->companion != b->companion)
+    m |= NS_PART_BATCH;
+  if (m & NS_PART_OUTPUT) m |= NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC;
+  if (!same_double(a->shift, b->shift)) m |= NS_PART_SHIFT;
+  if (!same_double(a->scale, b->scale)) m |= NS_PART_SCALE;
+  return m;
+}
 
-  /* 1 input: two-pass statistics over all elements */
+static void input_stats(const double *xv, size_t n, ns_result *r) {
   r->n = n;
   double sum = 0, sq = 0;
   r->x_min = INFINITY;
@@ -1423,105 +1472,202 @@ int ns_explore_compute(const ns_state *s, ns_result *r, char *err) {
   sq = 0;
   for (size_t i = 0; i < n; i++) sq += xv[i] * xv[i];
   r->x_rms = sqrt(sq / (double)n);
+}
 
-  /* 6 train/eval first: eval mode of the output may use its running statistics */
-  if (train_probe(s, r, runs, err) != 0) goto out;
+/* y(a*x + b) on the probe slice, with the output's spec (and running object). */
+static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spec *spec, double a,
+                               double b, char *err) {
+  ns_norm_result nr;
+  memset(&nr, 0, sizeof nr);
+  ns_tensor *t = affine_copy(s->x, xv, a, b, err), *y = NULL;
+  if (t && ns_normalize(t, spec, &nr, err) == 0) {
+    y = nr.y;
+    nr.y = NULL;
+  }
+  ns_norm_result_free(&nr);
+  ns_tensor_free(t);
+  return y;
+}
 
-  /* 3 output */
-  ns_spec spec;
-  ns_state_spec(s, &spec);
-  if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH) {
+/* The running statistics eval-mode batch norm of x uses (into *out, owned): the train
+ * panel's selected estimator `run` when its statistic count fits x's nstat (0: unknown,
+ * planned here), else fresh ones (mean 0, var 1). Sets the output's note. */
+static int eval_running(const ns_state *s, const ns_running *run, size_t nstat, ns_running *out,
+                        const char **note, char *err) {
+  if (!nstat) { /* not known from a current output: plan the normalization of x */
+    ns_spec spec;
+    ns_state_spec(s, &spec);
     ns_norm_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (ns_norm_plan_make(x->rank, x->shape, &spec, &plan, err) != 0) goto out;
-    size_t nstat = plan.nstat;
+    if (ns_norm_plan_make(s->x->rank, s->x->shape, &spec, &plan, err) != 0) return -1;
+    nstat = plan.nstat;
     ns_norm_plan_free(&plan);
-    const ns_running *src = &runs[r->est_active];
-    if (src->nstat == nstat) {
-      if (ns_running_copy(&eval_run, src, err) != 0) goto out;
-      r->eval_note = s->cumulative ? "eval mode: running statistics of the train panel (cumulative)"
-                                   : "eval mode: running statistics of the train panel (momentum)";
-    } else {
-      if (ns_running_init(&eval_run, s->momentum, s->cumulative, 0, nstat, err) != 0) goto out;
-      for (size_t j = 0; j < nstat; j++) {
-        eval_run.mean[j] = 0;
-        eval_run.var[j] = 1;
-      }
-      r->eval_note = "eval mode: fresh running statistics (mean 0, var 1); the train panel has "
-                     "a different feature count";
-    }
-    spec.running = &eval_run;
-  } else if (s->mode == NS_MODE_EVAL) {
-    r->eval_note = "eval mode changes batch norm only";
   }
-  if (ns_normalize(x, &spec, &r->norm, err) != 0) goto out;
-  {
-    double *yv = malloc(n * sizeof *yv);
-    if (!yv) {
-      fail(err, "out of memory");
+  if (run->nstat == nstat) {
+    *note = s->cumulative ? "eval mode: running statistics of the train panel (cumulative)"
+                          : "eval mode: running statistics of the train panel (momentum)";
+    return ns_running_copy(out, run, err);
+  }
+  *note = "eval mode: fresh running statistics (mean 0, var 1); the train panel has a different "
+          "feature count";
+  if (ns_running_init(out, s->momentum, s->cumulative, 0, nstat, err) != 0) return -1;
+  for (size_t j = 0; j < nstat; j++) {
+    out->mean[j] = 0;
+    out->var[j] = 1;
+  }
+  return 0;
+}
+
+/* The main normalization of x with spec (and, for a large x, of its probe slice on its
+ * own: the probes compare against that). */
+static int output_part(const ns_state *s, const double *xv, const ns_spec *spec, ns_result *r,
+                       char *err) {
+  const ns_tensor *x = s->x;
+  size_t n = x->n;
+  if (ns_normalize(x, spec, &r->norm, err) != 0) return -1;
+  double *yv = malloc(n * sizeof *yv);
+  if (!yv) return fail(err, "out of memory");
+  ns_tensor_read(r->norm.y, yv);
+  double ys = 0, yq = 0;
+  for (size_t i = 0; i < n; i++) ys += yv[i];
+  r->y_mean = ys / (double)n;
+  for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
+  r->y_std = sqrt(yq / (double)n);
+  free(yv);
+  int prank;
+  size_t pshape[4];
+  r->probe_n = probe_slice(x, &prank, pshape);
+  if (r->probe_n < n && !(r->y_probe = affine_probe(s, xv, spec, 1, 0, err))) return -1;
+  return 0;
+}
+
+void ns_explore_cache_init(ns_explore_cache *c) {
+  memset(c, 0, sizeof *c);
+}
+
+void ns_explore_cache_free(ns_explore_cache *c) {
+  if (!c) return;
+  ns_state_free(&c->prev);
+  ns_running_free(&c->run);
+  memset(c, 0, sizeof *c);
+}
+
+/* Remembers s as the state the result now belongs to. x is copied only when it changed
+ * (a 1M-element x costs a copy per keypress otherwise). */
+static int cache_store(ns_explore_cache *c, const ns_state *s, int x_same, char *err) {
+  ns_tensor *keepx = x_same ? c->prev.x : NULL;
+  if (keepx) c->prev.x = NULL;
+  ns_state_free(&c->prev);
+  ns_state tmp = *s;
+  if (keepx) tmp.x = NULL;
+  if (ns_state_copy(&c->prev, &tmp, err) != 0) {
+    ns_tensor_free(keepx);
+    return -1;
+  }
+  if (keepx) c->prev.x = keepx;
+  return 0;
+}
+
+int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err) {
+  unsigned parts = c->valid ? stale_parts(&c->prev, s) : NS_PART_ALL;
+  c->last_parts = parts;
+  if (!c->valid) {
+    ns_result_free(r);
+    ns_running_free(&c->run);
+  }
+  if (!parts) return 0;
+  const ns_tensor *x = s->x;
+  size_t n = x->n;
+  ns_running runs[3], eval_run;
+  memset(runs, 0, sizeof runs);
+  memset(&eval_run, 0, sizeof eval_run);
+  double *xv = NULL;
+  int rc = -1;
+  c->valid = 0; /* until every stale part is recomputed */
+  if (parts & (NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
+    if (!(xv = malloc(n * sizeof *xv))) {
+      fail(err, "out of memory reading x");
       goto out;
     }
-    ns_tensor_read(r->norm.y, yv);
-    double ys = 0, yq = 0;
-    for (size_t i = 0; i < n; i++) ys += yv[i];
-    r->y_mean = ys / (double)n;
-    for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
-    r->y_std = sqrt(yq / (double)n);
-    free(yv);
+    ns_tensor_read(x, xv);
   }
-  /* shift and scale probes, on a bounded slice of a large x (compared with the slice's
-   * own output, y_probe) */
-  {
-    int prank;
-    size_t pshape[4];
-    r->probe_n = probe_slice(x, &prank, pshape);
+
+  /* 1 input: two-pass statistics over all elements */
+  if (parts & NS_PART_INPUT) input_stats(xv, n, r);
+
+  /* 6 train/eval first: eval mode of the output may use its running statistics */
+  if (parts & NS_PART_TRAIN) {
+    clear_train(r);
+    if (train_probe(s, r, runs, err) != 0) goto out;
+    ns_running_free(&c->run);
+    if (ns_running_copy(&c->run, &runs[r->est_active], err) != 0) goto out;
   }
-  if (r->probe_n < n) {
-    if (!(tmp = affine_copy(x, xv, 1, 0, err))) goto out;
-    if (ns_normalize(tmp, &spec, &nr, err) != 0) goto out;
-    r->y_probe = nr.y;
-    nr.y = NULL;
-    ns_norm_result_free(&nr);
-    ns_tensor_free(tmp);
-    tmp = NULL;
+
+  /* 3 output, and the spec every probe of it shares */
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  const char *note = s->mode == NS_MODE_EVAL ? "eval mode changes batch norm only" : NULL;
+  if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH &&
+      (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC))) {
+    size_t nstat = parts & NS_PART_OUTPUT ? 0 : r->norm.plan.nstat;
+    if (eval_running(s, &c->run, nstat, &eval_run, &note, err) != 0) goto out;
+    spec.running = &eval_run;
+  }
+  if (parts & NS_PART_OUTPUT) {
+    clear_output(r);
+    r->eval_note = note;
+    if (output_part(s, xv, &spec, r, err) != 0) goto out;
   }
   const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
-  for (int k = 0; k < 2; k++) {
-    tmp = k == 0 ? affine_copy(x, xv, 1, s->shift, err) : affine_copy(x, xv, s->scale, 0, err);
-    if (!tmp) goto out;
-    if (ns_normalize(tmp, &spec, &nr, err) != 0) goto out;
-    if (k == 0) {
-      r->y_shift = nr.y;
-      r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
-    } else {
-      r->y_scale = nr.y;
-      r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
-    }
-    nr.y = NULL;
-    ns_norm_result_free(&nr);
-    ns_tensor_free(tmp);
-    tmp = NULL;
+  if (parts & NS_PART_SHIFT) {
+    ns_tensor_free(r->y_shift);
+    if (!(r->y_shift = affine_probe(s, xv, &spec, 1, s->shift, err))) goto out;
+    r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
+  }
+  if (parts & NS_PART_SCALE) {
+    ns_tensor_free(r->y_scale);
+    if (!(r->y_scale = affine_probe(s, xv, &spec, s->scale, 0, err))) goto out;
+    r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
   }
 
   /* 4 spectrum */
-  jac_probe(x, &spec, r);
+  if (parts & NS_PART_JAC) {
+    clear_jac(r);
+    jac_probe(x, &spec, r);
+  }
 
   /* 5 batch */
-  rc = 0;
-  batch_probe(s, r, err, &rc);
-  if (rc != 0) goto out;
+  if (parts & NS_PART_BATCH) {
+    clear_batch(r);
+    rc = 0;
+    batch_probe(s, r, err, &rc);
+    if (rc != 0) goto out;
+  }
 
   /* 7 precision, on the first values of a large x */
-  r->prec_n = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
-  precision_probe(xv, r->prec_n, s, r);
-  rc = 0;
-
+  if (parts & NS_PART_PREC) {
+    r->prec_n = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
+    precision_probe(xv, r->prec_n, s, r);
+  }
+  rc = cache_store(c, s, !(parts & NS_PART_INPUT), err);
+  c->valid = rc == 0;
 out:
-  for (int k = 0; k < 3; k++) ns_running_free(&runs[k]);
   ns_running_free(&eval_run);
-  ns_norm_result_free(&nr);
-  ns_tensor_free(tmp);
+  for (int k = 0; k < 3; k++) ns_running_free(&runs[k]);
   free(xv);
-  if (rc != 0) ns_result_free(r);
+  if (rc != 0) {
+    ns_result_free(r);
+    ns_running_free(&c->run);
+    c->valid = 0;
+  }
+  return rc;
+}
+
+int ns_explore_compute(const ns_state *s, ns_result *r, char *err) {
+  ns_explore_cache c;
+  ns_explore_cache_init(&c);
+  memset(r, 0, sizeof *r);
+  int rc = ns_explore_update(&c, s, r, err);
+  ns_explore_cache_free(&c);
   return rc;
 }

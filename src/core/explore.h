@@ -385,4 +385,51 @@ typedef struct {
 int ns_explore_compute(const ns_state *s, ns_result *r, char *err);
 void ns_result_free(ns_result *r);
 
+/* Incremental recompute for a screen that recomputes on every key. The cache remembers
+ * the state its result was computed for; ns_explore_update compares the new state with
+ * it and recomputes only the parts of the result whose inputs changed:
+ *   input statistics        x
+ *   output, probes, J       x, the normalize spec (and the train panel in eval batch norm);
+ *                           the shift (scale) probe also its shift (scale)
+ *   batch panel             batch, baseline, target, companion, eps, eps_at, ddof
+ *   train/eval panel        seed, train_batches, batch_size, momentum, train_source,
+ *                           train_loc, train_scale, eps, eps_at, ddof (and the batch when
+ *                           it is the source)
+ *   precision               x, dtype, acc
+ * View fields (focus, cursor) change nothing. The result equals ns_explore_compute's.
+ * r must be zeroed before the first call and passed unchanged between calls with the
+ * same cache. On error: -1 with err, r freed, the cache emptied (the next call computes
+ * everything). Free with ns_explore_cache_free (the result separately).
+ *
+ *   ns_explore_cache c;
+ *   ns_result r = {0};
+ *   ns_explore_cache_init(&c);
+ *   for (each key) { ...change s...; ns_explore_update(&c, &s, &r, err); draw(&s, &r); }
+ *   ns_result_free(&r);
+ *   ns_explore_cache_free(&c);
+ */
+/* The parts of a result (bits of ns_explore_cache.last_parts). */
+enum {
+  NS_PART_INPUT = 1u << 0,  /* input statistics */
+  NS_PART_TRAIN = 1u << 1,  /* train/eval panel */
+  NS_PART_OUTPUT = 1u << 2, /* the normalization of x (norm, y_mean/y_std, y_probe) */
+  NS_PART_SHIFT = 1u << 3,  /* y_shift, shift_dev */
+  NS_PART_SCALE = 1u << 4,  /* y_scale, scale_dev */
+  NS_PART_JAC = 1u << 5,    /* Jacobians, spectra, rank */
+  NS_PART_BATCH = 1u << 6,  /* batch panel */
+  NS_PART_PREC = 1u << 7,   /* precision panel */
+  NS_PART_ALL = (1u << 8) - 1
+};
+
+typedef struct {
+  ns_state prev;       /* the state the result belongs to (deep copy) */
+  ns_running run;      /* the train panel's selected estimator (eval batch norm uses it) */
+  int valid;           /* prev and run describe the caller's result */
+  unsigned last_parts; /* bit mask of the parts the last update recomputed (0: none) */
+} ns_explore_cache;
+
+void ns_explore_cache_init(ns_explore_cache *c);
+void ns_explore_cache_free(ns_explore_cache *c);
+int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err);
+
 #endif

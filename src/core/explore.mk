@@ -8,6 +8,12 @@ tests_unit_test_explore_SOURCES = tests/unit/test_explore.c tests/unit/tap.h
 tests_unit_test_explore_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_explore_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
+check_PROGRAMS += tests/unit/test_explore_cache
+TESTS += tests/unit/test_explore_cache
+tests_unit_test_explore_cache_SOURCES = tests/unit/test_explore_cache.c tests/unit/tap.h
+tests_unit_test_explore_cache_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_explore_cache_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
 ## The Lua side of the state (set/get/undo/redo/reset), linked by the screen and any
 ## program that embeds the explorer; it uses the binding's tensor helpers (libnslua.la).
 noinst_LTLIBRARIES += libnsexplore.la

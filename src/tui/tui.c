@@ -33,6 +33,7 @@ typedef struct {
   ns_state st;
   ns_history hist;
   ns_result res;
+  ns_explore_cache cache; /* what res was computed for: a key recomputes only what it touched */
   int have_res;
   lua_State *L;
   tui_prompt *prompt;
@@ -82,11 +83,8 @@ static void recompute(app *a) {
   char err[NS_ERRLEN];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  ns_result_free(&a->res);
-  memset(&a->res, 0, sizeof a->res);
-  a->have_res = ns_explore_compute(&a->st, &a->res, err) == 0;
+  a->have_res = ns_explore_update(&a->cache, &a->st, &a->res, err) == 0;
   if (!a->have_res) {
-    memset(&a->res, 0, sizeof a->res);
     message(a, PLOT_S_MARK, "cannot compute: %s", err);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -874,6 +872,7 @@ int tui_run(const tui_options *opt) {
   static app A; /* static: the atexit restore and the signal flags outlive any frame */
   app *a = &A;
   memset(a, 0, sizeof *a);
+  ns_explore_cache_init(&a->cache);
   a->opt = *opt;
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
@@ -1031,6 +1030,7 @@ int tui_run(const tui_options *opt) {
   tui_prompt_free(a->prompt);
   lua_close(a->L);
   ns_result_free(&a->res);
+  ns_explore_cache_free(&a->cache);
   ns_history_free(&a->hist);
   ns_state_free(&a->st);
   return status;

@@ -1,0 +1,340 @@
+/* test_explore_cache.c: ns_explore_update (the screen's incremental recompute) gives, after
+ * every change of a long sequence, exactly the result a fresh ns_explore_compute gives;
+ * and it recomputes only the parts the change touched (a cursor move or a probe
+ * parameter must not renormalize x). The reference is the from-scratch compute, which
+ * test_explore checks against hand-computed values and claims.tsv. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/explore.h"
+#include "tap.h"
+
+/* ---- field-by-field, bit-for-bit comparison of two results (NaN equals NaN) ---- */
+
+static int same_d(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+static int same_v(const double *a, const double *b, size_t n) {
+  if (!a || !b) return a == b || n == 0;
+  for (size_t i = 0; i < n; i++)
+    if (!same_d(a[i], b[i])) return 0;
+  return 1;
+}
+
+static int same_t(const ns_tensor *a, const ns_tensor *b) {
+  if (!a || !b) return a == b;
+  if (a->rank != b->rank || a->dtype != b->dtype || a->n != b->n) return 0;
+  for (size_t i = 0; i < a->n; i++)
+    if (!same_d(ns_tensor_get(a, i), ns_tensor_get(b, i))) return 0;
+  return 1;
+}
+
+static int same_eigs(const ns_eig *a, int na, const ns_eig *b, int nb) {
+  if (na != nb) return 0;
+  for (int i = 0; i < na; i++)
+    if (!same_d(a[i].value, b[i].value) || !same_d(a[i].imag, b[i].imag) ||
+        a[i].label != b[i].label || a[i].mult != b[i].mult)
+      return 0;
+  return 1;
+}
+
+#define CHECK(cond, name)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) return name;                                                                      \
+  } while (0)
+
+/* NULL if equal, else the name of the first field that differs. */
+static const char *result_diff(const ns_result *a, const ns_result *b) {
+  CHECK(a->n == b->n && same_d(a->x_mean, b->x_mean) && same_d(a->x_std, b->x_std) &&
+            same_d(a->x_rms, b->x_rms) && same_d(a->x_min, b->x_min) && same_d(a->x_max, b->x_max),
+        "input statistics");
+  size_t ns = a->norm.plan.nstat;
+  CHECK(ns == b->norm.plan.nstat, "norm.plan.nstat");
+  CHECK(same_t(a->norm.y, b->norm.y), "norm.y");
+  CHECK(same_v(a->norm.mean, b->norm.mean, ns) && same_v(a->norm.var, b->norm.var, ns) &&
+            same_v(a->norm.denom, b->norm.denom, ns),
+        "norm statistics");
+  CHECK(a->norm.ndegenerate == b->norm.ndegenerate &&
+            (!ns || memcmp(a->norm.degenerate, b->norm.degenerate, ns) == 0),
+        "norm.degenerate");
+  CHECK(same_d(a->y_mean, b->y_mean) && same_d(a->y_std, b->y_std), "y_mean/y_std");
+  CHECK((!a->eval_note && !b->eval_note) ||
+            (a->eval_note && b->eval_note && strcmp(a->eval_note, b->eval_note) == 0),
+        "eval_note");
+  CHECK(same_t(a->y_shift, b->y_shift) && same_d(a->shift_dev, b->shift_dev), "shift probe");
+  CHECK(same_t(a->y_scale, b->y_scale) && same_d(a->scale_dev, b->scale_dev), "scale probe");
+  CHECK(a->probe_n == b->probe_n && same_t(a->y_probe, b->y_probe), "probe slice");
+  CHECK(a->jac_done == b->jac_done && strcmp(a->jac_skip, b->jac_skip) == 0, "jac_done/skip");
+  if (a->jac_done) {
+    size_t n = a->jn;
+    CHECK(n == b->jn && same_v(a->J, b->J, n * n) && same_v(a->J_fd, b->J_fd, n * n) &&
+              same_d(a->jac_fd_diff, b->jac_fd_diff),
+          "Jacobians");
+    CHECK(same_eigs(a->spec_closed, a->nclosed, b->spec_closed, b->nclosed) &&
+              same_eigs(a->spec_numeric, a->nnumeric, b->spec_numeric, b->nnumeric) &&
+              same_eigs(a->spec_fd, a->nfd, b->spec_fd, b->nfd),
+          "spectra");
+    CHECK(same_d(a->eig_closed_vs_numeric, b->eig_closed_vs_numeric) &&
+              same_d(a->eig_numeric_vs_fd, b->eig_numeric_vs_fd) &&
+              same_d(a->eig_disagree, b->eig_disagree) && same_d(a->smax, b->smax) &&
+              same_d(a->rank_tol, b->rank_tol) && a->rank == b->rank &&
+              a->symmetric == b->symmetric,
+          "rank/disagreement");
+  }
+  size_t bd = a->B * a->D;
+  CHECK(a->B == b->B && a->D == b->D, "batch shape");
+  CHECK(same_v(a->bn, b->bn, bd) && same_v(a->ln, b->ln, bd), "batch bn/ln");
+  CHECK(same_v(a->target_now, b->target_now, a->D) &&
+            same_v(a->target_base, b->target_base, a->D) && a->nflip == b->nflip &&
+            memcmp(a->flip, b->flip, a->D) == 0,
+        "batch target/flip");
+  size_t ed = a->eval_n * a->train_d;
+  CHECK(a->train_d == b->train_d && a->train_n == b->train_n && a->eval_n == b->eval_n,
+        "train sizes");
+  CHECK(same_v(a->eval_x, b->eval_x, ed) && same_v(a->eval_mean, b->eval_mean, a->train_d) &&
+            same_v(a->eval_var, b->eval_var, a->train_d) && same_v(a->eval_y, b->eval_y, ed),
+        "eval batch");
+  for (int k = 0; k < 3; k++)
+    CHECK(strcmp(a->est[k].name, b->est[k].name) == 0 &&
+              same_v(a->est[k].mean, b->est[k].mean, a->train_d) &&
+              same_v(a->est[k].var, b->est[k].var, a->train_d) &&
+              same_v(a->est[k].y, b->est[k].y, ed) && same_d(a->est[k].gap, b->est[k].gap),
+          "estimators");
+  CHECK(a->est_active == b->est_active, "est_active");
+  CHECK(a->prec_n == b->prec_n && same_d(a->var_ref, b->var_ref) &&
+            same_v(a->var_algo, b->var_algo, 3) && same_v(a->var_relerr, b->var_relerr, 3) &&
+            same_v(a->var_digits, b->var_digits, 3) && same_v(a->var_lost, b->var_lost, 3) &&
+            a->prec_dtype == b->prec_dtype && a->prec_acc == b->prec_acc,
+        "precision");
+  return NULL;
+}
+
+/* ---- the sequence of changes ---- */
+
+typedef struct {
+  const char *name;
+  int (*apply)(ns_state *s, char *err);
+  int renormalizes; /* 1: the main normalization of x must be recomputed */
+} step;
+
+static int k_cursor(ns_state *s, char *err) {
+  return ns_explore_cursor(s, (s->cursor_row + 1) % 2, (s->cursor_col + 1) % 2, err);
+}
+static int k_focus(ns_state *s, char *err) {
+  return ns_explore_focus(s, NS_PANEL_BATCH, err);
+}
+static int k_shift(ns_state *s, char *err) {
+  return ns_explore_set_shift(s, NULL, s->shift - 3.5, err);
+}
+static int k_scale(ns_state *s, char *err) {
+  return ns_explore_set_scale(s, NULL, s->scale * 0.5, err);
+}
+static int k_eps_up(ns_state *s, char *err) {
+  return ns_explore_eps_decade(s, NULL, 1, err);
+}
+static int k_eps0(ns_state *s, char *err) {
+  return ns_explore_set_eps(s, NULL, 0, err);
+}
+static int k_kind(ns_state *s, char *err) {
+  return ns_explore_cycle_kind(s, NULL, 1, err);
+}
+static int k_mode(ns_state *s, char *err) {
+  return ns_explore_toggle_mode(s, NULL, err);
+}
+static int k_cumul(ns_state *s, char *err) {
+  return ns_explore_toggle_cumulative(s, NULL, err);
+}
+static int k_dtype(ns_state *s, char *err) {
+  return ns_explore_cycle_dtype(s, NULL, 1, err);
+}
+static int k_acc(ns_state *s, char *err) {
+  return ns_explore_cycle_acc(s, NULL, 1, err);
+}
+static int k_algo(ns_state *s, char *err) {
+  return ns_explore_cycle_algo(s, NULL, 1, err);
+}
+static int k_ddof(ns_state *s, char *err) {
+  return ns_explore_toggle_ddof(s, NULL, err);
+}
+static int k_eps_at(ns_state *s, char *err) {
+  return ns_explore_toggle_eps_at(s, NULL, err);
+}
+static int k_center(ns_state *s, char *err) {
+  return ns_explore_cycle_center(s, NULL, err);
+}
+static int k_cell(ns_state *s, char *err) {
+  return ns_explore_set_x(s, NULL, 1, 0.75, err);
+}
+static int k_nan(ns_state *s, char *err) {
+  return ns_explore_set_x(s, NULL, 0, NAN, err);
+}
+static int k_unnan(ns_state *s, char *err) {
+  return ns_explore_set_x(s, NULL, 0, -2, err);
+}
+static int k_batch(ns_state *s, char *err) {
+  return ns_explore_set_batch(s, NULL, 1, 0, ns_tensor_get(s->batch, 2) - 1.5, err);
+}
+static int k_target(ns_state *s, char *err) {
+  ns_state_patch p; /* swap target and companion */
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_TARGET | 1u << NS_F_COMPANION;
+  p.target = s->companion;
+  p.companion = s->target;
+  return ns_state_apply(s, &p, err);
+}
+static int k_momentum(ns_state *s, char *err) {
+  return ns_explore_momentum_step(s, NULL, 1, err);
+}
+static int k_seed(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_SEED;
+  p.seed = s->seed + 17;
+  return ns_state_apply(s, &p, err);
+}
+static int k_source(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_TRAIN_SOURCE;
+  p.train_source = s->train_source == NS_SOURCE_RNG ? NS_SOURCE_BATCH : NS_SOURCE_RNG;
+  return ns_state_apply(s, &p, err);
+}
+static int k_gamma(ns_state *s, char *err) {
+  static const double g[1] = {2};
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_GAMMA;
+  p.gamma = g;
+  p.ngamma = 1;
+  return ns_state_apply(s, &p, err);
+}
+/* x becomes a (4, 2) matrix: batch norm over it uses 2 statistics, the rng train source 1
+ * (eval mode then falls back to fresh statistics), the batch source 2. */
+static int k_matrix(ns_state *s, char *err) {
+  static const double v[8] = {1, -2, 3, 0.5, -1, 4, 2, 2};
+  size_t shape[2] = {4, 2};
+  ns_tensor *x = ns_tensor_from(2, shape, NS_FP64, v, err);
+  if (!x) return -1;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_X;
+  p.x = x;
+  int rc = ns_state_apply(s, &p, err);
+  ns_tensor_free(x);
+  return rc;
+}
+static int k_batch_kind(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_KIND;
+  p.kind = NS_KIND_BATCH;
+  return ns_state_apply(s, &p, err);
+}
+
+static const step steps[] = {
+    {"cursor move", k_cursor, 0},
+    {"focus change", k_focus, 0},
+    {"shift probe", k_shift, 0},
+    {"scale probe", k_scale, 0},
+    {"seed", k_seed, 0},
+    {"momentum", k_momentum, 0},
+    {"batch cell", k_batch, 0},
+    {"target row", k_target, 0},
+    {"eps up", k_eps_up, 1},
+    {"x cell", k_cell, 1},
+    {"kind", k_kind, 1},
+    {"ddof", k_ddof, 1},
+    {"eps placement", k_eps_at, 1},
+    {"centering", k_center, 1},
+    {"gamma", k_gamma, 1},
+    {"dtype", k_dtype, 1},
+    {"acc", k_acc, 1},
+    {"algo", k_algo, 1},
+    {"eps 0", k_eps0, 1},
+    {"NaN in x", k_nan, 1},
+    {"NaN removed", k_unnan, 1},
+    {"x matrix", k_matrix, 1},
+    {"batch kind", k_batch_kind, 1},
+    {"eval mode", k_mode, 1},
+    {"cumulative (eval batch norm: renormalizes)", k_cumul, 1},
+    {"seed (eval batch norm: renormalizes)", k_seed, 1},
+    {"train source batch", k_source, 1},
+    {"cursor move in eval", k_cursor, 0},
+    {"shift probe in eval", k_shift, 0},
+    {"batch cell (batch source, eval)", k_batch, 1},
+    {"train mode", k_mode, 1},
+    {"scale probe", k_scale, 0},
+};
+
+int main(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  if (ns_state_init(&s, err) != 0) {
+    tap_ok(0, "init: %s", err);
+    return tap_done();
+  }
+  ns_explore_cache c;
+  ns_explore_cache_init(&c);
+  ns_result r;
+  memset(&r, 0, sizeof r);
+  tap_ok(ns_explore_update(&c, &s, &r, err) == 0, "first update computes everything");
+  tap_ok(c.last_parts != 0, "  and says it recomputed");
+  tap_ok(ns_explore_update(&c, &s, &r, err) == 0 && c.last_parts == 0,
+         "an unchanged state recomputes nothing");
+  size_t nsteps = sizeof steps / sizeof *steps;
+  for (size_t i = 0; i < nsteps; i++) {
+    int rc = steps[i].apply(&s, err);
+    tap_ok(rc == 0, "%s applies%s%s", steps[i].name, rc ? ": " : "", rc ? err : "");
+    const ns_tensor *y_before = r.norm.y;
+    ns_tensor *y_copy = y_before ? ns_tensor_copy(y_before) : NULL;
+    rc = ns_explore_update(&c, &s, &r, err);
+    tap_ok(rc == 0, "  update after %s%s%s", steps[i].name, rc ? ": " : "", rc ? err : "");
+    ns_result fresh;
+    rc = ns_explore_compute(&s, &fresh, err);
+    const char *d = rc == 0 ? result_diff(&r, &fresh) : "fresh compute failed";
+    tap_ok(d == NULL, "  cached result equals a fresh compute after %s%s%s", steps[i].name,
+           d ? ": differs in " : "", d ? d : "");
+    /* a step that must not renormalize keeps the very same y tensor (not a recomputed
+     * copy); one that must, replaces it */
+    int renorm = (c.last_parts & NS_PART_OUTPUT) != 0;
+    if (!steps[i].renormalizes)
+      tap_ok(!renorm && r.norm.y == y_before && same_t(r.norm.y, y_copy),
+             "  %s does not renormalize x", steps[i].name);
+    else
+      tap_ok(renorm, "  %s renormalizes x", steps[i].name);
+    ns_tensor_free(y_copy);
+    ns_result_free(&fresh);
+  }
+  tap_ok(ns_explore_update(&c, &s, &r, err) == 0 && c.last_parts == 0,
+         "after the sequence, an unchanged state recomputes nothing");
+
+  /* an error empties the cache and frees the result; the next call computes all again */
+  ns_explore_cache_free(&c);
+  ns_result_free(&r);
+  ns_explore_cache_init(&c);
+  memset(&r, 0, sizeof r);
+  ns_state_free(&s);
+  ns_state_init(&s, err);
+  tap_ok(ns_explore_update(&c, &s, &r, err) == 0, "fresh cache on the default state");
+  ns_state broken;
+  ns_state_copy(&broken, &s, err);
+  broken.kind = NS_KIND_INSTANCE; /* undefined for a vector: state apply refuses it */
+  int rc = ns_explore_update(&c, &broken, &r, err);
+  tap_ok(rc != 0 && !c.valid && r.norm.y == NULL && r.bn == NULL,
+         "an update that fails empties cache and result (%s)", rc ? err : "no error");
+  tap_ok(ns_explore_update(&c, &s, &r, err) == 0 && c.last_parts != 0 && r.norm.y,
+         "the next update computes everything again");
+  ns_result fresh;
+  ns_explore_compute(&s, &fresh, err);
+  const char *d = result_diff(&r, &fresh);
+  tap_ok(d == NULL, "  and equals a fresh compute%s%s", d ? ": differs in " : "", d ? d : "");
+  ns_result_free(&fresh);
+  ns_state_free(&broken);
+  ns_result_free(&r);
+  ns_explore_cache_free(&c);
+  ns_state_free(&s);
+  return tap_done();
+}
