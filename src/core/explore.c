@@ -821,7 +821,16 @@ int ns_explore_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
   int g = s->groups;
   for (;;) {
     g += dir < 0 ? -1 : 1;
-    if (g < 1 || (size_t)g > C) return fail(err, "groups: no further divisor of %zu channels", C);
+    if (g < 1 || (size_t)g > C) {
+      char divs[96] = "";
+      size_t used = 0;
+      for (size_t d = 1; d <= C && used + 24 < sizeof divs; d++)
+        if (C % d == 0)
+          used += (size_t)snprintf(divs + used, sizeof divs - used, "%s%zu", used ? ", " : "", d);
+      return fail(err, "groups: already the %s (%d); %zu channel%s divide into %s group%s",
+                  dir < 0 ? "fewest" : "most", s->groups, C, C == 1 ? "" : "s", divs,
+                  C == 1 ? "" : "s");
+    }
     if (C % (size_t)g == 0) break;
   }
   PATCH1(NS_F_GROUPS, groups, g);
@@ -1040,6 +1049,7 @@ static void clear_output(ns_result *r) {
   r->y_probe = NULL;
   r->y_mean = r->y_std = 0;
   r->eval_note = NULL;
+  r->degenerate_why[0] = 0;
   r->probe_n = 0;
 }
 
@@ -1175,6 +1185,7 @@ static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb,
   return m;
 }
 
+/* Needs r's input statistics and output (a degenerate statistic makes J undefined). */
 static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   size_t n = x->n;
   char e[NS_ERRLEN] = "";
@@ -1182,6 +1193,11 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   if (n > NS_EXPLORE_JAC_LIMIT) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: %zu elements, limit %d", n,
              NS_EXPLORE_JAC_LIMIT);
+    return;
+  }
+  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
+             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
     return;
   }
   r->jn = n;
@@ -1458,7 +1474,10 @@ static void input_stats(const double *xv, size_t n, ns_result *r) {
   double sum = 0, sq = 0;
   r->x_min = INFINITY;
   r->x_max = -INFINITY;
+  r->x_nan = r->x_inf = 0;
   for (size_t i = 0; i < n; i++) {
+    r->x_nan += isnan(xv[i]) != 0;
+    r->x_inf += isinf(xv[i]) != 0;
     sum += xv[i];
     if (xv[i] < r->x_min) r->x_min = xv[i];
     if (xv[i] > r->x_max) r->x_max = xv[i];
@@ -1508,14 +1527,49 @@ static int eval_running(const ns_state *s, const ns_running *run, size_t nstat, 
                           : "eval mode: running statistics of the train panel (momentum)";
     return ns_running_copy(out, run, err);
   }
-  *note = "eval mode: fresh running statistics (mean 0, var 1); the train panel has a different "
-          "feature count";
+  *note = "eval mode: fresh running stats (mean 0, var 1): train panel features differ";
   if (ns_running_init(out, s->momentum, s->cumulative, 0, nstat, err) != 0) return -1;
   for (size_t j = 0; j < nstat; j++) {
     out->mean[j] = 0;
     out->var[j] = 1;
   }
   return 0;
+}
+
+/* Says in words why the output's statistics are degenerate (the first degenerate one's
+ * cause; they are counted in r->norm.ndegenerate), or that a centered kind with one value
+ * per statistic maps everything to beta. */
+static void degenerate_words(const ns_state *s, ns_result *r) {
+  const ns_norm_result *nr = &r->norm;
+  char *buf = r->degenerate_why;
+  size_t len = sizeof r->degenerate_why;
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  int centered = s->center < 0 ? s->kind != NS_KIND_RMS : s->center;
+  buf[0] = 0;
+  if (!nr->ndegenerate) {
+    if (centered && nr->plan.count == 1 && s->mode == NS_MODE_TRAIN)
+      snprintf(buf, len, "1 value per statistic: x - mean = 0, so y = beta");
+    return;
+  }
+  size_t k = 0;
+  while (k < nr->plan.nstat && !nr->degenerate[k]) k++;
+  if (k == nr->plan.nstat) return;
+  const char *st = centered ? "s" : "rms";
+  int eval = s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH;
+  if (!eval && nr->plan.count <= (size_t)s->ddof)
+    snprintf(buf, len, "1 value and ddof 1: variance 0/0");
+  else if (!eval && !isfinite(nr->batch[k].mean))
+    snprintf(buf, len, "%s",
+             r->x_nan || r->x_inf ? "x holds NaN or Inf" : "x overflows the dtype (inf)");
+  else if (nr->denom[k] == 0 && centered)
+    snprintf(buf, len, "%s and eps = 0: s = 0, y = 0/0", eval ? "running var 0" : "all equal");
+  else if (nr->denom[k] == 0)
+    snprintf(buf, len, "all zero and eps = 0: rms = 0, y = 0/0");
+  else if (isinf(nr->denom[k]))
+    snprintf(buf, len, "%s = inf: variance overflows %s", st, ns_dtype_name(s->dtype));
+  else
+    snprintf(buf, len, "%s is %g", st, nr->denom[k]);
 }
 
 /* The main normalization of x with spec (and, for a large x, of its probe slice on its
@@ -1534,6 +1588,7 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
   for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
   r->y_std = sqrt(yq / (double)n);
   free(yv);
+  degenerate_words(s, r);
   int prank;
   size_t pshape[4];
   r->probe_n = probe_slice(x, &prank, pshape);

@@ -316,18 +316,22 @@ typedef struct {
 typedef struct {
   /* 1 input (statistics over all elements, fp64, population std) */
   size_t n;
-  double x_mean, x_std, x_rms, x_min, x_max;
+  double x_mean, x_std, x_rms, x_min, x_max; /* min/max over the non-NaN values */
+  size_t x_nan, x_inf;                       /* NaN and +-Inf entries of x */
 
   /* 3 output: y = r.norm.y with the statistics in r.norm (mean, var, denom, degenerate) */
   ns_norm_result norm;
-  double y_mean, y_std;  /* over all elements of y */
-  const char *eval_note; /* eval mode: where the running statistics came from */
-  ns_tensor *y_shift;    /* y(x + shift*1) */
-  ns_tensor *y_scale;    /* y(scale*x) */
-  double shift_dev;      /* max |y(x + shift*1) - y(x)| */
-  double scale_dev;      /* max |y(scale*x) - y(x)| */
-  size_t probe_n;        /* elements of x the probes cover (its leading probe_n values) */
-  ns_tensor *y_probe;    /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
+  double y_mean, y_std;     /* over all elements of y */
+  const char *eval_note;    /* eval mode: where the running statistics came from */
+  char degenerate_why[160]; /* in words, why statistics are degenerate (r.norm.ndegenerate
+                               of them), or what makes y trivial (one value per statistic
+                               of a centered kind: y = beta); "" if nothing is */
+  ns_tensor *y_shift;       /* y(x + shift*1) */
+  ns_tensor *y_scale;       /* y(scale*x) */
+  double shift_dev;         /* max |y(x + shift*1) - y(x)| */
+  double scale_dev;         /* max |y(scale*x) - y(x)| */
+  size_t probe_n;           /* elements of x the probes cover (its leading probe_n values) */
+  ns_tensor *y_probe;       /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
 
   /* 4 spectrum (only when jac_done) */
   int jac_done;

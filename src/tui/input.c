@@ -109,8 +109,12 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       snprintf(where, sizeof where, "lines %zu-%zu/%zu  n %zu", l0 + 1, last, lines, r->n);
   }
   /* statistics over all elements */
-  tui_printf(w, ih, 1, PLOT_S_LABEL, "mean %s  std %s  rms %s", tui_num(r->x_mean, a, sizeof a),
-             tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
+  if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
+    tui_printf(w, ih, 1, PLOT_S_MARK, "x has %zu NaN %zu Inf: mean %s std %s", r->x_nan, r->x_inf,
+               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
+  else
+    tui_printf(w, ih, 1, PLOT_S_LABEL, "mean %s  std %s  rms %s", tui_num(r->x_mean, a, sizeof a),
+               tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
   if (ih >= 4) {
     char d[32], e[32];
     if (windowed)

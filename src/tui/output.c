@@ -72,7 +72,16 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
    * the statistics that normalized. */
   int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
   if (note_lines > 2) note_lines = 2;
-  int probe_lines = 3 + (r->norm.ndegenerate ? 1 : 0) + (r->probe_n < n ? 1 : 0) + note_lines;
+  /* what is degenerate, in words: "2 degenerate statistics: zero variance: ..." */
+  char why[sizeof r->degenerate_why + 48] = "";
+  if (r->norm.ndegenerate)
+    snprintf(why, sizeof why, "%zu degenerate statistic%s: %s", r->norm.ndegenerate,
+             r->norm.ndegenerate > 1 ? "s" : "", r->degenerate_why);
+  else if (r->degenerate_why[0])
+    snprintf(why, sizeof why, "%s", r->degenerate_why);
+  int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
+  if (why_lines > 2) why_lines = 2;
+  int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
   int want = (int)(n < 12 ? n : 12);
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
@@ -153,8 +162,6 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
              dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev));
   if (r->probe_n < n)
     tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first %zu of %zu values", r->probe_n, n);
-  if (r->norm.ndegenerate)
-    tui_printf(w, py++, 1, PLOT_S_MARK, "%zu degenerate statistic%s: s = 0 or inf",
-               r->norm.ndegenerate, r->norm.ndegenerate > 1 ? "s" : "");
+  if (why_lines) py += tui_wrap(w, py, 1, PLOT_S_MARK, why, why_lines);
   if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

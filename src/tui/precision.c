@@ -19,6 +19,14 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
   else
     tui_printf(w, y++, 1, PLOT_S_LABEL, "fp64 two-pass reference: %s",
                tui_num(r->var_ref, a, sizeof a));
+  if (!isfinite(r->var_ref)) { /* digits of a NaN or an overflow mean nothing */
+    tui_wrap(w, y, 1, PLOT_S_MARK,
+             isnan(r->var_ref) ? "x holds NaN or Inf: the variance is undefined, no digits to "
+                                 "compare (edit the cell, or u to undo)"
+                               : "the fp64 variance overflows: no digits to compare",
+             ih - y + 1);
+    return;
+  }
   tui_printf(w, y++, 1, PLOT_S_DIM, "%-7s %10s %8s %5s %4s", "algo", "variance", "rel err", "kept",
              "lost");
   static const ns_algo order[3] = {NS_ALGO_RAW, NS_ALGO_TWOPASS, NS_ALGO_WELFORD};

@@ -478,10 +478,9 @@ static void key_edit(app *a, int code, unsigned ch) {
       a->edit[len + 1] = 0;
     }
   } else if ((code && ch == KEY_BACKSPACE) || (!code && (ch == 127 || ch == 8))) {
-    if (len)
-      a->edit[len - 1] = 0;
-    else
-      a->editing = EDIT_NONE;
+    /* an empty field stays open: extra Backspaces must not drop out of the edit and turn
+     * the letters typed next ("nan", "inf") into setting keys */
+    if (len) a->edit[len - 1] = 0;
   } else if ((code && ch == KEY_ENTER) || (!code && (ch == '\n' || ch == '\r'))) {
     commit_edit(a);
   } else if (!code && ch == 27) {
