@@ -24,7 +24,14 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   int two = lab + 2 * block <= iw;
   /* one line per column for the target, then one or two lines saying what to look at */
   int hint = ih - 1 - ((int)D + 2) >= (int)B ? 2 : 1;
-  int tail = (int)D + hint;
+  /* A wide batch has more columns than lines: the matrix keeps at least min(B, 2) rows,
+   * the target lines get what is left and one line sums up the rest (never drawn over
+   * the matrix). */
+  int minv = B < 2 ? (int)B : 2;
+  int tcols = (int)D;
+  if (ih - 1 - hint - tcols < minv) tcols = ih - 1 - hint - minv - 1;
+  if (tcols < 0) tcols = 0;
+  int tail = tcols + (tcols < (int)D) + hint;
   int vis = ih - 1 - tail;
   int ln_below = !side && two && vis >= 2 * (int)B + 1;
   size_t vis_rows = (size_t)(ln_below ? (vis - 1) / 2 : vis);
@@ -78,7 +85,8 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     y += (int)vis_rows;
   }
   free(m);
-  if (vis_rows < B && y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
+  if (vis_rows < B && y <= ih - tail)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
   /* The target's BN output now, and with the companion's baseline row, in one format. */
   double *tv = malloc(2 * D * sizeof *tv);
   int dec = -1, sci = 2, nw = 1;
@@ -95,11 +103,17 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     free(tv);
   }
   y = ih - tail + 1;
-  for (size_t j = 0; j < D && y <= ih - hint; j++, y++) {
+  for (size_t j = 0; j < (size_t)tcols && y <= ih - hint; j++, y++) {
     int flip = r->flip && r->flip[j];
     tui_printf(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, "T col %zu: %*s (was %*s)%s", j + 1, nw,
                plot_fmt_table(r->target_now[j], 9, dec, sci, a, sizeof a), nw,
                plot_fmt_table(r->target_base[j], 9, dec, sci, b, sizeof b), flip ? " FLIP" : "");
+  }
+  if (tcols < (int)D && y <= ih - hint) {
+    int more = 0;
+    for (size_t j = (size_t)tcols; j < D; j++) more += r->flip && r->flip[j];
+    tui_printf(w, y, 1, more ? PLOT_S_MARK : PLOT_S_DIM, "T cols %d-%zu: %d FLIP%s", tcols + 1, D,
+               more, more == 1 ? "" : "s");
   }
   y = ih - hint + 1;
   if (r->nflip) {

@@ -34,6 +34,9 @@ static void list_text(const double *a, size_t n, const char *none, char *buf, si
   }
 }
 
+/* What a trailing `*` on a value means (nothing was set: the default applies). */
+#define DEFAULT_NOTE "* = default (kind's; acc: dtype's)"
+
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)r;
   tui_frame(w, "2 Settings", v);
@@ -89,6 +92,7 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
       tui_printf(w, y, x + 2, PLOT_S_LABEL, "%-5s", rows[i].shortname);
       tui_printf(w, y, x + 8, PLOT_S_TEXT, "%.*s", colw - 9, rows[i].shortvalue);
     }
+    if (half < ih) tui_puts(w, half + 1, 1, PLOT_S_DIM, DEFAULT_NOTE);
     return;
   }
   for (int i = 0, y = 1; i < n && y <= ih; i++, y++) {
@@ -96,5 +100,5 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
     tui_printf(w, y, 7, PLOT_S_LABEL, "%-13s", rows[i].name);
     tui_puts(w, y, 21, PLOT_S_TEXT, rows[i].value);
   }
-  if (ih > n) tui_puts(w, ih, 1, PLOT_S_DIM, "* the kind's default");
+  if (ih > n) tui_puts(w, ih, 1, PLOT_S_DIM, DEFAULT_NOTE);
 }

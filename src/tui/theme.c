@@ -120,7 +120,16 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
       cut += (size_t)plot_utf8_decode(buf + cut, &cp);
       cells++;
     }
-    buf[cut] = 0;
+    if (buf[cut]) { /* cut: end in an ellipsis and a space, off the frame's corner */
+      cut = 0;
+      for (cells = 0; buf[cut] && cells < room - 2; cells++) {
+        uint32_t cp;
+        cut += (size_t)plot_utf8_decode(buf + cut, &cp);
+      }
+      snprintf(buf + cut, sizeof buf - cut, "%s ", v->ascii ? "~" : "\u2026");
+    } else {
+      buf[cut] = 0;
+    }
     wattrset(w, a | A_BOLD);
     if (room > 0) mvwaddstr(w, 0, 2, buf);
     wattrset(w, A_NORMAL);

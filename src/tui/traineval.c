@@ -52,12 +52,12 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
     gaps[k] = e->gap;
     y++;
   }
-  /* what the gap is, when there is a line for it */
-  if (y + n + 1 <= ih)
-    tui_wrap(w, y++, 1, PLOT_S_DIM, "gap: max |eval y, running stats - y, own stats|", 1);
+  /* what the gap is comes before the bars, and the key line stays last: one line each */
+  if (y + 1 <= ih)
+    tui_wrap(w, y++, 1, PLOT_S_DIM, "gap: max|y(running) - y(own stats)|", 1);
   /* The gaps as bars: how far eval-mode outputs land from the batch's own. */
   int barw = iw - 14;
-  if (y + n <= ih + 1 && barw >= 8) {
+  if (y + n <= ih && barw >= 8) {
     plot_canvas *cv = tui_canvas(barw, n, v);
     if (cv) {
       int styles[3] = {PLOT_S_SERIES0, PLOT_S_SERIES1, PLOT_S_SERIES2};

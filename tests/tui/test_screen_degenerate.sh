@@ -23,7 +23,7 @@ lua() {
 cat >"$tmp/mk.lua" <<EOF
 local v = {}
 for i = 1, 24 do v[i] = (i * 7) % 11 - 5 end
-ns.save("$tmp/btd.npy", ns.tensor(v, {2, 3, 4}))
+ns.save("$tmp/activations_btd.npy", ns.tensor(v, {2, 3, 4}))
 local w = {}
 for i = 1, 32 do w[i] = (i * 5) % 13 - 6 end
 ns.save("$tmp/nchw.npy", ns.tensor(w, {2, 4, 2, 2}))
@@ -32,6 +32,15 @@ EOF
 
 start 80 24
 started
+check "80x24: the settings' * is explained on screen" wait_for "* = default (kind's; acc: dtype's)"
+# a batch wider than the panel is tall: the target lines give way to a summary line and
+# never overwrite the matrix (they did: stray digits of column 5 at the right edge)
+lua 'set{batch={{1,2,3,4,5,6,7,8},{0,1,0,1,0,1,0,1},{2,2,2,2,2,2,2,2}}, focus="batch"}'
+T3=$(f "%.6f" "(3 - 5/3) / sqrt(42/27 + 1e-5)") # BN of the target in column (3, 0, 2)
+check "80x24, 3x8 batch: T col 3 = $T3, nothing drawn over it" \
+  wait_re "T col 3: +$T3 \(was $T3\) +│"
+check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 4-8: 0 FLIPs"
+keys M-1
 
 # -- NaN typed into a cell. More Backspaces than characters must keep the edit open:
 # the letters of "nan" are also setting keys (a = axes), which must not fire.
@@ -41,7 +50,9 @@ keys BSpace BSpace BSpace BSpace BSpace
 lit nan
 keys Enter
 check "NaN typed into a cell (extra Backspaces stay in the edit)" wait_re "│ +1 +-2 +nan +1 +2"
+keys M-2
 check "  the 'a' of nan did not toggle the axes" wait_for "a axes  {1}*"
+keys M-1
 check "  input says how many NaN it holds" wait_for "x has 1 NaN 0 Inf"
 check "  spectrum says why J is undefined, in words" wait_for "Jacobian undefined: x holds NaN"
 check "  probes say undefined" wait_re "x\+10 +max\|y'-y\| nan undefined"
@@ -89,9 +100,12 @@ keys q
 wait_for "EXIT="
 
 # -- a rank-3 (B,T,D) file: layer norm over D, one statistic per (b,t): 6 ones directions
-start 80 24 "$tmp/btd.npy"
+start 80 24 "$tmp/activations_btd.npy"
 started
 check "rank-3 file: shape in the title" wait_for "1 Input x (2, 3, 4)"
+# the title is longer than the frame: it ends in an ellipsis and a space, off the corner
+check "a clipped title ends in '… ' before the frame's corner" \
+  wait_re "1 Input x \(2, 3, 4\) from activ[^│]*… ─*╮"
 check "rank-3 file: J rank 18 = d-6 (one ones direction per (b,t))" \
   wait_for "rank 18 = d-6: ones dirs removed"
 # group kind on a rank-4 file: G steps up through the divisors of C = 4, g down
@@ -114,4 +128,12 @@ check "eval batch norm on a file whose channels differ from the train panel: not
   wait_for "train panel features differ"
 keys q
 check "q quits with status 0" wait_for "EXIT=0"
+
+# -- 120x40: the train/eval panel has room for what its "gap" column means
+start 120 40
+started
+check "120x40: the gap is explained" wait_for "gap: max|y(running) - y(own stats)|"
+check "120x40: the settings' * is explained" wait_for "* = default (kind's; acc: dtype's)"
+keys q
+wait_for "EXIT="
 done_testing
