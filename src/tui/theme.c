@@ -91,6 +91,16 @@ int tui_ih(WINDOW *w) {
   return getmaxy(w) - 2;
 }
 
+/* Bytes of the longest prefix of s that is at most `cells` code points. */
+static size_t utf8_prefix(const char *s, int cells) {
+  size_t cut = 0;
+  for (int k = 0; s[cut] && k < cells; k++) {
+    uint32_t cp;
+    cut += (size_t)plot_utf8_decode(s + cut, &cp);
+  }
+  return cut;
+}
+
 void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   attr_t a = v->focused ? (A_BOLD | (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_POS)) : 0))
                         : (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_AXIS)) : A_NORMAL);
@@ -112,23 +122,12 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   if (title) {
     char buf[160];
     snprintf(buf, sizeof buf, " %s%s ", title, v->focused ? (v->ascii ? " *" : " \u25c0") : "");
-    /* clip to the frame: a title must never wrap into the panel */
-    int room = getmaxx(w) - 4, cells = 0;
-    size_t cut = 0;
-    while (buf[cut] && cells < room) {
-      uint32_t cp;
-      cut += (size_t)plot_utf8_decode(buf + cut, &cp);
-      cells++;
-    }
-    if (buf[cut]) { /* cut: end in an ellipsis and a space, off the frame's corner */
-      cut = 0;
-      for (cells = 0; buf[cut] && cells < room - 2; cells++) {
-        uint32_t cp;
-        cut += (size_t)plot_utf8_decode(buf + cut, &cp);
-      }
+    /* clip to the frame: a title must never wrap into the panel; a cut one ends in an
+     * ellipsis and a space, off the frame's corner */
+    int room = getmaxx(w) - 4;
+    if (buf[utf8_prefix(buf, room)]) {
+      size_t cut = utf8_prefix(buf, room - 2);
       snprintf(buf + cut, sizeof buf - cut, "%s ", v->ascii ? "~" : "\u2026");
-    } else {
-      buf[cut] = 0;
     }
     wattrset(w, a | A_BOLD);
     if (room > 0) mvwaddstr(w, 0, 2, buf);

@@ -70,28 +70,22 @@ keys() { T send-keys -t "$SES" "$@"; }
 # lit TEXT: types TEXT literally (no key-name lookup)
 lit() { T send-keys -t "$SES" -l "$1"; }
 
+# poll GREP_MODE PATTERN [SECONDS]: the pane matches PATTERN (grep -F or -E), polled
+# every 50 ms for up to SECONDS (default 5).
+poll() {
+  i=0
+  lim=$(( ${3:-5} * 20 ))
+  while [ $i -lt $lim ]; do
+    if capture | grep -q"$1" -- "$2"; then return 0; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  return 1
+}
 # wait_for TEXT [SECONDS]: the pane shows TEXT (fixed string).
-wait_for() {
-  i=0
-  lim=$(( ${2:-5} * 20 ))
-  while [ $i -lt $lim ]; do
-    if capture | grep -qF -- "$1"; then return 0; fi
-    sleep 0.05
-    i=$((i + 1))
-  done
-  return 1
-}
+wait_for() { poll F "$@"; }
 # wait_re REGEX [SECONDS]
-wait_re() {
-  i=0
-  lim=$(( ${2:-5} * 20 ))
-  while [ $i -lt $lim ]; do
-    if capture | grep -qE -- "$1"; then return 0; fi
-    sleep 0.05
-    i=$((i + 1))
-  done
-  return 1
-}
+wait_re() { poll E "$@"; }
 # gone TEXT: the pane no longer shows TEXT
 gone() {
   i=0
