@@ -23,9 +23,15 @@ static const char *kind_title(ns_kind k) {
   return "?";
 }
 
-/* Whether a probe moved the output: invariant below 1e-6, NaN undefined. */
-static const char *verdict(double dev) {
-  return isnan(dev) ? "undefined" : dev > 1e-6 ? "NOT invariant" : "invariant";
+/* How far a probe may move y and still count as invariant: what rounding to the dtype
+ * can do (32 ulps of the largest output), so an fp32 map is not called "NOT invariant"
+ * for its rounding while eps's genuine effect (about 1e-6 on the default x) still shows
+ * in fp64. */
+static double probe_tol(const ns_state *s, double ymax) {
+  return 32 * ns_dtype_eps(s->dtype) * (1 + ymax);
+}
+static const char *verdict(double dev, double tol) {
+  return isnan(dev) ? "undefined" : dev > tol ? "NOT invariant" : "invariant";
 }
 /* A deviation: 4 significant digits when it matters (2.055), 2 when it is tiny. */
 static const char *dev_num(double dev, char *buf, size_t len) {
@@ -41,8 +47,8 @@ static const char *fixed6(double v, char *buf, size_t len) {
   snprintf(buf, len, "%.6f", fabs(v) < 5e-7 ? 0.0 : v);
   return buf;
 }
-static int verdict_style(double dev) {
-  return isnan(dev) || dev > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD;
+static int verdict_style(double dev, double tol) {
+  return isnan(dev) || dev > tol ? PLOT_S_MARK : PLOT_S_GOOD;
 }
 
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
@@ -136,7 +142,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
       double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
       double y0 = r->y_probe ? ns_tensor_get(r->y_probe, idx) : vals[i];
       /* A probe value that moved away from y is marked: the map is not invariant. */
-      double tol = 1e-6 * (1 + fabs(y0));
+      double tol = probe_tol(s, fabs(y0));
       tui_printf(w, yy, 1 + lab + nw, fabs(ys - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
                  plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
       tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
@@ -156,10 +162,11 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", fixed6(r->y_mean, a, sizeof a),
              fixed6(r->y_std, b, sizeof b));
   char dv[32];
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev), "%-5s max|y'-y| %s %s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev), "%-5s max|y'-y| %s %s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev));
+  double tol = probe_tol(s, scale);
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol), "%-5s max|y'-y| %s %s", hs,
+             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol), "%-5s max|y'-y| %s %s", ha,
+             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol));
   if (r->probe_n < n)
     tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first %zu of %zu values", r->probe_n, n);
   if (why_lines) py += tui_wrap(w, py, 1, PLOT_S_MARK, why, why_lines);

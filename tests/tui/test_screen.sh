@@ -28,6 +28,8 @@ for size in "80 24" "120 40"; do
   check "$1x$2: rank 3 of 4 at tol $TOL" wait_re "rank 3( of |/)4 at tol $TOL"
   check "$1x$2: input statistics" wait_for "mean 0  std 1.58114  rms 1.58114"
   check "$1x$2: shift probe: layer norm ignores x+10" wait_re "x\+10 +max\|y'-y\| 0 invariant"
+  check "$1x$2: scale probe: eps breaks scale invariance in fp64 (1.9e-06)" \
+    wait_re "2x +max\|y'-y\| 1\.9e-06 NOT invariant"
   check "$1x$2: the rank says what it means (ones removed)" wait_for "rank 3 = d-1: ones dir removed"
   if [ "$1" = 120 ]; then
     # the header shows how long the last recompute took: within one frame (16 ms)

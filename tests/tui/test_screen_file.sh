@@ -87,6 +87,9 @@ start 120 40 "$tmp/c.npy"
 check "fp32 npy: computed in the file's dtype" wait_for "7 Precision: fp32"
 check "fp32 npy: raw moments cancel to 0" wait_re "raw +0 +1 "
 check "fp32 npy: two-pass keeps 2.5" wait_re "twopass +2.50* +0 "
+# eps moves y(2x) by 1.9e-06, 16 fp32 ulps of y: within what fp32 rounding is allowed
+check "fp32 npy: the scale probe is invariant to fp32 rounding" \
+  wait_re "2x +max\|y'-y\| 1\.9e-06 invariant"
 keys q
 check "fp32 npy: q quits" wait_for "EXIT=0"
 
