@@ -70,6 +70,19 @@ static void restore_terminal(void) {
   curses_on = 0;
 }
 
+/* A crash (a bug of ours) must not leave the user's terminal raw and without echo:
+ * give it back, say what happened, then die of the same signal (as htop does). endwin
+ * is not async-signal-safe, but the process is about to end either way. */
+static void on_crash(int sig) {
+  if (curses_on) endwin();
+  static const char msg[] = "normscope: crashed (a bug); the terminal was restored. "
+                            "Please report what you did.\n";
+  ssize_t rc = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)rc;
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static void message(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void message(app *a, int style, const char *fmt, ...) {
   va_list ap;
@@ -936,6 +949,10 @@ int tui_run(const tui_options *opt) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  sa.sa_handler = on_crash;
+  sa.sa_flags = SA_RESETHAND;
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaction(fatal[i], &sa, NULL);
   atexit(restore_terminal);
 
   a->prompt = tui_prompt_new(a->L); /* before curses: readline reads its init file now */

@@ -112,6 +112,16 @@ for sig in TERM HUP; do
   check "SIG$sig: terminal sane" sane_tty
 done
 
+# A crash (simulated with SIGSEGV from outside) still gives the terminal back, says so,
+# and ends with the signal's own status.
+start 80 24
+started
+pid=$(ns_pid)
+if [ -n "$pid" ]; then kill -s SEGV "$pid"; fi
+check "SIGSEGV: the crash is reported" wait_for "normscope: crashed"
+check "SIGSEGV: exit status 139" wait_for "EXIT=139"
+check "SIGSEGV: terminal sane" sane_tty
+
 # --ascii: no Unicode box or bar characters at all.
 start 80 24 --ascii
 wait_for "1 Input"
