@@ -222,7 +222,7 @@ int main(void) {
   rc |= frame_of_size(16, 100);
   rc |= frame_of_size(64, 50);
   rc |= frame_of_size(128, 20);
-  rc |= frame_of_size(NS_EXPLORE_JAC_LIMIT, 10);
+  rc |= frame_of_size(NS_EXPLORE_JAC_LIMIT + 1, 10); /* just past it: no Jacobian */
   rc |= frame_large(10);
   rc |= throughput();
   struct rusage ru;
