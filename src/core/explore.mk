@@ -1,6 +1,8 @@
-## src/core/explore.mk: the explorer's state, apply/undo and result record (explore.c),
+## src/core/explore.mk: the explorer's state and apply (state.c), undo/redo (history.c), key
+## helpers (keys.c) and result record (explore.c),
 ## its Lua side (set/get/undo/redo/reset in libnsexplore.la), and their tests.
-libnscore_la_SOURCES += src/core/explore.c src/core/explore.h
+libnscore_la_SOURCES += src/core/state.c src/core/history.c src/core/keys.c \
+	src/core/explore.c src/core/explore.h src/core/explore_priv.h
 
 check_PROGRAMS += tests/unit/test_explore
 TESTS += tests/unit/test_explore
