@@ -4,7 +4,8 @@
  * precision.c, help.c), each with a draw function that reads the state, the result
  * record and a few view options and never changes any of them. layout.c places the
  * panels, theme.c maps plot styles to curses attributes, prompt.c runs the Lua prompt
- * (readline through its callback interface), tui.c owns the main loop and the keys.
+ * (readline through its callback interface), tui.c owns the main loop and keys.c the keys
+ * (app.h holds what those two share).
  */
 #ifndef TUI_SCREEN_H
 #define TUI_SCREEN_H

@@ -1,0 +1,49 @@
+/* app.h: the explorer screen's application state, shared by tui.c (start-up, main loop,
+ * drawing) and keys.c (keys and mouse); not a public interface. */
+#ifndef TUI_APP_H
+#define TUI_APP_H
+
+#include <lua.h>
+
+#include "tui/screen.h"
+#include "tui/tui.h"
+
+typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS } edit_kind;
+
+typedef struct {
+  tui_options opt;
+  ns_state st;
+  ns_history hist;
+  ns_result res;
+  ns_explore_cache cache; /* what res was computed for: a key recomputes only what it touched */
+  int have_res;
+  lua_State *L;
+  tui_prompt *prompt;
+  tui_layout lay;
+  WINDOW *win[NS_PANEL_COUNT];
+  WINDOW *header, *sb, *pwin, *status, *help;
+  int colors;
+  ns_panel tab;
+  int help_open, help_scroll;
+  edit_kind editing;
+  char edit[64];
+  char msg[NS_ERRLEN + 64];
+  int msg_style;
+  int changed; /* the state changed: recompute before drawing */
+  double compute_ms;
+} app;
+
+/* The main loop wakes at least this often (signals, pending redraws). */
+#define TICK_MS 250
+
+/* ---- tui.c ---- */
+/* Puts a formatted message on the status line in a plot style. */
+void tui_message(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Lays the windows out again for the terminal's size (and the prompt's state). */
+void tui_relayout(app *a);
+
+/* ---- keys.c ---- */
+/* Handles one key (code: a curses key code, else a character). Returns 0 to quit. */
+int tui_key(app *a, int code, unsigned ch);
+
+#endif
