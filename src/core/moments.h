@@ -21,9 +21,9 @@
 typedef enum { NS_ALGO_TWOPASS = 0, NS_ALGO_WELFORD, NS_ALGO_RAW } ns_algo;
 
 typedef struct {
-  double n;    /* count (a double so merged counts never overflow) */
+  double n; /* count (a double so merged counts never overflow) */
   double mean;
-  double m2;   /* sum of squared deviations from the mean */
+  double m2; /* sum of squared deviations from the mean */
 } ns_moments;
 
 /* Moments of x[0], x[stride], ..., x[(n-1)*stride] as described above.
@@ -40,7 +40,7 @@ double ns_moments_var(const ns_moments *m, int ddof);
  * m2 = a.m2 + b.m2 + delta^2*a.n*b.n/n. Either side may be empty (n = 0). */
 ns_moments ns_moments_merge(ns_moments a, ns_moments b);
 
-const char *ns_algo_name(ns_algo a);        /* "twopass", "welford", "raw" */
+const char *ns_algo_name(ns_algo a); /* "twopass", "welford", "raw" */
 int ns_algo_parse(const char *name, ns_algo *out);
 
 #endif

@@ -28,8 +28,8 @@ void ns_rng_seed_u64(ns_rng *g, uint64_t seed);
 int ns_rng_seed_decimal(ns_rng *g, const char *digits, char *err);
 
 uint64_t ns_rng_next_u64(ns_rng *g);
-double ns_rng_random(ns_rng *g);                 /* uniform [0, 1), 53 bits */
-double ns_rng_standard_normal(ns_rng *g);        /* ziggurat */
+double ns_rng_random(ns_rng *g);                           /* uniform [0, 1), 53 bits */
+double ns_rng_standard_normal(ns_rng *g);                  /* ziggurat */
 double ns_rng_normal(ns_rng *g, double loc, double scale); /* loc + scale*z, no FMA */
 
 /* SeedSequence internals, exposed for the test vectors: the 4-word pool, and

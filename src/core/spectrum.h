@@ -21,10 +21,10 @@
 typedef enum { NS_LABEL_ONES = 0, NS_LABEL_RADIAL, NS_LABEL_BULK } ns_label;
 
 typedef struct {
-  double value;  /* real part */
-  double imag;   /* imaginary part (0 for symmetric or closed form) */
+  double value; /* real part */
+  double imag;  /* imaginary part (0 for symmetric or closed form) */
   ns_label label;
-  int mult;      /* multiplicity */
+  int mult; /* multiplicity */
 } ns_eig;
 
 /* Ascending eigenvalues w[0..n-1] of a symmetric matrix (dsyevr); V (n*n, row-major,
@@ -45,8 +45,7 @@ const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk" */
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
  * closed form applies (gamma not constant within a statistic), -1 on error. */
-int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
-                       char *err);
+int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap, char *err);
 /* Numeric labelled spectrum of J (n x n, e.g. from ns_jacobian_*): eigenvalues by LAPACK
  * (dsyevr when J is symmetric, dgeev otherwise), each eigenvector labelled by its squared
  * projection (> 1/2) onto the span of the statistics' ones vectors (ones), their radial

@@ -32,7 +32,7 @@ typedef struct ns_tensor {
   size_t shape[NS_MAXRANK]; /* unused trailing entries are 1 */
   size_t n;                 /* product of shape */
   ns_dtype dtype;
-  void *data;               /* n * ns_dtype_size(dtype) bytes, owned */
+  void *data; /* n * ns_dtype_size(dtype) bytes, owned */
 } ns_tensor;
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);

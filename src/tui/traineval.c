@@ -53,8 +53,7 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
     y++;
   }
   /* what the gap is comes before the bars, and the key line stays last: one line each */
-  if (y + 1 <= ih)
-    tui_wrap(w, y++, 1, PLOT_S_DIM, "gap: max|y(running) - y(own stats)|", 1);
+  if (y + 1 <= ih) tui_wrap(w, y++, 1, PLOT_S_DIM, "gap: max|y(running) - y(own stats)|", 1);
   /* The gaps as bars: how far eval-mode outputs land from the batch's own. */
   int barw = iw - 14;
   if (y + n <= ih && barw >= 8) {

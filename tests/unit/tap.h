@@ -28,7 +28,8 @@ static inline void tap_ok(int cond, const char *fmt, ...) {
 static inline int tap_close(double got, double want, double tol, const char *name) {
   int ok = (isnan(got) && isnan(want)) || got == want || fabs(got - want) <= tol;
   tap_ok(ok, "%s", name);
-  if (!ok) printf("#   got %.17g, want %.17g (tol %g, diff %.3g)\n", got, want, tol, fabs(got - want));
+  if (!ok)
+    printf("#   got %.17g, want %.17g (tol %g, diff %.3g)\n", got, want, tol, fabs(got - want));
   return ok;
 }
 
