@@ -63,8 +63,6 @@ unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank);
 /* Pushes an empty tensor userdata and returns its slot: store a tensor there and the
  * GC owns it. A slot left NULL is harmless. */
 ns_tensor **nsl_newbox(lua_State *L);
-/* Pushes a tensor userdata for t (takes ownership) or raises with err if t is NULL. */
-void nsl_pushnew(lua_State *L, ns_tensor *t, const char *err);
 /* The tensor at arg, or one converted from a (nested) table of numbers, in which case
  * its box is pushed on the stack (so use absolute indices). `what` names the argument
  * in messages ("values", "x"). */

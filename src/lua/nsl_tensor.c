@@ -38,11 +38,6 @@ void nsl_pushtensor(lua_State *L, ns_tensor *t) {
   }
 }
 
-void nsl_pushnew(lua_State *L, ns_tensor *t, const char *err) {
-  if (!t) luaL_error(L, "%s", err && *err ? err : "tensor operation failed");
-  nsl_pushtensor(L, t);
-}
-
 ns_tensor *nsl_totensor(lua_State *L, int idx) {
   ns_tensor **box = luaL_testudata(L, idx, NSL_TENSOR_MT);
   return box ? *box : NULL;
