@@ -189,13 +189,13 @@ static int r_gc(lua_State *L) {
   return 0;
 }
 
-/* Per-statistic moments of a batch tensor, statistics as batch norm takes them (one per
- * channel of axis 2, or one for a rank-1 batch); Lua scratch, *nstat entries. */
 static int plan_gc(lua_State *L) {
   ns_norm_plan_free(luaL_checkudata(L, 1, NSL_PLAN_MT));
   return 0;
 }
 
+/* Per-statistic moments of a batch tensor, statistics as batch norm takes them (one per
+ * channel of axis 2, or one for a rank-1 batch); Lua scratch, *nstat entries. */
 static ns_moments *batch_moments(lua_State *L, const ns_tensor *x, size_t *nstat) {
   char err[NS_ERRLEN] = "";
   ns_spec spec;
