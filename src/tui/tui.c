@@ -313,14 +313,15 @@ int tui_run(const tui_options *opt) {
     return 1;
   }
   ns_history_init(&a->hist, 1000);
+  /* from here on every way out goes through `out`, which frees what exists so far */
+  int status = 1;
+  SCREEN *scr = NULL;
   if (opt->file) {
     char why[NS_ERRLEN + 32];
     ns_tensor *t = load(opt->file, why, sizeof why);
     if (!t) {
       fprintf(stderr, "normscope: %s: %s\n", opt->file, why);
-      ns_state_free(&a->st);
-      ns_history_free(&a->hist);
-      return 1;
+      goto out;
     }
     ns_state_patch p;
     ns_patch_init(&p);
@@ -341,22 +342,18 @@ int tui_run(const tui_options *opt) {
     ns_tensor_free(t);
     if (rc != 0) {
       fprintf(stderr, "normscope: %s: %s\n", opt->file, err);
-      ns_state_free(&a->st);
-      ns_history_free(&a->hist);
-      return 1;
+      goto out;
     }
   }
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
     fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
                     "for scripts use `normscope run FILE.lua`\n");
-    ns_state_free(&a->st);
-    ns_history_free(&a->hist);
-    return 1;
+    goto out;
   }
   a->L = nsl_newstate(err);
   if (!a->L) {
     fprintf(stderr, "normscope: %s\n", err);
-    return 1;
+    goto out;
   }
   nsx_open(a->L, &a->st, &a->hist, on_change, a);
 
@@ -379,31 +376,26 @@ int tui_run(const tui_options *opt) {
   a->prompt = tui_prompt_new(a->L); /* before curses: readline reads its init file now */
   if (!a->prompt) {
     fprintf(stderr, "normscope: out of memory\n");
-    return 1;
+    goto out;
   }
-  SCREEN *scr = newterm(NULL, stdout, stdin);
+  scr = newterm(NULL, stdout, stdin);
   if (!scr) {
     const char *term = getenv("TERM");
     fprintf(stderr,
             "normscope: cannot start the screen on terminal type '%s'; try "
             "`normscope repl`\n",
             term ? term : "(unset)");
-    tui_prompt_free(a->prompt);
-    lua_close(a->L);
-    return 1;
+    goto out;
   }
   curses_on = 1;
   if (!tigetstr("cup") || tigetstr("cup") == (char *)-1) {
     const char *term = getenv("TERM");
     restore_terminal();
-    delscreen(scr);
     fprintf(stderr,
             "normscope: terminal type '%s' cannot place the cursor; the explorer "
             "needs a full-screen terminal (try TERM=xterm-256color, or `normscope repl`)\n",
             term ? term : "(unset)");
-    tui_prompt_free(a->prompt);
-    lua_close(a->L);
-    return 1;
+    goto out;
   }
   cbreak();
   noecho();
@@ -433,7 +425,7 @@ int tui_run(const tui_options *opt) {
   tui_relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
-  int status = 0;
+  status = 0;
   for (;;) {
     wint_t wc;
     int rc = wget_wch(stdscr, &wc);
@@ -461,11 +453,12 @@ int tui_run(const tui_options *opt) {
     if (!go) break;
     draw(a);
   }
+out:
   free_windows(a);
   restore_terminal();
-  delscreen(scr);
+  if (scr) delscreen(scr);
   tui_prompt_free(a->prompt);
-  lua_close(a->L);
+  if (a->L) lua_close(a->L);
   ns_result_free(&a->res);
   ns_explore_cache_free(&a->cache);
   ns_history_free(&a->hist);
