@@ -110,7 +110,7 @@ void tui_relayout(app *a) {
   a->help = mkwin(hr);
 }
 
-static void draw_header(app *a, const tui_view *base) {
+static void draw_header(app *a) {
   WINDOW *w = a->header;
   werase(w);
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
@@ -135,7 +135,6 @@ static void draw_header(app *a, const tui_view *base) {
     mvwprintw(w, 0, COLS - 19, "%6.1f ms", a->compute_ms);
   }
   wattrset(w, A_NORMAL);
-  (void)base;
   wnoutrefresh(w);
 }
 
@@ -180,7 +179,7 @@ static void draw(app *a) {
     doupdate();
     return;
   }
-  draw_header(a, &v);
+  draw_header(a);
   static const tui_draw_fn fns[NS_PANEL_COUNT] = {
       tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
       tui_draw_batch, tui_draw_traineval, tui_draw_precision};
