@@ -52,28 +52,12 @@ static int is_centered(const ns_state *s) {
 }
 
 void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[96];
-  snprintf(title, sizeof title, "4 Spectrum of J = dy/dx");
-  tui_frame(w, title, v);
+  tui_frame(w, "4 Spectrum of J = dy/dx", v);
   int iw = tui_iw(w), ih = tui_ih(w);
   if (!r->jac_done) {
     /* The reason, wrapped at word boundaries. */
     const char *why = r->jac_skip[0] ? r->jac_skip : "Jacobian probes skipped (no reason given)";
-    int y = 1;
-    size_t len = strlen(why), at = 0;
-    while (at < len && y <= ih) {
-      size_t n = len - at;
-      if (n > (size_t)iw) {
-        n = (size_t)iw;
-        while (n > 0 && why[at + n] != ' ') n--;
-        if (n == 0) n = (size_t)iw;
-      }
-      char line[256];
-      snprintf(line, sizeof line, "%.*s", (int)n, why + at);
-      tui_puts(w, y++, 1, PLOT_S_MARK, line);
-      at += n;
-      while (why[at] == ' ') at++;
-    }
+    int y = 1 + tui_wrap(w, 1, 1, PLOT_S_MARK, why, ih);
     if (y <= ih && r->n > NS_EXPLORE_JAC_LIMIT)
       tui_puts(w, y++, 1, PLOT_S_DIM, "set{x=...} with a smaller x to see it");
     return;

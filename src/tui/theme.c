@@ -198,23 +198,36 @@ const char *tui_num(double v, char *buf, size_t len) {
   return buf;
 }
 
+/* The length of the next wrapped line of text from `at`: up to the last space that keeps
+ * it within width, or width characters when a word is longer. */
+static size_t wrap_line(const char *text, size_t at, size_t len, int width) {
+  size_t n = len - at;
+  if (n > (size_t)width) {
+    n = (size_t)width;
+    while (n > 0 && text[at + n] != ' ') n--;
+    if (n == 0) n = (size_t)width;
+  }
+  return n;
+}
+
+/* The start of the line after one of n characters from `at`: its spaces are skipped. */
+static size_t wrap_next(const char *text, size_t at, size_t n) {
+  at += n;
+  while (text[at] == ' ') at++;
+  return at;
+}
+
 int tui_wrap(WINDOW *w, int y, int x, int style, const char *text, int maxlines) {
   int width = getmaxx(w) - 1 - x, used = 0;
   size_t len = strlen(text), at = 0;
   if (width < 8) return 0;
   while (at < len && used < maxlines) {
-    size_t n = len - at;
-    if (n > (size_t)width) {
-      n = (size_t)width;
-      while (n > 0 && text[at + n] != ' ') n--;
-      if (n == 0) n = (size_t)width;
-    }
+    size_t n = wrap_line(text, at, len, width);
     char line[512];
     snprintf(line, sizeof line, "%.*s", (int)n, text + at);
     tui_puts(w, y + used, x, style, line);
     used++;
-    at += n;
-    while (text[at] == ' ') at++;
+    at = wrap_next(text, at, n);
   }
   return used;
 }
@@ -224,15 +237,8 @@ int tui_wrap_lines(WINDOW *w, int x, const char *text) {
   size_t len = strlen(text), at = 0;
   if (width < 8) return 0;
   while (at < len) {
-    size_t n = len - at;
-    if (n > (size_t)width) {
-      n = (size_t)width;
-      while (n > 0 && text[at + n] != ' ') n--;
-      if (n == 0) n = (size_t)width;
-    }
+    at = wrap_next(text, at, wrap_line(text, at, len, width));
     lines++;
-    at += n;
-    while (text[at] == ' ') at++;
   }
   return lines;
 }
