@@ -149,9 +149,7 @@ static int l_normalize(lua_State *L) {
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
   nsl_checkspec(L, 2, x, &spec);
-  ns_norm_result *res = lua_newuserdatauv(L, sizeof *res, 0);
-  memset(res, 0, sizeof *res);
-  luaL_setmetatable(L, NSL_RESULT_MT);
+  ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   if (ns_normalize(x, &spec, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
   ns_tensor **y = nsl_newbox(L);
   *y = res->y; /* the box owns y now */
@@ -356,10 +354,6 @@ static const luaL_Reg functions[] = {{"normalize", l_normalize},
                                      {NULL, NULL}};
 
 void nsl_open_normalize(lua_State *L) {
-  if (luaL_newmetatable(L, NSL_RESULT_MT)) {
-    lua_pushcfunction(L, result_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
+  nsl_gcmeta(L, NSL_RESULT_MT, result_gc);
   luaL_setfuncs(L, functions, 0);
 }

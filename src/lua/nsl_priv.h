@@ -71,6 +71,11 @@ ns_tensor *nsl_tensorarg(lua_State *L, int arg, const char *what);
 ns_tensor *nsl_tensorat(lua_State *L, int idx, int arg, const char *what);
 /* Lua-allocated scratch of n doubles (pushed on the stack). */
 double *nsl_scratch(lua_State *L, size_t n);
+/* Pushes a zeroed userdata of size bytes with metatable tname and returns it: a C
+ * struct that the GC owns (its __gc frees what it points to). */
+void *nsl_newobj(lua_State *L, size_t size, const char *tname);
+/* Creates metatable tname with gc as its only metamethod, if it does not exist yet. */
+void nsl_gcmeta(lua_State *L, const char *tname, lua_CFunction gc);
 
 /* The normalize spec at arg (nil: defaults), checked field by field against the input
  * x; gamma/beta arrays are Lua scratch pushed on the stack. */

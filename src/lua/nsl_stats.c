@@ -146,10 +146,7 @@ static ns_running *checkrunning(lua_State *L, int idx) {
 
 /* A fresh, GC-owned running object pushed on the stack. */
 static ns_running *new_running(lua_State *L) {
-  ns_running *r = lua_newuserdatauv(L, sizeof *r, 0);
-  memset(r, 0, sizeof *r);
-  luaL_setmetatable(L, NSL_RUNNING_MT);
-  return r;
+  return nsl_newobj(L, sizeof(ns_running), NSL_RUNNING_MT);
 }
 
 /* ns.running{momentum=0.1 | false, exact=false} */
@@ -201,9 +198,7 @@ static ns_moments *batch_moments(lua_State *L, const ns_tensor *x, size_t *nstat
   ns_spec spec;
   ns_spec_default(&spec);
   spec.kind = NS_KIND_BATCH;
-  ns_norm_plan *p = lua_newuserdatauv(L, sizeof *p, 0); /* GC-owned plan */
-  memset(p, 0, sizeof *p);
-  luaL_setmetatable(L, NSL_PLAN_MT);
+  ns_norm_plan *p = nsl_newobj(L, sizeof *p, NSL_PLAN_MT);
   if (ns_norm_plan_make(x->rank, x->shape, &spec, p, err) != 0) nsl_argerror(L, 2, "%s", err);
   size_t ns = p->nstat, m = p->count;
   ns_moments *b = lua_newuserdatauv(L, ns * sizeof *b, 0);
@@ -359,11 +354,7 @@ static const luaL_Reg functions[] = {{"moments", l_moments},
                                      {NULL, NULL}};
 
 void nsl_open_stats(lua_State *L) {
-  if (luaL_newmetatable(L, NSL_PLAN_MT)) {
-    lua_pushcfunction(L, plan_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
+  nsl_gcmeta(L, NSL_PLAN_MT, plan_gc);
   if (luaL_newmetatable(L, NSL_RUNNING_MT)) {
     lua_pushcfunction(L, r_gc);
     lua_setfield(L, -2, "__gc");

@@ -55,6 +55,21 @@ double *nsl_scratch(lua_State *L, size_t n) {
   return lua_newuserdatauv(L, (n ? n : 1) * sizeof(double), 0);
 }
 
+void *nsl_newobj(lua_State *L, size_t size, const char *tname) {
+  void *p = lua_newuserdatauv(L, size, 0);
+  memset(p, 0, size);
+  luaL_setmetatable(L, tname);
+  return p;
+}
+
+void nsl_gcmeta(lua_State *L, const char *tname, lua_CFunction gc) {
+  if (luaL_newmetatable(L, tname)) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+}
+
 /* ---- conversion of nested Lua arrays ---------------------------------------------- */
 
 /* Shape of the nested array at the top of the stack, read along first elements. */
