@@ -279,8 +279,8 @@ static void column_moments(const double *v, size_t rows, size_t D, ns_moments *m
     ns_moments_compute(v + j, rows, D, NS_FP64, NS_FP64, NS_ALGO_TWOPASS, &m[j]);
 }
 
-/* Train/eval panel. On success runs[] hold the three estimators (caller frees). */
-static int train_probe(const ns_state *s, ns_result *r, ns_running runs[3], char *err) {
+/* Train/eval panel. */
+static int train_probe(const ns_state *s, ns_result *r, char *err) {
   ns_rng g;
   ns_rng_seed_u64(&g, s->seed);
   size_t D = s->train_source == NS_SOURCE_RNG ? 1 : s->batch->shape[1];
@@ -292,6 +292,8 @@ static int train_probe(const ns_state *s, ns_result *r, ns_running runs[3], char
   r->eval_n = E;
   double *bv = NULL, *bx = malloc(bs * D * sizeof *bx);
   ns_moments *bm = malloc(D * sizeof *bm);
+  ns_running runs[3];
+  memset(runs, 0, sizeof runs);
   r->eval_x = malloc(E * D * sizeof *r->eval_x);
   r->eval_y = malloc(E * D * sizeof *r->eval_y);
   r->eval_mean = malloc(D * sizeof *r->eval_mean);
@@ -356,6 +358,7 @@ static int train_probe(const ns_state *s, ns_result *r, ns_running runs[3], char
   r->est_active = s->cumulative ? 1 : 0;
   rc = 0;
 out:
+  for (int k = 0; k < 3; k++) ns_running_free(&runs[k]);
   free(bx);
   free(bv);
   free(bm);
@@ -484,10 +487,10 @@ static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spe
   return y;
 }
 
-/* The running statistics eval-mode batch norm of x uses (into *out, owned): the train
- * panel's selected estimator `run` when its statistic count fits x's nstat (0: unknown,
+/* The running statistics eval-mode batch norm of x uses (into *out, owned): those of the
+ * train panel's selected estimator in r when its feature count fits x's nstat (0: unknown,
  * planned here), else fresh ones (mean 0, var 1). Sets the output's note. */
-static int eval_running(const ns_state *s, const ns_running *run, size_t nstat, ns_running *out,
+static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_running *out,
                         const char **note, char *err) {
   if (!nstat) { /* not known from a current output: plan the normalization of x */
     ns_spec spec;
@@ -498,16 +501,16 @@ static int eval_running(const ns_state *s, const ns_running *run, size_t nstat, 
     nstat = plan.nstat;
     ns_norm_plan_free(&plan);
   }
-  if (run->nstat == nstat) {
+  const ns_estimator *est = r->train_d == nstat ? &r->est[r->est_active] : NULL;
+  if (est)
     *note = s->cumulative ? "eval mode: running statistics of the train panel (cumulative)"
                           : "eval mode: running statistics of the train panel (momentum)";
-    return ns_running_copy(out, run, err);
-  }
-  *note = "eval mode: fresh running stats (mean 0, var 1): train panel features differ";
+  else
+    *note = "eval mode: fresh running stats (mean 0, var 1): train panel features differ";
   if (ns_running_init(out, s->momentum, s->cumulative, 0, nstat, err) != 0) return -1;
   for (size_t j = 0; j < nstat; j++) {
-    out->mean[j] = 0;
-    out->var[j] = 1;
+    out->mean[j] = est ? est->mean[j] : 0;
+    out->var[j] = est ? est->var[j] : 1;
   }
   return 0;
 }
@@ -579,7 +582,6 @@ void ns_explore_cache_init(ns_explore_cache *c) {
 void ns_explore_cache_free(ns_explore_cache *c) {
   if (!c) return;
   ns_state_free(&c->prev);
-  ns_running_free(&c->run);
   memset(c, 0, sizeof *c);
 }
 
@@ -602,19 +604,14 @@ static int cache_store(ns_explore_cache *c, const ns_state *s, int x_same, char 
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err) {
   unsigned parts = c->valid ? stale_parts(&c->prev, s) : NS_PART_ALL;
   c->last_parts = parts;
-  if (!c->valid) {
-    ns_result_free(r);
-    ns_running_free(&c->run);
-  }
+  if (!c->valid) ns_result_free(r);
   if (!parts) return 0;
   const ns_tensor *x = s->x;
   size_t n = x->n;
-  ns_running runs[3], eval_run;
-  memset(runs, 0, sizeof runs);
+  ns_running eval_run;
   memset(&eval_run, 0, sizeof eval_run);
   double *xv = NULL;
   int rc = -1;
-  c->valid = 0; /* until every stale part is recomputed */
   if (parts & (NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
     if (!(xv = malloc(n * sizeof *xv))) {
       ns_explore_fail(err, "out of memory reading x");
@@ -629,9 +626,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   /* 6 train/eval first: eval mode of the output may use its running statistics */
   if (parts & NS_PART_TRAIN) {
     clear_train(r);
-    if (train_probe(s, r, runs, err) != 0) goto out;
-    ns_running_free(&c->run);
-    if (ns_running_copy(&c->run, &runs[r->est_active], err) != 0) goto out;
+    if (train_probe(s, r, err) != 0) goto out;
   }
 
   /* 3 output, and the spec every probe of it shares */
@@ -641,7 +636,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH &&
       (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC))) {
     size_t nstat = parts & NS_PART_OUTPUT ? 0 : r->norm.plan.nstat;
-    if (eval_running(s, &c->run, nstat, &eval_run, &note, err) != 0) goto out;
+    if (eval_running(s, r, nstat, &eval_run, &note, err) != 0) goto out;
     spec.running = &eval_run;
   }
   if (parts & NS_PART_OUTPUT) {
@@ -684,11 +679,9 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   c->valid = rc == 0;
 out:
   ns_running_free(&eval_run);
-  for (int k = 0; k < 3; k++) ns_running_free(&runs[k]);
   free(xv);
   if (rc != 0) {
     ns_result_free(r);
-    ns_running_free(&c->run);
     c->valid = 0;
   }
   return rc;

@@ -427,8 +427,7 @@ enum {
 
 typedef struct {
   ns_state prev;       /* the state the result belongs to (deep copy) */
-  ns_running run;      /* the train panel's selected estimator (eval batch norm uses it) */
-  int valid;           /* prev and run describe the caller's result */
+  int valid;           /* prev describes the caller's result */
   unsigned last_parts; /* bit mask of the parts the last update recomputed (0: none) */
 } ns_explore_cache;
 
