@@ -51,11 +51,6 @@ static int check_affine(const char *fn, const ns_spec *spec, const ns_norm_plan 
   return 0;
 }
 
-static double gamma_of(const ns_spec *spec, const ns_norm_plan *p, size_t i) {
-  if (!spec->gamma) return 1.0;
-  return spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]];
-}
-
 /* A spec that ns_normalize evaluates in plain double: fp64 storage and accumulation, and
  * no running object in train mode (a Jacobian never updates running statistics). */
 static ns_spec fp64_spec(const ns_spec *spec) {
@@ -64,14 +59,6 @@ static ns_spec fp64_spec(const ns_spec *spec) {
   s.acc = NS_FP64;
   if (s.mode == NS_MODE_TRAIN) s.running = NULL;
   return s;
-}
-
-/* Eval mode makes the statistics constants (the running ones) for batch kinds only: the
- * batch kind, or explicit axes that include the batch axis (bit 0) at rank >= 2. This
- * mirrors ns_normalize's rule; other kinds use their own statistics in both modes. */
-static int eval_is_constant(const ns_spec *spec, int rank) {
-  int batch = ns_spec_is_batch(spec, rank);
-  return spec->mode == NS_MODE_EVAL && batch;
 }
 
 static ns_tensor *fp64_copy(const ns_tensor *x, char *err) {
@@ -93,7 +80,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
   }
   memset(J, 0, n * n * sizeof *J);
 
-  if (eval_is_constant(spec, x->rank)) {
+  if (ns_spec_eval_running(spec, x->rank)) {
     /* y_i = g_i (x_i - mu) / s with mu, s fixed by the running statistics: diagonal. Let
      * ns_normalize resolve the running statistics so both agree on them. */
     ns_spec s = fp64_spec(spec);
@@ -102,7 +89,8 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
     memset(&r, 0, sizeof r);
     int rc = xt ? ns_normalize(xt, &s, &r, err) : -1;
     if (rc == 0)
-      for (size_t i = 0; i < n; i++) J[i * n + i] = gamma_of(spec, &p, i) / r.denom[p.stat_of[i]];
+      for (size_t i = 0; i < n; i++)
+        J[i * n + i] = ns_spec_gamma(spec, &p, i) / r.denom[p.stat_of[i]];
     ns_norm_result_free(&r);
     ns_tensor_free(xt);
     ns_norm_plan_free(&p);
@@ -147,7 +135,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
     double off = center ? 1.0 / dm : 0.0;
     for (size_t a = 0; a < m; a++) {
       size_t i = mem[a];
-      double g = gamma_of(spec, &p, i);
+      double g = ns_spec_gamma(spec, &p, i);
       for (size_t b = 0; b < m; b++) {
         size_t j = mem[b];
         double d = ((a == b ? 1.0 : 0.0) - off) / s - c[a] * c[b] * coef;

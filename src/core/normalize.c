@@ -128,6 +128,15 @@ int ns_spec_is_batch(const ns_spec *s, int rank) {
   return s->kind == NS_KIND_BATCH || (s->axes != 0 && (s->axes & 1u) && rank >= 2);
 }
 
+int ns_spec_eval_running(const ns_spec *s, int rank) {
+  return s->mode == NS_MODE_EVAL && ns_spec_is_batch(s, rank);
+}
+
+double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i) {
+  if (!s->gamma) return 1.0;
+  return s->gamma[s->ngamma == 1 ? 0 : p->affine_of[i]];
+}
+
 void ns_norm_plan_free(ns_norm_plan *p) {
   if (!p) return;
   free(p->members);
@@ -491,9 +500,8 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
   const size_t nstat = p->nstat, m = p->count;
   const int centered = ns_spec_center(spec);
   const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
-  const int batchkind = ns_spec_is_batch(spec, x->rank);
-  const int eval = spec->mode == NS_MODE_EVAL && batchkind;
-  ns_running *run = batchkind ? spec->running : NULL;
+  const int eval = ns_spec_eval_running(spec, x->rank);
+  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
   if (eval && !run) {
     ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
               ns_kind_name(spec->kind));

@@ -125,6 +125,12 @@ typedef struct {
 int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
                       char *err);
 void ns_norm_plan_free(ns_norm_plan *p);
+/* gamma of element i under the plan: 1 without gamma, gamma[0] when it broadcasts (ngamma 1),
+ * else gamma[p->affine_of[i]]. */
+double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);
+/* 1 if the spec normalizes with the running statistics as constants: eval mode of a batch
+ * kind (ns_spec_is_batch) at this rank. Every other spec uses the input's own statistics. */
+int ns_spec_eval_running(const ns_spec *s, int rank);
 
 typedef struct {
   ns_tensor *y; /* x's shape, spec dtype */

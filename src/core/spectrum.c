@@ -316,19 +316,6 @@ static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap,
   return (int)w;
 }
 
-static double gamma_at(const ns_spec *spec, const ns_norm_plan *p, size_t i) {
-  if (!spec->gamma) return 1.0;
-  return spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]];
-}
-
-/* Eval mode makes the statistics constants (the running ones) for batch kinds only: the
- * batch kind, or explicit axes that include the batch axis (bit 0) at rank >= 2. This
- * mirrors ns_normalize's rule; other kinds use their own statistics in both modes. */
-static int eval_is_constant(const ns_spec *spec, int rank) {
-  int batch = ns_spec_is_batch(spec, rank);
-  return spec->mode == NS_MODE_EVAL && batch;
-}
-
 /* Shared set-up: argument checks and the reduction plan. */
 static int prepare(const char *fn, const ns_tensor *x, const ns_spec *spec, const void *out,
                    ns_norm_plan *p, char *err) {
@@ -400,20 +387,20 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  if (eval_is_constant(spec, x->rank)) {
+  if (ns_spec_eval_running(spec, x->rank)) {
     /* J = diag(g_i / s_i): every direction is bulk */
     if (eval_denoms(x, spec, c, &p, err)) goto done;
     for (size_t i = 0; i < n; i++)
-      e[k++] = (ns_eig){gamma_at(spec, &p, i) / c[i], 0, NS_LABEL_BULK, 1};
+      e[k++] = (ns_eig){ns_spec_gamma(spec, &p, i) / c[i], 0, NS_LABEL_BULK, 1};
     rc = merge_out(e, k, 0, out, cap, fn, err);
     goto done;
   }
   ns_tensor_read(x, xv);
   for (size_t st = 0; st < p.nstat; st++) {
     const size_t *mem = p.members + st * m;
-    double g = gamma_at(spec, &p, mem[0]);
+    double g = ns_spec_gamma(spec, &p, mem[0]);
     for (size_t a = 1; a < m; a++)
-      if (gamma_at(spec, &p, mem[a]) != g) { /* no closed form: J is not g times symmetric */
+      if (ns_spec_gamma(spec, &p, mem[a]) != g) { /* no closed form: J is not g times symmetric */
         rc = 0;
         goto done;
       }
@@ -492,7 +479,7 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
     goto done;
 
   for (size_t k = 0; k < n; k++) e[k] = (ns_eig){wr[k], wi[k], NS_LABEL_BULK, 1};
-  if (!eval_is_constant(spec, x->rank)) {
+  if (!ns_spec_eval_running(spec, x->rank)) {
     /* unit radial vector of each statistic: its centred values (RMS: the values) */
     ns_tensor_read(x, xv);
     for (size_t st = 0; st < p.nstat; st++) {
