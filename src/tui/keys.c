@@ -228,6 +228,28 @@ static void do_undo(app *a, int redo) {
 
 /* ---- keys ---- */
 
+/* Keys that only step or toggle one setting through explore.h's helpers. */
+static const struct {
+  unsigned char key;
+  int (*step)(ns_state *, ns_history *, int dir, char *err);
+  int dir;
+} step_keys[] = {
+    {'k', ns_explore_cycle_kind, 1},    {'K', ns_explore_cycle_kind, -1},
+    {'g', ns_explore_groups_step, -1},  {'G', ns_explore_groups_step, 1},
+    {'e', ns_explore_eps_decade, -1},   {'E', ns_explore_eps_decade, 1},
+    {'t', ns_explore_cycle_dtype, 1},   {'T', ns_explore_cycle_acc, 1},
+    {'v', ns_explore_cycle_algo, 1},    {'o', ns_explore_momentum_step, -1},
+    {'O', ns_explore_momentum_step, 1},
+};
+static const struct {
+  unsigned char key;
+  int (*toggle)(ns_state *, ns_history *, char *err);
+} toggle_keys[] = {
+    {'p', ns_explore_toggle_eps_at},     {'d', ns_explore_toggle_ddof},
+    {'c', ns_explore_cycle_center},      {'m', ns_explore_toggle_mode},
+    {'C', ns_explore_toggle_cumulative},
+};
+
 static int is_number_char(unsigned c) {
   return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+';
 }
@@ -404,6 +426,16 @@ int tui_key(app *a, int code, unsigned ch) {
     a->edit[1] = 0;
     return 1;
   }
+  for (size_t i = 0; i < sizeof step_keys / sizeof step_keys[0]; i++)
+    if (ch == step_keys[i].key) {
+      done(a, step_keys[i].step(s, h, step_keys[i].dir, err), err, NULL);
+      return 1;
+    }
+  for (size_t i = 0; i < sizeof toggle_keys / sizeof toggle_keys[0]; i++)
+    if (ch == toggle_keys[i].key) {
+      done(a, toggle_keys[i].toggle(s, h, err), err, NULL);
+      return 1;
+    }
   switch (ch) {
   case 'q':
   case 'Q':
@@ -435,63 +467,15 @@ int tui_key(app *a, int code, unsigned ch) {
   case 18: /* Ctrl-R */
     do_undo(a, 1);
     break;
-  case 'k':
-    done(a, ns_explore_cycle_kind(s, h, 1, err), err, NULL);
-    break;
-  case 'K':
-    done(a, ns_explore_cycle_kind(s, h, -1, err), err, NULL);
-    break;
   case 'a':
     cycle_axes(a);
-    break;
-  case 'g':
-    done(a, ns_explore_groups_step(s, h, -1, err), err, NULL);
-    break;
-  case 'G':
-    done(a, ns_explore_groups_step(s, h, 1, err), err, NULL);
-    break;
-  case 'e':
-    done(a, ns_explore_eps_decade(s, h, -1, err), err, NULL);
-    break;
-  case 'E':
-    done(a, ns_explore_eps_decade(s, h, 1, err), err, NULL);
     break;
   case '=':
     a->editing = EDIT_EPS;
     a->edit[0] = 0;
     break;
-  case 'p':
-    done(a, ns_explore_toggle_eps_at(s, h, err), err, NULL);
-    break;
-  case 'd':
-    done(a, ns_explore_toggle_ddof(s, h, err), err, NULL);
-    break;
-  case 'c':
-    done(a, ns_explore_cycle_center(s, h, err), err, NULL);
-    break;
   case 'w':
     cycle_affine(a);
-    break;
-  case 't':
-    done(a, ns_explore_cycle_dtype(s, h, 1, err), err, NULL);
-    break;
-  case 'T':
-    done(a, ns_explore_cycle_acc(s, h, 1, err), err, NULL);
-    break;
-  case 'v':
-    done(a, ns_explore_cycle_algo(s, h, 1, err), err, NULL);
-    break;
-  case 'm':
-    done(a, ns_explore_toggle_mode(s, h, err), err, NULL);
-    break;
-  case 'o':
-    done(a, ns_explore_momentum_step(s, h, -1, err), err, NULL);
-    break;
-  case 'O':
-    done(a, ns_explore_momentum_step(s, h, 1, err), err, NULL);
-    break;
-  case 'C':
-    done(a, ns_explore_toggle_cumulative(s, h, err), err, NULL);
     break;
   case 's':
     done(a, ns_explore_set_shift(s, h, s->shift - 1, err), err, NULL);
