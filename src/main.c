@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,6 +87,29 @@ static const command *find_command(const char *name) {
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(commands[i].name, name) == 0) return &commands[i];
   return NULL;
+}
+
+/* The options before a command: flags, none takes a value. */
+enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR };
+static const struct {
+  const char *name;
+  int id;
+} options[] = {{"--help", OPT_HELP},         {"-h", OPT_HELP},
+               {"--version", OPT_VERSION},   {"-V", OPT_VERSION},
+               {"--ascii", OPT_ASCII},       {"--no-mouse", OPT_NO_MOUSE},
+               {"--no-color", OPT_NO_COLOR}, {"--no-colour", OPT_NO_COLOR}};
+
+/* The option whose name is the first len characters of a, or -1. */
+static int find_option(const char *a, size_t len) {
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+    if (strlen(options[i].name) == len && strncmp(a, options[i].name, len) == 0)
+      return options[i].id;
+  return -1;
+}
+
+/* --help or -h, which every command takes. */
+static int is_help(const char *a) {
+  return find_option(a, strlen(a)) == OPT_HELP;
 }
 
 /* ---------------------------------------------------------------- messages */
@@ -218,8 +242,7 @@ static int cmd_run(int argc, char **argv, int first) {
   int i = first + 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-      return print_command_help(find_command("run"));
+    if (is_help(a)) return print_command_help(find_command("run"));
     if (strcmp(a, "--") == 0) {
       i++;
       break;
@@ -271,8 +294,7 @@ static int cmd_run(int argc, char **argv, int first) {
 
 static int cmd_repl(int argc, char **argv, int first) {
   for (int i = first + 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-      return print_command_help(find_command("repl"));
+    if (is_help(argv[i])) return print_command_help(find_command("repl"));
     char what[256];
     snprintf(what, sizeof what, "repl: %s", argv[i]);
     return usage_error(what, argv[i][0] == '-' ? "unknown option" : "unexpected argument", "repl");
@@ -291,8 +313,7 @@ static int cmd_help(int argc, char **argv, int first) {
   }
   if (first + 2 < argc) return usage_error("help", "too many arguments", "help");
   const char *name = argv[first + 1];
-  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-    return print_command_help(find_command("help"));
+  if (is_help(name)) return print_command_help(find_command("help"));
   const command *c = find_command(name);
   if (!c) {
     char what[256];
@@ -304,22 +325,17 @@ static int cmd_help(int argc, char **argv, int first) {
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* Whether s ends in suffix, ignoring case. */
 static int has_suffix(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
-  if (n < m) return 0;
-  for (size_t i = 0; i < m; i++) {
-    char c = s[n - m + i];
-    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-    if (c != suffix[i]) return 0;
-  }
-  return 1;
+  return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 /* A future command: its --help works, anything else says it is not there yet. */
 static int not_yet(const command *c, int argc, char **argv, int first) {
   for (int i = first + 1; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return print_command_help(c);
+    if (is_help(argv[i])) return print_command_help(c);
   }
   fprintf(stderr, PROG ": %s: not available yet\n", c->name);
   return EXIT_USAGE;
@@ -357,27 +373,34 @@ int main(int argc, char **argv) {
     if (!only_files && a[0] == '-' && a[1] != '\0') {
       if (strcmp(a, "--") == 0) {
         only_files = 1;
-      } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        continue;
+      }
+      /* a long option's name ends at '=' ("--ascii=yes" names --ascii) */
+      size_t len = a[1] == '-' ? strcspn(a, "=") : strlen(a);
+      int id = find_option(a, len);
+      if (a[len] == '=') {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)len, a);
+        return usage_error(id >= 0 ? name : a,
+                           id >= 0 ? "this option takes no argument" : "unknown option", NULL);
+      }
+      switch (id) {
+      case OPT_HELP:
         print_overview();
         return 0;
-      } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+      case OPT_VERSION:
         print_version();
         return 0;
-      } else if (strcmp(a, "--ascii") == 0) {
+      case OPT_ASCII:
         opt.ascii = explorer_option = 1;
-      } else if (strcmp(a, "--no-mouse") == 0) {
+        break;
+      case OPT_NO_MOUSE:
         opt.no_mouse = explorer_option = 1;
-      } else if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) {
+        break;
+      case OPT_NO_COLOR:
         opt.no_color = explorer_option = 1;
-      } else if (strncmp(a, "--", 2) == 0 && strchr(a, '=')) {
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)(strchr(a, '=') - a), a);
-        int known = strcmp(name, "--ascii") == 0 || strcmp(name, "--no-mouse") == 0 ||
-                    strcmp(name, "--no-color") == 0 || strcmp(name, "--help") == 0 ||
-                    strcmp(name, "--version") == 0;
-        return usage_error(known ? name : a,
-                           known ? "this option takes no argument" : "unknown option", NULL);
-      } else {
+        break;
+      default:
         return usage_error(a, "unknown option", NULL);
       }
       continue;
@@ -386,11 +409,8 @@ int main(int argc, char **argv) {
      * explorer's file. */
     const command *c = only_files || opt.file ? NULL : find_command(a);
     if (c) {
-      if (explorer_option) {
-        char why[160];
-        snprintf(why, sizeof why, "--ascii, --no-mouse and --no-color are for the explorer");
-        return usage_error(a, why, NULL);
-      }
+      if (explorer_option)
+        return usage_error(a, "--ascii, --no-mouse and --no-color are for the explorer", NULL);
       if (!c->run) return not_yet(c, argc, argv, i);
       return c->run(argc, argv, i);
     }

@@ -85,6 +85,9 @@ check "unknown option: exit 2 and 'normscope: --frobnicate: ...'" \
   sh -c '[ $0 = 2 ] && grep -q "^normscope: --frobnicate: " err && grep -q -- "--help" err && [ ! -s out ]' "$rc"
 run_ns --ascii=yes
 check "an argument to a flag: exit 2" sh -c '[ $0 = 2 ] && grep -q "^normscope: --ascii: " err' "$rc"
+run_ns --no-colour=yes
+check "an argument to the --no-colour spelling names the flag too" \
+  sh -c '[ $0 = 2 ] && grep -q "^normscope: --no-colour: this option takes no argument" err' "$rc"
 run_ns frobnicate
 check "unknown command: exit 2 and 'normscope: frobnicate: ...'" \
   sh -c '[ $0 = 2 ] && grep -q "^normscope: frobnicate: " err && grep -q -- "--help" err' "$rc"
