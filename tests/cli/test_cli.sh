@@ -12,10 +12,9 @@ mkdir -p "$HOME"
 cd "$tmp" || exit 1
 
 n=0
-failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {
-  n=$((n + 1)); failed=1; echo "not ok $n - $1"
+  n=$((n + 1)); echo "not ok $n - $1"
   shift
   for line in "$@"; do echo "#   $line"; done
 }
