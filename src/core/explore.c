@@ -417,6 +417,14 @@ static ns_tensor *affine_copy(const ns_tensor *x, const double *xv, double a, do
   return t;
 }
 
+/* 1 when the state's normalization of x reads running statistics: eval mode of a batch
+ * kind, which includes explicit axes over axis 1 (ns_spec_eval_running). */
+static int state_eval_running(const ns_state *s) {
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  return ns_spec_eval_running(&spec, s->x->rank);
+}
+
 /* The parts of a result computed for state a that differ for state b. */
 static unsigned stale_parts(const ns_state *a, const ns_state *b) {
   unsigned m = 0;
@@ -436,7 +444,7 @@ static unsigned stale_parts(const ns_state *a, const ns_state *b) {
       !ns_same_double(a->train_scale, b->train_scale) ||
       (b->train_source == NS_SOURCE_BATCH && batch)) {
     m |= NS_PART_TRAIN;
-    if (b->mode == NS_MODE_EVAL && b->kind == NS_KIND_BATCH) m |= NS_PART_OUTPUT;
+    if (state_eval_running(b)) m |= NS_PART_OUTPUT;
   }
   if (stat || batch ||
       !ns_same_doubles(a->baseline, ns_batch_cols(a), b->baseline, ns_batch_cols(b)) ||
@@ -535,7 +543,7 @@ static void degenerate_words(const ns_state *s, ns_result *r) {
   while (k < nr->plan.nstat && !nr->degenerate[k]) k++;
   if (k == nr->plan.nstat) return;
   const char *st = centered ? "s" : "rms";
-  int eval = s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH;
+  int eval = ns_spec_eval_running(&spec, s->x->rank);
   if (!eval && nr->plan.count <= (size_t)s->ddof)
     snprintf(buf, len, "1 value and ddof 1: variance 0/0");
   else if (!eval && !isfinite(nr->batch[k].mean))
@@ -633,7 +641,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   ns_spec spec;
   ns_state_spec(s, &spec);
   const char *note = s->mode == NS_MODE_EVAL ? "eval mode changes batch norm only" : NULL;
-  if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH &&
+  if (ns_spec_eval_running(&spec, x->rank) &&
       (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC))) {
     size_t nstat = parts & NS_PART_OUTPUT ? 0 : r->norm.plan.nstat;
     if (eval_running(s, r, nstat, &eval_run, &note, err) != 0) goto out;

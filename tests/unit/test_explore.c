@@ -378,10 +378,32 @@ static void test_eval_mode(void) {
     double m = r.est[0].mean[0], v = r.est[0].var[0];
     tap_close(ns_tensor_get(r.norm.y, 0), (-2 - m) / sqrt(v + 1e-5), 1e-12,
               "eval output uses the momentum running statistics");
-    tap_ok(r.eval_note != NULL, "eval note: %s", r.eval_note ? r.eval_note : "(none)");
+    tap_ok(r.eval_note != NULL && strstr(r.eval_note, "train panel (momentum)"), "eval note: %s",
+           r.eval_note ? r.eval_note : "(none)");
     ns_result_free(&r);
   } else {
     tap_ok(0, "compute: %s", err);
+  }
+  /* layer norm with explicit axes that include axis 1 reduces over the batch, so it is a
+   * batch kind too (ns_spec_is_batch): eval mode reads running statistics for it as well
+   * (here fresh ones: 2 columns vs 1 train feature, y = x / sqrt(1 + eps)) */
+  double m6[6] = {1, 2, 3, 4, 5, 7};
+  ns_tensor *x = mat(m6, 3, 2);
+  ns_patch_init(&p);
+  p.set = (1u << NS_F_X) | (1u << NS_F_KIND) | (1u << NS_F_AXES);
+  p.x = x;
+  p.kind = NS_KIND_LAYER;
+  p.axes = 1u; /* axis 1 */
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "layer kind over axis 1 of a 3 x 2 x, eval mode");
+  ns_tensor_free(x);
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_close(ns_tensor_get(r.norm.y, 5), 7 / sqrt(1 + 1e-5), 1e-15,
+              "  eval uses (fresh) running statistics");
+    tap_ok(r.eval_note && strstr(r.eval_note, "fresh"), "  eval note: %s",
+           r.eval_note ? r.eval_note : "(none)");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "  compute: %s", err);
   }
   ns_state_free(&s);
 }

@@ -233,6 +233,15 @@ static int k_batch_kind(ns_state *s, char *err) {
   p.kind = NS_KIND_BATCH;
   return ns_state_apply(s, &p, err);
 }
+/* layer norm over axis 1 only: a batch kind by its axes (reads running stats in eval) */
+static int k_layer_axis1(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_KIND | 1u << NS_F_AXES;
+  p.kind = NS_KIND_LAYER;
+  p.axes = 1u;
+  return ns_state_apply(s, &p, err);
+}
 
 static const step steps[] = {
     {"cursor move", k_cursor, 0},
@@ -267,6 +276,11 @@ static const step steps[] = {
     {"batch cell (batch source, eval)", k_batch, 1},
     {"train mode", k_mode, 1},
     {"scale probe", k_scale, 0},
+    {"layer kind over axis 1", k_layer_axis1, 1},
+    {"eval mode (layer over axis 1)", k_mode, 1},
+    {"seed (eval, layer over axis 1: renormalizes)", k_seed, 1},
+    {"shift probe (eval, layer over axis 1)", k_shift, 0},
+    {"train mode", k_mode, 1},
 };
 
 int main(void) {
