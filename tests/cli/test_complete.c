@@ -66,7 +66,9 @@ static void eval_is(lua_State *L, const char *chunk, int want_status, const char
   sink s = {"", 0};
   int top = lua_gettop(L);
   int st = nslr_eval(L, chunk, "=stdin", collect, &s);
+  /* an error's text is handed over as an error, a result's as a result */
   int ok = st == want_status && lua_gettop(L) == top &&
+           (s.errors > 0) == (want_status == NSLR_ERROR) &&
            (want_text ? strncmp(s.text, want_text, strlen(want_text)) == 0 : s.text[0] == 0);
   char shown[256]; /* the chunk on one line, for the TAP description */
   size_t k = 0;
@@ -81,8 +83,8 @@ static void eval_is(lua_State *L, const char *chunk, int want_status, const char
   shown[k] = '\0';
   tap_ok(ok, "eval \"%s\"", shown);
   if (!ok)
-    tap_diag("status %d (want %d), text \"%s\" (want \"%s\")", st, want_status, s.text,
-             want_text ? want_text : "");
+    tap_diag("status %d (want %d), text \"%s\" (want \"%s\"), %d error call(s)", st, want_status,
+             s.text, want_text ? want_text : "", s.errors);
 }
 
 int main(void) {
