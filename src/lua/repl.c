@@ -464,29 +464,20 @@ int nslr_repl(lua_State *L) {
 
   /* Signals are blocked except while waiting for input, so none is lost between
    * checking the flags and waiting again. */
-  struct sigaction sa, old_int, old_winch, old_term, old_hup;
+  static const int sigs[] = {SIGINT, SIGWINCH, SIGTERM, SIGHUP, SIGTSTP};
+  enum { NSIGS = sizeof sigs / sizeof sigs[0] };
+  struct sigaction sa, old[NSIGS];
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGWINCH, &sa, &old_winch);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
-  struct sigaction old_tstp;
-  sigaction(SIGTSTP, &sa, &old_tstp);
   sigset_t block, waitmask;
   sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGWINCH);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  sigaddset(&block, SIGTSTP);
+  for (int k = 0; k < NSIGS; k++) {
+    sigaction(sigs[k], &sa, &old[k]);
+    sigaddset(&block, sigs[k]);
+  }
   sigprocmask(SIG_BLOCK, &block, &waitmask);
-  sigdelset(&waitmask, SIGINT);
-  sigdelset(&waitmask, SIGWINCH);
-  sigdelset(&waitmask, SIGTERM);
-  sigdelset(&waitmask, SIGHUP);
-  sigdelset(&waitmask, SIGTSTP);
+  for (int k = 0; k < NSIGS; k++) sigdelset(&waitmask, sigs[k]);
 
   rl_callback_handler_install(PROMPT1, on_line);
   int fd = fileno(rl_instream ? rl_instream : stdin);
@@ -525,11 +516,7 @@ int nslr_repl(lua_State *L) {
   rl_callback_handler_remove();
   drop_pending();
   nslr_history_save();
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGWINCH, &old_winch, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  sigaction(SIGHUP, &old_hup, NULL);
-  sigaction(SIGTSTP, &old_tstp, NULL);
+  for (int k = 0; k < NSIGS; k++) sigaction(sigs[k], &old[k], NULL);
   sigprocmask(SIG_UNBLOCK, &block, NULL);
   fflush(stdout);
   return status;
