@@ -119,6 +119,13 @@ static void commit_edit(app *a) {
   }
 }
 
+/* Enter on a cell: edit it, starting from its value. */
+static void edit_cell(app *a) {
+  matrix_focus(a);
+  a->editing = EDIT_CELL;
+  plot_fmt(cell_value(a), 17, a->edit, sizeof a->edit);
+}
+
 static void insert_remove(app *a, int axis, int insert) {
   matrix_focus(a);
   char err[NS_ERRLEN];
@@ -364,11 +371,10 @@ int tui_key(app *a, int code, unsigned ch) {
     return 1;
   }
   if (tui_prompt_is_open(a->prompt)) {
-    int was_open = 1;
     tui_prompt_key(a->prompt, code, ch);
     /* set{}, undo() and friends changed the state through explore's Lua side (on_change
      * marks it); a Lua error only reached the scrollback. */
-    if (was_open && !tui_prompt_is_open(a->prompt)) tui_relayout(a);
+    if (!tui_prompt_is_open(a->prompt)) tui_relayout(a);
     clamp_cursor(a);
     return 1;
   }
@@ -400,9 +406,7 @@ int tui_key(app *a, int code, unsigned ch) {
       tui_prompt_scroll(a->prompt, -5);
       break;
     case KEY_ENTER:
-      matrix_focus(a);
-      a->editing = EDIT_CELL;
-      plot_fmt(cell_value(a), 17, a->edit, sizeof a->edit);
+      edit_cell(a);
       break;
     case KEY_IC:
       insert_remove(a, 2, 1);
@@ -453,9 +457,7 @@ int tui_key(app *a, int code, unsigned ch) {
     break;
   case '\n':
   case '\r':
-    matrix_focus(a);
-    a->editing = EDIT_CELL;
-    plot_fmt(cell_value(a), 17, a->edit, sizeof a->edit);
+    edit_cell(a);
     break;
   case 12: /* Ctrl-L */
     clearok(curscr, TRUE);
