@@ -119,41 +119,54 @@ int ns_explore_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
   PATCH1(NS_F_GROUPS, groups, g);
 }
 
+/* The momentum field sets the momentum and the cumulative flag together. */
+static int apply_momentum(ns_state *s, ns_history *h, double m, int cumulative, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_MOMENTUM;
+  p.momentum = m;
+  p.cumulative = cumulative;
+  return ns_history_apply(h, s, &p, err);
+}
+
 int ns_explore_momentum_step(ns_state *s, ns_history *h, int dir, char *err) {
   double m = s->momentum * (dir < 0 ? 0.5 : 2.0);
   if (m > 1) m = 1;
   if (m < 1e-6)
     return ns_explore_fail(err, "momentum: already at its smallest step (%g)", s->momentum);
-  ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_MOMENTUM;
-  p.momentum = m;
-  p.cumulative = 0;
-  return ns_history_apply(h, s, &p, err);
+  return apply_momentum(s, h, m, 0, err);
 }
 
 int ns_explore_toggle_cumulative(ns_state *s, ns_history *h, char *err) {
+  return apply_momentum(s, h, s->momentum, !s->cumulative, err);
+}
+
+/* A patch that sets the tensor field f (x or batch) to t (borrowed). */
+static void tensor_patch(ns_state_patch *p, ns_field f, const ns_tensor *t) {
+  ns_patch_init(p);
+  p->set = 1u << f;
+  if (f == NS_F_X)
+    p->x = t;
+  else
+    p->batch = t;
+}
+
+/* Sets flat element i (in range) of the tensor field f (x or batch) to v. */
+static int set_element(ns_state *s, ns_history *h, ns_field f, size_t i, double v, char *err) {
+  ns_tensor *t = ns_tensor_copy(f == NS_F_X ? s->x : s->batch);
+  if (!t) return ns_explore_fail(err, "%s: out of memory", ns_field_name(f));
+  ns_tensor_set(t, i, v);
   ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_MOMENTUM;
-  p.momentum = s->momentum;
-  p.cumulative = !s->cumulative;
-  return ns_history_apply(h, s, &p, err);
+  tensor_patch(&p, f, t);
+  int rc = ns_history_apply(h, s, &p, err);
+  ns_tensor_free(t);
+  return rc;
 }
 
 int ns_explore_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
   if (i >= s->x->n)
     return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1, s->x->n);
-  ns_tensor *t = ns_tensor_copy(s->x);
-  if (!t) return ns_explore_fail(err, "x: out of memory");
-  ns_tensor_set(t, i, v);
-  ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_X;
-  p.x = t;
-  int rc = ns_history_apply(h, s, &p, err);
-  ns_tensor_free(t);
-  return rc;
+  return set_element(s, h, NS_F_X, i, v, err);
 }
 
 /* A matrix with one row (axis 1) or column (axis 2) inserted (insert) or removed at `at`;
@@ -218,9 +231,7 @@ static int x_edit(ns_state *s, ns_history *h, int axis, size_t at, int insert, c
   ns_tensor *t = matrix_edit(s->x, axis, at, insert, "x", err);
   if (!t) return -1;
   ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_X;
-  p.x = t;
+  tensor_patch(&p, NS_F_X, t);
   int rc = ns_history_apply(h, s, &p, NULL);
   if (rc != 0) { /* gamma/beta sized for the old x no longer fit: drop them */
     p.set |= (1u << NS_F_GAMMA) | (1u << NS_F_BETA);
@@ -243,25 +254,14 @@ int ns_explore_set_batch(ns_state *s, ns_history *h, size_t row, size_t col, dou
   if (row >= B || col >= D)
     return ns_explore_fail(err, "batch: cell (%zu,%zu) is outside the %zu x %zu batch", row + 1,
                            col + 1, B, D);
-  ns_tensor *t = ns_tensor_copy(s->batch);
-  if (!t) return ns_explore_fail(err, "batch: out of memory");
-  ns_tensor_set(t, row * D + col, v);
-  ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_BATCH;
-  p.batch = t;
-  int rc = ns_history_apply(h, s, &p, err);
-  ns_tensor_free(t);
-  return rc;
+  return set_element(s, h, NS_F_BATCH, row * D + col, v, err);
 }
 
 static int batch_edit(ns_state *s, ns_history *h, int axis, size_t at, int insert, char *err) {
   ns_tensor *t = matrix_edit(s->batch, axis, at, insert, "batch", err);
   if (!t) return -1;
   ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_BATCH;
-  p.batch = t;
+  tensor_patch(&p, NS_F_BATCH, t);
   if (axis == 1) { /* keep target and companion on the same examples */
     int tg = s->target, cp = s->companion, a = (int)at + 1;
     if (insert) {
