@@ -11,7 +11,8 @@
 size_t ns_state_bytes(const ns_state *s) {
   size_t b = sizeof *s;
   if (s->x) b += s->x->n * ns_dtype_size(s->x->dtype);
-  if (s->batch) b += s->batch->n * ns_dtype_size(s->batch->dtype) + s->batch->shape[1] * 8;
+  if (s->batch) /* and the baseline, one value per column */
+    b += s->batch->n * ns_dtype_size(s->batch->dtype) + s->batch->shape[1] * sizeof(double);
   return b + (s->ngamma + s->nbeta) * sizeof(double);
 }
 
@@ -94,7 +95,7 @@ static int history_swap(ns_state **from, size_t *nfrom, ns_state **to, size_t *n
   ns_state prev = (*from)[--(*nfrom)];
   ns_state cur = *s;
   *s = prev;
-  if (stack_push(to, nto, depth, &cur, NULL) != 0) return 1; /* cur was freed */
+  (void)stack_push(to, nto, depth, &cur, NULL); /* on failure cur is freed: no redo step */
   return 1;
 }
 
