@@ -38,15 +38,21 @@ static void grid(const app *a, size_t *rows, size_t *cols) {
   *rows = t->n / *cols;
 }
 
-static void clamp_cursor(app *a) {
+/* Puts the cursor at (r, c), or at the nearest cell of the matrix. */
+static void cursor_to(app *a, long r, long c) {
   size_t rows, cols;
   grid(a, &rows, &cols);
-  int r = a->st.cursor_row, c = a->st.cursor_col;
   if (r < 0) r = 0;
   if (c < 0) c = 0;
-  if ((size_t)r >= rows) r = (int)rows - 1;
-  if ((size_t)c >= cols) c = (int)cols - 1;
-  if (r != a->st.cursor_row || c != a->st.cursor_col) ns_explore_cursor(&a->st, r, c, NULL);
+  if ((size_t)r >= rows) r = (long)rows - 1;
+  if ((size_t)c >= cols) c = (long)cols - 1;
+  if (r != a->st.cursor_row || c != a->st.cursor_col)
+    ns_explore_cursor(&a->st, (int)r, (int)c, NULL);
+}
+
+/* After the matrix changed shape: keep the cursor on it. */
+static void clamp_cursor(app *a) {
+  cursor_to(a, a->st.cursor_row, a->st.cursor_col);
 }
 
 static void focus(app *a, ns_panel p) {
@@ -66,15 +72,7 @@ static void matrix_focus(app *a) {
 
 static void move_cursor(app *a, int dr, int dc) {
   matrix_focus(a);
-  char err[NS_ERRLEN];
-  size_t rows, cols;
-  grid(a, &rows, &cols);
-  long r = a->st.cursor_row + dr, c = a->st.cursor_col + dc;
-  if (r < 0) r = 0;
-  if (c < 0) c = 0;
-  if ((size_t)r >= rows) r = (long)rows - 1;
-  if ((size_t)c >= cols) c = (long)cols - 1;
-  ns_explore_cursor(&a->st, (int)r, (int)c, err);
+  cursor_to(a, (long)a->st.cursor_row + dr, (long)a->st.cursor_col + dc);
 }
 
 static size_t cursor_index(const app *a) {
