@@ -42,10 +42,13 @@ static int check_args(const char *fn, const ns_tensor *x, const ns_spec *spec, c
   return 0;
 }
 
-/* gamma/beta length must be 0 (absent), 1 (broadcast) or the plan's affine count. */
-static int check_affine(const char *fn, const ns_spec *spec, const ns_norm_plan *p, char *err) {
-  if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
-    ns_seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+/* gamma/beta lengths as ns_normalize accepts them (beta does not enter J, but a spec that
+ * ns_normalize refuses is refused here too). */
+static int check_affine(const char *fn, const ns_tensor *x, const ns_spec *spec,
+                        const ns_norm_plan *p, char *err) {
+  char why[NS_ERRLEN];
+  if (ns_spec_check_affine(spec, p, x->rank, x->shape, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
     return -1;
   }
   return 0;
@@ -74,7 +77,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
   ns_norm_plan p;
   memset(&p, 0, sizeof p);
   if (ns_norm_plan_make(x->rank, x->shape, spec, &p, err)) return -1;
-  if (check_affine(fn, spec, &p, err)) {
+  if (check_affine(fn, x, spec, &p, err)) {
     ns_norm_plan_free(&p);
     return -1;
   }

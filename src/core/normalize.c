@@ -441,15 +441,23 @@ int ns_spec_check(const ns_spec *s, char *err) {
   return 0;
 }
 
-static int check_affine(const char *what, const double *v, size_t nv, const ns_spec *s,
-                        const ns_norm_plan *p, const char *shape, char *err) {
-  if (!v) return 0;
+static int check_affine(const char *what, size_t nv, const ns_spec *s, const ns_norm_plan *p,
+                        int rank, const size_t *shape, char *err) {
   if (nv == 1 || nv == p->naffine) return 0;
+  char sh[96];
+  ns_shape_format(rank, shape, sh, sizeof sh);
   int per_element = s->kind == NS_KIND_LAYER || s->kind == NS_KIND_RMS;
   ns_seterr(err, "%s has %zu values; %s norm of shape %s needs 1 or %zu (one per %s)", what, nv,
-            ns_kind_name(s->kind), shape, p->naffine,
+            ns_kind_name(s->kind), sh, p->naffine,
             per_element ? "normalized element" : "channel of axis 2");
   return -1;
+}
+
+int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
+                         char *err) {
+  if (s->gamma && check_affine("gamma", s->ngamma, s, p, rank, shape, err) != 0) return -1;
+  if (s->beta && check_affine("beta", s->nbeta, s, p, rank, shape, err) != 0) return -1;
+  return 0;
 }
 
 /* y = gamma * (x - mean) / denom + beta for every element, each operation rounded to acc
@@ -492,8 +500,7 @@ int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, c
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
   if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) return -1;
-  if (check_affine("gamma", spec->gamma, spec->ngamma, spec, p, sh, err) != 0 ||
-      check_affine("beta", spec->beta, spec->nbeta, spec, p, sh, err) != 0) {
+  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
     ns_norm_result_free(res);
     return -1;
   }

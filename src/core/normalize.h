@@ -125,6 +125,10 @@ typedef struct {
 int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
                       char *err);
 void ns_norm_plan_free(ns_norm_plan *p);
+/* 0 if gamma and beta are absent, broadcast (1 value) or have the plan's naffine values;
+ * else -1 with err naming the array, its length and what the kind at this shape needs. */
+int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
+                         char *err);
 /* gamma of element i under the plan: 1 without gamma, gamma[0] when it broadcasts (ngamma 1),
  * else gamma[p->affine_of[i]]. */
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);

@@ -330,8 +330,8 @@ static int prepare(const char *fn, const ns_tensor *x, const ns_spec *spec, cons
     return -1;
   }
   if (ns_norm_plan_make(x->rank, x->shape, spec, p, err)) return -1;
-  if (spec->gamma && spec->ngamma != 1 && spec->ngamma != p->naffine) {
-    ns_seterr(err, "%s: gamma has %zu values; expected 1 or %zu", fn, spec->ngamma, p->naffine);
+  if (ns_spec_check_affine(spec, p, x->rank, x->shape, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
     ns_norm_plan_free(p);
     return -1;
   }

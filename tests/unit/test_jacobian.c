@@ -416,10 +416,26 @@ static void bad_args(void) {
   err[0] = 0;
   tap_ok(ns_jacobian_analytic(t, &s, J, err) == -1 && err[0], "gamma of wrong length refused: %s",
          err);
-  err[0] = 0;
-  tap_ok(ns_spectrum_closed(t, &s, NULL, 0, err) == -1 && err[0], "NULL output refused: %s", err);
   s.gamma = NULL;
   s.ngamma = 0;
+  /* beta does not enter J, but a spec ns_normalize refuses is refused by all three */
+  s.beta = g2;
+  s.nbeta = 2;
+  err[0] = 0;
+  tap_ok(ns_jacobian_analytic(t, &s, J, err) == -1 && strstr(err, "beta has 2"),
+         "beta of wrong length refused by the analytic Jacobian: %s", err);
+  err[0] = 0;
+  tap_ok(ns_jacobian_fd(t, &s, 1e-6, J, err) == -1 && strstr(err, "beta has 2"),
+         "... and by finite differences: %s", err);
+  ns_eig o3[3];
+  err[0] = 0;
+  tap_ok(ns_spectrum_closed(t, &s, o3, 3, err) == -1 && strstr(err, "beta has 2"),
+         "... and by the closed spectrum: %s", err);
+  s.beta = NULL;
+  s.nbeta = 0;
+  err[0] = 0;
+  tap_ok(ns_spectrum_closed(t, &s, NULL, 0, err) == -1 && strstr(err, "NULL"),
+         "NULL output refused: %s", err);
   ns_eig out[3];
   err[0] = 0;
   tap_ok(ns_spectrum_closed(t, &s, out, 2, err) == -1 && err[0], "cap too small refused: %s", err);
