@@ -50,6 +50,11 @@ type_line() {
   tm send-keys -t "$ns" -l -- "$1"
   tm send-keys -t "$ns" Enter
 }
+# type_tab TEXT: types TEXT literally and presses Tab.
+type_tab() {
+  tm send-keys -t "$ns" -l -- "$1"
+  tm send-keys -t "$ns" Tab
+}
 expect() { # expect NAME REGEX
   if wait_line "$2"; then ok "$1"; else not_ok "$1"; fi
 }
@@ -64,21 +69,18 @@ type_line 'return "a", 2, nil'
 # (the pane shows tabs as spaces; tests/cli/test_cli.sh checks the tabs themselves)
 expect "several values are printed on one line" '^a +2 +nil$'
 
-tm send-keys -t "$ns" -l 'ns.nor'
-tm send-keys -t "$ns" Tab
+type_tab 'ns.nor'
 expect "ns.nor<Tab> completes to ns.normalize" '^> ns\.normalize$'
 type_line ' ~= nil'
 expect "the completed name is the function" '^true$'
 
-tm send-keys -t "$ns" -l 'string.up'
-tm send-keys -t "$ns" Tab
+type_tab 'string.up'
 expect "string.up<Tab> completes a field of a library" '^> string\.upper$'
 type_line '("q")'
 expect "  and it runs" '^Q$'
 
 type_line 't = ns.zeros({3})'
-tm send-keys -t "$ns" -l 't:sha'
-tm send-keys -t "$ns" Tab
+type_tab 't:sha'
 expect "t:sha<Tab> completes a tensor method through its metatable" '^> t:shape$'
 type_line '()[1]'
 expect "  and it runs" '^3$'
