@@ -9,7 +9,8 @@
 #include <string.h>
 
 /* A binary format with p significand bits (implicit bit included), minimum normal
- * exponent emin and maximum exponent emax; bits holds its encoding layout. */
+ * exponent emin, maximum exponent emax and exponent bias, with the encodings of +inf and
+ * of a quiet NaN. */
 typedef struct {
   int p;
   int emin;

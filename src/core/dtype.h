@@ -32,7 +32,7 @@ const char *ns_dtype_name(ns_dtype d);
 int ns_dtype_parse(const char *name, ns_dtype *out);
 /* Bytes per element in storage: 8, 4, 2, 2. */
 size_t ns_dtype_size(ns_dtype d);
-/* Machine epsilon (2^-52, 2^-23, 2^-10, 2^-7) and number of significant decimal digits. */
+/* Machine epsilon: 2^-52, 2^-23, 2^-10, 2^-7. */
 double ns_dtype_eps(ns_dtype d);
 
 #endif
