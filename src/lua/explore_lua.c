@@ -67,11 +67,9 @@ static double get_number(lua_State *L, int idx, const char *field) {
 static lua_Integer get_integer(lua_State *L, int idx, const char *field) {
   int isint = 0;
   lua_Integer v = lua_tointegerx(L, idx, &isint);
-  if (lua_type(L, idx) != LUA_TNUMBER || !isint) {
-    if (lua_type(L, idx) == LUA_TNUMBER)
-      luaL_error(L, "set: %s: expected an integer, got %s", field, lua_tostring(L, idx));
-    luaL_error(L, "set: %s: expected an integer, got %s", field, type_of(L, idx));
-  }
+  if (lua_type(L, idx) != LUA_TNUMBER || !isint) /* a number as written, else its type */
+    luaL_error(L, "set: %s: expected an integer, got %s", field,
+               lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : type_of(L, idx));
   return v;
 }
 
@@ -622,6 +620,10 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "precision");
 }
 
+static nsx_ctx *ctx_of(lua_State *L) {
+  return lua_touserdata(L, lua_upvalueindex(1));
+}
+
 /* A result record in a userdata, so a Lua error while it is pushed frees it. */
 static int resultbox_gc(lua_State *L) {
   ns_result_free(lua_touserdata(L, 1));
@@ -629,7 +631,7 @@ static int resultbox_gc(lua_State *L) {
 }
 
 static int l_result(lua_State *L) {
-  nsx_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
+  nsx_ctx *c = ctx_of(L);
   ns_result *r = lua_newuserdatauv(L, sizeof *r, 0); /* +1 */
   memset(r, 0, sizeof *r);
   if (luaL_newmetatable(L, "normscope.explore.result")) {
@@ -642,10 +644,6 @@ static int l_result(lua_State *L) {
   nsx_pushresult(L, r);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   return 1;
-}
-
-static nsx_ctx *ctx_of(lua_State *L) {
-  return lua_touserdata(L, lua_upvalueindex(1));
 }
 
 static void changed(nsx_ctx *c) {
@@ -664,23 +662,24 @@ static int l_get(lua_State *L) {
   return 1;
 }
 
-static int l_undo(lua_State *L) {
+/* undo() and redo(): step is ns_history_undo or ns_history_redo; true if it did one. */
+static int history_step(lua_State *L, int (*step)(ns_history *, ns_state *)) {
   nsx_ctx *c = ctx_of(L);
-  int done = c->h ? ns_history_undo(c->h, c->s) : 0;
+  int done = c->h ? step(c->h, c->s) : 0;
   if (done) changed(c);
   lua_pushboolean(L, done);
   return 1;
+}
+
+static int l_undo(lua_State *L) {
+  return history_step(L, ns_history_undo);
 }
 
 static int l_redo(lua_State *L) {
-  nsx_ctx *c = ctx_of(L);
-  int done = c->h ? ns_history_redo(c->h, c->s) : 0;
-  if (done) changed(c);
-  lua_pushboolean(L, done);
-  return 1;
+  return history_step(L, ns_history_redo);
 }
 
-/* Protected body of reset: the default state lives in a box while it is applied. */
+/* reset(): one undoable patch back to the default state (freed before any error). */
 static int l_reset(lua_State *L) {
   nsx_ctx *c = ctx_of(L);
   char err[NS_ERRLEN];
