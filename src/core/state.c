@@ -102,7 +102,7 @@ void ns_patch_from_state(ns_state_patch *p, const ns_state *src) {
   p->mode = src->mode;
   p->batch = src->batch;
   p->baseline = src->baseline;
-  p->nbaseline = src->batch ? src->batch->shape[1] : 0;
+  p->nbaseline = ns_batch_cols(src);
   p->target = src->target;
   p->companion = src->companion;
   p->seed = src->seed;
@@ -275,6 +275,16 @@ static int check_finite_array(const char *what, const double *v, size_t n, char 
   for (size_t i = 0; i < n; i++)
     if (!isfinite(v[i]))
       return ns_explore_fail(err, "%s: element %zu is not finite (%g)", what, i + 1, v[i]);
+  return 0;
+}
+
+/* Copies the n values of gamma or beta (none when n == 0) into *dst, *ndst. */
+static int copy_affine(const char *what, const double *v, size_t n, double **dst, size_t *ndst,
+                       char *err) {
+  if (n && !v) return ns_explore_fail(err, "%s: missing values", what);
+  *dst = dup_doubles(v, n);
+  *ndst = *dst ? n : 0;
+  if (n && !*dst) return ns_explore_fail(err, "%s: out of memory", what);
   return 0;
 }
 
@@ -500,30 +510,10 @@ int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
       goto out;
     }
   }
-  if (NS_HAS(p, NS_F_GAMMA)) {
-    if (p->ngamma && !p->gamma) {
-      ns_explore_fail(err, "gamma: missing values");
-      goto out;
-    }
-    c.gamma = dup_doubles(p->gamma, p->ngamma);
-    c.ngamma = c.gamma ? p->ngamma : 0;
-    if (p->ngamma && !c.gamma) {
-      ns_explore_fail(err, "gamma: out of memory");
-      goto out;
-    }
-  }
-  if (NS_HAS(p, NS_F_BETA)) {
-    if (p->nbeta && !p->beta) {
-      ns_explore_fail(err, "beta: missing values");
-      goto out;
-    }
-    c.beta = dup_doubles(p->beta, p->nbeta);
-    c.nbeta = c.beta ? p->nbeta : 0;
-    if (p->nbeta && !c.beta) {
-      ns_explore_fail(err, "beta: out of memory");
-      goto out;
-    }
-  }
+  if (NS_HAS(p, NS_F_GAMMA) && copy_affine("gamma", p->gamma, p->ngamma, &c.gamma, &c.ngamma, err))
+    goto out;
+  if (NS_HAS(p, NS_F_BETA) && copy_affine("beta", p->beta, p->nbeta, &c.beta, &c.nbeta, err))
+    goto out;
   int reset_baseline = NS_HAS(p, NS_F_COMPANION) && p->companion != s->companion;
   if (NS_HAS(p, NS_F_BATCH)) {
     const ns_tensor *b = p->batch;
