@@ -306,48 +306,27 @@ static void complete(tui_prompt *p) {
   nslc_free(list);
 }
 
+/* Curses keys the prompt passes on to readline as the byte of their emacs binding. */
+static const struct {
+  unsigned key;
+  unsigned char byte;
+} rl_keys[] = {
+    {KEY_LEFT, 2 /* C-b */},  {KEY_RIGHT, 6 /* C-f */}, {KEY_UP, 16 /* C-p */},
+    {KEY_DOWN, 14 /* C-n */}, {KEY_HOME, 1 /* C-a */},  {KEY_END, 5 /* C-e */},
+    {KEY_BACKSPACE, 127},     {KEY_ENTER, '\r'},
+};
+
 int tui_prompt_key(tui_prompt *p, int is_key_code, unsigned int ch) {
   p->evaluated = 0;
   unsigned char b[8];
   int n = 0;
   if (is_key_code) {
-    switch (ch) {
-    case KEY_LEFT:
-      b[n++] = 2;
-      break;
-    case KEY_RIGHT:
-      b[n++] = 6;
-      break;
-    case KEY_UP:
-      b[n++] = 16;
-      break;
-    case KEY_DOWN:
-      b[n++] = 14;
-      break;
-    case KEY_HOME:
-      b[n++] = 1;
-      break;
-    case KEY_END:
-      b[n++] = 5;
-      break;
-    case KEY_BACKSPACE:
-      b[n++] = 127;
-      break;
-    case KEY_DC:
-      if (rl_end > 0) b[n++] = 4;
-      break;
-    case KEY_ENTER:
-      b[n++] = '\r';
-      break;
-    case KEY_PPAGE:
-      tui_prompt_scroll(p, 5);
-      return 0;
-    case KEY_NPAGE:
-      tui_prompt_scroll(p, -5);
-      return 0;
-    default:
-      return 0;
-    }
+    for (size_t i = 0; i < sizeof rl_keys / sizeof rl_keys[0]; i++)
+      if (ch == rl_keys[i].key) b[n++] = rl_keys[i].byte;
+    if (ch == KEY_DC && rl_end > 0) b[n++] = 4; /* C-d deletes; on an empty line it would end */
+    if (ch == KEY_PPAGE) tui_prompt_scroll(p, 5);
+    if (ch == KEY_NPAGE) tui_prompt_scroll(p, -5);
+    if (!n) return 0;
   } else if (ch == 27) {
     p->open = 0;
     return 0;
@@ -362,9 +341,7 @@ int tui_prompt_key(tui_prompt *p, int is_key_code, unsigned int ch) {
     p->open = 0; /* Ctrl-D on an empty line leaves, as in the REPL */
     return 0;
   } else {
-    char u[8];
-    n = plot_utf8_encode(ch, u);
-    memcpy(b, u, (size_t)n);
+    n = plot_utf8_encode(ch, (char *)b);
   }
   if (n) feed(p, b, n);
   return p->evaluated;
