@@ -45,6 +45,9 @@ done_testing() {
   echo "1..$n"
   [ "$failed" -eq 0 ]
 }
+# f FORMAT EXPR: awk's printf of an expression (awk uses C's printf, as the screen does);
+# the expected numbers are computed with it from the formulas, not taken from the program
+f() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 # start W H [ARGS]: a shell in a new W x H window; normscope runs in it (so the terminal
 # state after it exits can be inspected), then prints its exit status. $START_ENV

@@ -5,8 +5,6 @@
 # eps/s^3 radial, 1/s bulk), never taken from the program.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
-# f FORMAT EXPR: awk's printf of an expression (awk uses C's printf, as the screen does)
-f() { awk "BEGIN { printf \"$1\", $2 }"; }
 S=$(f "%.17g" "sqrt(2.5 + 1e-5)")
 Y1=$(f "%.5f" "-2 / $S")           # -1.26491: the output column prints 5 decimals
 Y2=$(f "%.5f" "-1 / $S")           # -0.63245

@@ -6,7 +6,6 @@
 # what is degenerate. Expected numbers come from the formulas here (awk), not the program.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
-f() { awk "BEGIN { printf \"$1\", $2 }"; }
 # at the prompt: type a chunk, run it, leave the prompt
 lua() {
   keys :

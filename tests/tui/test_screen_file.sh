@@ -3,7 +3,6 @@
 # tensor; a large one shows a window and says why the Jacobian probes are skipped; a
 # file that cannot be loaded exits 1 with `normscope: FILE: why` before the screen starts.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
-f() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 # Load errors: checked without a terminal (the screen must not start).
 printf '1,2\n3\n' >"$tmp/ragged.csv"
