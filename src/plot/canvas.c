@@ -123,14 +123,13 @@ char *plot_canvas_text(const plot_canvas *c) {
   char *out = malloc(cap);
   if (!out) return NULL;
   for (int y = 0; y < c->h; y++) {
-    size_t line_start = len, last_nonspace = len;
+    size_t last_nonspace = len;
     for (int x = 0; x < c->w; x++) {
       uint32_t ch = c->cells[(size_t)y * (size_t)c->w + (size_t)x].ch;
       if (!ch) ch = ' ';
       len += (size_t)plot_utf8_encode(ch, out + len);
       if (ch != ' ') last_nonspace = len;
     }
-    (void)line_start;
     len = last_nonspace;
     out[len++] = '\n';
   }

@@ -6,8 +6,7 @@
 #include "tui/screen.h"
 
 void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  (void)s;
-  char a[32], b[32], c[32], title[96];
+  char a[32], b[32], title[96];
   snprintf(title, sizeof title, "7 Precision: %s, acc %s", ns_dtype_name(r->prec_dtype),
            ns_dtype_name(r->prec_acc));
   tui_frame(w, title, v);
@@ -45,7 +44,6 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
                plot_fmt(r->var_relerr[al], 8, b, sizeof b), d, r->var_lost[al],
                al == s->algo ? (v->ascii ? " <" : " \u25c0") : "");
   }
-  (void)c;
   /* Digits kept, as bars (longer is better). */
   int barw = iw - 10;
   if (y + 3 <= ih + 1 && barw >= 8) {
