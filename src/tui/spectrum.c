@@ -132,7 +132,9 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   tui_puts(w, y++, 1, r->rank < (int)r->jn ? PLOT_S_POS : PLOT_S_DIM,
            rank_meaning(r, rows, nrows, rk, sizeof rk));
   const char *sym = is_centered(s) ? "s" : "r";
-  if (s->mode == NS_MODE_EVAL && s->kind == NS_KIND_BATCH)
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  if (ns_spec_eval_running(&spec, s->x->rank)) /* the core's rule, explicit axes included */
     tui_printf(w, y++, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");
   else
     tui_printf(w, y++, 1, PLOT_S_DIM, "%sradial eps/%s^%d  bulk 1/%s%s",

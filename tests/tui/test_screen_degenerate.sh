@@ -125,6 +125,10 @@ check "G above C groups says so" wait_for "groups: already the most (4)"
 lua 'set{mode="eval", kind="batch"}'
 check "eval batch norm on a file whose channels differ from the train panel: note fits" \
   wait_for "train panel features differ"
+check "eval batch norm: the spectrum says J is diagonal" wait_for "eval: fixed statistics, J diagonal"
+lua 'set{kind="layer", axes={1,3,4}}'
+check "eval with explicit axes over the batch: the same (the core's batch rule)" \
+  wait_for "eval: fixed statistics, J diagonal"
 keys q
 check "q quits with status 0" wait_for "EXIT=0"
 
