@@ -37,9 +37,21 @@ struct tui_prompt {
   FILE *devnull;
   FILE *noinput; /* read end of an empty pipe (nofd[1] kept open, never written) */
   int nofd[2];
+  char hist_warned[NS_ERRLEN]; /* the last history warning shown in the scrollback */
 };
 
 static tui_prompt *active; /* readline's callbacks are global: the prompt they serve */
+
+void tui_prompt_echo(tui_prompt *p, const char *text, int style);
+
+/* A history file that cannot be read or written is said in the scrollback (once per
+ * distinct warning): stderr belongs to curses while the screen is up. */
+static void history_warning(tui_prompt *p) {
+  const char *w = nslr_history_error();
+  if (!w || strcmp(w, p->hist_warned) == 0) return;
+  snprintf(p->hist_warned, sizeof p->hist_warned, "%s", w);
+  tui_prompt_echo(p, w, PLOT_S_MARK);
+}
 
 void tui_prompt_echo(tui_prompt *p, const char *text, int style) {
   /* one scrollback entry per line of text */
@@ -183,6 +195,7 @@ static void on_line(char *line) {
     return;
   }
   nslr_history_add(chunk);
+  history_warning(p);
   free(chunk);
   set_prompt("> ");
   p->evaluated = 1;
@@ -228,11 +241,12 @@ tui_prompt *tui_prompt_new(lua_State *L) {
   rl_outstream = p->devnull;
   rl_variable_bind("bell-style", "none");
   rl_variable_bind("horizontal-scroll-mode", "on");
-  nslr_history_init();
+  nslr_history_open(1);
   active = p;
   rl_callback_handler_install("> ", on_line);
   tui_prompt_echo(p, "Lua prompt: set{...} changes the state, get() shows it, Esc leaves.",
                   PLOT_S_DIM);
+  history_warning(p);
   return p;
 }
 

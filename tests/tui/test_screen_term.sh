@@ -168,6 +168,15 @@ check "TERM=xterm (8 colours): the screen comes up" wait_for "LayerNorm"
 keys q
 check "TERM=xterm: quits" wait_for "EXIT=0"
 
+# A history file that cannot be written: said in the Lua scrollback (stderr would be
+# drawn over by curses), and the screen works on.
+: >"$tmp/not-a-dir"
+START_ENV="XDG_STATE_HOME=$tmp/not-a-dir" start 120 40
+started
+check "unwritable history: the scrollback says so" wait_re "history.*(Not a directory|not-a-dir)"
+keys q
+check "unwritable history: quits normally" wait_for "EXIT=0"
+
 # A terminal that cannot place the cursor: a clear message, not a broken screen.
 START_ENV="TERM=dumb" start 80 24
 check "TERM=dumb: exit status 1" wait_for "EXIT=1"
