@@ -275,10 +275,6 @@ int nslr_history_open(int quiet) {
   return 0;
 }
 
-const char *nslr_history_path(void) {
-  return hist_path;
-}
-
 void nslr_history_add(const char *entry) {
   if (!entry || !entry[0]) return;
   HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;

@@ -70,9 +70,6 @@ int nslr_history_open(int quiet);
 /* The last history warning (one line, no newline), or NULL if all went well. */
 const char *nslr_history_error(void);
 
-/* The history file's path after nslr_history_init, or NULL if there is none. */
-const char *nslr_history_path(void);
-
 /* Adds an entry (a line or a whole multi-line chunk) to the history and appends it to
  * the file. Empty entries and repeats of the previous entry are skipped. */
 void nslr_history_add(const char *entry);
