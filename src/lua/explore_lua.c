@@ -473,22 +473,6 @@ void nsx_pushstate(lua_State *L, const ns_state *s) {
   lua_setfield(L, -2, "cursor");
 }
 
-static void push_eigs(lua_State *L, const ns_eig *e, int n) {
-  lua_createtable(L, n > 0 ? n : 0, 0);
-  for (int i = 0; i < n; i++) {
-    lua_createtable(L, 0, 4);
-    lua_pushnumber(L, e[i].value);
-    lua_setfield(L, -2, "value");
-    lua_pushnumber(L, e[i].imag);
-    lua_setfield(L, -2, "imag");
-    lua_pushstring(L, ns_label_name(e[i].label));
-    lua_setfield(L, -2, "label");
-    lua_pushinteger(L, e[i].mult);
-    lua_setfield(L, -2, "mult");
-    lua_rawseti(L, -2, i + 1);
-  }
-}
-
 static void push_matrix(lua_State *L, const double *v, size_t rows, size_t cols) {
   size_t shape[2] = {rows, cols};
   char err[NS_ERRLEN];
@@ -542,11 +526,11 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     lua_setfield(L, -2, "skip");
   } else {
     setnum(L, "fd_diff", r->jac_fd_diff);
-    push_eigs(L, r->spec_closed, r->nclosed);
+    nsl_pusheigs(L, r->spec_closed, r->nclosed);
     lua_setfield(L, -2, "closed");
-    push_eigs(L, r->spec_numeric, r->nnumeric);
+    nsl_pusheigs(L, r->spec_numeric, r->nnumeric);
     lua_setfield(L, -2, "numeric");
-    push_eigs(L, r->spec_fd, r->nfd);
+    nsl_pusheigs(L, r->spec_fd, r->nfd);
     lua_setfield(L, -2, "fd");
     setnum(L, "closed_vs_numeric", r->eig_closed_vs_numeric);
     setnum(L, "numeric_vs_fd", r->eig_numeric_vs_fd);

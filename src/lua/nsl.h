@@ -11,6 +11,7 @@
 
 #include <lua.h>
 
+#include "core/spectrum.h"
 #include "core/tensor.h"
 
 /* The module table: ns.tensor, ns.normalize, ... (luaL_requiref-compatible). */
@@ -29,5 +30,9 @@ ns_tensor *nsl_totensor(lua_State *L, int idx);
 /* A new tensor (caller owns) from a tensor or a flat/nested table of numbers at idx;
  * raises a Lua error naming `what` on ragged/non-numeric/too-deep input. */
 ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what);
+
+/* Pushes a labelled spectrum as ns.spectrum returns it: a list of {value=, label=, mult=}
+ * tables, with imag= only on complex eigenvalues. */
+void nsl_pusheigs(lua_State *L, const ns_eig *e, int n);
 
 #endif

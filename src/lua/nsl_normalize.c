@@ -308,6 +308,24 @@ static int l_rank(lua_State *L) {
   return 1;
 }
 
+void nsl_pusheigs(lua_State *L, const ns_eig *e, int n) {
+  lua_createtable(L, n > 0 ? n : 0, 0);
+  for (int i = 0; i < n; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushnumber(L, e[i].value);
+    lua_setfield(L, -2, "value");
+    lua_pushstring(L, ns_label_name(e[i].label));
+    lua_setfield(L, -2, "label");
+    lua_pushinteger(L, e[i].mult);
+    lua_setfield(L, -2, "mult");
+    if (e[i].imag != 0) { /* a complex pair (non-symmetric J) */
+      lua_pushnumber(L, e[i].imag);
+      lua_setfield(L, -2, "imag");
+    }
+    lua_rawseti(L, -2, i + 1); /* list[i+1] = entry */
+  }
+}
+
 /* ns.spectrum(x, spec) -> array of {value=, label=, mult=}, and "closed" or "numeric" */
 static int l_spectrum(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
@@ -326,21 +344,7 @@ static int l_spectrum(lua_State *L) {
     cnt = ns_spectrum_numeric(x, &spec, J, e, cap, err);
     if (cnt < 0) return luaL_error(L, "spectrum: %s", err);
   }
-  lua_createtable(L, cnt, 0);
-  for (int i = 0; i < cnt; i++) {
-    lua_createtable(L, 0, 4);
-    lua_pushnumber(L, e[i].value);
-    lua_setfield(L, -2, "value");
-    lua_pushstring(L, ns_label_name(e[i].label));
-    lua_setfield(L, -2, "label");
-    lua_pushinteger(L, e[i].mult);
-    lua_setfield(L, -2, "mult");
-    if (e[i].imag != 0) {
-      lua_pushnumber(L, e[i].imag);
-      lua_setfield(L, -2, "imag");
-    }
-    lua_rawseti(L, -2, i + 1);
-  }
+  nsl_pusheigs(L, e, cnt);
   lua_pushstring(L, how);
   return 2;
 }
