@@ -29,7 +29,7 @@
 
 #include <lua.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 
 /* Registers set, get, undo, redo, reset and result as globals of L. h may be NULL (undo and redo
  * then do nothing and return false). */

@@ -11,13 +11,14 @@ libnslua_la_SOURCES = \
 	src/lua/nsl_normalize.c \
 	src/lua/nsl_stats.c \
 	src/lua/nsl_rng.c \
-	src/lua/nsl_io.c
+	src/lua/nsl_io.c \
+	src/lua/explore_lua.c src/lua/explore_lua.h
 libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS)
 
 luacmod_LTLIBRARIES += normscope.la
 normscope_la_SOURCES =
 normscope_la_LDFLAGS = -module -avoid-version -shared
-normscope_la_LIBADD = libnslua.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+normscope_la_LIBADD = libnslua.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 # Lua looks only for normscope.so; libtool's normscope.la beside it is noise there.
 # (Without the .la, libtool's uninstall cannot find the .so: remove it by name.)

@@ -47,7 +47,7 @@ static void cursor_to(app *a, long r, long c) {
   if ((size_t)r >= rows) r = (long)rows - 1;
   if ((size_t)c >= cols) c = (long)cols - 1;
   if (r != a->st.cursor_row || c != a->st.cursor_col)
-    ns_explore_cursor(&a->st, (int)r, (int)c, NULL);
+    ns_edit_cursor(&a->st, (int)r, (int)c, NULL);
 }
 
 /* After the matrix changed shape: keep the cursor on it. */
@@ -59,8 +59,8 @@ static void focus(app *a, ns_panel p) {
   char err[NS_ERRLEN];
   if (p == a->st.focus) return;
   int matrix_change = (p == NS_PANEL_BATCH) != (a->st.focus == NS_PANEL_BATCH);
-  ns_explore_focus(&a->st, p, err);
-  if (matrix_change) ns_explore_cursor(&a->st, 0, 0, err);
+  ns_edit_focus(&a->st, p, err);
+  if (matrix_change) ns_edit_cursor(&a->st, 0, 0, err);
   if (tui_panel_tabbed(p)) a->tab = p;
   clamp_cursor(a);
 }
@@ -89,10 +89,10 @@ static void set_cell(app *a, double v) {
   char err[NS_ERRLEN];
   int rc;
   if (on_batch(a))
-    rc = ns_explore_set_batch(&a->st, &a->hist, (size_t)a->st.cursor_row, (size_t)a->st.cursor_col,
+    rc = ns_edit_set_batch(&a->st, &a->hist, (size_t)a->st.cursor_row, (size_t)a->st.cursor_col,
                               v, err);
   else
-    rc = ns_explore_set_x(&a->st, &a->hist, cursor_index(a), v, err);
+    rc = ns_edit_set_x(&a->st, &a->hist, cursor_index(a), v, err);
   done(a, rc, err, NULL);
 }
 
@@ -111,7 +111,7 @@ static void commit_edit(app *a) {
   }
   if (k == EDIT_EPS) {
     char err[NS_ERRLEN];
-    done(a, ns_explore_set_eps(&a->st, &a->hist, v, err), err, NULL);
+    done(a, ns_edit_set_eps(&a->st, &a->hist, v, err), err, NULL);
   } else {
     set_cell(a, v);
   }
@@ -136,11 +136,11 @@ static void insert_remove(app *a, int axis, int insert) {
   if (insert) at++;
   int rc;
   if (on_batch(a))
-    rc = insert ? ns_explore_batch_insert(&a->st, &a->hist, axis, at, err)
-                : ns_explore_batch_remove(&a->st, &a->hist, axis, at, err);
+    rc = insert ? ns_edit_batch_insert(&a->st, &a->hist, axis, at, err)
+                : ns_edit_batch_remove(&a->st, &a->hist, axis, at, err);
   else
-    rc = insert ? ns_explore_x_insert(&a->st, &a->hist, axis, at, err)
-                : ns_explore_x_remove(&a->st, &a->hist, axis, at, err);
+    rc = insert ? ns_edit_x_insert(&a->st, &a->hist, axis, at, err)
+                : ns_edit_x_remove(&a->st, &a->hist, axis, at, err);
   done(a, rc, err, NULL);
   if (rc == 0 && insert) move_cursor(a, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0);
   clamp_cursor(a);
@@ -195,8 +195,8 @@ static void step_row(app *a, int which, int dir) {
   }
   char err[NS_ERRLEN];
   done(a,
-       which ? ns_explore_set_companion(&a->st, &a->hist, r, err)
-             : ns_explore_set_target(&a->st, &a->hist, r, err),
+       which ? ns_edit_set_companion(&a->st, &a->hist, r, err)
+             : ns_edit_set_target(&a->st, &a->hist, r, err),
        err, NULL);
 }
 
@@ -239,20 +239,20 @@ static const struct {
   int (*step)(ns_state *, ns_history *, int dir, char *err);
   int dir;
 } step_keys[] = {
-    {'k', ns_explore_cycle_kind, 1},    {'K', ns_explore_cycle_kind, -1},
-    {'g', ns_explore_groups_step, -1},  {'G', ns_explore_groups_step, 1},
-    {'e', ns_explore_eps_decade, -1},   {'E', ns_explore_eps_decade, 1},
-    {'t', ns_explore_cycle_dtype, 1},   {'T', ns_explore_cycle_acc, 1},
-    {'v', ns_explore_cycle_algo, 1},    {'o', ns_explore_momentum_step, -1},
-    {'O', ns_explore_momentum_step, 1},
+    {'k', ns_edit_cycle_kind, 1},    {'K', ns_edit_cycle_kind, -1},
+    {'g', ns_edit_groups_step, -1},  {'G', ns_edit_groups_step, 1},
+    {'e', ns_edit_eps_decade, -1},   {'E', ns_edit_eps_decade, 1},
+    {'t', ns_edit_cycle_dtype, 1},   {'T', ns_edit_cycle_acc, 1},
+    {'v', ns_edit_cycle_algo, 1},    {'o', ns_edit_momentum_step, -1},
+    {'O', ns_edit_momentum_step, 1},
 };
 static const struct {
   unsigned char key;
   int (*toggle)(ns_state *, ns_history *, char *err);
 } toggle_keys[] = {
-    {'p', ns_explore_toggle_eps_at},     {'d', ns_explore_toggle_ddof},
-    {'c', ns_explore_cycle_center},      {'m', ns_explore_toggle_mode},
-    {'C', ns_explore_toggle_cumulative},
+    {'p', ns_edit_toggle_eps_at},     {'d', ns_edit_toggle_ddof},
+    {'c', ns_edit_cycle_center},      {'m', ns_edit_toggle_mode},
+    {'C', ns_edit_toggle_cumulative},
 };
 
 static int is_number_char(unsigned c) {
@@ -332,7 +332,7 @@ static void mouse(app *a) {
       if (a->st.cursor_col >= per) col += a->st.cursor_col - per + 1;
     }
     if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols && ev.x > r.x + lab)
-      ns_explore_cursor(&a->st, row, col, NULL);
+      ns_edit_cursor(&a->st, row, col, NULL);
   }
 }
 
@@ -478,16 +478,16 @@ int tui_key(app *a, int code, unsigned ch) {
     cycle_affine(a);
     break;
   case 's':
-    done(a, ns_explore_set_shift(s, h, s->shift - 1, err), err, NULL);
+    done(a, ns_edit_set_shift(s, h, s->shift - 1, err), err, NULL);
     break;
   case 'S':
-    done(a, ns_explore_set_shift(s, h, s->shift + 1, err), err, NULL);
+    done(a, ns_edit_set_shift(s, h, s->shift + 1, err), err, NULL);
     break;
   case 'z':
-    done(a, ns_explore_set_scale(s, h, s->scale / 2, err), err, NULL);
+    done(a, ns_edit_set_scale(s, h, s->scale / 2, err), err, NULL);
     break;
   case 'Z':
-    done(a, ns_explore_set_scale(s, h, s->scale * 2, err), err, NULL);
+    done(a, ns_edit_set_scale(s, h, s->scale * 2, err), err, NULL);
     break;
   case '<':
     step_row(a, 0, -1);

@@ -6,4 +6,4 @@ libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/app.h src/tui/keys.c s
 	src/tui/batch.c src/tui/traineval.c src/tui/precision.c
 libnstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(READLINE_CFLAGS) $(LUA_CFLAGS) \
 	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
-libnstui_la_LIBADD = libnsplot.la libnsexplore.la $(NCURSES_LIBS) $(READLINE_LIBS)
+libnstui_la_LIBADD = libnsplot.la $(NCURSES_LIBS) $(READLINE_LIBS)

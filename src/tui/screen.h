@@ -19,7 +19,7 @@
 #include <curses.h>
 #include <stddef.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "plot/plot.h"
 
 /* Smallest terminal the screen draws in. */

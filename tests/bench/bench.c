@@ -19,7 +19,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "core/normalize.h"
 
 static double now(void) {
@@ -115,16 +115,16 @@ static int bench_key(const char *name, ns_state *s, key_fn key, int reps) {
 }
 
 static int key_cursor(ns_state *s, int i, char *err) {
-  return ns_explore_cursor(s, i % 7, i % 5, err);
+  return ns_edit_cursor(s, i % 7, i % 5, err);
 }
 static int key_shift(ns_state *s, int i, char *err) {
-  return ns_explore_set_shift(s, NULL, i % 2 ? 10 : 3, err);
+  return ns_edit_set_shift(s, NULL, i % 2 ? 10 : 3, err);
 }
 static int key_eps(ns_state *s, int i, char *err) {
-  return ns_explore_eps_decade(s, NULL, i % 2 ? -1 : 1, err);
+  return ns_edit_eps_decade(s, NULL, i % 2 ? -1 : 1, err);
 }
 static int key_cell(ns_state *s, int i, char *err) {
-  return ns_explore_set_x(s, NULL, 7, i % 2 ? 1.5 : -0.5, err);
+  return ns_edit_set_x(s, NULL, 7, i % 2 ? 1.5 : -0.5, err);
 }
 static int key_seed(ns_state *s, int i, char *err) {
   ns_state_patch p;

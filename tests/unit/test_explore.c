@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "tap.h"
 
 static ns_tensor *vec(const double *v, size_t n) {
@@ -142,9 +142,9 @@ static void test_history(void) {
   ns_history h;
   ns_state_init(&s, err);
   ns_history_init(&h, 3);
-  tap_ok(ns_explore_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-4, "eps decade up: 1e-4");
-  tap_ok(ns_explore_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-3, "eps decade up: 1e-3");
-  tap_ok(ns_explore_eps_decade(&s, &h, -1, err) == 0 && s.eps == 1e-4, "eps decade down: 1e-4");
+  tap_ok(ns_edit_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-4, "eps decade up: 1e-4");
+  tap_ok(ns_edit_eps_decade(&s, &h, +1, err) == 0 && s.eps == 1e-3, "eps decade up: 1e-3");
+  tap_ok(ns_edit_eps_decade(&s, &h, -1, err) == 0 && s.eps == 1e-4, "eps decade down: 1e-4");
   tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-3, "undo -> 1e-3");
   tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-4, "undo -> 1e-4");
   tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-5, "undo -> 1e-5");
@@ -152,56 +152,56 @@ static void test_history(void) {
   tap_ok(ns_history_redo(&h, &s) == 1 && s.eps == 1e-4, "redo -> 1e-4");
   /* a failed change records nothing; a view change records nothing */
   size_t nu = h.nundo;
-  tap_ok(ns_explore_set_target(&s, &h, 2, err) == -1 && h.nundo == nu,
+  tap_ok(ns_edit_set_target(&s, &h, 2, err) == -1 && h.nundo == nu,
          "failed change is not recorded: %s", err);
-  tap_ok(ns_explore_focus(&s, NS_PANEL_BATCH, err) == 0 && s.focus == NS_PANEL_BATCH &&
+  tap_ok(ns_edit_focus(&s, NS_PANEL_BATCH, err) == 0 && s.focus == NS_PANEL_BATCH &&
              h.nundo == nu,
          "focus change is not an undo step");
   /* a new change clears redo */
   size_t nr = h.nredo;
   ns_history_undo(&h, &s);
   tap_ok(h.nredo == nr + 1, "undo adds a redo step");
-  ns_explore_toggle_eps_at(&s, &h, err);
+  ns_edit_toggle_eps_at(&s, &h, err);
   tap_ok(h.nredo == 0 && s.eps_at == NS_EPS_STD, "new change clears redo");
   /* depth bound */
-  for (int i = 0; i < 10; i++) ns_explore_toggle_ddof(&s, &h, err);
+  for (int i = 0; i < 10; i++) ns_edit_toggle_ddof(&s, &h, err);
   tap_ok(h.nundo == 3, "undo depth bounded at 3 (got %zu)", h.nundo);
   /* memory bound: room for about two copies of the state */
   h.max_bytes = 2 * ns_state_bytes(&s) + 1;
-  for (int i = 0; i < 4; i++) ns_explore_toggle_ddof(&s, &h, err);
+  for (int i = 0; i < 4; i++) ns_edit_toggle_ddof(&s, &h, err);
   tap_ok(h.nundo == 2, "undo steps bounded by memory (got %zu)", h.nundo);
   h.max_bytes = 1;
-  ns_explore_toggle_ddof(&s, &h, err);
+  ns_edit_toggle_ddof(&s, &h, err);
   tap_ok(h.nundo == 1, "  at least one step is kept (got %zu)", h.nundo);
   h.max_bytes = NS_HISTORY_MAX_BYTES;
   /* key helpers */
   ns_state_free(&s);
   ns_state_init(&s, err);
-  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_RMS, "kind -> rms");
-  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_BATCH, "kind -> batch");
-  tap_ok(ns_explore_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_LAYER,
+  tap_ok(ns_edit_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_RMS, "kind -> rms");
+  tap_ok(ns_edit_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_BATCH, "kind -> batch");
+  tap_ok(ns_edit_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_LAYER,
          "kind -> layer (instance/group skipped for a vector)");
-  tap_ok(ns_explore_cycle_kind(&s, &h, -1, err) == 0 && s.kind == NS_KIND_BATCH,
+  tap_ok(ns_edit_cycle_kind(&s, &h, -1, err) == 0 && s.kind == NS_KIND_BATCH,
          "kind back -> batch");
-  tap_ok(ns_explore_x_insert(&s, &h, 2, 4, err) == 0 && s.x->n == 5 && ns_tensor_get(s.x, 4) == 0,
+  tap_ok(ns_edit_x_insert(&s, &h, 2, 4, err) == 0 && s.x->n == 5 && ns_tensor_get(s.x, 4) == 0,
          "append an element to x");
-  tap_ok(ns_explore_x_remove(&s, &h, 2, 0, err) == 0 && s.x->n == 4 && ns_tensor_get(s.x, 0) == -1,
+  tap_ok(ns_edit_x_remove(&s, &h, 2, 0, err) == 0 && s.x->n == 4 && ns_tensor_get(s.x, 0) == -1,
          "remove x's first element");
-  tap_ok(ns_explore_set_x(&s, &h, 0, 5, err) == 0 && ns_tensor_get(s.x, 0) == 5, "edit a cell");
-  tap_ok(ns_explore_x_insert(&s, &h, 1, 1, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 2 &&
+  tap_ok(ns_edit_set_x(&s, &h, 0, 5, err) == 0 && ns_tensor_get(s.x, 0) == 5, "edit a cell");
+  tap_ok(ns_edit_x_insert(&s, &h, 1, 1, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 2 &&
              s.x->shape[1] == 4 && ns_tensor_get(s.x, 0) == 5 && ns_tensor_get(s.x, 4) == 0,
          "add a row to the vector: a 2 x 4 matrix");
-  tap_ok(ns_explore_x_remove(&s, &h, 1, 0, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 1 &&
+  tap_ok(ns_edit_x_remove(&s, &h, 1, 0, err) == 0 && s.x->rank == 2 && s.x->shape[0] == 1 &&
              ns_tensor_get(s.x, 0) == 0,
          "remove its first row: 1 x 4");
-  tap_ok(ns_explore_x_remove(&s, &h, 1, 0, err) == -1, "cannot remove the last row: %s", err);
+  tap_ok(ns_edit_x_remove(&s, &h, 1, 0, err) == -1, "cannot remove the last row: %s", err);
   ns_history_undo(&h, &s);
   ns_history_undo(&h, &s);
-  tap_ok(ns_explore_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 &&
+  tap_ok(ns_edit_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 &&
              s.target == 2 && s.companion == 3,
          "insert a batch row before the target: target/companion follow");
-  tap_ok(ns_explore_batch_remove(&s, &h, 1, 1, err) == -1, "cannot remove the target row: %s", err);
-  tap_ok(ns_explore_batch_insert(&s, &h, 2, 2, err) == 0 && s.batch->shape[1] == 3 &&
+  tap_ok(ns_edit_batch_remove(&s, &h, 1, 1, err) == -1, "cannot remove the target row: %s", err);
+  tap_ok(ns_edit_batch_insert(&s, &h, 2, 2, err) == 0 && s.batch->shape[1] == 3 &&
              s.baseline[0] == 2 && s.baseline[2] == 0,
          "add a batch column: baseline follows the companion row");
   ns_history_free(&h);
@@ -281,7 +281,7 @@ static void test_compute_claims(void) {
   ns_state_init(&s, err);
 
   /* r6: change the companion's 2 to -2 */
-  tap_ok(ns_explore_set_batch(&s, &h, 1, 0, -2, err) == 0, "companion -> -2");
+  tap_ok(ns_edit_set_batch(&s, &h, 1, 0, -2, err) == 0, "companion -> -2");
   if (ns_explore_compute(&s, &r, err) == 0) {
     tap_close(r.target_now[0], 2 / sqrt(4 + 4e-5), 1e-15, "r6: +b/sqrt(b^2+4eps)");
     tap_close(r.target_now[0], 0.999995, 1e-10, "r6-companion-flipped (claims.tsv value)");
@@ -293,7 +293,7 @@ static void test_compute_claims(void) {
   }
 
   /* c15-rank-centered / c15-rank-rms / c15-rms-shift-maxdiff: eps = 0 */
-  ns_explore_set_eps(&s, &h, 0, err);
+  ns_edit_set_eps(&s, &h, 0, err);
   if (ns_explore_compute(&s, &r, err) == 0) {
     tap_ok(r.rank == 2, "c15-rank-centered: 2 (got %d)", r.rank);
     tap_close(r.shift_dev, 0, 1e-12, "c15-centered-shift-dev");

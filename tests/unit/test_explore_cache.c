@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "tap.h"
 
 /* ---- field-by-field, bit-for-bit comparison of two results (NaN equals NaN) ---- */
@@ -123,61 +123,61 @@ typedef struct {
 } step;
 
 static int k_cursor(ns_state *s, char *err) {
-  return ns_explore_cursor(s, (s->cursor_row + 1) % 2, (s->cursor_col + 1) % 2, err);
+  return ns_edit_cursor(s, (s->cursor_row + 1) % 2, (s->cursor_col + 1) % 2, err);
 }
 static int k_focus(ns_state *s, char *err) {
-  return ns_explore_focus(s, NS_PANEL_BATCH, err);
+  return ns_edit_focus(s, NS_PANEL_BATCH, err);
 }
 static int k_shift(ns_state *s, char *err) {
-  return ns_explore_set_shift(s, NULL, s->shift - 3.5, err);
+  return ns_edit_set_shift(s, NULL, s->shift - 3.5, err);
 }
 static int k_scale(ns_state *s, char *err) {
-  return ns_explore_set_scale(s, NULL, s->scale * 0.5, err);
+  return ns_edit_set_scale(s, NULL, s->scale * 0.5, err);
 }
 static int k_eps_up(ns_state *s, char *err) {
-  return ns_explore_eps_decade(s, NULL, 1, err);
+  return ns_edit_eps_decade(s, NULL, 1, err);
 }
 static int k_eps0(ns_state *s, char *err) {
-  return ns_explore_set_eps(s, NULL, 0, err);
+  return ns_edit_set_eps(s, NULL, 0, err);
 }
 static int k_kind(ns_state *s, char *err) {
-  return ns_explore_cycle_kind(s, NULL, 1, err);
+  return ns_edit_cycle_kind(s, NULL, 1, err);
 }
 static int k_mode(ns_state *s, char *err) {
-  return ns_explore_toggle_mode(s, NULL, err);
+  return ns_edit_toggle_mode(s, NULL, err);
 }
 static int k_cumul(ns_state *s, char *err) {
-  return ns_explore_toggle_cumulative(s, NULL, err);
+  return ns_edit_toggle_cumulative(s, NULL, err);
 }
 static int k_dtype(ns_state *s, char *err) {
-  return ns_explore_cycle_dtype(s, NULL, 1, err);
+  return ns_edit_cycle_dtype(s, NULL, 1, err);
 }
 static int k_acc(ns_state *s, char *err) {
-  return ns_explore_cycle_acc(s, NULL, 1, err);
+  return ns_edit_cycle_acc(s, NULL, 1, err);
 }
 static int k_algo(ns_state *s, char *err) {
-  return ns_explore_cycle_algo(s, NULL, 1, err);
+  return ns_edit_cycle_algo(s, NULL, 1, err);
 }
 static int k_ddof(ns_state *s, char *err) {
-  return ns_explore_toggle_ddof(s, NULL, err);
+  return ns_edit_toggle_ddof(s, NULL, err);
 }
 static int k_eps_at(ns_state *s, char *err) {
-  return ns_explore_toggle_eps_at(s, NULL, err);
+  return ns_edit_toggle_eps_at(s, NULL, err);
 }
 static int k_center(ns_state *s, char *err) {
-  return ns_explore_cycle_center(s, NULL, err);
+  return ns_edit_cycle_center(s, NULL, err);
 }
 static int k_cell(ns_state *s, char *err) {
-  return ns_explore_set_x(s, NULL, 1, 0.75, err);
+  return ns_edit_set_x(s, NULL, 1, 0.75, err);
 }
 static int k_nan(ns_state *s, char *err) {
-  return ns_explore_set_x(s, NULL, 0, NAN, err);
+  return ns_edit_set_x(s, NULL, 0, NAN, err);
 }
 static int k_unnan(ns_state *s, char *err) {
-  return ns_explore_set_x(s, NULL, 0, -2, err);
+  return ns_edit_set_x(s, NULL, 0, -2, err);
 }
 static int k_batch(ns_state *s, char *err) {
-  return ns_explore_set_batch(s, NULL, 1, 0, ns_tensor_get(s->batch, 2) - 1.5, err);
+  return ns_edit_set_batch(s, NULL, 1, 0, ns_tensor_get(s->batch, 2) - 1.5, err);
 }
 static int k_target(ns_state *s, char *err) {
   ns_state_patch p; /* swap target and companion */
@@ -188,7 +188,7 @@ static int k_target(ns_state *s, char *err) {
   return ns_state_apply(s, &p, err);
 }
 static int k_momentum(ns_state *s, char *err) {
-  return ns_explore_momentum_step(s, NULL, 1, err);
+  return ns_edit_momentum_step(s, NULL, 1, err);
 }
 static int k_seed(ns_state *s, char *err) {
   ns_state_patch p;

@@ -7,7 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
 

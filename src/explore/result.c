@@ -1,14 +1,14 @@
-/* explore.c: the result record every panel of the screen reads, computed from the
+/* result.c: the result record every panel of the screen reads, computed from the
  * explorer state (ns_explore_compute) or updated part by part through a cache
  * (ns_explore_update). See explore.h for the contract. */
-#include "core/explore.h"
+#include "explore/explore.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/explore_priv.h"
+#include "explore/priv.h"
 #include "core/jacobian.h"
 #include "core/moments.h"
 #include "core/rng.h"

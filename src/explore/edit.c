@@ -1,12 +1,12 @@
-/* keys.c: the key helpers (ns_explore_cycle_kind, ns_explore_set_x, ...), each one
+/* keys.c: the key helpers (ns_edit_cycle_kind, ns_edit_set_x, ...), each one
  * validated, undoable change of the explorer state. See explore.h for the contract. */
-#include "core/explore.h"
+#include "explore/explore.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/explore_priv.h"
+#include "explore/priv.h"
 
 /* ---------------------------------------------------------------- key helpers */
 
@@ -17,7 +17,7 @@
   p.member = (val);                                                                                \
   return ns_history_apply(h, s, &p, err)
 
-int ns_explore_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
   ns_state_patch p;
   ns_patch_init(&p);
   p.set = (1u << NS_F_KIND) | (1u << NS_F_AXES);
@@ -37,7 +37,7 @@ int ns_explore_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
   return ns_explore_fail(err, "kind: no other kind is defined for x's rank %d", s->x->rank);
 }
 
-int ns_explore_eps_decade(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_eps_decade(ns_state *s, ns_history *h, int dir, char *err) {
   double e = s->eps;
   if (dir > 0)
     e = e == 0 ? 1e-12 : e * 10;
@@ -51,19 +51,19 @@ int ns_explore_eps_decade(ns_state *s, ns_history *h, int dir, char *err) {
   PATCH1(NS_F_EPS, eps, e);
 }
 
-int ns_explore_set_eps(ns_state *s, ns_history *h, double eps, char *err) {
+int ns_edit_set_eps(ns_state *s, ns_history *h, double eps, char *err) {
   PATCH1(NS_F_EPS, eps, eps);
 }
 
-int ns_explore_toggle_eps_at(ns_state *s, ns_history *h, char *err) {
+int ns_edit_toggle_eps_at(ns_state *s, ns_history *h, char *err) {
   PATCH1(NS_F_EPS_AT, eps_at, s->eps_at == NS_EPS_VAR ? NS_EPS_STD : NS_EPS_VAR);
 }
 
-int ns_explore_toggle_ddof(ns_state *s, ns_history *h, char *err) {
+int ns_edit_toggle_ddof(ns_state *s, ns_history *h, char *err) {
   PATCH1(NS_F_DDOF, ddof, 1 - s->ddof);
 }
 
-int ns_explore_cycle_center(ns_state *s, ns_history *h, char *err) {
+int ns_edit_cycle_center(ns_state *s, ns_history *h, char *err) {
   PATCH1(NS_F_CENTER, center, s->center == -1 ? 1 : s->center == 1 ? 0 : -1);
 }
 
@@ -71,24 +71,24 @@ static int cycle(int v, int n, int dir) {
   return ((v + (dir < 0 ? -1 : 1)) % n + n) % n;
 }
 
-int ns_explore_cycle_dtype(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_cycle_dtype(ns_state *s, ns_history *h, int dir, char *err) {
   PATCH1(NS_F_DTYPE, dtype, (ns_dtype)cycle((int)s->dtype, NS_DTYPE_COUNT, dir));
 }
 
-int ns_explore_cycle_acc(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_cycle_acc(ns_state *s, ns_history *h, int dir, char *err) {
   /* -1 (default) is slot 0, dtype d is slot d+1 */
   PATCH1(NS_F_ACC, acc, cycle(s->acc + 1, NS_DTYPE_COUNT + 1, dir) - 1);
 }
 
-int ns_explore_cycle_algo(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_cycle_algo(ns_state *s, ns_history *h, int dir, char *err) {
   PATCH1(NS_F_ALGO, algo, (ns_algo)cycle((int)s->algo, 3, dir));
 }
 
-int ns_explore_toggle_mode(ns_state *s, ns_history *h, char *err) {
+int ns_edit_toggle_mode(ns_state *s, ns_history *h, char *err) {
   PATCH1(NS_F_MODE, mode, s->mode == NS_MODE_TRAIN ? NS_MODE_EVAL : NS_MODE_TRAIN);
 }
 
-int ns_explore_toggle_axis(ns_state *s, ns_history *h, int axis, char *err) {
+int ns_edit_toggle_axis(ns_state *s, ns_history *h, int axis, char *err) {
   if (axis < 1 || axis > s->x->rank)
     return ns_explore_fail(err, "axes: axis %d does not exist (x has rank %d)", axis, s->x->rank);
   char e[NS_ERRLEN];
@@ -98,7 +98,7 @@ int ns_explore_toggle_axis(ns_state *s, ns_history *h, int axis, char *err) {
   PATCH1(NS_F_AXES, axes, m);
 }
 
-int ns_explore_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
   /* step to the next group count that divides the channels (axis 2) when there is one */
   size_t C = s->x->rank >= 2 ? s->x->shape[1] : 1;
   int g = s->groups;
@@ -129,7 +129,7 @@ static int apply_momentum(ns_state *s, ns_history *h, double m, int cumulative, 
   return ns_history_apply(h, s, &p, err);
 }
 
-int ns_explore_momentum_step(ns_state *s, ns_history *h, int dir, char *err) {
+int ns_edit_momentum_step(ns_state *s, ns_history *h, int dir, char *err) {
   double m = s->momentum * (dir < 0 ? 0.5 : 2.0);
   if (m > 1) m = 1;
   if (m < 1e-6)
@@ -137,7 +137,7 @@ int ns_explore_momentum_step(ns_state *s, ns_history *h, int dir, char *err) {
   return apply_momentum(s, h, m, 0, err);
 }
 
-int ns_explore_toggle_cumulative(ns_state *s, ns_history *h, char *err) {
+int ns_edit_toggle_cumulative(ns_state *s, ns_history *h, char *err) {
   return apply_momentum(s, h, s->momentum, !s->cumulative, err);
 }
 
@@ -163,7 +163,7 @@ static int set_element(ns_state *s, ns_history *h, ns_field f, size_t i, double 
   return rc;
 }
 
-int ns_explore_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
+int ns_edit_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
   if (i >= s->x->n)
     return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1, s->x->n);
   return set_element(s, h, NS_F_X, i, v, err);
@@ -241,15 +241,15 @@ static int x_edit(ns_state *s, ns_history *h, int axis, size_t at, int insert, c
   return rc;
 }
 
-int ns_explore_x_insert(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
+int ns_edit_x_insert(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
   return x_edit(s, h, axis, at, 1, err);
 }
 
-int ns_explore_x_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
+int ns_edit_x_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
   return x_edit(s, h, axis, at, 0, err);
 }
 
-int ns_explore_set_batch(ns_state *s, ns_history *h, size_t row, size_t col, double v, char *err) {
+int ns_edit_set_batch(ns_state *s, ns_history *h, size_t row, size_t col, double v, char *err) {
   size_t B = s->batch->shape[0], D = s->batch->shape[1];
   if (row >= B || col >= D)
     return ns_explore_fail(err, "batch: cell (%zu,%zu) is outside the %zu x %zu batch", row + 1,
@@ -285,36 +285,36 @@ static int batch_edit(ns_state *s, ns_history *h, int axis, size_t at, int inser
   return rc;
 }
 
-int ns_explore_batch_insert(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
+int ns_edit_batch_insert(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
   return batch_edit(s, h, axis, at, 1, err);
 }
 
-int ns_explore_batch_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
+int ns_edit_batch_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err) {
   return batch_edit(s, h, axis, at, 0, err);
 }
 
-int ns_explore_set_target(ns_state *s, ns_history *h, int row, char *err) {
+int ns_edit_set_target(ns_state *s, ns_history *h, int row, char *err) {
   PATCH1(NS_F_TARGET, target, row);
 }
 
-int ns_explore_set_companion(ns_state *s, ns_history *h, int row, char *err) {
+int ns_edit_set_companion(ns_state *s, ns_history *h, int row, char *err) {
   PATCH1(NS_F_COMPANION, companion, row);
 }
 
-int ns_explore_set_shift(ns_state *s, ns_history *h, double b, char *err) {
+int ns_edit_set_shift(ns_state *s, ns_history *h, double b, char *err) {
   PATCH1(NS_F_SHIFT, shift, b);
 }
 
-int ns_explore_set_scale(ns_state *s, ns_history *h, double a, char *err) {
+int ns_edit_set_scale(ns_state *s, ns_history *h, double a, char *err) {
   PATCH1(NS_F_SCALE, scale, a);
 }
 
-int ns_explore_focus(ns_state *s, ns_panel panel, char *err) {
+int ns_edit_focus(ns_state *s, ns_panel panel, char *err) {
   ns_history *h = NULL;
   PATCH1(NS_F_FOCUS, focus, panel);
 }
 
-int ns_explore_cursor(ns_state *s, int row, int col, char *err) {
+int ns_edit_cursor(ns_state *s, int row, int col, char *err) {
   ns_state_patch p;
   ns_patch_init(&p);
   p.set = 1u << NS_F_CURSOR;

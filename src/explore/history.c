@@ -1,10 +1,10 @@
 /* history.c: the undo/redo history of explorer states. See explore.h for the contract. */
-#include "core/explore.h"
+#include "explore/explore.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/explore_priv.h"
+#include "explore/priv.h"
 
 /* ---------------------------------------------------------------- history */
 

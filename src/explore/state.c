@@ -1,6 +1,6 @@
 /* state.c: the explorer state (init, copy, free, equal), its field and panel names, and
  * the validated patch ns_state_apply. See explore.h for the contract. */
-#include "core/explore.h"
+#include "explore/explore.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/explore_priv.h"
+#include "explore/priv.h"
 
 /* ---------------------------------------------------------------- names */
 

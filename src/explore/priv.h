@@ -1,12 +1,12 @@
-/* explore_priv.h: what the files of the explorer share (state.c, history.c, keys.c,
- * explore.c); internal to the core, not part of the public API (users include explore.h). */
+/* priv.h: what the files of the explorer share (state.c, history.c, edit.c,
+ * result.c); internal to src/explore, not part of its API (users include explore.h). */
 #ifndef NS_EXPLORE_PRIV_H
 #define NS_EXPLORE_PRIV_H
 
 #include <stddef.h>
 
 #include "core/err.h" /* NS_PRINTF */
-#include "core/explore.h"
+#include "explore/explore.h"
 
 /* 1 if patch p sets field f. */
 #define NS_HAS(p, f) (((p)->set >> (f)) & 1u)
