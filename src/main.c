@@ -89,22 +89,30 @@ static const command *find_command(const char *name) {
   return NULL;
 }
 
-/* The options before a command: flags, none takes a value. */
-enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR };
+/* The options before a command: flags, and --state, which takes a value. */
+enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR, OPT_STATE, OPT_RESUME };
 static const struct {
   const char *name;
   int id;
-} options[] = {{"--help", OPT_HELP},         {"-h", OPT_HELP},
-               {"--version", OPT_VERSION},   {"-V", OPT_VERSION},
-               {"--ascii", OPT_ASCII},       {"--no-mouse", OPT_NO_MOUSE},
-               {"--no-color", OPT_NO_COLOR}, {"--no-colour", OPT_NO_COLOR}};
+  int value; /* takes a value (--state FILE or --state=FILE) */
+} options[] = {{"--help", OPT_HELP, 0},         {"-h", OPT_HELP, 0},
+               {"--version", OPT_VERSION, 0},   {"-V", OPT_VERSION, 0},
+               {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
+               {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
+               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0}};
 
-/* The option whose name is the first len characters of a, or -1. */
-static int find_option(const char *a, size_t len) {
+/* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
+static int find_option_v(const char *a, size_t len, int *value) {
   for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
-    if (strlen(options[i].name) == len && strncmp(a, options[i].name, len) == 0)
+    if (strlen(options[i].name) == len && strncmp(a, options[i].name, len) == 0) {
+      if (value) *value = options[i].value;
       return options[i].id;
+    }
   return -1;
+}
+
+static int find_option(const char *a, size_t len) {
+  return find_option_v(a, len, NULL);
 }
 
 /* --help or -h, which every command takes. */
@@ -138,6 +146,8 @@ static void print_overview(void) {
          "      --ascii       draw with ASCII characters only\n"
          "      --no-mouse    do not use the mouse\n"
          "      --no-color    no colours (as does a non-empty NO_COLOR variable)\n"
+         "      --state FILE  start from a state file (written by save() or :w FILE)\n"
+         "      --resume      start from the state the last session left (autosaved on exit)\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -364,7 +374,8 @@ static int check_file(const char *file) {
 
 int main(int argc, char **argv) {
   atexit(close_stdout);
-  tui_options opt = {NULL, 0, 0, 0};
+  tui_options opt = {NULL, 0, 0, 0, NULL};
+  char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */
 
@@ -377,8 +388,17 @@ int main(int argc, char **argv) {
       }
       /* a long option's name ends at '=' ("--ascii=yes" names --ascii) */
       size_t len = a[1] == '-' ? strcspn(a, "=") : strlen(a);
-      int id = find_option(a, len);
-      if (a[len] == '=') {
+      int takes = 0;
+      int id = find_option_v(a, len, &takes);
+      const char *value = NULL;
+      if (takes) {
+        if (a[len] == '=')
+          value = a + len + 1;
+        else if (i + 1 < argc)
+          value = argv[++i];
+        else
+          return usage_error(a, "this option needs a value (a file)", NULL);
+      } else if (a[len] == '=') {
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)len, a);
         return usage_error(id >= 0 ? name : a,
@@ -400,6 +420,22 @@ int main(int argc, char **argv) {
       case OPT_NO_COLOR:
         opt.no_color = explorer_option = 1;
         break;
+      case OPT_STATE:
+        if (opt.state_file) return usage_error(a, "give one state to start from", NULL);
+        opt.state_file = value;
+        explorer_option = 1;
+        break;
+      case OPT_RESUME:
+        if (opt.state_file) return usage_error(a, "give one state to start from", NULL);
+        if (!tui_last_state_path(last, sizeof last))
+          return usage_error(a, "neither XDG_STATE_HOME nor HOME is set", NULL);
+        if (access(last, R_OK) != 0) {
+          fprintf(stderr, PROG ": --resume: no saved state yet (%s): %s\n", last, strerror(errno));
+          return 1;
+        }
+        opt.state_file = last;
+        explorer_option = 1;
+        break;
       default:
         return usage_error(a, "unknown option", NULL);
       }
@@ -410,7 +446,8 @@ int main(int argc, char **argv) {
     const command *c = only_files || opt.file ? NULL : find_command(a);
     if (c) {
       if (explorer_option)
-        return usage_error(a, "--ascii, --no-mouse and --no-color are for the explorer", NULL);
+        return usage_error(
+            a, "--ascii, --no-mouse, --no-color, --state and --resume are for the explorer", NULL);
       if (!c->run) return not_yet(c, argc, argv, i);
       return c->run(argc, argv, i);
     }

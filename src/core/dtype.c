@@ -115,11 +115,11 @@ double ns_round(double v, ns_dtype d) {
   }
 }
 
-static const char *const NAMES[NS_DTYPE_COUNT] = {"fp64", "fp32", "fp16", "bf16"};
+const char *const ns_dtype_names[NS_DTYPE_COUNT + 1] = {"fp64", "fp32", "fp16", "bf16", NULL};
 
 const char *ns_dtype_name(ns_dtype d) {
   if ((unsigned)d >= NS_DTYPE_COUNT) return "?";
-  return NAMES[d];
+  return ns_dtype_names[d];
 }
 
 int ns_dtype_parse(const char *name, ns_dtype *out) {

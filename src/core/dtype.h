@@ -26,6 +26,8 @@ uint16_t ns_bf16_bits(double v);
 double ns_bf16_value(uint16_t bits);
 
 /* "fp64", "fp32", "fp16", "bf16". */
+/* The canonical names in enum order, NULL-terminated: "fp64", "fp32", "fp16", "bf16". */
+extern const char *const ns_dtype_names[];
 const char *ns_dtype_name(ns_dtype d);
 /* Parses a name (also accepts "float64", "f8", "double", "float32", "f4", "float",
  * "float16", "f2", "half", "bfloat16"); returns 0 on success, -1 if unknown. */

@@ -9,7 +9,8 @@
 #ifndef NS_ERR_H
 #define NS_ERR_H
 
-#include "core/tensor.h" /* NS_ERRLEN */
+/* Size of every error buffer: a message is one line of at most NS_ERRLEN - 1 bytes. */
+#define NS_ERRLEN 256
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NS_PRINTF(f, a) __attribute__((format(printf, f, a)))

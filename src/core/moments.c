@@ -104,17 +104,10 @@ ns_moments ns_moments_merge(ns_moments a, ns_moments b) {
   return r;
 }
 
+const char *const ns_algo_names[] = {"twopass", "welford", "raw", NULL};
+
 const char *ns_algo_name(ns_algo a) {
-  switch (a) {
-  case NS_ALGO_TWOPASS:
-    return "twopass";
-  case NS_ALGO_WELFORD:
-    return "welford";
-  case NS_ALGO_RAW:
-    return "raw";
-  default:
-    return "?";
-  }
+  return (unsigned)a <= NS_ALGO_RAW ? ns_algo_names[a] : "?";
 }
 
 int ns_algo_parse(const char *name, ns_algo *out) {

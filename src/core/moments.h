@@ -40,7 +40,8 @@ double ns_moments_var(const ns_moments *m, int ddof);
  * m2 = a.m2 + b.m2 + delta^2*a.n*b.n/n. Either side may be empty (n = 0). */
 ns_moments ns_moments_merge(ns_moments a, ns_moments b);
 
-const char *ns_algo_name(ns_algo a); /* "twopass", "welford", "raw" */
+extern const char *const ns_algo_names[]; /* "twopass", "welford", "raw", NULL */
+const char *ns_algo_name(ns_algo a);      /* "twopass", "welford", "raw" */
 int ns_algo_parse(const char *name, ns_algo *out);
 
 #endif

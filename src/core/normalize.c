@@ -46,17 +46,19 @@ void ns_spec_default(ns_spec *s) {
   s->running = NULL;
 }
 
-static const char *const KIND_NAMES[] = {"layer", "rms", "batch", "instance", "group"};
+const char *const ns_kind_names[] = {"layer", "rms", "batch", "instance", "group", NULL};
+const char *const ns_eps_at_names[] = {"var", "std", NULL};
+const char *const ns_mode_names[] = {"train", "eval", NULL};
 #define NKINDS 5
 
 const char *ns_kind_name(ns_kind k) {
-  return (unsigned)k < NKINDS ? KIND_NAMES[k] : "?";
+  return (unsigned)k < NKINDS ? ns_kind_names[k] : "?";
 }
 
 int ns_kind_parse(const char *name, ns_kind *out) {
   if (!name) return -1;
   for (int k = 0; k < NKINDS; k++) {
-    if (strcmp(name, KIND_NAMES[k]) == 0) {
+    if (strcmp(name, ns_kind_names[k]) == 0) {
       if (out) *out = (ns_kind)k;
       return 0;
     }
@@ -65,11 +67,11 @@ int ns_kind_parse(const char *name, ns_kind *out) {
 }
 
 const char *ns_eps_at_name(ns_eps_at e) {
-  return e == NS_EPS_VAR ? "var" : e == NS_EPS_STD ? "std" : "?";
+  return (unsigned)e <= NS_EPS_STD ? ns_eps_at_names[e] : "?";
 }
 
 const char *ns_mode_name(ns_mode m) {
-  return m == NS_MODE_TRAIN ? "train" : m == NS_MODE_EVAL ? "eval" : "?";
+  return (unsigned)m <= NS_MODE_EVAL ? ns_mode_names[m] : "?";
 }
 
 int ns_spec_center(const ns_spec *s) {

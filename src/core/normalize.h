@@ -95,7 +95,12 @@ void ns_spec_default(ns_spec *s);
  * dtype, acc, algo, mode), else -1 with err naming the field. Shape-dependent checks
  * (axes, groups, gamma/beta lengths) belong to ns_norm_plan_make and ns_normalize. */
 int ns_spec_check(const ns_spec *s, char *err);
-const char *ns_kind_name(ns_kind k); /* "layer", "rms", "batch", "instance", "group" */
+/* The names of each enum, in enum order, NULL-terminated (for luaL_checkoption-style
+ * lookups): the one list every caller spells them from. */
+extern const char *const ns_kind_names[];   /* "layer", "rms", "batch", "instance", "group" */
+extern const char *const ns_eps_at_names[]; /* "var", "std" */
+extern const char *const ns_mode_names[];   /* "train", "eval" */
+const char *ns_kind_name(ns_kind k);        /* "layer", "rms", "batch", "instance", "group" */
 int ns_kind_parse(const char *name, ns_kind *out);
 const char *ns_eps_at_name(ns_eps_at e); /* "var", "std" */
 const char *ns_mode_name(ns_mode m);     /* "train", "eval" */

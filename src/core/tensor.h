@@ -21,8 +21,8 @@
 #include <stddef.h>
 
 #include "core/dtype.h"
+#include "core/err.h" /* NS_ERRLEN */
 
-#define NS_ERRLEN 256
 #define NS_MAXRANK 4
 /* Refuse tensors with more elements than this (1 << 31): a clear error, not an OOM. */
 #define NS_MAXELEMS ((size_t)1 << 31)

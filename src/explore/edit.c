@@ -1,6 +1,6 @@
-/* keys.c: the key helpers (ns_edit_cycle_kind, ns_edit_set_x, ...), each one
- * validated, undoable change of the explorer state. See explore.h for the contract. */
-#include "explore/explore.h"
+/* edit.c: the undoable edits (ns_edit_cycle_kind, ns_edit_set_x, ...), each one validated
+ * change of the explorer state through ns_history_apply. See edit.h for the contract. */
+#include "explore/edit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,30 +8,32 @@
 
 #include "explore/priv.h"
 
-/* ---------------------------------------------------------------- key helpers */
+/* ---------------------------------------------------------------- edits */
 
+/* One field, one value, one undoable step. */
 #define PATCH1(fld, member, val)                                                                   \
   ns_state_patch p;                                                                                \
   ns_patch_init(&p);                                                                               \
-  p.set = 1u << (fld);                                                                             \
-  p.member = (val);                                                                                \
+  ns_patch_set(&p, fld);                                                                           \
+  p.v.member = (val);                                                                              \
   return ns_history_apply(h, s, &p, err)
 
 int ns_edit_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = (1u << NS_F_KIND) | (1u << NS_F_AXES);
-  p.axes = 0;
+  p.set = NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_AXES);
+  p.v.axes = 0;
   int step = dir < 0 ? NS_KIND_GROUP : 1;
   for (int i = 1; i <= NS_KIND_GROUP + 1; i++) {
-    p.kind = (ns_kind)(((int)s->kind + i * step) % (NS_KIND_GROUP + 1));
+    p.v.kind = (ns_kind)(((int)s->kind + i * step) % (NS_KIND_GROUP + 1));
     char e[NS_ERRLEN];
-    if (ns_default_axes(p.kind, s->x->rank, e) == 0) continue;
+    if (ns_default_axes(p.v.kind, s->x->rank, e) == 0) continue;
     /* gamma/beta sized for the old kind would not fit: drop them with the change */
     ns_state_patch q = p;
     if (ns_history_apply(h, s, &q, e) == 0) return 0;
-    q.set |= (1u << NS_F_GAMMA) | (1u << NS_F_BETA);
-    q.ngamma = q.nbeta = 0;
+    q.set |= NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_BETA);
+    q.v.gamma = q.v.beta = NULL;
+    q.v.ngamma = q.v.nbeta = 0;
     if (ns_history_apply(h, s, &q, e) == 0) return 0;
   }
   return ns_explore_fail(err, "kind: no other kind is defined for x's rank %d", s->x->rank);
@@ -123,9 +125,9 @@ int ns_edit_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
 static int apply_momentum(ns_state *s, ns_history *h, double m, int cumulative, char *err) {
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_MOMENTUM;
-  p.momentum = m;
-  p.cumulative = cumulative;
+  ns_patch_set(&p, NS_F_MOMENTUM);
+  p.v.momentum = m;
+  p.v.cumulative = cumulative;
   return ns_history_apply(h, s, &p, err);
 }
 
@@ -144,11 +146,11 @@ int ns_edit_toggle_cumulative(ns_state *s, ns_history *h, char *err) {
 /* A patch that sets the tensor field f (x or batch) to t (borrowed). */
 static void tensor_patch(ns_state_patch *p, ns_field f, const ns_tensor *t) {
   ns_patch_init(p);
-  p->set = 1u << f;
+  ns_patch_set(p, f);
   if (f == NS_F_X)
-    p->x = t;
+    p->v.x = (ns_tensor *)t;
   else
-    p->batch = t;
+    p->v.batch = (ns_tensor *)t;
 }
 
 /* Sets flat element i (in range) of the tensor field f (x or batch) to v. */
@@ -234,7 +236,7 @@ static int x_edit(ns_state *s, ns_history *h, int axis, size_t at, int insert, c
   tensor_patch(&p, NS_F_X, t);
   int rc = ns_history_apply(h, s, &p, NULL);
   if (rc != 0) { /* gamma/beta sized for the old x no longer fit: drop them */
-    p.set |= (1u << NS_F_GAMMA) | (1u << NS_F_BETA);
+    p.set |= NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_BETA);
     rc = ns_history_apply(h, s, &p, err);
   }
   ns_tensor_free(t);
@@ -276,9 +278,9 @@ static int batch_edit(ns_state *s, ns_history *h, int axis, size_t at, int inser
       if (tg > a) tg--;
       if (cp > a) cp--;
     }
-    p.set |= (1u << NS_F_TARGET) | (1u << NS_F_COMPANION);
-    p.target = tg;
-    p.companion = cp;
+    p.set |= NS_FIELDBIT(NS_F_TARGET) | NS_FIELDBIT(NS_F_COMPANION);
+    p.v.target = tg;
+    p.v.companion = cp;
   }
   int rc = ns_history_apply(h, s, &p, err);
   ns_tensor_free(t);
@@ -307,18 +309,4 @@ int ns_edit_set_shift(ns_state *s, ns_history *h, double b, char *err) {
 
 int ns_edit_set_scale(ns_state *s, ns_history *h, double a, char *err) {
   PATCH1(NS_F_SCALE, scale, a);
-}
-
-int ns_edit_focus(ns_state *s, ns_panel panel, char *err) {
-  ns_history *h = NULL;
-  PATCH1(NS_F_FOCUS, focus, panel);
-}
-
-int ns_edit_cursor(ns_state *s, int row, int col, char *err) {
-  ns_state_patch p;
-  ns_patch_init(&p);
-  p.set = 1u << NS_F_CURSOR;
-  p.cursor_row = row;
-  p.cursor_col = col;
-  return ns_state_apply(s, &p, err);
 }

@@ -3,6 +3,10 @@
 ## result record, and dump of a state. No curses, no Lua.
 noinst_LTLIBRARIES += libnsexplore.la
 libnsexplore_la_SOURCES = \
-	src/explore/explore.h src/explore/priv.h \
-	src/explore/state.c src/explore/history.c src/explore/edit.c src/explore/result.c
+	src/explore/explore.h src/explore/priv.h src/explore/fields.h \
+	src/explore/state.c src/explore/state.h \
+	src/explore/history.c src/explore/history.h \
+	src/explore/edit.c src/explore/edit.h \
+	src/explore/result.c src/explore/result.h \
+	src/explore/file.c src/explore/file.h
 libnsexplore_la_CFLAGS = $(AM_CFLAGS)

@@ -6,17 +6,20 @@
 #include <stddef.h>
 
 #include "core/err.h" /* NS_PRINTF */
-#include "explore/explore.h"
-
-/* 1 if patch p sets field f. */
-#define NS_HAS(p, f) (((p)->set >> (f)) & 1u)
+#include "explore/state.h"
 
 /* Formats the message into err (when not NULL) and returns -1:
  *   return ns_explore_fail(err, "eps must be > 0"); */
 int ns_explore_fail(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
 
-/* Columns of the state's batch (0 without one). */
-size_t ns_batch_cols(const ns_state *s);
+/* ns_state_apply that, on success, moves into *old (when not NULL) the values s had: its
+ * scalars, and the arrays the patch replaced (owned by old, their fields in *replaced;
+ * arrays it kept are NULL in old). */
+int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_fieldset *replaced,
+                        char *err);
+/* Replaces dst's member of field f by a deep copy of src's (dst's old one is NOT freed).
+ * 0, or -1 on allocation failure. */
+int ns_field_copy(ns_state *dst, const ns_state *src, ns_field f);
 
 /* Bitwise equality (NaN equals NaN) of doubles, arrays of doubles, and tensors (shape,
  * dtype and data). */

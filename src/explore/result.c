@@ -1,7 +1,7 @@
-/* result.c: the result record every panel of the screen reads, computed from the
- * explorer state (ns_explore_compute) or updated part by part through a cache
- * (ns_explore_update). See explore.h for the contract. */
-#include "explore/explore.h"
+/* result.c: the result record every view reads, computed from the explorer state
+ * (ns_explore_compute) or updated part by part through a cache (ns_explore_update); and
+ * the one table of the words of its condition codes. See result.h for the contract. */
+#include "explore/result.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +23,8 @@ static void clear_output(ns_result *r) {
   r->y_probe = NULL;
   r->y_mean = r->y_std = 0;
   r->eval_note = NULL;
+  r->evalsrc = NS_EVALSRC_NONE;
+  r->cond = NS_COND_NONE;
   r->degenerate_why[0] = 0;
   r->probe_n = 0;
 }
@@ -425,34 +427,18 @@ static int state_eval_running(const ns_state *s) {
   return ns_spec_eval_running(&spec, s->x->rank);
 }
 
-/* The parts of a result computed for state a that differ for state b. */
+/* The parts of a result computed for state a that differ for state b: the union of the
+ * table's stale masks of the fields that differ, plus the rules that cross panels. */
 static unsigned stale_parts(const ns_state *a, const ns_state *b) {
+  ns_fieldset diff = ns_state_diff(a, b);
   unsigned m = 0;
-  int stat = !ns_same_double(a->eps, b->eps) || a->eps_at != b->eps_at || a->ddof != b->ddof;
-  int batch = !ns_same_tensor(a->batch, b->batch);
-  if (!ns_same_tensor(a->x, b->x)) m |= NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_PREC;
-  if (stat || a->kind != b->kind || a->axes != b->axes || a->groups != b->groups ||
-      a->center != b->center || !ns_same_doubles(a->gamma, a->ngamma, b->gamma, b->ngamma) ||
-      !ns_same_doubles(a->beta, a->nbeta, b->beta, b->nbeta) || a->dtype != b->dtype ||
-      a->acc != b->acc || a->algo != b->algo || a->mode != b->mode)
-    m |= NS_PART_OUTPUT;
-  if (a->dtype != b->dtype || a->acc != b->acc) m |= NS_PART_PREC;
-  if (stat || a->seed != b->seed || a->train_batches != b->train_batches ||
-      a->batch_size != b->batch_size || !ns_same_double(a->momentum, b->momentum) ||
-      a->cumulative != b->cumulative || a->train_source != b->train_source ||
-      !ns_same_double(a->train_loc, b->train_loc) ||
-      !ns_same_double(a->train_scale, b->train_scale) ||
-      (b->train_source == NS_SOURCE_BATCH && batch)) {
-    m |= NS_PART_TRAIN;
-    if (state_eval_running(b)) m |= NS_PART_OUTPUT;
-  }
-  if (stat || batch ||
-      !ns_same_doubles(a->baseline, ns_batch_cols(a), b->baseline, ns_batch_cols(b)) ||
-      a->target != b->target || a->companion != b->companion)
-    m |= NS_PART_BATCH;
+  for (int f = 0; f < NS_F_COUNT; f++)
+    if (diff & NS_FIELDBIT(f)) m |= ns_fields[f].stale;
+  /* the train panel draws from the batch when that is its source */
+  if ((diff & NS_FIELDBIT(NS_F_BATCH)) && b->train_source == NS_SOURCE_BATCH) m |= NS_PART_TRAIN;
+  /* eval-mode batch norm of x reads the train panel's running statistics */
+  if ((m & NS_PART_TRAIN) && state_eval_running(b)) m |= NS_PART_OUTPUT;
   if (m & NS_PART_OUTPUT) m |= NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC;
-  if (!ns_same_double(a->shift, b->shift)) m |= NS_PART_SHIFT;
-  if (!ns_same_double(a->scale, b->scale)) m |= NS_PART_SCALE;
   return m;
 }
 
@@ -499,7 +485,7 @@ static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spe
  * train panel's selected estimator in r when its feature count fits x's nstat (0: unknown,
  * planned here), else fresh ones (mean 0, var 1). Sets the output's note. */
 static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_running *out,
-                        const char **note, char *err) {
+                        ns_evalsrc *src, char *err) {
   if (!nstat) { /* not known from a current output: plan the normalization of x */
     ns_spec spec;
     ns_state_spec(s, &spec);
@@ -510,11 +496,7 @@ static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_
     ns_norm_plan_free(&plan);
   }
   const ns_estimator *est = r->train_d == nstat ? &r->est[r->est_active] : NULL;
-  if (est)
-    *note = s->cumulative ? "eval mode: running statistics of the train panel (cumulative)"
-                          : "eval mode: running statistics of the train panel (momentum)";
-  else
-    *note = "eval mode: fresh running stats (mean 0, var 1): train panel features differ";
+  *src = !est ? NS_EVALSRC_FRESH : s->cumulative ? NS_EVALSRC_CUMULATIVE : NS_EVALSRC_MOMENTUM;
   if (ns_running_init(out, s->momentum, s->cumulative, 0, nstat, err) != 0) return -1;
   for (size_t j = 0; j < nstat; j++) {
     out->mean[j] = est ? est->mean[j] : 0;
@@ -523,40 +505,97 @@ static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_
   return 0;
 }
 
-/* Says in words why the output's statistics are degenerate (the first degenerate one's
- * cause; they are counted in r->norm.ndegenerate), or that a centered kind with one value
- * per statistic maps everything to beta. */
-static void degenerate_words(const ns_state *s, ns_result *r) {
+/* The words of the condition codes: the one table every caller turns codes into words with
+ * (%s: the dtype, %g: the value). */
+static const char *const cond_words[NS_COND_COUNT] = {
+    [NS_COND_NONE] = "",
+    [NS_COND_ONE_VALUE] = "1 value per statistic: x - mean = 0, so y = beta",
+    [NS_COND_DDOF_ONE] = "1 value and ddof 1: variance 0/0",
+    [NS_COND_X_NONFINITE] = "x holds NaN or Inf",
+    [NS_COND_X_OVERFLOW] = "x overflows %s (inf)",
+    [NS_COND_ALL_EQUAL] = "all equal and eps = 0: s = 0, y = 0/0",
+    [NS_COND_CANCELLED] = "variance cancelled to 0 in %s (the values differ): s = 0, y = +-inf",
+    [NS_COND_RUNNING_ZERO] = "running var 0 and eps = 0: s = 0, y = +-inf or 0/0",
+    [NS_COND_ALL_ZERO] = "all zero and eps = 0: rms = 0, y = 0/0",
+    [NS_COND_DENOM_INF] = "s = inf: the variance overflows %s",
+    [NS_COND_DENOM_BAD] = "the denominator is %g",
+};
+
+static const char *const evalsrc_words[NS_EVALSRC_COUNT] = {
+    [NS_EVALSRC_NONE] = NULL,
+    [NS_EVALSRC_NOT_BATCH] = "eval mode changes batch norm only",
+    [NS_EVALSRC_MOMENTUM] = "eval mode: running statistics of the train panel (momentum)",
+    [NS_EVALSRC_CUMULATIVE] = "eval mode: running statistics of the train panel (cumulative)",
+    [NS_EVALSRC_FRESH] = "eval mode: fresh running stats (mean 0, var 1): train panel features "
+                         "differ",
+};
+
+const char *ns_cond_words(ns_cond c) {
+  return (unsigned)c < NS_COND_COUNT ? cond_words[c] : "?";
+}
+
+const char *ns_evalsrc_words(ns_evalsrc e) {
+  return (unsigned)e < NS_EVALSRC_COUNT ? evalsrc_words[e] : NULL;
+}
+
+const char *ns_cond_format(const ns_result *r, char *buf, size_t len) {
+  const char *w = ns_cond_words(r->cond);
+  if (strstr(w, "%s"))
+    snprintf(buf, len, w, ns_dtype_name(r->cond_dtype));
+  else if (strstr(w, "%g"))
+    snprintf(buf, len, w, r->cond_value);
+  else
+    snprintf(buf, len, "%s", w);
+  return buf;
+}
+
+/* 1 if the elements of statistic k of x are not all equal once stored in dtype d. */
+static int stat_values_differ(const ns_tensor *x, const ns_norm_plan *p, size_t k, ns_dtype d) {
+  const size_t *m = p->members + k * p->count;
+  double first = ns_round(ns_tensor_get(x, m[0]), d);
+  for (size_t i = 1; i < p->count; i++)
+    if (ns_round(ns_tensor_get(x, m[i]), d) != first) return 1;
+  return 0;
+}
+
+/* Finds why the output's statistics are degenerate (the first degenerate one's cause; they
+ * are counted in r->norm.ndegenerate), or that a centered kind with one value per statistic
+ * maps everything to beta. */
+static void degenerate_cond(const ns_state *s, ns_result *r) {
   const ns_norm_result *nr = &r->norm;
-  char *buf = r->degenerate_why;
-  size_t len = sizeof r->degenerate_why;
   ns_spec spec;
   ns_state_spec(s, &spec);
-  int centered = s->center < 0 ? s->kind != NS_KIND_RMS : s->center;
-  buf[0] = 0;
-  if (!nr->ndegenerate) {
-    if (centered && nr->plan.count == 1 && s->mode == NS_MODE_TRAIN)
-      snprintf(buf, len, "1 value per statistic: x - mean = 0, so y = beta");
-    return;
-  }
-  size_t k = 0;
-  while (k < nr->plan.nstat && !nr->degenerate[k]) k++;
-  if (k == nr->plan.nstat) return;
-  const char *st = centered ? "s" : "rms";
+  int centered = ns_spec_center(&spec);
+  r->cond = NS_COND_NONE;
+  r->cond_dtype = s->dtype;
+  r->cond_value = 0;
   int eval = ns_spec_eval_running(&spec, s->x->rank);
-  if (!eval && nr->plan.count <= (size_t)s->ddof)
-    snprintf(buf, len, "1 value and ddof 1: variance 0/0");
-  else if (!eval && !isfinite(nr->batch[k].mean))
-    snprintf(buf, len, "%s",
-             r->x_nan || r->x_inf ? "x holds NaN or Inf" : "x overflows the dtype (inf)");
-  else if (nr->denom[k] == 0 && centered)
-    snprintf(buf, len, "%s and eps = 0: s = 0, y = 0/0", eval ? "running var 0" : "all equal");
-  else if (nr->denom[k] == 0)
-    snprintf(buf, len, "all zero and eps = 0: rms = 0, y = 0/0");
-  else if (isinf(nr->denom[k]))
-    snprintf(buf, len, "%s = inf: variance overflows %s", st, ns_dtype_name(s->dtype));
-  else
-    snprintf(buf, len, "%s is %g", st, nr->denom[k]);
+  if (!nr->ndegenerate) {
+    if (centered && nr->plan.count == 1 && !eval) r->cond = NS_COND_ONE_VALUE;
+  } else {
+    size_t k = 0;
+    while (k < nr->plan.nstat && !nr->degenerate[k]) k++;
+    if (k == nr->plan.nstat) return;
+    if (!eval && nr->plan.count <= (size_t)s->ddof)
+      r->cond = NS_COND_DDOF_ONE;
+    else if (!eval && !isfinite(nr->batch[k].mean))
+      r->cond = r->x_nan || r->x_inf ? NS_COND_X_NONFINITE : NS_COND_X_OVERFLOW;
+    else if (nr->denom[k] == 0 && centered && eval)
+      r->cond = NS_COND_RUNNING_ZERO;
+    else if (nr->denom[k] == 0 && centered) {
+      r->cond =
+          stat_values_differ(s->x, &nr->plan, k, s->dtype) ? NS_COND_CANCELLED : NS_COND_ALL_EQUAL;
+      r->cond_dtype = ns_spec_acc(&spec);
+    } else if (nr->denom[k] == 0)
+      r->cond = NS_COND_ALL_ZERO;
+    else if (isinf(nr->denom[k]))
+      r->cond = NS_COND_DENOM_INF;
+    else {
+      r->cond = NS_COND_DENOM_BAD;
+      r->cond_value = nr->denom[k];
+    }
+  }
+  ns_cond_format(r, r->degenerate_why, sizeof r->degenerate_why);
 }
 
 /* The main normalization of x with spec (and, for a large x, of its probe slice on its
@@ -575,7 +614,7 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
   for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
   r->y_std = sqrt(yq / (double)n);
   free(yv);
-  degenerate_words(s, r);
+  degenerate_cond(s, r);
   int prank;
   size_t pshape[4];
   r->probe_n = probe_slice(x, &prank, pshape);
@@ -640,16 +679,17 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   /* 3 output, and the spec every probe of it shares */
   ns_spec spec;
   ns_state_spec(s, &spec);
-  const char *note = s->mode == NS_MODE_EVAL ? "eval mode changes batch norm only" : NULL;
+  ns_evalsrc src = s->mode == NS_MODE_EVAL ? NS_EVALSRC_NOT_BATCH : NS_EVALSRC_NONE;
   if (ns_spec_eval_running(&spec, x->rank) &&
       (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC))) {
     size_t nstat = parts & NS_PART_OUTPUT ? 0 : r->norm.plan.nstat;
-    if (eval_running(s, r, nstat, &eval_run, &note, err) != 0) goto out;
+    if (eval_running(s, r, nstat, &eval_run, &src, err) != 0) goto out;
     spec.running = &eval_run;
   }
   if (parts & NS_PART_OUTPUT) {
     clear_output(r);
-    r->eval_note = note;
+    r->evalsrc = src;
+    r->eval_note = ns_evalsrc_words(src);
     if (output_part(s, xv, &spec, r, err) != 0) goto out;
   }
   const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;

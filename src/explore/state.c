@@ -1,66 +1,57 @@
-/* state.c: the explorer state (init, copy, free, equal), its field and panel names, and
- * the validated patch ns_state_apply. See explore.h for the contract. */
-#include "explore/explore.h"
+/* state.c: the field table, the explorer state (init, copy, free, equal), and the
+ * validated patch ns_state_apply. Every per-field rule here is per TYPE (as tmux checks
+ * an option by its table entry's type); only the cross-field rules are written by hand.
+ * See state.h for the contract. */
+#include "explore/state.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sha256.h"
 #include "explore/priv.h"
+
+const char *const ns_source_names[] = {"rng", "batch", NULL};
+const char *const ns_ftype_names[] = {"tensor", "string",  "choice", "boolean",  "axes", "integer",
+                                      "number", "numbers", "seed",   "momentum", NULL};
+
+/* clang-format off */
+#define NS_FIELD_DESC(ID, NAME, TYPE, MEMBER, DEF, STALE, DOC, ...)                               \
+  [NS_F_##ID] = {.name = NAME, .type = NS_FT_##TYPE, .off = offsetof(ns_state, MEMBER),           \
+                 .def = (double)(DEF), .stale = (STALE), .doc = DOC, __VA_ARGS__},
+const ns_field_desc ns_fields[NS_F_COUNT] = {NS_FIELDS(NS_FIELD_DESC)};
+#undef NS_FIELD_DESC
+/* clang-format on */
+
+_Static_assert(NS_F_COUNT <= 64, "ns_fieldset holds at most 64 fields");
 
 /* ---------------------------------------------------------------- names */
 
-static const char *const field_names[NS_F_COUNT] = {
-    "x",           "kind",          "axes",       "groups",   "eps",          "eps_at",
-    "ddof",        "center",        "gamma",      "beta",     "dtype",        "acc",
-    "algo",        "mode",          "batch",      "baseline", "target",       "companion",
-    "seed",        "train_batches", "batch_size", "momentum", "train_source", "train_loc",
-    "train_scale", "shift",         "scale",      "focus",    "cursor"};
-
 const char *ns_field_name(ns_field f) {
-  return (f >= 0 && f < NS_F_COUNT) ? field_names[f] : "?";
+  return (f >= 0 && f < NS_F_COUNT) ? ns_fields[f].name : "?";
 }
 
 int ns_field_parse(const char *name) {
   for (int f = 0; f < NS_F_COUNT; f++)
-    if (strcmp(name, field_names[f]) == 0) return f;
+    if (strcmp(name, ns_fields[f].name) == 0) return f;
   return -1;
 }
 
-int ns_field_is_view(ns_field f) {
-  return f == NS_F_FOCUS || f == NS_F_CURSOR;
-}
-
-static const char *const panel_names[NS_PANEL_COUNT] = {"input", "settings", "output",   "spectrum",
-                                                        "batch", "train",    "precision"};
-
-const char *ns_panel_name(ns_panel p) {
-  return (p >= 0 && p < NS_PANEL_COUNT) ? panel_names[p] : "?";
-}
-
-int ns_panel_parse(const char *name, ns_panel *out) {
-  for (int p = 0; p < NS_PANEL_COUNT; p++)
-    if (strcmp(name, panel_names[p]) == 0) {
-      *out = (ns_panel)p;
-      return 0;
-    }
+int ns_choice_parse(const char *const *names, const char *name) {
+  for (int i = 0; names && names[i]; i++)
+    if (strcmp(names[i], name) == 0) return i;
   return -1;
 }
 
-const char *ns_source_name(ns_source s) {
-  return s == NS_SOURCE_RNG ? "rng" : s == NS_SOURCE_BATCH ? "batch" : "?";
-}
-
-int ns_source_parse(const char *name, ns_source *out) {
-  if (strcmp(name, "rng") == 0)
-    *out = NS_SOURCE_RNG;
-  else if (strcmp(name, "batch") == 0)
-    *out = NS_SOURCE_BATCH;
-  else
-    return -1;
-  return 0;
+const char *ns_choice_list(const char *const *names, char *buf, size_t len) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; names && names[i] && k < len; i++)
+    k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : "", names[i]);
+  return buf;
 }
 
 int ns_explore_fail(char *err, const char *fmt, ...) {
@@ -73,52 +64,40 @@ int ns_explore_fail(char *err, const char *fmt, ...) {
   return -1;
 }
 
-/* ---------------------------------------------------------------- state */
+/* ---------------------------------------------------------------- member access */
+
+#define AT(s, T, off) ((T *)((char *)(s) + (off)))
+#define CAT(s, T, off) ((const T *)((const char *)(s) + (off)))
+
+/* The member of an ENUM/TRIBOOL/INT field as an int (enums are int-sized). */
+static int get_int(const ns_state *s, const ns_field_desc *d) {
+  return *CAT(s, int, d->off);
+}
+
+static size_t count_of(const ns_state *s, const ns_field_desc *d) {
+  return *CAT(s, size_t, d->count);
+}
+
+/* ---------------------------------------------------------------- patch */
 
 void ns_patch_init(ns_state_patch *p) {
   memset(p, 0, sizeof *p);
-  p->acc = -1;
-  p->center = -1;
+}
+
+void ns_patch_set(ns_state_patch *p, ns_field f) {
+  p->set |= NS_FIELDBIT(f);
+}
+
+int ns_patch_has(const ns_state_patch *p, ns_field f) {
+  return (p->set & NS_FIELDBIT(f)) != 0;
 }
 
 void ns_patch_from_state(ns_state_patch *p, const ns_state *src) {
-  ns_patch_init(p);
-  p->set = (1u << NS_F_COUNT) - 1u;
-  p->x = src->x;
-  p->kind = src->kind;
-  p->axes = src->axes;
-  p->groups = src->groups;
-  p->eps = src->eps;
-  p->eps_at = src->eps_at;
-  p->ddof = src->ddof;
-  p->center = src->center;
-  p->gamma = src->gamma;
-  p->ngamma = src->ngamma;
-  p->beta = src->beta;
-  p->nbeta = src->nbeta;
-  p->dtype = src->dtype;
-  p->acc = src->acc;
-  p->algo = src->algo;
-  p->mode = src->mode;
-  p->batch = src->batch;
-  p->baseline = src->baseline;
-  p->nbaseline = ns_batch_cols(src);
-  p->target = src->target;
-  p->companion = src->companion;
-  p->seed = src->seed;
-  p->train_batches = src->train_batches;
-  p->batch_size = src->batch_size;
-  p->momentum = src->momentum;
-  p->cumulative = src->cumulative;
-  p->train_source = src->train_source;
-  p->train_loc = src->train_loc;
-  p->train_scale = src->train_scale;
-  p->shift = src->shift;
-  p->scale = src->scale;
-  p->focus = src->focus;
-  p->cursor_row = src->cursor_row;
-  p->cursor_col = src->cursor_col;
+  p->set = NS_ALLFIELDS;
+  p->v = *src;
 }
+
+/* ---------------------------------------------------------------- state */
 
 static double *dup_doubles(const double *v, size_t n) {
   if (!v || n == 0) return NULL;
@@ -127,75 +106,135 @@ static double *dup_doubles(const double *v, size_t n) {
   return d;
 }
 
+static char *dup_string(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s ? s : "", n);
+  return d;
+}
+
 int ns_state_init(ns_state *s, char *err) {
   memset(s, 0, sizeof *s);
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    switch (d->type) {
+    case NS_FT_ENUM:
+    case NS_FT_TRIBOOL:
+    case NS_FT_INT:
+      *AT(s, int, d->off) = (int)d->def;
+      break;
+    case NS_FT_AXES:
+      *AT(s, unsigned, d->off) = (unsigned)d->def;
+      break;
+    case NS_FT_DOUBLE:
+    case NS_FT_MOMENTUM:
+      *AT(s, double, d->off) = d->def;
+      break;
+    case NS_FT_SEED:
+      *AT(s, uint64_t, d->off) = (uint64_t)d->def;
+      break;
+    default:
+      break;
+    }
+  }
   static const double x0[4] = {-2, -1, 1, 2};
   static const double b0[4] = {0, 1, 2, -1};
   size_t xs[1] = {4}, bs[2] = {2, 2};
   s->x = ns_tensor_from(1, xs, NS_FP64, x0, err);
   s->batch = ns_tensor_from(2, bs, NS_FP64, b0, err);
   s->baseline = dup_doubles(b0 + 2, 2);
-  if (!s->x || !s->batch || !s->baseline) {
+  s->nbaseline = 2;
+  s->source = dup_string("");
+  if (!s->x || !s->batch || !s->baseline || !s->source) {
     ns_state_free(s);
     return ns_explore_fail(err, "out of memory");
   }
-  /* the normalize spec's fields start at the core's defaults (no gamma/beta, no running) */
-  ns_spec sp;
-  ns_spec_default(&sp);
-  s->kind = sp.kind;
-  s->axes = sp.axes;
-  s->groups = sp.groups;
-  s->eps = sp.eps;
-  s->eps_at = sp.eps_at;
-  s->ddof = sp.ddof;
-  s->center = sp.center;
-  s->dtype = sp.dtype;
-  s->acc = sp.acc;
-  s->algo = sp.algo;
-  s->mode = sp.mode;
-  s->target = 1;
-  s->companion = 2;
-  /* the seed of the chapter 000 section 15.3 experiment: 8 batches of 32 from normal(4,2) */
-  s->seed = 316832669u;
-  s->train_batches = 8;
-  s->batch_size = 32;
-  s->momentum = 0.1;
-  s->cumulative = 0;
-  s->train_source = NS_SOURCE_RNG;
-  s->train_loc = 4;
-  s->train_scale = 2;
-  s->shift = 10;
-  s->scale = 2;
-  s->focus = NS_PANEL_INPUT;
   return 0;
+}
+
+/* Frees the owned member of field f (and zeroes it). */
+static void free_member(ns_state *s, const ns_field_desc *d) {
+  switch (d->type) {
+  case NS_FT_TENSOR:
+    ns_tensor_free(*AT(s, ns_tensor *, d->off));
+    *AT(s, ns_tensor *, d->off) = NULL;
+    break;
+  case NS_FT_STRING:
+    free(*AT(s, char *, d->off));
+    *AT(s, char *, d->off) = NULL;
+    break;
+  case NS_FT_DOUBLES:
+    free(*AT(s, double *, d->off));
+    *AT(s, double *, d->off) = NULL;
+    *AT(s, size_t, d->count) = 0;
+    break;
+  default:
+    break;
+  }
 }
 
 void ns_state_free(ns_state *s) {
   if (!s) return;
-  ns_tensor_free(s->x);
-  ns_tensor_free(s->batch);
-  free(s->baseline);
-  free(s->gamma);
-  free(s->beta);
-  s->x = s->batch = NULL;
-  s->baseline = s->gamma = s->beta = NULL;
-  s->ngamma = s->nbeta = 0;
+  for (int f = 0; f < NS_F_COUNT; f++) free_member(s, &ns_fields[f]);
 }
 
-size_t ns_batch_cols(const ns_state *s) {
-  return s->batch ? s->batch->shape[1] : 0;
+/* Replaces dst's member of field f by a deep copy of src's (dst's old one is not freed). */
+int ns_field_copy(ns_state *dst, const ns_state *src, ns_field f) {
+  const ns_field_desc *d = &ns_fields[f];
+  switch (d->type) {
+  case NS_FT_TENSOR: {
+    const ns_tensor *t = *CAT(src, ns_tensor *, d->off);
+    ns_tensor *c = t ? ns_tensor_copy(t) : NULL;
+    *AT(dst, ns_tensor *, d->off) = c;
+    return t && !c ? -1 : 0;
+  }
+  case NS_FT_STRING: {
+    const char *t = *CAT(src, char *, d->off);
+    char *c = t ? dup_string(t) : NULL;
+    *AT(dst, char *, d->off) = c;
+    return t && !c ? -1 : 0;
+  }
+  case NS_FT_DOUBLES: {
+    const double *v = *CAT(src, double *, d->off);
+    size_t n = count_of(src, d);
+    double *c = dup_doubles(v, n);
+    *AT(dst, double *, d->off) = c;
+    *AT(dst, size_t, d->count) = c ? n : 0;
+    return v && n && !c ? -1 : 0;
+  }
+  case NS_FT_MOMENTUM:
+    dst->momentum = src->momentum;
+    dst->cumulative = src->cumulative;
+    return 0;
+  case NS_FT_ENUM:
+  case NS_FT_TRIBOOL:
+  case NS_FT_INT:
+    *AT(dst, int, d->off) = get_int(src, d);
+    return 0;
+  case NS_FT_AXES:
+    *AT(dst, unsigned, d->off) = *CAT(src, unsigned, d->off);
+    return 0;
+  case NS_FT_DOUBLE:
+    *AT(dst, double, d->off) = *CAT(src, double, d->off);
+    return 0;
+  case NS_FT_SEED:
+    *AT(dst, uint64_t, d->off) = *CAT(src, uint64_t, d->off);
+    return 0;
+  case NS_FT_COUNT:
+    break;
+  }
+  return 0;
 }
 
 int ns_state_copy(ns_state *dst, const ns_state *src, char *err) {
   *dst = *src;
-  dst->x = src->x ? ns_tensor_copy(src->x) : NULL;
-  dst->batch = src->batch ? ns_tensor_copy(src->batch) : NULL;
-  dst->baseline = dup_doubles(src->baseline, ns_batch_cols(src));
-  dst->gamma = dup_doubles(src->gamma, src->ngamma);
-  dst->beta = dup_doubles(src->beta, src->nbeta);
-  if ((src->x && !dst->x) || (src->batch && !dst->batch) ||
-      (src->baseline && ns_batch_cols(src) && !dst->baseline) || (src->gamma && !dst->gamma) ||
-      (src->beta && !dst->beta)) {
+  int bad = 0;
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    ns_ftype t = ns_fields[f].type;
+    if (t == NS_FT_TENSOR || t == NS_FT_STRING || t == NS_FT_DOUBLES)
+      bad |= ns_field_copy(dst, src, (ns_field)f) != 0;
+  }
+  if (bad) {
     ns_state_free(dst);
     return ns_explore_fail(err, "out of memory copying the explorer state");
   }
@@ -215,29 +254,53 @@ int ns_same_doubles(const double *a, size_t na, const double *b, size_t nb) {
 
 int ns_same_tensor(const ns_tensor *a, const ns_tensor *b) {
   if (!a || !b) return a == b;
+  if (a == b) return 1;
   if (a->rank != b->rank || a->dtype != b->dtype || a->n != b->n) return 0;
   for (int k = 0; k < a->rank; k++)
     if (a->shape[k] != b->shape[k]) return 0;
   return memcmp(a->data, b->data, a->n * ns_dtype_size(a->dtype)) == 0;
 }
 
+int ns_field_equal(ns_field f, const ns_state *a, const ns_state *b) {
+  const ns_field_desc *d = &ns_fields[f];
+  switch (d->type) {
+  case NS_FT_TENSOR:
+    return ns_same_tensor(*CAT(a, ns_tensor *, d->off), *CAT(b, ns_tensor *, d->off));
+  case NS_FT_STRING: {
+    const char *x = *CAT(a, char *, d->off), *y = *CAT(b, char *, d->off);
+    return strcmp(x ? x : "", y ? y : "") == 0;
+  }
+  case NS_FT_DOUBLES:
+    return ns_same_doubles(*CAT(a, double *, d->off), count_of(a, d), *CAT(b, double *, d->off),
+                           count_of(b, d));
+  case NS_FT_MOMENTUM:
+    return a->cumulative == b->cumulative &&
+           (a->cumulative || ns_same_double(a->momentum, b->momentum));
+  case NS_FT_ENUM:
+  case NS_FT_TRIBOOL:
+  case NS_FT_INT:
+    return get_int(a, d) == get_int(b, d);
+  case NS_FT_AXES:
+    return *CAT(a, unsigned, d->off) == *CAT(b, unsigned, d->off);
+  case NS_FT_DOUBLE:
+    return ns_same_double(*CAT(a, double, d->off), *CAT(b, double, d->off));
+  case NS_FT_SEED:
+    return *CAT(a, uint64_t, d->off) == *CAT(b, uint64_t, d->off);
+  case NS_FT_COUNT:
+    break;
+  }
+  return 1;
+}
+
+ns_fieldset ns_state_diff(const ns_state *a, const ns_state *b) {
+  ns_fieldset m = 0;
+  for (int f = 0; f < NS_F_COUNT; f++)
+    if (!ns_field_equal((ns_field)f, a, b)) m |= NS_FIELDBIT(f);
+  return m;
+}
+
 int ns_state_equal(const ns_state *a, const ns_state *b) {
-  return ns_same_tensor(a->x, b->x) && a->kind == b->kind && a->axes == b->axes &&
-         a->groups == b->groups && ns_same_double(a->eps, b->eps) && a->eps_at == b->eps_at &&
-         a->ddof == b->ddof && a->center == b->center &&
-         ns_same_doubles(a->gamma, a->ngamma, b->gamma, b->ngamma) &&
-         ns_same_doubles(a->beta, a->nbeta, b->beta, b->nbeta) && a->dtype == b->dtype &&
-         a->acc == b->acc && a->algo == b->algo && a->mode == b->mode &&
-         ns_same_tensor(a->batch, b->batch) &&
-         ns_same_doubles(a->baseline, ns_batch_cols(a), b->baseline, ns_batch_cols(b)) &&
-         a->target == b->target && a->companion == b->companion && a->seed == b->seed &&
-         a->train_batches == b->train_batches && a->batch_size == b->batch_size &&
-         (ns_same_double(a->momentum, b->momentum) || (a->cumulative && b->cumulative)) &&
-         a->cumulative == b->cumulative && a->train_source == b->train_source &&
-         ns_same_double(a->train_loc, b->train_loc) &&
-         ns_same_double(a->train_scale, b->train_scale) && ns_same_double(a->shift, b->shift) &&
-         ns_same_double(a->scale, b->scale) && a->focus == b->focus &&
-         a->cursor_row == b->cursor_row && a->cursor_col == b->cursor_col;
+  return ns_state_diff(a, b) == 0;
 }
 
 void ns_state_spec(const ns_state *s, ns_spec *spec) {
@@ -260,32 +323,148 @@ void ns_state_spec(const ns_state *s, ns_spec *spec) {
   spec->running = NULL;
 }
 
+size_t ns_state_bytes(const ns_state *s) {
+  size_t b = sizeof *s;
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    if (d->type == NS_FT_TENSOR) {
+      const ns_tensor *t = *CAT(s, ns_tensor *, d->off);
+      if (t) b += t->n * ns_dtype_size(t->dtype);
+    } else if (d->type == NS_FT_DOUBLES) {
+      b += count_of(s, d) * sizeof(double);
+    } else if (d->type == NS_FT_STRING && *CAT(s, char *, d->off)) {
+      b += strlen(*CAT(s, char *, d->off)) + 1;
+    }
+  }
+  return b;
+}
+
 /* ---------------------------------------------------------------- apply */
 
-/* Free what `cand` owns but `keep` does not (the allocations made for a candidate). */
+/* Frees what `cand` owns but `keep` does not (the allocations made for a candidate). */
 static void free_new(ns_state *cand, const ns_state *keep) {
-  if (cand->x != keep->x) ns_tensor_free(cand->x);
-  if (cand->batch != keep->batch) ns_tensor_free(cand->batch);
-  if (cand->baseline != keep->baseline) free(cand->baseline);
-  if (cand->gamma != keep->gamma) free(cand->gamma);
-  if (cand->beta != keep->beta) free(cand->beta);
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    if (d->type != NS_FT_TENSOR && d->type != NS_FT_STRING && d->type != NS_FT_DOUBLES) continue;
+    if (*CAT(cand, void *, d->off) != *CAT(keep, void *, d->off)) free_member(cand, d);
+  }
 }
 
-static int check_finite_array(const char *what, const double *v, size_t n, char *err) {
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(v[i]))
-      return ns_explore_fail(err, "%s: element %zu is not finite (%g)", what, i + 1, v[i]);
-  return 0;
+/* Moves into `old` (owned) the arrays of s that c replaced (their fields into *replaced);
+ * the rest of old is s's values. */
+static void keep_replaced(ns_state *s, const ns_state *c, ns_state *old, ns_fieldset *replaced) {
+  *old = *s;
+  *replaced = 0;
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    if (d->type != NS_FT_TENSOR && d->type != NS_FT_STRING && d->type != NS_FT_DOUBLES) continue;
+    if (*CAT(c, void *, d->off) == *CAT(s, void *, d->off)) {
+      *AT(old, void *, d->off) = NULL; /* shared: old does not own it */
+      if (d->count) *AT(old, size_t, d->count) = 0;
+    } else {
+      *replaced |= NS_FIELDBIT(f);
+    }
+  }
 }
 
-/* Copies the n values of gamma or beta (none when n == 0) into *dst, *ndst. */
-static int copy_affine(const char *what, const double *v, size_t n, double **dst, size_t *ndst,
-                       char *err) {
-  if (n && !v) return ns_explore_fail(err, "%s: missing values", what);
-  *dst = dup_doubles(v, n);
-  *ndst = *dst ? n : 0;
-  if (n && !*dst) return ns_explore_fail(err, "%s: out of memory", what);
-  return 0;
+/* The message of a number outside its field's range. */
+static int range_fail(const ns_field_desc *d, double v, char *err) {
+  if (d->type == NS_FT_INT) {
+    if (d->lo == d->hi - 1)
+      return ns_explore_fail(err, "%s: must be %g or %g, got %g", d->name, d->lo, d->hi, v);
+    if (d->hi >= (1 << 30))
+      return ns_explore_fail(err, "%s: must be >= %g, got %g", d->name, d->lo, v);
+    return ns_explore_fail(err, "%s: must be %g to %g, got %g", d->name, d->lo, d->hi, v);
+  }
+  if (d->lo == -HUGE_VAL) return ns_explore_fail(err, "%s: must be finite, got %g", d->name, v);
+  if (d->hi == HUGE_VAL)
+    return ns_explore_fail(err, "%s: must be finite and >= %g, got %g", d->name, d->lo, v);
+  return ns_explore_fail(err, "%s: must be in %s%g, %g], got %g", d->name,
+                         d->flags & NS_FF_OPEN_LO ? "(" : "[", d->lo, d->hi, v);
+}
+
+/* Checks field f's value in the patch by its type and puts it into the candidate c (arrays
+ * are copied: c then owns them). */
+static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, ns_field f,
+                      char *err) {
+  const ns_field_desc *d = &ns_fields[f];
+  const ns_state *v = &p->v;
+  char e[NS_ERRLEN];
+  switch (d->type) {
+  case NS_FT_ENUM: {
+    int k = get_int(v, d), n = 0;
+    while (d->names[n]) n++;
+    if (k < ((d->flags & NS_FF_DEFAULT) ? -1 : 0) || k >= n) {
+      char list[160];
+      return ns_explore_fail(err, "%s: unknown choice %d (%s%s)", d->name, k,
+                             ns_choice_list(d->names, list, sizeof list),
+                             (d->flags & NS_FF_DEFAULT) ? ", default" : "");
+    }
+    break;
+  }
+  case NS_FT_TRIBOOL:
+    if (get_int(v, d) < -1 || get_int(v, d) > 1)
+      return ns_explore_fail(err, "%s: must be true, false or default", d->name);
+    break;
+  case NS_FT_INT:
+    if (get_int(v, d) < d->lo || get_int(v, d) > d->hi) return range_fail(d, get_int(v, d), err);
+    break;
+  case NS_FT_DOUBLE: {
+    double x = *CAT(v, double, d->off);
+    if (!isfinite(x) || x < d->lo || x > d->hi) return range_fail(d, x, err);
+    break;
+  }
+  case NS_FT_MOMENTUM:
+    if (!v->cumulative && !(v->momentum > d->lo && v->momentum <= d->hi))
+      return ns_explore_fail(err, "%s: must be in (0, 1] or false (cumulative average), got %g",
+                             d->name, v->momentum);
+    c->cumulative = v->cumulative ? 1 : 0;
+    if (!v->cumulative) c->momentum = v->momentum; /* cumulative keeps the momentum */
+    return 0;
+  case NS_FT_AXES:
+    if (*CAT(v, unsigned, d->off) >= (1u << NS_MAXRANK))
+      return ns_explore_fail(err, "%s: only axes 1 to %d exist", d->name, NS_MAXRANK);
+    break;
+  case NS_FT_SEED:
+    break;
+  case NS_FT_TENSOR: {
+    const ns_tensor *t = *CAT(v, ns_tensor *, d->off);
+    if (!t) return ns_explore_fail(err, "%s: missing tensor", d->name);
+    if (ns_shape_check(t->rank, t->shape, e) != 0)
+      return ns_explore_fail(err, "%s: %s", d->name, e);
+    if (t == *CAT(s, ns_tensor *, d->off)) return 0; /* unchanged (a patch of the state) */
+    ns_tensor *cp = ns_tensor_copy(t);
+    if (!cp) return ns_explore_fail(err, "%s: out of memory", d->name);
+    *AT(c, ns_tensor *, d->off) = cp;
+    return 0;
+  }
+  case NS_FT_STRING: {
+    const char *t = *CAT(v, char *, d->off);
+    if (t == *CAT(s, char *, d->off)) return 0;
+    char *cp = dup_string(t);
+    if (!cp) return ns_explore_fail(err, "%s: out of memory", d->name);
+    *AT(c, char *, d->off) = cp;
+    return 0;
+  }
+  case NS_FT_DOUBLES: {
+    const double *a = *CAT(v, double *, d->off);
+    size_t n = count_of(v, d);
+    if (!a && (d->flags & NS_FF_FALSE_RESETS)) return 0; /* derived below */
+    if (n && !a) return ns_explore_fail(err, "%s: missing values", d->name);
+    for (size_t i = 0; i < n; i++)
+      if (!isfinite(a[i]))
+        return ns_explore_fail(err, "%s: element %zu is not finite (%g)", d->name, i + 1, a[i]);
+    if (a == *CAT(s, double *, d->off) && n == count_of(s, d)) return 0;
+    double *cp = dup_doubles(a, n);
+    if (n && !cp) return ns_explore_fail(err, "%s: out of memory", d->name);
+    *AT(c, double *, d->off) = cp;
+    *AT(c, size_t, d->count) = n;
+    return 0;
+  }
+  case NS_FT_COUNT:
+    return 0;
+  }
+  return ns_field_copy(c, v, f); /* scalars */
 }
 
 /* The field to blame for a spec that does not fit x. */
@@ -293,7 +472,7 @@ static const char *spec_blame(const ns_state_patch *p) {
   static const ns_field order[] = {NS_F_GROUPS, NS_F_AXES, NS_F_KIND,  NS_F_X,
                                    NS_F_GAMMA,  NS_F_BETA, NS_F_CENTER};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-    if (NS_HAS(p, order[i])) return field_names[order[i]];
+    if (ns_patch_has(p, order[i])) return ns_fields[order[i]].name;
   return "spec";
 }
 
@@ -308,7 +487,7 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
     int k = 0;
     while (!((c->axes >> k) & 1u) || ((rank_mask >> k) & 1u)) k++;
     return ns_explore_fail(err, "%s: axis %d is beyond x's rank %d",
-                           NS_HAS(p, NS_F_AXES) ? "axes" : who, k + 1, c->x->rank);
+                           ns_patch_has(p, NS_F_AXES) ? "axes" : who, k + 1, c->x->rank);
   }
   ns_norm_plan plan;
   memset(&plan, 0, sizeof plan);
@@ -316,281 +495,108 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
     return ns_explore_fail(err, "%s: %s", who, e[0] ? e : "does not fit x");
   size_t naff = plan.naffine;
   ns_norm_plan_free(&plan);
-  if (c->ngamma > 1 && c->ngamma != naff) {
-    if (NS_HAS(p, NS_F_GAMMA))
-      return ns_explore_fail(err, "gamma: has %zu values, x needs 1 or %zu", c->ngamma, naff);
-    return ns_explore_fail(err, "%s: gamma has %zu values but would need 1 or %zu (set gamma too)",
-                           who, c->ngamma, naff);
-  }
-  if (c->nbeta > 1 && c->nbeta != naff) {
-    if (NS_HAS(p, NS_F_BETA))
-      return ns_explore_fail(err, "beta: has %zu values, x needs 1 or %zu", c->nbeta, naff);
-    return ns_explore_fail(err, "%s: beta has %zu values but would need 1 or %zu (set beta too)",
-                           who, c->nbeta, naff);
+  static const ns_field aff[2] = {NS_F_GAMMA, NS_F_BETA};
+  for (int i = 0; i < 2; i++) {
+    const ns_field_desc *d = &ns_fields[aff[i]];
+    size_t n = count_of(c, d);
+    if (n <= 1 || n == naff) continue;
+    if (ns_patch_has(p, aff[i]))
+      return ns_explore_fail(err, "%s: has %zu values, x needs 1 or %zu", d->name, n, naff);
+    return ns_explore_fail(err, "%s: %s has %zu values but would need 1 or %zu (set %s too)", who,
+                           d->name, n, naff, d->name);
   }
   return 0;
 }
 
-int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
-  if (p->set >> NS_F_COUNT) return ns_explore_fail(err, "patch: unknown field bit");
-  ns_state c = *s; /* shares s's arrays until a field replaces one */
+/* The batch matrix: a finite fp64 matrix of at least 2 rows. Converts c->batch in place. */
+static int check_batch(ns_state *c, const ns_state *s, char *err) {
+  const ns_tensor *b = c->batch;
   char e[NS_ERRLEN];
+  if (b->rank != 2)
+    return ns_explore_fail(
+        err, "batch: must be a matrix (rows = examples, columns = features), got rank %d", b->rank);
+  if (b->shape[0] < 2)
+    return ns_explore_fail(err, "batch: needs at least 2 rows (examples), got %zu", b->shape[0]);
+  if (b->n > NS_EXPLORE_MAX_BATCH_ELEMS)
+    return ns_explore_fail(err, "batch: at most %d elements, got %zu", NS_EXPLORE_MAX_BATCH_ELEMS,
+                           b->n);
+  double *v = malloc(b->n * sizeof *v);
+  if (!v) return ns_explore_fail(err, "batch: out of memory");
+  ns_tensor_read(b, v);
+  for (size_t i = 0; i < b->n; i++)
+    if (!isfinite(v[i])) {
+      free(v);
+      return ns_explore_fail(err, "batch: element (%zu,%zu) is not finite", i / b->shape[1] + 1,
+                             i % b->shape[1] + 1);
+    }
+  if (b->dtype != NS_FP64) {
+    ns_tensor *t = ns_tensor_from(2, b->shape, NS_FP64, v, e);
+    if (!t) {
+      free(v);
+      return ns_explore_fail(err, "batch: %s", e);
+    }
+    if (c->batch != s->batch) ns_tensor_free(c->batch);
+    c->batch = t;
+  }
+  free(v);
+  return 0;
+}
+
+int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
+  return ns_state_apply_keep(s, p, NULL, NULL, err);
+}
+
+int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_fieldset *replaced,
+                        char *err) {
+  if (p->set & ~NS_ALLFIELDS) return ns_explore_fail(err, "patch: unknown field bit");
+  ns_state c = *s; /* shares s's arrays until a field replaces one */
   int rc = -1;
 
-  /* 1. scalar and enum fields, each checked on its own */
-  if (NS_HAS(p, NS_F_KIND)) {
-    if (p->kind < NS_KIND_LAYER || p->kind > NS_KIND_GROUP) {
-      ns_explore_fail(err, "kind: unknown kind %d", (int)p->kind);
+  /* 1. every given field, by its type */
+  for (int f = 0; f < NS_F_COUNT; f++)
+    if (ns_patch_has(p, (ns_field)f) && take_field(&c, s, p, (ns_field)f, err) != 0) goto out;
+  /* x set without a source: it no longer comes from the file */
+  if (ns_patch_has(p, NS_F_X) && !ns_patch_has(p, NS_F_SOURCE) && c.x != s->x && s->source &&
+      s->source[0]) {
+    if (!(c.source = dup_string(""))) {
+      ns_explore_fail(err, "source: out of memory");
       goto out;
     }
-    c.kind = p->kind;
-  }
-  if (NS_HAS(p, NS_F_AXES)) {
-    if (p->axes >= (1u << NS_MAXRANK)) {
-      ns_explore_fail(err, "axes: only axes 1 to %d exist", NS_MAXRANK);
-      goto out;
-    }
-    c.axes = p->axes;
-  }
-  if (NS_HAS(p, NS_F_GROUPS)) {
-    if (p->groups < 1) {
-      ns_explore_fail(err, "groups: must be >= 1, got %d", p->groups);
-      goto out;
-    }
-    c.groups = p->groups;
-  }
-  if (NS_HAS(p, NS_F_EPS)) {
-    if (!isfinite(p->eps) || p->eps < 0) {
-      ns_explore_fail(err, "eps: must be finite and >= 0, got %g", p->eps);
-      goto out;
-    }
-    c.eps = p->eps;
-  }
-  if (NS_HAS(p, NS_F_EPS_AT)) {
-    if (p->eps_at != NS_EPS_VAR && p->eps_at != NS_EPS_STD) {
-      ns_explore_fail(err, "eps_at: must be \"var\" or \"std\"");
-      goto out;
-    }
-    c.eps_at = p->eps_at;
-  }
-  if (NS_HAS(p, NS_F_DDOF)) {
-    if (p->ddof != 0 && p->ddof != 1) {
-      ns_explore_fail(err, "ddof: must be 0 or 1, got %d", p->ddof);
-      goto out;
-    }
-    c.ddof = p->ddof;
-  }
-  if (NS_HAS(p, NS_F_CENTER)) {
-    if (p->center < -1 || p->center > 1) {
-      ns_explore_fail(err, "center: must be true, false or default");
-      goto out;
-    }
-    c.center = p->center;
-  }
-  if (NS_HAS(p, NS_F_DTYPE)) {
-    if (p->dtype < NS_FP64 || p->dtype >= NS_DTYPE_COUNT) {
-      ns_explore_fail(err, "dtype: unknown dtype %d", (int)p->dtype);
-      goto out;
-    }
-    c.dtype = p->dtype;
-  }
-  if (NS_HAS(p, NS_F_ACC)) {
-    if (p->acc < -1 || p->acc >= NS_DTYPE_COUNT) {
-      ns_explore_fail(err, "acc: unknown dtype %d", p->acc);
-      goto out;
-    }
-    c.acc = p->acc;
-  }
-  if (NS_HAS(p, NS_F_ALGO)) {
-    if (p->algo < NS_ALGO_TWOPASS || p->algo > NS_ALGO_RAW) {
-      ns_explore_fail(err, "algo: must be \"twopass\", \"welford\" or \"raw\"");
-      goto out;
-    }
-    c.algo = p->algo;
-  }
-  if (NS_HAS(p, NS_F_MODE)) {
-    if (p->mode != NS_MODE_TRAIN && p->mode != NS_MODE_EVAL) {
-      ns_explore_fail(err, "mode: must be \"train\" or \"eval\"");
-      goto out;
-    }
-    c.mode = p->mode;
-  }
-  if (NS_HAS(p, NS_F_TARGET)) c.target = p->target;
-  if (NS_HAS(p, NS_F_COMPANION)) c.companion = p->companion;
-  if (NS_HAS(p, NS_F_SEED)) c.seed = p->seed;
-  if (NS_HAS(p, NS_F_TRAIN_BATCHES)) {
-    if (p->train_batches < 1 || p->train_batches > NS_EXPLORE_MAX_BATCHES) {
-      ns_explore_fail(err, "train_batches: must be 1 to %d, got %d", NS_EXPLORE_MAX_BATCHES,
-                      p->train_batches);
-      goto out;
-    }
-    c.train_batches = p->train_batches;
-  }
-  if (NS_HAS(p, NS_F_BATCH_SIZE)) {
-    if (p->batch_size < 2 || p->batch_size > NS_EXPLORE_MAX_BATCH_SIZE) {
-      ns_explore_fail(err, "batch_size: must be 2 to %d, got %d", NS_EXPLORE_MAX_BATCH_SIZE,
-                      p->batch_size);
-      goto out;
-    }
-    c.batch_size = p->batch_size;
-  }
-  if (NS_HAS(p, NS_F_MOMENTUM)) {
-    if (!p->cumulative && !(p->momentum > 0 && p->momentum <= 1)) {
-      ns_explore_fail(err, "momentum: must be in (0, 1] or false (cumulative average), got %g",
-                      p->momentum);
-      goto out;
-    }
-    c.cumulative = p->cumulative ? 1 : 0;
-    if (!p->cumulative || (p->momentum > 0 && p->momentum <= 1)) c.momentum = p->momentum;
-  }
-  if (NS_HAS(p, NS_F_TRAIN_SOURCE)) {
-    if (p->train_source != NS_SOURCE_RNG && p->train_source != NS_SOURCE_BATCH) {
-      ns_explore_fail(err, "train_source: must be \"rng\" or \"batch\"");
-      goto out;
-    }
-    c.train_source = p->train_source;
-  }
-  if (NS_HAS(p, NS_F_TRAIN_LOC)) {
-    if (!isfinite(p->train_loc)) {
-      ns_explore_fail(err, "train_loc: must be finite, got %g", p->train_loc);
-      goto out;
-    }
-    c.train_loc = p->train_loc;
-  }
-  if (NS_HAS(p, NS_F_TRAIN_SCALE)) {
-    if (!isfinite(p->train_scale) || p->train_scale < 0) {
-      ns_explore_fail(err, "train_scale: must be finite and >= 0, got %g", p->train_scale);
-      goto out;
-    }
-    c.train_scale = p->train_scale;
-  }
-  if (NS_HAS(p, NS_F_SHIFT)) {
-    if (!isfinite(p->shift)) {
-      ns_explore_fail(err, "shift: must be finite, got %g", p->shift);
-      goto out;
-    }
-    c.shift = p->shift;
-  }
-  if (NS_HAS(p, NS_F_SCALE)) {
-    if (!isfinite(p->scale)) {
-      ns_explore_fail(err, "scale: must be finite, got %g", p->scale);
-      goto out;
-    }
-    c.scale = p->scale;
-  }
-  if (NS_HAS(p, NS_F_FOCUS)) {
-    if (p->focus < 0 || p->focus >= NS_PANEL_COUNT) {
-      ns_explore_fail(err, "focus: unknown panel %d", (int)p->focus);
-      goto out;
-    }
-    c.focus = p->focus;
-  }
-  if (NS_HAS(p, NS_F_CURSOR)) {
-    if (p->cursor_row < 0 || p->cursor_col < 0) {
-      ns_explore_fail(err, "cursor: row and column must be >= 0");
-      goto out;
-    }
-    c.cursor_row = p->cursor_row;
-    c.cursor_col = p->cursor_col;
   }
 
-  /* 2. owned arrays: validated, then copied into the candidate */
-  if (NS_HAS(p, NS_F_X)) {
-    if (!p->x) {
-      ns_explore_fail(err, "x: missing tensor");
-      goto out;
-    }
-    if (ns_shape_check(p->x->rank, p->x->shape, e) != 0) {
-      ns_explore_fail(err, "x: %s", e);
-      goto out;
-    }
-    if (!(c.x = ns_tensor_copy(p->x))) {
-      c.x = s->x;
-      ns_explore_fail(err, "x: out of memory");
-      goto out;
-    }
-  }
-  if (NS_HAS(p, NS_F_GAMMA) && copy_affine("gamma", p->gamma, p->ngamma, &c.gamma, &c.ngamma, err))
-    goto out;
-  if (NS_HAS(p, NS_F_BETA) && copy_affine("beta", p->beta, p->nbeta, &c.beta, &c.nbeta, err))
-    goto out;
-  int reset_baseline = NS_HAS(p, NS_F_COMPANION) && p->companion != s->companion;
-  if (NS_HAS(p, NS_F_BATCH)) {
-    const ns_tensor *b = p->batch;
-    if (!b) {
-      ns_explore_fail(err, "batch: missing matrix");
-      goto out;
-    }
-    if (b->rank != 2) {
-      ns_explore_fail(err,
-                      "batch: must be a matrix (rows = examples, columns = features), got rank %d",
-                      b->rank);
-      goto out;
-    }
-    if (b->shape[0] < 2) {
-      ns_explore_fail(err, "batch: needs at least 2 rows (examples), got %zu", b->shape[0]);
-      goto out;
-    }
-    if (b->n > NS_EXPLORE_JAC_LIMIT * 64) {
-      ns_explore_fail(err, "batch: at most %d elements, got %zu", NS_EXPLORE_JAC_LIMIT * 64, b->n);
-      goto out;
-    }
-    double *v = malloc(b->n * sizeof *v);
-    if (!v) {
-      ns_explore_fail(err, "batch: out of memory");
-      goto out;
-    }
-    ns_tensor_read(b, v);
-    for (size_t i = 0; i < b->n; i++)
-      if (!isfinite(v[i])) {
-        ns_explore_fail(err, "batch: element (%zu,%zu) is not finite", i / b->shape[1] + 1,
-                        i % b->shape[1] + 1);
-        free(v);
-        goto out;
-      }
-    c.batch = ns_tensor_from(2, b->shape, NS_FP64, v, e);
-    free(v);
-    if (!c.batch) {
-      c.batch = s->batch;
-      ns_explore_fail(err, "batch: %s", e);
-      goto out;
-    }
+  /* 2. the combination */
+  const ns_fieldset spec_fields = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) |
+                                  NS_FIELDBIT(NS_F_AXES) | NS_FIELDBIT(NS_F_GROUPS) |
+                                  NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_BETA) |
+                                  NS_FIELDBIT(NS_F_CENTER);
+  if ((p->set & spec_fields) && check_spec(&c, p, err) != 0) goto out;
+  int reset_baseline = ns_patch_has(p, NS_F_COMPANION) && p->v.companion != s->companion;
+  if (c.batch != s->batch) {
+    if (check_batch(&c, s, err) != 0) goto out;
     if (c.batch->shape[0] != s->batch->shape[0] || c.batch->shape[1] != s->batch->shape[1])
       reset_baseline = 1;
   }
-
-  /* 3. the combination */
-  /* the reduction plan depends on these only (rebuilding it costs O(n) on a big x) */
-  const uint32_t spec_fields = (1u << NS_F_X) | (1u << NS_F_KIND) | (1u << NS_F_AXES) |
-                               (1u << NS_F_GROUPS) | (1u << NS_F_GAMMA) | (1u << NS_F_BETA) |
-                               (1u << NS_F_CENTER);
-  if ((p->set & spec_fields) && check_spec(&c, p, err) != 0) goto out;
   size_t B = c.batch->shape[0], D = c.batch->shape[1];
-  if (c.target < 1 || (size_t)c.target > B) {
+  if ((size_t)c.target > B) {
     ns_explore_fail(err, "target: row %d is outside the batch (rows 1 to %zu)", c.target, B);
     goto out;
   }
-  if (c.companion < 1 || (size_t)c.companion > B) {
+  if ((size_t)c.companion > B) {
     ns_explore_fail(err, "companion: row %d is outside the batch (rows 1 to %zu)", c.companion, B);
     goto out;
   }
   if (c.target == c.companion) {
     ns_explore_fail(err, "%s: target and companion must be different rows (both %d)",
-                    NS_HAS(p, NS_F_COMPANION) ? "companion" : "target", c.target);
+                    ns_patch_has(p, NS_F_COMPANION) ? "companion" : "target", c.target);
     goto out;
   }
-  if (NS_HAS(p, NS_F_BASELINE) && p->baseline) {
-    if (p->nbaseline != D) {
-      ns_explore_fail(err, "baseline: has %zu values, the batch has %zu columns", p->nbaseline, D);
+  int given_baseline = ns_patch_has(p, NS_F_BASELINE) && p->v.baseline;
+  if (given_baseline) {
+    if (c.nbaseline != D) {
+      ns_explore_fail(err, "baseline: has %zu values, the batch has %zu columns", c.nbaseline, D);
       goto out;
     }
-    if (check_finite_array("baseline", p->baseline, D, err) != 0) goto out;
-    if (!(c.baseline = dup_doubles(p->baseline, D))) {
-      c.baseline = s->baseline;
-      ns_explore_fail(err, "baseline: out of memory");
-      goto out;
-    }
-  } else if (reset_baseline || (NS_HAS(p, NS_F_BASELINE) && !p->baseline)) {
+  } else if (reset_baseline || ns_patch_has(p, NS_F_BASELINE)) {
     double *row = malloc(D * sizeof *row);
     if (!row) {
       ns_explore_fail(err, "baseline: out of memory");
@@ -598,22 +604,198 @@ int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
     }
     for (size_t j = 0; j < D; j++)
       row[j] = ns_tensor_get(c.batch, (size_t)(c.companion - 1) * D + j);
+    if (c.baseline != s->baseline) free(c.baseline);
     c.baseline = row;
+    c.nbaseline = D;
   }
   if ((double)c.train_batches * (double)c.batch_size > 1e6) {
     ns_explore_fail(err, "%s: train_batches * batch_size must be at most 1000000, got %d * %d",
-                    NS_HAS(p, NS_F_BATCH_SIZE) ? "batch_size" : "train_batches", c.train_batches,
-                    c.batch_size);
+                    ns_patch_has(p, NS_F_BATCH_SIZE) ? "batch_size" : "train_batches",
+                    c.train_batches, c.batch_size);
     goto out;
   }
   rc = 0;
 
 out:
   if (rc == 0) {
-    free_new(s, &c); /* s's old arrays that c replaced */
+    if (old)
+      keep_replaced(s, &c, old, replaced);
+    else
+      free_new(s, &c); /* s's old arrays that c replaced */
     *s = c;
   } else {
     free_new(&c, s);
   }
   return rc;
+}
+
+/* ---------------------------------------------------------------- dump */
+
+/* A growing string. */
+typedef struct {
+  char *b;
+  size_t n, cap;
+  int oom;
+} strbuf;
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) NS_PRINTF(2, 3);
+static void sb_printf(strbuf *sb, const char *fmt, ...) {
+  if (sb->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(sb->b ? sb->b + sb->n : NULL, sb->b ? sb->cap - sb->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      sb->oom = 1;
+      return;
+    }
+    if (sb->b && sb->n + (size_t)k < sb->cap) {
+      sb->n += (size_t)k;
+      return;
+    }
+    size_t cap = (sb->cap ? sb->cap * 2 : 256) + (size_t)k + 1;
+    char *nb = realloc(sb->b, cap);
+    if (!nb) {
+      sb->oom = 1;
+      return;
+    }
+    sb->b = nb;
+    sb->cap = cap;
+  }
+}
+
+/* A double that Lua reads back bit for bit. */
+static void sb_number(strbuf *sb, double v) {
+  if (isnan(v))
+    sb_printf(sb, "0/0");
+  else if (isinf(v))
+    sb_printf(sb, v > 0 ? "1/0" : "-1/0");
+  else if (v == 0 && signbit(v))
+    sb_printf(sb, "-0.0");
+  else
+    sb_printf(sb, "%.17g", v);
+}
+
+static void sb_string(strbuf *sb, const char *s) {
+  sb_printf(sb, "\"");
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      sb_printf(sb, "\\%c", *c);
+    else if (*c < 32 || *c == 127)
+      sb_printf(sb, "\\%03d", *c);
+    else
+      sb_printf(sb, "%c", *c);
+  }
+  sb_printf(sb, "\"");
+}
+
+static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *source, size_t inline_max) {
+  if (t->n > inline_max && source && source[0]) {
+    char hex[65];
+    ns_tensor_digest(t, hex);
+    sb_printf(sb, "{file = ");
+    sb_string(sb, source);
+    sb_printf(sb, ", sha256 = \"%s\"}", hex);
+    return;
+  }
+  sb_printf(sb, "ns.tensor({");
+  for (size_t i = 0; i < t->n; i++) {
+    if (i) sb_printf(sb, i % 8 ? ", " : ",\n    ");
+    sb_number(sb, ns_tensor_get(t, i));
+  }
+  sb_printf(sb, "}, {");
+  for (int k = 0; k < t->rank; k++) sb_printf(sb, "%s%zu", k ? ", " : "", t->shape[k]);
+  sb_printf(sb, "}, \"%s\")", ns_dtype_name(t->dtype));
+}
+
+char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
+  strbuf sb = {0};
+  sb_printf(&sb, "-- normscope explorer state (load it with :e FILE, load(FILE) or --state)\n");
+  sb_printf(&sb, "set{\n");
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    sb_printf(&sb, "  %s = ", d->name);
+    switch (d->type) {
+    case NS_FT_TENSOR:
+      sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), f == NS_F_X ? s->source : NULL, inline_max);
+      break;
+    case NS_FT_STRING:
+      sb_string(&sb, *CAT(s, char *, d->off) ? *CAT(s, char *, d->off) : "");
+      break;
+    case NS_FT_ENUM:
+      if (get_int(s, d) < 0)
+        sb_printf(&sb, "\"default\"");
+      else
+        sb_printf(&sb, "\"%s\"", d->names[get_int(s, d)]);
+      break;
+    case NS_FT_TRIBOOL:
+      sb_printf(&sb, "%s", get_int(s, d) < 0 ? "\"default\"" : get_int(s, d) ? "true" : "false");
+      break;
+    case NS_FT_AXES: {
+      unsigned m = *CAT(s, unsigned, d->off);
+      if (!m) {
+        sb_printf(&sb, "\"default\"");
+        break;
+      }
+      sb_printf(&sb, "{");
+      for (int a = 0, k = 0; a < NS_MAXRANK; a++)
+        if ((m >> a) & 1u) sb_printf(&sb, "%s%d", k++ ? ", " : "", a + 1);
+      sb_printf(&sb, "}");
+      break;
+    }
+    case NS_FT_INT:
+      sb_printf(&sb, "%d", get_int(s, d));
+      break;
+    case NS_FT_DOUBLE:
+      sb_number(&sb, *CAT(s, double, d->off));
+      break;
+    case NS_FT_DOUBLES: {
+      const double *v = *CAT(s, double *, d->off);
+      size_t n = count_of(s, d);
+      sb_printf(&sb, "{");
+      for (size_t i = 0; i < n; i++) {
+        if (i) sb_printf(&sb, ", ");
+        sb_number(&sb, v[i]);
+      }
+      sb_printf(&sb, "}");
+      break;
+    }
+    case NS_FT_SEED: {
+      uint64_t v = *CAT(s, uint64_t, d->off);
+      if (v > (uint64_t)INT64_MAX)
+        sb_printf(&sb, "\"%" PRIu64 "\"", v);
+      else
+        sb_printf(&sb, "%" PRIu64, v);
+      break;
+    }
+    case NS_FT_MOMENTUM:
+      if (s->cumulative)
+        sb_printf(&sb, "false");
+      else
+        sb_number(&sb, s->momentum);
+      break;
+    case NS_FT_COUNT:
+      break;
+    }
+    sb_printf(&sb, ",\n");
+  }
+  sb_printf(&sb, "}\n");
+  if (sb.oom) {
+    free(sb.b);
+    ns_explore_fail(err, "out of memory writing the state");
+    return NULL;
+  }
+  return sb.b;
+}
+
+void ns_tensor_digest(const ns_tensor *t, char hex[65]) {
+  /* sha256 over "dtype,shape...,sha256(data)": the data is hashed in place, not copied */
+  char head[160], dh[65];
+  ns_sha256_hex(t->data, t->n * ns_dtype_size(t->dtype), dh);
+  int k = snprintf(head, sizeof head, "%s", ns_dtype_name(t->dtype));
+  for (int i = 0; i < t->rank; i++)
+    k += snprintf(head + k, sizeof head - (size_t)k, ",%zu", t->shape[i]);
+  k += snprintf(head + k, sizeof head - (size_t)k, ",%s", dh);
+  ns_sha256_hex(head, (size_t)k, hex);
 }

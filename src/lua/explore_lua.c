@@ -1,9 +1,12 @@
-/* explore_lua.c: set{}/get()/undo()/redo()/reset() over the explorer state.
+/* explore_lua.c: the explorer state from Lua: set{}/get()/undo()/redo()/reset()/result()/
+ * dump()/save()/load(), as globals over the screen's state (nsx_open) and as methods of a
+ * headless explorer (ns.explorer()).
  *
  * set{} converts the whole table into one ns_state_patch first (any Lua error on the
- * way leaves the state untouched), then calls ns_history_apply once. Everything the
- * conversion allocates lives in a garbage-collected "patch box" from the moment it
- * exists, so an error in the middle of the table leaks nothing. */
+ * way leaves the state untouched), then calls ns_history_apply once. The conversion goes
+ * by the field's TYPE in the table of fields.h, never by field. Everything it allocates
+ * lives in a garbage-collected "patch box" from the moment it exists, so an error in the
+ * middle of the table leaks nothing. */
 #include "lua/explore_lua.h"
 
 #include <errno.h>
@@ -14,54 +17,66 @@
 
 #include <lauxlib.h>
 
+#include "explore/file.h"
 #include "lua/nsl.h"
+#include "lua/nsl_priv.h"
 
 #define PATCHBOX_MT "normscope.explore.patch"
+#define EXPLORER_MT "normscope.explorer"
+
+/* A state file is text of at most this size. */
+#define MAX_STATE_FILE ((size_t)1 << 28)
+/* Instructions a state file may run (it is data: one set{} call). */
+#define STATE_FILE_BUDGET 100000000
 
 typedef struct {
   ns_state_patch p;
-  ns_tensor *x, *batch;            /* owned */
-  double *gamma, *beta, *baseline; /* owned */
+  void *owned[NS_F_COUNT]; /* what the conversion allocated, per field */
 } patchbox;
 
-typedef struct {
+struct nsx_ctx {
   ns_state *s;
   ns_history *h;
   void (*on_change)(void *);
   void *ud;
-} nsx_ctx;
+  const nsx_view *view;
+  void *view_ud;
+};
+
+/* The headless explorer: a context that owns its state and history. */
+typedef struct {
+  nsx_ctx c;
+  ns_state st;
+  ns_history hist;
+  int live;
+} explorer;
+
+static void free_owned(patchbox *b) {
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    if (!b->owned[f]) continue;
+    if (ns_fields[f].type == NS_FT_TENSOR)
+      ns_tensor_free(b->owned[f]);
+    else
+      free(b->owned[f]);
+    b->owned[f] = NULL;
+  }
+}
 
 static int patchbox_gc(lua_State *L) {
   patchbox *b = luaL_checkudata(L, 1, PATCHBOX_MT);
-  ns_tensor_free(b->x);
-  ns_tensor_free(b->batch);
-  free(b->gamma);
-  free(b->beta);
-  free(b->baseline);
-  memset(b, 0, sizeof *b);
+  free_owned(b);
   return 0;
 }
 
 static patchbox *new_patchbox(lua_State *L) {
-  patchbox *b = lua_newuserdatauv(L, sizeof *b, 0); /* +1 */
-  memset(b, 0, sizeof *b);
+  nsl_gcmeta(L, PATCHBOX_MT, patchbox_gc);
+  patchbox *b = nsl_newobj(L, sizeof *b, PATCHBOX_MT); /* +1 */
   ns_patch_init(&b->p);
-  if (luaL_newmetatable(L, PATCHBOX_MT)) {
-    lua_pushcfunction(L, patchbox_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
   return b;
 }
 
 static const char *type_of(lua_State *L, int idx) {
   return luaL_typename(L, idx);
-}
-
-static double get_number(lua_State *L, int idx, const char *field) {
-  if (lua_type(L, idx) != LUA_TNUMBER)
-    luaL_error(L, "set: %s: expected a number, got %s", field, type_of(L, idx));
-  return lua_tonumber(L, idx);
 }
 
 static lua_Integer get_integer(lua_State *L, int idx, const char *field) {
@@ -79,12 +94,6 @@ static int get_int_range(lua_State *L, int idx, const char *field, lua_Integer l
   return (int)v;
 }
 
-static const char *get_string(lua_State *L, int idx, const char *field, const char *choices) {
-  if (lua_type(L, idx) != LUA_TSTRING)
-    luaL_error(L, "set: %s: expected %s, got %s", field, choices, type_of(L, idx));
-  return lua_tostring(L, idx);
-}
-
 /* Protected body: converts argument 1 into a tensor stored at the slot (argument 2). */
 static int tensorlike_raw(lua_State *L) {
   ns_tensor **slot = lua_touserdata(L, 2);
@@ -93,11 +102,53 @@ static int tensorlike_raw(lua_State *L) {
   return 0;
 }
 
-/* Converts the value at idx into a tensor owned by *slot (inside a patch box). Errors
- * from the binding ("bad argument #1 to '?' (x must be ...)") are reworded as
- * "set: x must be ...". */
-static void get_tensor(lua_State *L, int idx, const char *field, ns_tensor **slot) {
+/* {file = PATH [, sha256 = HEX]}: the tensor of a file, checked against the digest of its
+ * data when one is given (a dumped state names its large input that way). */
+static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox *b) {
+  lua_getfield(L, idx, "file");
+  if (lua_type(L, -1) != LUA_TSTRING)
+    luaL_error(L, "set: %s: file must be a path string, got %s", field, type_of(L, -1));
+  const char *path = lua_tostring(L, -1);
+  char err[NS_ERRLEN];
+  ns_tensor *t = ns_file_load(path, err);
+  if (!t) luaL_error(L, "set: %s: %s: %s", field, path, err);
+  b->owned[NS_F_SOURCE] = NULL;
+  lua_getfield(L, idx, "sha256");
+  if (!lua_isnil(L, -1)) {
+    char hex[65];
+    ns_tensor_digest(t, hex);
+    const char *want = lua_tostring(L, -1);
+    if (!want || strcmp(want, hex) != 0) {
+      ns_tensor_free(t);
+      luaL_error(L,
+                 "set: %s: %s has changed since the state was saved (sha256 of its data differs)",
+                 field, path);
+    }
+  }
+  lua_pop(L, 1);
+  /* the file becomes the source, unless the table sets one itself */
+  char *src = malloc(strlen(path) + 1);
+  if (src) strcpy(src, path);
+  lua_pop(L, 1); /* path */
+  if (src) {
+    b->owned[NS_F_SOURCE] = src;
+    b->p.v.source = src;
+    ns_patch_set(&b->p, NS_F_SOURCE);
+  }
+  return t;
+}
+
+/* Converts the value at idx into a tensor owned by the patch box. Errors from the
+ * binding ("bad argument #1 to '?' (x must be ...)") are reworded as "set: x must be ...". */
+static ns_tensor *get_tensor(lua_State *L, int idx, const char *field, patchbox *b, int f) {
   idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_getfield(L, idx, "file");
+    int is_file = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (is_file) return (ns_tensor *)(b->owned[f] = file_tensor(L, idx, field, b));
+  }
+  ns_tensor **slot = (ns_tensor **)&b->owned[f];
   lua_pushcfunction(L, tensorlike_raw);
   lua_pushvalue(L, idx);
   lua_pushlightuserdata(L, slot);
@@ -118,39 +169,68 @@ static void get_tensor(lua_State *L, int idx, const char *field, ns_tensor **slo
       luaL_error(L, "set: %s", msg);
     luaL_error(L, "set: %s: %s", field, msg);
   }
+  return *slot;
 }
 
 /* A list of doubles from a number, an array/nested table or a tensor. An empty table
- * gives n = 0. The array is stored in *slot (owned by the patch box). */
-static void get_doubles(lua_State *L, int idx, const char *field, double **slot, size_t *n) {
+ * gives n = 0. The array is owned by the patch box. */
+static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b, int f,
+                           size_t *n) {
   idx = lua_absindex(L, idx);
   *n = 0;
   if (lua_type(L, idx) == LUA_TNUMBER) {
-    *slot = malloc(sizeof **slot);
-    if (!*slot) luaL_error(L, "set: %s: out of memory", field);
-    (*slot)[0] = lua_tonumber(L, idx);
+    double *v = b->owned[f] = malloc(sizeof *v);
+    if (!v) luaL_error(L, "set: %s: out of memory", field);
+    v[0] = lua_tonumber(L, idx);
     *n = 1;
-    return;
+    return v;
   }
   if (lua_type(L, idx) == LUA_TTABLE) {
     lua_pushnil(L);
-    if (lua_next(L, idx) == 0) return; /* {}: none */
+    if (lua_next(L, idx) == 0) return NULL; /* {}: none */
     lua_pop(L, 2);
   } else if (!nsl_totensor(L, idx)) {
     luaL_error(L, "set: %s: expected a number, an array of numbers or a tensor, got %s", field,
                type_of(L, idx));
   }
   patchbox *tmp = new_patchbox(L); /* holds the temporary tensor */
-  get_tensor(L, idx, field, &tmp->x);
-  *slot = malloc(tmp->x->n * sizeof **slot);
-  if (!*slot) luaL_error(L, "set: %s: out of memory", field);
-  ns_tensor_read(tmp->x, *slot);
-  *n = tmp->x->n;
+  ns_tensor *t = get_tensor(L, idx, field, tmp, f);
+  double *v = b->owned[f] = malloc(t->n * sizeof *v);
+  if (!v) luaL_error(L, "set: %s: out of memory", field);
+  ns_tensor_read(t, v);
+  *n = t->n;
   lua_pop(L, 1); /* the temporary box (the GC frees its tensor) */
+  return v;
 }
 
-static void set_bit(ns_state_patch *p, ns_field f) {
-  p->set |= 1u << f;
+#define AT(s, T, off) ((T *)((char *)(s) + (off)))
+
+/* A choice of a NULL-terminated name list (plus "default" = -1 when allowed). */
+static int get_choice(lua_State *L, int idx, const ns_field_desc *d) {
+  char list[200];
+  ns_choice_list(d->names, list, sizeof list);
+  int dflt = (d->flags & NS_FF_DEFAULT) != 0;
+  if (lua_type(L, idx) != LUA_TSTRING)
+    luaL_error(L, "set: %s: expected one of %s%s, got %s", d->name, list, dflt ? ", default" : "",
+               type_of(L, idx));
+  const char *v = lua_tostring(L, idx);
+  if (dflt && strcmp(v, "default") == 0) return -1;
+  int k = ns_choice_parse(d->names, v);
+  if (k < 0 && d->names == ns_dtype_names) { /* dtypes also go by numpy's names */
+    ns_dtype dt;
+    if (ns_dtype_parse(v, &dt) == 0) k = (int)dt;
+  }
+  if (k < 0 && d->names == ns_algo_names) {
+    ns_algo a;
+    if (ns_algo_parse(v, &a) == 0) k = (int)a;
+  }
+  if (k < 0)
+    luaL_error(L, "set: %s: unknown %s '%s' (%s%s)", d->name,
+               d->names == ns_kind_names    ? "kind"
+               : d->names == ns_dtype_names ? "dtype"
+                                            : "choice",
+               v, list, dflt ? ", default" : "");
+  return k;
 }
 
 /* Reads one field (key at -2, value at -1) into the patch box. */
@@ -160,218 +240,153 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   const char *name = lua_tostring(L, -2);
   int f = ns_field_parse(name);
   if (f < 0) luaL_error(L, "set: unknown field '%s' (get() lists the fields)", name);
+  const ns_field_desc *d = &ns_fields[f];
   int v = lua_absindex(L, -1);
-  ns_state_patch *p = &b->p;
-  set_bit(p, (ns_field)f);
-  switch ((ns_field)f) {
-  case NS_F_X:
-    get_tensor(L, v, "x", &b->x);
-    p->x = b->x;
+  ns_state *pv = &b->p.v;
+  ns_patch_set(&b->p, (ns_field)f);
+  switch (d->type) {
+  case NS_FT_TENSOR:
+    *AT(pv, ns_tensor *, d->off) = get_tensor(L, v, name, b, f);
     break;
-  case NS_F_KIND: {
-    const char *k = get_string(L, v, name, "a kind name");
-    if (ns_kind_parse(k, &p->kind) != 0)
-      luaL_error(L, "set: kind: unknown kind '%s' (layer, rms, batch, instance, group)", k);
-    break;
-  }
-  case NS_F_AXES: {
-    p->axes = 0;
-    if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0) break;
-    if (lua_type(L, v) == LUA_TNUMBER) {
-      p->axes = 1u << (get_int_range(L, v, name, 1, NS_MAXRANK) - 1);
-      break;
-    }
-    if (lua_type(L, v) != LUA_TTABLE)
-      luaL_error(L, "set: axes: expected an array of 1-based axes or \"default\", got %s",
-                 type_of(L, v));
-    lua_Integer len = (lua_Integer)lua_rawlen(L, v);
-    if (len == 0) luaL_error(L, "set: axes: give at least one axis, or \"default\"");
-    for (lua_Integer i = 1; i <= len; i++) {
-      lua_rawgeti(L, v, i);
-      int a = get_int_range(L, -1, "axes", 1, NS_MAXRANK);
-      lua_pop(L, 1);
-      if (p->axes & (1u << (a - 1))) luaL_error(L, "set: axes: axis %d given twice", a);
-      p->axes |= 1u << (a - 1);
-    }
+  case NS_FT_STRING: {
+    if (lua_type(L, v) != LUA_TSTRING)
+      luaL_error(L, "set: %s: expected a string, got %s", name, type_of(L, v));
+    if (b->owned[f]) break; /* set by x = {file = ...} already: that wins */
+    size_t len;
+    const char *str = lua_tolstring(L, v, &len);
+    char *c = b->owned[f] = malloc(len + 1);
+    if (!c) luaL_error(L, "set: %s: out of memory", name);
+    memcpy(c, str, len + 1);
+    *AT(pv, char *, d->off) = c;
     break;
   }
-  case NS_F_GROUPS:
-    p->groups = get_int_range(L, v, name, 1, 1 << 30);
+  case NS_FT_ENUM:
+    *AT(pv, int, d->off) = get_choice(L, v, d);
     break;
-  case NS_F_EPS:
-    p->eps = get_number(L, v, name);
-    break;
-  case NS_F_EPS_AT: {
-    const char *e = get_string(L, v, name, "\"var\" or \"std\"");
-    if (strcmp(e, "var") == 0)
-      p->eps_at = NS_EPS_VAR;
-    else if (strcmp(e, "std") == 0)
-      p->eps_at = NS_EPS_STD;
-    else
-      luaL_error(L, "set: eps_at: must be \"var\" or \"std\", got '%s'", e);
-    break;
-  }
-  case NS_F_DDOF:
-    p->ddof = (int)get_integer(L, v, name);
-    if (p->ddof != 0 && p->ddof != 1) luaL_error(L, "set: ddof: must be 0 or 1, got %d", p->ddof);
-    break;
-  case NS_F_CENTER:
+  case NS_FT_TRIBOOL:
     if (lua_type(L, v) == LUA_TBOOLEAN)
-      p->center = lua_toboolean(L, v);
+      *AT(pv, int, d->off) = lua_toboolean(L, v);
     else if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0)
-      p->center = -1;
+      *AT(pv, int, d->off) = -1;
     else
-      luaL_error(L, "set: center: expected true, false or \"default\", got %s", type_of(L, v));
+      luaL_error(L, "set: %s: expected true, false or \"default\", got %s", name, type_of(L, v));
     break;
-  case NS_F_GAMMA:
-    get_doubles(L, v, name, &b->gamma, &p->ngamma);
-    p->gamma = b->gamma;
-    break;
-  case NS_F_BETA:
-    get_doubles(L, v, name, &b->beta, &p->nbeta);
-    p->beta = b->beta;
-    break;
-  case NS_F_DTYPE:
-  case NS_F_ACC: {
-    const char *d = get_string(L, v, name, "a dtype name");
-    ns_dtype dt;
-    if (f == NS_F_ACC && strcmp(d, "default") == 0) {
-      p->acc = -1;
-      break;
+  case NS_FT_AXES: {
+    unsigned m = 0;
+    if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0) {
+    } else if (lua_type(L, v) == LUA_TNUMBER) {
+      m = 1u << (get_int_range(L, v, name, 1, NS_MAXRANK) - 1);
+    } else if (lua_type(L, v) == LUA_TTABLE) {
+      lua_Integer len = (lua_Integer)lua_rawlen(L, v);
+      if (len == 0) luaL_error(L, "set: %s: give at least one axis, or \"default\"", name);
+      for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, v, i);
+        int a = get_int_range(L, -1, name, 1, NS_MAXRANK);
+        lua_pop(L, 1);
+        if (m & (1u << (a - 1))) luaL_error(L, "set: %s: axis %d given twice", name, a);
+        m |= 1u << (a - 1);
+      }
+    } else {
+      luaL_error(L, "set: %s: expected an array of 1-based axes or \"default\", got %s", name,
+                 type_of(L, v));
     }
-    if (ns_dtype_parse(d, &dt) != 0)
-      luaL_error(L, "set: %s: unknown dtype '%s' (fp64, fp32, fp16, bf16%s)", name, d,
-                 f == NS_F_ACC ? ", default" : "");
-    if (f == NS_F_DTYPE)
-      p->dtype = dt;
-    else
-      p->acc = (int)dt;
+    *AT(pv, unsigned, d->off) = m;
     break;
   }
-  case NS_F_ALGO: {
-    const char *a = get_string(L, v, name, "\"twopass\", \"welford\" or \"raw\"");
-    if (ns_algo_parse(a, &p->algo) != 0)
-      luaL_error(L, "set: algo: must be \"twopass\", \"welford\" or \"raw\", got '%s'", a);
+  case NS_FT_INT:
+    *AT(pv, int, d->off) = get_int_range(L, v, name, (lua_Integer)d->lo, (lua_Integer)d->hi);
     break;
-  }
-  case NS_F_MODE: {
-    const char *m = get_string(L, v, name, "\"train\" or \"eval\"");
-    if (strcmp(m, "train") == 0)
-      p->mode = NS_MODE_TRAIN;
-    else if (strcmp(m, "eval") == 0)
-      p->mode = NS_MODE_EVAL;
-    else
-      luaL_error(L, "set: mode: must be \"train\" or \"eval\", got '%s'", m);
+  case NS_FT_DOUBLE:
+    if (lua_type(L, v) != LUA_TNUMBER)
+      luaL_error(L, "set: %s: expected a number, got %s", name, type_of(L, v));
+    *AT(pv, double, d->off) = lua_tonumber(L, v);
     break;
-  }
-  case NS_F_BATCH:
-    get_tensor(L, v, "batch", &b->batch);
-    p->batch = b->batch;
-    break;
-  case NS_F_BASELINE:
-    if (lua_type(L, v) == LUA_TBOOLEAN && !lua_toboolean(L, v)) {
-      p->baseline = NULL; /* reset to the companion row */
-      break;
+  case NS_FT_DOUBLES: {
+    size_t n = 0;
+    double *a = NULL;
+    if ((d->flags & NS_FF_FALSE_RESETS) && lua_type(L, v) == LUA_TBOOLEAN && !lua_toboolean(L, v)) {
+      a = NULL; /* back to the derived value */
+    } else {
+      a = get_doubles(L, v, name, b, f, &n);
+      if ((d->flags & NS_FF_FALSE_RESETS) && n == 0)
+        luaL_error(L, "set: %s: give the values, or false to reset", name);
     }
-    get_doubles(L, v, name, &b->baseline, &p->nbaseline);
-    if (p->nbaseline == 0) luaL_error(L, "set: baseline: give the values, or false to reset");
-    p->baseline = b->baseline;
+    *AT(pv, double *, d->off) = a;
+    *AT(pv, size_t, d->count) = n;
     break;
-  case NS_F_TARGET:
-    p->target = get_int_range(L, v, name, 1, 1 << 30);
-    break;
-  case NS_F_COMPANION:
-    p->companion = get_int_range(L, v, name, 1, 1 << 30);
-    break;
-  case NS_F_SEED:
+  }
+  case NS_FT_SEED:
     if (lua_type(L, v) == LUA_TSTRING) {
-      const char *d = lua_tostring(L, v);
+      const char *str = lua_tostring(L, v);
       char *end;
       errno = 0;
-      unsigned long long u = strtoull(d, &end, 10);
-      if (!*d || *end || d[0] == '-' || d[0] == '+' || d[0] == ' ' || errno)
-        luaL_error(L, "set: seed: '%s' is not an integer from 0 to 2^64-1", d);
-      p->seed = (uint64_t)u;
+      unsigned long long u = strtoull(str, &end, 10);
+      if (!*str || *end || str[0] == '-' || str[0] == '+' || str[0] == ' ' || errno)
+        luaL_error(L, "set: %s: '%s' is not an integer from 0 to 2^64-1", name, str);
+      *AT(pv, uint64_t, d->off) = (uint64_t)u;
     } else {
       lua_Integer i = get_integer(L, v, name);
-      if (i < 0) luaL_error(L, "set: seed: must be >= 0, got %I", i);
-      p->seed = (uint64_t)i;
+      if (i < 0) luaL_error(L, "set: %s: must be >= 0, got %I", name, i);
+      *AT(pv, uint64_t, d->off) = (uint64_t)i;
     }
     break;
-  case NS_F_TRAIN_BATCHES:
-    p->train_batches = get_int_range(L, v, name, 1, NS_EXPLORE_MAX_BATCHES);
-    break;
-  case NS_F_BATCH_SIZE:
-    p->batch_size = get_int_range(L, v, name, 2, NS_EXPLORE_MAX_BATCH_SIZE);
-    break;
-  case NS_F_MOMENTUM:
+  case NS_FT_MOMENTUM:
     if (lua_type(L, v) == LUA_TBOOLEAN && !lua_toboolean(L, v)) {
-      p->cumulative = 1;
-      p->momentum = s->momentum;
+      pv->cumulative = 1;
+      pv->momentum = s->momentum;
     } else if (lua_type(L, v) == LUA_TNUMBER) {
-      p->cumulative = 0;
-      p->momentum = lua_tonumber(L, v);
+      pv->cumulative = 0;
+      pv->momentum = lua_tonumber(L, v);
     } else {
-      luaL_error(L, "set: momentum: expected a number in (0, 1] or false, got %s",
+      luaL_error(L, "set: %s: expected a number in (0, 1] or false, got %s", name,
                  lua_type(L, v) == LUA_TBOOLEAN ? "true" : type_of(L, v));
     }
     break;
-  case NS_F_TRAIN_SOURCE: {
-    const char *src = get_string(L, v, name, "\"rng\" or \"batch\"");
-    if (ns_source_parse(src, &p->train_source) != 0)
-      luaL_error(L, "set: train_source: must be \"rng\" or \"batch\", got '%s'", src);
-    break;
-  }
-  case NS_F_TRAIN_LOC:
-    p->train_loc = get_number(L, v, name);
-    break;
-  case NS_F_TRAIN_SCALE:
-    p->train_scale = get_number(L, v, name);
-    break;
-  case NS_F_SHIFT:
-    p->shift = get_number(L, v, name);
-    break;
-  case NS_F_SCALE:
-    p->scale = get_number(L, v, name);
-    break;
-  case NS_F_FOCUS: {
-    const char *pn = get_string(L, v, name, "a panel name");
-    if (ns_panel_parse(pn, &p->focus) != 0)
-      luaL_error(L,
-                 "set: focus: unknown panel '%s' (input, settings, output, spectrum, batch, "
-                 "train, precision)",
-                 pn);
-    break;
-  }
-  case NS_F_CURSOR:
-    if (lua_type(L, v) != LUA_TTABLE || lua_rawlen(L, v) != 2)
-      luaL_error(L, "set: cursor: expected {row, col} (1-based)");
-    lua_rawgeti(L, v, 1);
-    p->cursor_row = get_int_range(L, -1, "cursor row", 1, 1 << 30) - 1;
-    lua_rawgeti(L, v, 2);
-    p->cursor_col = get_int_range(L, -1, "cursor column", 1, 1 << 30) - 1;
-    lua_pop(L, 2);
-    break;
-  case NS_F_COUNT:
+  case NS_FT_COUNT:
     break;
   }
 }
 
-int nsx_settable(lua_State *L, int idx, ns_state *s, ns_history *h) {
+/* The view's fields of a set{} table go to the view (after the state's have applied). */
+static int is_view_field(const nsx_view *view, const char *name) {
+  for (int i = 0; view && view->fields && view->fields[i]; i++)
+    if (strcmp(view->fields[i], name) == 0) return 1;
+  return 0;
+}
+
+static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE)
     return luaL_error(L, "set: expected a table of fields, e.g. set{eps = 0}, got %s",
                       type_of(L, idx));
   patchbox *b = new_patchbox(L); /* +1 */
+  int nview = 0;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) { /* key at -2, value at -1 */
-    read_field(L, b, s);
+    if (lua_type(L, -2) == LUA_TSTRING && is_view_field(c->view, lua_tostring(L, -2))) {
+      char err[NS_ERRLEN] = "";
+      if (c->view->check(L, c->view_ud, lua_tostring(L, -2), lua_absindex(L, -1), err) != 0)
+        luaL_error(L, "set: %s: %s", lua_tostring(L, -2), err);
+      nview++;
+    } else if (lua_type(L, -2) == LUA_TSTRING && (strcmp(lua_tostring(L, -2), "focus") == 0 ||
+                                                  strcmp(lua_tostring(L, -2), "cursor") == 0)) {
+      /* view hints: only a screen has them; headless they are accepted and ignored, so a
+         lesson or a state file runs the same with and without one */
+    } else {
+      read_field(L, b, c->s);
+    }
     lua_pop(L, 1); /* drop value, keep key */
   }
   char err[NS_ERRLEN];
-  if (ns_history_apply(h, s, &b->p, err) != 0) luaL_error(L, "set: %s", err);
+  if (ns_history_apply(c->h, c->s, &b->p, err) != 0) luaL_error(L, "set: %s", err);
+  if (nview) c->view->commit(c->view_ud);
   lua_pop(L, 1); /* the patch box; the GC frees what it holds */
   return 0;
+}
+
+int nsx_settable(lua_State *L, int idx, ns_state *s, ns_history *h) {
+  nsx_ctx c = {s, h, NULL, NULL, NULL, NULL};
+  return settable_ctx(L, idx, &c);
 }
 
 static void push_doubles(lua_State *L, const double *v, size_t n) {
@@ -382,95 +397,84 @@ static void push_doubles(lua_State *L, const double *v, size_t n) {
   }
 }
 
-void nsx_pushstate(lua_State *L, const ns_state *s) {
-  lua_createtable(L, 0, NS_F_COUNT);
-  nsl_pushtensor(L, ns_tensor_copy(s->x));
-  lua_setfield(L, -2, "x");
-  lua_pushstring(L, ns_kind_name(s->kind));
-  lua_setfield(L, -2, "kind");
-  if (s->axes == 0) {
-    lua_pushliteral(L, "default");
-  } else {
+/* Pushes the value of field f of s as get() shows it. */
+static void push_field(lua_State *L, const ns_state *s, int f) {
+  const ns_field_desc *d = &ns_fields[f];
+  const char *base = (const char *)s;
+  switch (d->type) {
+  case NS_FT_TENSOR:
+    nsl_pushtensor(L, ns_tensor_copy(*(ns_tensor *const *)(base + d->off)));
+    break;
+  case NS_FT_STRING: {
+    const char *str = *(char *const *)(base + d->off);
+    lua_pushstring(L, str ? str : "");
+    break;
+  }
+  case NS_FT_ENUM: {
+    int k = *(const int *)(base + d->off);
+    lua_pushstring(L, k < 0 ? "default" : d->names[k]);
+    break;
+  }
+  case NS_FT_TRIBOOL: {
+    int k = *(const int *)(base + d->off);
+    if (k < 0)
+      lua_pushliteral(L, "default");
+    else
+      lua_pushboolean(L, k);
+    break;
+  }
+  case NS_FT_AXES: {
+    unsigned m = *(const unsigned *)(base + d->off);
+    if (!m) {
+      lua_pushliteral(L, "default");
+      break;
+    }
     lua_newtable(L);
-    int k = 0;
-    for (int a = 0; a < NS_MAXRANK; a++)
-      if ((s->axes >> a) & 1u) {
+    for (int a = 0, k = 0; a < NS_MAXRANK; a++)
+      if ((m >> a) & 1u) {
         lua_pushinteger(L, a + 1);
         lua_rawseti(L, -2, ++k);
       }
+    break;
   }
-  lua_setfield(L, -2, "axes");
-  lua_pushinteger(L, s->groups);
-  lua_setfield(L, -2, "groups");
-  lua_pushnumber(L, s->eps);
-  lua_setfield(L, -2, "eps");
-  lua_pushstring(L, ns_eps_at_name(s->eps_at));
-  lua_setfield(L, -2, "eps_at");
-  lua_pushinteger(L, s->ddof);
-  lua_setfield(L, -2, "ddof");
-  if (s->center < 0)
-    lua_pushliteral(L, "default");
-  else
-    lua_pushboolean(L, s->center);
-  lua_setfield(L, -2, "center");
-  push_doubles(L, s->gamma, s->ngamma);
-  lua_setfield(L, -2, "gamma");
-  push_doubles(L, s->beta, s->nbeta);
-  lua_setfield(L, -2, "beta");
-  lua_pushstring(L, ns_dtype_name(s->dtype));
-  lua_setfield(L, -2, "dtype");
-  if (s->acc < 0)
-    lua_pushliteral(L, "default");
-  else
-    lua_pushstring(L, ns_dtype_name((ns_dtype)s->acc));
-  lua_setfield(L, -2, "acc");
-  lua_pushstring(L, ns_algo_name(s->algo));
-  lua_setfield(L, -2, "algo");
-  lua_pushstring(L, ns_mode_name(s->mode));
-  lua_setfield(L, -2, "mode");
-  nsl_pushtensor(L, ns_tensor_copy(s->batch));
-  lua_setfield(L, -2, "batch");
-  push_doubles(L, s->baseline, s->batch->shape[1]);
-  lua_setfield(L, -2, "baseline");
-  lua_pushinteger(L, s->target);
-  lua_setfield(L, -2, "target");
-  lua_pushinteger(L, s->companion);
-  lua_setfield(L, -2, "companion");
-  if (s->seed <= (uint64_t)LUA_MAXINTEGER) {
-    lua_pushinteger(L, (lua_Integer)s->seed);
-  } else {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->seed);
-    lua_pushstring(L, buf);
+  case NS_FT_INT:
+    lua_pushinteger(L, *(const int *)(base + d->off));
+    break;
+  case NS_FT_DOUBLE:
+    lua_pushnumber(L, *(const double *)(base + d->off));
+    break;
+  case NS_FT_DOUBLES:
+    push_doubles(L, *(double *const *)(base + d->off), *(const size_t *)(base + d->count));
+    break;
+  case NS_FT_SEED: {
+    uint64_t v = *(const uint64_t *)(base + d->off);
+    if (v <= (uint64_t)LUA_MAXINTEGER) {
+      lua_pushinteger(L, (lua_Integer)v);
+    } else {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+      lua_pushstring(L, buf);
+    }
+    break;
   }
-  lua_setfield(L, -2, "seed");
-  lua_pushinteger(L, s->train_batches);
-  lua_setfield(L, -2, "train_batches");
-  lua_pushinteger(L, s->batch_size);
-  lua_setfield(L, -2, "batch_size");
-  if (s->cumulative)
-    lua_pushboolean(L, 0);
-  else
-    lua_pushnumber(L, s->momentum);
-  lua_setfield(L, -2, "momentum");
-  lua_pushstring(L, ns_source_name(s->train_source));
-  lua_setfield(L, -2, "train_source");
-  lua_pushnumber(L, s->train_loc);
-  lua_setfield(L, -2, "train_loc");
-  lua_pushnumber(L, s->train_scale);
-  lua_setfield(L, -2, "train_scale");
-  lua_pushnumber(L, s->shift);
-  lua_setfield(L, -2, "shift");
-  lua_pushnumber(L, s->scale);
-  lua_setfield(L, -2, "scale");
-  lua_pushstring(L, ns_panel_name(s->focus));
-  lua_setfield(L, -2, "focus");
-  lua_createtable(L, 2, 0);
-  lua_pushinteger(L, s->cursor_row + 1);
-  lua_rawseti(L, -2, 1);
-  lua_pushinteger(L, s->cursor_col + 1);
-  lua_rawseti(L, -2, 2);
-  lua_setfield(L, -2, "cursor");
+  case NS_FT_MOMENTUM:
+    if (s->cumulative)
+      lua_pushboolean(L, 0);
+    else
+      lua_pushnumber(L, s->momentum);
+    break;
+  case NS_FT_COUNT:
+    lua_pushnil(L);
+    break;
+  }
+}
+
+void nsx_pushstate(lua_State *L, const ns_state *s) {
+  lua_createtable(L, 0, NS_F_COUNT);
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    push_field(L, s, f);
+    lua_setfield(L, -2, ns_fields[f].name);
+  }
 }
 
 static void push_matrix(lua_State *L, const double *v, size_t rows, size_t cols) {
@@ -485,6 +489,16 @@ static void setnum(lua_State *L, const char *k, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, k);
 }
+
+static void setstr(lua_State *L, const char *k, const char *v) {
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Names of the condition codes, as result() reports them (cond = "cancelled", ...). */
+static const char *const cond_names[NS_COND_COUNT + 1] = {
+    "none",      "one_value",    "ddof_one", "x_nonfinite", "x_overflow", "all_equal",
+    "cancelled", "running_zero", "all_zero", "denom_inf",   "denom_bad",  NULL};
 
 void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_createtable(L, 0, 24);
@@ -507,10 +521,9 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "denom");
   lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
   lua_setfield(L, -2, "ndegenerate");
-  if (r->eval_note) {
-    lua_pushstring(L, r->eval_note);
-    lua_setfield(L, -2, "eval_note");
-  }
+  setstr(L, "cond", cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
+  if (r->cond != NS_COND_NONE) setstr(L, "why", r->degenerate_why);
+  if (r->eval_note) setstr(L, "eval_note", r->eval_note);
   nsl_pushtensor(L, ns_tensor_copy(r->y_shift));
   lua_setfield(L, -2, "y_shift");
   nsl_pushtensor(L, ns_tensor_copy(r->y_scale));
@@ -522,8 +535,7 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_pushboolean(L, r->jac_done);
   lua_setfield(L, -2, "done");
   if (!r->jac_done) {
-    lua_pushstring(L, r->jac_skip);
-    lua_setfield(L, -2, "skip");
+    setstr(L, "skip", r->jac_skip);
   } else {
     setnum(L, "fd_diff", r->jac_fd_diff);
     nsl_pusheigs(L, r->spec_closed, r->nclosed);
@@ -583,16 +595,13 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     setnum(L, "gap", r->est[k].gap);
     lua_setfield(L, -2, r->est[k].name);
   }
-  lua_pushstring(L, r->est[r->est_active].name);
-  lua_setfield(L, -2, "active");
+  setstr(L, "active", r->est[r->est_active].name);
   lua_setfield(L, -2, "train");
 
   lua_createtable(L, 0, 4); /* precision */
   setnum(L, "ref", r->var_ref);
-  lua_pushstring(L, ns_dtype_name(r->prec_dtype));
-  lua_setfield(L, -2, "dtype");
-  lua_pushstring(L, ns_dtype_name(r->prec_acc));
-  lua_setfield(L, -2, "acc");
+  setstr(L, "dtype", ns_dtype_name(r->prec_dtype));
+  setstr(L, "acc", ns_dtype_name(r->prec_acc));
   for (int a = 0; a < 3; a++) {
     lua_createtable(L, 0, 4);
     setnum(L, "var", r->var_algo[a]);
@@ -604,8 +613,20 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "precision");
 }
 
-static nsx_ctx *ctx_of(lua_State *L) {
-  return lua_touserdata(L, lua_upvalueindex(1));
+/* ---------------------------------------------------------------- the functions */
+
+/* The context and the index of the first real argument: a global gets its context as
+ * upvalue 1; a method (e:set{...}) from its explorer at argument 1. */
+static nsx_ctx *ctx_args(lua_State *L, int *arg) {
+  nsx_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
+  if (c) {
+    *arg = 1;
+    return c;
+  }
+  explorer *e = luaL_checkudata(L, 1, EXPLORER_MT);
+  if (!e->live) luaL_error(L, "explorer: already closed");
+  *arg = 2;
+  return &e->c;
 }
 
 /* A result record in a userdata, so a Lua error while it is pushed frees it. */
@@ -615,14 +636,10 @@ static int resultbox_gc(lua_State *L) {
 }
 
 static int l_result(lua_State *L) {
-  nsx_ctx *c = ctx_of(L);
-  ns_result *r = lua_newuserdatauv(L, sizeof *r, 0); /* +1 */
-  memset(r, 0, sizeof *r);
-  if (luaL_newmetatable(L, "normscope.explore.result")) {
-    lua_pushcfunction(L, resultbox_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
+  ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
   if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
   nsx_pushresult(L, r);
@@ -635,20 +652,25 @@ static void changed(nsx_ctx *c) {
 }
 
 static int l_set(lua_State *L) {
-  nsx_ctx *c = ctx_of(L);
-  nsx_settable(L, 1, c->s, c->h);
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  settable_ctx(L, a, c);
   changed(c);
   return 0;
 }
 
 static int l_get(lua_State *L) {
-  nsx_pushstate(L, ctx_of(L)->s);
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  nsx_pushstate(L, c->s);
+  if (c->view) c->view->push(L, c->view_ud); /* the screen adds focus, cursor */
   return 1;
 }
 
 /* undo() and redo(): step is ns_history_undo or ns_history_redo; true if it did one. */
 static int history_step(lua_State *L, int (*step)(ns_history *, ns_state *)) {
-  nsx_ctx *c = ctx_of(L);
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
   int done = c->h ? step(c->h, c->s) : 0;
   if (done) changed(c);
   lua_pushboolean(L, done);
@@ -665,7 +687,8 @@ static int l_redo(lua_State *L) {
 
 /* reset(): one undoable patch back to the default state (freed before any error). */
 static int l_reset(lua_State *L) {
-  nsx_ctx *c = ctx_of(L);
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
   char err[NS_ERRLEN];
   ns_state d;
   if (ns_state_init(&d, err) != 0) return luaL_error(L, "reset: %s", err);
@@ -678,16 +701,191 @@ static int l_reset(lua_State *L) {
   return 0;
 }
 
-void nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
-  static const luaL_Reg fns[] = {{"set", l_set},   {"get", l_get},     {"undo", l_undo},
-                                 {"redo", l_redo}, {"reset", l_reset}, {"result", l_result},
-                                 {NULL, NULL}};
+/* dump() -> the state as a Lua chunk of set{...} that reproduces it bit for bit. */
+static int l_dump(lua_State *L) {
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  char err[NS_ERRLEN];
+  char *text = ns_state_dump(c->s, NS_DUMP_INLINE_MAX, err);
+  if (!text) return luaL_error(L, "dump: %s", err);
+  lua_pushstring(L, text);
+  free(text);
+  return 1;
+}
+
+/* save(FILE): dump() written atomically; true. */
+static int l_save(lua_State *L) {
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  const char *path = luaL_checkstring(L, a);
+  char err[NS_ERRLEN];
+  if (nsx_save(c->s, path, err) != 0) return luaL_error(L, "save: %s: %s", path, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* Count hook of a state file: data, not a program, so a small budget. */
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  luaL_error(L, "the file runs too long for a state file (it should be one set{...} call)");
+}
+
+/* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
+ * its environment: a state file is data, so it gets no io, os, require or load. */
+static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
+                            const char *chunkname) {
+  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) lua_error(L); /* +1 chunk */
+  lua_createtable(L, 0, 2);                                                   /* env */
+  lua_pushlightuserdata(L, c);
+  lua_pushcclosure(L, l_set, 1);
+  lua_setfield(L, -2, "set");
+  lua_createtable(L, 0, 1); /* ns: only the tensor constructor */
+  lua_getglobal(L, "ns");
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "tensor");
+    lua_setfield(L, -3, "tensor");
+  }
+  lua_pop(L, 1);
+  lua_setfield(L, -2, "ns");
+  lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
+  int rc = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, NULL, 0, 0);
+  if (rc != LUA_OK) lua_error(L);
+}
+
+/* load(FILE): applies a state file written by save() or dump() (one undo step). */
+static int l_load(lua_State *L) {
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  const char *path = luaL_checkstring(L, a);
+  char err[NS_ERRLEN];
+  size_t len = 0;
+  char *text = ns_file_read(path, MAX_STATE_FILE, &len, err);
+  if (!text) return luaL_error(L, "load: %s: %s", path, err);
+  lua_pushlstring(L, text, len);
+  free(text);
+  lua_pushfstring(L, "@%s", path);
+  size_t tl;
+  const char *t = lua_tolstring(L, -2, &tl);
+  run_state_chunk(L, c, t, tl, lua_tostring(L, -1));
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static const luaL_Reg state_fns[] = {
+    {"set", l_set},       {"get", l_get},   {"undo", l_undo}, {"redo", l_redo}, {"reset", l_reset},
+    {"result", l_result}, {"dump", l_dump}, {"save", l_save}, {"load", l_load}, {NULL, NULL}};
+
+const char *const nsx_function_names[] = {"set",    "get",  "undo", "redo", "reset",
+                                          "result", "dump", "save", "load", NULL};
+
+nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
   lua_pushglobaltable(L);                          /* G */
   nsx_ctx *c = lua_newuserdatauv(L, sizeof *c, 0); /* G ctx */
+  memset(c, 0, sizeof *c);
   c->s = s;
   c->h = h;
   c->on_change = on_change;
   c->ud = ud;
-  luaL_setfuncs(L, fns, 1); /* each function keeps ctx as upvalue 1; pops ctx */
-  lua_pop(L, 1);            /* G */
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "normscope.explore.ctx"); /* keeps ctx alive */
+  luaL_setfuncs(L, state_fns, 1); /* each function keeps ctx as upvalue 1; pops ctx */
+  lua_pop(L, 1);                  /* G */
+  return c;
+}
+
+void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud) {
+  c->view = view;
+  c->view_ud = ud;
+}
+
+int nsx_save(const ns_state *s, const char *path, char *err) {
+  char *text = ns_state_dump(s, NS_DUMP_INLINE_MAX, err);
+  if (!text) return -1;
+  int rc = ns_file_write_atomic(path, text, strlen(text), err);
+  free(text);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- ns.explorer() */
+
+static int explorer_gc(lua_State *L) {
+  explorer *e = luaL_checkudata(L, 1, EXPLORER_MT);
+  if (e->live) {
+    ns_history_free(&e->hist);
+    ns_state_free(&e->st);
+    e->live = 0;
+  }
+  return 0;
+}
+
+static int explorer_tostring(lua_State *L) {
+  explorer *e = luaL_checkudata(L, 1, EXPLORER_MT);
+  if (!e->live) {
+    lua_pushliteral(L, "explorer (closed)");
+    return 1;
+  }
+  char shape[96], buf[200];
+  ns_shape_format(e->st.x->rank, e->st.x->shape, shape, sizeof shape);
+  snprintf(buf, sizeof buf, "explorer: x %s %s, %s norm, eps %g", shape,
+           ns_dtype_name(e->st.x->dtype), ns_kind_name(e->st.kind), e->st.eps);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+/* Protected body: applies the table at 1 to the explorer at 2. */
+static int explorer_init_set(lua_State *L) {
+  explorer *e = lua_touserdata(L, 2);
+  settable_ctx(L, 1, &e->c);
+  return 0;
+}
+
+/* ns.explorer([state]) -> a headless explorer with the prompt's functions as methods;
+ * `state` (a set{} table) is applied over the defaults. */
+static int l_explorer(lua_State *L) {
+  lua_settop(L, 1);
+  if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
+    return nsl_argerror(L, 1, "state must be a table of fields, got %s", nsl_got(L, 1));
+  if (luaL_newmetatable(L, EXPLORER_MT)) {
+    lua_pushcfunction(L, explorer_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, explorer_gc);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, explorer_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_newtable(L);
+    for (const luaL_Reg *r = state_fns; r->name; r++) {
+      lua_pushnil(L); /* upvalue 1 nil: the method form */
+      lua_pushcclosure(L, r->func, 1);
+      lua_setfield(L, -2, r->name);
+    }
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  explorer *e = nsl_newobj(L, sizeof *e, EXPLORER_MT); /* +1 */
+  char err[NS_ERRLEN];
+  if (ns_state_init(&e->st, err) != 0) return luaL_error(L, "explorer: %s", err);
+  ns_history_init(&e->hist, 1000);
+  e->live = 1;
+  e->c.s = &e->st;
+  e->c.h = &e->hist;
+  if (lua_istable(L, 1)) {
+    lua_pushcfunction(L, explorer_init_set);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2); /* the explorer */
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      const char *m = lua_tostring(L, -1);
+      if (m && strncmp(m, "set: ", 5) == 0) m += 5;
+      return nsl_argerror(L, 1, "state: %s", m ? m : "cannot apply it");
+    }
+    ns_history_free(&e->hist); /* the initial state is not an undo step */
+    ns_history_init(&e->hist, 1000);
+  }
+  return 1;
+}
+
+void nsx_open_module(lua_State *L) {
+  lua_pushcfunction(L, l_explorer);
+  lua_setfield(L, -2, "explorer");
 }

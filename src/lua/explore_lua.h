@@ -1,7 +1,10 @@
-/* explore_lua.h: the explorer state as seen from Lua (the screen's prompt, lessons).
+/* explore_lua.h: the explorer state as seen from Lua (the screen's prompt, lessons,
+ * scripts).
  *
- * nsx_open registers globals that read and change ONE ns_state (explore.h) through
- * ns_state_apply, the same entry point the screen's keys use:
+ * nsx_open registers globals that read and change ONE ns_state (src/explore) through
+ * ns_history_apply, the same entry point the screen's keys use; ns.explorer() (module
+ * function, nsx_open_module) returns a headless explorer with the same functions as
+ * methods (e:set{...}, e:get(), ...):
  *
  *   set{eps = 0, kind = "rms"}   change fields; unknown fields or bad values raise an
  *                                error naming the field, and change nothing
@@ -9,19 +12,18 @@
  *   undo(), redo()               step through the history; true if something changed
  *   reset()                      back to the default state (an undoable step)
  *   result()                     what the panels show, computed now (ns_result as a
- *                                table: y, shift_dev, jacobian.rank, batch.target_now,
+ *                                table: y, shift_dev, cond, jacobian.rank, batch.target_now,
  *                                train.exact.gap, precision.raw.digits, ...)
+ *   dump()                       the state as a Lua chunk of set{...} (bit for bit)
+ *   save(FILE), load(FILE)       dump() written atomically; a state file applied (it runs
+ *                                with nothing but set and ns.tensor in reach)
  *
- * Table fields (explore.h, ns_field_name): x and batch (tensor or nested table; get()
- * returns tensors), kind, axes (array of 1-based axes, or "default"), groups, eps,
- * eps_at, ddof, center (true, false or "default"), gamma and beta (number, array or
- * tensor; {} for none), dtype, acc (dtype name or "default"), algo, mode, baseline
- * (array, or false: the companion row), target, companion, seed (integer, or a decimal
- * string above 2^63), train_batches, batch_size, momentum (number, or false for the
- * cumulative average), train_source ("rng" or "batch"), train_loc, train_scale, shift,
- * scale, focus (panel name), cursor ({row, col}, 1-based).
+ * The fields are those of src/explore/fields.h (`help set` lists them); a tensor field
+ * also takes {file = PATH [, sha256 = HEX]}, which loads the file (and sets `source`).
+ * A screen adds view fields (focus, cursor) through nsx_set_view; without one, those two
+ * names are accepted and ignored so lessons and state files run headless too.
  *
- * The state and history stay owned by the caller and must outlive L (or the globals).
+ * The state and history given to nsx_open stay owned by the caller and must outlive L.
  * on_change (may be NULL) runs after every successful change with ud.
  */
 #ifndef NSX_EXPLORE_LUA_H
@@ -31,9 +33,28 @@
 
 #include "explore/explore.h"
 
-/* Registers set, get, undo, redo, reset and result as globals of L. h may be NULL (undo and redo
- * then do nothing and return false). */
-void nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud);
+typedef struct nsx_ctx nsx_ctx;
+
+/* Fields a view (the screen) keeps itself: set{} hands them to check (which validates
+ * the value at idx into a pending copy, or fills err and returns -1) and, once the state's
+ * fields applied, calls commit; get() calls push to add them to the table on top. */
+typedef struct {
+  const char *const *fields; /* NULL-terminated */
+  int (*check)(lua_State *L, void *ud, const char *field, int idx, char *err);
+  void (*commit)(void *ud);
+  void (*push)(lua_State *L, void *ud);
+} nsx_view;
+
+/* The names of the functions nsx_open registers (and the explorer's methods). */
+extern const char *const nsx_function_names[];
+
+/* Registers set, get, undo, redo, reset, result, dump, save and load as globals of L. h
+ * may be NULL (undo and redo then do nothing and return false). */
+nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud);
+/* Gives the globals a view (may be NULL); view and ud must outlive L. */
+void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud);
+/* Adds ns.explorer to the module table at the top of the stack. */
+void nsx_open_module(lua_State *L);
 
 /* Pushes the state as the table get() returns. */
 void nsx_pushstate(lua_State *L, const ns_state *s);
@@ -43,5 +64,7 @@ void nsx_pushresult(lua_State *L, const ns_result *r);
 /* Applies the set{}-style table at idx to s (recorded on h when h is not NULL). Returns 0,
  * or raises a Lua error ("set: eps: must be finite and >= 0, got -1") with s unchanged. */
 int nsx_settable(lua_State *L, int idx, ns_state *s, ns_history *h);
+/* Writes s as a state file (dump) atomically. 0, or -1 with err. */
+int nsx_save(const ns_state *s, const char *path, char *err);
 
 #endif

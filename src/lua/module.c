@@ -6,6 +6,7 @@
 #include <lualib.h>
 #include <stdio.h>
 
+#include "lua/explore_lua.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -20,6 +21,7 @@ int luaopen_normscope(lua_State *L) {
   nsl_open_stats(L);
   nsl_open_rng(L);
   nsl_open_io(L);
+  nsx_open_module(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -13,6 +13,8 @@ typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS } edit_kind;
 typedef struct {
   tui_options opt;
   ns_state st;
+  tui_viewstate view;    /* focus and cursor: the screen's, not the explorer's */
+  tui_viewstate pending; /* a set{focus=, cursor=} being validated */
   ns_history hist;
   ns_result res;
   ns_explore_cache cache; /* what res was computed for: a key recomputes only what it touched */
@@ -20,10 +22,10 @@ typedef struct {
   lua_State *L;
   tui_prompt *prompt;
   tui_layout lay;
-  WINDOW *win[NS_PANEL_COUNT];
+  WINDOW *win[TUI_PANEL_COUNT];
   WINDOW *header, *sb, *pwin, *status, *help;
   int colors;
-  ns_panel tab;
+  tui_panel tab;
   int help_open, help_scroll;
   edit_kind editing;
   char edit[64];

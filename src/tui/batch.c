@@ -62,16 +62,17 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     tui_printf(w, y0 + (int)i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
   }
   /* the batch cursor */
-  if (v->focused && s->focus == NS_PANEL_BATCH && s->cursor_row >= 0 &&
-      (size_t)s->cursor_row < vis_rows && s->cursor_col >= 0 && (size_t)s->cursor_col < D) {
+  if (v->focused && v->vs->focus == TUI_PANEL_BATCH && v->vs->cursor_row >= 0 &&
+      (size_t)v->vs->cursor_row < vis_rows && v->vs->cursor_col >= 0 &&
+      (size_t)v->vs->cursor_col < D) {
     char num[32], cell[48];
-    size_t idx = (size_t)s->cursor_row * D + (size_t)s->cursor_col;
+    size_t idx = (size_t)v->vs->cursor_row * D + (size_t)v->vs->cursor_col;
     if (v->edit)
       snprintf(cell, sizeof cell, "%*.*s_", cw - 2, cw - 2, v->edit);
     else
       snprintf(cell, sizeof cell, "%*s ", cw - 1, plot_fmt(m[idx], cw - 1, num, sizeof num));
-    tui_puts(w, y0 + s->cursor_row, 1 + lab + s->cursor_col * cw, PLOT_S_POS | PLOT_F_REVERSE,
-             cell);
+    tui_puts(w, y0 + v->vs->cursor_row, 1 + lab + v->vs->cursor_col * cw,
+             PLOT_S_POS | PLOT_F_REVERSE, cell);
   }
   int y = y0 + (int)vis_rows;
   if (ln_below) {

@@ -34,15 +34,15 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   int iw = tui_iw(w), ih = tui_ih(w);
   size_t rows, cols;
   grid_shape(s->x, &rows, &cols);
-  int here_focus = v->focused && s->focus == NS_PANEL_INPUT;
+  int here_focus = v->focused && v->vs->focus == TUI_PANEL_INPUT;
   int lab, cw, vis_cols;
   tui_input_geometry(s, iw, &lab, &cw, &vis_cols);
   int vis_rows = ih - 3;
   if (vis_cols < 1) vis_cols = 1;
   if (vis_rows < 1) vis_rows = 1;
-  size_t cr = (size_t)(s->cursor_row < 0 ? 0 : s->cursor_row);
-  size_t cc = (size_t)(s->cursor_col < 0 ? 0 : s->cursor_col);
-  if (s->focus != NS_PANEL_INPUT) cr = cc = 0;
+  size_t cr = (size_t)(v->vs->cursor_row < 0 ? 0 : v->vs->cursor_row);
+  size_t cc = (size_t)(v->vs->cursor_col < 0 ? 0 : v->vs->cursor_col);
+  if (v->vs->focus != TUI_PANEL_INPUT) cr = cc = 0;
   if (cr >= rows) cr = rows - 1;
   if (cc >= cols) cc = cols - 1;
   /* Screen lines: a vector wraps vis_cols elements per line; a matrix shows a window

@@ -29,7 +29,7 @@ static void done(app *a, int rc, const char *err, const char *what) {
 /* ---- the matrix under the cursor (input x, or the batch when panel 5 has focus) ---- */
 
 static int on_batch(const app *a) {
-  return a->st.focus == NS_PANEL_BATCH;
+  return a->view.focus == TUI_PANEL_BATCH;
 }
 
 static void grid(const app *a, size_t *rows, size_t *cols) {
@@ -46,39 +46,39 @@ static void cursor_to(app *a, long r, long c) {
   if (c < 0) c = 0;
   if ((size_t)r >= rows) r = (long)rows - 1;
   if ((size_t)c >= cols) c = (long)cols - 1;
-  if (r != a->st.cursor_row || c != a->st.cursor_col)
-    ns_edit_cursor(&a->st, (int)r, (int)c, NULL);
+  a->view.cursor_row = (int)r;
+  a->view.cursor_col = (int)c;
 }
 
 /* After the matrix changed shape: keep the cursor on it. */
 static void clamp_cursor(app *a) {
-  cursor_to(a, a->st.cursor_row, a->st.cursor_col);
+  cursor_to(a, a->view.cursor_row, a->view.cursor_col);
 }
 
-static void focus(app *a, ns_panel p) {
-  char err[NS_ERRLEN];
-  if (p == a->st.focus) return;
-  int matrix_change = (p == NS_PANEL_BATCH) != (a->st.focus == NS_PANEL_BATCH);
-  ns_edit_focus(&a->st, p, err);
-  if (matrix_change) ns_edit_cursor(&a->st, 0, 0, err);
+static void focus(app *a, tui_panel p) {
+  if (p == a->view.focus) return;
+  int matrix_change = (p == TUI_PANEL_BATCH) != (a->view.focus == TUI_PANEL_BATCH);
+  a->view.focus = p;
+  if (matrix_change) a->view.cursor_row = a->view.cursor_col = 0;
   if (tui_panel_tabbed(p)) a->tab = p;
   clamp_cursor(a);
 }
 
 /* Arrows and typing work on the input unless the batch panel has the focus. */
 static void matrix_focus(app *a) {
-  if (a->st.focus != NS_PANEL_INPUT && a->st.focus != NS_PANEL_BATCH) focus(a, NS_PANEL_INPUT);
+  if (a->view.focus != TUI_PANEL_INPUT && a->view.focus != TUI_PANEL_BATCH)
+    focus(a, TUI_PANEL_INPUT);
 }
 
 static void move_cursor(app *a, int dr, int dc) {
   matrix_focus(a);
-  cursor_to(a, (long)a->st.cursor_row + dr, (long)a->st.cursor_col + dc);
+  cursor_to(a, (long)a->view.cursor_row + dr, (long)a->view.cursor_col + dc);
 }
 
 static size_t cursor_index(const app *a) {
   size_t rows, cols;
   grid(a, &rows, &cols);
-  return (size_t)a->st.cursor_row * cols + (size_t)a->st.cursor_col;
+  return (size_t)a->view.cursor_row * cols + (size_t)a->view.cursor_col;
 }
 
 static double cell_value(const app *a) {
@@ -89,8 +89,8 @@ static void set_cell(app *a, double v) {
   char err[NS_ERRLEN];
   int rc;
   if (on_batch(a))
-    rc = ns_edit_set_batch(&a->st, &a->hist, (size_t)a->st.cursor_row, (size_t)a->st.cursor_col,
-                              v, err);
+    rc = ns_edit_set_batch(&a->st, &a->hist, (size_t)a->view.cursor_row, (size_t)a->view.cursor_col,
+                           v, err);
   else
     rc = ns_edit_set_x(&a->st, &a->hist, cursor_index(a), v, err);
   done(a, rc, err, NULL);
@@ -127,7 +127,7 @@ static void edit_cell(app *a) {
 static void insert_remove(app *a, int axis, int insert) {
   matrix_focus(a);
   char err[NS_ERRLEN];
-  size_t at = axis == 1 ? (size_t)a->st.cursor_row : (size_t)a->st.cursor_col;
+  size_t at = axis == 1 ? (size_t)a->view.cursor_row : (size_t)a->view.cursor_col;
   if (a->st.x->rank == 1 && !on_batch(a) && axis == 1) {
     tui_message(a, PLOT_S_MARK,
                 "x is a vector: i/x add and remove elements (set{x=...} for a matrix)");
@@ -157,8 +157,8 @@ static void cycle_axes(app *a) {
   ns_state_patch p;
   ns_patch_init(&p);
   unsigned all = (1u << a->st.x->rank) - 1;
-  p.set = 1u << NS_F_AXES;
-  p.axes = (a->st.axes + 1) & all;
+  ns_patch_set(&p, NS_F_AXES);
+  p.v.axes = (a->st.axes + 1) & all;
   apply(a, &p, NULL);
 }
 
@@ -166,15 +166,16 @@ static void cycle_affine(app *a) {
   static const double two = 2, half = 0.5;
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = (1u << NS_F_GAMMA) | (1u << NS_F_BETA);
+  ns_patch_set(&p, NS_F_GAMMA);
+  ns_patch_set(&p, NS_F_BETA);
   if (a->st.ngamma == 0 && a->st.nbeta == 0) {
-    p.gamma = &two;
-    p.ngamma = 1;
+    p.v.gamma = (double *)&two;
+    p.v.ngamma = 1;
   } else if (a->st.nbeta == 0) {
-    p.gamma = &two;
-    p.ngamma = 1;
-    p.beta = &half;
-    p.nbeta = 1;
+    p.v.gamma = (double *)&two;
+    p.v.ngamma = 1;
+    p.v.beta = (double *)&half;
+    p.v.nbeta = 1;
   }
   apply(a, &p, NULL);
 }
@@ -206,16 +207,16 @@ static void train_batches(app *a, int dir) {
   long n = dir > 0 ? (long)a->st.train_batches * 2 : a->st.train_batches / 2;
   if (n < 1) n = 1;
   if (n > NS_EXPLORE_MAX_BATCHES) n = NS_EXPLORE_MAX_BATCHES;
-  p.set = 1u << NS_F_TRAIN_BATCHES;
-  p.train_batches = (int)n;
+  ns_patch_set(&p, NS_F_TRAIN_BATCHES);
+  p.v.train_batches = (int)n;
   apply(a, &p, NULL);
 }
 
 static void new_seed(app *a) {
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_SEED;
-  p.seed = a->st.seed + 1;
+  ns_patch_set(&p, NS_F_SEED);
+  p.v.seed = a->st.seed + 1;
   apply(a, &p, NULL);
 }
 
@@ -250,9 +251,8 @@ static const struct {
   unsigned char key;
   int (*toggle)(ns_state *, ns_history *, char *err);
 } toggle_keys[] = {
-    {'p', ns_edit_toggle_eps_at},     {'d', ns_edit_toggle_ddof},
-    {'c', ns_edit_cycle_center},      {'m', ns_edit_toggle_mode},
-    {'C', ns_edit_toggle_cumulative},
+    {'p', ns_edit_toggle_eps_at}, {'d', ns_edit_toggle_ddof},       {'c', ns_edit_cycle_center},
+    {'m', ns_edit_toggle_mode},   {'C', ns_edit_toggle_cumulative},
 };
 
 static int is_number_char(unsigned c) {
@@ -292,7 +292,7 @@ static void key_edit(app *a, int code, unsigned ch) {
 }
 
 static void cycle_focus(app *a, int dir) {
-  focus(a, (ns_panel)(((int)a->st.focus + dir + NS_PANEL_COUNT) % NS_PANEL_COUNT));
+  focus(a, (tui_panel)(((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT));
 }
 
 static void mouse(app *a) {
@@ -305,15 +305,15 @@ static void mouse(app *a) {
   if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED))) return;
   int p = tui_layout_hit(&a->lay, ev.y, ev.x);
   if (p < 0) return;
-  focus(a, (ns_panel)p);
+  focus(a, (tui_panel)p);
   tui_rect r = a->lay.panel[p];
   /* a click on a cell of the input vector or of the batch moves the cursor there */
-  if ((p == NS_PANEL_INPUT || p == NS_PANEL_BATCH) && r.h > 0 && ev.y > r.y) {
+  if ((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y) {
     size_t rows, cols;
     grid(a, &rows, &cols);
-    int vec = p == NS_PANEL_INPUT && a->st.x->rank == 1;
+    int vec = p == TUI_PANEL_INPUT && a->st.x->rank == 1;
     int lab = 4, cw = 8, per = 1;
-    if (p == NS_PANEL_INPUT)
+    if (p == TUI_PANEL_INPUT)
       tui_input_geometry(&a->st, r.w - 2, &lab, &cw, &per);
     else if (4 + 2 * ((int)cols * 8 + 1) > r.w - 2)
       cw = 7; /* batch.c */
@@ -321,18 +321,21 @@ static void mouse(app *a) {
     if (ev.x < r.x + 1 + lab || row < 0) return;
     if (vec) { /* the vector wraps (input.c) */
       if (col >= per) return;
-      int vis = r.h - 5, cur_line = a->st.cursor_col / per;
-      int l0 = a->st.focus == NS_PANEL_INPUT && cur_line >= vis ? cur_line - vis + 1 : 0;
+      int vis = r.h - 5, cur_line = a->view.cursor_col / per;
+      int l0 = a->view.focus == TUI_PANEL_INPUT && cur_line >= vis ? cur_line - vis + 1 : 0;
       col += (row + l0) * per;
       row = 0;
-    } else if (p == NS_PANEL_INPUT && a->st.focus == NS_PANEL_INPUT) {
+    } else if (p == TUI_PANEL_INPUT && a->view.focus == TUI_PANEL_INPUT) {
       /* the window onto a large matrix follows the cursor (input.c) */
       int vis = r.h - 5;
-      if (a->st.cursor_row >= vis) row += a->st.cursor_row - vis + 1;
-      if (a->st.cursor_col >= per) col += a->st.cursor_col - per + 1;
+      if (a->view.cursor_row >= vis) row += a->view.cursor_row - vis + 1;
+      if (a->view.cursor_col >= per) col += a->view.cursor_col - per + 1;
     }
-    if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols && ev.x > r.x + lab)
-      ns_edit_cursor(&a->st, row, col, NULL);
+    if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols && ev.x > r.x + lab) {
+      a->view.cursor_row = row;
+      a->view.cursor_col = col;
+      clamp_cursor(a);
+    }
   }
 }
 
@@ -532,8 +535,8 @@ int tui_key(app *a, int code, unsigned ch) {
     wtimeout(stdscr, 0);
     int next = getch();
     wtimeout(stdscr, TICK_MS);
-    if (next >= '1' && next < '1' + NS_PANEL_COUNT)
-      focus(a, (ns_panel)(next - '1'));
+    if (next >= '1' && next < '1' + TUI_PANEL_COUNT)
+      focus(a, (tui_panel)(next - '1'));
     else if (next != ERR)
       ungetch(next);
     break;

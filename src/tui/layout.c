@@ -3,16 +3,19 @@
 
 #include "tui/screen.h"
 
-static const char *titles[NS_PANEL_COUNT] = {"1 Input", "2 Settings",   "3 Output",   "4 Spectrum",
-                                             "5 Batch", "6 Train/eval", "7 Precision"};
+static const char *titles[TUI_PANEL_COUNT] = {"1 Input", "2 Settings",   "3 Output",   "4 Spectrum",
+                                              "5 Batch", "6 Train/eval", "7 Precision"};
 
-const char *tui_panel_title(ns_panel p) {
-  return (unsigned)p < NS_PANEL_COUNT ? titles[p] : "?";
+const char *const tui_panel_names[TUI_PANEL_COUNT + 1] = {
+    "input", "settings", "output", "spectrum", "batch", "train", "precision", NULL};
+
+const char *tui_panel_title(tui_panel p) {
+  return (unsigned)p < TUI_PANEL_COUNT ? titles[p] : "?";
 }
 
-int tui_panel_tabbed(ns_panel p) {
-  return p == NS_PANEL_SETTINGS || p == NS_PANEL_BATCH || p == NS_PANEL_TRAIN ||
-         p == NS_PANEL_PRECISION;
+int tui_panel_tabbed(tui_panel p) {
+  return p == TUI_PANEL_SETTINGS || p == TUI_PANEL_BATCH || p == TUI_PANEL_TRAIN ||
+         p == TUI_PANEL_PRECISION;
 }
 
 static tui_rect rect(int y, int x, int h, int w) {
@@ -20,12 +23,12 @@ static tui_rect rect(int y, int x, int h, int w) {
   return r;
 }
 
-void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int prompt_open) {
+void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open) {
   memset(L, 0, sizeof *L);
   L->cols = cols;
   L->lines = lines;
-  L->tab = tui_panel_tabbed(tab) ? tab : NS_PANEL_SETTINGS;
-  for (int p = 0; p < NS_PANEL_COUNT; p++) L->tab_x[p] = -1;
+  L->tab = tui_panel_tabbed(tab) ? tab : TUI_PANEL_SETTINGS;
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) L->tab_x[p] = -1;
   if (cols < TUI_MIN_W || lines < TUI_MIN_H) {
     L->too_small = 1;
     return;
@@ -36,9 +39,9 @@ void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int promp
   L->prompt = rect(lines - 2, 0, 1, cols);
   /* Tab labels in the header, after the program name. */
   int x = 11;
-  for (int p = 0; p < NS_PANEL_COUNT; p++) {
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
     int w = (int)strlen(titles[p]) + 2;
-    if (L->small && !tui_panel_tabbed((ns_panel)p)) continue;
+    if (L->small && !tui_panel_tabbed((tui_panel)p)) continue;
     if (x + w > cols - 9) break;
     L->tab_x[p] = x;
     L->tab_w[p] = w;
@@ -49,15 +52,15 @@ void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int promp
     int top = 1, B = lines - 9;
     int c0 = cols * 32 / 100, c1 = cols * 34 / 100, c2 = cols - c0 - c1;
     int hin = B * 42 / 100;
-    L->panel[NS_PANEL_INPUT] = rect(top, 0, hin, c0);
-    L->panel[NS_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);
+    L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, c0);
+    L->panel[TUI_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);
     int hout = B / 2;
-    L->panel[NS_PANEL_OUTPUT] = rect(top, c0, hout, c1);
-    L->panel[NS_PANEL_SPECTRUM] = rect(top + hout, c0, B - hout, c1);
+    L->panel[TUI_PANEL_OUTPUT] = rect(top, c0, hout, c1);
+    L->panel[TUI_PANEL_SPECTRUM] = rect(top + hout, c0, B - hout, c1);
     int hb = B * 36 / 100, ht = B * 35 / 100;
-    L->panel[NS_PANEL_BATCH] = rect(top, c0 + c1, hb, c2);
-    L->panel[NS_PANEL_TRAIN] = rect(top + hb, c0 + c1, ht, c2);
-    L->panel[NS_PANEL_PRECISION] = rect(top + hb + ht, c0 + c1, B - hb - ht, c2);
+    L->panel[TUI_PANEL_BATCH] = rect(top, c0 + c1, hb, c2);
+    L->panel[TUI_PANEL_TRAIN] = rect(top + hb, c0 + c1, ht, c2);
+    L->panel[TUI_PANEL_PRECISION] = rect(top + hb + ht, c0 + c1, B - hb - ht, c2);
     return;
   }
   /* Compact: one line of scrollback above the prompt; the body in two columns, the
@@ -66,10 +69,10 @@ void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int promp
   int top = 1, B = lines - 4;
   int cl = cols / 2, cr = cols - cl;
   int hin = B * 2 / 5;
-  L->panel[NS_PANEL_INPUT] = rect(top, 0, hin, cl);
-  L->panel[NS_PANEL_OUTPUT] = rect(top + hin, 0, B - hin, cl);
+  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, cl);
+  L->panel[TUI_PANEL_OUTPUT] = rect(top + hin, 0, B - hin, cl);
   int hs = B / 2;
-  L->panel[NS_PANEL_SPECTRUM] = rect(top, cl, hs, cr);
+  L->panel[TUI_PANEL_SPECTRUM] = rect(top, cl, hs, cr);
   tui_rect slot = rect(top + hs, cl, B - hs, cr);
   if (prompt_open) {
     L->scrollback = slot;
@@ -86,11 +89,11 @@ static int inside(tui_rect r, int y, int x) {
 int tui_layout_hit(const tui_layout *L, int y, int x) {
   if (L->too_small) return -1;
   if (y == 0) {
-    for (int p = 0; p < NS_PANEL_COUNT; p++)
+    for (int p = 0; p < TUI_PANEL_COUNT; p++)
       if (L->tab_x[p] >= 0 && x >= L->tab_x[p] && x < L->tab_x[p] + L->tab_w[p]) return p;
     return -1;
   }
-  for (int p = 0; p < NS_PANEL_COUNT; p++)
+  for (int p = 0; p < TUI_PANEL_COUNT; p++)
     if (inside(L->panel[p], y, x)) return p;
   return -1;
 }

@@ -95,8 +95,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (vis < 1) vis = 1;
   /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
   size_t cur = 0;
-  if (s->focus == NS_PANEL_INPUT && s->cursor_row >= 0 && s->cursor_col >= 0)
-    cur = (size_t)s->cursor_row * cols + (size_t)s->cursor_col;
+  if (v->vs->focus == TUI_PANEL_INPUT && v->vs->cursor_row >= 0 && v->vs->cursor_col >= 0)
+    cur = (size_t)v->vs->cursor_row * cols + (size_t)v->vs->cursor_col;
   if (cur >= n) cur = n - 1;
   size_t first = cur >= (size_t)vis ? cur - (size_t)vis + 1 : 0;
   size_t count = n - first < (size_t)vis ? n - first : (size_t)vis;

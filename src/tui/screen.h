@@ -29,15 +29,37 @@
 #define TUI_FULL_W 120
 #define TUI_FULL_H 40
 
+/* The panels. */
+typedef enum {
+  TUI_PANEL_INPUT = 0,
+  TUI_PANEL_SETTINGS,
+  TUI_PANEL_OUTPUT,
+  TUI_PANEL_SPECTRUM,
+  TUI_PANEL_BATCH,
+  TUI_PANEL_TRAIN,
+  TUI_PANEL_PRECISION,
+  TUI_PANEL_COUNT
+} tui_panel;
+/* Their names for set{focus = ...} and get(), in panel order, NULL-terminated. */
+extern const char *const tui_panel_names[];
+
+/* The view state: what the screen shows, as opposed to what the explorer computes. It is
+ * never part of the explorer's state, undo or dump. */
+typedef struct {
+  tui_panel focus;            /* the panel with the keyboard */
+  int cursor_row, cursor_col; /* 0-based cell of the focused matrix (input or batch) */
+} tui_viewstate;
+
 /* Read-only drawing context handed to every panel. */
 typedef struct {
-  int ascii;        /* no Unicode drawing characters */
-  int colors;       /* 0 (none), 8 or 256 */
-  int focused;      /* this panel has the keyboard */
-  int small;        /* the compact (tabbed) layout */
-  const char *edit; /* the number being typed into the focused cell, or NULL */
-  const char *file; /* the file the input came from, or NULL */
-  int scroll;       /* first line shown, for panels taller than their window */
+  const tui_viewstate *vs; /* focus and cursor */
+  int ascii;               /* no Unicode drawing characters */
+  int colors;              /* 0 (none), 8 or 256 */
+  int focused;             /* this panel has the keyboard */
+  int small;               /* the compact (tabbed) layout */
+  const char *edit;        /* the number being typed into the focused cell, or NULL */
+  const char *file;        /* the file the input came from, or NULL */
+  int scroll;              /* first line shown, for panels taller than their window */
 } tui_view;
 
 /* Panel draw functions: (state, result, window, view). The window is the panel's inside
@@ -55,8 +77,8 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
  * width, cells per line (used by the mouse too). */
 void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per);
 
-/* Panel titles, by ns_panel. */
-const char *tui_panel_title(ns_panel p);
+/* Panel titles, by tui_panel. */
+const char *tui_panel_title(tui_panel p);
 
 /* ---- theme.c ---- */
 /* Starts colours (unless disabled): returns 0, 8 or 256. */
@@ -94,23 +116,23 @@ typedef struct {
   int too_small;
   int small;       /* compact layout: panels 2, 5, 6, 7 share a tabbed slot */
   tui_rect header; /* title and panel tabs */
-  tui_rect panel[NS_PANEL_COUNT];
-  tui_rect scrollback;       /* Lua results (may be empty when the prompt is closed) */
-  tui_rect prompt;           /* the prompt line */
-  tui_rect status;           /* keys / messages */
-  ns_panel tab;              /* panel shown in the tabbed slot (compact layout) */
-  int tab_x[NS_PANEL_COUNT]; /* header columns of each panel's tab label, -1 if none */
-  int tab_w[NS_PANEL_COUNT];
+  tui_rect panel[TUI_PANEL_COUNT];
+  tui_rect scrollback;        /* Lua results (may be empty when the prompt is closed) */
+  tui_rect prompt;            /* the prompt line */
+  tui_rect status;            /* keys / messages */
+  tui_panel tab;              /* panel shown in the tabbed slot (compact layout) */
+  int tab_x[TUI_PANEL_COUNT]; /* header columns of each panel's tab label, -1 if none */
+  int tab_w[TUI_PANEL_COUNT];
 } tui_layout;
 
 /* Places everything for a cols x lines terminal. tab: the panel the compact layout
  * shows in its shared slot; prompt_open: the prompt has the keyboard (the compact
  * layout then gives the slot to the scrollback). */
-void tui_layout_make(tui_layout *L, int cols, int lines, ns_panel tab, int prompt_open);
+void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open);
 /* The panel under a screen position, or -1. */
 int tui_layout_hit(const tui_layout *L, int y, int x);
 /* 1 if panel p is in the compact layout's shared slot. */
-int tui_panel_tabbed(ns_panel p);
+int tui_panel_tabbed(tui_panel p);
 
 /* ---- help.c ---- */
 /* Draws the help screen in w from line `scroll`; returns the number of lines. */

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/npy.h"
+#include <lauxlib.h>
+
+#include "explore/file.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
 #include "tui/app.h"
@@ -80,7 +82,7 @@ static void recompute(app *a) {
 /* ---- drawing ---- */
 
 static void free_windows(app *a) {
-  for (int p = 0; p < NS_PANEL_COUNT; p++) {
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
     if (a->win[p]) delwin(a->win[p]);
     a->win[p] = NULL;
   }
@@ -101,7 +103,7 @@ void tui_relayout(app *a) {
   werase(stdscr);
   tui_layout_make(&a->lay, COLS, LINES, a->tab, a->prompt && tui_prompt_is_open(a->prompt));
   if (a->lay.too_small) return;
-  for (int p = 0; p < NS_PANEL_COUNT; p++) a->win[p] = mkwin(a->lay.panel[p]);
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) a->win[p] = mkwin(a->lay.panel[p]);
   a->header = mkwin(a->lay.header);
   a->sb = mkwin(a->lay.scrollback);
   a->pwin = mkwin(a->lay.prompt);
@@ -117,16 +119,16 @@ static void draw_header(app *a) {
   mvwhline(w, 0, 0, ' ', COLS);
   mvwaddstr(w, 0, 1, "normscope");
   wattrset(w, A_NORMAL);
-  for (int p = 0; p < NS_PANEL_COUNT; p++) {
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
     if (a->lay.tab_x[p] < 0) continue;
     int shown = !a->lay.small || a->lay.panel[p].h > 0;
-    int foc = (int)a->st.focus == p;
+    int foc = (int)a->view.focus == p;
     attr_t at =
         foc ? (tui_attr(PLOT_S_POS) | A_BOLD | A_REVERSE)
             : (shown ? (tui_attr(PLOT_S_TITLE) | A_REVERSE) : (tui_attr(PLOT_S_DIM) | A_REVERSE));
     wattrset(w, at);
     mvwprintw(w, 0, a->lay.tab_x[p], shown && a->lay.small ? "[%s]" : " %s ",
-              tui_panel_title((ns_panel)p));
+              tui_panel_title((tui_panel)p));
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwaddstr(w, 0, COLS - 8, "? help ");
@@ -140,7 +142,7 @@ static void draw_header(app *a) {
 
 static void draw(app *a) {
   if (a->changed) recompute(a);
-  if (tui_panel_tabbed(a->st.focus)) a->tab = a->st.focus; /* e.g. set{focus="batch"} */
+  if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
   if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) tui_relayout(a);
   /* stdscr stays blank under the panels: refreshing it first clears whatever no window
@@ -163,6 +165,7 @@ static void draw(app *a) {
     return;
   }
   tui_view v = {0};
+  v.vs = &a->view;
   v.ascii = a->opt.ascii;
   v.colors = a->colors;
   v.small = a->lay.small;
@@ -180,13 +183,13 @@ static void draw(app *a) {
     return;
   }
   draw_header(a);
-  static const tui_draw_fn fns[NS_PANEL_COUNT] = {
+  static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
       tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
       tui_draw_batch, tui_draw_traineval, tui_draw_precision};
-  for (int p = 0; p < NS_PANEL_COUNT; p++) {
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
     if (!a->win[p]) continue;
     tui_view pv = v;
-    pv.focused = (int)a->st.focus == p && !prompt_open;
+    pv.focused = (int)a->view.focus == p && !prompt_open;
     pv.edit = a->editing == EDIT_CELL && pv.focused ? a->edit : NULL;
     werase(a->win[p]);
     fns[p](&a->st, &a->res, a->win[p], &pv);
@@ -237,62 +240,132 @@ static void draw(app *a) {
 
 /* ---- start-up ---- */
 
-static char *read_file(const char *path, size_t *len, char *why, size_t whylen) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(why, whylen, "%s", strerror(errno));
+/* The view fields of set{} and get(): focus (a panel name) and cursor ({row, col}). */
+static const char *const view_fields[] = {"focus", "cursor", NULL};
+
+static int view_check(lua_State *L, void *ud, const char *field, int idx, char *err) {
+  app *a = ud;
+  if (strcmp(field, "focus") == 0) {
+    const char *pn = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    int k = pn ? ns_choice_parse(tui_panel_names, pn) : -1;
+    if (k < 0) {
+      char list[160];
+      snprintf(err, NS_ERRLEN, "unknown panel '%s' (%s)", pn ? pn : luaL_typename(L, idx),
+               ns_choice_list(tui_panel_names, list, sizeof list));
+      return -1;
+    }
+    a->pending.focus = (tui_panel)k;
+    return 0;
+  }
+  /* cursor */
+  lua_Integer rc[2];
+  if (lua_type(L, idx) != LUA_TTABLE || lua_rawlen(L, idx) != 2) {
+    snprintf(err, NS_ERRLEN, "expected {row, col} (1-based)");
+    return -1;
+  }
+  for (int k = 0; k < 2; k++) {
+    lua_rawgeti(L, idx, k + 1);
+    int isint = 0;
+    rc[k] = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    if (!isint || rc[k] < 1 || rc[k] > (1 << 30)) {
+      snprintf(err, NS_ERRLEN, "%s must be an integer >= 1", k ? "column" : "row");
+      return -1;
+    }
+  }
+  a->pending.cursor_row = (int)rc[0] - 1;
+  a->pending.cursor_col = (int)rc[1] - 1;
+  return 0;
+}
+
+static void view_commit(void *ud) {
+  app *a = ud;
+  a->view = a->pending;
+  a->changed = 1;
+}
+
+static void view_push(lua_State *L, void *ud) {
+  app *a = ud;
+  a->pending = a->view;
+  lua_pushstring(L, tui_panel_names[a->view.focus]);
+  lua_setfield(L, -2, "focus");
+  lua_createtable(L, 2, 0);
+  lua_pushinteger(L, a->view.cursor_row + 1);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, a->view.cursor_col + 1);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, "cursor");
+}
+
+static const nsx_view screen_view = {view_fields, view_check, view_commit, view_push};
+
+/* Opens a tensor file as x (in the file's dtype, as the framework that wrote it would
+ * compute); a matrix also becomes the batch of panel 5 (one example per row). */
+static int open_file(app *a, const char *path, char *err) {
+  char e[NS_ERRLEN];
+  ns_tensor *t = ns_file_load(path, e);
+  if (!t) {
+    snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
+    return -1;
+  }
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_X);
+  ns_patch_set(&p, NS_F_DTYPE);
+  ns_patch_set(&p, NS_F_SOURCE);
+  p.v.x = t;
+  p.v.dtype = t->dtype;
+  p.v.source = (char *)path;
+  int rc = ns_state_apply(&a->st, &p, e);
+  if (rc == 0 && t->rank == 2 && t->shape[0] >= 2 && t->n <= NS_EXPLORE_MAX_BATCH_ELEMS) {
+    ns_state_patch q;
+    ns_patch_init(&q);
+    ns_patch_set(&q, NS_F_BATCH);
+    q.v.batch = t;
+    (void)ns_state_apply(&a->st, &q, NULL);
+  }
+  ns_tensor_free(t);
+  if (rc != 0) snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
+  return rc;
+}
+
+/* $XDG_STATE_HOME/normscope (or ~/.local/state/normscope) into buf; NULL without HOME. */
+static const char *state_dir(char *buf, size_t len) {
+  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  if (x && x[0] == '/')
+    snprintf(buf, len, "%s/normscope", x);
+  else if (home && home[0])
+    snprintf(buf, len, "%s/.local/state/normscope", home);
+  else
     return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap) break;
-    if (cap > ((size_t)1 << 34)) {
-      snprintf(why, whylen, "file too large");
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    char *nb = realloc(buf, cap * 2 + 1);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  if (!buf && !why[0]) snprintf(why, whylen, "out of memory");
-  if (buf && ferror(f)) {
-    snprintf(why, whylen, "%s", strerror(errno));
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) buf[n] = 0;
-  *len = n;
   return buf;
 }
 
-static ns_tensor *load(const char *path, char *why, size_t whylen) {
-  size_t len = 0;
-  why[0] = 0;
-  const char *dot = strrchr(path, '.');
-  int npy = dot && strcasecmp(dot, ".npy") == 0, csv = dot && strcasecmp(dot, ".csv") == 0;
-  if (!npy && !csv) {
-    snprintf(why, whylen, "not a .npy or .csv file");
-    return NULL;
+const char *tui_last_state_path(char *buf, size_t len) {
+  char dir[1024];
+  if (!state_dir(dir, sizeof dir)) return NULL;
+  snprintf(buf, len, "%s/last.lua", dir);
+  return buf;
+}
+
+/* Writes the state to last.lua on the way out (atomically), for --resume. */
+static void autosave(const app *a) {
+  char dir[1024], path[1100], err[NS_ERRLEN];
+  if (!state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
+  snprintf(path, sizeof path, "%s/last.lua", dir);
+  (void)nsx_save(&a->st, path, err);
+}
+
+/* Applies a state file (--state, --resume) through the prompt's load(). */
+static int load_state(app *a, const char *path, char *err) {
+  lua_getglobal(a->L, "load");
+  lua_pushstring(a->L, path);
+  if (lua_pcall(a->L, 1, 0, 0) != LUA_OK) {
+    snprintf(err, NS_ERRLEN, "%s", lua_tostring(a->L, -1));
+    lua_pop(a->L, 1);
+    return -1;
   }
-  char *buf = read_file(path, &len, why, whylen);
-  if (!buf) return NULL;
-  char err[NS_ERRLEN] = "";
-  ns_tensor *t =
-      npy ? ns_npy_parse((const unsigned char *)buf, len, err) : ns_csv_parse(buf, len, err);
-  free(buf);
-  if (!t) snprintf(why, whylen, "%s", err[0] ? err : "cannot parse");
-  return t;
+  return 0;
 }
 
 static void on_change(void *ud) {
@@ -315,34 +388,9 @@ int tui_run(const tui_options *opt) {
   /* from here on every way out goes through `out`, which frees what exists so far */
   int status = 1;
   SCREEN *scr = NULL;
-  if (opt->file) {
-    char why[NS_ERRLEN + 32];
-    ns_tensor *t = load(opt->file, why, sizeof why);
-    if (!t) {
-      fprintf(stderr, "normscope: %s: %s\n", opt->file, why);
-      goto out;
-    }
-    ns_state_patch p;
-    ns_patch_init(&p);
-    /* x is computed in the file's dtype, as the framework that wrote it would */
-    p.set = 1u << NS_F_X | 1u << NS_F_DTYPE;
-    p.x = t;
-    p.dtype = t->dtype;
-    int rc = ns_state_apply(&a->st, &p, err);
-    if (rc == 0 && t->rank == 2 && t->shape[0] >= 2 && t->n <= ((size_t)1 << 20)) {
-      /* a matrix also becomes the batch of panel 5 (one example per row) */
-      ns_state_patch q;
-      ns_patch_init(&q);
-      q.set = 1u << NS_F_BATCH;
-      q.batch = t;
-      ns_state_apply(&a->st, &q, err);
-      err[0] = 0;
-    }
-    ns_tensor_free(t);
-    if (rc != 0) {
-      fprintf(stderr, "normscope: %s: %s\n", opt->file, err);
-      goto out;
-    }
+  if (opt->file && open_file(a, opt->file, err) != 0) {
+    fprintf(stderr, "normscope: %s\n", err);
+    goto out;
   }
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
     fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
@@ -354,7 +402,14 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
-  nsx_open(a->L, &a->st, &a->hist, on_change, a);
+  nsx_ctx *ctx = nsx_open(a->L, &a->st, &a->hist, on_change, a);
+  nsx_set_view(ctx, &screen_view, a);
+  if (opt->state_file && load_state(a, opt->state_file, err) != 0) {
+    fprintf(stderr, "normscope: %s\n", err);
+    goto out;
+  }
+  ns_history_free(&a->hist); /* the starting state is not an undo step */
+  ns_history_init(&a->hist, 1000);
 
   setlocale(LC_ALL, "");
   /* Outside a UTF-8 locale the Unicode drawing characters would come out as garbage. */
@@ -420,7 +475,7 @@ int tui_run(const tui_options *opt) {
   }
   refresh();
   a->changed = 1;
-  a->tab = NS_PANEL_SETTINGS;
+  a->tab = TUI_PANEL_SETTINGS;
   tui_relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
@@ -452,6 +507,7 @@ int tui_run(const tui_options *opt) {
     if (!go) break;
     draw(a);
   }
+  autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:
   free_windows(a);
   restore_terminal();

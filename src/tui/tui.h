@@ -3,11 +3,16 @@
 #define TUI_H
 
 typedef struct {
-  const char *file; /* .npy/.csv to open, or NULL for the default example */
-  int ascii;        /* --ascii: no Unicode drawing characters */
-  int no_mouse;     /* --no-mouse */
-  int no_color;     /* --no-color (NO_COLOR in the environment does the same) */
+  const char *file;       /* .npy/.csv to open, or NULL for the default example */
+  int ascii;              /* --ascii: no Unicode drawing characters */
+  int no_mouse;           /* --no-mouse */
+  int no_color;           /* --no-color (NO_COLOR in the environment does the same) */
+  const char *state_file; /* --state FILE (or the last session's, for --resume), or NULL */
 } tui_options;
+
+/* Where the explorer autosaves its state on exit ($XDG_STATE_HOME/normscope/last.lua, or
+ * ~/.local/state/normscope/last.lua) into buf; NULL when neither variable is set. */
+const char *tui_last_state_path(char *buf, size_t len);
 
 /* Runs the explorer until the user quits; restores the terminal on every exit path.
  * Returns the process exit status (0, or 1 when the file could not be opened). */

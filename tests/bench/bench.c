@@ -67,8 +67,8 @@ static int frame_of_size(size_t n, int reps) {
   ns_tensor *x = ns_tensor_from(1, shape, NS_FP64, v, err);
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_X;
-  p.x = x;
+  p.set = NS_FIELDBIT(NS_F_X);
+  p.v.x = x;
   int rc = ns_state_apply(&s, &p, err);
   if (rc == 0) {
     snprintf(name, sizeof name, "x of %zu elements", n);
@@ -114,8 +114,10 @@ static int bench_key(const char *name, ns_state *s, key_fn key, int reps) {
   return rc;
 }
 
+/* a key that leaves the state as it is (what the model costs a view key) */
 static int key_cursor(ns_state *s, int i, char *err) {
-  return ns_edit_cursor(s, i % 7, i % 5, err);
+  (void)i;
+  return ns_edit_set_shift(s, NULL, s->shift, err);
 }
 static int key_shift(ns_state *s, int i, char *err) {
   return ns_edit_set_shift(s, NULL, i % 2 ? 10 : 3, err);
@@ -129,8 +131,8 @@ static int key_cell(ns_state *s, int i, char *err) {
 static int key_seed(ns_state *s, int i, char *err) {
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_SEED;
-  p.seed = 1000u + (unsigned)i;
+  p.set = NS_FIELDBIT(NS_F_SEED);
+  p.v.seed = 1000u + (unsigned)i;
   return ns_state_apply(s, &p, err);
 }
 
@@ -150,13 +152,13 @@ static int frame_large(int reps) {
   for (size_t i = 0; i < x->n; i++) ns_tensor_set(x, i, (double)((i * 7919) % 1013) / 100.0 - 5.0);
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_X | 1u << NS_F_DTYPE;
-  p.x = x;
-  p.dtype = NS_FP32;
+  p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_DTYPE);
+  p.v.x = x;
+  p.v.dtype = NS_FP32;
   int rc = ns_state_apply(&s, &p, err);
   if (rc == 0) {
     rc |= bench_frame("x 2000x512 fp32", &s, reps);
-    rc |= bench_key("cursor move, 2000x512", &s, key_cursor, 4 * reps);
+    rc |= bench_key("view key (no change), 2000x512", &s, key_cursor, 4 * reps);
     rc |= bench_key("shift probe, 2000x512", &s, key_shift, reps);
     rc |= bench_key("seed (train), 2000x512", &s, key_seed, reps);
     rc |= bench_key("eps decade, 2000x512", &s, key_eps, reps);

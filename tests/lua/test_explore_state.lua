@@ -61,10 +61,10 @@ end
 
 -- get(): every field, default values
 local s = get()
-local fields = {"x", "kind", "axes", "groups", "eps", "eps_at", "ddof", "center", "gamma",
+local fields = {"x", "source", "kind", "axes", "groups", "eps", "eps_at", "ddof", "center", "gamma",
   "beta", "dtype", "acc", "algo", "mode", "batch", "baseline", "target", "companion", "seed",
   "train_batches", "batch_size", "momentum", "train_source", "train_loc", "train_scale",
-  "shift", "scale", "focus", "cursor"}
+  "shift", "scale"}
 local missing = {}
 for _, f in ipairs(fields) do if s[f] == nil then missing[#missing + 1] = f end end
 ok(#missing == 0, "get() has every field", table.concat(missing, ", "))
@@ -100,7 +100,7 @@ ok(t.dtype == "fp16" and t.acc == "fp32" and t.algo == "welford" and t.mode == "
 ok(t.seed == "18446744073709551615", "a seed above 2^63 comes back as a decimal string")
 ok(t.momentum == false, "momentum = false: cumulative average")
 ok(t.baseline[1] == 0, "new batch shape: baseline = the companion row (0)")
-ok(t.cursor[1] == 2 and t.cursor[2] == 1 and t.focus == "batch", "view hints")
+ok(t.cursor == nil and t.focus == nil, "view hints are accepted headless, and not part of the state")
 set(s)
 e, why = same(get(), s)
 ok(e, "set(old get()) restores the default state", why)
@@ -134,8 +134,7 @@ errs({batch = {{1}}}, "at least 2 rows", "a one-row batch")
 errs({seed = -1}, "seed", "negative seed")
 errs({seed = "12x"}, "seed", "seed not a number")
 errs({dtype = "fp8"}, "unknown dtype 'fp8'", "unknown dtype")
-errs({focus = "nowhere"}, "unknown panel", "unknown panel")
-errs({cursor = {0, 1}}, "cursor", "cursor 0")
+errs({eps = -1, focus = "batch"}, "eps: must be finite and >= 0", "a view hint beside a bad field")
 errs({train_scale = -1}, "train_scale", "negative train_scale")
 errs({baseline = {1, 2, 3}}, "baseline", "baseline of the wrong length")
 local good, msg = pcall(set, 5)

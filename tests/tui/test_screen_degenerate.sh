@@ -76,6 +76,12 @@ lua 'set{x={3,3,3,3}, eps=0}'
 check "zero variance, eps 0: said in words" wait_for "1 degenerate statistic: all equal and"
 check "  J undefined, with the reason" wait_for "Jacobian undefined: all equal and eps"
 
+# -- values that differ, whose fp32 raw-moment variance cancels to 0: not "all equal"
+lua 'set{x={9998,9999,10001,10002}, dtype="fp32", algo="raw", eps=0}'
+check "cancelled variance: said as cancellation in fp32, not 'all equal'" \
+  wait_for "cancelled to 0 in fp32"
+check "  and not called all equal" gone "all equal"
+
 # -- d = 1: centering leaves nothing; with ddof 1 the variance is 0/0
 lua 'set{x={3}, eps=1e-5}'
 check "d = 1, ddof 0: y = beta whatever x is" wait_for "1 value per statistic: x - mean = 0,"

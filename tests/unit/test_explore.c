@@ -49,8 +49,8 @@ static void test_apply_atomic(void) {
   ns_state_patch p;
 
   ns_patch_init(&p);
-  p.set = 1u << NS_F_EPS;
-  p.eps = -1;
+  p.set = NS_FIELDBIT(NS_F_EPS);
+  p.v.eps = -1;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "eps:", 4) == 0, "eps -1 refused: %s",
          err);
   tap_ok(ns_state_equal(&s, &before), "  state unchanged");
@@ -59,10 +59,10 @@ static void test_apply_atomic(void) {
   double xv[3] = {1, 2, 4};
   ns_tensor *x3 = vec(xv, 3);
   ns_patch_init(&p);
-  p.set = (1u << NS_F_EPS) | (1u << NS_F_KIND) | (1u << NS_F_X);
-  p.eps = 0.5;
-  p.kind = NS_KIND_INSTANCE;
-  p.x = x3;
+  p.set = (NS_FIELDBIT(NS_F_EPS)) | (NS_FIELDBIT(NS_F_KIND)) | (NS_FIELDBIT(NS_F_X));
+  p.v.eps = 0.5;
+  p.v.kind = NS_KIND_INSTANCE;
+  p.v.x = x3;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "kind:", 5) == 0,
          "instance norm of a vector refused: %s", err);
   tap_ok(ns_state_equal(&s, &before), "  state unchanged (eps and x not half-applied)");
@@ -70,14 +70,14 @@ static void test_apply_atomic(void) {
   /* gamma of the wrong length */
   double g[3] = {1, 2, 3};
   ns_patch_init(&p);
-  p.set = 1u << NS_F_GAMMA;
-  p.gamma = g;
-  p.ngamma = 3;
+  p.set = NS_FIELDBIT(NS_F_GAMMA);
+  p.v.gamma = g;
+  p.v.ngamma = 3;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "gamma:", 6) == 0,
          "gamma of 3 for 4 elements refused: %s", err);
   /* ... but fine together with a 3-element x */
-  p.set |= 1u << NS_F_X;
-  p.x = x3;
+  p.set |= NS_FIELDBIT(NS_F_X);
+  p.v.x = x3;
   tap_ok(ns_state_apply(&s, &p, err) == 0 && s.x->n == 3 && s.ngamma == 3,
          "gamma of 3 with x of 3 accepted");
   ns_tensor_free(x3);
@@ -85,8 +85,8 @@ static void test_apply_atomic(void) {
   ns_state mid;
   ns_state_copy(&mid, &s, err);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_X;
-  p.x = before.x; /* 4 elements again, gamma still has 3 */
+  p.set = NS_FIELDBIT(NS_F_X);
+  p.v.x = before.x; /* 4 elements again, gamma still has 3 */
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "x: gamma has 3", 14) == 0,
          "x that no longer fits gamma refused: %s", err);
   tap_ok(ns_state_equal(&s, &mid), "  state unchanged");
@@ -102,33 +102,33 @@ static void test_apply_atomic(void) {
   ns_state_free(&s);
   ns_state_copy(&s, &before, err);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_COMPANION;
-  p.companion = 1;
+  p.set = NS_FIELDBIT(NS_F_COMPANION);
+  p.v.companion = 1;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "companion:", 10) == 0,
          "companion == target refused: %s", err);
-  p.companion = 5;
+  p.v.companion = 5;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strstr(err, "outside"),
          "companion outside the batch refused: %s", err);
   ns_patch_init(&p);
-  p.set = (1u << NS_F_MOMENTUM) | (1u << NS_F_SHIFT);
-  p.momentum = 1.5;
-  p.shift = 3;
+  p.set = (NS_FIELDBIT(NS_F_MOMENTUM)) | (NS_FIELDBIT(NS_F_SHIFT));
+  p.v.momentum = 1.5;
+  p.v.shift = 3;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "momentum:", 9) == 0 && s.shift == 10,
          "momentum 1.5 refused, shift untouched: %s", err);
-  p.momentum = 0;
-  p.cumulative = 1;
+  p.v.momentum = 0;
+  p.v.cumulative = 1;
   tap_ok(ns_state_apply(&s, &p, err) == 0 && s.cumulative == 1 && s.momentum == 0.1 && s.shift == 3,
          "momentum=false: cumulative, momentum value kept");
   ns_patch_init(&p);
-  p.set = 1u << NS_F_AXES;
-  p.axes = 2; /* axis 2 of a vector */
+  p.set = NS_FIELDBIT(NS_F_AXES);
+  p.v.axes = 2; /* axis 2 of a vector */
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "axes:", 5) == 0,
          "axis 2 of a vector refused: %s", err);
   double bad[4] = {0, NAN, 2, 1};
   ns_tensor *bm = mat(bad, 2, 2);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_BATCH;
-  p.batch = bm;
+  p.set = NS_FIELDBIT(NS_F_BATCH);
+  p.v.batch = bm;
   tap_ok(ns_state_apply(&s, &p, err) == -1 && strncmp(err, "batch:", 6) == 0,
          "batch with NaN refused: %s", err);
   ns_tensor_free(bm);
@@ -150,13 +150,12 @@ static void test_history(void) {
   tap_ok(ns_history_undo(&h, &s) == 1 && s.eps == 1e-5, "undo -> 1e-5");
   tap_ok(ns_history_undo(&h, &s) == 0 && s.eps == 1e-5, "nothing more to undo");
   tap_ok(ns_history_redo(&h, &s) == 1 && s.eps == 1e-4, "redo -> 1e-4");
-  /* a failed change records nothing; a view change records nothing */
+  /* a failed change records nothing; a change that changes nothing records nothing */
   size_t nu = h.nundo;
   tap_ok(ns_edit_set_target(&s, &h, 2, err) == -1 && h.nundo == nu,
          "failed change is not recorded: %s", err);
-  tap_ok(ns_edit_focus(&s, NS_PANEL_BATCH, err) == 0 && s.focus == NS_PANEL_BATCH &&
-             h.nundo == nu,
-         "focus change is not an undo step");
+  tap_ok(ns_edit_set_eps(&s, &h, s.eps, err) == 0 && h.nundo == nu,
+         "a change to the same value is not an undo step");
   /* a new change clears redo */
   size_t nr = h.nredo;
   ns_history_undo(&h, &s);
@@ -181,8 +180,7 @@ static void test_history(void) {
   tap_ok(ns_edit_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_BATCH, "kind -> batch");
   tap_ok(ns_edit_cycle_kind(&s, &h, +1, err) == 0 && s.kind == NS_KIND_LAYER,
          "kind -> layer (instance/group skipped for a vector)");
-  tap_ok(ns_edit_cycle_kind(&s, &h, -1, err) == 0 && s.kind == NS_KIND_BATCH,
-         "kind back -> batch");
+  tap_ok(ns_edit_cycle_kind(&s, &h, -1, err) == 0 && s.kind == NS_KIND_BATCH, "kind back -> batch");
   tap_ok(ns_edit_x_insert(&s, &h, 2, 4, err) == 0 && s.x->n == 5 && ns_tensor_get(s.x, 4) == 0,
          "append an element to x");
   tap_ok(ns_edit_x_remove(&s, &h, 2, 0, err) == 0 && s.x->n == 4 && ns_tensor_get(s.x, 0) == -1,
@@ -197,8 +195,8 @@ static void test_history(void) {
   tap_ok(ns_edit_x_remove(&s, &h, 1, 0, err) == -1, "cannot remove the last row: %s", err);
   ns_history_undo(&h, &s);
   ns_history_undo(&h, &s);
-  tap_ok(ns_edit_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 &&
-             s.target == 2 && s.companion == 3,
+  tap_ok(ns_edit_batch_insert(&s, &h, 1, 0, err) == 0 && s.batch->shape[0] == 3 && s.target == 2 &&
+             s.companion == 3,
          "insert a batch row before the target: target/companion follow");
   tap_ok(ns_edit_batch_remove(&s, &h, 1, 1, err) == -1, "cannot remove the target row: %s", err);
   tap_ok(ns_edit_batch_insert(&s, &h, 2, 2, err) == 0 && s.batch->shape[1] == 3 &&
@@ -301,8 +299,8 @@ static void test_compute_claims(void) {
   }
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_KIND;
-  p.kind = NS_KIND_RMS;
+  p.set = NS_FIELDBIT(NS_F_KIND);
+  p.v.kind = NS_KIND_RMS;
   ns_history_apply(&h, &s, &p, err);
   if (ns_explore_compute(&s, &r, err) == 0) {
     tap_ok(r.rank == 3, "c15-rank-rms: 3 (got %d)", r.rank);
@@ -314,10 +312,10 @@ static void test_compute_claims(void) {
   double xv[4] = {9998, 9999, 10001, 10002};
   ns_tensor *x = vec(xv, 4);
   ns_patch_init(&p);
-  p.set = (1u << NS_F_X) | (1u << NS_F_DTYPE) | (1u << NS_F_ACC);
-  p.x = x;
-  p.dtype = NS_FP32;
-  p.acc = NS_FP32;
+  p.set = (NS_FIELDBIT(NS_F_X)) | (NS_FIELDBIT(NS_F_DTYPE)) | (NS_FIELDBIT(NS_F_ACC));
+  p.v.x = x;
+  p.v.dtype = NS_FP32;
+  p.v.acc = NS_FP32;
   tap_ok(ns_history_apply(&h, &s, &p, err) == 0, "fp32 x");
   ns_tensor_free(x);
   if (ns_explore_compute(&s, &r, err) == 0) {
@@ -336,8 +334,8 @@ static void test_compute_claims(void) {
   x = vec(bv, big);
   free(bv);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_X;
-  p.x = x;
+  p.set = NS_FIELDBIT(NS_F_X);
+  p.v.x = x;
   ns_history_apply(&h, &s, &p, err);
   ns_tensor_free(x);
   double t0 = now_ms();
@@ -370,9 +368,9 @@ static void test_eval_mode(void) {
   /* batch norm of a single feature vector, eval mode: the train panel's running stats */
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = (1u << NS_F_KIND) | (1u << NS_F_MODE);
-  p.kind = NS_KIND_BATCH;
-  p.mode = NS_MODE_EVAL;
+  p.set = (NS_FIELDBIT(NS_F_KIND)) | (NS_FIELDBIT(NS_F_MODE));
+  p.v.kind = NS_KIND_BATCH;
+  p.v.mode = NS_MODE_EVAL;
   tap_ok(ns_state_apply(&s, &p, err) == 0, "batch kind, eval mode");
   if (ns_explore_compute(&s, &r, err) == 0) {
     double m = r.est[0].mean[0], v = r.est[0].var[0];
@@ -390,10 +388,10 @@ static void test_eval_mode(void) {
   double m6[6] = {1, 2, 3, 4, 5, 7};
   ns_tensor *x = mat(m6, 3, 2);
   ns_patch_init(&p);
-  p.set = (1u << NS_F_X) | (1u << NS_F_KIND) | (1u << NS_F_AXES);
-  p.x = x;
-  p.kind = NS_KIND_LAYER;
-  p.axes = 1u; /* axis 1 */
+  p.set = (NS_FIELDBIT(NS_F_X)) | (NS_FIELDBIT(NS_F_KIND)) | (NS_FIELDBIT(NS_F_AXES));
+  p.v.x = x;
+  p.v.kind = NS_KIND_LAYER;
+  p.v.axes = 1u; /* axis 1 */
   tap_ok(ns_state_apply(&s, &p, err) == 0, "layer kind over axis 1 of a 3 x 2 x, eval mode");
   ns_tensor_free(x);
   if (ns_explore_compute(&s, &r, err) == 0) {
@@ -418,9 +416,9 @@ static void test_degenerate(void) {
   ns_tensor *x = vec(c, 4);
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = (1u << NS_F_X) | (1u << NS_F_EPS);
-  p.x = x;
-  p.eps = 0;
+  p.set = (NS_FIELDBIT(NS_F_X)) | (NS_FIELDBIT(NS_F_EPS));
+  p.v.x = x;
+  p.v.eps = 0;
   tap_ok(ns_state_apply(&s, &p, err) == 0, "constant x with eps 0 accepted");
   ns_tensor_free(x);
   tap_ok(ns_explore_compute(&s, &r, err) == 0, "constant x, eps 0: computes (%s)",
@@ -430,8 +428,8 @@ static void test_degenerate(void) {
            r.var_digits[1], r.var_digits[2]);
   ns_result_free(&r);
   x = vec(nanv, 4);
-  p.x = x;
-  p.eps = 1e-5;
+  p.v.x = x;
+  p.v.eps = 1e-5;
   tap_ok(ns_state_apply(&s, &p, err) == 0, "x with NaN and Inf accepted");
   ns_tensor_free(x);
   tap_ok(ns_explore_compute(&s, &r, err) == 0, "NaN/Inf x computes (%s)",
@@ -441,10 +439,10 @@ static void test_degenerate(void) {
   double m[6] = {1, 2, 3, 4, 5, 7};
   x = mat(m, 3, 2);
   ns_patch_init(&p);
-  p.set = (1u << NS_F_X) | (1u << NS_F_KIND) | (1u << NS_F_MODE);
-  p.x = x;
-  p.kind = NS_KIND_BATCH;
-  p.mode = NS_MODE_EVAL;
+  p.set = (NS_FIELDBIT(NS_F_X)) | (NS_FIELDBIT(NS_F_KIND)) | (NS_FIELDBIT(NS_F_MODE));
+  p.v.x = x;
+  p.v.kind = NS_KIND_BATCH;
+  p.v.mode = NS_MODE_EVAL;
   tap_ok(ns_state_apply(&s, &p, err) == 0, "3 x 2 batch norm in eval mode");
   ns_tensor_free(x);
   if (ns_explore_compute(&s, &r, err) == 0) {
@@ -457,9 +455,9 @@ static void test_degenerate(void) {
   }
   /* the train panel on the user's batch */
   ns_patch_init(&p);
-  p.set = (1u << NS_F_TRAIN_SOURCE) | (1u << NS_F_MODE);
-  p.train_source = NS_SOURCE_BATCH;
-  p.mode = NS_MODE_TRAIN;
+  p.set = (NS_FIELDBIT(NS_F_TRAIN_SOURCE)) | (NS_FIELDBIT(NS_F_MODE));
+  p.v.train_source = NS_SOURCE_BATCH;
+  p.v.mode = NS_MODE_TRAIN;
   tap_ok(ns_state_apply(&s, &p, err) == 0, "train source: the batch matrix");
   if (ns_explore_compute(&s, &r, err) == 0) {
     tap_ok(r.train_d == 2 && r.eval_n == 2 && r.train_n == 256, "  2 features, eval = batch rows");

@@ -1,0 +1,195 @@
+/* result.h: the result record every view of the explorer is drawn from, computed from
+ * the state (ns_explore_compute) or updated part by part through a cache
+ * (ns_explore_update).
+ *
+ * Data flows one way: ns_state -> ns_explore_update -> ns_result -> views. The record
+ * reports conditions as codes (ns_cond, ns_evalsrc); ns_cond_words and ns_evalsrc_words
+ * are the one table that turns them into words, for the screen, Lua's result() and
+ * headless lessons alike.
+ *
+ * Ownership: an ns_result owns all its arrays; free it with ns_result_free (safe on a
+ * zeroed struct).
+ *
+ *   ns_result r = {0};
+ *   if (ns_explore_compute(&s, &r, err) == 0) { ... r.norm.y, r.spec_closed ... }
+ *   ns_result_free(&r);
+ */
+#ifndef NS_EXPLORE_RESULT_H
+#define NS_EXPLORE_RESULT_H
+
+#include <stddef.h>
+
+#include "core/normalize.h"
+#include "core/spectrum.h"
+#include "explore/state.h"
+
+/* Jacobian-based probes (analytic/FD Jacobian, spectra, rank) run only when x has at most
+ * this many elements; above it they are skipped with a reason (r.jac_skip). 128 keeps a
+ * whole recompute inside one 16 ms frame (make bench: about 12 ms at 128, 100 ms at 256). */
+#define NS_EXPLORE_JAC_LIMIT 128
+/* Above this many elements of x, the shift/scale probes run on a leading slice of x (whole
+ * entries along axis 1, so each statistic stays whole for per-example kinds) and the
+ * precision probe on the first values: a keypress on a 1M-element tensor then costs one
+ * normalization instead of three plus three emulated-precision passes. */
+#define NS_EXPLORE_PROBE_LIMIT 65536
+/* Digits of agreement are capped at the digits the accumulation dtype can hold. */
+#define NS_EXPLORE_DIGITS_CAP 17.0
+/* Finite-difference step of the FD Jacobian. */
+#define NS_EXPLORE_FD_H 1e-6
+
+/* What makes the output's statistics degenerate (the first degenerate one), or y trivial. */
+typedef enum {
+  NS_COND_NONE = 0,
+  NS_COND_ONE_VALUE,    /* one value per statistic of a centered kind: y = beta */
+  NS_COND_DDOF_ONE,     /* one value and ddof 1: the variance is 0/0 */
+  NS_COND_X_NONFINITE,  /* x holds NaN or Inf */
+  NS_COND_X_OVERFLOW,   /* the mean overflows the dtype */
+  NS_COND_ALL_EQUAL,    /* all values equal and eps 0: s = 0, y = 0/0 */
+  NS_COND_CANCELLED,    /* the values differ but the variance cancelled to 0 in the
+                           accumulation dtype (raw moments): s = 0, y = +-inf */
+  NS_COND_RUNNING_ZERO, /* eval mode with a running variance 0 and eps 0 */
+  NS_COND_ALL_ZERO,     /* uncentered: all zero and eps 0: rms = 0, y = 0/0 */
+  NS_COND_DENOM_INF,    /* the variance overflows the dtype */
+  NS_COND_DENOM_BAD,    /* another non-finite denominator (cond_value) */
+  NS_COND_COUNT
+} ns_cond;
+
+/* Where eval mode takes the statistics of the output from. */
+typedef enum {
+  NS_EVALSRC_NONE = 0,   /* train mode */
+  NS_EVALSRC_NOT_BATCH,  /* eval mode, but the kind uses per-example statistics */
+  NS_EVALSRC_MOMENTUM,   /* the train panel's momentum running statistics */
+  NS_EVALSRC_CUMULATIVE, /* the train panel's cumulative average */
+  NS_EVALSRC_FRESH,      /* fresh running statistics (mean 0, var 1): features differ */
+  NS_EVALSRC_COUNT
+} ns_evalsrc;
+
+/* One running-statistics estimator of the train/eval panel. */
+typedef struct {
+  const char *name;   /* "momentum", "cumulative", "exact" */
+  double *mean, *var; /* train_d: the running statistics after all training batches */
+  double *y;          /* eval_n * train_d: the eval batch normalized with them (eval mode) */
+  double gap;         /* max |y - own-statistics y| */
+} ns_estimator;
+
+typedef struct {
+  /* 1 input (statistics over all elements, fp64, population std) */
+  size_t n;
+  double x_mean, x_std, x_rms, x_min, x_max; /* min/max over the non-NaN values */
+  size_t x_nan, x_inf;                       /* NaN and +-Inf entries of x */
+
+  /* 3 output: y = r.norm.y with the statistics in r.norm (mean, var, denom, degenerate) */
+  ns_norm_result norm;
+  double y_mean, y_std;     /* over all elements of y */
+  ns_evalsrc evalsrc;       /* where eval mode's statistics came from */
+  const char *eval_note;    /* ns_evalsrc_words(evalsrc), NULL in train mode */
+  ns_cond cond;             /* why statistics are degenerate (r.norm.ndegenerate of them),
+                               or what makes y trivial */
+  ns_dtype cond_dtype;      /* the dtype the condition happened in */
+  double cond_value;        /* the denominator, for NS_COND_DENOM_BAD */
+  char degenerate_why[160]; /* ns_cond_format of the above; "" if nothing is */
+  ns_tensor *y_shift;       /* y(x + shift*1) */
+  ns_tensor *y_scale;       /* y(scale*x) */
+  double shift_dev;         /* max |y(x + shift*1) - y(x)| */
+  double scale_dev;         /* max |y(scale*x) - y(x)| */
+  size_t probe_n;           /* elements of x the probes cover (its leading probe_n values) */
+  ns_tensor *y_probe;       /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
+
+  /* 4 spectrum (only when jac_done) */
+  int jac_done;
+  char jac_skip[NS_ERRLEN]; /* why not, when !jac_done */
+  size_t jn;                /* n */
+  double *J, *J_fd;         /* jn*jn, row-major */
+  double jac_fd_diff;       /* max |J - J_fd| */
+  ns_eig *spec_closed;      /* closed form; nclosed == 0: no closed form */
+  int nclosed;
+  ns_eig *spec_numeric; /* LAPACK on the analytic J */
+  int nnumeric;
+  ns_eig *spec_fd; /* LAPACK on the FD J */
+  int nfd;
+  double eig_closed_vs_numeric; /* largest |difference| of the sorted eigenvalue lists (NaN
+                                   when no closed form) */
+  double eig_numeric_vs_fd;
+  double eig_disagree; /* the larger of the two */
+  double smax;         /* largest singular value of J */
+  double rank_tol;     /* 1e-10 * smax */
+  int rank;            /* singular values of J above rank_tol */
+  int symmetric;       /* J symmetric (to 1e-12 relative) */
+
+  /* 5 batch (B x D, row-major) */
+  size_t B, D;
+  double *bn;          /* B*D: batch norm of each column (population variance, state eps) */
+  double *ln;          /* B*D: layer norm of each row */
+  double *target_now;  /* D: BN output of the target row with the current batch */
+  double *target_base; /* D: the same with the companion row replaced by the baseline */
+  unsigned char *flip; /* D: 1 where target_now and target_base have opposite signs */
+  int nflip;
+
+  /* 6 train/eval */
+  size_t train_d;               /* features (1 for the rng source) */
+  size_t train_n;               /* training values per feature: train_batches * batch_size */
+  size_t eval_n;                /* eval batch rows */
+  double *eval_x;               /* eval_n * train_d */
+  double *eval_mean, *eval_var; /* train_d: the eval batch's own (population) statistics */
+  double *eval_y;      /* eval_n * train_d: normalized under its own statistics (train mode) */
+  ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
+  int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
+
+  /* 7 precision: variance of x (all elements, population) */
+  size_t prec_n;        /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) of x */
+  double var_ref;       /* fp64 two-pass on the stored values */
+  double var_algo[3];   /* indexed by ns_algo, in the state's dtype/acc */
+  double var_relerr[3]; /* |var - var_ref| / |var_ref| (absolute when var_ref == 0) */
+  double var_digits[3]; /* -log10(relerr), capped at NS_EXPLORE_DIGITS_CAP */
+  double var_lost[3];   /* digits of the acc dtype minus var_digits, >= 0 */
+  ns_dtype prec_dtype, prec_acc;
+} ns_result;
+
+/* Computes every panel's content for s into r (r must be zeroed or freed before). 0, or -1
+ * with err (r is then freed). Jacobian probes are skipped (r->jac_done = 0, reason in
+ * r->jac_skip) when x has more than NS_EXPLORE_JAC_LIMIT elements or a probe fails. */
+int ns_explore_compute(const ns_state *s, ns_result *r, char *err);
+void ns_result_free(ns_result *r);
+
+/* Incremental recompute for a screen that recomputes on every key. The cache remembers
+ * the state its result was computed for; ns_explore_update compares the new state with
+ * it and recomputes only the parts of the result whose inputs changed:
+ *   input statistics        x
+ *   output, probes, J       x, the normalize spec (and the train panel in eval batch norm);
+ *                           the shift (scale) probe also its shift (scale)
+ *   batch panel             batch, baseline, target, companion, eps, eps_at, ddof
+ *   train/eval panel        seed, train_batches, batch_size, momentum, train_source,
+ *                           train_loc, train_scale, eps, eps_at, ddof (and the batch when
+ *                           it is the source)
+ *   precision               x, dtype, acc
+ * View fields (focus, cursor) change nothing. The result equals ns_explore_compute's.
+ * r must be zeroed before the first call and passed unchanged between calls with the
+ * same cache. On error: -1 with err, r freed, the cache emptied (the next call computes
+ * everything). Free with ns_explore_cache_free (the result separately).
+ *
+ *   ns_explore_cache c;
+ *   ns_result r = {0};
+ *   ns_explore_cache_init(&c);
+ *   for (each key) { ...change s...; ns_explore_update(&c, &s, &r, err); draw(&s, &r); }
+ *   ns_result_free(&r);
+ *   ns_explore_cache_free(&c);
+ */
+typedef struct {
+  ns_state prev;       /* the state the result belongs to (deep copy) */
+  int valid;           /* prev describes the caller's result */
+  unsigned last_parts; /* bit mask of the parts the last update recomputed (0: none) */
+} ns_explore_cache;
+
+void ns_explore_cache_init(ns_explore_cache *c);
+void ns_explore_cache_free(ns_explore_cache *c);
+int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err);
+
+/* The words of a condition: a printf format whose %s is the dtype name and %g the value
+ * (ns_cond_format fills them). One table for every caller. */
+const char *ns_cond_words(ns_cond c);
+/* The condition of r in words into buf ("" for NS_COND_NONE); returns buf. */
+const char *ns_cond_format(const ns_result *r, char *buf, size_t len);
+/* Words of an eval source (NULL for NS_EVALSRC_NONE). */
+const char *ns_evalsrc_words(ns_evalsrc e);
+
+#endif
