@@ -10,6 +10,7 @@ libnscore_la_SOURCES = \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/jacobian.c src/core/jacobian.h \
+	src/core/linalg.c src/core/linalg.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
 	src/core/sha256.c src/core/sha256.h \
