@@ -13,6 +13,7 @@ libnscore_la_SOURCES = \
 	src/core/linalg.c src/core/linalg.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
+	src/core/torch_rng.c src/core/torch_rng.h \
 	src/core/sha256.c src/core/sha256.h \
 	src/core/npy.c src/core/npy.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)

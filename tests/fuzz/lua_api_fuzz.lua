@@ -213,6 +213,8 @@ add_methods("tensor:", tensors[1], function() return pick(tensors) end,
 add_methods("running:", running_obj, new_running, new_running)
 add_methods("rng:", rng_obj, function() return ns.rng(rand(100)) end,
   function() return ns.rng(rand(100)) end)
+add_methods("torch_rng:", ns.torch_rng(1), function() return ns.torch_rng(rand(100)) end,
+  function() return ns.torch_rng(rand(100)) end)
 
 -- ---- checking what comes back ----------------------------------------------------------
 
