@@ -7,6 +7,7 @@ libnscore_la_SOURCES = \
 	src/core/dtype.c src/core/dtype.h src/core/round.h \
 	src/core/tensor.c src/core/tensor.h \
 	src/core/tensor_ops.c src/core/tensor_ops.h \
+	src/core/estimators.c src/core/estimators.h \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/jacobian.c src/core/jacobian.h \
