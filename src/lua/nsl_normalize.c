@@ -227,6 +227,75 @@ static int l_jacobian(lua_State *L) {
   return 1;
 }
 
+/* ---- ns.vjp ----------------------------------------------------------------------------- */
+
+/* A new fp64 tensor of x's shape from n doubles, pushed. */
+static void push_like(lua_State *L, const ns_tensor *x, const double *v) {
+  char err[NS_ERRLEN];
+  ns_tensor **box = nsl_newbox(L);
+  *box = ns_tensor_from(x->rank, x->shape, NS_FP64, v, err);
+  if (!*box) luaL_error(L, "vjp: %s", err);
+}
+
+/* dgamma or dbeta: a number when there is one entry (or the spec gave one number), else
+ * a rank-1 tensor of the plan's naffine entries. */
+static void push_affine_grad(lua_State *L, const double *v, size_t naff, int scalar) {
+  if (naff == 1 || scalar) {
+    double sum = 0;
+    for (size_t a = 0; a < naff; a++) sum += v[a];
+    lua_pushnumber(L, sum);
+    return;
+  }
+  char err[NS_ERRLEN];
+  size_t shape[1] = {naff};
+  ns_tensor **box = nsl_newbox(L);
+  *box = ns_tensor_from(1, shape, NS_FP64, v, err);
+  if (!*box) luaL_error(L, "vjp: %s", err);
+}
+
+/* ns.vjp(x, spec, g) -> dx, dgamma, dbeta, paths: the backward pass for upstream gradient
+ * g (x's shape) in closed form; paths = {direct=, mean=, var=} (tensors of x's shape that
+ * sum to dx: the route through x alone, through the mean, through the variance). */
+static int l_vjp(lua_State *L) {
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_spec spec;
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  nsl_checkspec(L, 2, x, &spec);
+  ns_tensor *g = nsl_tensorarg(L, 3, "g");
+  if (g->rank != x->rank || memcmp(g->shape, x->shape, sizeof g->shape) != 0) {
+    char fx[64], fg[64];
+    ns_shape_format(x->rank, x->shape, fx, sizeof fx);
+    ns_shape_format(g->rank, g->shape, fg, sizeof fg);
+    return nsl_argerror(L, 3, "g must have x's shape %s, got %s", fx, fg);
+  }
+  ns_norm_plan p;
+  memset(&p, 0, sizeof p);
+  if (ns_norm_plan_make(x->rank, x->shape, &spec, &p, err)) return nsl_argerror(L, 2, "%s", err);
+  size_t naff = p.naffine, n = x->n;
+  ns_norm_plan_free(&p);
+  double *gy = nsl_scratch(L, n), *dx = nsl_scratch(L, n);
+  double *dg = nsl_scratch(L, naff), *db = nsl_scratch(L, naff);
+  double *pd = nsl_scratch(L, n), *pm = nsl_scratch(L, n), *pv = nsl_scratch(L, n);
+  ns_tensor_read(g, gy);
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(gy[i]))
+      return nsl_argerror(L, 3, "g has a non-finite element at %I", (lua_Integer)i + 1);
+  ns_vjp_paths paths = {pd, pm, pv};
+  if (ns_vjp(x, &spec, gy, dx, dg, db, &paths, err)) return nsl_argerror(L, 2, "%s", err);
+  push_like(L, x, dx);
+  push_affine_grad(L, dg, naff, spec.gamma && spec.ngamma == 1);
+  push_affine_grad(L, db, naff, spec.beta && spec.nbeta == 1);
+  lua_createtable(L, 0, 3);
+  push_like(L, x, pd);
+  lua_setfield(L, -2, "direct");
+  push_like(L, x, pm);
+  lua_setfield(L, -2, "mean");
+  push_like(L, x, pv);
+  lua_setfield(L, -2, "var");
+  return 4;
+}
+
 /* ---- linear algebra ------------------------------------------------------------------ */
 
 /* A rank-2 matrix argument read into Lua scratch; *m x *n. */
@@ -351,6 +420,7 @@ static int l_spectrum(lua_State *L) {
 
 static const luaL_Reg functions[] = {{"normalize", l_normalize},
                                      {"jacobian", l_jacobian},
+                                     {"vjp", l_vjp},
                                      {"eigvals", l_eigvals},
                                      {"svdvals", l_svdvals},
                                      {"rank", l_rank},
