@@ -2,6 +2,7 @@
  * the batch-norm backward pass along three routes that must agree. */
 #include "core/jacobian.h"
 #include "core/err.h"
+#include "core/linalg.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -393,4 +394,84 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
   ns_norm_result_free(&r);
   ns_tensor_free(xt);
   return 0;
+}
+
+/* M = I (x) W (n x n) from a w x w W, w = n or the last axis size. */
+static void block_diag(const double *W, size_t w, size_t n, double *M) {
+  memset(M, 0, n * n * sizeof *M);
+  for (size_t b = 0; b < n / w; b++)
+    for (size_t i = 0; i < w; i++)
+      for (size_t j = 0; j < w; j++) M[(b * w + i) * n + b * w + j] = W[i * w + j];
+}
+
+int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *W, size_t w,
+                         ns_placement placement, double *J, char *err) {
+  static const char fn[] = "residual_jacobian";
+  if (check_args(fn, x, spec, J, err)) return -1;
+  if (!W) {
+    ns_seterr(err, "%s: W is NULL", fn);
+    return -1;
+  }
+  size_t n = x->n, last = x->shape[x->rank - 1];
+  if (w != n && w != last) {
+    ns_seterr(err,
+              "%s: W is %zu x %zu; it must be %zu x %zu (all of x) or %zu x %zu (x's last axis)",
+              fn, w, w, n, n, last, last);
+    return -1;
+  }
+  if (placement != NS_PLACE_NONE && placement != NS_PLACE_PRE && placement != NS_PLACE_POST) {
+    ns_seterr(err, "%s: unknown placement %d", fn, (int)placement);
+    return -1;
+  }
+  if (ns_check_finite_matrix(fn, W, w, w, err)) return -1;
+  double *M = malloc(n * n * sizeof *M), *A = malloc(n * n * sizeof *A);
+  ns_tensor *xt = fp64_copy(x, err);
+  int rc = -1;
+  if (!M || !A || !xt) {
+    if (xt) ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  block_diag(W, w, n, M);
+  double *xv = xt->data;
+  if (placement == NS_PLACE_NONE) {
+    memcpy(J, M, n * n * sizeof *J);
+    for (size_t i = 0; i < n; i++) J[i * n + i] += 1;
+    rc = 0;
+  } else if (placement == NS_PLACE_PRE) {
+    if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x) */
+    for (size_t i = 0; i < n; i++)                         /* J = I + M A */
+      for (size_t j = 0; j < n; j++) {
+        double acc = i == j ? 1.0 : 0.0;
+        for (size_t k = 0; k < n; k++) acc += M[i * n + k] * A[k * n + j];
+        J[i * n + j] = acc;
+      }
+    rc = 0;
+  } else {
+    double *z = malloc(n * sizeof *z); /* z = x + M x */
+    if (!z) {
+      ns_seterr(err, "%s: out of memory", fn);
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      double acc = xv[i];
+      for (size_t k = 0; k < n; k++) acc += M[i * n + k] * xv[k];
+      z[i] = acc;
+    }
+    memcpy(xv, z, n * sizeof *z);
+    free(z);
+    if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x + M x) */
+    for (size_t k = 0; k < n; k++) M[k * n + k] += 1;      /* M = I + M */
+    for (size_t i = 0; i < n; i++)                         /* J = A M */
+      for (size_t j = 0; j < n; j++) {
+        double acc = 0;
+        for (size_t k = 0; k < n; k++) acc += A[i * n + k] * M[k * n + j];
+        J[i * n + j] = acc;
+      }
+    rc = 0;
+  }
+done:
+  free(M);
+  free(A);
+  ns_tensor_free(xt);
+  return rc;
 }

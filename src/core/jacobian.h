@@ -45,6 +45,22 @@ typedef struct {
 int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx, double *dgamma,
            double *dbeta, const ns_vjp_paths *paths, char *err);
 
+/* Where the normalization N sits in a residual block with a linear branch W. */
+typedef enum {
+  NS_PLACE_NONE = 0, /* y = x + W x:           J = I + W (no normalization; spec unused) */
+  NS_PLACE_PRE,      /* y = x + W N(x):        J = I + W J_N(x) */
+  NS_PLACE_POST      /* y = N(x + W x):        J = J_N(x + W x) (I + W) */
+} ns_placement;
+#define NS_PLACEMENT_NAMES                                                                         \
+  { "none", "pre", "post", NULL } /* in ns_placement order */
+
+/* The n x n Jacobian J (caller's, row-major, n = x->n) of a residual block. W is w x w,
+ * row-major: w = n acts on the flattened x; w = D, the size of x's last axis, acts on
+ * each row along it (the block-diagonal I (x) W, one example at a time). The identity
+ * path I never passes through J_N in "pre"; in "post" every path does. 0 or -1 with err. */
+int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *W, size_t w,
+                         ns_placement placement, double *J, char *err);
+
 typedef enum { NS_BWD_GRAPH = 0, NS_BWD_COMPACT, NS_BWD_JACOBIAN } ns_bwd_path;
 /* Input gradient dx of batch norm of one feature x[0..n-1] (population variance,
  * eps inside the sqrt, scalar gamma) for upstream gradient dy:

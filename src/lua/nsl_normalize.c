@@ -328,6 +328,34 @@ static void push_array(lua_State *L, const double *v, size_t n) {
 }
 
 /* ns.eigvals(m) -> ascending eigenvalues (symmetric), or re, im sorted by real part */
+/* ns.residual_jacobian(x, spec, W, placement) -> n x n tensor: J of x + W N(x) ("pre"),
+ * N(x + W x) ("post") or x + W x ("none"); W acts on all of x or on its last axis */
+static int l_residual_jacobian(lua_State *L) {
+  static const char *const places[] = NS_PLACEMENT_NAMES;
+  lua_settop(L, 4); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_spec spec;
+  ns_tensor *x = x_and_spec(L, &spec, "residual Jacobians");
+  size_t m, w;
+  double *W = matrix_arg(L, 3, "W", &m, &w, 1);
+  size_t last = x->shape[x->rank - 1];
+  if (w != x->n && w != last)
+    return nsl_argerror(L, 3,
+                        "W must be %I x %I (all of x) or %I x %I (x's last axis), got %I x %I",
+                        (lua_Integer)x->n, (lua_Integer)x->n, (lua_Integer)last, (lua_Integer)last,
+                        (lua_Integer)m, (lua_Integer)w);
+  if (lua_isnil(L, 4))
+    return nsl_argerror(L, 4, "placement must be one of \"none\", \"pre\", \"post\", got nil");
+  int place = nsl_choiceat(L, 4, 4, "placement", places, 0);
+  size_t shape[2] = {x->n, x->n};
+  ns_tensor **J = nsl_newbox(L);
+  *J = ns_tensor_new(2, shape, NS_FP64, err);
+  if (!*J) return luaL_error(L, "residual_jacobian: %s", err);
+  if (ns_residual_jacobian(x, &spec, W, w, (ns_placement)place, (*J)->data, err))
+    return nsl_argerror(L, 2, "%s", err);
+  return 1;
+}
+
 static int l_eigvals(lua_State *L) {
   lua_settop(L, 1); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
@@ -421,6 +449,7 @@ static int l_spectrum(lua_State *L) {
 static const luaL_Reg functions[] = {{"normalize", l_normalize},
                                      {"jacobian", l_jacobian},
                                      {"vjp", l_vjp},
+                                     {"residual_jacobian", l_residual_jacobian},
                                      {"eigvals", l_eigvals},
                                      {"svdvals", l_svdvals},
                                      {"rank", l_rank},
