@@ -11,6 +11,7 @@ libnscore_la_SOURCES = \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/jacobian.c src/core/jacobian.h \
+	src/core/stack.c src/core/stack.h \
 	src/core/linalg.c src/core/linalg.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \

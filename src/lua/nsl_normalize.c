@@ -1,11 +1,13 @@
-/* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, and the linear
- * algebra helpers ns.eigvals / ns.svdvals / ns.rank. */
+/* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, the chapters'
+ * experiments ns.vjp / ns.residual_jacobian / ns.stack, and the linear algebra helpers
+ * ns.eigvals / ns.svdvals / ns.rank. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jacobian.h"
 #include "core/spectrum.h"
+#include "core/stack.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -327,7 +329,6 @@ static void push_array(lua_State *L, const double *v, size_t n) {
   }
 }
 
-/* ns.eigvals(m) -> ascending eigenvalues (symmetric), or re, im sorted by real part */
 /* ns.residual_jacobian(x, spec, W, placement) -> n x n tensor: J of x + W N(x) ("pre"),
  * N(x + W x) ("post") or x + W x ("none"); W acts on all of x or on its last axis */
 static int l_residual_jacobian(lua_State *L) {
@@ -356,6 +357,87 @@ static int l_residual_jacobian(lua_State *L) {
   return 1;
 }
 
+/* ---- ns.stack ---------------------------------------------------------------------------- */
+
+/* An integer field of the options table at arg in lo..hi, or def when absent. */
+static lua_Integer int_field(lua_State *L, int arg, const char *name, lua_Integer lo,
+                             lua_Integer hi, lua_Integer def) {
+  lua_Integer v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL && !nsl_intat(L, -1, lo, hi, &v))
+    nsl_argerror(L, arg, "opts.%s must be an integer in %I .. %I, got %s", name, lo, hi,
+                 nsl_got(L, -1));
+  lua_pop(L, 1); /* drop the field */
+  return v;
+}
+
+static double num_field(lua_State *L, int arg, const char *name, double def) {
+  double v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL) {
+    v = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(v))
+      nsl_argerror(L, arg, "opts.%s must be a finite number, got %s", name, nsl_got(L, -1));
+  }
+  lua_pop(L, 1); /* drop the field */
+  return v;
+}
+
+/* GC owner of a stack result while its values move into Lua tables. */
+static int stack_gc(lua_State *L) {
+  ns_stack_result_free(lua_touserdata(L, 1));
+  return 0;
+}
+#define NSL_STACK_MT "normscope.stackresult"
+
+/* ns.stack{layers=20, width=256, batch=512, init=1/16, norm="none", eps=1e-5, eps_at="std",
+ * act="tanh", seed=0} -> {std=, mean=, kurtosis=, maxabs= (arrays, one per layer), h=}
+ * (core/stack.h: std and mean of each layer's output, kurtosis and max |.| of its
+ * normalized pre-activation; h the last layer's output, batch x width) */
+static int l_stack(lua_State *L) {
+  static const char *const names[] = {"layers", "width",  "batch", "init", "norm",
+                                      "eps",    "eps_at", "act",   "seed", NULL};
+  static const char *const norms[] = NS_STACK_NORM_NAMES;
+  static const char *const acts[] = NS_STACK_ACT_NAMES;
+  static const char *const eps_ats[] = {"var", "std", NULL}; /* ns_eps_at order */
+  lua_settop(L, 1); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  if (!lua_istable(L, 1)) return nsl_argerror(L, 1, "opts must be a table, got %s", nsl_got(L, 1));
+  nsl_checkfields(L, 1, "option", names);
+  ns_stack_opts o;
+  ns_stack_default(&o);
+  o.layers = (int)int_field(L, 1, "layers", 1, NS_STACK_MAXLAYERS, o.layers);
+  o.width = (size_t)int_field(L, 1, "width", 1, NS_STACK_MAXWIDTH, (lua_Integer)o.width);
+  o.batch = (size_t)int_field(L, 1, "batch", 1, (lua_Integer)(NS_STACK_MAXELEMS / o.width),
+                              (lua_Integer)o.batch);
+  o.init = num_field(L, 1, "init", o.init);
+  o.eps = num_field(L, 1, "eps", o.eps);
+  if (!(o.eps >= 0)) return nsl_argerror(L, 1, "opts.eps must be >= 0, got %f", o.eps);
+  o.seed = (uint64_t)int_field(L, 1, "seed", 0, LUA_MAXINTEGER, 0);
+  lua_getfield(L, 1, "norm");
+  o.norm = (ns_stack_norm)nsl_choiceat(L, -1, 1, "opts.norm", norms, NS_STACK_NONE);
+  lua_getfield(L, 1, "act");
+  o.act = (ns_stack_act)nsl_choiceat(L, -1, 1, "opts.act", acts, NS_ACT_TANH);
+  lua_getfield(L, 1, "eps_at");
+  o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
+  lua_pop(L, 3); /* drop norm, act, eps_at */
+  ns_stack_result *r = nsl_newobj(L, sizeof *r, NSL_STACK_MT);
+  if (ns_stack(&o, r, err)) return luaL_error(L, "%s", err);
+  lua_createtable(L, 0, 5);
+  push_array(L, r->std, (size_t)r->layers);
+  lua_setfield(L, -2, "std");
+  push_array(L, r->mean, (size_t)r->layers);
+  lua_setfield(L, -2, "mean");
+  push_array(L, r->kurt, (size_t)r->layers);
+  lua_setfield(L, -2, "kurtosis");
+  push_array(L, r->maxabs, (size_t)r->layers);
+  lua_setfield(L, -2, "maxabs");
+  ns_tensor **box = nsl_newbox(L);
+  *box = r->h; /* the box owns h now */
+  r->h = NULL;
+  lua_setfield(L, -2, "h");
+  return 1;
+}
+
+/* ns.eigvals(m) -> ascending eigenvalues (symmetric), or re, im sorted by real part */
 static int l_eigvals(lua_State *L) {
   lua_settop(L, 1); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
@@ -450,6 +532,7 @@ static const luaL_Reg functions[] = {{"normalize", l_normalize},
                                      {"jacobian", l_jacobian},
                                      {"vjp", l_vjp},
                                      {"residual_jacobian", l_residual_jacobian},
+                                     {"stack", l_stack},
                                      {"eigvals", l_eigvals},
                                      {"svdvals", l_svdvals},
                                      {"rank", l_rank},
@@ -458,5 +541,6 @@ static const luaL_Reg functions[] = {{"normalize", l_normalize},
 
 void nsl_open_normalize(lua_State *L) {
   nsl_gcmeta(L, NSL_RESULT_MT, result_gc);
+  nsl_gcmeta(L, NSL_STACK_MT, stack_gc);
   luaL_setfuncs(L, functions, 0);
 }
