@@ -63,6 +63,7 @@ for _, B in ipairs{4, 8, 32, 256, 512} do
   T.claim(claims, "e-ln-l20-batch" .. B, l20(B, 1 / 16, "layer"))
 end
 T.claim(claims, "e-linear-l20", l20(4, 1 / 16, "batch", "linear"))
+T.claim(claims, "e-linear-l20-512", l20(512, 1 / 16, "batch", "linear"))
 
 -- the clipped tails at batch 4: |z| <= sqrt(3) and the kurtosis near 3(n-1)/(n+1) = 1.8
 local b4 = stack(4, 1 / 16, "batch")
