@@ -163,13 +163,25 @@ static int l_torch_rng(lua_State *L) {
   return 1;
 }
 
-/* g:randn(shape) / g:rand(shape) -> fp32 tensor in C order, as torch fills it. */
+/* g:randn(shape) / g:rand(shape) -> fp32 tensor in C order, as torch fills it; shape a
+ * size, an array of sizes, or the sizes as separate arguments (g:randn(2, 5, 8)). */
 static int torch_draw(lua_State *L, int normal) {
-  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  int nargs = lua_gettop(L);
   ns_torch_rng *g = checktorch(L);
   char err[NS_ERRLEN];
   int rank;
   size_t shape[NS_MAXRANK];
+  if (nargs > 2) { /* separate sizes: gather them into an array at index 2 */
+    if (nargs > 1 + NS_MAXRANK)
+      return nsl_argerror(L, 2 + NS_MAXRANK, "at most %d sizes, got %d", NS_MAXRANK, nargs - 1);
+    lua_createtable(L, nargs - 1, 0);
+    for (int k = 2; k <= nargs; k++) {
+      lua_pushvalue(L, k);
+      lua_rawseti(L, -2, k - 1);
+    }
+    lua_replace(L, 2);
+  }
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   nsl_checkshape(L, 2, "shape", &rank, shape);
   ns_tensor **box = nsl_newbox(L);
   *box = ns_tensor_new(rank, shape, NS_FP32, err);

@@ -463,6 +463,17 @@ static int t_quantile(lua_State *L) {
     lua_pushnumber(L, v);
     return 1;
   }
+  if (nsl_totensor(L, 2)) { /* a tensor of q values: read as a flat array */
+    ns_tensor *qt = nsl_totensor(L, 2);
+    if (qt->n > (1 << 24))
+      return nsl_argerror(L, 2, "q must hold 1 to 16777216 numbers, got %I", (lua_Integer)qt->n);
+    lua_createtable(L, (int)qt->n, 0);
+    for (size_t k = 0; k < qt->n; k++) {
+      lua_pushnumber(L, ns_tensor_get(qt, k));
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_replace(L, 2);
+  }
   if (lua_type(L, 2) != LUA_TTABLE)
     return nsl_argerror(L, 2, "q must be a number or an array of numbers, got %s", nsl_got(L, 2));
   lua_Integer nq = luaL_len(L, 2);

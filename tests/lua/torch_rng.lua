@@ -50,6 +50,9 @@ T.ok(mismatched == 0, string.format("every value bit for bit as torch made it (%
 local x = ns.torch_rng(12):randn{2, 5, 8}
 T.is(x:dtype(), "fp32", "randn gives an fp32 tensor")
 T.is(table.concat(x:shape(), ","), "2,5,8", "randn{2, 5, 8} has that shape")
+local x2 = ns.torch_rng(12):randn(2, 5, 8)
+T.ok(table.concat(x2:shape(), ",") == "2,5,8" and (x2 - x):abs():max() == 0,
+  "randn(2, 5, 8) with separate sizes, as torch writes it")
 local a, b = ns.torch_rng(12), ns.torch_rng(12)
 T.is(a:randn(1)[1], b:randn(2)[1], "randn(1) and randn(2) start with the same value")
 T.is(a:randn(1)[1], ns.torch_rng(12):randn(2)[2], "a second randn(1) returns the cached sine")
@@ -66,6 +69,7 @@ T.err("generator from ns.torch_rng expected", "method on a wrong object",
   function() return ns.torch_rng(1).randn(ns.rng(1), 3) end)
 T.err("shape", "missing shape", function() return ns.torch_rng(1):randn() end)
 T.err("positive integer", "zero size", function() return ns.torch_rng(1):rand(0) end)
+T.err("at most 4 sizes", "five sizes", function() return ns.torch_rng(1):rand(1, 1, 1, 1, 1) end)
 
 -- ---- chapter 002: ManualRMSNorm(8) on torch.randn(2, 5, 8) after torch.manual_seed(12) ----
 -- torch computes, all in float32:
