@@ -4,6 +4,7 @@
 #include "core/err.h"
 #include "core/linalg.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,14 +397,6 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
   return 0;
 }
 
-/* M = I (x) W (n x n) from a w x w W, w = n or the last axis size. */
-static void block_diag(const double *W, size_t w, size_t n, double *M) {
-  memset(M, 0, n * n * sizeof *M);
-  for (size_t b = 0; b < n / w; b++)
-    for (size_t i = 0; i < w; i++)
-      for (size_t j = 0; j < w; j++) M[(b * w + i) * n + b * w + j] = W[i * w + j];
-}
-
 int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *W, size_t w,
                          ns_placement placement, double *J, char *err) {
   static const char fn[] = "residual_jacobian";
@@ -424,53 +417,53 @@ int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *
     return -1;
   }
   if (ns_check_finite_matrix(fn, W, w, w, err)) return -1;
-  double *M = malloc(n * n * sizeof *M), *A = malloc(n * n * sizeof *A);
+  /* M = I (x) W, never formed: block b of w rows (or columns) at a time, through BLAS. */
+  size_t nb = n / w;
+  double *A = placement == NS_PLACE_NONE ? NULL : malloc(n * n * sizeof *A);
   ns_tensor *xt = fp64_copy(x, err);
   int rc = -1;
-  if (!M || !A || !xt) {
+  if ((placement != NS_PLACE_NONE && !A) || !xt) {
     if (xt) ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  block_diag(W, w, n, M);
   double *xv = xt->data;
-  if (placement == NS_PLACE_NONE) {
-    memcpy(J, M, n * n * sizeof *J);
-    for (size_t i = 0; i < n; i++) J[i * n + i] += 1;
-    rc = 0;
+  if (placement == NS_PLACE_NONE) { /* J = I + M */
+    memset(J, 0, n * n * sizeof *J);
+    for (size_t b = 0; b < nb; b++)
+      for (size_t i = 0; i < w; i++)
+        for (size_t j = 0; j < w; j++) J[(b * w + i) * n + b * w + j] = W[i * w + j];
   } else if (placement == NS_PLACE_PRE) {
     if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x) */
-    for (size_t i = 0; i < n; i++)                         /* J = I + M A */
-      for (size_t j = 0; j < n; j++) {
-        double acc = i == j ? 1.0 : 0.0;
-        for (size_t k = 0; k < n; k++) acc += M[i * n + k] * A[k * n + j];
-        J[i * n + j] = acc;
-      }
-    rc = 0;
+    /* J = I + M A: rows of block b are W times the same rows of A */
+    for (size_t b = 0; b < nb; b++)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)w, (int)n, (int)w, 1.0, W, (int)w,
+                  A + b * w * n, (int)n, 0.0, J + b * w * n, (int)n);
   } else {
-    double *z = malloc(n * sizeof *z); /* z = x + M x */
+    /* z = x + M x, one block at a time, then A = J_N(z) */
+    double *z = malloc(n * sizeof *z);
     if (!z) {
       ns_seterr(err, "%s: out of memory", fn);
       goto done;
     }
-    for (size_t i = 0; i < n; i++) {
-      double acc = xv[i];
-      for (size_t k = 0; k < n; k++) acc += M[i * n + k] * xv[k];
-      z[i] = acc;
-    }
+    for (size_t b = 0; b < nb; b++)
+      for (size_t i = 0; i < w; i++) {
+        double acc = xv[b * w + i];
+        for (size_t k = 0; k < w; k++) acc += W[i * w + k] * xv[b * w + k];
+        z[b * w + i] = acc;
+      }
     memcpy(xv, z, n * sizeof *z);
     free(z);
-    if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x + M x) */
-    for (size_t k = 0; k < n; k++) M[k * n + k] += 1;      /* M = I + M */
-    for (size_t i = 0; i < n; i++)                         /* J = A M */
-      for (size_t j = 0; j < n; j++) {
-        double acc = 0;
-        for (size_t k = 0; k < n; k++) acc += A[i * n + k] * M[k * n + j];
-        J[i * n + j] = acc;
-      }
-    rc = 0;
+    if (ns_jacobian_analytic(xt, spec, A, err)) goto done;
+    /* J = A (I + M) = A + A M: columns of block b are those columns of A times W */
+    for (size_t b = 0; b < nb; b++)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)w, (int)w, 1.0, A + b * w,
+                  (int)n, W, (int)w, 0.0, J + b * w, (int)n);
+    for (size_t i = 0; i < n * n; i++) J[i] += A[i];
   }
+  if (placement != NS_PLACE_POST)
+    for (size_t i = 0; i < n; i++) J[i * n + i] += 1;
+  rc = 0;
 done:
-  free(M);
   free(A);
   ns_tensor_free(xt);
   return rc;
