@@ -2,7 +2,9 @@
  * the batch-norm backward pass along three routes that must agree. */
 #include "core/jacobian.h"
 #include "core/err.h"
+#include "core/linalg.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,23 +236,6 @@ static void bwd_graph(const double *x, size_t n, const double *dy, double g, dou
   for (size_t i = 0; i < n; i++) dx[i] += dmu / dn; /* through the mean */
 }
 
-/* dx = g / (n s) (n dy - sum(dy) - xhat sum(dy xhat)) */
-static void bwd_compact(const double *x, size_t n, const double *dy, double g, double eps,
-                        double *dx, double *xhat) {
-  double dn = (double)n, mu = 0, var = 0, sdy = 0, sdyx = 0;
-  for (size_t i = 0; i < n; i++) mu += x[i];
-  mu /= dn;
-  for (size_t i = 0; i < n; i++) var += (x[i] - mu) * (x[i] - mu);
-  var /= dn;
-  double s = sqrt(var + eps);
-  for (size_t i = 0; i < n; i++) {
-    xhat[i] = (x[i] - mu) / s;
-    sdy += dy[i];
-    sdyx += dy[i] * xhat[i];
-  }
-  for (size_t i = 0; i < n; i++) dx[i] = g / (dn * s) * (dn * dy[i] - sdy - xhat[i] * sdyx);
-}
-
 int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, double eps,
                    ns_bwd_path path, double *dx, char *err) {
   static const char fn[] = "bn_backward";
@@ -266,32 +251,29 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
     ns_seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, eps);
     return -1;
   }
-  if (path == NS_BWD_GRAPH || path == NS_BWD_COMPACT) {
+  if (path == NS_BWD_GRAPH) {
     double *tmp = malloc(n * sizeof *tmp);
     if (!tmp) {
       ns_seterr(err, "%s: out of memory", fn);
       return -1;
     }
-    if (path == NS_BWD_GRAPH)
-      bwd_graph(x, n, dy, gamma, eps, dx, tmp);
-    else
-      bwd_compact(x, n, dy, gamma, eps, dx, tmp);
+    bwd_graph(x, n, dy, gamma, eps, dx, tmp);
     free(tmp);
     return 0;
   }
-  if (path != NS_BWD_JACOBIAN) {
+  if (path != NS_BWD_JACOBIAN && path != NS_BWD_COMPACT) {
     ns_seterr(err, "%s: unknown path %d", fn, (int)path);
     return -1;
   }
-  if (n > NS_JAC_MAXN) {
+  if (path == NS_BWD_JACOBIAN && n > NS_JAC_MAXN) {
     ns_seterr(err, "%s: %zu elements is above the Jacobian limit %d", fn, n, NS_JAC_MAXN);
     return -1;
   }
   size_t shape[1] = {n};
   ns_tensor *xt = ns_tensor_from(1, shape, NS_FP64, x, err);
-  double *J = malloc(n * n * sizeof *J);
-  if (!xt || !J) {
-    if (xt && !J) ns_seterr(err, "%s: out of memory", fn);
+  double *J = path == NS_BWD_JACOBIAN ? malloc(n * n * sizeof *J) : NULL;
+  if (!xt || (path == NS_BWD_JACOBIAN && !J)) {
+    if (xt) ns_seterr(err, "%s: out of memory", fn);
     ns_tensor_free(xt);
     free(J);
     return -1;
@@ -312,6 +294,11 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
   s.acc = NS_FP64;
   s.mode = NS_MODE_TRAIN;
   s.running = NULL;
+  if (path == NS_BWD_COMPACT) {
+    int rc = ns_vjp(xt, &s, dy, dx, NULL, NULL, NULL, err);
+    ns_tensor_free(xt);
+    return rc;
+  }
   int rc = ns_jacobian_analytic(xt, &s, J, err);
   if (rc == 0)
     for (size_t j = 0; j < n; j++) {
@@ -321,5 +308,163 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
     }
   ns_tensor_free(xt);
   free(J);
+  return rc;
+}
+
+int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx, double *dgamma,
+           double *dbeta, const ns_vjp_paths *paths, char *err) {
+  static const char fn[] = "vjp";
+  if (!x || !spec || !gy || !dx) {
+    ns_seterr(err, "%s: %s is NULL", fn,
+              !x      ? "input tensor"
+              : !spec ? "spec"
+              : !gy   ? "upstream gradient"
+                      : "output dx");
+    return -1;
+  }
+  if (x->n == 0) {
+    ns_seterr(err, "%s: input has no elements", fn);
+    return -1;
+  }
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  size_t n = x->n;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(gy[i])) {
+      ns_seterr(err, "%s: upstream gradient element %zu is not finite", fn, i + 1);
+      return -1;
+    }
+  /* The forward statistics (mean, var, denom) exactly as ns_normalize finds them, in
+   * double; in eval mode these are the running ones. */
+  ns_spec s = fp64_spec(spec);
+  ns_tensor *xt = fp64_copy(x, err);
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  if (!xt || ns_normalize(xt, &s, &r, err) != 0) {
+    ns_norm_result_free(&r);
+    ns_tensor_free(xt);
+    return -1;
+  }
+  const ns_norm_plan *p = &r.plan;
+  if (check_affine(fn, x, spec, p, err)) {
+    ns_norm_result_free(&r);
+    ns_tensor_free(xt);
+    return -1;
+  }
+  const double *xv = xt->data;
+  int eval = ns_spec_eval_running(spec, x->rank), center = ns_spec_center(spec);
+  size_t m = p->count;
+  double dof = (double)m - spec->ddof;
+  if (dgamma) memset(dgamma, 0, p->naffine * sizeof *dgamma);
+  if (dbeta) memset(dbeta, 0, p->naffine * sizeof *dbeta);
+  for (size_t k = 0; k < p->nstat; k++) {
+    const size_t *mem = p->members + k * m;
+    double mean = r.mean[k], sdn = r.denom[k], su = 0, suc = 0;
+    for (size_t a = 0; a < m; a++) {
+      size_t i = mem[a];
+      double u = ns_spec_gamma(spec, p, i) * gy[i];
+      su += u;
+      suc += u * (xv[i] - mean);
+    }
+    double q = 0; /* the via_var factor of jacobian.h; 0 in eval mode (s is fixed) */
+    if (!eval) {
+      if (spec->eps_at == NS_EPS_STD) {
+        double sd = sqrt(r.var[k]);
+        q = sd > 0 ? 1.0 / (dof * sd * sdn * sdn) : 0.0;
+      } else {
+        q = 1.0 / (dof * sdn * sdn * sdn);
+      }
+    }
+    double vm = !eval && center ? -su / ((double)m * sdn) : 0.0;
+    for (size_t a = 0; a < m; a++) {
+      size_t i = mem[a];
+      double c = xv[i] - mean, u = ns_spec_gamma(spec, p, i) * gy[i];
+      double d = u / sdn, vv = -c * q * suc;
+      dx[i] = d + vm + vv;
+      if (paths && paths->direct) paths->direct[i] = d;
+      if (paths && paths->via_mean) paths->via_mean[i] = vm;
+      if (paths && paths->via_var) paths->via_var[i] = vv;
+      size_t ai = p->affine_of[i];
+      if (dgamma) dgamma[ai] += gy[i] * (c / sdn);
+      if (dbeta) dbeta[ai] += gy[i];
+    }
+  }
+  ns_norm_result_free(&r);
+  ns_tensor_free(xt);
+  return 0;
+}
+
+int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *W, size_t w,
+                         ns_placement placement, double *J, char *err) {
+  static const char fn[] = "residual_jacobian";
+  if (check_args(fn, x, spec, J, err)) return -1;
+  if (!W) {
+    ns_seterr(err, "%s: W is NULL", fn);
+    return -1;
+  }
+  size_t n = x->n, last = x->shape[x->rank - 1];
+  if (w != n && w != last) {
+    ns_seterr(err,
+              "%s: W is %zu x %zu; it must be %zu x %zu (all of x) or %zu x %zu (x's last axis)",
+              fn, w, w, n, n, last, last);
+    return -1;
+  }
+  if (placement != NS_PLACE_NONE && placement != NS_PLACE_PRE && placement != NS_PLACE_POST) {
+    ns_seterr(err, "%s: unknown placement %d", fn, (int)placement);
+    return -1;
+  }
+  if (ns_check_finite_matrix(fn, W, w, w, err)) return -1;
+  /* M = I (x) W, never formed: block b of w rows (or columns) at a time, through BLAS. */
+  size_t nb = n / w;
+  double *A = placement == NS_PLACE_NONE ? NULL : malloc(n * n * sizeof *A);
+  ns_tensor *xt = fp64_copy(x, err);
+  int rc = -1;
+  if ((placement != NS_PLACE_NONE && !A) || !xt) {
+    if (xt) ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  double *xv = xt->data;
+  if (placement == NS_PLACE_NONE) { /* J = I + M */
+    memset(J, 0, n * n * sizeof *J);
+    for (size_t b = 0; b < nb; b++)
+      for (size_t i = 0; i < w; i++)
+        for (size_t j = 0; j < w; j++) J[(b * w + i) * n + b * w + j] = W[i * w + j];
+  } else if (placement == NS_PLACE_PRE) {
+    if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x) */
+    /* J = I + M A: rows of block b are W times the same rows of A */
+    for (size_t b = 0; b < nb; b++)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)w, (int)n, (int)w, 1.0, W, (int)w,
+                  A + b * w * n, (int)n, 0.0, J + b * w * n, (int)n);
+  } else {
+    /* z = x + M x, one block at a time, then A = J_N(z) */
+    double *z = malloc(n * sizeof *z);
+    if (!z) {
+      ns_seterr(err, "%s: out of memory", fn);
+      goto done;
+    }
+    for (size_t b = 0; b < nb; b++)
+      for (size_t i = 0; i < w; i++) {
+        double acc = xv[b * w + i];
+        for (size_t k = 0; k < w; k++) acc += W[i * w + k] * xv[b * w + k];
+        z[b * w + i] = acc;
+      }
+    memcpy(xv, z, n * sizeof *z);
+    free(z);
+    if (ns_jacobian_analytic(xt, spec, A, err)) goto done;
+    /* J = A (I + M) = A + A M: columns of block b are those columns of A times W */
+    for (size_t b = 0; b < nb; b++)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)w, (int)w, 1.0, A + b * w,
+                  (int)n, W, (int)w, 0.0, J + b * w, (int)n);
+    for (size_t i = 0; i < n * n; i++) J[i] += A[i];
+  }
+  if (placement != NS_PLACE_POST)
+    for (size_t i = 0; i < n; i++) J[i * n + i] += 1;
+  rc = 0;
+done:
+  free(A);
+  ns_tensor_free(xt);
   return rc;
 }

@@ -7,11 +7,15 @@ libnscore_la_SOURCES = \
 	src/core/dtype.c src/core/dtype.h src/core/round.h \
 	src/core/tensor.c src/core/tensor.h \
 	src/core/tensor_ops.c src/core/tensor_ops.h \
+	src/core/estimators.c src/core/estimators.h \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/jacobian.c src/core/jacobian.h \
+	src/core/stack.c src/core/stack.h \
+	src/core/linalg.c src/core/linalg.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
+	src/core/torch_rng.c src/core/torch_rng.h \
 	src/core/sha256.c src/core/sha256.h \
 	src/core/npy.c src/core/npy.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)

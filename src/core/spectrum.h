@@ -1,8 +1,7 @@
-/* spectrum.h: eigenvalues, singular values and rank through LAPACKE, and the labelled
- * spectrum of a normalization's Jacobian.
+/* spectrum.h: the labelled spectrum of a normalization's Jacobian (the LAPACK wrappers,
+ * ns_eig_sym, ns_svdvals, ns_rank, ..., are in linalg.h, included here for old callers).
  *
- * Matrices are row-major doubles, never modified (copied before LAPACK sees them).
- * Functions return 0 or -1 with err (LAPACK failure, n too large, NaN/Inf input).
+ * Matrices are row-major doubles, never modified. Functions return 0 or -1 with err.
  *
  * Labels: in train mode each statistic's block of J is g times the Jacobian of a
  * centered (or RMS) map of its m members, so the closed form per statistic is
@@ -16,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "core/linalg.h"
 #include "core/normalize.h"
 
 typedef enum { NS_LABEL_ONES = 0, NS_LABEL_RADIAL, NS_LABEL_BULK } ns_label;
@@ -26,19 +26,6 @@ typedef struct {
   ns_label label;
   int mult; /* multiplicity */
 } ns_eig;
-
-/* Ascending eigenvalues w[0..n-1] of a symmetric matrix (dsyevr); V (n*n, row-major,
- * column k = eigenvector k) may be NULL. */
-int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err);
-/* Eigenvalues of a general matrix (dgeev), sorted by real part then imaginary part;
- * V (n*n, column k = real part of right eigenvector k) may be NULL. */
-int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V, char *err);
-/* Descending singular values s[0..min(m,n)-1] (dgesdd). */
-int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err);
-/* Number of singular values > tol; tol < 0 means 1e-10 * largest. -1 on error. */
-int ns_rank(const double *A, size_t m, size_t n, double tol, char *err);
-/* 1 if |A_ij - A_ji| <= tol * max|A| for all i, j. */
-int ns_is_symmetric(const double *A, size_t n, double tol);
 
 const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk" */
 

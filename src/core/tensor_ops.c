@@ -171,8 +171,8 @@ ns_tensor *ns_op_unary(const ns_tensor *a, ns_unop op, char *err) {
   return y;
 }
 
-/* Finishes one reduction from its accumulators. */
-static double finish(ns_redop op, double acc, double m2, size_t count, int ddof) {
+/* Finishes one reduction from its accumulators (m4: sum of d^4, kurtosis only). */
+static double finish(ns_redop op, double acc, double m2, double m4, size_t count, int ddof) {
   switch (op) {
   case NS_RED_SUM:
     return acc;
@@ -183,6 +183,10 @@ static double finish(ns_redop op, double acc, double m2, size_t count, int ddof)
     if ((double)count <= ddof) return NAN;
     double v = m2 / ((double)count - ddof);
     return op == NS_RED_STD ? sqrt(v) : v;
+  }
+  case NS_RED_KURT: {
+    double v = m2 / (double)count;
+    return (m4 / (double)count) / (v * v);
   }
   default:
     return acc;
@@ -205,11 +209,12 @@ ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof
   strides_of(r, oshape, ost);
   size_t nout = y->n, count = a->n / nout;
   double *acc = calloc(nout, sizeof *acc);
-  double *m2 = calloc(nout, sizeof *m2);
+  double *m2 = calloc(nout, sizeof *m2), *m4 = calloc(nout, sizeof *m4);
   size_t *map = malloc(a->n * sizeof *map);
-  if (!acc || !m2 || !map) {
+  if (!acc || !m2 || !m4 || !map) {
     free(acc);
     free(m2);
+    free(m4);
     free(map);
     ns_tensor_free(y);
     ns_seterr(err, "out of memory reducing %zu elements", a->n);
@@ -236,17 +241,19 @@ ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof
     }
   } else {
     for (size_t i = 0; i < a->n; i++) acc[map[i]] += rd(a, i);
-    if (op == NS_RED_VAR || op == NS_RED_STD) {
+    if (op == NS_RED_VAR || op == NS_RED_STD || op == NS_RED_KURT) {
       for (size_t o = 0; o < nout; o++) acc[o] /= (double)count; /* now the mean */
       for (size_t i = 0; i < a->n; i++) {
-        double d = rd(a, i) - acc[map[i]];
-        m2[map[i]] += d * d;
+        double d = rd(a, i) - acc[map[i]], d2 = d * d;
+        m2[map[i]] += d2;
+        m4[map[i]] += d2 * d2;
       }
     }
   }
-  for (size_t o = 0; o < nout; o++) wr(y, o, finish(op, acc[o], m2[o], count, ddof));
+  for (size_t o = 0; o < nout; o++) wr(y, o, finish(op, acc[o], m2[o], m4[o], count, ddof));
   free(acc);
   free(m2);
+  free(m4);
   free(map);
   return y;
 }
@@ -262,16 +269,111 @@ double ns_op_reduce_all(const ns_tensor *a, ns_redop op, int ddof) {
     }
     return best;
   }
-  double s = 0, m2 = 0;
+  double s = 0, m2 = 0, m4 = 0;
   for (size_t i = 0; i < a->n; i++) s += rd(a, i);
-  if (op == NS_RED_VAR || op == NS_RED_STD) {
+  if (op == NS_RED_VAR || op == NS_RED_STD || op == NS_RED_KURT) {
     double mean = s / (double)a->n;
     for (size_t i = 0; i < a->n; i++) {
-      double d = rd(a, i) - mean;
-      m2 += d * d;
+      double d = rd(a, i) - mean, d2 = d * d;
+      m2 += d2;
+      m4 += d2 * d2;
     }
   }
-  return finish(op, s, m2, a->n, ddof);
+  return finish(op, s, m2, m4, a->n, ddof);
+}
+
+/* Ascending with NaN last, as numpy sorts. */
+static int cmp_nan_last(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+  return (a > b) - (a < b);
+}
+
+ns_tensor *ns_op_sort(const ns_tensor *a, int axis, char *err) {
+  if (need(a, "sort", "tensor", err)) return NULL;
+  if (axis < 0 || axis >= a->rank) {
+    ns_seterr(err, "sort: axis %d out of range for a rank-%d tensor", axis + 1, a->rank);
+    return NULL;
+  }
+  size_t st[NS_MAXRANK], len = a->shape[axis];
+  strides_of(a->rank, a->shape, st);
+  size_t step = st[axis], lines = a->n / len;
+  ns_tensor *y = ns_tensor_new(a->rank, a->shape, a->dtype, err);
+  double *line = y ? malloc(len * sizeof *line) : NULL;
+  if (!line) {
+    if (y) ns_seterr(err, "sort: out of memory for %zu elements", len);
+    ns_tensor_free(y);
+    return NULL;
+  }
+  /* Line k starts at (k / step) * step * len + k % step and walks with stride step. */
+  for (size_t k = 0; k < lines; k++) {
+    size_t base = (k / step) * step * len + k % step;
+    for (size_t i = 0; i < len; i++) line[i] = rd(a, base + i * step);
+    qsort(line, len, sizeof *line, cmp_nan_last);
+    for (size_t i = 0; i < len; i++) wr(y, base + i * step, line[i]);
+  }
+  free(line);
+  return y;
+}
+
+/* The values of a sorted ascending, NaN last (malloc'd), or NULL. */
+static double *sorted_values(const ns_tensor *a) {
+  double *v = malloc((a->n ? a->n : 1) * sizeof *v);
+  if (!v) return NULL;
+  ns_tensor_read(a, v);
+  qsort(v, a->n, sizeof *v, cmp_nan_last);
+  return v;
+}
+
+int ns_op_quantile(const ns_tensor *a, const double *q, size_t nq, double *out, char *err) {
+  if (need(a, "quantile", "tensor", err)) return -1;
+  if (!q || !out) {
+    ns_seterr(err, "quantile: %s is NULL", q ? "output array" : "q array");
+    return -1;
+  }
+  for (size_t k = 0; k < nq; k++)
+    if (!(q[k] >= 0 && q[k] <= 1)) {
+      ns_seterr(err, "quantile: q must be in [0, 1], got %g", q[k]);
+      return -1;
+    }
+  double *v = sorted_values(a);
+  if (!v) {
+    ns_seterr(err, "quantile: out of memory for %zu elements", a->n);
+    return -1;
+  }
+  size_t n = a->n;
+  int has_nan = isnan(v[n - 1]);
+  for (size_t k = 0; k < nq; k++) {
+    double g = (double)(n - 1) * q[k];
+    if (has_nan) {
+      out[k] = NAN;
+    } else if (g >= (double)(n - 1)) {
+      out[k] = v[n - 1];
+    } else {
+      size_t j = (size_t)floor(g);
+      double t = g - (double)j, lo = v[j], hi = v[j + 1], diff = hi - lo;
+      out[k] = t >= 0.5 ? hi - diff * (1 - t) : lo + diff * t;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+int ns_op_median(const ns_tensor *a, double *out, char *err) {
+  if (need(a, "median", "tensor", err)) return -1;
+  if (!out) {
+    ns_seterr(err, "median: output is NULL");
+    return -1;
+  }
+  double *v = sorted_values(a);
+  if (!v) {
+    ns_seterr(err, "median: out of memory for %zu elements", a->n);
+    return -1;
+  }
+  size_t n = a->n;
+  *out = isnan(v[n - 1]) ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  free(v);
+  return 0;
 }
 
 /* A double copy of t's elements (malloc'd), or NULL. */

@@ -41,7 +41,8 @@ typedef enum {
   NS_RED_VAR,
   NS_RED_STD,
   NS_RED_MIN,
-  NS_RED_MAX
+  NS_RED_MAX,
+  NS_RED_KURT /* Pearson kurtosis m4/m2^2 (population moments; 3 for a normal) */
 } ns_redop;
 
 /* The wider of two storage dtypes, as described above. */
@@ -64,10 +65,23 @@ ns_tensor *ns_op_unary(const ns_tensor *a, ns_unop op, char *err);
 /* Reduction over the axes in mask (0 or all bits: every axis). The result keeps the
  * reduced axes with size 1, in a's dtype. Sums run in index order in double; var and
  * std are two-pass with divisor count - ddof (NaN when count <= ddof); min and max
- * propagate NaN. */
+ * propagate NaN. Kurtosis is Pearson's, not the excess: with d = x - mean,
+ * mean(d^4) / mean(d^2)^2 (scipy.stats.kurtosis(fisher=False), 3 for a normal; ddof
+ * ignored; NaN for a constant set). */
 ns_tensor *ns_op_reduce(const ns_tensor *a, unsigned mask, ns_redop op, int ddof, char *err);
 /* The same over all elements, as a double (not rounded to a's dtype). */
 double ns_op_reduce_all(const ns_tensor *a, ns_redop op, int ddof);
+
+/* Sorted copy along axis (0-based), ascending, NaN last (numpy's np.sort(a, axis)). */
+ns_tensor *ns_op_sort(const ns_tensor *a, int axis, char *err);
+/* numpy's np.quantile(a, q) over all elements, default (linear) method, for nq values
+ * q[k] in [0, 1]: with the sorted values v and g = (n - 1) q, j = floor(g), t = g - j,
+ * v[j] + (v[j+1] - v[j]) t (for t >= 1/2 written v[j+1] - (v[j+1] - v[j]) (1 - t), as
+ * numpy does). NaN in a gives NaN. 0, or -1 with err (a q outside [0, 1] or NaN). */
+int ns_op_quantile(const ns_tensor *a, const double *q, size_t nq, double *out, char *err);
+/* numpy's np.median(a) over all elements into *out: the middle value, or the mean
+ * (x + y) / 2 of the two middle values; NaN if a holds a NaN. 0, or -1 with err. */
+int ns_op_median(const ns_tensor *a, double *out, char *err);
 
 /* Matrix product of rank-2 tensors (m, k) x (k, n) through BLAS: sgemm when both are
  * fp32 (result fp32), otherwise dgemm in double with the result rounded to the

@@ -1,11 +1,13 @@
-/* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, and the linear
- * algebra helpers ns.eigvals / ns.svdvals / ns.rank. */
+/* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, the chapters'
+ * experiments ns.vjp / ns.residual_jacobian / ns.stack, and the linear algebra helpers
+ * ns.eigvals / ns.svdvals / ns.rank. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jacobian.h"
 #include "core/spectrum.h"
+#include "core/stack.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -227,6 +229,75 @@ static int l_jacobian(lua_State *L) {
   return 1;
 }
 
+/* ---- ns.vjp ----------------------------------------------------------------------------- */
+
+/* A new fp64 tensor of x's shape from n doubles, pushed. */
+static void push_like(lua_State *L, const ns_tensor *x, const double *v) {
+  char err[NS_ERRLEN];
+  ns_tensor **box = nsl_newbox(L);
+  *box = ns_tensor_from(x->rank, x->shape, NS_FP64, v, err);
+  if (!*box) luaL_error(L, "vjp: %s", err);
+}
+
+/* dgamma or dbeta: a number when there is one entry (or the spec gave one number), else
+ * a rank-1 tensor of the plan's naffine entries. */
+static void push_affine_grad(lua_State *L, const double *v, size_t naff, int scalar) {
+  if (naff == 1 || scalar) {
+    double sum = 0;
+    for (size_t a = 0; a < naff; a++) sum += v[a];
+    lua_pushnumber(L, sum);
+    return;
+  }
+  char err[NS_ERRLEN];
+  size_t shape[1] = {naff};
+  ns_tensor **box = nsl_newbox(L);
+  *box = ns_tensor_from(1, shape, NS_FP64, v, err);
+  if (!*box) luaL_error(L, "vjp: %s", err);
+}
+
+/* ns.vjp(x, spec, g) -> dx, dgamma, dbeta, paths: the backward pass for upstream gradient
+ * g (x's shape) in closed form; paths = {direct=, mean=, var=} (tensors of x's shape that
+ * sum to dx: the route through x alone, through the mean, through the variance). */
+static int l_vjp(lua_State *L) {
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_spec spec;
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  nsl_checkspec(L, 2, x, &spec);
+  ns_tensor *g = nsl_tensorarg(L, 3, "g");
+  if (g->rank != x->rank || memcmp(g->shape, x->shape, sizeof g->shape) != 0) {
+    char fx[64], fg[64];
+    ns_shape_format(x->rank, x->shape, fx, sizeof fx);
+    ns_shape_format(g->rank, g->shape, fg, sizeof fg);
+    return nsl_argerror(L, 3, "g must have x's shape %s, got %s", fx, fg);
+  }
+  ns_norm_plan p;
+  memset(&p, 0, sizeof p);
+  if (ns_norm_plan_make(x->rank, x->shape, &spec, &p, err)) return nsl_argerror(L, 2, "%s", err);
+  size_t naff = p.naffine, n = x->n;
+  ns_norm_plan_free(&p);
+  double *gy = nsl_scratch(L, n), *dx = nsl_scratch(L, n);
+  double *dg = nsl_scratch(L, naff), *db = nsl_scratch(L, naff);
+  double *pd = nsl_scratch(L, n), *pm = nsl_scratch(L, n), *pv = nsl_scratch(L, n);
+  ns_tensor_read(g, gy);
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(gy[i]))
+      return nsl_argerror(L, 3, "g has a non-finite element at %I", (lua_Integer)i + 1);
+  ns_vjp_paths paths = {pd, pm, pv};
+  if (ns_vjp(x, &spec, gy, dx, dg, db, &paths, err)) return nsl_argerror(L, 2, "%s", err);
+  push_like(L, x, dx);
+  push_affine_grad(L, dg, naff, spec.gamma && spec.ngamma == 1);
+  push_affine_grad(L, db, naff, spec.beta && spec.nbeta == 1);
+  lua_createtable(L, 0, 3);
+  push_like(L, x, pd);
+  lua_setfield(L, -2, "direct");
+  push_like(L, x, pm);
+  lua_setfield(L, -2, "mean");
+  push_like(L, x, pv);
+  lua_setfield(L, -2, "var");
+  return 4;
+}
+
 /* ---- linear algebra ------------------------------------------------------------------ */
 
 /* A rank-2 matrix argument read into Lua scratch; *m x *n. */
@@ -256,6 +327,114 @@ static void push_array(lua_State *L, const double *v, size_t n) {
     lua_pushnumber(L, v[i]);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+}
+
+/* ns.residual_jacobian(x, spec, W, placement) -> n x n tensor: J of x + W N(x) ("pre"),
+ * N(x + W x) ("post") or x + W x ("none"); W acts on all of x or on its last axis */
+static int l_residual_jacobian(lua_State *L) {
+  static const char *const places[] = NS_PLACEMENT_NAMES;
+  lua_settop(L, 4); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  ns_spec spec;
+  ns_tensor *x = x_and_spec(L, &spec, "residual Jacobians");
+  size_t m, w;
+  double *W = matrix_arg(L, 3, "W", &m, &w, 1);
+  size_t last = x->shape[x->rank - 1];
+  if (w != x->n && w != last)
+    return nsl_argerror(L, 3,
+                        "W must be %I x %I (all of x) or %I x %I (x's last axis), got %I x %I",
+                        (lua_Integer)x->n, (lua_Integer)x->n, (lua_Integer)last, (lua_Integer)last,
+                        (lua_Integer)m, (lua_Integer)w);
+  if (lua_isnil(L, 4))
+    return nsl_argerror(L, 4, "placement must be one of \"none\", \"pre\", \"post\", got nil");
+  int place = nsl_choiceat(L, 4, 4, "placement", places, 0);
+  size_t shape[2] = {x->n, x->n};
+  ns_tensor **J = nsl_newbox(L);
+  *J = ns_tensor_new(2, shape, NS_FP64, err);
+  if (!*J) return luaL_error(L, "residual_jacobian: %s", err);
+  if (ns_residual_jacobian(x, &spec, W, w, (ns_placement)place, (*J)->data, err))
+    return nsl_argerror(L, 2, "%s", err);
+  return 1;
+}
+
+/* ---- ns.stack ---------------------------------------------------------------------------- */
+
+/* An integer field of the options table at arg in lo..hi, or def when absent. */
+static lua_Integer int_field(lua_State *L, int arg, const char *name, lua_Integer lo,
+                             lua_Integer hi, lua_Integer def) {
+  lua_Integer v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL && !nsl_intat(L, -1, lo, hi, &v))
+    nsl_argerror(L, arg, "opts.%s must be an integer in %I .. %I, got %s", name, lo, hi,
+                 nsl_got(L, -1));
+  lua_pop(L, 1); /* drop the field */
+  return v;
+}
+
+static double num_field(lua_State *L, int arg, const char *name, double def) {
+  double v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL) {
+    v = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(v))
+      nsl_argerror(L, arg, "opts.%s must be a finite number, got %s", name, nsl_got(L, -1));
+  }
+  lua_pop(L, 1); /* drop the field */
+  return v;
+}
+
+/* GC owner of a stack result while its values move into Lua tables. */
+static int stack_gc(lua_State *L) {
+  ns_stack_result_free(lua_touserdata(L, 1));
+  return 0;
+}
+#define NSL_STACK_MT "normscope.stackresult"
+
+/* ns.stack{layers=20, width=256, batch=512, init=1/16, norm="none", eps=1e-5, eps_at="std",
+ * act="tanh", seed=0} -> {std=, mean=, kurtosis=, maxabs= (arrays, one per layer), h=}
+ * (core/stack.h: std and mean of each layer's output, kurtosis and max |.| of its
+ * normalized pre-activation; h the last layer's output, batch x width) */
+static int l_stack(lua_State *L) {
+  static const char *const names[] = {"layers", "width",  "batch", "init", "norm",
+                                      "eps",    "eps_at", "act",   "seed", NULL};
+  static const char *const norms[] = NS_STACK_NORM_NAMES;
+  static const char *const acts[] = NS_STACK_ACT_NAMES;
+  static const char *const eps_ats[] = {"var", "std", NULL}; /* ns_eps_at order */
+  lua_settop(L, 1); /* fixed argument slots: conversions push above them */
+  char err[NS_ERRLEN] = "";
+  if (!lua_istable(L, 1)) return nsl_argerror(L, 1, "opts must be a table, got %s", nsl_got(L, 1));
+  nsl_checkfields(L, 1, "option", names);
+  ns_stack_opts o;
+  ns_stack_default(&o);
+  o.layers = (int)int_field(L, 1, "layers", 1, NS_STACK_MAXLAYERS, o.layers);
+  o.width = (size_t)int_field(L, 1, "width", 1, NS_STACK_MAXWIDTH, (lua_Integer)o.width);
+  o.batch = (size_t)int_field(L, 1, "batch", 1, (lua_Integer)(NS_STACK_MAXELEMS / o.width),
+                              (lua_Integer)o.batch);
+  o.init = num_field(L, 1, "init", o.init);
+  o.eps = num_field(L, 1, "eps", o.eps);
+  if (!(o.eps >= 0)) return nsl_argerror(L, 1, "opts.eps must be >= 0, got %f", o.eps);
+  o.seed = (uint64_t)int_field(L, 1, "seed", 0, LUA_MAXINTEGER, 0);
+  lua_getfield(L, 1, "norm");
+  o.norm = (ns_stack_norm)nsl_choiceat(L, -1, 1, "opts.norm", norms, NS_STACK_NONE);
+  lua_getfield(L, 1, "act");
+  o.act = (ns_stack_act)nsl_choiceat(L, -1, 1, "opts.act", acts, NS_ACT_TANH);
+  lua_getfield(L, 1, "eps_at");
+  o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
+  lua_pop(L, 3); /* drop norm, act, eps_at */
+  ns_stack_result *r = nsl_newobj(L, sizeof *r, NSL_STACK_MT);
+  if (ns_stack(&o, r, err)) return luaL_error(L, "%s", err);
+  lua_createtable(L, 0, 5);
+  push_array(L, r->std, (size_t)r->layers);
+  lua_setfield(L, -2, "std");
+  push_array(L, r->mean, (size_t)r->layers);
+  lua_setfield(L, -2, "mean");
+  push_array(L, r->kurt, (size_t)r->layers);
+  lua_setfield(L, -2, "kurtosis");
+  push_array(L, r->maxabs, (size_t)r->layers);
+  lua_setfield(L, -2, "maxabs");
+  ns_tensor **box = nsl_newbox(L);
+  *box = r->h; /* the box owns h now */
+  r->h = NULL;
+  lua_setfield(L, -2, "h");
+  return 1;
 }
 
 /* ns.eigvals(m) -> ascending eigenvalues (symmetric), or re, im sorted by real part */
@@ -351,6 +530,9 @@ static int l_spectrum(lua_State *L) {
 
 static const luaL_Reg functions[] = {{"normalize", l_normalize},
                                      {"jacobian", l_jacobian},
+                                     {"vjp", l_vjp},
+                                     {"residual_jacobian", l_residual_jacobian},
+                                     {"stack", l_stack},
                                      {"eigvals", l_eigvals},
                                      {"svdvals", l_svdvals},
                                      {"rank", l_rank},
@@ -359,5 +541,6 @@ static const luaL_Reg functions[] = {{"normalize", l_normalize},
 
 void nsl_open_normalize(lua_State *L) {
   nsl_gcmeta(L, NSL_RESULT_MT, result_gc);
+  nsl_gcmeta(L, NSL_STACK_MT, stack_gc);
   luaL_setfuncs(L, functions, 0);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/estimators.h"
 #include "core/moments.h"
 #include "core/normalize.h"
 #include "lua/nsl.h"
@@ -129,6 +130,26 @@ static int l_round(lua_State *L) {
   *out = ns_tensor_new(t->rank, t->shape, t->dtype, err);
   if (!*out) return luaL_error(L, "round: %s", err);
   for (size_t i = 0; i < t->n; i++) ns_tensor_set(*out, i, ns_round(ns_tensor_get(t, i), d));
+  return 1;
+}
+
+/* ns.lgamma(x) -> log |Gamma(x)| */
+static int l_lgamma(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TNUMBER)
+    return nsl_argerror(L, 1, "x must be a number, got %s", nsl_got(L, 1));
+  lua_pushnumber(L, ns_lgamma(lua_tonumber(L, 1)));
+  return 1;
+}
+
+/* ns.c4(n) -> sqrt(2/(n-1)) Gamma(n/2) / Gamma((n-1)/2), E[std_ddof1] / sigma */
+static int l_c4(lua_State *L) {
+  char err[NS_ERRLEN];
+  double c;
+  if (lua_type(L, 1) != LUA_TNUMBER)
+    return nsl_argerror(L, 1, "n must be a number, got %s", nsl_got(L, 1));
+  if (ns_c4(lua_tonumber(L, 1), &c, err))
+    return nsl_argerror(L, 1, "n must be a finite number > 1, got %s", nsl_got(L, 1));
+  lua_pushnumber(L, c);
   return 1;
 }
 
@@ -347,11 +368,9 @@ static int r_tostring(lua_State *L) {
 
 static const luaL_Reg running_methods[] = {{"update", r_update}, {"copy", r_copy}, {NULL, NULL}};
 
-static const luaL_Reg functions[] = {{"moments", l_moments},
-                                     {"merge", l_merge},
-                                     {"round", l_round},
-                                     {"running", l_running},
-                                     {NULL, NULL}};
+static const luaL_Reg functions[] = {
+    {"moments", l_moments}, {"merge", l_merge}, {"round", l_round}, {"running", l_running},
+    {"lgamma", l_lgamma},   {"c4", l_c4},       {NULL, NULL}};
 
 void nsl_open_stats(lua_State *L) {
   nsl_gcmeta(L, NSL_PLAN_MT, plan_gc);

@@ -432,6 +432,80 @@ static int t_min(lua_State *L) {
 static int t_max(lua_State *L) {
   return reduce(L, NS_RED_MAX);
 }
+/* t:kurtosis([axes]): Pearson's m4/m2^2 (3 for a normal), not the excess */
+static int t_kurtosis(lua_State *L) {
+  return reduce(L, NS_RED_KURT);
+}
+
+/* t:sort([axis]) -> a sorted copy along axis (default the last, as numpy), NaN last */
+static int t_sort(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  ns_tensor *t = self(L);
+  char err[NS_ERRLEN];
+  int axis = lua_isnil(L, 2) ? t->rank - 1 : nsl_axisat(L, 2, 2, "axis", t->rank);
+  ns_tensor **out = nsl_newbox(L);
+  *out = ns_op_sort(t, axis, err);
+  if (!*out) return luaL_error(L, "%s", err);
+  return 1;
+}
+
+/* t:quantile(q) -> numpy's np.quantile over all elements (linear method): q a number in
+ * [0, 1] gives a number, an array of them an array */
+static int t_quantile(lua_State *L) {
+  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  ns_tensor *t = self(L);
+  char err[NS_ERRLEN];
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    double q = lua_tonumber(L, 2), v;
+    if (!(q >= 0 && q <= 1))
+      return nsl_argerror(L, 2, "q must be in [0, 1], got %s", nsl_got(L, 2));
+    if (ns_op_quantile(t, &q, 1, &v, err)) return luaL_error(L, "%s", err);
+    lua_pushnumber(L, v);
+    return 1;
+  }
+  if (nsl_totensor(L, 2)) { /* a tensor of q values: read as a flat array */
+    ns_tensor *qt = nsl_totensor(L, 2);
+    if (qt->n > (1 << 24))
+      return nsl_argerror(L, 2, "q must hold 1 to 16777216 numbers, got %I", (lua_Integer)qt->n);
+    lua_createtable(L, (int)qt->n, 0);
+    for (size_t k = 0; k < qt->n; k++) {
+      lua_pushnumber(L, ns_tensor_get(qt, k));
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_replace(L, 2);
+  }
+  if (lua_type(L, 2) != LUA_TTABLE)
+    return nsl_argerror(L, 2, "q must be a number or an array of numbers, got %s", nsl_got(L, 2));
+  lua_Integer nq = luaL_len(L, 2);
+  if (nq < 1 || nq > (1 << 24))
+    return nsl_argerror(L, 2, "q must hold 1 to 16777216 numbers, got %I", nq);
+  double *q = nsl_scratch(L, (size_t)nq), *v = nsl_scratch(L, (size_t)nq);
+  for (lua_Integer k = 0; k < nq; k++) {
+    lua_rawgeti(L, 2, k + 1);
+    q[k] = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !(q[k] >= 0 && q[k] <= 1))
+      return nsl_argerror(L, 2, "q[%I] must be a number in [0, 1], got %s", k + 1, nsl_got(L, -1));
+    lua_pop(L, 1); /* drop q[k] */
+  }
+  if (ns_op_quantile(t, q, (size_t)nq, v, err)) return luaL_error(L, "%s", err);
+  lua_createtable(L, (int)nq, 0);
+  for (lua_Integer k = 0; k < nq; k++) {
+    lua_pushnumber(L, v[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
+/* t:median() -> numpy's np.median over all elements */
+static int t_median(lua_State *L) {
+  ns_tensor *t = self(L);
+  char err[NS_ERRLEN];
+  double v;
+  if (!lua_isnone(L, 2)) return nsl_argerror(L, 2, "unexpected extra argument");
+  if (ns_op_median(t, &v, err)) return luaL_error(L, "%s", err);
+  lua_pushnumber(L, v);
+  return 1;
+}
 
 /* ---- metamethods ------------------------------------------------------------------ */
 
@@ -719,15 +793,34 @@ static int l_matmul(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg methods[] = {
-    {"shape", t_shape},     {"dtype", t_dtype},     {"flat", t_flat},
-    {"totable", t_totable}, {"reshape", t_reshape}, {"slice", t_slice},
-    {"copy", t_copy},       {"astype", t_astype},   {"T", t_T},
-    {"tanh", t_tanh},       {"relu", t_relu},       {"exp", t_exp},
-    {"log", t_log},         {"abs", t_abs},         {"sqrt", t_sqrt},
-    {"square", t_square},   {"map", t_map},         {"sum", t_sum},
-    {"mean", t_mean},       {"var", t_var},         {"std", t_std},
-    {"min", t_min},         {"max", t_max},         {NULL, NULL}};
+static const luaL_Reg methods[] = {{"shape", t_shape},
+                                   {"dtype", t_dtype},
+                                   {"flat", t_flat},
+                                   {"totable", t_totable},
+                                   {"reshape", t_reshape},
+                                   {"slice", t_slice},
+                                   {"copy", t_copy},
+                                   {"astype", t_astype},
+                                   {"T", t_T},
+                                   {"tanh", t_tanh},
+                                   {"relu", t_relu},
+                                   {"exp", t_exp},
+                                   {"log", t_log},
+                                   {"abs", t_abs},
+                                   {"sqrt", t_sqrt},
+                                   {"square", t_square},
+                                   {"map", t_map},
+                                   {"sum", t_sum},
+                                   {"mean", t_mean},
+                                   {"var", t_var},
+                                   {"std", t_std},
+                                   {"min", t_min},
+                                   {"max", t_max},
+                                   {"kurtosis", t_kurtosis},
+                                   {"sort", t_sort},
+                                   {"quantile", t_quantile},
+                                   {"median", t_median},
+                                   {NULL, NULL}};
 
 static const luaL_Reg metamethods[] = {
     {"__gc", t_gc},   {"__len", t_len}, {"__newindex", t_newindex}, {"__tostring", t_tostring},

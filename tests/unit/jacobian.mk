@@ -8,3 +8,10 @@ tests_unit_test_spectrum_SOURCES = tests/unit/test_spectrum.c tests/unit/tap.h
 tests_unit_test_spectrum_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 tests_unit_test_backward_SOURCES = tests/unit/test_backward.c tests/unit/tap.h
 tests_unit_test_backward_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## The chapters' experiments in the core: vjp, residual Jacobians, the deep stack, and the
+## estimator helpers (argument checks and closed forms).
+check_PROGRAMS += tests/unit/test_experiments
+TESTS += tests/unit/test_experiments
+tests_unit_test_experiments_SOURCES = tests/unit/test_experiments.c tests/unit/tap.h
+tests_unit_test_experiments_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -30,3 +30,10 @@ check_PROGRAMS += tests/fuzz/fuzz_parse
 TESTS += tests/fuzz/fuzz_parse
 tests_fuzz_fuzz_parse_SOURCES = tests/fuzz/fuzz_parse.c
 tests_fuzz_fuzz_parse_LDADD = libnscore.la -lm
+
+## PyTorch's CPU generator against torch's own values (tests/data/torch-rng-vectors.tsv).
+check_PROGRAMS += tests/unit/test_torch_rng
+TESTS += tests/unit/test_torch_rng
+tests_unit_test_torch_rng_SOURCES = tests/unit/test_torch_rng.c tests/unit/tap.h tests/unit/testdata.h
+tests_unit_test_torch_rng_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_torch_rng_LDADD = libnscore.la -lm
