@@ -21,11 +21,18 @@ void plot_opts_init(plot_opts *o) {
 
 /* ---- ticks ---- */
 
-/* The smallest of 1, 2, 5 times a power of ten that is >= raw (> 0). */
+/* The one of 1, 2, 5 times a power of ten closest to raw (> 0, geometrically). */
 static double nice_step(double raw) {
   double mag = pow(10, floor(log10(raw)));
   double f = raw / mag;
-  return (f <= 1 + 1e-9 ? 1 : f <= 2 + 1e-9 ? 2 : f <= 5 + 1e-9 ? 5 : 10) * mag;
+  return (f < 1.5 ? 1 : f < 3.2 ? 2 : f < 7 ? 5 : 10) * mag;
+}
+
+/* The next larger of 1, 2, 5 times a power of ten. */
+static double next_step(double step) {
+  double mag = pow(10, floor(log10(step) + 1e-9));
+  double f = step / mag;
+  return (f < 1.5 ? 2 : f < 3.5 ? 5 : 10) * mag;
 }
 
 static void tick_label(char *buf, size_t len, double v, double step) {
@@ -39,7 +46,7 @@ static void tick_label(char *buf, size_t len, double v, double step) {
     /* enough significant digits to tell neighbouring ticks apart */
     int sig = (int)ceil(log10(big / step) - 1e-9) + 1;
     if (sig < 1) sig = 1;
-    if (sig > 6) sig = 6;
+    if (sig > 11) sig = 11;
     snprintf(buf, len, "%.*g", sig, v);
     return;
   }
@@ -60,7 +67,9 @@ void plot_axis_make(plot_axis *a, double lo, double hi, int log, int target, int
   a->log = log;
   if (target < 2) target = 2;
   if (target > PLOT_MAXTICKS - 2) target = PLOT_MAXTICKS - 2;
-  if (!(hi > lo)) { /* callers widen constants; this only guards */
+  /* callers widen constants; this guards them, and ranges too narrow for doubles to
+   * tell their ticks apart */
+  if (!(hi - lo > 1e-8 * fmax(fabs(lo), fabs(hi)))) {
     double d = lo == 0 ? 1 : fabs(lo) * 0.1;
     if (log) {
       lo /= 2, hi = lo * 4;
@@ -91,8 +100,8 @@ void plot_axis_make(plot_axis *a, double lo, double hi, int log, int target, int
   }
   double step = nice_step((hi - lo) / (target - 1));
   double k0 = floor(lo / step + 1e-9), k1 = ceil(hi / step - 1e-9);
-  while (k1 - k0 + 1 > PLOT_MAXTICKS) {
-    step = nice_step(step * 1.5);
+  while (k1 - k0 + 1 > target + 2 || k1 - k0 + 1 > PLOT_MAXTICKS) {
+    step = next_step(step);
     k0 = floor(lo / step + 1e-9), k1 = ceil(hi / step - 1e-9);
   }
   if (keep) {
@@ -252,7 +261,7 @@ int fig_want_legend(const fig *f, int n, int labelled) {
 static int legend_pass(fig *f, int y, const fig_entry *e, int n, int draw) {
   int rows = n > 0, x = 0;
   for (int i = 0; i < n; i++) {
-    int len = cells(e[i].glyph) + 1 + cells(e[i].name);
+    int gl = cells(e[i].glyph), len = gl + (gl > 0) + cells(e[i].name);
     if (x > 0 && x + 2 + len > f->W) {
       rows++;
       x = 0;
@@ -262,7 +271,8 @@ static int legend_pass(fig *f, int y, const fig_entry *e, int n, int draw) {
     if (draw) {
       int r = y + rows - 1;
       int g = plot_text(f->c, x, r, f->W - x, e[i].glyph, e[i].style);
-      plot_text(f->c, x + g + 1, r, f->W - x - g - 1, e[i].name, PLOT_S_TEXT);
+      g += g > 0; /* a space after the glyph */
+      plot_text(f->c, x + g, r, f->W - x - g, e[i].name, PLOT_S_TEXT);
     }
     x += len;
   }
@@ -405,6 +415,7 @@ int fig_frame_make(fig *f, fig_frame *fr, double xlo, double xhi, int xlog, int 
   /* x ticks: labels need room, about one per 10 columns */
   int target = fr->pw / 8 + 1;
   plot_axis_make(&fr->ax, xlo, xhi, xlog, target, xkeep);
+  if (fr->ax.n < 2 && xkeep) plot_axis_make(&fr->ax, xlo, xhi, xlog, target, 0);
   int axrow = fr->top + fr->ph;
   uint32_t vbar = f->ascii ? '|' : 0x2502, vtick = f->ascii ? '+' : 0x2524;
   uint32_t hbar = f->ascii ? '-' : 0x2500, htick = f->ascii ? '+' : 0x252c;

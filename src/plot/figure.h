@@ -109,7 +109,7 @@ typedef struct {
   int log;
   int n;
   double v[PLOT_MAXTICKS];
-  char label[PLOT_MAXTICKS][16];
+  char label[PLOT_MAXTICKS][24];
 } plot_axis;
 void plot_axis_make(plot_axis *a, double lo, double hi, int log, int target, int keep);
 /* Where v falls on the axis, 0 at lo and 1 at hi (not clamped). */

@@ -100,8 +100,11 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
     if (isnan(v[i]) || v[i] == 0) continue;
     int dir = v[i] > 0 ? 1 : -1;
     int room = dir > 0 ? B - 1 - zc : zc; /* cells between the zero line and the edge */
-    double cellsf = fabs(v[i]) * cpu;
-    int cut = !(cellsf <= room);
+    /* from the zero column to where v falls (both sides measured the same way) */
+    double u = isinf(v[i]) ? (dir > 0 ? B - 1 : 0) : (v[i] - ax.lo) * cpu;
+    double cellsf = dir > 0 ? u - zc : zc - u;
+    if (cellsf < 0) cellsf = 0;
+    int cut = isinf(v[i]) || !(cellsf <= room + 1e-9);
     if (cut) cellsf = room;
     long units = f.ascii ? lround(cellsf) * 8 : lround(cellsf * 8);
     int full = (int)(units / 8), part = (int)(units % 8);

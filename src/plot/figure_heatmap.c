@@ -81,15 +81,17 @@ plot_canvas *plot_fig_heatmap(const double *m, size_t rows, size_t cols, const p
   int ne = 0;
   char a[16];
   if (values) {
-    snprintf(names[ne], sizeof names[0], "colour: blue < 0 < orange, scale %s",
-             fig_num(scale, 7, a, sizeof a));
+    e[ne++] = (fig_entry){"", "colour: blue < 0 < orange", PLOT_S_DIM};
+    snprintf(names[ne], sizeof names[0], "scale %s", fig_num(scale, 7, a, sizeof a));
     e[ne] = (fig_entry){"", names[ne], PLOT_S_DIM};
     ne++;
   } else if (cw >= 2) {
     e[ne++] = (fig_entry){"-+", "sign", PLOT_S_TEXT};
     for (int l = 1; l <= PLOT_DIV_MID; l++) {
-      snprintf(names[ne], sizeof names[0], "%s%s%s", l == 1 ? "|v|" : "", le,
-               fig_num(scale * l / PLOT_DIV_MID, 6, a, sizeof a));
+      fig_num(scale * l / PLOT_DIV_MID, 6, a, sizeof a);
+      /* "|v|" says what the shades measure, where the width allows */
+      int wide = l == 1 && 2 + 3 + 2 + (int)strlen(a) <= f.W;
+      snprintf(names[ne], sizeof names[0], "%s%s%s", wide ? "|v|" : "", le, a);
       e[ne] = (fig_entry){dens[l - 1], names[ne], PLOT_S_DIV(l)};
       ne++;
     }
@@ -104,7 +106,9 @@ plot_canvas *plot_fig_heatmap(const double *m, size_t rows, size_t cols, const p
         ne++;
       }
   }
-  if (!values) e[ne++] = (fig_entry){"0", "zero", PLOT_S_DIV(0)};
+  size_t zeros = 0;
+  for (size_t i = 0; i < n; i++) zeros += m[i] == 0;
+  if (!values && zeros) e[ne++] = (fig_entry){"0", "zero", PLOT_S_DIV(0)};
   if (nan) e[ne++] = (fig_entry){"?", "NaN", PLOT_S_MARK};
   int legend = o->legend != 0;
   int lrows = legend ? fig_legend_rows(&f, e, ne) : 0;

@@ -134,7 +134,7 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
   int legend = fig_want_legend(&f, (int)ns, labelled);
   int lrows = legend ? fig_legend_rows(&f, e, (int)ns) : 0;
   fig_frame fr;
-  if (fig_frame_make(&f, &fr, xlo, xhi, o->logx, 0, ylo, yhi, o->logy, ykeep, lrows) < 0)
+  if (fig_frame_make(&f, &fr, xlo, xhi, o->logx, 1, ylo, yhi, o->logy, ykeep, lrows) < 0)
     return f.c;
 
   dots d = {&f, &fr, NULL, NULL};
@@ -149,7 +149,8 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
       return NULL;
     }
   }
-  int braille_scatter = f.braille && !joined && ns == 1;
+  /* braille dots alone only for one dense series: sparse points read better as markers */
+  int braille_scatter = f.braille && !joined && ns == 1 && (int)cnt[P_OK] > fr.pw / 2;
   /* dots and paths of every series first, markers on top */
   for (size_t k = 0; k < ns; k++) {
     int have = 0, lx = 0, ly = 0;
