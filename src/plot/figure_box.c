@@ -129,6 +129,10 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
       plot_text(f.c, x0, row, B, "(no values)", PLOT_S_DIM);
       continue;
     }
+    /* outliers first: where one shares a cell with the whiskers, the box wins */
+    for (size_t i = 0; i < p->n; i++)
+      if (p->v[i] < p->wlo || p->v[i] > p->whi)
+        plot_put(f.c, x0 + fig_px(&fr, p->v[i]), row, ascii ? 'o' : 0x2022, PLOT_S_MARK);
     int a = fig_px(&fr, p->wlo), b = fig_px(&fr, p->whi);
     int q1 = fig_px(&fr, p->q1), q3 = fig_px(&fr, p->q3), m = fig_px(&fr, p->med);
     for (int q = a; q <= b; q++) plot_put(f.c, x0 + q, row, ascii ? '-' : 0x2500, PLOT_S_SERIES1);
@@ -136,9 +140,6 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
     plot_put(f.c, x0 + b, row, ascii ? '|' : 0x2524, PLOT_S_SERIES1);
     for (int q = q1; q <= q3; q++) plot_put(f.c, x0 + q, row, ascii ? '=' : 0x2592, PLOT_S_SERIES1);
     plot_put(f.c, x0 + m, row, ascii ? '#' : 0x2588, PLOT_S_SERIES0);
-    for (size_t i = 0; i < p->n; i++)
-      if (p->v[i] < p->wlo || p->v[i] > p->whi)
-        plot_put(f.c, x0 + fig_px(&fr, p->v[i]), row, ascii ? 'o' : 0x2022, PLOT_S_MARK);
   }
   int axrow = top + (int)shown;
   for (int q = 0; q < B; q++) plot_put(f.c, x0 + q, axrow, ascii ? '-' : 0x2500, PLOT_S_AXIS);
