@@ -67,6 +67,15 @@ void plot_axis_make(plot_axis *a, double lo, double hi, int log, int target, int
   a->log = log;
   if (target < 2) target = 2;
   if (target > PLOT_MAXTICKS - 2) target = PLOT_MAXTICKS - 2;
+  /* what callers should never pass: non-finite ends, a log axis reaching 0, a span that
+   * overflows */
+  if (!isfinite(lo) || !isfinite(hi)) lo = 0, hi = 1;
+  if (log && !(hi > 0)) hi = 1;
+  if (log && !(lo > 0)) lo = hi / 1000;
+  if (!log) {
+    lo = fmax(lo, -1e300);
+    hi = fmin(hi, 1e300);
+  }
   /* callers widen constants; this guards them, and ranges too narrow for doubles to
    * tell their ticks apart */
   if (!(hi - lo > 1e-8 * fmax(fabs(lo), fabs(hi)))) {

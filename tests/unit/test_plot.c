@@ -348,7 +348,9 @@ static void properties(void) {
                          "every figure renders (never NULL)",
                          "a figure with left-out values says so",
                          "a figure with nothing to draw says why"};
-  int trials = 1500;
+  int trials = 1500; /* NS_PLOT_TRIALS=N for a longer run */
+  if (getenv("NS_PLOT_TRIALS")) trials = atoi(getenv("NS_PLOT_TRIALS"));
+  if (trials < 1) trials = 1;
   for (int t = 0; t < trials; t++) {
     plot_opts o;
     plot_opts_init(&o);
