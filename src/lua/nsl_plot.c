@@ -2,16 +2,18 @@
  *
  *   ns.plot.heatmap(t [, opts])     t: a matrix (rank-2 tensor or nested array), or a vector
  *   ns.plot.lines(series [, opts])  series: one y array (x = 1..n), a rank-2 tensor (one
- *                                   series per row), or an array of series, each a y array
- *                                   or a table {x=, y=, label=} (x optional)
+ *                                   series per column, as matplotlib), or an array of
+ *                                   series, each a y array or a table {x=, y=, label=}
+ *                                   (x optional; several: at most 6)
  *   ns.plot.scatter(xs, ys [, opts]) xs, ys: arrays of the same length; or ys an array of
  *                                   arrays (several series) with xs one array for all or
  *                                   one array per series
  *   ns.plot.bars(values [, opts])   one signed bar per value (flattened)
  *   ns.plot.box(groups [, opts])    groups: an array of arrays (or a rank-2 tensor: one
- *                                   group per row); a flat array is one group
- *   ns.plot.hist(values [, opts])   values: an array (one set) or an array of arrays
- *                                   (overlaid sets on common bins)
+ *                                   group per column); a flat array is one group
+ *   ns.plot.hist(values [, opts])   values: an array (one set), or an array of arrays or a
+ *                                   rank-2 tensor (one set per column, at most 6),
+ *                                   overlaid on common bins
  * Every array may be a tensor or a Lua array; an empty one is no data (the figure says
  * so). Each returns the figure as a string of lines without a final newline.
  *
@@ -31,6 +33,9 @@
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 #include "plot/figure.h"
+
+/* Box plots draw one group per row: more than this many cannot be a figure. */
+#define NSL_PLOT_MAXSETS 1000
 
 enum { K_HEATMAP = 1, K_LINES = 2, K_SCATTER = 4, K_BARS = 8, K_BOX = 16, K_HIST = 32, K_ALL = 63 };
 
@@ -284,6 +289,16 @@ static int push_figure(lua_State *L, plot_canvas *c, const popts *p, const char 
   return 1;
 }
 
+/* The columns of the rank-2 tensor t one after the other, in Lua scratch (pushed):
+ * column k is v[k * rows .. (k + 1) * rows - 1]. */
+static double *columns(lua_State *L, const ns_tensor *t) {
+  size_t rows = t->shape[0], cols = t->shape[1];
+  double *v = nsl_scratch(L, t->n);
+  for (size_t r = 0; r < rows; r++)
+    for (size_t k = 0; k < cols; k++) v[k * rows + r] = ns_tensor_get(t, r * cols + k);
+  return v;
+}
+
 /* ns.plot.heatmap(t [, opts]) */
 static int p_heatmap(lua_State *L) {
   popts p;
@@ -335,14 +350,15 @@ static int p_lines(lua_State *L) {
   plot_xy s[PLOT_MAXSERIES];
   size_t ns = 0;
   ns_tensor *t = nsl_totensor(L, 1);
+  if (t && t->rank > 2)
+    nsl_argerror(L, 1, "series: a tensor must have rank 1 or 2, got rank %d", t->rank);
   if (t && t->rank == 2) {
-    if (t->shape[0] > PLOT_MAXSERIES)
-      nsl_argerror(L, 1, "series: at most %d rows (series), got %d", PLOT_MAXSERIES,
-                   (int)t->shape[0]);
-    double *v = nsl_scratch(L, t->n);
-    ns_tensor_read(t, v);
-    for (size_t r = 0; r < t->shape[0]; r++)
-      s[ns++] = (plot_xy){NULL, v + r * t->shape[1], t->shape[1], NULL};
+    if (t->shape[1] > PLOT_MAXSERIES)
+      nsl_argerror(L, 1, "series: at most %d columns (series), got %d", PLOT_MAXSERIES,
+                   (int)t->shape[1]);
+    double *v = columns(L, t);
+    for (size_t k = 0; k < t->shape[1]; k++)
+      s[ns++] = (plot_xy){NULL, v + k * t->shape[0], t->shape[0], NULL};
   } else if (t || lua_type(L, 1) != LUA_TTABLE || !is_list(L, 1)) {
     if (!t && lua_type(L, 1) != LUA_TTABLE)
       nsl_argerror(L, 1, "series must be an array of series or of numbers, got %s", nsl_got(L, 1));
@@ -431,15 +447,19 @@ static plot_set *sets_at(lua_State *L, int arg, const char *what, size_t max, si
   ns_tensor *t = nsl_totensor(L, arg);
   char name[48];
   plot_set *s;
+  if (t && t->rank > 2)
+    nsl_argerror(L, arg, "%s: a tensor must have rank 1 or 2, got rank %d", what, t->rank);
   if (t && t->rank == 2) {
-    if (max && t->shape[0] > max)
-      nsl_argerror(L, arg, "%s: at most %d rows (sets), got %d", what, (int)max, (int)t->shape[0]);
-    double *v = nsl_scratch(L, t->n);
-    ns_tensor_read(t, v);
-    s = lua_newuserdatauv(L, t->shape[0] * sizeof *s, 0);
-    for (size_t r = 0; r < t->shape[0]; r++)
-      s[r] = (plot_set){v + r * t->shape[1], t->shape[1], NULL};
-    *ns = t->shape[0];
+    size_t rows = t->shape[0], cols = t->shape[1];
+    if ((max && cols > max) || cols > NSL_PLOT_MAXSETS)
+      nsl_argerror(L, arg,
+                   "%s: at most %d columns (one set each), got %d; "
+                   "t:reshape{#t} makes one set of all values",
+                   what, (int)(max ? max : NSL_PLOT_MAXSETS), (int)cols);
+    double *v = columns(L, t);
+    s = lua_newuserdatauv(L, cols * sizeof *s, 0);
+    for (size_t k = 0; k < cols; k++) s[k] = (plot_set){v + k * rows, rows, NULL};
+    *ns = cols;
     return s;
   }
   if (!t && lua_type(L, arg) != LUA_TTABLE)
@@ -449,8 +469,11 @@ static plot_set *sets_at(lua_State *L, int arg, const char *what, size_t max, si
     size_t len = (size_t)lua_rawlen(L, arg);
     if (max && len > max)
       nsl_argerror(L, arg, "%s: at most %d sets, got %d", what, (int)max, (int)len);
+    if (len > NSL_PLOT_MAXSETS)
+      nsl_argerror(L, arg, "%s: at most %d, got %d", what, NSL_PLOT_MAXSETS, (int)len);
     s = lua_newuserdatauv(L, len * sizeof *s, 0);
     for (size_t k = 0; k < len; k++) {
+      luaL_checkstack(L, 4, "too many sets");
       snprintf(name, sizeof name, "%s[%d]", what, (int)k + 1);
       lua_rawgeti(L, arg, (lua_Integer)k + 1);
       s[k].v = numbers_at(L, -1, arg, name, &s[k].n, NULL, NULL);

@@ -464,7 +464,7 @@ int fig_frame_make(fig *f, fig_frame *fr, double xlo, double xhi, int xlog, int 
 
 /* ---- ANSI text ---- */
 
-const char *plot_role_sgr(int style, char *buf, size_t len) {
+plot_colors plot_style_colors(int style) {
   /* Okabe-Ito-like series colours and a blue-orange diverging ramp (both colour-blind
    * safe), as xterm-256 indexes; -1: the terminal's default. */
   static const short fg[PLOT_S_DIV0] = {
@@ -475,13 +475,19 @@ const char *plot_role_sgr(int style, char *buf, size_t len) {
   static const short divbg[PLOT_DIV_LEVELS] = {18, 25, 32, 110, -1, 223, 215, 208, 166};
   static const short divfg[PLOT_DIV_LEVELS] = {231, 231, 231, 16, -1, 16, 16, 16, 231};
   int role = PLOT_ROLE(style);
-  int f = -1, b = -1;
+  plot_colors c = {-1, -1, !!(style & PLOT_F_BOLD), !!(style & PLOT_F_UNDERLINE),
+                   !!(style & PLOT_F_REVERSE)};
   if (role >= PLOT_S_DIV0 && role < PLOT_S_DIV0 + PLOT_DIV_LEVELS) {
-    f = divfg[role - PLOT_S_DIV0];
-    b = divbg[role - PLOT_S_DIV0];
+    c.fg = divfg[role - PLOT_S_DIV0];
+    c.bg = divbg[role - PLOT_S_DIV0];
   } else if (role < PLOT_S_DIV0) {
-    f = fg[role];
+    c.fg = fg[role];
   }
+  return c;
+}
+
+const char *plot_role_sgr(int style, char *buf, size_t len) {
+  plot_colors c = plot_style_colors(style);
   size_t n = 0;
   buf[0] = 0;
 #define ADD(...)                                                                                   \
@@ -489,11 +495,11 @@ const char *plot_role_sgr(int style, char *buf, size_t len) {
     int w_ = snprintf(buf + n, len - n, "%s" __VA_ARGS__);                                         \
     if (w_ > 0 && (size_t)w_ < len - n) n += (size_t)w_;                                           \
   } while (0)
-  if (style & PLOT_F_BOLD) ADD("1", n ? ";" : "");
-  if (style & PLOT_F_UNDERLINE) ADD("4", n ? ";" : "");
-  if (style & PLOT_F_REVERSE) ADD("7", n ? ";" : "");
-  if (f >= 0) ADD("38;5;%d", n ? ";" : "", f);
-  if (b >= 0) ADD("48;5;%d", n ? ";" : "", b);
+  if (c.bold) ADD("1", n ? ";" : "");
+  if (c.underline) ADD("4", n ? ";" : "");
+  if (c.reverse) ADD("7", n ? ";" : "");
+  if (c.fg >= 0) ADD("38;5;%d", n ? ";" : "", c.fg);
+  if (c.bg >= 0) ADD("48;5;%d", n ? ";" : "", c.bg);
 #undef ADD
   return buf;
 }

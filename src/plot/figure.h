@@ -7,9 +7,10 @@
  * plot_canvas_text or, for ANSI colours, plot_canvas_ansi.
  *
  * Every figure reads without colour: series differ by marker, overlaid histograms by
- * fill, heatmap cells carry their value or a sign and a density glyph. The style of a
- * cell is a role (plot.h); plot_role_sgr gives the ANSI colours and attributes of a
- * role, the one palette of the plot layer (the screen's theme has its own for curses).
+ * fill, heatmap cells carry their value or a sign and a density glyph. A cell is a code
+ * point and a style: a role (plot.h) and attribute flags. plot_style_colors gives its
+ * foreground, background and attributes in the plot layer's one palette (used for the
+ * ANSI text); the screen maps the same roles through its themes instead.
  * Degenerate data (NaN, Inf, values a log axis cannot show, a constant, no data) never
  * fail: what was left out, or why nothing is drawn, is written in words below the
  * figure ("2 NaN values left out").
@@ -90,6 +91,13 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
 /* Histogram of ns <= PLOT_MAXSERIES sets on common bins (several: side by side). */
 plot_canvas *plot_fig_hist(const plot_set *s, size_t ns, const plot_opts *o, char *err);
 
+/* A cell's colours and attributes: what its style (a role and flags) stands for in the
+ * plot layer's palette. fg and bg are xterm-256 indexes, -1 for the terminal's default. */
+typedef struct {
+  int fg, bg;
+  int bold, underline, reverse;
+} plot_colors;
+plot_colors plot_style_colors(int style);
 /* The canvas as UTF-8 lines with ANSI SGR colours (each line ends with a reset). */
 char *plot_canvas_ansi(const plot_canvas *c);
 /* SGR parameters ("38;5;208") of a style, or "" for the terminal's default. */

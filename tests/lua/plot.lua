@@ -40,8 +40,8 @@ T.is(P.bars(ns.tensor{1, -2, 3}), P.bars({1, -2, 3}), "bars: tensor and array")
 T.is(P.lines({1, 4, 9}), P.lines({{y = {1, 4, 9}}}), "lines: a y array is one series")
 T.is(P.lines({1, 4, 9}), P.lines({y = {1, 4, 9}, x = {1, 2, 3}}),
   "lines: one {x=, y=} table; x defaults to 1..n")
-T.is(P.lines(ns.tensor{{1, 2, 3}, {3, 2, 1}}), P.lines({{1, 2, 3}, {3, 2, 1}}),
-  "lines: a rank-2 tensor is one series per row")
+T.is(P.lines(ns.tensor{{1, 3}, {2, 2}, {3, 1}}), P.lines({{1, 2, 3}, {3, 2, 1}}),
+  "lines: a rank-2 tensor is one series per column")
 T.is(P.lines({{y = {1, 2}, label = "a"}}), P.lines({{1, 2}}, {labels = {"a"}}),
   "lines: label= and opts.labels agree")
 T.is(P.scatter(ns.tensor{1, 2, 3}, ns.tensor{3, 1, 2}), P.scatter({1, 2, 3}, {3, 1, 2}),
@@ -49,12 +49,18 @@ T.is(P.scatter(ns.tensor{1, 2, 3}, ns.tensor{3, 1, 2}), P.scatter({1, 2, 3}, {3,
 T.is(P.scatter({1, 2, 3}, {{3, 1, 2}, {1, 1, 1}}),
   P.scatter({{1, 2, 3}, {1, 2, 3}}, {{3, 1, 2}, {1, 1, 1}}),
   "scatter: one xs for all series, or one per series")
-T.is(P.box(ns.tensor{{1, 2, 3}, {4, 5, 6}}), P.box({{1, 2, 3}, {4, 5, 6}}),
-  "box: a rank-2 tensor is one group per row")
+T.is(P.box(ns.tensor{{1, 4}, {2, 5}, {3, 6}}), P.box({{1, 2, 3}, {4, 5, 6}}),
+  "box: a rank-2 tensor is one group per column")
 T.is(P.box({1, 2, 3}), P.box({{1, 2, 3}}), "box: a flat array is one group")
 T.is(P.hist({ns.tensor{1, 2, 2}, {3, 3}}), P.hist({{1, 2, 2}, {3, 3}}),
   "hist: sets as tensors or arrays")
-T.is(P.hist(ns.tensor{{1, 2}, {3, 4}}), P.hist({{1, 2}, {3, 4}}), "hist: a rank-2 tensor is sets by row")
+T.is(P.hist(ns.tensor{{1, 3}, {2, 4}}), P.hist({{1, 2}, {3, 4}}),
+  "hist: a rank-2 tensor is one set per column")
+T.err("t:reshape{#t} makes one set", "hist: too many columns says how to plot all values",
+  P.hist, ns.zeros{2, 7})
+T.err("a tensor must have rank 1 or 2, got rank 3", "box: rank 3 refused", P.box, ns.zeros{2, 2, 2})
+T.err("a tensor must have rank 1 or 2, got rank 3", "lines: rank 3 refused", P.lines,
+  ns.zeros{2, 2, 2})
 local s = P.bars({1, 2})
 T.ok(s:sub(-1) ~= "\n", "the text has no final newline")
 

@@ -252,6 +252,27 @@ static void references(void) {
          ax.label[0], ax.label[ax.n - 1]);
 }
 
+/* the diverging palette: one colour per level, the default at zero, and the series'
+ * colours all different */
+static void palette(void) {
+  int distinct = 1;
+  for (int a = -PLOT_DIV_MID; a <= PLOT_DIV_MID; a++)
+    for (int b = a + 1; b <= PLOT_DIV_MID; b++)
+      distinct &= plot_style_colors(PLOT_S_DIV(a)).bg != plot_style_colors(PLOT_S_DIV(b)).bg;
+  tap_ok(distinct && plot_style_colors(PLOT_S_DIV(0)).bg == -1,
+         "heatmap levels have distinct backgrounds, zero the default");
+  int series = 1;
+  for (int a = PLOT_S_SERIES0; a <= PLOT_S_SERIES5; a++)
+    for (int b = a + 1; b <= PLOT_S_SERIES5; b++)
+      series &= plot_style_colors(a).fg != plot_style_colors(b).fg;
+  tap_ok(series, "the six series have different colours");
+  plot_colors c = plot_style_colors(PLOT_S_POS | PLOT_F_BOLD | PLOT_F_REVERSE);
+  char sgr[64];
+  tap_ok(c.bold && c.reverse && !c.underline && c.fg == 208 &&
+             strcmp(plot_role_sgr(PLOT_S_POS | PLOT_F_BOLD, sgr, sizeof sgr), "1;38;5;208") == 0,
+         "flags and colours of a style, and its SGR (%s)", sgr);
+}
+
 /* ---- properties ---------------------------------------------------------------------- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -569,6 +590,7 @@ int main(void) {
   goldens();
   references();
   heatmap_numbers();
+  palette();
   degenerate();
   properties();
   return tap_done();
