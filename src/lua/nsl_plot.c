@@ -108,6 +108,13 @@ static const char *const *names_at(lua_State *L, int idx, int arg, const char *w
   if (lua_type(L, idx) != LUA_TTABLE)
     nsl_argerror(L, arg, "%s must be an array of strings, got %s", what, nsl_got(L, idx));
   size_t len = (size_t)lua_rawlen(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) { /* only the keys 1..len */
+    lua_pop(L, 1);
+    lua_Integer k;
+    if (!nsl_intat(L, -1, 1, (lua_Integer)len, &k))
+      nsl_argerror(L, arg, "%s must be an array of strings, got a key %s", what, nsl_got(L, -1));
+  }
   const char **v = lua_newuserdatauv(L, (len ? len : 1) * sizeof *v, 0);
   lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1); /* keep the array */
   for (size_t i = 0; i < len; i++) {

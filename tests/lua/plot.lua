@@ -134,6 +134,8 @@ local errs = {
   {"opts.labels[2] must be a string", P.bars, {1, 2}, {labels = {"a", {}}}},
   {"opts.labels must be an array of strings", P.bars, {1}, {labels = "a"}},
   {"opts.legend must be a boolean", P.bars, {1}, {legend = 1}},
+  {"opts.labels must be an array of strings, got a key 'rows'", P.bars, {1},
+   {labels = {rows = {"a"}}}},
   {"opts.range must be {lo, hi}", P.bars, {1}, {range = {1}}},
   {"opts.range must be two finite numbers lo < hi", P.bars, {1}, {range = {2, 1}}},
   {"opts.range on a log axis must be positive", P.hist, {1}, {range = {0, 1}, log = true}},
