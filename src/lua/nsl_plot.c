@@ -184,6 +184,7 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
     nsl_argerror(L, arg, "opts.ascii=true and opts.glyphs='%s' disagree", plot_glyph_names[g]);
   o->glyphs = ascii ? PLOT_GLYPHS_ASCII : (plot_glyphs)g;
   p->color = opt_bool(L, arg, "color", 0);
+  o->color = p->color;
   o->title = opt_string(L, arg, "title");
   o->xlabel = opt_string(L, arg, "xlabel");
   o->ylabel = opt_string(L, arg, "ylabel");

@@ -60,6 +60,7 @@ typedef struct {
   int bins;       /* hist: number of bins (0: chosen from the data and the width) */
   int density;    /* hist: bar heights are densities (area 1) instead of counts */
   int values;     /* heatmap: -1 print values when they fit, 0 never, 1 always when possible */
+  int color;      /* the consumer shows the colours (a heatmap then explains them) */
 } plot_opts;
 
 /* Defaults: 64 x 16, blocks, legend auto, values auto, nothing else. */

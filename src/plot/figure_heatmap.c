@@ -80,11 +80,13 @@ plot_canvas *plot_fig_heatmap(const double *m, size_t rows, size_t cols, const p
   const char *le = f.ascii ? "<=" : "\u2264", *ge = f.ascii ? ">=" : "\u2265";
   int ne = 0;
   char a[16];
-  if (values) {
+  if (values && o->color) { /* the numbers speak for themselves; the colours need a key */
     e[ne++] = (fig_entry){"", "colour: blue < 0 < orange", PLOT_S_DIM};
     snprintf(names[ne], sizeof names[0], "scale %s", fig_num(scale, 7, a, sizeof a));
     e[ne] = (fig_entry){"", names[ne], PLOT_S_DIM};
     ne++;
+  } else if (values) {
+    /* no legend needed */
   } else if (cw >= 2) {
     e[ne++] = (fig_entry){"-+", "sign", PLOT_S_TEXT};
     for (int l = 1; l <= PLOT_DIV_MID; l++) {
@@ -110,7 +112,7 @@ plot_canvas *plot_fig_heatmap(const double *m, size_t rows, size_t cols, const p
   for (size_t i = 0; i < n; i++) zeros += m[i] == 0;
   if (!values && zeros) e[ne++] = (fig_entry){"0", "zero", PLOT_S_DIV(0)};
   if (nan) e[ne++] = (fig_entry){"?", "NaN", PLOT_S_MARK};
-  int legend = o->legend != 0;
+  int legend = o->legend != 0 && ne > 0;
   int lrows = legend ? fig_legend_rows(&f, e, ne) : 0;
 
   int y = fig_heading(&f, 1);

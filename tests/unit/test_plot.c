@@ -101,6 +101,23 @@ static plot_canvas *g_degenerate(plot_opts *o, char *err) {
   return plot_fig_lines(&s, 1, o, 1, err);
 }
 
+static plot_canvas *g_heatmap_nan(plot_opts *o, char *err) {
+  static const double m[4] = {-2, NAN, 0, 1};
+  o->width = 16, o->height = 10, o->values = 0;
+  return plot_fig_heatmap(m, 2, 2, o, err);
+}
+static plot_canvas *g_bars_range(plot_opts *o, char *err) {
+  static const double v[3] = {-3, 1, 5};
+  o->width = 30, o->height = 8, o->has_range = 1, o->lo = -2, o->hi = 4;
+  return plot_fig_bars(v, 3, o, err);
+}
+static plot_canvas *g_lines_logy(plot_opts *o, char *err) {
+  static const double y[5] = {1, 10, 100, 1000, 10000};
+  plot_xy s = {NULL, y, 5, NULL};
+  o->width = 30, o->height = 9, o->logy = 1;
+  return plot_fig_lines(&s, 1, o, 1, err);
+}
+
 static const struct {
   const char *name;
   builder fn;
@@ -110,6 +127,9 @@ static const struct {
     {"heatmap-glyphs", g_heatmap_glyphs, 1 | 4},
     {"heatmap-narrow", g_heatmap_narrow, 1 | 4},
     {"heatmap-ramp", g_heatmap_ramp, 1 | 4},
+    {"heatmap-nan", g_heatmap_nan, 4},
+    {"bars-range", g_bars_range, 1 | 4},
+    {"lines-logy", g_lines_logy, 7},
     {"lines", g_lines, 7},
     {"scatter-log", g_scatter_log, 7},
     {"bars", g_bars, 1 | 4},
