@@ -12,8 +12,11 @@ libnslua_la_SOURCES = \
 	src/lua/nsl_stats.c \
 	src/lua/nsl_rng.c \
 	src/lua/nsl_io.c \
+	src/lua/nsl_plot.c \
 	src/lua/explore_lua.c src/lua/explore_lua.h
 libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS)
+# ns.plot draws with src/plot (no curses)
+libnslua_la_LIBADD = libnsplot.la
 
 luacmod_LTLIBRARIES += normscope.la
 normscope_la_SOURCES =

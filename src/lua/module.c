@@ -21,6 +21,7 @@ int luaopen_normscope(lua_State *L) {
   nsl_open_stats(L);
   nsl_open_rng(L);
   nsl_open_io(L);
+  nsl_open_plot(L);
   nsx_open_module(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "version");

@@ -89,5 +89,6 @@ void nsl_open_normalize(lua_State *L);
 void nsl_open_stats(lua_State *L);
 void nsl_open_rng(lua_State *L);
 void nsl_open_io(lua_State *L);
+void nsl_open_plot(lua_State *L); /* nsl_plot.c: ns.plot */
 
 #endif

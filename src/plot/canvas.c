@@ -34,9 +34,23 @@ void plot_canvas_clear(plot_canvas *c) {
   memset(c->cells, 0, (size_t)c->w * (size_t)c->h * sizeof *c->cells);
 }
 
+/* 1 for code points that do not take exactly one column: controls, combining marks,
+ * and the East Asian wide and emoji blocks (a coarse, conservative table). */
+static int not_one_column(uint32_t ch) {
+  static const uint32_t ranges[][2] = {
+      {0x00, 0x1F},     {0x7F, 0x9F},       {0x0300, 0x036F},   {0x1100, 0x115F},
+      {0x200B, 0x200F}, {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},
+      {0x4E00, 0x9FFF}, {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},   {0xD800, 0xDFFF},
+      {0xF900, 0xFAFF}, {0xFE00, 0xFE0F},   {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},
+      {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}};
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+    if (ch >= ranges[i][0] && ch <= ranges[i][1]) return ch != 0;
+  return ch > 0x10FFFF;
+}
+
 void plot_put(plot_canvas *c, int x, int y, uint32_t ch, int style) {
   if (x < 0 || y < 0 || x >= c->w || y >= c->h) return;
-  if (c->ascii && ch >= 128) ch = '?';
+  if ((c->ascii && ch >= 128) || not_one_column(ch)) ch = '?';
   plot_cell *cell = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
   cell->ch = ch;
   cell->style = (uint16_t)style;

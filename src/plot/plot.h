@@ -38,6 +38,8 @@ enum {
   PLOT_S_SERIES1,
   PLOT_S_SERIES2,
   PLOT_S_SERIES3,
+  PLOT_S_SERIES4, /* series 4 and 5: figures only (figure.h) */
+  PLOT_S_SERIES5,
   PLOT_S_DIV0 = 16 /* PLOT_S_DIV0 + PLOT_DIV_MID + level, level in -PLOT_DIV_MID..PLOT_DIV_MID */
 };
 #define PLOT_DIV_MID 4
@@ -64,7 +66,9 @@ typedef struct {
 plot_canvas *plot_canvas_new(int w, int h, int ascii);
 void plot_canvas_free(plot_canvas *c);
 void plot_canvas_clear(plot_canvas *c);
-/* Out-of-range coordinates are ignored (clipping). */
+/* Out-of-range coordinates are ignored (clipping). A cell is one column: control
+ * characters and wide or combining code points are stored as '?' (as is anything
+ * non-ASCII on an ASCII canvas), so a row of w cells is w columns on the terminal. */
 void plot_put(plot_canvas *c, int x, int y, uint32_t ch, int style);
 /* Writes UTF-8 text from (x, y) on one row, clipped to maxw cells (maxw < 0: to the
  * canvas edge). Returns the cells written. Non-ASCII characters become '?' on ASCII

@@ -13,7 +13,7 @@ if [ -z "$lua" ]; then
 fi
 n=0
 fail=0
-for t in tensor normalize stats rng io claims ../fuzz/lua_api_fuzz; do
+for t in tensor normalize stats rng io claims plot figures ../fuzz/lua_api_fuzz; do
   n=$((n + 1))
   out=$(sh "$here/run-lua.sh" "$here/$t.lua" 2>&1)
   rc=$?
