@@ -885,7 +885,41 @@ static int l_explorer(lua_State *L) {
   return 1;
 }
 
+/* ns.fields() -> the explorer state's fields in table order: {name=, type=, doc=,
+ * choices= (enum names), lo=, hi= (ranges)}, for completion, help and tests. */
+static int l_fields(lua_State *L) {
+  lua_createtable(L, NS_F_COUNT, 0);
+  for (int f = 0; f < NS_F_COUNT; f++) {
+    const ns_field_desc *d = &ns_fields[f];
+    lua_createtable(L, 0, 6);
+    setstr(L, "name", d->name);
+    setstr(L, "type", ns_ftype_names[d->type]);
+    setstr(L, "doc", d->doc);
+    if (d->names) {
+      lua_newtable(L);
+      int k = 0;
+      for (; d->names[k]; k++) {
+        lua_pushstring(L, d->names[k]);
+        lua_rawseti(L, -2, k + 1);
+      }
+      if (d->flags & NS_FF_DEFAULT) {
+        lua_pushliteral(L, "default");
+        lua_rawseti(L, -2, k + 1);
+      }
+      lua_setfield(L, -2, "choices");
+    }
+    if (d->type == NS_FT_INT || d->type == NS_FT_DOUBLE || d->type == NS_FT_MOMENTUM) {
+      setnum(L, "lo", d->lo);
+      setnum(L, "hi", d->hi);
+    }
+    lua_rawseti(L, -2, f + 1);
+  }
+  return 1;
+}
+
 void nsx_open_module(lua_State *L) {
   lua_pushcfunction(L, l_explorer);
   lua_setfield(L, -2, "explorer");
+  lua_pushcfunction(L, l_fields);
+  lua_setfield(L, -2, "fields");
 }

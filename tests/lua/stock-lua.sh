@@ -13,7 +13,8 @@ if [ -z "$lua" ]; then
 fi
 n=0
 fail=0
-for t in tensor normalize stats rng io claims plot figures ../fuzz/lua_api_fuzz; do
+for t in tensor normalize stats rng torch_rng estimators vjp residual io claims stack plot figures \
+  explorer ../fuzz/lua_api_fuzz; do
   n=$((n + 1))
   out=$(sh "$here/run-lua.sh" "$here/$t.lua" 2>&1)
   rc=$?

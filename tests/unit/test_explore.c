@@ -471,6 +471,42 @@ static void test_degenerate(void) {
   ns_state_free(&s);
 }
 
+/* Undo steps keep what changed, not copies of x: hundreds of steps on a large x fit in a
+ * little memory, and undoing all of them gives back the starting state bit for bit. */
+static void test_history_compact(void) {
+  char err[NS_ERRLEN];
+  ns_state s, start;
+  ns_state_init(&s, err);
+  size_t shape[2] = {1024, 1024};
+  ns_tensor *x = ns_tensor_new(2, shape, NS_FP32, err);
+  for (size_t i = 0; i < x->n; i++) ns_tensor_set(x, i, (double)(i % 97) - 48.5);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_X);
+  p.v.x = x;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "a 1M-element fp32 x");
+  ns_tensor_free(x);
+  ns_state_copy(&start, &s, err);
+  ns_history h;
+  ns_history_init(&h, 1000);
+  int ok = 1;
+  for (int k = 0; k < 150; k++) ok &= ns_edit_eps_decade(&s, &h, k % 2 ? -1 : 1, err) == 0;
+  for (int k = 0; k < 50; k++) ok &= ns_edit_set_x(&s, &h, (size_t)k * 1000, 1e3 + k, err) == 0;
+  tap_ok(ok && h.nundo == 200, "200 changes, 200 undo steps (%zu)", h.nundo);
+  size_t bytes = ns_history_bytes(&h);
+  tap_ok(bytes < ((size_t)1 << 20), "they hold %zu bytes, not 200 copies of a 4 MB x", bytes);
+  int n = 0;
+  while (ns_history_undo(&h, &s)) n++;
+  tap_ok(n == 200 && ns_state_equal(&s, &start), "undoing all 200 gives the start back (%d)", n);
+  n = 0;
+  while (ns_history_redo(&h, &s)) n++;
+  tap_ok(n == 200 && ns_tensor_get(s.x, 49000) == 1049 && s.eps == 1e-5,
+         "redoing all 200 gives the end back");
+  ns_history_free(&h);
+  ns_state_free(&start);
+  ns_state_free(&s);
+}
+
 int main(void) {
   test_degenerate();
   test_defaults();
@@ -479,5 +515,6 @@ int main(void) {
   test_compute_default();
   test_compute_claims();
   test_eval_mode();
+  test_history_compact();
   return tap_done();
 }
