@@ -4,7 +4,9 @@
 
 #include "lua/repl.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -88,15 +90,218 @@ static int incomplete(lua_State *L, int status) {
   return msg && len >= n && strcmp(msg + len - n, mark) == 0;
 }
 
-/* Protected: formats the values on the stack as tostring would, tab separated, with a
- * final newline. Returns one string. */
+/* ---------------------------------------------------------------- showing values */
+
+/* The shortest %.Ng form of a float that reads back as the same double. */
+static void show_number(lua_State *L, int idx) {
+  if (lua_isinteger(L, idx)) {
+    lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, idx));
+    return;
+  }
+  double v = lua_tonumber(L, idx);
+  char buf[40];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  if (v == (double)(long long)v && fabs(v) < 1e15 && !strchr(buf, 'e')) strcat(buf, ".0");
+  lua_pushstring(L, buf);
+}
+
+/* Orders table keys: numbers first (ascending), then strings (alphabetical), then others. */
+static int key_less(lua_State *L, int a, int b) {
+  int ta = lua_type(L, a), tb = lua_type(L, b);
+  int ra = ta == LUA_TNUMBER ? 0 : ta == LUA_TSTRING ? 1 : 2;
+  int rb = tb == LUA_TNUMBER ? 0 : tb == LUA_TSTRING ? 1 : 2;
+  if (ra != rb) return ra < rb;
+  if (ra < 2) return lua_compare(L, a, b, LUA_OPLT);
+  return 0;
+}
+
+static int is_identifier(const char *s) {
+  if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (const char *c = s + 1; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_')) return 0;
+  return 1;
+}
+
+/* The text is built as pieces in a Lua table (out, an absolute index; *n pieces so far),
+ * so the stack stays balanced whatever the nesting. */
+static void put(lua_State *L, int out, int *n, const char *s) {
+  lua_pushstring(L, s);
+  lua_rawseti(L, out, ++*n);
+}
+
+static void put_top(lua_State *L, int out, int *n) { /* pops the string on top */
+  lua_rawseti(L, out, ++*n);
+}
+
+static void show_value(lua_State *L, int idx, int out, int *n, int depth, int indent, int multi);
+
+/* The non-array keys of the table at idx, sorted, as a new array on top of the stack;
+ * returns their count. */
+static int sorted_keys(lua_State *L, int idx, lua_Integer alen) {
+  lua_newtable(L);
+  int keys = lua_gettop(L), nk = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= alen) continue;
+    int j = nk;
+    lua_pushvalue(L, -1); /* the key to place */
+    while (j > 0) {
+      lua_rawgeti(L, keys, j);
+      if (!key_less(L, -2, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      lua_rawseti(L, keys, j + 1); /* move keys[j] up one */
+      j--;
+    }
+    lua_rawseti(L, keys, j + 1);
+    nk++;
+  }
+  return nk;
+}
+
+static void newline(lua_State *L, int out, int *n, int indent) {
+  char pad[82];
+  int k = indent < 80 ? indent : 80;
+  pad[0] = '\n';
+  memset(pad + 1, ' ', (size_t)k);
+  pad[k + 1] = 0;
+  put(L, out, n, pad);
+}
+
+/* A table as {1, 2, a = 1, b = {...}}: keys sorted after the array part; one line when it
+ * fits (multi 0), else one entry per line indented. */
+static void show_table(lua_State *L, int idx, int out, int *n, int depth, int indent, int multi) {
+  lua_Integer alen = (lua_Integer)lua_rawlen(L, idx);
+  int nk = sorted_keys(L, idx, alen);
+  int keys = lua_gettop(L);
+  put(L, out, n, "{");
+  for (lua_Integer i = 1; i <= alen + nk; i++) {
+    if (i > 1) put(L, out, n, ",");
+    if (multi)
+      newline(L, out, n, indent + 2);
+    else if (i > 1)
+      put(L, out, n, " ");
+    if (i <= alen) {
+      lua_rawgeti(L, idx, i);
+    } else {
+      lua_rawgeti(L, keys, (lua_Integer)(i - alen));
+      if (lua_type(L, -1) == LUA_TSTRING && is_identifier(lua_tostring(L, -1))) {
+        lua_pushvalue(L, -1);
+        put_top(L, out, n);
+      } else {
+        put(L, out, n, "[");
+        show_value(L, -1, out, n, depth + 1, indent + 2, 0);
+        put(L, out, n, "]");
+      }
+      put(L, out, n, " = ");
+      lua_rawget(L, idx);
+    }
+    show_value(L, -1, out, n, depth + 1, indent + 2, -1);
+    lua_pop(L, 1);
+  }
+  if (multi && alen + nk > 0) newline(L, out, n, indent);
+  put(L, out, n, "}");
+  lua_pop(L, 1); /* keys */
+}
+
+/* Appends the value at idx as the REPL shows it (strings quoted inside tables). multi:
+ * 1 one entry per line, 0 one line, -1 one line if it fits in 78 columns. */
+static void show_value(lua_State *L, int idx, int out, int *n, int depth, int indent, int multi) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER:
+    show_number(L, idx);
+    put_top(L, out, n);
+    return;
+  case LUA_TSTRING:
+    if (depth == 0) {
+      lua_pushvalue(L, idx);
+    } else {
+      lua_getglobal(L, "string");
+      lua_getfield(L, -1, "format");
+      lua_remove(L, -2);
+      lua_pushliteral(L, "%q");
+      lua_pushvalue(L, idx);
+      lua_call(L, 2, 1);
+    }
+    put_top(L, out, n);
+    return;
+  case LUA_TTABLE:
+    if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) {
+      lua_pop(L, 1);
+      break;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, "normscope.show.seen");
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, -2) != LUA_TNIL || depth > 6) {
+      lua_pop(L, 2);
+      put(L, out, n, depth > 6 ? "{...}" : "{...cycle}");
+      return;
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3); /* seen[t] = true */
+    if (multi < 0) {   /* one line if it fits */
+      lua_newtable(L);
+      int one = lua_gettop(L), k = 0;
+      show_table(L, idx, one, &k, depth, indent, 0);
+      lua_getglobal(L, "table");
+      lua_getfield(L, -1, "concat");
+      lua_remove(L, -2);
+      lua_pushvalue(L, one);
+      lua_call(L, 1, 1);
+      size_t len = lua_rawlen(L, -1);
+      if ((size_t)indent + len <= 78) {
+        put_top(L, out, n);
+      } else {
+        lua_pop(L, 1);
+        show_table(L, idx, out, n, depth, indent, 1);
+      }
+      lua_pop(L, 1); /* one */
+    } else {
+      show_table(L, idx, out, n, depth, indent, multi);
+    }
+    lua_pushvalue(L, idx);
+    lua_pushnil(L);
+    lua_rawset(L, -3); /* seen[t] = nil */
+    lua_pop(L, 1);     /* seen */
+    return;
+  default:
+    break;
+  }
+  luaL_tolstring(L, idx, NULL);
+  put_top(L, out, n);
+}
+
+void nslr_show(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "normscope.show.seen");
+  lua_newtable(L);
+  int out = lua_gettop(L), n = 0;
+  show_value(L, idx, out, &n, 0, 0, -1);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "concat");
+  lua_remove(L, -2);
+  lua_insert(L, out);
+  lua_call(L, 1, 1);
+}
+
+/* Protected: formats the values on the stack for reading, tab separated, with a final
+ * newline: tables nested with their keys sorted, numbers in full. Returns one string. */
 static int format_values(lua_State *L) {
   int n = lua_gettop(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b); /* the buffer may occupy a stack slot: push the values above it */
   for (int i = 1; i <= n; i++) {
     if (i > 1) luaL_addchar(&b, '\t');
-    luaL_tolstring(L, i, NULL);
+    nslr_show(L, i);
     luaL_addvalue(&b);
   }
   luaL_addchar(&b, '\n');

@@ -40,6 +40,11 @@ typedef void (*nslr_writer)(void *ud, const char *text, size_t len, int is_error
  * ("=stdin" gives messages "stdin:1: ..."); NULL means "=stdin". out may be NULL.
  * The Lua stack is left as it was. Returns NSLR_OK, NSLR_INCOMPLETE or NSLR_ERROR. */
 int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_writer out, void *ud);
+/* Pushes the value at idx as text for reading: tables nested with their keys sorted (the
+ * array part first), one line when it fits in 78 columns, strings quoted inside tables,
+ * numbers in full (the shortest form that reads back as the same double), cycles cut. Uses
+ * the global string.format and table.concat; may raise an error (call it protected). */
+void nslr_show(lua_State *L, int idx);
 
 /* The message handler of lua.c: turns the error object into a string (using
  * __tostring, or "(error object is a X value)") with a traceback appended. */

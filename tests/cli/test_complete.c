@@ -163,6 +163,13 @@ int main(void) {
   eval_is(L, "return 'a', nil, 3", NSLR_OK, "a\tnil\t3\n");
   eval_is(L, "x = 5", NSLR_OK, NULL);
   eval_is(L, "x", NSLR_OK, "5\n");
+  /* tables are shown, not as addresses: keys sorted, array part first, nested, full numbers */
+  eval_is(L, "{b = 2, a = {1, 2}, 0.1, 'q'}", NSLR_OK, "{0.1, \"q\", a = {1, 2}, b = 2}\n");
+  eval_is(L, "{[3] = true, x = 1 / 3, [1.5] = 0}", NSLR_OK,
+          "{[1.5] = 0, [3] = true, x = 0.3333333333333333}\n");
+  eval_is(L, "local t = {} t.me = t return t", NSLR_OK, "{me = {...cycle}}\n");
+  eval_is(L, "{s = string.rep('x', 90)}", NSLR_OK, "{\n  s = \"xxxx");
+  eval_is(L, "2.0, 1e300, -0.0", NSLR_OK, "2.0\t1e+300\t-0.0\n");
   eval_is(L, "for i = 1, 2 do", NSLR_INCOMPLETE, NULL);
   eval_is(L, "for i = 1, 2 do\nx = x + i\nend", NSLR_OK, NULL);
   eval_is(L, "x", NSLR_OK, "8\n");
