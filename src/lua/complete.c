@@ -1,6 +1,7 @@
 /* complete.c: completion of Lua names (globals, fields, methods); see complete.h. */
 #include "lua/complete.h"
 
+#include <ctype.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,31 @@ typedef struct {
   size_t len;
   size_t last; /* index of the last '.' or ':' (only meaningful if has_sep) */
   int has_sep;
-  int method; /* last separator is ':' */
+  int method;    /* last separator is ':' */
+  int in_setter; /* the word is a key of an open set{ ... } table: offer the state's fields */
 } query;
+
+/* Whether line[0, start) ends inside the table of a set{...} call (set{, set({, e:set{),
+ * where the word being typed is a field name: the last unclosed '{' follows "set". */
+static int in_set_table(const char *line, int start) {
+  int k = start - 1; /* a key stands right after '{' or ',' */
+  while (k >= 0 && line[k] == ' ') k--;
+  if (k < 0 || (line[k] != '{' && line[k] != ',')) return 0;
+  int depth = 0;
+  for (int i = start - 1; i >= 0; i--) {
+    if (line[i] == '}') depth++;
+    if (line[i] != '{') continue;
+    if (depth > 0) {
+      depth--;
+      continue;
+    }
+    int j = i - 1;
+    while (j >= 0 && (line[j] == ' ' || line[j] == '(')) j--;
+    return j >= 2 && strncmp(line + j - 2, "set", 3) == 0 &&
+           (j < 3 || !(isalnum((unsigned char)line[j - 3]) || line[j - 3] == '_'));
+  }
+  return 0;
+}
 
 /* Adds to the result table (at res) word[0, last] .. key for every string key of the
  * table at idx that extends the partial name. Stack: unchanged. */
@@ -164,6 +188,25 @@ static int collect(lua_State *L) {
   const query *q = (const query *)lua_touserdata(L, 1);
   lua_newtable(L);
   int res = lua_gettop(L);
+  if (!q->has_sep && q->in_setter) { /* the field names of the explorer state: ns.fields() */
+    lua_getglobal(L, "ns");
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "fields") == LUA_TFUNCTION &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+      for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
+        lua_getfield(L, -1, "name");
+        size_t n;
+        const char *name = lua_tolstring(L, -1, &n);
+        if (name && n >= q->len && memcmp(name, q->word, q->len) == 0) {
+          lua_pushboolean(L, 1);
+          lua_setfield(L, res, name);
+        }
+        lua_pop(L, 2);
+      }
+      lua_pop(L, 1);
+    }
+    lua_settop(L, res);
+    return 1; /* keys of set{} are field names only */
+  }
   if (!q->has_sep) {
     lua_pushglobaltable(L);
     add_keys(L, -1, res, q, 0);
@@ -232,6 +275,7 @@ char **nslc_complete(lua_State *L, const char *line, int start, int end) {
   if (start > 0 && (line[start - 1] == '.' || line[start - 1] == ':')) return NULL;
   query q;
   if (!parse_word(line + start, (size_t)(end - start), &q)) return NULL;
+  q.in_setter = !q.has_sep && in_set_table(line, start);
 
   int top = lua_gettop(L);
   if (!lua_checkstack(L, 8)) return NULL;

@@ -9,6 +9,8 @@
  *   ns.nor       fields of ns: "ns.normalize"
  *   a.b.c        fields of a.b (tables, and values whose metatable's __index lists fields)
  *   t:sh         methods of t found through its metatable: "t:shape"
+ *   set{ep       a key of a set{...} table (also e:set{, set({): the explorer state's
+ *                fields, from ns.fields(): "eps", "eps_at"
  * Fields are looked up with metamethods, in protected mode: a failing __index only
  * means no candidates. Inside a string literal nothing completes (NULL), so a caller
  * may fall back to file names there.

@@ -122,6 +122,15 @@ int main(void) {
   (void)luaL_dostring(L, "base = { inherited = 1 }; derived = setmetatable({ own = 1 },"
                          " { __index = base }); str = 'abc'");
 
+  /* keys of a set{} table complete to the explorer's fields, as ns.fields() lists them */
+  (void)luaL_dostring(L, "ns = {fields = function() return {{name = 'eps'}, {name = 'eps_at'},"
+                         " {name = 'x'}} end}; epsilon = 1");
+  expect(L, "set{ep", "eps eps_at");
+  expect(L, "e:set{x = 1, ep", "eps eps_at");
+  expect(L, "set({ e", "eps eps_at");
+  expect(L, "set{x = ep", "epsilon");
+  expect(L, "set{y = {ep", "epsilon");
+  expect(L, "reset{ep", "epsilon");
   expect(L, "mod.nor", "mod.norm2 mod.normalize");
   expect(L, "x = mod.normal", "mod.normalize");
   expect(L, "mod.", "mod.__hidden mod.norm2 mod.normalize mod.other mod.sub");
