@@ -347,11 +347,13 @@ int lesson_cmd_list(void) {
       status = 1;
       continue;
     }
-    char src[8];
-    snprintf(src, sizeof src, "%.3s", lesson_source(ls));
-    printf("%3d  %s\n", i + 1, lesson_title(ls));
-    printf("     text %s, %s; %d step%s (%s)\n", src, lesson_section(ls), lesson_nsteps(ls),
-           lesson_nsteps(ls) == 1 ? "" : "s", base_name(paths[i]));
+    const char *b = base_name(paths[i]);
+    printf("%3d  %.*s (%d step%s)\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
+           lesson_nsteps(ls) == 1 ? "" : "s");
+    put_wrapped(lesson_title(ls), "     ", LESSON_COLUMNS);
+    char where[LESSON_ERRLEN];
+    snprintf(where, sizeof where, "text %.3s, section %s", lesson_source(ls), lesson_section(ls));
+    put_wrapped(where, "     ", LESSON_COLUMNS);
     lesson_free(ls);
   }
   if (n == 0) printf("  (none)\n");
