@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,19 @@ static void put_wrapped(const char *text, const char *indent, size_t width) {
   }
 }
 
+/* printf, then put_wrapped at LESSON_COLUMNS. */
+#if defined(__GNUC__) || defined(__clang__)
+static void wrapf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static void wrapf(const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  put_wrapped(buf, "", LESSON_COLUMNS);
+}
+
 static int load_registry(lesson_registry **reg) {
   char err[LESSON_ERRLEN];
   *reg = lesson_registry_load(lesson_claims_path(), err);
@@ -198,9 +212,9 @@ typedef struct {
 static void on_claim(void *ud, const lesson_claim *c) {
   play_ctx *p = ud;
   if (p->print)
-    printf("  claim %s = %.10g  %s (expected %.10g, tol %g)\n", c->id, c->value,
-           c->verified ? "verified" : "FAILED", c->row ? c->row->expected : 0.0,
-           c->row ? c->row->tol : 0.0);
+    wrapf("  claim %s = %.10g  %s (expected %.10g, tol %g)", c->id, c->value,
+          c->verified ? "verified" : "FAILED", c->row ? c->row->expected : 0.0,
+          c->row ? c->row->tol : 0.0);
   if (!p->collect) return;
   if (p->n == p->cap) {
     size_t nc = p->cap ? 2 * p->cap : 64;
@@ -223,9 +237,12 @@ static void on_claim(void *ud, const lesson_claim *c) {
 
 static void print_fields(const char *label, const char *const *f) {
   if (!f || !*f) return;
-  printf("%s:", label);
-  for (int i = 0; f[i]; i++) printf("%s%s", i ? ", " : " ", f[i]);
-  printf("]\n");
+  char buf[1024];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "%s:", label);
+  for (int i = 0; f[i] && len < sizeof buf; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? ", " : " ", f[i]);
+  if (len < sizeof buf) snprintf(buf + len, sizeof buf - len, "]");
+  put_wrapped(buf, "", LESSON_COLUMNS);
 }
 
 /* Plays every step of ls. quiet: no text (verify). Returns the number of failures (failed
@@ -235,8 +252,8 @@ static int play(lesson *ls, int quiet) {
   int failures = 0, n = lesson_nsteps(ls);
   if (!quiet) {
     printf("%s\n", lesson_title(ls));
-    printf("from %s, section %s; %d step%s\n", lesson_source(ls), lesson_section(ls), n,
-           n == 1 ? "" : "s");
+    wrapf("from %s, section %s; %d step%s", lesson_source(ls), lesson_section(ls), n,
+          n == 1 ? "" : "s");
   }
   for (int k = 1; k <= n; k++) {
     if (!quiet) {

@@ -16,3 +16,16 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-syntax.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
+TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh
+EXTRA_DIST += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh \
+	tests/lessons/engine.lua tests/lessons/fail-claim.lua tests/lessons/fail-show.lua \
+	tests/lessons/lint-bad.lua
+
+check_PROGRAMS += tests/lessons/test_lesson
+TESTS += tests/lessons/test_lesson
+tests_lessons_test_lesson_SOURCES = tests/lessons/test_lesson.c tests/unit/tap.h
+tests_lessons_test_lesson_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
+	-DLESSON_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_lessons_test_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+tests_lessons_test_lesson_LDADD = libnslesson.la libnsexplore.la libnslua.la libnscore.la \
+	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
