@@ -9,3 +9,4 @@ LESSON_FILES = \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
 dist_lesson_DATA = $(LESSON_FILES)
+EXTRA_DIST += lessons/README.md
