@@ -24,6 +24,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "core/dtype.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
 
@@ -203,6 +204,7 @@ typedef struct {
 
 typedef struct {
   size_t used, limit;
+  size_t cbytes; /* bytes of live tensors the lesson got from ns.* (C memory) */
   long long count, budget;
   int dead;                    /* the budget is spent: nothing may catch that */
   int mem_hit;                 /* the allocator refused memory during this call */
@@ -393,6 +395,163 @@ static int sb_print(lua_State *L) {
   return 0;
 }
 
+/* ---- tensors count against the memory cap ----
+ * Tensor storage is C memory that the allocator never sees. Every C function the lesson
+ * can reach from ns.*, from the module's metatables and from the explorer globals is
+ * wrapped: each tensor it returns gets a tracker (a userdata holding the tensor's bytes)
+ * in a weak-keyed table, so when the tensor is collected its tracker goes too and gives
+ * the bytes back. When Lua heap plus live tensors pass the cap, a full collection runs;
+ * if they still do, the call ends as a memory bomb. */
+#define TRACK_MT "normscope.lesson.tracker"
+#define LIVE_KEY "normscope.lesson.live"
+
+static int tracker_gc(lua_State *L) {
+  size_t *b = lua_touserdata(L, 1);
+  sandbox *sb = sb_of(L);
+  sb->cbytes -= *b <= sb->cbytes ? *b : sb->cbytes;
+  *b = 0;
+  return 0;
+}
+
+/* Tracks the tensor at idx, or the tensors in the table at idx down to depth levels. */
+static void track_value(lua_State *L, int idx, int depth) {
+  idx = lua_absindex(L, idx);
+  ns_tensor *t = nsl_totensor(L, idx);
+  if (t) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_KEY); /* live */
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, -2) == LUA_TNIL) { /* live nil */
+      lua_pop(L, 1);
+      size_t bytes = sizeof *t + t->n * ns_dtype_size(t->dtype);
+      size_t *b = lua_newuserdatauv(L, sizeof *b, 0); /* live tracker */
+      *b = bytes;
+      luaL_setmetatable(L, TRACK_MT);
+      lua_pushvalue(L, idx);
+      lua_insert(L, -2); /* live tensor tracker */
+      lua_rawset(L, -3); /* live */
+      sb_of(L)->cbytes += bytes;
+    } else
+      lua_pop(L, 1);
+    lua_pop(L, 1);
+    return;
+  }
+  if (depth > 0 && lua_type(L, idx) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      track_value(L, -1, depth - 1);
+      lua_pop(L, 1);
+    }
+  }
+}
+
+static int sb_tracked(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  int st = lua_pcall(L, n, LUA_MULTRET, 0);
+  sandbox *sb = sb_of(L);
+  if (st != LUA_OK) {
+    /* called from here the function has no name: argument errors say '?'; put it back */
+    const char *m = lua_tostring(L, -1);
+    const char *q = m && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
+    if (q) {
+      const char *name = lua_tostring(L, lua_upvalueindex(2));
+      const char *hash = strstr(m, "bad argument #");
+      int arg = hash && hash < q ? atoi(hash + 14) : 0;
+      if (lua_toboolean(L, lua_upvalueindex(3)) && arg > 0) { /* a method: self is not #1 */
+        if (arg == 1)
+          lua_pushfstring(L, "%scalling '%s' on bad self%s",
+                          lua_pushlstring(L, m, (size_t)(hash - m)), name, q + 7);
+        else
+          lua_pushfstring(L, "%sbad argument #%d to '%s'%s",
+                          lua_pushlstring(L, m, (size_t)(hash - m)), arg - 1, name, q + 7);
+      } else
+        lua_pushfstring(L, "%s to '%s'%s", lua_pushlstring(L, m, (size_t)(q - m)), name, q + 7);
+    }
+    return lua_error(L);
+  }
+  int nr = lua_gettop(L);
+  for (int i = 1; i <= nr; i++) track_value(L, i, 2);
+  if (sb->used + sb->cbytes > sb->limit) {
+    lua_gc(L, LUA_GCCOLLECT); /* dead tensors are freed; their trackers go in the next one */
+    lua_gc(L, LUA_GCCOLLECT);
+    if (sb->used + sb->cbytes > sb->limit) {
+      sb->dead = 1;
+      return luaL_error(L,
+                        "memory limit exceeded: tensors hold %d MiB (the lesson may use %d MiB; "
+                        "NS_LESSON_MEM raises it)",
+                        (int)(sb->cbytes >> 20), (int)(sb->limit >> 20));
+    }
+  }
+  return nr;
+}
+
+static const char *const mt_skip[] = {"__gc", "__close", "__mode", "__name", "__metatable", NULL};
+
+/* Wraps every C function of the table at idx (keeping their names), and the functions of the
+ * tables that are upvalues of a C-closure __index. */
+static void wrap_table(lua_State *L, int idx, int depth, int method) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) { /* key value */
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -2);
+      int skip = 0;
+      for (const char *const *s = mt_skip; *s; s++) skip |= strcmp(k, *s) == 0;
+      if (!skip && lua_iscfunction(L, -1)) {
+        for (int u = 1; lua_getupvalue(L, -1, u); u++) { /* method tables of __index */
+          if (lua_type(L, -1) == LUA_TTABLE) wrap_table(L, -1, 0, 1);
+          lua_pop(L, 1);
+        }
+        lua_pushvalue(L, -2); /* key value key */
+        lua_pushboolean(L, method);
+        lua_pushcclosure(L, sb_tracked, 3);
+        lua_pushvalue(L, -2); /* key wrapped key */
+        lua_insert(L, -2);
+        lua_rawset(L, idx); /* key */
+        continue;
+      }
+      if (!skip && lua_type(L, -1) == LUA_TTABLE && (depth > 0 || strcmp(k, "__index") == 0))
+        wrap_table(L, -1, depth > 0 ? depth - 1 : 0, method || strcmp(k, "__index") == 0);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Wraps ns (and its subtables), the module's metatables and the explorer globals. */
+static void wrap_all(lua_State *L) {
+  luaL_newmetatable(L, TRACK_MT);
+  lua_pushcfunction(L, tracker_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, LIVE_KEY);
+
+  lua_getglobal(L, "ns");
+  wrap_table(L, -1, 1, 0);
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, LUA_REGISTRYINDEX)) { /* the module's metatables, "normscope.*" */
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE &&
+        strncmp(lua_tostring(L, -2), "normscope.", 10) == 0 &&
+        strncmp(lua_tostring(L, -2), "normscope.lesson.", 17) != 0)
+      wrap_table(L, -1, 0, 0);
+    lua_pop(L, 1);
+  }
+  static const char *const globals[] = {"set", "get", "result", "reset", NULL};
+  for (const char *const *g = globals; *g; g++) {
+    lua_getglobal(L, *g);
+    lua_pushstring(L, *g);
+    lua_pushboolean(L, 0);
+    lua_pushcclosure(L, sb_tracked, 3);
+    lua_setglobal(L, *g);
+  }
+}
+
 /* Text-only load, and collectgarbage without the tuning options. */
 static const char sb_prelude[] =
     "local load, error, collectgarbage = load, error, collectgarbage\n"
@@ -462,6 +621,8 @@ static int sb_open(lua_State *L) {
   lua_pushnil(L);
   lua_setglobal(L, "redo");
 
+  wrap_all(L);
+
   lua_pushlightuserdata(L, ls);
   lua_pushcclosure(L, l_lesson, 1);
   lua_setglobal(L, "lesson");
@@ -491,7 +652,7 @@ static int sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
     return 0;
   }
   char msg[LESSON_ERRLEN];
-  if (status == LUA_ERRMEM && sb->mem_hit && !sb->dead)
+  if (sb->mem_hit && !sb->dead) /* a refused allocation, maybe re-raised by a wrapper */
     snprintf(msg, sizeof msg,
              "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",
              sb->where, sb->limit >> 20);

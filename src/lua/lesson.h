@@ -9,7 +9,8 @@
  *                    show = {eps = 1e-3}}},
  *            ...}}
  *
- * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap and
+ * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (and
+ * the tensors the lesson holds, counted as ns.* returns them) and
  * whose count hook caps the VM instructions of every call into the lesson (loading the file,
  * a step's claims, a figure, a check). No io, os, require, package, debug, coroutine,
  * dofile/loadfile, string.dump, ns.load/ns.save; load() takes text only; collectgarbage
@@ -58,7 +59,7 @@
 
 #define LESSON_ERRLEN 512
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
-#define LESSON_DEFAULT_MEM ((size_t)64 << 20)
+#define LESSON_DEFAULT_MEM ((size_t)128 << 20)
 #define LESSON_DEFAULT_STEPS 200000000LL
 /* Width lesson text is written for; --check flags longer lines. */
 #define LESSON_COLUMNS 80

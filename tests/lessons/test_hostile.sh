@@ -6,9 +6,10 @@ NS=${NORMSCOPE:-./normscope}
 dir=${top_srcdir:-.}/tests/lessons
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-hostile.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-# a small budget keeps the endless loops short (the default is tested once below)
-NS_LESSON_STEPS=5000000
-export NS_LESSON_STEPS
+# a small budget and cap keep the endless loops and bombs short (the default budget is
+# tested once below)
+NS_LESSON_STEPS=5000000 NS_LESSON_MEM=32M
+export NS_LESSON_STEPS NS_LESSON_MEM
 
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -51,6 +52,17 @@ hostile syntax 3 "expected near"
 hostile runtime 6 "attempt to index a nil value"
 hostile error-table 2 "error object is a table value"
 hostile claim-unknown 3 "claim: unknown id 'no-such-claim'"
+hostile tensors 3 "memory limit exceeded: tensors hold"
+
+# many large temporaries are not a bomb: the collector gives their memory back in time
+if timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
+  ok "400 temporary 512 KiB tensors under a 32 MiB cap"
+else not_ok "400 temporary 512 KiB tensors under a 32 MiB cap" "stderr: $(head -c 300 "$tmp/err")"; fi
+# an argument error inside the sandbox still names the function and the lesson's line
+printf 'local t = ns.tensor{1, 2}\nlocal u = t:reshape("no")\n' >"$tmp/arg.lua"
+"$NS" lesson --headless "$tmp/arg.lua" >/dev/null 2>"$tmp/err"
+if grep -q -F "arg.lua:2: bad argument #1 to 'reshape'" "$tmp/err"; then ok "argument errors keep their names"
+else not_ok "argument errors keep their names" "stderr: $(head -c 300 "$tmp/err")"; fi
 
 # nothing was written by the ns.save attempt
 if [ ! -e /tmp/normscope-hostile.npy ]; then ok "ns.save wrote nothing"; else not_ok "ns.save wrote nothing"; fi
