@@ -538,8 +538,12 @@ static void wrap_all(lua_State *L) {
   while (lua_next(L, LUA_REGISTRYINDEX)) { /* the module's metatables, "normscope.*" */
     if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE &&
         strncmp(lua_tostring(L, -2), "normscope.", 10) == 0 &&
-        strncmp(lua_tostring(L, -2), "normscope.lesson.", 17) != 0)
+        strncmp(lua_tostring(L, -2), "normscope.lesson.", 17) != 0) {
       wrap_table(L, -1, 0, 0);
+      /* getmetatable(t) gives false: a lesson cannot swap a tensor's __gc and leak */
+      lua_pushboolean(L, 0);
+      lua_setfield(L, -2, "__metatable");
+    }
     lua_pop(L, 1);
   }
   static const char *const globals[] = {"set", "get", "result", "reset", NULL};
@@ -552,7 +556,8 @@ static void wrap_all(lua_State *L) {
   }
 }
 
-/* Text-only load, and collectgarbage without the tuning options. */
+/* Text-only load, collectgarbage without the tuning options, and setmetatable without __gc:
+ * Lua runs finalizers with hooks off, so one could loop beyond the budget. */
 static const char sb_prelude[] =
     "local load, error, collectgarbage = load, error, collectgarbage\n"
     "_G.load = function(chunk, name, mode, ...)\n"
@@ -560,6 +565,14 @@ static const char sb_prelude[] =
     "    error(\"load: lessons load text chunks only (mode 't')\", 2)\n"
     "  end\n"
     "  return load(chunk, name, 't', ...)\n"
+    "end\n"
+    "local setmetatable, rawget, type = setmetatable, rawget, type\n"
+    "_G.setmetatable = function(t, mt)\n"
+    "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+    "    error('setmetatable: lessons cannot set __gc (finalizers run outside the ' ..\n"
+    "          'instruction budget)', 2)\n"
+    "  end\n"
+    "  return setmetatable(t, mt)\n"
     "end\n"
     "_G.collectgarbage = function(opt, ...)\n"
     "  if opt == nil or opt == 'collect' or opt == 'count' or opt == 'step' then\n"

@@ -53,6 +53,7 @@ hostile runtime 6 "attempt to index a nil value"
 hostile error-table 2 "error object is a table value"
 hostile claim-unknown 3 "claim: unknown id 'no-such-claim'"
 hostile tensors 3 "memory limit exceeded: tensors hold"
+hostile gc 3 "lessons cannot set __gc"
 
 # many large temporaries are not a bomb: the collector gives their memory back in time
 if timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
