@@ -382,27 +382,56 @@ int lesson_cmd_list(void) {
 /* ------------------------------------------------------------------ --check */
 
 typedef struct {
+  int step, seq;
+  char *text; /* the whole line */
+} lint_msg;
+
+typedef struct {
   const char *file;
   int problems;
   char **ids;
   int *id_step;
   size_t nids, cap;
-  int step;
+  lint_msg *msgs; /* printed at the end, by step */
+  size_t nmsgs, msgcap;
 } lint_ctx;
+
+static int cmp_msg(const void *a, const void *b) {
+  const lint_msg *x = a, *y = b;
+  if (x->step != y->step) return x->step < y->step ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
 
 static void lint_problem(void *ud, int k, const char *msg) {
   lint_ctx *c = ud;
   c->problems++;
+  char line[LESSON_ERRLEN + 300];
   /* messages from the engine may already start with the file name */
   size_t fl = strlen(c->file);
-  if (strncmp(msg, c->file, fl) == 0 && msg[fl] == ':') {
-    printf("%s\n", msg);
+  if (strncmp(msg, c->file, fl) == 0 && msg[fl] == ':')
+    snprintf(line, sizeof line, "%s", msg);
+  else if (k > 0)
+    snprintf(line, sizeof line, "%s: step %d: %s", c->file, k, msg);
+  else
+    snprintf(line, sizeof line, "%s: %s", c->file, msg);
+  if (c->nmsgs == c->msgcap) {
+    size_t nc = c->msgcap ? 2 * c->msgcap : 16;
+    lint_msg *nm = realloc(c->msgs, nc * sizeof *nm);
+    if (!nm) {
+      printf("%s\n", line); /* no room to sort it: print it now */
+      return;
+    }
+    c->msgs = nm;
+    c->msgcap = nc;
+  }
+  char *text = malloc(strlen(line) + 1);
+  if (!text) {
+    printf("%s\n", line);
     return;
   }
-  if (k > 0)
-    printf("%s: step %d: %s\n", c->file, k, msg);
-  else
-    printf("%s: %s\n", c->file, msg);
+  strcpy(text, line);
+  c->msgs[c->nmsgs] = (lint_msg){k, (int)c->nmsgs, text};
+  c->nmsgs++;
 }
 
 static void lint_claim(void *ud, const lesson_claim *cl) {
@@ -456,7 +485,7 @@ static void lint_lines(lint_ctx *c, int k, const char *what, const char *text) {
 int lesson_cmd_check(const char *file) {
   lesson_registry *reg;
   if (load_registry(&reg)) return 1;
-  lint_ctx c = {file, 0, NULL, NULL, 0, 0, 0};
+  lint_ctx c = {file, 0, NULL, NULL, 0, 0, NULL, 0, 0};
   lesson_options o;
   lesson_options_init(&o);
   o.registry = reg;
@@ -504,6 +533,12 @@ int lesson_cmd_check(const char *file) {
       }
     }
   }
+  if (c.nmsgs > 1) qsort(c.msgs, c.nmsgs, sizeof *c.msgs, cmp_msg);
+  for (size_t i = 0; i < c.nmsgs; i++) {
+    printf("%s\n", c.msgs[i].text);
+    free(c.msgs[i].text);
+  }
+  free(c.msgs);
   if (c.problems == 0) printf("%s: ok, %d steps\n", file, lesson_nsteps(ls));
   for (size_t i = 0; i < c.nids; i++) free(c.ids[i]);
   free(c.ids);
