@@ -9,13 +9,14 @@
  *                    show = {eps = 1e-3}}},
  *            ...}}
  *
- * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (and
- * the tensors the lesson holds, counted as ns.* returns them) and
- * whose count hook caps the VM instructions of every call into the lesson (loading the file,
- * a step's claims, a figure, a check). No io, os, require, package, debug, coroutine,
- * dofile/loadfile, string.dump, ns.load/ns.save; load() takes text only; collectgarbage
- * only "collect", "count" and "step". Any error, budget or memory overrun ends that call with
- * "FILE:LINE: message" in err and leaves the caller's state untouched.
+ * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (the
+ * tensors the lesson holds count too, as ns.* returns them) and whose count hook caps the VM
+ * instructions of every call into the lesson (loading the file, a step's claims, a figure, a
+ * check). No io, os, require, package, debug, coroutine, dofile/loadfile, string.dump,
+ * ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count" and
+ * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); pcall cannot catch
+ * the end of the budget or a refused allocation. Any error, budget or memory overrun ends
+ * that call with "FILE:LINE: message" in err and leaves the caller's state untouched.
  *
  * Step states: step 1's state is the default explorer state with step 1's `set` applied,
  * step k's is step k-1's with step k's `set` applied (then `focus`). The engine computes all
