@@ -805,7 +805,19 @@ static int l_claim(lua_State *L) {
     return luaL_error(L, "claim: unknown id '%s' (not in claims.tsv)", id);
   lesson_claim c = {id, row, v, row ? lesson_claim_ok(row, v) : 0, ls->cur_step};
   if (!c.verified) ls->nfailed++;
-  if (ls->opt.on_claim) ls->opt.on_claim(ls->opt.ud, &c);
+  if (ls->opt.on_claim)
+    ls->opt.on_claim(ls->opt.ud, &c);
+  else { /* nobody collects verdicts: say it where print() goes */
+    char line[LESSON_ERRLEN];
+    snprintf(line, sizeof line, "claim %s = %.17g: %s", id, v,
+             c.verified ? "verified"
+             : row      ? "FAILED"
+                        : "unknown id");
+    if (ls->opt.out)
+      ls->opt.out(ls->opt.ud, line);
+    else
+      printf("%s\n", line);
+  }
   lua_pushboolean(L, c.verified);
   return 1;
 }

@@ -104,7 +104,7 @@ typedef struct {
   const lesson_registry *registry; /* required for claim(); borrowed */
   /* Lines the lesson prints (print(...)); NULL: standard output. */
   void (*out)(void *ud, const char *line);
-  /* Every claim(id, value) call; may be NULL. */
+  /* Every claim(id, value) call; NULL: a verdict line goes where print() output goes. */
   void (*on_claim)(void *ud, const lesson_claim *c);
   void *ud;
   /* Check mode (lesson --check): claim() reports an unknown id through on_claim (row NULL)
