@@ -13,6 +13,7 @@ lesson{title = "engine fixture", source = "999", section = "test",
      end},
     {text = "five", set = {eps = 1e-3},
      claims = function(s)
+       print("five", 5)
        claim("c15-rank-centered", 2)
        claim("c15-rank-rms", 2.5)
        claim("c15-eps-radial", 0 / 0)

@@ -22,6 +22,13 @@ typedef struct {
 static seen claims[16];
 static int nclaims;
 
+static char outbuf[1024];
+static void out(void *ud, const char *line) {
+  (void)ud;
+  size_t n = strlen(outbuf);
+  snprintf(outbuf + n, sizeof outbuf - n, "%s\n", line);
+}
+
 static void on_claim(void *ud, const lesson_claim *c) {
   (void)ud;
   if (nclaims < 16) {
@@ -187,6 +194,20 @@ int main(void) {
   ns_state_free(&ref2);
   ns_state_free(&ref5);
   ns_tensor_free(x);
+  lesson_free(ls);
+
+  /* print() and, without on_claim, the verdicts go to opt.out */
+  lesson_options o2 = o;
+  o2.on_claim = NULL;
+  o2.out = out;
+  ls = lesson_load(LESSON_TEST_SRCDIR "/tests/lessons/engine.lua", &o2, err);
+  outbuf[0] = '\0';
+  rc = ls ? lesson_claims(ls, 5, err) : -1;
+  tap_ok(rc == 2 && strstr(outbuf, "five\t5\n") &&
+             strstr(outbuf, "claim c15-rank-centered = 2: verified\n") &&
+             strstr(outbuf, "claim c15-rank-rms = 2.5: FAILED\n"),
+         "print and the verdicts reach opt.out");
+  if (rc != 2) tap_diag("claims: %d (%s)", rc, err);
   lesson_free(ls);
 
   /* a file that never calls lesson{} */
