@@ -14,7 +14,9 @@
  * instructions of every call into the lesson (loading the file, a step's claims, a figure, a
  * check). No io, os, require, package, debug, coroutine, dofile/loadfile, string.dump,
  * ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count" and
- * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); pcall cannot catch
+ * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); string.find/
+ * match/gmatch/gsub refuse patterns whose backtracking could outlast the budget (they run
+ * in C, unhooked); pcall cannot catch
  * the end of the budget or a refused allocation. Any error, budget or memory overrun ends
  * that call with "FILE:LINE: message" in err and leaves the caller's state untouched.
  *
