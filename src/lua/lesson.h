@@ -63,7 +63,7 @@
 #define LESSON_ERRLEN 512
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
 #define LESSON_DEFAULT_MEM ((size_t)128 << 20)
-#define LESSON_DEFAULT_STEPS 200000000LL
+#define LESSON_DEFAULT_STEPS 50000000LL
 /* Width lesson text is written for; --check flags longer lines. */
 #define LESSON_COLUMNS 80
 

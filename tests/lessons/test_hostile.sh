@@ -79,7 +79,7 @@ if grep -q "(1 MiB; NS_LESSON_MEM" "$tmp/err"; then ok "NS_LESSON_MEM=1M is the 
   not_ok "NS_LESSON_MEM=1M is the cap" "stderr: $(head -c 300 "$tmp/err")"; fi
 unset NS_LESSON_STEPS
 timeout 120 "$NS" lesson --headless "$dir/hostile-loop.lua" >/dev/null 2>"$tmp/err"
-if grep -q "(200000000 VM instructions" "$tmp/err"; then ok "the default budget ends a loop too"; else
+if grep -q "(50000000 VM instructions" "$tmp/err"; then ok "the default budget ends a loop too"; else
   not_ok "the default budget ends a loop too" "stderr: $(head -c 300 "$tmp/err")"; fi
 
 echo "1..$n"
