@@ -855,7 +855,24 @@ static const luaL_Reg state_fns[] = {
 const char *const nsx_function_names[] = {"set",    "get",  "undo", "redo", "reset",
                                           "result", "dump", "save", "load", NULL};
 
-nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
+/* The global load: a state file when called with one string naming an existing file,
+ * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. */
+static int l_load_global(lua_State *L) {
+  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
+    FILE *f = fopen(lua_tostring(L, 1), "rb");
+    if (f) {
+      fclose(f);
+      return l_load(L);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+nsx_ctx *nsx_open_ex(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud,
+                     unsigned flags) {
   lua_pushglobaltable(L);                          /* G */
   nsx_ctx *c = lua_newuserdatauv(L, sizeof *c, 0); /* G ctx */
   memset(c, 0, sizeof *c);
@@ -865,9 +882,24 @@ nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(vo
   c->ud = ud;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "normscope.explore.ctx"); /* keeps ctx alive */
-  luaL_setfuncs(L, state_fns, 1); /* each function keeps ctx as upvalue 1; pops ctx */
-  lua_pop(L, 1);                  /* G */
+  for (const luaL_Reg *r = state_fns; r->name; r++) {
+    int file = strcmp(r->name, "save") == 0 || strcmp(r->name, "load") == 0;
+    if (file && (flags & NSX_NO_FILES)) continue;
+    lua_pushvalue(L, -1); /* G ctx ctx */
+    if (strcmp(r->name, "load") == 0) {
+      lua_getfield(L, -3, "load"); /* Lua's own load */
+      lua_pushcclosure(L, l_load_global, 2);
+    } else {
+      lua_pushcclosure(L, r->func, 1);
+    }
+    lua_setfield(L, -3, r->name);
+  }
+  lua_pop(L, 2); /* ctx, G */
   return c;
+}
+
+nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
+  return nsx_open_ex(L, s, h, on_change, ud, 0);
 }
 
 void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud) {
