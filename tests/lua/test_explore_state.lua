@@ -192,5 +192,14 @@ r = result()
 ok(not r.jacobian.done and r.jacobian.skip:find("1000 elements", 1, true) ~= nil,
    "big x: " .. tostring(r.jacobian.skip))
 
+-- load: a state file when given one, Lua's own load for a chunk
+ok(load("return 41 + 1")() == 42, "load(chunk) is still Lua's load")
+local st = os.tmpname()
+set{eps = 0.25}
+ok(save(st) == true, "save(FILE)")
+set{eps = 1e-5}
+ok(load(st) == true and get().eps == 0.25, "load(FILE) applies the state file")
+os.remove(st)
+
 print("1.." .. n)
 tap_failed = failed
