@@ -501,6 +501,18 @@ static void push_matrix(lua_State *L, const double *v, size_t rows, size_t cols)
   nsl_pushtensor(L, t);
 }
 
+/* t[k] = an array of the n values, for the table on top. */
+static void setdoubles(lua_State *L, const char *k, const double *v, size_t n) {
+  push_doubles(L, v, n);
+  lua_setfield(L, -2, k);
+}
+
+/* t[k] = a rows x cols fp64 tensor of v, for the table on top. */
+static void setmatrix(lua_State *L, const char *k, const double *v, size_t rows, size_t cols) {
+  push_matrix(L, v, rows, cols);
+  lua_setfield(L, -2, k);
+}
+
 static void setnum(lua_State *L, const char *k, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, k);
@@ -529,12 +541,9 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "y");
   setnum(L, "y_mean", r->y_mean);
   setnum(L, "y_std", r->y_std);
-  push_doubles(L, r->norm.mean, r->norm.plan.nstat);
-  lua_setfield(L, -2, "mean");
-  push_doubles(L, r->norm.var, r->norm.plan.nstat);
-  lua_setfield(L, -2, "var");
-  push_doubles(L, r->norm.denom, r->norm.plan.nstat);
-  lua_setfield(L, -2, "denom");
+  setdoubles(L, "mean", r->norm.mean, r->norm.plan.nstat);
+  setdoubles(L, "var", r->norm.var, r->norm.plan.nstat);
+  setdoubles(L, "denom", r->norm.denom, r->norm.plan.nstat);
   lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
   lua_setfield(L, -2, "ndegenerate");
   setstr(L, "cond", cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
@@ -573,14 +582,10 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "jacobian");
 
   lua_createtable(L, 0, 6); /* batch */
-  push_matrix(L, r->bn, r->B, r->D);
-  lua_setfield(L, -2, "bn");
-  push_matrix(L, r->ln, r->B, r->D);
-  lua_setfield(L, -2, "ln");
-  push_doubles(L, r->target_now, r->D);
-  lua_setfield(L, -2, "target_now");
-  push_doubles(L, r->target_base, r->D);
-  lua_setfield(L, -2, "target_base");
+  setmatrix(L, "bn", r->bn, r->B, r->D);
+  setmatrix(L, "ln", r->ln, r->B, r->D);
+  setdoubles(L, "target_now", r->target_now, r->D);
+  setdoubles(L, "target_base", r->target_base, r->D);
   lua_createtable(L, (int)r->D, 0);
   for (size_t j = 0; j < r->D; j++) {
     lua_pushboolean(L, r->flip[j]);
@@ -596,22 +601,15 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "d");
   lua_pushinteger(L, (lua_Integer)r->train_n);
   lua_setfield(L, -2, "n");
-  push_matrix(L, r->eval_x, r->eval_n, r->train_d);
-  lua_setfield(L, -2, "eval_x");
-  push_doubles(L, r->eval_mean, r->train_d);
-  lua_setfield(L, -2, "eval_mean");
-  push_doubles(L, r->eval_var, r->train_d);
-  lua_setfield(L, -2, "eval_var");
-  push_matrix(L, r->eval_y, r->eval_n, r->train_d);
-  lua_setfield(L, -2, "eval_y");
+  setmatrix(L, "eval_x", r->eval_x, r->eval_n, r->train_d);
+  setdoubles(L, "eval_mean", r->eval_mean, r->train_d);
+  setdoubles(L, "eval_var", r->eval_var, r->train_d);
+  setmatrix(L, "eval_y", r->eval_y, r->eval_n, r->train_d);
   for (int k = 0; k < 3; k++) {
     lua_createtable(L, 0, 5);
-    push_doubles(L, r->est[k].mean, r->train_d);
-    lua_setfield(L, -2, "mean");
-    push_doubles(L, r->est[k].var, r->train_d);
-    lua_setfield(L, -2, "var");
-    push_matrix(L, r->est[k].y, r->eval_n, r->train_d);
-    lua_setfield(L, -2, "y");
+    setdoubles(L, "mean", r->est[k].mean, r->train_d);
+    setdoubles(L, "var", r->est[k].var, r->train_d);
+    setmatrix(L, "y", r->est[k].y, r->eval_n, r->train_d);
     setnum(L, "gap", r->est[k].gap);
     setnum(L, "estimator_gap", r->est_gap[k]);
     lua_setfield(L, -2, r->est[k].name);
@@ -628,18 +626,12 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   if (!r->resid_done) {
     setstr(L, "skip", r->resid_skip);
   } else {
-    push_matrix(L, r->W, r->rw, r->rw);
-    lua_setfield(L, -2, "W");
-    push_matrix(L, r->J_none, r->rn, r->rn);
-    lua_setfield(L, -2, "J_none");
-    push_matrix(L, r->J_pre, r->rn, r->rn);
-    lua_setfield(L, -2, "J_pre");
-    push_matrix(L, r->J_post, r->rn, r->rn);
-    lua_setfield(L, -2, "J_post");
-    push_doubles(L, r->sv_pre, r->rn);
-    lua_setfield(L, -2, "sv_pre");
-    push_doubles(L, r->sv_post, r->rn);
-    lua_setfield(L, -2, "sv_post");
+    setmatrix(L, "W", r->W, r->rw, r->rw);
+    setmatrix(L, "J_none", r->J_none, r->rn, r->rn);
+    setmatrix(L, "J_pre", r->J_pre, r->rn, r->rn);
+    setmatrix(L, "J_post", r->J_post, r->rn, r->rn);
+    setdoubles(L, "sv_pre", r->sv_pre, r->rn);
+    setdoubles(L, "sv_post", r->sv_post, r->rn);
     lua_pushinteger(L, r->rank_pre);
     lua_setfield(L, -2, "rank_pre");
     lua_pushinteger(L, r->rank_post);
@@ -653,20 +645,13 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   if (!r->vjp_done) {
     setstr(L, "skip", r->vjp_skip);
   } else {
-    push_doubles(L, r->g, r->vn);
-    lua_setfield(L, -2, "g");
-    push_doubles(L, r->dx, r->vn);
-    lua_setfield(L, -2, "dx");
-    push_doubles(L, r->dx_direct, r->vn);
-    lua_setfield(L, -2, "direct");
-    push_doubles(L, r->dx_mean, r->vn);
-    lua_setfield(L, -2, "via_mean");
-    push_doubles(L, r->dx_var, r->vn);
-    lua_setfield(L, -2, "via_var");
-    push_doubles(L, r->dgamma, r->naffine);
-    lua_setfield(L, -2, "dgamma");
-    push_doubles(L, r->dbeta, r->naffine);
-    lua_setfield(L, -2, "dbeta");
+    setdoubles(L, "g", r->g, r->vn);
+    setdoubles(L, "dx", r->dx, r->vn);
+    setdoubles(L, "direct", r->dx_direct, r->vn);
+    setdoubles(L, "via_mean", r->dx_mean, r->vn);
+    setdoubles(L, "via_var", r->dx_var, r->vn);
+    setdoubles(L, "dgamma", r->dgamma, r->naffine);
+    setdoubles(L, "dbeta", r->dbeta, r->naffine);
     setnum(L, "sum_max", r->dx_sum_max);
     setnum(L, "xhat_max", r->dx_xhat_max);
     setnum(L, "vs_jtg", r->vjp_vs_jtg);

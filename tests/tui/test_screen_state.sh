@@ -5,15 +5,6 @@
 # (focus) reach the screen through set{}. The expected eps is typed here, not read back.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
-lua() {
-  keys :
-  wait_re "^> ?$" || return 1
-  lit "$1"
-  keys Enter
-  sleep 0.2
-  keys Escape
-}
-
 # --resume before any session: a clear message, exit 1
 out=$("$NS" --resume 2>&1 </dev/null)
 st=$?
