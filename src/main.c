@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lua/lesson_run.h"
 #include "lua/nsl.h"
 #include "lua/repl.h"
 #include "tui/tui.h"
@@ -33,6 +34,8 @@ typedef struct {
 static int cmd_run(int argc, char **argv, int first);
 static int cmd_repl(int argc, char **argv, int first);
 static int cmd_help(int argc, char **argv, int first);
+static int cmd_lesson(int argc, char **argv, int first);
+static int cmd_verify(int argc, char **argv, int first);
 
 static const command commands[] = {
     {"run", "FILE.lua [ARG]...", "run a Lua script with the module loaded as `ns`",
@@ -61,16 +64,35 @@ static const command commands[] = {
      "History is kept in $XDG_STATE_HOME/normscope/history (by default\n"
      "~/.local/state/normscope/history), shared with the explorer's prompt.\n",
      cmd_repl},
-    {"lesson", "[NAME|FILE]", "list the lessons, or play one in the explorer",
-     "Usage: " PROG " lesson [--headless] [NAME|FILE]\n"
-     "List the lessons, or play one in the explorer (--headless: print it and check its\n"
-     "claims). Not available yet.\n",
-     NULL},
-    {"verify", "[--tsv]", "run every lesson headless and check its claims",
-     "Usage: " PROG " verify [--tsv]\n"
-     "Run every lesson headless, one line per claim; exit 1 if one fails.\n"
-     "Not available yet.\n",
-     NULL},
+    {"lesson", "[NAME|N|FILE]", "list the lessons, or play one",
+     "Usage: " PROG " lesson\n"
+     "  or:  " PROG " lesson --headless NAME|N|FILE\n"
+     "  or:  " PROG " lesson --check FILE\n"
+     "Without arguments, list the lessons in reading order: number, title, the text and\n"
+     "section they teach, and their steps.\n"
+     "\n"
+     "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
+     "                 its figures (as text), each claim's verdict and each try-it; exit\n"
+     "                 status 1 if a claim fails. X is a lesson's number in the list, its\n"
+     "                 name (or the start of it, e.g. 000-15.1) or a file.\n"
+     "  --check FILE   lint a lesson file: unknown claim ids and state fields, steps\n"
+     "                 without text, lines over 80 columns, try-its that cannot be done.\n"
+     "\n"
+     "Playing a lesson in the explorer (" PROG " lesson NAME) is not available yet.\n"
+     "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
+     "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
+     "name another lessons folder or claims file.\n",
+     cmd_lesson},
+    {"verify", "[--tsv] [--source LIST]", "run every lesson headless and check its claims",
+     "Usage: " PROG " verify [--tsv] [--source LIST]\n"
+     "Run every lesson headless and print one line per claim. Exit status 1 if a claim\n"
+     "fails, a lesson errs, a claim is verified twice, or a claim of the registry\n"
+     "(claims.tsv) is verified by no lesson.\n"
+     "\n"
+     "  --tsv           print exactly ID<TAB>verified|failed<TAB>VALUE (VALUE with %.17g)\n"
+     "  --source LIST   only the texts in LIST, comma-separated number prefixes (e.g.\n"
+     "                  000,001): their lessons, and their registry claims only\n",
+     cmd_verify},
     {"audit", "FILE [OPTION]...", "audit an activation tensor",
      "Usage: " PROG " audit FILE [--kind K] [--axes A] [--groups G] [--tsv]\n"
      "Audit the normalization of an activation tensor read from FILE (.npy or .csv).\n"
@@ -314,6 +336,59 @@ static int cmd_repl(int argc, char **argv, int first) {
   int status = nslr_repl(L);
   lua_close(L);
   return status;
+}
+
+/* `lesson` and `verify`: argument parsing here, the work in lesson_run.c. */
+static int cmd_lesson(int argc, char **argv, int first) {
+  const char *headless = NULL, *check = NULL, *name = NULL;
+  for (int i = first + 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) return print_command_help(find_command("lesson"));
+    if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0) {
+      if (i + 1 >= argc) return usage_error(a, "needs a lesson", "lesson");
+      *(a[2] == 'h' ? &headless : &check) = argv[++i];
+    } else if (a[0] == '-' && a[1] != '\0') {
+      char what[256];
+      snprintf(what, sizeof what, "lesson: %s", a);
+      return usage_error(what, "unknown option", "lesson");
+    } else if (name)
+      return usage_error("lesson", "one lesson at a time", "lesson");
+    else
+      name = a;
+  }
+  if ((headless != NULL) + (check != NULL) + (name != NULL) > 1)
+    return usage_error("lesson", "give one of NAME, --headless X or --check FILE", "lesson");
+  if (headless) return lesson_cmd_headless(headless);
+  if (check) return lesson_cmd_check(check);
+  if (name) {
+    fprintf(stderr,
+            PROG ": lesson: playing in the explorer is not available yet; try '" PROG
+                 " lesson --headless %s'\n",
+            name);
+    return EXIT_USAGE;
+  }
+  return lesson_cmd_list();
+}
+
+static int cmd_verify(int argc, char **argv, int first) {
+  int tsv = 0;
+  const char *sources = NULL;
+  for (int i = first + 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) return print_command_help(find_command("verify"));
+    if (strcmp(a, "--tsv") == 0)
+      tsv = 1;
+    else if (strcmp(a, "--source") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return usage_error("verify: --source", "needs a list such as 000,001", "verify");
+      sources = argv[++i];
+    } else {
+      char what[256];
+      snprintf(what, sizeof what, "verify: %s", a);
+      return usage_error(what, a[0] == '-' ? "unknown option" : "unexpected argument", "verify");
+    }
+  }
+  return lesson_cmd_verify(tsv, sources);
 }
 
 static int cmd_help(int argc, char **argv, int first) {

@@ -1,0 +1,81 @@
+-- Text 000 (chapter 15), the opening: one shift by ten that the centered map forgets and
+-- the RMS map remembers, and a variance that fp32 arithmetic turns into zero.
+local X = {-2, -1, 1, 2}
+local NEAR = {9998, 9999, 10001, 10002}
+
+lesson{
+  title = "A shift by ten, and a variance that vanishes",
+  source = "000_b251982bd6a65d6e.txt",
+  section = "opening",
+  steps = {
+    {text = [[
+Two normalization maps are often treated as interchangeable. This lesson
+shows in two experiments that they are not.
+
+The input is x = (-2, -1, 1, 2), the map is the centered one (kind layer:
+subtract the mean, divide by the standard deviation), and eps is 0. The
+output panel also normalizes x + 10, the input shifted by ten in every
+coordinate (the shift probe).
+
+Look at the shifted column: it is the same as y. Centering removed the ten.]],
+     set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
+     focus = "output"},
+
+    {text = [[
+Now use the RMS map (kind rms): it divides x by its root mean square and
+never subtracts the mean. The same shift by ten now changes the output:
+the largest change over the four coordinates is about 2.055.
+
+The two maps agree on x itself (its mean is 0) but not on x + 10. They
+keep different information about the input.]],
+     set = {kind = "rms"},
+     focus = "output",
+     claims = function(s)
+       claim("c15-rms-shift-maxdiff", result().shift_dev)
+     end,
+     try = {text = [[
+Switch back to the centered map (press k, or set{kind = "layer"}) and
+watch the largest change fall back to 0.]],
+            check = function(s)
+              if s.kind ~= "layer" then return "the kind is still " .. s.kind end
+              return result().shift_dev == 0 or "the shifted output still differs"
+            end,
+            show = {kind = "layer"}}},
+
+    {text = [[
+The second experiment is about arithmetic. Take four values close to ten
+thousand, (9998, 9999, 10001, 10002), stored in fp32 and summed in fp32.
+
+The precision panel computes their variance three ways. The raw-moment
+formula mean(x^2) - mean(x)^2 gives exactly 0: both terms are about 1e8,
+fp32 keeps only about 7 digits, and the difference 2.5 is lost.]],
+     set = {x = NEAR, kind = "layer", dtype = "fp32"},
+     focus = "precision",
+     claims = function(s)
+       claim("c15-fp32-raw-var", result().precision.raw.var)
+     end},
+
+    {text = [[
+The two-pass formula subtracts the mean first and then averages the
+squared deviations (1, 4 and their like). The numbers stay small and the
+result is exactly 2.5, in the same fp32 arithmetic.
+
+Same data, same format, two formulas: only one is a variance.]],
+     focus = "precision",
+     claims = function(s)
+       claim("c15-fp32-centered-var", result().precision.twopass.var)
+     end},
+
+    {text = [[
+A prediction before the chapter starts. Replace "layer norm" or "RMS norm"
+by what the rule does, and say what would change if it were removed or
+swapped.]],
+     set = {x = X, dtype = "fp64", kind = "layer", eps = 0},
+     try = {text = [[
+Write down five things for the centered map: what change of the input it
+ignores (its invariance), which input directions its Jacobian sends to
+zero (its nullspace), the statistic it computes, where it sits in the
+network (its placement), and which arithmetic it relies on (its precision
+contract). The next lessons answer each one.]]}},
+  },
+}

@@ -1,0 +1,12 @@
+## lessons/local.mk: the lesson scripts, in reading order (one file per section of a text,
+## named NNN-SECTION-topic.lua). Installed to $(pkgdatadir)/lessons; `make check` plays
+## each one headless, lints it (tests/lessons/local.mk) and runs `normscope verify`.
+lessondir = $(pkgdatadir)/lessons
+LESSON_FILES = \
+	lessons/000-15.0-opening.lua lessons/000-15.1-two-maps.lua \
+	lessons/000-15.2-epsilon.lua lessons/000-15.3-train-eval.lua \
+	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
+	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
+	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+dist_lesson_DATA = $(LESSON_FILES)
+EXTRA_DIST += lessons/README.md

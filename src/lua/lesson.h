@@ -1,0 +1,172 @@
+/* lesson.h: the lesson engine. A lesson is a Lua file that calls
+ *
+ *   lesson{title = "...", source = "000_b251982bd6a65d6e.txt", section = "15.1 ...",
+ *          steps = {
+ *            {text = "...", set = {kind = "rms", eps = 0}, focus = "spectrum",
+ *             figure = function(s) return ns.plot.lines(...) end,
+ *             claims = function(s) claim("c15-rank-rms", result().jacobian.rank) end,
+ *             try = {text = "...", check = function(s) return s.eps > 0 or "raise eps" end,
+ *                    show = {eps = 1e-3}}},
+ *            ...}}
+ *
+ * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (the
+ * tensors the lesson holds count too, as ns.* returns them) and whose count hook caps the VM
+ * instructions of every call into the lesson (loading the file, a step's claims, a figure, a
+ * check). No io, os, require, package, debug, coroutine, dofile/loadfile, string.dump,
+ * ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count" and
+ * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); pcall cannot catch
+ * the end of the budget or a refused allocation. Any error, budget or memory overrun ends
+ * that call with "FILE:LINE: message" in err and leaves the caller's state untouched.
+ *
+ * Step states: step 1's state is the default explorer state with step 1's `set` applied,
+ * step k's is step k-1's with step k's `set` applied (then `focus`). The engine computes all
+ * of them when it loads the file and keeps them as snapshots (ns_state copies), so stepping
+ * back restores a state bit for bit instead of replaying. `try.show` is applied on top of its
+ * step's state.
+ *
+ * Inside the sandbox the explorer is the headless one of explore_lua.h (set, get, result,
+ * reset over a state the engine owns): before a step's claims, figure or check run, that
+ * state is the step's (or the learner's) state, so claims may read result(). [ADAPTER: this
+ * uses nsx_open/nsx_settable/nsx_pushstate; when ns.explorer() lands, lesson.c's "explorer
+ * adapter" section is the only place to change.]
+ *
+ * Claims: claim(id, value) looks id up in the registry (data/claims.tsv), says verified when
+ * |value - expected| <= tol, reports it through lesson_options.on_claim and returns the
+ * verdict; an unknown id or a non-number value is an error.
+ *
+ * Ownership: lesson_registry_load and lesson_load return objects the caller frees with
+ * lesson_registry_free / lesson_free; a lesson borrows its registry (which must outlive it).
+ * Strings returned by accessors belong to the lesson.
+ *
+ *   char err[LESSON_ERRLEN];
+ *   lesson_registry *reg = lesson_registry_load("data/claims.tsv", err);
+ *   lesson_options o;
+ *   lesson_options_init(&o);            // NS_LESSON_MEM / NS_LESSON_STEPS or defaults
+ *   o.registry = reg;
+ *   lesson *ls = lesson_load("lessons/000-15.1-two-maps.lua", &o, err);
+ *   for (int k = 1; k <= lesson_nsteps(ls); k++) {
+ *     lesson_apply(ls, k, &screen_state, &history, err);    // one undoable change
+ *     lesson_claims(ls, k, err);                            // verdicts via o.on_claim
+ *   }
+ *   lesson_free(ls);
+ *   lesson_registry_free(reg);
+ */
+#ifndef LESSON_H
+#define LESSON_H
+
+#include <stddef.h>
+
+#include "core/explore.h"
+
+#define LESSON_ERRLEN 512
+/* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
+#define LESSON_DEFAULT_MEM ((size_t)128 << 20)
+#define LESSON_DEFAULT_STEPS 200000000LL
+/* Width lesson text is written for; --check flags longer lines. */
+#define LESSON_COLUMNS 80
+
+/* ---- the claims registry (data/claims.tsv) ---- */
+
+typedef struct {
+  char *id, *source, *setup, *kind;
+  double expected, tol;
+} lesson_claim_row;
+
+typedef struct {
+  lesson_claim_row *rows;
+  size_t n;
+} lesson_registry;
+
+/* Reads a claims file: '#' lines are comments, others have six tab-separated columns (id,
+ * source, setup, expected, tol, kind). NULL with err naming FILE:LINE on a malformed row, a
+ * duplicate id or a read error. */
+lesson_registry *lesson_registry_load(const char *path, char *err);
+void lesson_registry_free(lesson_registry *r);
+/* The row of id, or NULL. */
+const lesson_claim_row *lesson_registry_find(const lesson_registry *r, const char *id);
+/* 1 if value verifies the row (|value - expected| <= tol, never for NaN). */
+int lesson_claim_ok(const lesson_claim_row *row, double value);
+
+/* ---- a lesson ---- */
+
+/* One claim(id, value) call, as reported to on_claim. */
+typedef struct {
+  const char *id;
+  const lesson_claim_row *row; /* NULL in check mode for an unknown id */
+  double value;
+  int verified;
+  int step; /* 1-based */
+} lesson_claim;
+
+typedef struct {
+  size_t mem_limit;                /* bytes of Lua heap; 0 = LESSON_DEFAULT_MEM */
+  long long step_limit;            /* VM instructions per call into the lesson; 0 = default */
+  const lesson_registry *registry; /* required for claim(); borrowed */
+  /* Lines the lesson prints (print(...)); NULL: standard output. */
+  void (*out)(void *ud, const char *line);
+  /* Every claim(id, value) call; NULL: a verdict line goes where print() output goes. */
+  void (*on_claim)(void *ud, const lesson_claim *c);
+  void *ud;
+  /* Check mode (lesson --check): claim() reports an unknown id through on_claim (row NULL)
+   * instead of raising, so a lint sees every id. */
+  int check_mode;
+} lesson_options;
+
+/* Defaults, with mem_limit and step_limit from NS_LESSON_MEM (bytes, or with a K, M or G
+ * suffix) and NS_LESSON_STEPS when they are set and valid. */
+void lesson_options_init(lesson_options *o);
+
+typedef struct lesson lesson;
+
+/* Runs FILE in a fresh sandbox and computes every step's state. NULL with err
+ * ("FILE:LINE: ..." or "FILE: step 3: set: eps: ...") on any failure. o is copied. */
+lesson *lesson_load(const char *path, const lesson_options *o, char *err);
+void lesson_free(lesson *ls);
+/* For lesson --check: like lesson_load, but a step whose set, focus or try.show is wrong is
+ * reported through problem(ud, step, message) (each unknown field by name) and the load goes
+ * on, that step keeping the previous step's state. Errors of the file itself still fail. */
+lesson *lesson_load_checked(const char *path, const lesson_options *o,
+                            void (*problem)(void *ud, int step, const char *msg), void *ud,
+                            char *err);
+
+const char *lesson_path(const lesson *ls);
+const char *lesson_title(const lesson *ls);
+const char *lesson_source(const lesson *ls);
+const char *lesson_section(const lesson *ls);
+int lesson_nsteps(const lesson *ls);
+
+/* Step k (1-based) fields; NULL when absent (text is "" when absent). */
+const char *lesson_step_text(const lesson *ls, int k);
+const char *lesson_step_focus(const lesson *ls, int k);
+const char *lesson_step_try_text(const lesson *ls, int k);
+int lesson_step_has_claims(const lesson *ls, int k);
+int lesson_step_has_figure(const lesson *ls, int k);
+int lesson_step_has_check(const lesson *ls, int k);
+/* Step k's state (the snapshot), and the state its try's `show` gives (NULL without one). */
+const ns_state *lesson_step_state(const lesson *ls, int k);
+const ns_state *lesson_step_show_state(const lesson *ls, int k);
+/* The keys step k's `set` (what = "set") or its try's `show` (what = "show") gives, in
+ * the order of the explorer's field table; NULL-terminated, owned by the lesson. */
+const char *const *lesson_step_fields(const lesson *ls, int k, const char *what);
+
+/* Puts s into step k's state (show: its try's show state) as one change through the
+ * explorer's entry point (ns_history_apply; h may be NULL). 0, or -1 with err. */
+int lesson_apply(const lesson *ls, int k, ns_state *s, ns_history *h, char *err);
+int lesson_apply_show(const lesson *ls, int k, ns_state *s, ns_history *h, char *err);
+
+/* Runs step k's claims at its state; each claim goes to on_claim. Returns the number of
+ * claims that failed (0 also when the step has none), or -1 with err. */
+int lesson_claims(lesson *ls, int k, char *err);
+/* Runs step k's figure at state s (NULL: the step's state). *text is a malloc'd string the
+ * caller frees, or NULL when the step has no figure or ns.plot is not there. 0 or -1. */
+int lesson_figure(lesson *ls, int k, const ns_state *s, char **text, char *err);
+/* Runs step k's try.check at state s (NULL: the step's state): 1 done, 0 not done (the hint,
+ * or "not yet", copied into hint), -1 error (err). A step without a check is never done. */
+int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hintlen, char *err);
+
+/* Lessons found in dir (files NNN-*.lua, sorted by name: reading order). *paths is a malloc'd
+ * array of malloc'd strings; lesson_free_list frees it. Count, or -1 with err. */
+int lesson_list_dir(const char *dir, char ***paths, char *err);
+void lesson_free_list(char **paths, int n);
+
+#endif

@@ -1,0 +1,13 @@
+## src/lua/lesson.mk: the lesson engine (sandbox, lesson{} format, step snapshots, claims
+## registry: lesson.c) and its headless commands (lesson_run.c), linked into the normscope
+## binary. The installed binary finds lessons in $(pkgdatadir)/lessons and the registry in
+## $(pkgdatadir)/claims.tsv; in its build tree it reads the source tree's (lesson_run.h).
+noinst_LTLIBRARIES += libnslesson.la
+libnslesson_la_SOURCES = src/lua/lesson.c src/lua/lesson.h \
+	src/lua/lesson_run.c src/lua/lesson_run.h
+libnslesson_la_CPPFLAGS = $(AM_CPPFLAGS) -DLESSON_PKGDATADIR='"$(pkgdatadir)"' \
+	-DLESSON_SRCDIR='"$(abs_top_srcdir)"'
+libnslesson_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+
+# data/claims.tsv is distributed by Makefile.am's EXTRA_DIST.
+pkgdata_DATA = data/claims.tsv

@@ -1,0 +1,32 @@
+## tests/lessons: the lesson engine. test_hostile.sh plays hostile lessons (each must end
+## with FILE:LINE and a message); test_lessons.sh lints and plays every lesson of lessons/
+## and runs `normscope verify`; test_claims_sync.sh compares data/claims.tsv's ids with the
+## shared registry's (skipped when that file is not there); test_lesson checks the C API
+## (step snapshots, the caller's state surviving a failing lesson).
+LESSON_HOSTILE = \
+	tests/lessons/hostile-bytecode-mode.lua tests/lessons/hostile-bytecode.lua \
+	tests/lessons/hostile-claim-unknown.lua tests/lessons/hostile-collectgarbage.lua \
+	tests/lessons/hostile-concat.lua tests/lessons/hostile-dump.lua \
+	tests/lessons/hostile-error-table.lua tests/lessons/hostile-io.lua \
+	tests/lessons/hostile-loop-pcall.lua tests/lessons/hostile-loop.lua \
+	tests/lessons/hostile-memory.lua tests/lessons/hostile-ns-save.lua \
+	tests/lessons/hostile-os.lua tests/lessons/hostile-rep-method.lua \
+	tests/lessons/hostile-rep.lua tests/lessons/hostile-require.lua \
+	tests/lessons/hostile-runtime.lua tests/lessons/hostile-step-loop.lua \
+	tests/lessons/hostile-syntax.lua tests/lessons/hostile-tensors.lua \
+	tests/lessons/hostile-tensor-garbage.lua tests/lessons/hostile-gc.lua
+TESTS += tests/lessons/test_hostile.sh
+EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
+TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh
+EXTRA_DIST += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh \
+	tests/lessons/engine.lua tests/lessons/fail-claim.lua tests/lessons/fail-show.lua \
+	tests/lessons/lint-bad.lua
+
+check_PROGRAMS += tests/lessons/test_lesson
+TESTS += tests/lessons/test_lesson
+tests_lessons_test_lesson_SOURCES = tests/lessons/test_lesson.c tests/unit/tap.h
+tests_lessons_test_lesson_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
+	-DLESSON_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_lessons_test_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+tests_lessons_test_lesson_LDADD = libnslesson.la libnsexplore.la libnslua.la libnscore.la \
+	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Hostile lessons (tests/lessons/hostile-*.lua): each must end with exit status 1 and one
+# message "normscope: FILE:LINE: <what went wrong>", never a crash, a hang or a traceback
+# alone. The expected line numbers and messages are written here from the fixtures.
+NS=${NORMSCOPE:-./normscope}
+dir=${top_srcdir:-.}/tests/lessons
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-hostile.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# a small budget and cap keep the endless loops and bombs short (the default budget is
+# tested once below)
+NS_LESSON_STEPS=5000000 NS_LESSON_MEM=32M
+export NS_LESSON_STEPS NS_LESSON_MEM
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+  n=$((n + 1)); echo "not ok $n - $1"
+  shift
+  for line in "$@"; do echo "#   $line"; done
+}
+
+# hostile NAME LINE TEXT: lesson --headless FILE exits 1 with "normscope: FILE:LINE: ...TEXT"
+hostile() {
+  f=$dir/hostile-$1.lua
+  timeout 60 "$NS" lesson --headless "$f" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  want="normscope: $f:$2: "
+  if [ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && head -n 1 "$tmp/err" | grep -q -F -- "$want" &&
+    grep -q -F -- "$3" "$tmp/err"; then
+    ok "$1: contained at line $2 ($3)"
+  else
+    not_ok "$1: contained at line $2 ($3)" "rc=$rc" "stderr: $(head -c 400 "$tmp/err")"
+  fi
+}
+
+hostile loop 3 "instruction budget exceeded"
+hostile loop-pcall 3 "instruction budget exceeded"
+hostile step-loop 4 "instruction budget exceeded"
+hostile memory 4 "memory limit exceeded"
+hostile concat 3 "memory limit exceeded"
+hostile rep 2 "over the lesson's memory limit"
+hostile rep-method 3 "over the lesson's memory limit"
+hostile os 2 "global 'os'"
+hostile io 2 "global 'io'"
+hostile require 2 "global 'require'"
+hostile bytecode 2 "attempt to load a binary chunk"
+hostile bytecode-mode 2 "text chunks only"
+hostile dump 2 "field 'dump'"
+hostile ns-save 2 "field 'save'"
+hostile collectgarbage 2 "collectgarbage: lessons may use"
+hostile syntax 3 "expected near"
+hostile runtime 6 "attempt to index a nil value"
+hostile error-table 2 "error object is a table value"
+hostile claim-unknown 3 "claim: unknown id 'no-such-claim'"
+hostile tensors 3 "memory limit exceeded: tensors hold"
+hostile gc 3 "lessons cannot set __gc"
+
+# many large temporaries are not a bomb: the collector gives their memory back in time
+if timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
+  ok "400 temporary 512 KiB tensors under a 32 MiB cap"
+else not_ok "400 temporary 512 KiB tensors under a 32 MiB cap" "stderr: $(head -c 300 "$tmp/err")"; fi
+# an argument error inside the sandbox still names the function and the lesson's line
+printf 'local t = ns.tensor{1, 2}\nlocal u = t:reshape("no")\n' >"$tmp/arg.lua"
+"$NS" lesson --headless "$tmp/arg.lua" >/dev/null 2>"$tmp/err"
+if grep -q -F "arg.lua:2: bad argument #1 to 'reshape'" "$tmp/err"; then ok "argument errors keep their names"
+else not_ok "argument errors keep their names" "stderr: $(head -c 300 "$tmp/err")"; fi
+
+# nothing was written by the ns.save attempt
+if [ ! -e /tmp/normscope-hostile.npy ]; then ok "ns.save wrote nothing"; else not_ok "ns.save wrote nothing"; fi
+
+# the limits come from the environment: a tiny memory cap stops even a small lesson
+NS_LESSON_MEM=1M timeout 60 "$NS" lesson --headless "$dir/hostile-rep-method.lua" >/dev/null 2>"$tmp/err"
+if grep -q "(1 MiB; NS_LESSON_MEM" "$tmp/err"; then ok "NS_LESSON_MEM=1M is the cap"; else
+  not_ok "NS_LESSON_MEM=1M is the cap" "stderr: $(head -c 300 "$tmp/err")"; fi
+unset NS_LESSON_STEPS
+timeout 120 "$NS" lesson --headless "$dir/hostile-loop.lua" >/dev/null 2>"$tmp/err"
+if grep -q "(200000000 VM instructions" "$tmp/err"; then ok "the default budget ends a loop too"; else
+  not_ok "the default budget ends a loop too" "stderr: $(head -c 300 "$tmp/err")"; fi
+
+echo "1..$n"

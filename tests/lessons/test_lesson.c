@@ -1,0 +1,236 @@
+/* test_lesson.c: the lesson engine's C API (lesson.h), the one the screen will drive.
+ * States are compared with references built here through ns_state_apply from hand-written
+ * patches (not from the engine); claims with verdicts worked out from the registry rows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/explore.h"
+#include "lua/lesson.h"
+#include "tap.h"
+
+#ifndef LESSON_TEST_SRCDIR
+#define LESSON_TEST_SRCDIR "."
+#endif
+
+typedef struct {
+  char id[64];
+  double value;
+  int verified, step, known;
+} seen;
+static seen claims[16];
+static int nclaims;
+
+static char outbuf[1024];
+static void out(void *ud, const char *line) {
+  (void)ud;
+  size_t n = strlen(outbuf);
+  snprintf(outbuf + n, sizeof outbuf - n, "%s\n", line);
+}
+
+static void on_claim(void *ud, const lesson_claim *c) {
+  (void)ud;
+  if (nclaims < 16) {
+    seen *s = &claims[nclaims++];
+    snprintf(s->id, sizeof s->id, "%s", c->id);
+    s->value = c->value;
+    s->verified = c->verified;
+    s->step = c->step;
+    s->known = c->row != NULL;
+  }
+}
+
+/* ref := the default state with p applied */
+static void ref_state(ns_state *ref, const ns_state_patch *p) {
+  char err[NS_ERRLEN];
+  if (ns_state_apply(ref, p, err) != 0) tap_diag("reference patch: %s", err);
+}
+
+int main(void) {
+  char err[LESSON_ERRLEN];
+  lesson_registry *reg = lesson_registry_load(LESSON_TEST_SRCDIR "/data/claims.tsv", err);
+  tap_ok(reg != NULL, "the registry loads (%s)", reg ? "ok" : err);
+  if (!reg) return tap_done();
+  tap_ok(reg->n == 163, "163 claims in data/claims.tsv (got %zu)", reg->n);
+  const lesson_claim_row *row = lesson_registry_find(reg, "c15-eps-radial");
+  tap_ok(row && row->expected == 2.5298069492778294e-06 && row->tol == 1e-15 &&
+             strcmp(row->kind, "exact") == 0,
+         "c15-eps-radial: expected, tol and kind as written in the file");
+  tap_ok(!lesson_registry_find(reg, "no-such-claim"), "an unknown id is not found");
+  /* verdicts: |v - e| <= tol; tol 0 means equal; NaN never */
+  lesson_claim_row r0 = {NULL, NULL, NULL, NULL, 2.0, 0.0};
+  lesson_claim_row r1 = {NULL, NULL, NULL, NULL, 1.0, 0.5};
+  tap_ok(lesson_claim_ok(&r0, 2.0) && !lesson_claim_ok(&r0, nextafter(2.0, 3.0)),
+         "tol 0: only the value itself verifies");
+  tap_ok(lesson_claim_ok(&r1, 1.5) && lesson_claim_ok(&r1, 0.5) && !lesson_claim_ok(&r1, 1.51),
+         "tol 0.5: the closed interval [0.5, 1.5]");
+  tap_ok(!lesson_claim_ok(&r1, NAN), "NaN never verifies");
+
+  /* a malformed registry names its line */
+  FILE *bad = fopen("test_lesson_bad.tsv", "w");
+  if (bad) {
+    fputs("# comment\nid1\tsrc\tsetup\t1\t0\texact\nid2\tsrc\tsetup\tnot-a-number\t0\texact\n",
+          bad);
+    fclose(bad);
+  }
+  lesson_registry *br = lesson_registry_load("test_lesson_bad.tsv", err);
+  tap_ok(!br && strstr(err, "test_lesson_bad.tsv:3:"), "a bad row is reported as FILE:LINE (%s)",
+         err);
+  remove("test_lesson_bad.tsv");
+
+  lesson_options o;
+  lesson_options_init(&o);
+  o.registry = reg;
+  o.on_claim = on_claim;
+  o.step_limit = 2000000; /* the runaway check ends quickly */
+  o.mem_limit = 4u << 20; /* and the memory bomb before the budget */
+  lesson *ls = lesson_load(LESSON_TEST_SRCDIR "/tests/lessons/engine.lua", &o, err);
+  tap_ok(ls != NULL, "the fixture loads (%s)", ls ? "ok" : err);
+  if (!ls) return tap_done();
+  tap_ok(lesson_nsteps(ls) == 5 && strcmp(lesson_title(ls), "engine fixture") == 0 &&
+             strcmp(lesson_source(ls), "999") == 0,
+         "title, source, step count");
+  tap_ok(strcmp(lesson_step_text(ls, 2), "two") == 0 && lesson_step_text(ls, 6) == NULL &&
+             lesson_step_text(ls, 0) == NULL,
+         "step text; no step 0 or 6");
+  tap_ok(lesson_step_focus(ls, 2) && strcmp(lesson_step_focus(ls, 2), "spectrum") == 0 &&
+             !lesson_step_focus(ls, 1),
+         "focus of step 2 only");
+  const char *const *f = lesson_step_fields(ls, 2, "set");
+  tap_ok(f && f[0] && strcmp(f[0], "x") == 0 && f[1] && strcmp(f[1], "shift") == 0 && !f[2],
+         "step 2 sets x and shift (in field-table order)");
+
+  /* the snapshots, against states built here */
+  ns_state ref1, ref2, ref5;
+  ns_state_init(&ref1, err);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_KIND | 1u << NS_F_EPS;
+  p.kind = NS_KIND_RMS;
+  p.eps = 0;
+  ref_state(&ref1, &p);
+  ns_state_copy(&ref2, &ref1, err);
+  size_t shape[1] = {4};
+  ns_tensor *x = ns_tensor_new(1, shape, NS_FP64, err);
+  double xs[4] = {1, 2, 3, 5};
+  memcpy(x->data, xs, sizeof xs);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_X | 1u << NS_F_SHIFT | 1u << NS_F_FOCUS;
+  p.x = x;
+  p.shift = 3;
+  p.focus = NS_PANEL_SPECTRUM;
+  ref_state(&ref2, &p);
+  ns_state_copy(&ref5, &ref2, err);
+  ns_patch_init(&p);
+  p.set = 1u << NS_F_EPS;
+  p.eps = 1e-3;
+  ref_state(&ref5, &p);
+  tap_ok(ns_state_equal(lesson_step_state(ls, 1), &ref1), "step 1: default + {kind rms, eps 0}");
+  tap_ok(ns_state_equal(lesson_step_state(ls, 2), &ref2), "step 2: step 1 + x, shift, focus");
+  tap_ok(ns_state_equal(lesson_step_state(ls, 3), &ref2) &&
+             ns_state_equal(lesson_step_state(ls, 4), &ref2),
+         "steps 3 and 4 set nothing: step 2's state");
+  tap_ok(ns_state_equal(lesson_step_state(ls, 5), &ref5), "step 5: eps 1e-3 on top");
+
+  /* a screen's state: forward, a change of its own, back -> bit-identical snapshots */
+  ns_state screen;
+  ns_history h;
+  ns_state_init(&screen, err);
+  ns_history_init(&h, 64);
+  int rc = lesson_apply(ls, 1, &screen, &h, err);
+  rc |= lesson_apply(ls, 2, &screen, &h, err);
+  rc |= ns_explore_set_eps(&screen, &h, 0.25, err);
+  rc |= lesson_apply(ls, 5, &screen, &h, err);
+  tap_ok(rc == 0 && ns_state_equal(&screen, &ref5), "apply 1, 2, change eps, apply 5: step 5");
+  rc = lesson_apply(ls, 2, &screen, &h, err);
+  tap_ok(rc == 0 && ns_state_equal(&screen, &ref2) &&
+             memcmp(screen.x->data, ref2.x->data, 4 * sizeof(double)) == 0 &&
+             screen.eps == ref2.eps,
+         "back to step 2: its state bit for bit");
+  tap_ok(ns_history_undo(&h, &screen) && ns_state_equal(&screen, &ref5),
+         "each apply is one undo step");
+  ns_history_undo(&h, &screen);
+  tap_ok(screen.eps == 0.25, "and the learner's own change is undone after it");
+
+  /* try: check at the learner's state, and the show state */
+  char hint[128];
+  ns_state mine;
+  ns_state_copy(&mine, lesson_step_state(ls, 2), err);
+  tap_ok(lesson_check_try(ls, 2, &mine, hint, sizeof hint, err) == 0 &&
+             strcmp(hint, "eps is 0.0") == 0,
+         "check at step 2's state: not done, with its hint (%s)", hint);
+  tap_ok(lesson_step_show_state(ls, 2) &&
+             lesson_check_try(ls, 2, lesson_step_show_state(ls, 2), hint, sizeof hint, err) == 1,
+         "check at the show state: done");
+  rc = lesson_apply_show(ls, 2, &screen, &h, err);
+  tap_ok(rc == 0 && screen.eps == 0.5, "apply_show puts the answer on the screen's state");
+
+  /* a runaway check ends with a message; the caller's state is untouched; the lesson goes on */
+  ns_state before;
+  ns_state_copy(&before, &screen, err);
+  rc = lesson_check_try(ls, 3, &screen, hint, sizeof hint, err);
+  tap_ok(rc == -1 && strstr(err, "engine.lua:") && strstr(err, "instruction budget exceeded"),
+         "an endless check: -1 with FILE:LINE (%s)", err);
+  tap_ok(ns_state_equal(&screen, &before), "the screen's state is unchanged");
+  rc = lesson_claims(ls, 4, err);
+  tap_ok(rc == -1 && strstr(err, "engine.lua:") && strstr(err, "memory limit exceeded"),
+         "a memory bomb in claims: -1 with FILE:LINE (%s)", err);
+  nclaims = 0;
+  rc = lesson_claims(ls, 5, err);
+  tap_ok(rc == 2, "after both, step 5's claims still run: 2 of 3 fail (got %d)", rc);
+  tap_ok(nclaims == 3 && strcmp(claims[0].id, "c15-rank-centered") == 0 && claims[0].verified &&
+             !claims[1].verified && claims[1].value == 2.5 && !claims[2].verified &&
+             isnan(claims[2].value) && claims[0].step == 5,
+         "verdicts: 2 = 2 verified, 2.5 != 3 failed, NaN failed; reported as step 5");
+  tap_ok(lesson_check_try(ls, 1, NULL, hint, sizeof hint, err) == 0,
+         "a step without a check is never done");
+
+  ns_state_free(&before);
+  ns_state_free(&mine);
+  ns_history_free(&h);
+  ns_state_free(&screen);
+  ns_state_free(&ref1);
+  ns_state_free(&ref2);
+  ns_state_free(&ref5);
+  ns_tensor_free(x);
+  lesson_free(ls);
+
+  /* print() and, without on_claim, the verdicts go to opt.out */
+  lesson_options o2 = o;
+  o2.on_claim = NULL;
+  o2.out = out;
+  ls = lesson_load(LESSON_TEST_SRCDIR "/tests/lessons/engine.lua", &o2, err);
+  outbuf[0] = '\0';
+  rc = ls ? lesson_claims(ls, 5, err) : -1;
+  tap_ok(rc == 2 && strstr(outbuf, "five\t5\n") &&
+             strstr(outbuf, "claim c15-rank-centered = 2: verified\n") &&
+             strstr(outbuf, "claim c15-rank-rms = 2.5: FAILED\n"),
+         "print and the verdicts reach opt.out");
+  if (rc != 2) tap_diag("claims: %d (%s)", rc, err);
+  lesson_free(ls);
+
+  /* a file that never calls lesson{} */
+  FILE *nf = fopen("test_lesson_none.lua", "w");
+  if (nf) {
+    fputs("local a = 1\n", nf);
+    fclose(nf);
+  }
+  ls = lesson_load("test_lesson_none.lua", &o, err);
+  tap_ok(!ls && strstr(err, "does not call lesson{"), "no lesson{}: %s", err);
+  lesson_free(ls);
+  remove("test_lesson_none.lua");
+  /* a wrong field name in a step */
+  nf = fopen("test_lesson_field.lua", "w");
+  if (nf) {
+    fputs("lesson{title = 't', source = 's', section = 's',\n  steps = {{txet = 'x'}}}\n", nf);
+    fclose(nf);
+  }
+  ls = lesson_load("test_lesson_field.lua", &o, err);
+  tap_ok(!ls && strstr(err, "test_lesson_field.lua:1:") && strstr(err, "unknown field 'txet'"),
+         "a misspelt step field, with its line: %s", err);
+  lesson_free(ls);
+  remove("test_lesson_field.lua");
+  lesson_registry_free(reg);
+  return tap_done();
+}
