@@ -56,7 +56,7 @@
 
 #include <stddef.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 
 #define LESSON_ERRLEN 512
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/explore.h"
+#include "explore/explore.h"
 #include "lua/lesson.h"
 #include "tap.h"
 
@@ -106,9 +106,9 @@ int main(void) {
   ns_state_init(&ref1, err);
   ns_state_patch p;
   ns_patch_init(&p);
-  p.set = 1u << NS_F_KIND | 1u << NS_F_EPS;
-  p.kind = NS_KIND_RMS;
-  p.eps = 0;
+  p.set = NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_EPS);
+  p.v.kind = NS_KIND_RMS;
+  p.v.eps = 0;
   ref_state(&ref1, &p);
   ns_state_copy(&ref2, &ref1, err);
   size_t shape[1] = {4};
@@ -116,18 +116,17 @@ int main(void) {
   double xs[4] = {1, 2, 3, 5};
   memcpy(x->data, xs, sizeof xs);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_X | 1u << NS_F_SHIFT | 1u << NS_F_FOCUS;
-  p.x = x;
-  p.shift = 3;
-  p.focus = NS_PANEL_SPECTRUM;
+  p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_SHIFT);
+  p.v.x = x;
+  p.v.shift = 3;
   ref_state(&ref2, &p);
   ns_state_copy(&ref5, &ref2, err);
   ns_patch_init(&p);
-  p.set = 1u << NS_F_EPS;
-  p.eps = 1e-3;
+  p.set = NS_FIELDBIT(NS_F_EPS);
+  p.v.eps = 1e-3;
   ref_state(&ref5, &p);
   tap_ok(ns_state_equal(lesson_step_state(ls, 1), &ref1), "step 1: default + {kind rms, eps 0}");
-  tap_ok(ns_state_equal(lesson_step_state(ls, 2), &ref2), "step 2: step 1 + x, shift, focus");
+  tap_ok(ns_state_equal(lesson_step_state(ls, 2), &ref2), "step 2: step 1 + x, shift (focus is a view hint, not state)");
   tap_ok(ns_state_equal(lesson_step_state(ls, 3), &ref2) &&
              ns_state_equal(lesson_step_state(ls, 4), &ref2),
          "steps 3 and 4 set nothing: step 2's state");
@@ -140,7 +139,7 @@ int main(void) {
   ns_history_init(&h, 64);
   int rc = lesson_apply(ls, 1, &screen, &h, err);
   rc |= lesson_apply(ls, 2, &screen, &h, err);
-  rc |= ns_explore_set_eps(&screen, &h, 0.25, err);
+  rc |= ns_edit_set_eps(&screen, &h, 0.25, err);
   rc |= lesson_apply(ls, 5, &screen, &h, err);
   tap_ok(rc == 0 && ns_state_equal(&screen, &ref5), "apply 1, 2, change eps, apply 5: step 5");
   rc = lesson_apply(ls, 2, &screen, &h, err);
