@@ -241,7 +241,8 @@ G = 4 groups. How many values does each mean and variance pool?]],
 Work it out (channels per group times H times W), then put such a
 tensor in the explorer: set{x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}),
 kind = "group", groups = 4}. The output panel counts the statistics:
-total values / statistics is your answer (64).]],
+the number of values divided by the number of statistics is the
+answer.]],
             check = function(s)
               local sh = s.x:shape()
               if #sh ~= 4 or sh[1] ~= 8 or sh[2] ~= 16 or sh[3] ~= 4 or sh[4] ~= 4 then
