@@ -30,7 +30,8 @@ evaluation state is the one of the previous lesson (train/eval panel).]],
     {text = [[
 A wrong answer with a name: "normalization preserves information". Every
 invariant map throws directions away on purpose. LayerNorm sends x and
-x + 10 (and 3 x) to the same output: whatever told them apart is gone.
+x + 10 to the same output (and 3 x too, up to eps): what told them apart
+is gone.
 The right question is whether the next layer should care about it.]],
      set = {kind = "layer"},
      focus = "output",
