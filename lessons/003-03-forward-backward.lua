@@ -3,8 +3,9 @@
 -- mean, through the variance), the two directions it projects out, and the dense coupling
 -- of the batch Jacobian.
 local X = {2, 4, 6, 8}
--- the upstream gradient dL/dy of the worked example (the text gives none; see gaps N003-06)
-local DY = ns.tensor{1, -2, 0.5, 3}
+-- the upstream gradient dL/dy of the worked example (the text gives none; see gaps N003-06);
+-- the explorer's `upstream` field holds it, and result().backward is the backward pass
+local DY = {1, -2, 0.5, 3}
 
 -- The normalization spec of the state (batch norm of one feature, its eps and affine).
 local function spec(s)
@@ -14,16 +15,16 @@ local function spec(s)
   return sp
 end
 
--- dx, dgamma, dbeta, paths for the upstream gradient DY at the state's x.
-local function backward(s) return ns.vjp(s.x, spec(s), DY) end
+-- dL/dx as a tensor of x's shape, from the explorer's backward pass at the state.
+local function dx_of(s) return ns.tensor(result().backward.dx, s.x:shape()) end
 
 -- x_hat at the state's x (no affine).
 local function xhat(s) return (ns.normalize(s.x, {kind = s.kind, eps = s.eps})) end
 
-local function is_default_x(s)
-  local f = s.x:flat()
-  if #f ~= #X then return false end
-  for i = 1, #X do if f[i] ~= X[i] then return false end end
+local function same(t, v)
+  local f = t:flat()
+  if #f ~= #v then return false end
+  for i = 1, #v do if f[i] ~= v[i] then return false end end
   return true
 end
 
@@ -46,12 +47,14 @@ layers run it for all features at once):
 
 Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
 differentiable, and mu and var depend on every x_j of the batch.]],
-     set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2},
+     set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2,
+            upstream = DY},
      focus = "output"},
 
     {text = [[
 Backward, the easy half first. Suppose the loss sends back the gradient
-dL/dy = (1, -2, 0.5, 3). gamma and beta appear only in line 4, so
+dL/dy = (1, -2, 0.5, 3) (the state's upstream field; result().backward
+holds the whole backward pass). gamma and beta appear only in line 4, so
 
   dL/dbeta  = sum_i dL/dy_i             = 2.5
   dL/dgamma = sum_i dL/dy_i x_hat_i     = 8.5 / sqrt(5) = 3.80
@@ -59,9 +62,9 @@ dL/dy = (1, -2, 0.5, 3). gamma and beta appear only in line 4, so
 (x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)]],
      focus = "output",
      claims = function(s)
-       local _, dgamma, dbeta = backward(s)
-       claim("g-grad-gamma", dgamma)
-       claim("g-grad-beta", dbeta)
+       local b = result().backward
+       claim("g-grad-gamma", b.dgamma[1])
+       claim("g-grad-beta", b.dbeta[1])
      end},
 
     {text = [[
@@ -78,15 +81,15 @@ its three paths: the direct term g_i / sqrt(var) is the gradient you
 would get if mu and var were constants; the other two rows correct it.]],
      focus = "output",
      figure = function(s)
-       local dx, _, _, p = backward(s)
-       local rows = {p.direct:flat(), p.mean:flat(), p.var:flat(), dx:flat()}
+       local b = result().backward
+       local rows = {b.direct, b.via_mean, b.via_var, b.dx}
        return ns.plot.heatmap(rows, {width = 64, height = 10,
                                      labels = {rows = {"direct", "mean", "variance", "dL/dx"},
                                                cols = {"x_1", "x_2", "x_3", "x_4"}},
                                      title = "dL/dx along its three paths"})
      end,
      claims = function(s)
-       claim("g-grad-first", (backward(s))[1])
+       claim("g-grad-first", result().backward.dx[1])
      end},
 
     {text = [[
@@ -96,7 +99,7 @@ x_i by the same amount cannot change the loss, and the gradient knows
 it. Its components sum to 0.]],
      focus = "output",
      claims = function(s)
-       claim("g-grad-sum", (backward(s)):sum())
+       claim("g-grad-sum", dx_of(s):sum())
      end},
 
     {text = [[
@@ -107,16 +110,17 @@ corrections project the gradient onto the directions that the layer's
 output actually depends on.]],
      focus = "output",
      claims = function(s)
-       claim("g-grad-dot-xhat", math.abs(((backward(s)) * xhat(s)):sum()))
+       claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
      end,
      try = {text = [[
-Type another batch, e.g. set{x = {1, 7, 2, 10}}, and check in the
-prompt that ns.vjp(get().x, {kind = "batch", eps = 0}, ns.tensor{1, -2,
-0.5, 3}) still sums to 0 and is orthogonal to x_hat.]],
+Change the batch or the upstream gradient, e.g. set{x = {1, 7, 2, 10}}
+or set{upstream = {5, 0, -1, 2}}. The gradient result().backward.dx
+still sums to 0 and is still orthogonal to x_hat.]],
             check = function(s)
-              if is_default_x(s) then return "change x first" end
-              if #s.x ~= 4 then return "keep four values" end
-              local dx = backward(s)
+              if same(s.x, X) and same(s.upstream, DY) then
+                return "change x or upstream first"
+              end
+              local dx = dx_of(s)
               local a, b = math.abs(dx:sum()), math.abs((dx * xhat(s)):sum())
               if a < 1e-9 and b < 1e-9 then return true end
               return string.format("sum %.3g, dot %.3g: is x constant?", a, b)
@@ -141,13 +145,14 @@ zero eigenvalues (ones and radial: the shift and the stretch).]],
      end,
      try = {text = [[
 Make x a batch of 4 examples with 2 features, e.g. set{x = {{2, 1},
-{4, 0}, {6, 3}, {8, -1}}}. The figure's 8 x 8 Jacobian then has zeros:
-batch norm couples examples only within the same feature.]],
+{4, 0}, {6, 3}, {8, -1}}, upstream = false} (a random upstream gradient
+of the new size). The figure's 8 x 8 Jacobian then has zeros: batch
+norm couples examples only within the same feature.]],
             check = function(s)
               local sh = s.x:shape()
               if #sh ~= 2 or sh[2] < 2 then return "use a matrix with 2 or more columns" end
               return s.kind == "batch" or "keep kind batch"
             end,
-            show = {x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}}}},
+            show = {x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}, upstream = false}}},
   },
 }
