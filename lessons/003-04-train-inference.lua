@@ -125,14 +125,15 @@ At test time the layer is frozen:
   a = gamma / sqrt(r_v + eps),   b = beta - a r_mu
 
 one scale and one shift, the same for every example, no batch involved.
-Take the state after the single step above and feed it 0, 1, 2: the
-outputs are equally spaced, their second difference y(2) - 2 y(1) + y(0)
-is 0. The panel is now in eval mode with x = (0, 1, 2, 3): the output
-is evenly spaced too.]],
-     set = {mode = "eval", x = {0, 1, 2, 3}},
+The train/eval panel now takes one training step of a fresh layer on
+the batch rows (2, 4, 6, 8), the step above; the output panel is in eval
+mode with x = (0, 1, 2). The outputs are equally spaced: the second
+difference y(2) - 2 y(1) + y(0) is 0.]],
+     set = {mode = "eval", x = {0, 1, 2}, train_source = "batch",
+            batch = {{2}, {4}, {6}, {8}}},
      focus = "output",
      claims = function(s)
-       local y = frozen(one_step(), {0, 1, 2})
+       local y = result().y
        claim("g-infer-affine", math.abs(y[3] - 2 * y[2] + y[1]))
      end},
 
@@ -142,13 +143,20 @@ z = w u + c, then a z + b = (a w) u + (a c + b). At inference the
 normalization costs nothing. Checked on 16 inputs with w = 1.5 and
 c = -0.5: the folded layer and the frozen one differ by at most %.1g.]],
                          FOLD_DIFF),
+     set = {mode = "eval"},
      focus = "output",
      try = {text = [[
-Read a and b of the panel's frozen map: keep eval mode and set{x = {0,
-1}}. Then y_1 is b and y_2 - y_1 is a.]],
+Read a and b of the frozen map: keep eval mode and set{x = {0, 1}}.
+Then y_1 is b and y_2 - y_1 is a (here a = 2 / sqrt(r_v + eps)).]],
             check = function(s)
               if s.mode ~= "eval" then return "switch to eval mode (m)" end
-              return x_is(s, {0, 1}) or "set x to {0, 1}"
+              if not x_is(s, {0, 1}) then return "set x to {0, 1}" end
+              local y = result().y
+              local a = y[2] - y[1]
+              local r = result().train[result().train.active]
+              local want = s.gamma[1] / math.sqrt(r.var[1] + s.eps)
+              return math.abs(a - want) < 1e-12 or
+                       string.format("a = %.6g, but gamma / sqrt(r_v + eps) = %.6g", a, want)
             end,
             show = {x = {0, 1}}}},
 
@@ -166,7 +174,7 @@ takes (our summary):
 The first is the most common. The batch panel shows it: the watched row
 is normalized in train mode with its batch.]],
      set = {mode = "train", x = X, batch = {{1, 0.5}, {3, -1}, {0, 2}}, target = 1,
-            companion = 2},
+            companion = 2, train_source = "rng"},
      focus = "batch",
      try = {text = [[
 Change the companion row (set{batch = {{1, 0.5}, {-4, 2}, {0, 2}}}): the

@@ -3,8 +3,9 @@
 -- (ns.residual_jacobian) of one block and of a stack of ten.
 local X = {0.5, -1, 2, 0.25}
 -- the residual branch F(x) = W x (the same block as lesson 000-15.4)
-local W = ns.tensor{{0.5, -0.2, 0.1, 0}, {0.3, 0.4, -0.1, 0.2},
-                    {-0.2, 0.1, 0.6, -0.3}, {0, 0.2, 0.1, 0.5}}
+local WROWS = {{0.5, -0.2, 0.1, 0}, {0.3, 0.4, -0.1, 0.2},
+               {-0.2, 0.1, 0.6, -0.3}, {0, 0.2, 0.1, 0.5}}
+local W = ns.tensor(WROWS)
 local SPEC = {kind = "layer", eps = 0}
 local DEPTH = 10
 
@@ -72,7 +73,7 @@ about -3: a ReLU passes %.0f%% of them. Normalized first, the ReLU
 passes %.0f%%, whatever the bias was. The common alternative normalizes
 the activation's output instead.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
      set = {x = X, kind = "layer", eps = 0, gamma = {}, beta = {}, mode = "train",
-            shift = 10, scale = 2}},
+            shift = 10, scale = 2, W = WROWS, placement = "none"}},
 
     {text = [[
 In a residual block the question becomes pre-norm or post-norm:
@@ -83,12 +84,14 @@ In a residual block the question becomes pre-norm or post-norm:
 With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), the
 spectrum panel shows N alone: rank 2. The figure gives the singular
 values of the two block Jacobians: pre-norm keeps the identity path,
-none is 0; post-norm sends everything through N, two are 0.]],
+none is 0; post-norm sends everything through N, two are 0. (The
+state's W and placement fields hold the block; result().residual has
+both Jacobians.)]],
+     set = {placement = "pre"},
      focus = "spectrum",
      figure = function(s)
-       local x = s.x
-       local pre = ns.svdvals(ns.residual_jacobian(x, SPEC, W, "pre"))
-       local post = ns.svdvals(ns.residual_jacobian(x, SPEC, W, "post"))
+       local res = result().residual
+       local pre, post = res.sv_pre, res.sv_post
        local v, labels = {}, {}
        for i = 1, #pre do v[i], labels[i] = pre[i], "pre  s" .. i end
        for i = 1, #post do v[#pre + i], labels[#pre + i] = post[i], "post s" .. i end
@@ -104,6 +107,7 @@ gradient at all. With pre-norm the identity path survives every block
 and the smallest singular value stays away from 0. The figure follows
 the smallest singular value block by block (log scale; post-norm's is
 0 up to rounding).]],
+     set = {placement = "post"},
      focus = "spectrum",
      figure = function(s)
        local floor = function(t)
