@@ -8,5 +8,11 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 003 (the course lesson)
+LESSON_FILES += \
+	lessons/003-01-opening.lua lessons/003-02-batch-normalization.lua \
+	lessons/003-03-forward-backward.lua lessons/003-04-train-inference.lua \
+	lessons/003-05-why-it-helps.lua lessons/003-06-family.lua \
+	lessons/003-07-placement.lua lessons/003-08-revisited-regularizing.lua
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
