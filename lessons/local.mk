@@ -8,5 +8,9 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 002 (the textbook chapter "Normalisation")
+LESSON_FILES += \
+	lessons/002-01-problem.lua
+## end of text 002
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
