@@ -10,7 +10,8 @@ LESSON_FILES = \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
 ## text 002 (the textbook chapter "Normalisation")
 LESSON_FILES += \
-	lessons/002-01-problem.lua lessons/002-02-L1-intuition.lua
+	lessons/002-01-problem.lua lessons/002-02-L1-intuition.lua \
+	lessons/002-03-L2-three-operations.lua lessons/002-04-L2-batch-noise.lua
 ## end of text 002
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
