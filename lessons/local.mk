@@ -11,7 +11,10 @@ LESSON_FILES = \
 ## text 002 (the textbook chapter "Normalisation")
 LESSON_FILES += \
 	lessons/002-01-problem.lua lessons/002-02-L1-intuition.lua \
-	lessons/002-03-L2-three-operations.lua lessons/002-04-L2-batch-noise.lua
+	lessons/002-03-L2-three-operations.lua lessons/002-04-L2-batch-noise.lua \
+	lessons/002-05-L2-stored-reference.lua lessons/002-06-L2-family.lua \
+	lessons/002-07-L3-reduction-index.lua lessons/002-08-L3-group.lua \
+	lessons/002-09-L3-rms.lua
 ## end of text 002
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
