@@ -14,7 +14,10 @@ LESSON_FILES += \
 	lessons/002-03-L2-three-operations.lua lessons/002-04-L2-batch-noise.lua \
 	lessons/002-05-L2-stored-reference.lua lessons/002-06-L2-family.lua \
 	lessons/002-07-L3-reduction-index.lua lessons/002-08-L3-group.lua \
-	lessons/002-09-L3-rms.lua
+	lessons/002-09-L3-rms.lua lessons/002-10-L3-pytorch.lua \
+	lessons/002-11-L3-gradients.lua lessons/002-12-L4-motivation-architecture.lua \
+	lessons/002-13-L4-distributed.lua lessons/002-14-L4-layout-precision.lua \
+	lessons/002-15-L4-audit.lua
 ## end of text 002
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
