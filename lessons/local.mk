@@ -17,7 +17,10 @@ LESSON_FILES += \
 	lessons/002-09-L3-rms.lua lessons/002-10-L3-pytorch.lua \
 	lessons/002-11-L3-gradients.lua lessons/002-12-L4-motivation-architecture.lua \
 	lessons/002-13-L4-distributed.lua lessons/002-14-L4-layout-precision.lua \
-	lessons/002-15-L4-audit.lua
+	lessons/002-15-L4-audit.lua lessons/002-16-misconceptions-1-6.lua \
+	lessons/002-17-misconceptions-7-12.lua lessons/002-18-exercises-1-5.lua \
+	lessons/002-19-exercises-6-10.lua lessons/002-20-exercises-11-16.lua \
+	lessons/002-21-summary.lua
 ## end of text 002
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
