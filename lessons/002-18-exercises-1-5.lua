@@ -111,7 +111,7 @@ mean 0 and standard deviation 1 (eps 0), and its first value is 0.5.]],
      set = {x = {0.5, -0.5, math.sqrt(1.75), -math.sqrt(1.75)}, kind = "layer", eps = 0,
             gamma = 2, beta = -1},
      focus = "output",
-     claims = function(s) claim("n-ex4-affine", s.gamma[1] * 0.5 + s.beta[1]) end,
+     claims = function(s) claim("n-ex4-affine", result().y[1]) end,
      try = {text = [[
 Which beta puts that value at 1 instead (gamma still 2)? Set it and check
 the first output.]],
