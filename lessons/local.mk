@@ -8,6 +8,20 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 002 (the textbook chapter "Normalisation")
+LESSON_FILES += \
+	lessons/002-01-problem.lua lessons/002-02-L1-intuition.lua \
+	lessons/002-03-L2-three-operations.lua lessons/002-04-L2-batch-noise.lua \
+	lessons/002-05-L2-stored-reference.lua lessons/002-06-L2-family.lua \
+	lessons/002-07-L3-reduction-index.lua lessons/002-08-L3-group.lua \
+	lessons/002-09-L3-rms.lua lessons/002-10-L3-pytorch.lua \
+	lessons/002-11-L3-gradients.lua lessons/002-12-L4-motivation-architecture.lua \
+	lessons/002-13-L4-distributed.lua lessons/002-14-L4-layout-precision.lua \
+	lessons/002-15-L4-audit.lua lessons/002-16-misconceptions-1-6.lua \
+	lessons/002-17-misconceptions-7-12.lua lessons/002-18-exercises-1-5.lua \
+	lessons/002-19-exercises-6-10.lua lessons/002-20-exercises-11-16.lua \
+	lessons/002-21-summary.lua
+## end of text 002
 ## text 003 (the course lesson)
 LESSON_FILES += \
 	lessons/003-01-opening.lua lessons/003-02-batch-normalization.lua \

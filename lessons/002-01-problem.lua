@@ -1,0 +1,100 @@
+-- Text 002 (the textbook chapter "Normalisation"), "The problem" with its subsection "A
+-- visible reference choice" (Fig. 13.1) and the concept box: the running matrix X under
+-- batch norm (down columns) and layer norm (across rows).
+local X = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}
+
+-- Row means and column standard deviations of a matrix, as short strings.
+local function fmt(list)
+  local out = {}
+  for i, v in ipairs(list) do out[i] = string.format("%.2f", v) end
+  return table.concat(out, ", ")
+end
+
+-- The figure: X, then the batch panel's two normalized matrices, one heatmap each.
+local function heat(t, title)
+  return ns.plot.heatmap(t, {width = 60, height = 7, title = title, range = {-2.2, 2.2},
+                             labels = {rows = {"o1", "o2", "o3", "o4", "o5"},
+                                       cols = {"f1", "f2", "f3", "f4"}}})
+end
+
+-- Is the batch the chapter's X?
+local function is_x(t)
+  local f, k = t:flat(), 0
+  if #f ~= 20 then return false end
+  for i = 1, 5 do
+    for j = 1, 4 do
+      k = k + 1
+      if f[k] ~= X[i][j] then return false end
+    end
+  end
+  return true
+end
+
+lesson{
+  title = "The problem: a value needs a reference set",
+  source = "002_22013a1826c4c83c.txt",
+  section = "The problem; A visible reference choice",
+  steps = {
+    {text = [[
+Once training starts, the weights of early layers move, and a later layer
+may see its inputs arrive with a new offset or a new spread from one batch
+to the next. Normalisation re-expresses each value relative to a chosen
+set of other values, so such drifts cancel.
+
+The output panel shows this for one vector: the shift probe adds 10 to
+every value, the scale probe doubles them, and layer norm's output hardly
+moves in either case (the largest changes are printed next to them).]],
+     set = {x = {2, 4, 7, 11, 16}, kind = "layer", eps = 1e-5, shift = 10, scale = 2},
+     focus = "output"},
+
+    {text = [[
+The chapter's running example is a 5 x 4 matrix X: five observations
+(rows) and four features (columns). It is in the batch panel now. Its rows
+sit at different levels and its columns have different spreads, so it
+matters which values a normalised entry is compared with.]],
+     set = {batch = X, x = X, target = 1, companion = 5},
+     focus = "batch",
+     figure = function(s)
+       local t = s.batch
+       local rows = t:mean({2}):flat()
+       local cols = t:std({1}):flat()
+       return heat(t, "the running matrix X") .. "\nrow means: " .. fmt(rows) ..
+                "\ncolumn std: " .. fmt(cols)
+     end},
+
+    {text = [[
+Fig. 13.1. Batch norm compares each entry with its column (the same
+feature in the other observations); layer norm compares it with its row
+(the other features of the same observation). The batch panel shows both
+matrices. Follow one entry, 23 (row 5, column 3), across the two: it
+gets a different number because it is asked a different question.]],
+     focus = "batch",
+     figure = function(s)
+       local b = result().batch
+       return heat(b.bn, "batch norm: each column on its own") .. "\n" ..
+                heat(b.ln, "layer norm: each row on its own")
+     end},
+
+    {text = [[
+Definition. Normalisation writes values relative to a reference set: a
+batch, one observation, a group of channels or one vector. Which set you
+pick decides which values can influence one another, and whether the
+same rule can run in training and at inference.
+
+The output panel has the same X as its input, under kind batch now: its
+statistics line shows four means and variances, one per column.]],
+     set = {kind = "batch"},
+     focus = "output",
+     try = {text = [[
+Switch the output panel to layer norm (set{kind = "layer"}): the
+statistics become five, one per row, and y becomes the batch panel's
+layer-norm matrix.]],
+            check = function(s)
+              if not is_x(s.x) then return "put X back as x first" end
+              if s.kind ~= "layer" then return "kind is " .. s.kind .. ", not layer" end
+              local d = (result().y - result().batch.ln):abs():max()
+              return d < 1e-12 or string.format("y differs from the LN matrix by %g", d)
+            end,
+            show = {kind = "layer"}}},
+  },
+}

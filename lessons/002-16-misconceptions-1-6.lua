@@ -1,0 +1,145 @@
+-- Text 002, "Common misconceptions", items 1 to 6: each a belief, then an experiment on
+-- the screen that refutes it, and a change for the learner to make.
+local X = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}
+local COL = {{1}, {2}, {4}, {7}, {11}}
+local TOKENS = {{{1, 2, 6}, {0, 4, 5}, {3, 3, 9}, {8, 1, 1}}} -- 1 sequence, 4 tokens, 3 features
+
+local function maxmean(y, axis) return y:mean({axis}):abs():max() end
+
+-- Are all rows of y equal?
+local function rows_equal(y)
+  local B = y:shape()[1]
+  for i = 2, B do
+    if (y:slice(1, i, i) - y:slice(1, 1, 1)):abs():max() > 1e-12 then return false end
+  end
+  return true
+end
+
+lesson{
+  title = "Misconceptions 1 to 6, tested",
+  source = "002_22013a1826c4c83c.txt",
+  section = "Common misconceptions (1-6)",
+  steps = {
+    {text = [[
+Twelve things people often believe about normalisation, each false. For
+every one the screen is set up so that a panel contradicts it; then you
+change something and watch it stay contradicted.
+
+Belief 1: "normalisation divides all inputs by one global standard
+deviation." The output panel runs batch norm on X: four statistics, one
+per column, and it acts on any layer's activations, not only inputs.]],
+     set = {x = X, batch = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {},
+            beta = {}, mode = "train", dtype = "fp64", acc = "default"},
+     focus = "output",
+     try = {text = [[
+Make it global: one statistic for the whole matrix (set{axes = {1, 2}}).
+The statistics line shrinks to one, and the columns keep their offsets:
+their means are no longer 0. A different operation, not the same one.]],
+            check = function(s)
+              if #result().mean ~= 1 then return "use one statistic: axes {1, 2}" end
+              return maxmean(result().y, 1) > 0.1 or "the column means are still 0"
+            end,
+            show = {axes = {1, 2}}}},
+
+    {text = [[
+Belief 2: "every normalised output has mean 0 and variance 1 overall."
+Layer norm on X: every row has mean 0, but column 3 has mean 1.62 and
+column 1 mean -1.07: zero only along the reduced axis, and only before
+gamma and beta.]],
+     set = {kind = "layer", axes = "default"},
+     focus = "output",
+     try = {text = [[
+Add the affine (set{gamma = 2, beta = 1}): now even the row means are 1
+and the row variances 4.]],
+            check = function(s)
+              local y = result().y
+              local m = y:mean({2}):flat()
+              for i = 1, #m do
+                if math.abs(m[i] - 1) > 1e-9 then
+                  return string.format("row %d has mean %.3f", i, m[i])
+                end
+              end
+              return true
+            end,
+            show = {gamma = 2, beta = 1}}},
+
+    {text = [[
+Belief 3: "gamma and beta undo the normalisation." Two observations,
+(1, 2, 3, 4) and (10, 20, 30, 40): the second is the first times ten.
+Layer norm (eps 0 here) maps both to the same row. gamma and beta are
+shared by all observations (one per feature), so whatever they are,
+both rows stay equal: each observation's own mean and spread are gone
+for good.]],
+     set = {x = {{1, 2, 3, 4}, {10, 20, 30, 40}}, gamma = {}, beta = {}, eps = 0},
+     focus = "output",
+     try = {text = [[
+Try to tell the rows apart with any gamma and beta, e.g.
+set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}. The rows stay equal.]],
+            check = function(s)
+              if #s.gamma == 0 and #s.beta == 0 then return "set a gamma or a beta" end
+              return rows_equal(result().y) or "the input rows are no longer scaled copies"
+            end,
+            show = {gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}}},
+
+    {text = [[
+Belief 4: "batch norm uses the current batch at inference." In eval
+mode it uses the running estimates from training (the train/eval
+panel's). The output panel has one feature, (1, 2, 4, 7, 11), under
+batch norm in eval mode: y is not centred, and row 1's output is
+(1 - running mean) / sqrt(running var + eps).]],
+     set = {x = COL, kind = "batch", gamma = {}, beta = {}, eps = 1e-5, mode = "eval"},
+     focus = "output",
+     try = {text = [[
+Change the other four values (e.g. set{x = {{1}, {0}, {0}, {0}, {0}}}).
+In eval mode row 1's output does not move.]],
+            check = function(s)
+              local f = s.x:flat()
+              if s.mode ~= "eval" then return "stay in eval mode" end
+              if f[1] ~= 1 then return "keep the first value at 1" end
+              local same = #f == 5
+              for i = 2, #f do same = same and f[i] == COL[i][1] end
+              if same then return "change rows 2 to 5" end
+              local t = result().train.momentum
+              local want = (1 - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
+              return math.abs(result().y[1] - want) < 1e-12 or "row 1 moved"
+            end,
+            show = {x = {{1}, {0}, {0}, {0}, {0}}}}},
+
+    {text = [[
+Belief 5: "gradient accumulation gives batch norm a bigger batch."
+Accumulation adds up gradients; the forward pass of each micro-batch
+still normalises with its own statistics. The output panel runs the
+micro-batch of rows 1-2 of X; the batch panel has the full 5-row batch
+norm. Row 1: -1 in the micro-batch, -1.10 (feature 1) in the full batch.]],
+     set = {x = {X[1], X[2]}, mode = "train"},
+     focus = "output",
+     try = {text = [[
+Use another split, rows 1-3 (set{x = {...}} with the first three rows):
+row 1's output still differs from the batch panel's full-batch row 1.]],
+            check = function(s)
+              local B = s.x:shape()[1]
+              if B >= 5 then return "use fewer than 5 rows (a micro-batch)" end
+              if B == 2 then return "rows 1-2 is the split shown: try another" end
+              local full = result().batch.bn:slice(1, 1, 1)
+              local d = (result().y:slice(1, 1, 1) - full):abs():max()
+              return d > 1e-6 or "row 1 equals the full-batch output"
+            end,
+            show = {x = {X[1], X[2], X[3]}}}},
+
+    {text = [[
+Belief 6: "layer norm normalises across tokens." In a Transformer it
+reduces the hidden features of each token. The input is one sequence of
+4 tokens with 3 features; layer norm (axis 3) gives 4 statistics, one
+per token, each over its own 3 features.]],
+     set = {x = TOKENS, kind = "layer", axes = "default"},
+     focus = "output",
+     try = {text = [[
+Build the misconceived version, a reduction across the tokens
+(set{axes = {2}}): the statistics become 3, one per feature, shared by
+all 4 tokens. That is a different layer.]],
+            check = function(s)
+              return #result().mean == 3 or (#result().mean .. " statistics")
+            end,
+            show = {axes = {2}}}},
+  },
+}

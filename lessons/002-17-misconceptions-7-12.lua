@@ -1,0 +1,167 @@
+-- Text 002, "Common misconceptions", items 7 to 12: each belief refuted by an experiment
+-- on the screen, with a change for the learner to make.
+local COL = {{1}, {2}, {4}, {7}, {11}}
+local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3})
+
+-- A small image batch, N x C x H x W = 2 x 4 x 2 x 2, and the same values channels-last.
+local NCHW = ns.rng(8):normal(0, 1, {2, 4, 2, 2})
+local function to_nhwc(t)
+  local f, out = t:flat(), {}
+  for n = 1, 2 do
+    for h = 1, 2 do
+      for w = 1, 2 do
+        for c = 1, 4 do out[#out + 1] = f[(((n - 1) * 4 + (c - 1)) * 2 + (h - 1)) * 2 + w] end
+      end
+    end
+  end
+  return ns.tensor(out, {2, 2, 2, 4})
+end
+local NHWC = to_nhwc(NCHW)
+
+-- Group norm done right for the NHWC values: on the NCHW tensor, then laid out NHWC.
+local function right_gn(groups, eps)
+  return to_nhwc(ns.normalize(NCHW, {kind = "group", groups = groups, eps = eps}))
+end
+
+-- Per-channel sums and sums of squares of one sample (one worker) of a rank-4 batch.
+local function worker_sums(x, n)
+  local part = x:slice(1, n, n)
+  return part:sum({1, 3, 4}):flat(), part:square():sum({1, 3, 4}):flat()
+end
+
+lesson{
+  title = "Misconceptions 7 to 12, tested",
+  source = "002_22013a1826c4c83c.txt",
+  section = "Common misconceptions (7-12)",
+  steps = {
+    {text = [[
+Belief 7: "RMS norm is layer norm with another eps." It drops the mean
+subtraction (and usually the bias). On x = (2, 3, 4, 5) the output panel
+shows RMS norm: mean 0.953, not 0, and the shift probe (x + 10) moves
+the output, which layer norm's never does.]],
+     set = {x = {2, 3, 4, 5}, kind = "rms", axes = "default", eps = 1e-5, gamma = {},
+            beta = {}, mode = "train", shift = 10, scale = 2, dtype = "fp64",
+            acc = "default", groups = 1},
+     focus = "output",
+     try = {text = [[
+Look for an eps that turns RMS norm into layer norm: try a few
+(set{eps = 1}, set{eps = 1e-9}, ...). The output mean never gets near 0.]],
+            check = function(s)
+              if s.eps == 1e-5 then return "change eps" end
+              local m = result().y_mean
+              return m > 0.5 or string.format("mean %.3f", m)
+            end,
+            show = {eps = 1}}},
+
+    {text = [[
+Belief 8: "group norm does not depend on axis choices." Its groups are
+groups of the channel axis, so it needs to know which axis that is. The
+input is an image batch stored channels-last (N x H x W x C, 2 x 2 x 2 x
+4), and group norm with 2 groups takes axis 2 (the height) as channels:
+finite output, wrong numbers (the figure line has the distance to the
+right answer).]],
+     set = {x = NHWC, kind = "group", groups = 2},
+     focus = "output",
+     figure = function(s)
+       local d = (result().y - right_gn(s.groups, s.eps)):abs():max()
+       return string.format("groups %d: max |this - right| = %.3g", s.groups, d)
+     end,
+     try = {text = [[
+Only one grouping makes the layout irrelevant: find it. With G = 1 every
+value of a sample is in one set (set{groups = 1}), and the distance to
+the right answer drops to 0.]],
+            check = function(s)
+              local d = (result().y - right_gn(s.groups, s.eps)):abs():max()
+              return d < 1e-12 or string.format("still %.3g from the right answer", d)
+            end,
+            show = {groups = 1}}},
+
+    {text = [[
+Belief 9: "with normalisation, initialisation no longer matters." The
+output panel has x = 0.001 (-2, -1, 1, 2), a layer whose weights started
+1000 times too small, under layer norm with eps 0. Its output is the
+same as for (-2, -1, 1, 2), but the spectrum panel's largest eigenvalue
+is 632: the backward pass multiplies gradients by 1000 times more than
+it would at the normal scale. Signal propagation changed; the stability
+of the whole network still depends on the scale (text 004 takes this
+further).]],
+     set = {x = {-0.002, -0.001, 0.001, 0.002}, kind = "layer", eps = 0},
+     focus = "spectrum",
+     try = {text = [[
+Give the layer the normal scale back (set{x = {-2, -1, 1, 2}}): the
+output stays the same and the largest eigenvalue falls to 0.632.]],
+            check = function(s)
+              local j = result().jacobian
+              return j.smax < 1 or string.format("largest singular value %.3g", j.smax)
+            end,
+            show = {x = {-2, -1, 1, 2}}}},
+
+    {text = [[
+Belief 10: "a finite output proves the layer is set up right." Batch
+norm on the running matrix with the wrong axis (axes {2}, across the
+features): every output is finite, the shape is right, the values look
+normalised, yet the columns do not have mean 0.]],
+     set = {x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10},
+                 {11, 15, 23, 14}}, kind = "batch", axes = {2}, eps = 1e-5},
+     focus = "output",
+     try = {text = [[
+Restore the kind's own axes (set{axes = "default"}) and check that now
+each column of the output has mean 0.]],
+            check = function(s)
+              local m = result().y:mean({1}):abs():max()
+              return m < 1e-9 or string.format("a column mean is %.3g", m)
+            end,
+            show = {axes = "default"}}},
+
+    {text = [[
+Belief 11: "train and eval mode differ only for dropout." Batch norm
+changes where its statistics come from. One feature (1, 2, 4, 7, 11) in
+eval mode: normalised with the train/eval panel's running estimates.]],
+     set = {x = COL, kind = "batch", axes = "default", mode = "eval"},
+     focus = "output",
+     try = {text = [[
+Switch to train mode (set{mode = "train"}) and the same input gives a
+different output: the batch's own statistics.]],
+            check = function(s)
+              if s.mode ~= "train" then return "switch to train mode" end
+              local t = result().train.momentum
+              local ev = (s.x - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
+              local d = (result().y - ev):abs():max()
+              return d > 0.1 or string.format("train and eval differ by %.3g only", d)
+            end,
+            show = {mode = "train"}}},
+
+    {text = [[
+Belief 12: "synchronised batch norm is free." The output panel: batch
+norm on a 2 x 4 x 3 x 3 image batch. Split it over two workers, one
+sample each. To normalise with the statistics of both, each worker must
+send, in every forward pass and for every batch-norm layer, its count
+and a sum and a sum of squares per channel, and wait for the others.
+The figure has those numbers and the merged means (they equal the
+output panel's).]],
+     set = {x = IMG, mode = "train"},
+     focus = "output",
+     figure = function(s)
+       local C = s.x:shape()[2]
+       local s1, q1 = worker_sums(s.x, 1)
+       local s2, q2 = worker_sums(s.x, 2)
+       local per = #s.x // (2 * C)
+       local l = {string.format("channel   worker 1 sum, sumsq   worker 2 sum, sumsq   merged mean"),}
+       for c = 1, C do
+         l[#l + 1] = string.format("%7d   %8.3f %10.3f   %8.3f %10.3f   %11.4f", c, s1[c], q1[c],
+                                   s2[c], q2[c], (s1[c] + s2[c]) / (2 * per))
+       end
+       l[#l + 1] = string.format("sent per worker per layer per pass: %d numbers", 2 * C + 1)
+       return table.concat(l, "\n")
+     end,
+     try = {text = [[
+Widen the layer: set{x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})} has 8
+channels. The message each worker sends grows with the channels.]],
+            check = function(s)
+              local shp = s.x:shape()
+              if #shp ~= 4 then return "use a rank-4 image batch" end
+              return shp[2] > 4 or "still 4 channels"
+            end,
+            show = {x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})}}},
+  },
+}

@@ -1,0 +1,169 @@
+-- Text 002, "Exercises" 6 to 10: the batch-size simulation for variances; one target in
+-- three batches; eval mode's stable prediction; batch-norm axes of N x C x H x W; two-group
+-- normalisation of an eight-channel vector.
+local X = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}
+local COL = {{1}, {2}, {4}, {7}, {11}}
+local F = {{1, 2, 3, 8, 10, 12, 18, 20}}
+local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3})
+local SIZES = {2, 4, 8, 16, 32, 64, 128}
+
+-- Exercise 6, once per file: the chapter's draws (default_rng(124), 600 batches of
+-- N(3, 2) per size, in turn), each batch's population variance, and their spread.
+local vars, vsd = {}, {}
+do
+  local g = ns.rng(124)
+  for k, b in ipairs(SIZES) do
+    vars[k] = g:normal(3, 2, {600, b}):var({2}):reshape({600})
+    vsd[k] = vars[k]:std()
+  end
+end
+
+-- The three batches of exercise 7, each with the target (1, 3, 7, 2) as row 1.
+local BATCHES = {X, {X[1], {0, 0, 0, 0}, {5, 5, 5, 5}}, {X[1], {10, 30, 70, 20}}}
+
+local function maxdiff(a, b)
+  local m = 0
+  for i = 1, #a do m = math.max(m, math.abs(a[i] - b[i])) end
+  return m
+end
+
+-- Group norm by hand: each half of the 8 values centred and scaled on its own.
+local function two_groups(x, eps)
+  local out = {}
+  for g = 0, 1 do
+    local part = x:slice(2, 4 * g + 1, 4 * g + 4)
+    local z = (part - part:mean()) / math.sqrt(part:var() + eps)
+    for j, v in ipairs(z:flat()) do out[4 * g + j] = v end
+  end
+  return out
+end
+
+lesson{
+  title = "Exercises 6 to 10",
+  source = "002_22013a1826c4c83c.txt",
+  section = "Exercises (6-10)",
+  steps = {
+    {text = [[
+Exercise 6. Redo the batch-size simulation for variances: the same
+draws (default_rng(124), 600 batches per size from N(3, 2)), but each
+batch's variance instead of its mean. The population variance is 4;
+the table has the spread of the 600 estimates per size. Small batches
+are even worse at variances than at means: with b = 2 the estimates
+spread more widely than the value they estimate.]],
+     set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
+            axes = "default", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
+            dtype = "fp64", acc = "default", groups = 1},
+     focus = "train",
+     figure = function(s)
+       local l = {"    b   mean of 600 variances   sd of them"}
+       for k, b in ipairs(SIZES) do
+         l[#l + 1] = string.format("%5d   %21.3f   %10.3f", b, vars[k]:mean(), vsd[k])
+       end
+       return table.concat(l, "\n")
+     end,
+     try = {text = [[
+The train/eval panel shows the same effect on its running variance.
+Set its batches to 2 values (set{batch_size = 2}) and compare its
+momentum estimate of the variance with the true 4 (train_scale 2).]],
+            check = function(s)
+              return s.batch_size == 2 or "batch_size is " .. s.batch_size
+            end,
+            show = {batch_size = 2}}},
+
+    {text = [[
+Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
+with two other rows, and a batch with one. Batch norm gives it three
+different outputs (the table); the batch panel has the first batch.
+(With two rows, every output is -1 or +1 whatever the values.)]],
+     set = {batch_size = 32},
+     focus = "batch",
+     figure = function(s)
+       local l = {"batch          target's batch-norm output"}
+       for k, b in ipairs(BATCHES) do
+         local y = ns.normalize(ns.tensor(b), {kind = "batch", eps = s.eps}):flat()
+         l[#l + 1] = string.format("%d (%d rows)   %8.3f %8.3f %8.3f %8.3f", k, #b,
+                                   y[1], y[2], y[3], y[4])
+       end
+       return table.concat(l, "\n")
+     end,
+     try = {text = [[
+Make a fourth batch in the batch panel: keep row 1 as the target and
+change the others (set{batch = {...}}). Row 1's output moves again.]],
+            check = function(s)
+              local f = s.batch:flat()
+              if maxdiff({f[1], f[2], f[3], f[4]}, X[1]) ~= 0 then
+                return "keep row 1 = (1, 3, 7, 2)"
+              end
+              local base = ns.normalize(ns.tensor(X), {kind = "batch", eps = s.eps})
+              local d = maxdiff(result().batch.bn:slice(1, 1, 1):flat(),
+                                base:slice(1, 1, 1):flat())
+              return d > 1e-9 or "row 1's output is as in X: change the other rows"
+            end,
+            show = {batch = BATCHES[2], companion = 2, baseline = false}}},
+
+    {text = [[
+Exercise 8. Why should eval mode give a fixed observation one stable
+prediction? Because a deployed model must not answer differently
+depending on who else is in the batch. In eval mode batch norm uses the
+stored estimates, so each row depends on itself only. The output panel
+has one feature, (1, 2, 4, 7, 11), in eval mode.]],
+     set = {x = COL, mode = "eval"},
+     focus = "output",
+     try = {text = [[
+Change every row except row 3 (the 4): its output stays
+(4 - running mean) / sqrt(running var + eps).]],
+            check = function(s)
+              local f = s.x:flat()
+              if s.mode ~= "eval" then return "stay in eval mode" end
+              if #f < 3 or f[3] ~= 4 then return "keep row 3 at 4" end
+              local same = #f == 5
+              for i = 1, #f do same = same and f[i] == COL[i][1] end
+              if same then return "change the other rows" end
+              local t = result().train.momentum
+              local want = (4 - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
+              return math.abs(result().y[3] - want) < 1e-12 or "row 3 moved"
+            end,
+            show = {x = {{9}, {9}, {4}, {-9}, {0}}}}},
+
+    {text = [[
+Exercise 9. Which axes does batch norm reduce on an N x C x H x W
+image tensor? Everything except the channels: N, H and W, i.e. axes 1,
+3 and 4, one statistic per channel. The output panel has a 2 x 4 x 3 x 3
+batch with the wrong axes, {2, 3, 4} (that is layer norm's set).]],
+     set = {x = IMG, mode = "train", axes = {2, 3, 4}},
+     focus = "output",
+     try = {text = [[
+Give batch norm its axes (set{axes = {...}}): the output panel should
+then list 4 statistics, one per channel.]],
+            check = function(s)
+              local a = s.axes
+              if type(a) ~= "table" then return "name the axes explicitly" end
+              local want = ns.normalize(s.x, {kind = "batch", eps = s.eps})
+              local d = (result().y - want):abs():max()
+              return d == 0 or "not the per-channel statistics yet"
+            end,
+            show = {axes = {1, 3, 4}}}},
+
+    {text = [[
+Exercise 10. Two-group normalisation of an eight-channel vector. For
+f = (1, 2, 3, 8, 10, 12, 18, 20): the first four have mean 3.5, the
+last four mean 15, and each half is standardised on its own. The figure
+line has the result computed by hand (slices, means and variances).]],
+     set = {x = F, kind = "layer", axes = "default"},
+     focus = "output",
+     figure = function(s)
+       local out = {}
+       for j, v in ipairs(two_groups(s.x, s.eps)) do out[j] = string.format("%.3f", v) end
+       return "by hand: " .. table.concat(out, " ")
+     end,
+     try = {text = [[
+Let the output panel do it: set{kind = "group", groups = 2}. Every value
+should match the hand computation.]],
+            check = function(s)
+              if s.kind ~= "group" then return "use kind group" end
+              local d = maxdiff(result().y:flat(), two_groups(s.x, s.eps))
+              return d < 1e-12 or string.format("off by %.3g", d)
+            end,
+            show = {kind = "group", groups = 2}}},
+  },
+}
