@@ -8,5 +8,9 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 004 (the essay)
+LESSON_FILES += \
+	lessons/004-02-one-line.lua lessons/004-03-price1-batch-dependence.lua \
+	lessons/004-04-price1-estimator.lua
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
