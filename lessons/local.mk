@@ -10,7 +10,8 @@ LESSON_FILES = \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
 ## text 004 (the essay)
 LESSON_FILES += \
-	lessons/004-02-one-line.lua lessons/004-03-price1-batch-dependence.lua \
-	lessons/004-04-price1-estimator.lua
+	lessons/004-01-opening.lua lessons/004-02-one-line.lua \
+	lessons/004-03-price1-batch-dependence.lua lessons/004-04-price1-estimator.lua \
+	lessons/004-05-price2-train-inference.lua lessons/004-06-what-remains-so.lua
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
