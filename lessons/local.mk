@@ -8,6 +8,14 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 001 (the review article)
+LESSON_FILES += \
+	lessons/001-s00-s02-specification.lua lessons/001-s03-centering.lua \
+	lessons/001-s04-stabilizer.lua lessons/001-s05-jacobian.lua \
+	lessons/001-s06-companion.lua lessons/001-s07-inference-state.lua \
+	lessons/001-s08-scale-symmetry.lua lessons/001-s09-causal.lua \
+	lessons/001-s10-what-tests-establish.lua lessons/001-s11-diagnostic-sequence.lua \
+	lessons/001-s12-precision.lua
 ## text 004 (the essay)
 LESSON_FILES += \
 	lessons/004-01-opening.lua lessons/004-02-one-line.lua \
