@@ -146,11 +146,13 @@ The evaluation policy (which estimate, updated how) is part of the
 layer's definition.]],
      focus = "train",
      try = {text = [[
-Switch the running state to the cumulative average (set{momentum =
-false}) and compare its gap with the momentum row.]],
+The momentum row forgets its start slowly. Raise the momentum to 0.5
+(set{momentum = 0.5}, or o/O) and watch its gap fall to the size of the
+cumulative one: a faster average forgets the initial mean 0 and var 1.]],
             check = function(s)
-              return s.momentum == false or "momentum is still " .. tostring(s.momentum)
+              return (s.momentum ~= false and s.momentum >= 0.5) or
+                     "momentum is still " .. tostring(s.momentum)
             end,
-            show = {momentum = false}}},
+            show = {momentum = 0.5}}},
   },
 }

@@ -29,10 +29,10 @@ evaluation state is the one of the previous lesson (train/eval panel).]],
 
     {text = [[
 A wrong answer with a name: "normalization preserves information". Every
-invariant map throws directions away on purpose. LayerNorm sends x and
-x + 10 (and 3 x) to the same output: whatever told them apart is gone.
+invariant map throws directions away on purpose. With eps 0, LayerNorm
+sends x, x + 10 and 3 x to the same output: what told them apart is gone.
 The right question is whether the next layer should care about it.]],
-     set = {kind = "layer"},
+     set = {kind = "layer", eps = 0},
      focus = "output",
      try = {text = [[
 Find another input with exactly the same LayerNorm output as

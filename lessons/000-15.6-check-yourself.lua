@@ -24,27 +24,40 @@ lesson{
   section = "15.6 Check yourself",
   steps = {
     {text = [[
-Question 1. For d = 4, which directions are in the nullspace of the
-centered map's Jacobian? Answer: the all-ones vector and the centered
-input itself, P x. Rank 4 - 2 = 2. Test the first one on the screen.]],
+Question 1. For d = 4, which input directions are in the nullspace of
+the centered map's Jacobian, and what rank follows? Predict first, then
+test a direction: a change of x along it must leave y where it is.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
-     focus = "spectrum",
+     focus = "output",
      try = {text = [[
-Move x along the ones direction (add the same number to every value,
-e.g. set{x = {3, 4, 6, 7}}) and check that the output does not move.]],
+Move x along the direction you predicted, e.g. add the same number to
+every value (set{x = {3, 4, 6, 7}}), and check that y does not move.]],
             check = function(s) return same_output(s, "layer") end,
             show = {x = {3, 4, 6, 7}}}},
 
     {text = [[
-Question 2. And for the RMS map? Only the radial direction x / ||x||:
-rank 3. Along ones the output moves; along x itself it does not.]],
-     set = {x = X, kind = "rms"},
-     focus = "spectrum",
+Answer 1: the all-ones vector and the centered input P x itself (the
+shift and the scale). Two directions, so rank 4 - 2 = 2: the spectrum
+panel shows the "ones" and "radial" eigenvalues at 0.]],
+     set = {x = X},
+     focus = "spectrum"},
+
+    {text = [[
+Question 2. And for the RMS map (kind rms)? Which direction does it
+ignore, and does the ones direction still count?]],
+     set = {kind = "rms"},
+     focus = "output",
      try = {text = [[
-Move x along itself (set{x = {-4, -2, 2, 4}}, twice x) and check that the
-RMS output does not move.]],
+Test your answer: move x along the direction you think the RMS map
+ignores (for example set{x = {-4, -2, 2, 4}}, twice x).]],
             check = function(s) return same_output(s, "rms") end,
             show = {x = {-4, -2, 2, 4}}}},
+
+    {text = [[
+Answer 2: only the radial direction x / ||x||. Along ones the RMS output
+moves (the shift probe is not 0), so the rank is 4 - 1 = 3.]],
+     set = {x = X},
+     focus = "spectrum"},
 
     {text = [[
 Question 3. Add eps = 1e-5. Which zero eigenvalues survive? For the

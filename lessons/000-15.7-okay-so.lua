@@ -37,7 +37,8 @@ that of kind rms (radial only).]],
      set = {eps = 0, kind = "layer"},
      focus = "spectrum",
      try = {text = [[
-Switch to kind rms and watch the "ones" eigenvalue leave 0.]],
+Switch to kind rms: the "ones" row leaves the spectrum (that direction is
+no longer erased and joins the bulk), and only radial stays at 0.]],
             check = function(s)
               return s.kind == "rms" or "the kind is " .. s.kind
             end,

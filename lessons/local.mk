@@ -16,6 +16,12 @@ LESSON_FILES += \
 	lessons/001-s08-scale-symmetry.lua lessons/001-s09-causal.lua \
 	lessons/001-s10-what-tests-establish.lua lessons/001-s11-diagnostic-sequence.lua \
 	lessons/001-s12-precision.lua
+## text 003 (the course lesson)
+LESSON_FILES += \
+	lessons/003-01-opening.lua lessons/003-02-batch-normalization.lua \
+	lessons/003-03-forward-backward.lua lessons/003-04-train-inference.lua \
+	lessons/003-05-why-it-helps.lua lessons/003-06-family.lua \
+	lessons/003-07-placement.lua lessons/003-08-revisited-regularizing.lua
 ## text 004 (the essay)
 LESSON_FILES += \
 	lessons/004-01-opening.lua lessons/004-02-one-line.lua \

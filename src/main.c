@@ -449,6 +449,7 @@ static int check_file(const char *file) {
 
 int main(int argc, char **argv) {
   atexit(close_stdout);
+  lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {NULL, 0, 0, 0, NULL};
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */

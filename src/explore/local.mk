@@ -7,6 +7,6 @@ libnsexplore_la_SOURCES = \
 	src/explore/state.c src/explore/state.h \
 	src/explore/history.c src/explore/history.h \
 	src/explore/edit.c src/explore/edit.h \
-	src/explore/result.c src/explore/result.h \
+	src/explore/result.c src/explore/result.h src/explore/probes.c \
 	src/explore/file.c src/explore/file.h
 libnsexplore_la_CFLAGS = $(AM_CFLAGS)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/err.h" /* NS_PRINTF */
+#include "explore/result.h"
 #include "explore/state.h"
 
 /* Formats the message into err (when not NULL) and returns -1:
@@ -26,5 +27,12 @@ int ns_field_copy(ns_state *dst, const ns_state *src, ns_field f);
 int ns_same_double(double a, double b);
 int ns_same_doubles(const double *a, size_t na, const double *b, size_t nb);
 int ns_same_tensor(const ns_tensor *a, const ns_tensor *b);
+
+/* The residual-block and backward-pass parts of a result (probes.c): each frees what it
+ * had, then fills its fields or its skip reason. */
+void ns_resid_part(const ns_state *s, const ns_spec *spec, ns_result *r);
+void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r);
+void ns_resid_clear(ns_result *r);
+void ns_vjp_clear(ns_result *r);
 
 #endif

@@ -82,6 +82,8 @@ void ns_result_free(ns_result *r) {
   clear_jac(r);
   clear_batch(r);
   clear_train(r);
+  ns_resid_clear(r);
+  ns_vjp_clear(r);
   memset(r, 0, sizeof *r);
 }
 
@@ -281,29 +283,50 @@ static void column_moments(const double *v, size_t rows, size_t D, ns_moments *m
     ns_moments_compute(v + j, rows, D, NS_FP64, NS_FP64, NS_ALGO_TWOPASS, &m[j]);
 }
 
-/* Train/eval panel. */
+/* Max |a - b| over n values (NaN propagates). */
+static double max_gap(const double *a, const double *b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs(a[i] - b[i]);
+    if (d > m || isnan(d)) m = d;
+  }
+  return m;
+}
+
+/* Train/eval panel. The training data: rng, train_batches batches of batch_size draws of
+ * normal(train_loc, train_scale), then an evaluation batch of eval_size (or batch_size)
+ * draws of normal(eval_loc, eval_scale) from the same stream; resample, batches of rows
+ * drawn from the batch matrix, evaluated on the matrix; batch, one step on the batch
+ * matrix as it is (a fresh module's first update), evaluated on the same matrix. */
 static int train_probe(const ns_state *s, ns_result *r, char *err) {
   ns_rng g;
   ns_rng_seed_u64(&g, s->seed);
-  size_t D = s->train_source == NS_SOURCE_RNG ? 1 : s->batch->shape[1];
-  size_t bs = (size_t)s->batch_size, nb = (size_t)s->train_batches;
+  int rng = s->train_source == NS_SOURCE_RNG, one = s->train_source == NS_SOURCE_BATCH;
   size_t B = s->batch->shape[0];
-  size_t E = s->train_source == NS_SOURCE_RNG ? bs : B;
+  size_t D = rng ? 1 : s->batch->shape[1];
+  size_t bs = one ? B : (size_t)s->batch_size, nb = one ? 1 : (size_t)s->train_batches;
+  size_t E = !rng ? B : s->eval_size > 0 ? (size_t)s->eval_size : (size_t)s->batch_size;
+  double eloc = isnan(s->eval_loc) ? s->train_loc : s->eval_loc;
+  double escale = isnan(s->eval_scale) ? s->train_scale : s->eval_scale;
   r->train_d = D;
   r->train_n = nb * bs;
   r->eval_n = E;
-  double *bv = NULL, *bx = malloc(bs * D * sizeof *bx);
+  r->eval_loc_used = rng ? eloc : NAN;
+  r->eval_scale_used = rng ? escale : NAN;
+  double *bv = NULL, *bx = malloc(bs * D * sizeof *bx), *ytrue = NULL;
   ns_moments *bm = malloc(D * sizeof *bm);
-  ns_running runs[3];
+  ns_running runs[3], truth;
   memset(runs, 0, sizeof runs);
+  memset(&truth, 0, sizeof truth);
   r->eval_x = malloc(E * D * sizeof *r->eval_x);
   r->eval_y = malloc(E * D * sizeof *r->eval_y);
   r->eval_mean = malloc(D * sizeof *r->eval_mean);
   r->eval_var = malloc(D * sizeof *r->eval_var);
-  if (s->train_source == NS_SOURCE_BATCH) bv = malloc(B * D * sizeof *bv);
+  if (!rng) bv = malloc(B * D * sizeof *bv);
+  if (rng) ytrue = malloc(E * sizeof *ytrue);
   int rc = -1;
-  if (!bx || !bm || !r->eval_x || !r->eval_y || !r->eval_mean || !r->eval_var ||
-      (s->train_source == NS_SOURCE_BATCH && !bv)) {
+  if (!bx || !bm || !r->eval_x || !r->eval_y || !r->eval_mean || !r->eval_var || (!rng && !bv) ||
+      (rng && !ytrue)) {
     ns_explore_fail(err, "train/eval panel: out of memory");
     goto out;
   }
@@ -314,7 +337,9 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
     if (ns_running_init(&runs[k], s->momentum, k == 1, k == 2, D, err) != 0) goto out;
   }
   for (size_t b = 0; b < nb; b++) {
-    if (bv) {
+    if (one) {
+      memcpy(bx, bv, B * D * sizeof *bx);
+    } else if (bv) {
       for (size_t i = 0; i < bs; i++) { /* a row of the user's batch, with replacement */
         size_t row = (size_t)(ns_rng_random(&g) * (double)B);
         if (row >= B) row = B - 1;
@@ -330,7 +355,7 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   if (bv)
     memcpy(r->eval_x, bv, E * D * sizeof *bv);
   else
-    for (size_t i = 0; i < E; i++) r->eval_x[i] = ns_rng_normal(&g, s->train_loc, s->train_scale);
+    for (size_t i = 0; i < E; i++) r->eval_x[i] = ns_rng_normal(&g, eloc, escale);
   column_moments(r->eval_x, E, D, bm);
   for (size_t j = 0; j < D; j++) {
     r->eval_mean[j] = bm[j].mean;
@@ -338,6 +363,16 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   }
   if (norm_matrix(r->eval_x, E, D, NS_KIND_BATCH, s, NS_MODE_TRAIN, NULL, r->eval_y, err) != 0)
     goto out;
+  if (rng) { /* the exact training distribution as running statistics */
+    if (ns_running_init(&truth, s->momentum, 0, 0, 1, err) != 0) goto out;
+    truth.mean[0] = s->train_loc;
+    truth.var[0] = s->train_scale * s->train_scale;
+    if (norm_matrix(r->eval_x, E, 1, NS_KIND_BATCH, s, NS_MODE_EVAL, &truth, ytrue, err) != 0)
+      goto out;
+    r->shift_gap = max_gap(ytrue, r->eval_y, E);
+  } else {
+    r->shift_gap = NAN;
+  }
   for (int k = 0; k < 3; k++) {
     ns_estimator *est = &r->est[k];
     est->mean = malloc(D * sizeof *est->mean);
@@ -351,19 +386,18 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
     memcpy(est->var, runs[k].var, D * sizeof *est->var);
     if (norm_matrix(r->eval_x, E, D, NS_KIND_BATCH, s, NS_MODE_EVAL, &runs[k], est->y, err) != 0)
       goto out;
-    est->gap = 0;
-    for (size_t i = 0; i < E * D; i++) {
-      double d = fabs(est->y[i] - r->eval_y[i]);
-      if (d > est->gap || isnan(d)) est->gap = d;
-    }
+    est->gap = max_gap(est->y, r->eval_y, E * D);
+    r->est_gap[k] = rng ? max_gap(est->y, ytrue, E) : NAN;
   }
   r->est_active = s->cumulative ? 1 : 0;
   rc = 0;
 out:
   for (int k = 0; k < 3; k++) ns_running_free(&runs[k]);
+  ns_running_free(&truth);
   free(bx);
   free(bv);
   free(bm);
+  free(ytrue);
   return rc;
 }
 
@@ -435,10 +469,12 @@ static unsigned stale_parts(const ns_state *a, const ns_state *b) {
   for (int f = 0; f < NS_F_COUNT; f++)
     if (diff & NS_FIELDBIT(f)) m |= ns_fields[f].stale;
   /* the train panel draws from the batch when that is its source */
-  if ((diff & NS_FIELDBIT(NS_F_BATCH)) && b->train_source == NS_SOURCE_BATCH) m |= NS_PART_TRAIN;
+  if ((diff & NS_FIELDBIT(NS_F_BATCH)) && b->train_source != NS_SOURCE_RNG) m |= NS_PART_TRAIN;
   /* eval-mode batch norm of x reads the train panel's running statistics */
   if ((m & NS_PART_TRAIN) && state_eval_running(b)) m |= NS_PART_OUTPUT;
   if (m & NS_PART_OUTPUT) m |= NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC;
+  if (m & (NS_PART_OUTPUT | NS_PART_INPUT)) m |= NS_PART_RESID | NS_PART_VJP;
+  if (m & NS_PART_JAC) m |= NS_PART_VJP; /* it is checked against J^T g */
   return m;
 }
 
@@ -681,7 +717,8 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   ns_state_spec(s, &spec);
   ns_evalsrc src = s->mode == NS_MODE_EVAL ? NS_EVALSRC_NOT_BATCH : NS_EVALSRC_NONE;
   if (ns_spec_eval_running(&spec, x->rank) &&
-      (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC))) {
+      (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_JAC | NS_PART_RESID |
+                NS_PART_VJP))) {
     size_t nstat = parts & NS_PART_OUTPUT ? 0 : r->norm.plan.nstat;
     if (eval_running(s, r, nstat, &eval_run, &src, err) != 0) goto out;
     spec.running = &eval_run;
@@ -709,6 +746,10 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     clear_jac(r);
     jac_probe(x, &spec, r);
   }
+
+  /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
+  if (parts & NS_PART_RESID) ns_resid_part(s, &spec, r);
+  if (parts & NS_PART_VJP) ns_vjp_part(s, &spec, r);
 
   /* 5 batch */
   if (parts & NS_PART_BATCH) {

@@ -135,6 +135,37 @@ typedef struct {
   ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
   int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
 
+  /* 6b the gap decomposed (rng source): with y_true the eval batch normalized with the
+     training distribution's exact mean and variance (train_loc, train_scale^2),
+     est_gap = max|y(running) - y_true| is the finite-sample estimation error and
+     shift_gap = max|y_true - y(own stats)| what the shift of the evaluation distribution
+     costs; NaN for a batch source (no exact distribution). */
+  double est_gap[3], shift_gap;
+  double eval_loc_used, eval_scale_used; /* the evaluation distribution drawn from */
+
+  /* residual block (placement): J of x + W N(x) and of N(x + W x), side by side */
+  int resid_done;
+  char resid_skip[NS_ERRLEN];
+  size_t rn;                /* n */
+  size_t rw;                /* W is rw x rw: n (over x) or D (per row) */
+  double *W;                /* rw * rw: the W used (the state's, or the random one) */
+  double *J_pre, *J_post;   /* rn * rn */
+  double *sv_pre, *sv_post; /* rn singular values each, descending */
+  int rank_pre, rank_post;  /* above 1e-10 * the largest */
+  double *J_none;           /* I + W: no normalization (rn * rn) */
+
+  /* the backward pass for the upstream gradient g (closed form) */
+  int vjp_done;
+  char vjp_skip[NS_ERRLEN];
+  size_t vn;                                 /* n */
+  double *g;                                 /* vn: the upstream gradient used */
+  double *dx, *dx_direct, *dx_mean, *dx_var; /* vn: dL/dx and its three paths */
+  double *dgamma, *dbeta;                    /* naffine each */
+  size_t naffine;
+  double dx_sum_max;  /* max over statistics |sum of dL/dx| (0 for centered kinds) */
+  double dx_xhat_max; /* max over statistics |dL/dx . x_hat| (0 with eps 0) */
+  double vjp_vs_jtg;  /* max |dL/dx - J^T g| when the Jacobian was computed, else NaN */
+
   /* 7 precision: variance of x (all elements, population) */
   size_t prec_n;        /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) of x */
   double var_ref;       /* fp64 two-pass on the stored values */

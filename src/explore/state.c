@@ -14,7 +14,8 @@
 #include "core/sha256.h"
 #include "explore/priv.h"
 
-const char *const ns_source_names[] = {"rng", "batch", NULL};
+const char *const ns_source_names[] = {"rng", "batch", "resample", NULL};
+const char *const ns_placement_names[] = NS_PLACEMENT_NAMES;
 const char *const ns_ftype_names[] = {"tensor", "string",  "choice", "boolean",  "axes", "integer",
                                       "number", "numbers", "seed",   "momentum", NULL};
 
@@ -411,6 +412,7 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     break;
   case NS_FT_DOUBLE: {
     double x = *CAT(v, double, d->off);
+    if (isnan(x) && (d->flags & NS_FF_DEFAULT)) break; /* "default" */
     if (!isfinite(x) || x < d->lo || x > d->hi) return range_fail(d, x, err);
     break;
   }
@@ -429,6 +431,10 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     break;
   case NS_FT_TENSOR: {
     const ns_tensor *t = *CAT(v, ns_tensor *, d->off);
+    if (!t && (d->flags & NS_FF_FALSE_RESETS)) {
+      *AT(c, ns_tensor *, d->off) = NULL; /* back to the derived one */
+      return 0;
+    }
     if (!t) return ns_explore_fail(err, "%s: missing tensor", d->name);
     if (ns_shape_check(t->rank, t->shape, e) != 0)
       return ns_explore_fail(err, "%s: %s", d->name, e);
@@ -542,6 +548,14 @@ static int check_batch(ns_state *c, const ns_state *s, char *err) {
   return 0;
 }
 
+/* A tensor of finite values (W, upstream). */
+static int check_finite_tensor(const char *what, const ns_tensor *t, char *err) {
+  for (size_t i = 0; i < t->n; i++)
+    if (!isfinite(ns_tensor_get(t, i)))
+      return ns_explore_fail(err, "%s: element %zu is not finite", what, i + 1);
+  return 0;
+}
+
 int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
   return ns_state_apply_keep(s, p, NULL, NULL, err);
 }
@@ -576,6 +590,16 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
     if (c.batch->shape[0] != s->batch->shape[0] || c.batch->shape[1] != s->batch->shape[1])
       reset_baseline = 1;
   }
+  if (c.W && c.W != s->W) {
+    if (c.W->rank != 2 || c.W->shape[0] != c.W->shape[1]) {
+      ns_explore_fail(err, "W: must be a square matrix (n x n over x, or D x D per row), got %s",
+                      c.W->rank != 2 ? "another rank" : "a non-square matrix");
+      goto out;
+    }
+    if (check_finite_tensor("W", c.W, err) != 0) goto out;
+  }
+  if (c.upstream && c.upstream != s->upstream && check_finite_tensor("upstream", c.upstream, err))
+    goto out;
   size_t B = c.batch->shape[0], D = c.batch->shape[1];
   if ((size_t)c.target > B) {
     ns_explore_fail(err, "target: row %d is outside the batch (rows 1 to %zu)", c.target, B);
@@ -718,7 +742,10 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
     sb_printf(&sb, "  %s = ", d->name);
     switch (d->type) {
     case NS_FT_TENSOR:
-      sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), f == NS_F_X ? s->source : NULL, inline_max);
+      if (!*CAT(s, ns_tensor *, d->off))
+        sb_printf(&sb, "false");
+      else
+        sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), f == NS_F_X ? s->source : NULL, inline_max);
       break;
     case NS_FT_STRING:
       sb_string(&sb, *CAT(s, char *, d->off) ? *CAT(s, char *, d->off) : "");
@@ -748,7 +775,10 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
       sb_printf(&sb, "%d", get_int(s, d));
       break;
     case NS_FT_DOUBLE:
-      sb_number(&sb, *CAT(s, double, d->off));
+      if (isnan(*CAT(s, double, d->off)) && (d->flags & NS_FF_DEFAULT))
+        sb_printf(&sb, "\"default\"");
+      else
+        sb_number(&sb, *CAT(s, double, d->off));
       break;
     case NS_FT_DOUBLES: {
       const double *v = *CAT(s, double *, d->off);

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/jacobian.h"
 #include "core/normalize.h"
 #include "core/tensor.h"
 #include "explore/fields.h"
@@ -41,15 +42,20 @@ enum {
   NS_PART_JAC = 1u << 5,    /* Jacobians, spectra, rank */
   NS_PART_BATCH = 1u << 6,  /* batch panel */
   NS_PART_PREC = 1u << 7,   /* precision panel */
-  NS_PART_ALL = (1u << 8) - 1
+  NS_PART_RESID = 1u << 8,  /* residual-block Jacobians (placement) */
+  NS_PART_VJP = 1u << 9,    /* the backward pass (upstream gradient) */
+  NS_PART_ALL = (1u << 10) - 1
 };
 
 /* Where the train/eval panel takes its data from. */
 typedef enum {
   NS_SOURCE_RNG = 0, /* ns_rng(seed) normal(train_loc, train_scale), one scalar feature */
-  NS_SOURCE_BATCH    /* rows drawn (seeded, with replacement) from the batch matrix */
+  NS_SOURCE_BATCH,   /* one training step on the batch matrix as it is (a fresh module),
+                        evaluated on the same matrix */
+  NS_SOURCE_RESAMPLE /* rows drawn (seeded, with replacement) from the batch matrix */
 } ns_source;
-extern const char *const ns_source_names[]; /* "rng", "batch", NULL */
+extern const char *const ns_source_names[];    /* "rng", "batch", "resample", NULL */
+extern const char *const ns_placement_names[]; /* "none", "pre", "post", NULL */
 
 #define NS_EXPLORE_MAX_BATCHES 10000
 #define NS_EXPLORE_MAX_BATCH_SIZE 100000
@@ -99,6 +105,16 @@ typedef struct {
   /* Output probes: y(x + shift*1) and y(scale*x) compared with y(x). */
   double shift;
   double scale;
+
+  /* Evaluation distribution of the train/eval panel (NaN: the training one's). */
+  double eval_loc, eval_scale;
+  int eval_size; /* 0: batch_size */
+
+  /* Residual block and backward pass. */
+  ns_placement placement;
+  ns_tensor *W;        /* owned or NULL (random, from w_seed) */
+  ns_tensor *upstream; /* owned or NULL (random, from w_seed) */
+  uint64_t w_seed;
 } ns_state;
 
 /* How a field's value is converted, checked, copied and compared. */
@@ -109,7 +125,7 @@ typedef enum {
   NS_FT_TRIBOOL,  /* int: 1 true, 0 false, -1 "default" */
   NS_FT_AXES,     /* unsigned bit mask of 1-based axes; 0 = "default" */
   NS_FT_INT,      /* int in [lo, hi] */
-  NS_FT_DOUBLE,   /* double, finite, in [lo, hi] */
+  NS_FT_DOUBLE,   /* double, finite, in [lo, hi]; NS_FF_DEFAULT adds NaN, "default" */
   NS_FT_DOUBLES,  /* double * (owned) with a size_t count at .count; finite values */
   NS_FT_SEED,     /* uint64_t */
   NS_FT_MOMENTUM, /* double in (lo, hi], or "false": the int `cumulative` member */
@@ -119,7 +135,8 @@ extern const char *const ns_ftype_names[]; /* "tensor", "string", ... */
 
 enum {
   NS_FF_DEFAULT = 1u << 0,      /* an enum that also takes "default" (stored as -1) */
-  NS_FF_FALSE_RESETS = 1u << 1, /* an array that takes false: back to its derived value */
+  NS_FF_FALSE_RESETS = 1u << 1, /* an array or tensor that takes false (NULL): back to its
+                                   derived value */
   NS_FF_OPEN_LO = 1u << 2       /* the range excludes lo */
 };
 

@@ -246,7 +246,10 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   ns_patch_set(&b->p, (ns_field)f);
   switch (d->type) {
   case NS_FT_TENSOR:
-    *AT(pv, ns_tensor *, d->off) = get_tensor(L, v, name, b, f);
+    if ((d->flags & NS_FF_FALSE_RESETS) && lua_type(L, v) == LUA_TBOOLEAN && !lua_toboolean(L, v))
+      *AT(pv, ns_tensor *, d->off) = NULL; /* back to the derived one */
+    else
+      *AT(pv, ns_tensor *, d->off) = get_tensor(L, v, name, b, f);
     break;
   case NS_FT_STRING: {
     if (lua_type(L, v) != LUA_TSTRING)
@@ -297,9 +300,16 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     *AT(pv, int, d->off) = get_int_range(L, v, name, (lua_Integer)d->lo, (lua_Integer)d->hi);
     break;
   case NS_FT_DOUBLE:
+    if ((d->flags & NS_FF_DEFAULT) && lua_type(L, v) == LUA_TSTRING &&
+        strcmp(lua_tostring(L, v), "default") == 0) {
+      *AT(pv, double, d->off) = NAN;
+      break;
+    }
     if (lua_type(L, v) != LUA_TNUMBER)
-      luaL_error(L, "set: %s: expected a number, got %s", name, type_of(L, v));
+      luaL_error(L, "set: %s: expected a number%s, got %s", name,
+                 (d->flags & NS_FF_DEFAULT) ? " or \"default\"" : "", type_of(L, v));
     *AT(pv, double, d->off) = lua_tonumber(L, v);
+    if (isnan(*AT(pv, double, d->off))) luaL_error(L, "set: %s: must be a number, got nan", name);
     break;
   case NS_FT_DOUBLES: {
     size_t n = 0;
@@ -403,7 +413,10 @@ static void push_field(lua_State *L, const ns_state *s, int f) {
   const char *base = (const char *)s;
   switch (d->type) {
   case NS_FT_TENSOR:
-    nsl_pushtensor(L, ns_tensor_copy(*(ns_tensor *const *)(base + d->off)));
+    if (*(ns_tensor *const *)(base + d->off))
+      nsl_pushtensor(L, ns_tensor_copy(*(ns_tensor *const *)(base + d->off)));
+    else
+      lua_pushboolean(L, 0);
     break;
   case NS_FT_STRING: {
     const char *str = *(char *const *)(base + d->off);
@@ -441,7 +454,10 @@ static void push_field(lua_State *L, const ns_state *s, int f) {
     lua_pushinteger(L, *(const int *)(base + d->off));
     break;
   case NS_FT_DOUBLE:
-    lua_pushnumber(L, *(const double *)(base + d->off));
+    if (isnan(*(const double *)(base + d->off)) && (d->flags & NS_FF_DEFAULT))
+      lua_pushliteral(L, "default");
+    else
+      lua_pushnumber(L, *(const double *)(base + d->off));
     break;
   case NS_FT_DOUBLES:
     push_doubles(L, *(double *const *)(base + d->off), *(const size_t *)(base + d->count));
@@ -485,6 +501,18 @@ static void push_matrix(lua_State *L, const double *v, size_t rows, size_t cols)
   nsl_pushtensor(L, t);
 }
 
+/* t[k] = an array of the n values, for the table on top. */
+static void setdoubles(lua_State *L, const char *k, const double *v, size_t n) {
+  push_doubles(L, v, n);
+  lua_setfield(L, -2, k);
+}
+
+/* t[k] = a rows x cols fp64 tensor of v, for the table on top. */
+static void setmatrix(lua_State *L, const char *k, const double *v, size_t rows, size_t cols) {
+  push_matrix(L, v, rows, cols);
+  lua_setfield(L, -2, k);
+}
+
 static void setnum(lua_State *L, const char *k, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, k);
@@ -513,12 +541,9 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "y");
   setnum(L, "y_mean", r->y_mean);
   setnum(L, "y_std", r->y_std);
-  push_doubles(L, r->norm.mean, r->norm.plan.nstat);
-  lua_setfield(L, -2, "mean");
-  push_doubles(L, r->norm.var, r->norm.plan.nstat);
-  lua_setfield(L, -2, "var");
-  push_doubles(L, r->norm.denom, r->norm.plan.nstat);
-  lua_setfield(L, -2, "denom");
+  setdoubles(L, "mean", r->norm.mean, r->norm.plan.nstat);
+  setdoubles(L, "var", r->norm.var, r->norm.plan.nstat);
+  setdoubles(L, "denom", r->norm.denom, r->norm.plan.nstat);
   lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
   lua_setfield(L, -2, "ndegenerate");
   setstr(L, "cond", cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
@@ -557,14 +582,10 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "jacobian");
 
   lua_createtable(L, 0, 6); /* batch */
-  push_matrix(L, r->bn, r->B, r->D);
-  lua_setfield(L, -2, "bn");
-  push_matrix(L, r->ln, r->B, r->D);
-  lua_setfield(L, -2, "ln");
-  push_doubles(L, r->target_now, r->D);
-  lua_setfield(L, -2, "target_now");
-  push_doubles(L, r->target_base, r->D);
-  lua_setfield(L, -2, "target_base");
+  setmatrix(L, "bn", r->bn, r->B, r->D);
+  setmatrix(L, "ln", r->ln, r->B, r->D);
+  setdoubles(L, "target_now", r->target_now, r->D);
+  setdoubles(L, "target_base", r->target_base, r->D);
   lua_createtable(L, (int)r->D, 0);
   for (size_t j = 0; j < r->D; j++) {
     lua_pushboolean(L, r->flip[j]);
@@ -580,23 +601,62 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_setfield(L, -2, "d");
   lua_pushinteger(L, (lua_Integer)r->train_n);
   lua_setfield(L, -2, "n");
-  push_matrix(L, r->eval_x, r->eval_n, r->train_d);
-  lua_setfield(L, -2, "eval_x");
-  push_doubles(L, r->eval_mean, r->train_d);
-  lua_setfield(L, -2, "eval_mean");
-  push_doubles(L, r->eval_var, r->train_d);
-  lua_setfield(L, -2, "eval_var");
+  setmatrix(L, "eval_x", r->eval_x, r->eval_n, r->train_d);
+  setdoubles(L, "eval_mean", r->eval_mean, r->train_d);
+  setdoubles(L, "eval_var", r->eval_var, r->train_d);
+  setmatrix(L, "eval_y", r->eval_y, r->eval_n, r->train_d);
   for (int k = 0; k < 3; k++) {
-    lua_createtable(L, 0, 3);
-    push_doubles(L, r->est[k].mean, r->train_d);
-    lua_setfield(L, -2, "mean");
-    push_doubles(L, r->est[k].var, r->train_d);
-    lua_setfield(L, -2, "var");
+    lua_createtable(L, 0, 5);
+    setdoubles(L, "mean", r->est[k].mean, r->train_d);
+    setdoubles(L, "var", r->est[k].var, r->train_d);
+    setmatrix(L, "y", r->est[k].y, r->eval_n, r->train_d);
     setnum(L, "gap", r->est[k].gap);
+    setnum(L, "estimator_gap", r->est_gap[k]);
     lua_setfield(L, -2, r->est[k].name);
   }
+  setnum(L, "shift_gap", r->shift_gap);
+  setnum(L, "eval_loc", r->eval_loc_used);
+  setnum(L, "eval_scale", r->eval_scale_used);
   setstr(L, "active", r->est[r->est_active].name);
   lua_setfield(L, -2, "train");
+
+  lua_createtable(L, 0, 10); /* residual block */
+  lua_pushboolean(L, r->resid_done);
+  lua_setfield(L, -2, "done");
+  if (!r->resid_done) {
+    setstr(L, "skip", r->resid_skip);
+  } else {
+    setmatrix(L, "W", r->W, r->rw, r->rw);
+    setmatrix(L, "J_none", r->J_none, r->rn, r->rn);
+    setmatrix(L, "J_pre", r->J_pre, r->rn, r->rn);
+    setmatrix(L, "J_post", r->J_post, r->rn, r->rn);
+    setdoubles(L, "sv_pre", r->sv_pre, r->rn);
+    setdoubles(L, "sv_post", r->sv_post, r->rn);
+    lua_pushinteger(L, r->rank_pre);
+    lua_setfield(L, -2, "rank_pre");
+    lua_pushinteger(L, r->rank_post);
+    lua_setfield(L, -2, "rank_post");
+  }
+  lua_setfield(L, -2, "residual");
+
+  lua_createtable(L, 0, 12); /* backward pass */
+  lua_pushboolean(L, r->vjp_done);
+  lua_setfield(L, -2, "done");
+  if (!r->vjp_done) {
+    setstr(L, "skip", r->vjp_skip);
+  } else {
+    setdoubles(L, "g", r->g, r->vn);
+    setdoubles(L, "dx", r->dx, r->vn);
+    setdoubles(L, "direct", r->dx_direct, r->vn);
+    setdoubles(L, "via_mean", r->dx_mean, r->vn);
+    setdoubles(L, "via_var", r->dx_var, r->vn);
+    setdoubles(L, "dgamma", r->dgamma, r->naffine);
+    setdoubles(L, "dbeta", r->dbeta, r->naffine);
+    setnum(L, "sum_max", r->dx_sum_max);
+    setnum(L, "xhat_max", r->dx_xhat_max);
+    setnum(L, "vs_jtg", r->vjp_vs_jtg);
+  }
+  lua_setfield(L, -2, "backward");
 
   lua_createtable(L, 0, 4); /* precision */
   setnum(L, "ref", r->var_ref);
@@ -780,7 +840,24 @@ static const luaL_Reg state_fns[] = {
 const char *const nsx_function_names[] = {"set",    "get",  "undo", "redo", "reset",
                                           "result", "dump", "save", "load", NULL};
 
-nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
+/* The global load: a state file when called with one string naming an existing file,
+ * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. */
+static int l_load_global(lua_State *L) {
+  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
+    FILE *f = fopen(lua_tostring(L, 1), "rb");
+    if (f) {
+      fclose(f);
+      return l_load(L);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+nsx_ctx *nsx_open_ex(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud,
+                     unsigned flags) {
   lua_pushglobaltable(L);                          /* G */
   nsx_ctx *c = lua_newuserdatauv(L, sizeof *c, 0); /* G ctx */
   memset(c, 0, sizeof *c);
@@ -790,9 +867,24 @@ nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(vo
   c->ud = ud;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "normscope.explore.ctx"); /* keeps ctx alive */
-  luaL_setfuncs(L, state_fns, 1); /* each function keeps ctx as upvalue 1; pops ctx */
-  lua_pop(L, 1);                  /* G */
+  for (const luaL_Reg *r = state_fns; r->name; r++) {
+    int file = strcmp(r->name, "save") == 0 || strcmp(r->name, "load") == 0;
+    if (file && (flags & NSX_NO_FILES)) continue;
+    lua_pushvalue(L, -1); /* G ctx ctx */
+    if (strcmp(r->name, "load") == 0) {
+      lua_getfield(L, -3, "load"); /* Lua's own load */
+      lua_pushcclosure(L, l_load_global, 2);
+    } else {
+      lua_pushcclosure(L, r->func, 1);
+    }
+    lua_setfield(L, -3, r->name);
+  }
+  lua_pop(L, 2); /* ctx, G */
   return c;
+}
+
+nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud) {
+  return nsx_open_ex(L, s, h, on_change, ud, 0);
 }
 
 void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud) {

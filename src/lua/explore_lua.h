@@ -49,8 +49,14 @@ typedef struct {
 extern const char *const nsx_function_names[];
 
 /* Registers set, get, undo, redo, reset, result, dump, save and load as globals of L. h
- * may be NULL (undo and redo then do nothing and return false). */
+ * may be NULL (undo and redo then do nothing and return false). load keeps Lua's own
+ * load for everything but a state file: load(FILE) with one string naming an existing
+ * file applies it; load(chunk, ...) is the standard function. */
 nsx_ctx *nsx_open(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud);
+/* nsx_open with flags: NSX_NO_FILES leaves out save and load (a sandbox: no files). */
+enum { NSX_NO_FILES = 1 };
+nsx_ctx *nsx_open_ex(lua_State *L, ns_state *s, ns_history *h, void (*on_change)(void *), void *ud,
+                     unsigned flags);
 /* Gives the globals a view (may be NULL); view and ud must outlive L. */
 void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud);
 /* Adds ns.explorer to the module table at the top of the stack. */

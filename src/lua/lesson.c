@@ -371,6 +371,33 @@ static int sb_rep(lua_State *L) {
   return 1;
 }
 
+/* string.find, match, gmatch and gsub run in C, where the count hook never fires, and a
+ * pattern with k quantifiers can backtrack about n^(k+1) times on a subject of n bytes.
+ * Refuse the cases above MATCH_COST, with a position. */
+#define MATCH_COST 1e9
+
+static int sb_match(lua_State *L) {
+  size_t n, lp;
+  luaL_checklstring(L, 1, &n);
+  const char *p = luaL_checklstring(L, 2, &lp);
+  int q = 0;
+  for (size_t i = 0; i < lp; i++) {
+    if (p[i] == '%')
+      i++; /* an escaped character */
+    else if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
+      q++;
+  }
+  if (q > 0 && pow((double)n + 1, q + 1) > MATCH_COST)
+    return luaL_error(L,
+                      "string.%s: a pattern with %d repetition%s on %d bytes could run for "
+                      "hours; lessons keep patterns simple or subjects short",
+                      lua_tostring(L, lua_upvalueindex(2)), q, q == 1 ? "" : "s", (int)n);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 /* print: one line to the lesson's output. */
 static int sb_print(lua_State *L) {
   lesson *ls = lua_touserdata(L, lua_upvalueindex(1));
@@ -608,6 +635,13 @@ static int sb_open(lua_State *L) {
   lua_getfield(L, -1, "rep");
   lua_pushcclosure(L, sb_rep, 1);
   lua_setfield(L, -2, "rep");
+  static const char *const matchers[] = {"find", "match", "gmatch", "gsub", NULL};
+  for (const char *const *m = matchers; *m; m++) {
+    lua_getfield(L, -1, *m);
+    lua_pushstring(L, *m);
+    lua_pushcclosure(L, sb_match, 2);
+    lua_setfield(L, -2, *m);
+  }
   lua_pop(L, 1);
   lua_pushcfunction(L, sb_pcall);
   lua_setglobal(L, "pcall");
@@ -628,7 +662,7 @@ static int sb_open(lua_State *L) {
   lua_setglobal(L, "ns");
 
   /* explorer adapter: set/get/result/reset over ls->cur (no undo history in a lesson) */
-  nsx_open(L, &ls->cur, NULL, NULL, NULL);
+  nsx_open_ex(L, &ls->cur, NULL, NULL, NULL, NSX_NO_FILES); /* no save/load: no files */
   lua_pushnil(L);
   lua_setglobal(L, "undo");
   lua_pushnil(L);
@@ -918,11 +952,13 @@ static int apply_raw(lua_State *L) {
   }
   if (rawfield(L, -1, "set") == LUA_TTABLE) nsx_settable(L, -1, a->s, NULL);
   lua_pop(L, 1);
-  if (rawfield(L, -1, "focus") == LUA_TSTRING) {
-    lua_createtable(L, 0, 1);
-    lua_pushvalue(L, -2);
-    lua_setfield(L, -2, "focus");
-    nsx_settable(L, -1, a->s, NULL);
+  if (rawfield(L, -1, "focus") == LUA_TSTRING) { /* a panel of the screen, which keeps it */
+    const char *const *panels = a->ls->opt.panels;
+    const char *f = lua_tostring(L, -1);
+    if (panels && ns_choice_parse(panels, f) < 0) {
+      char list[160];
+      luaL_error(L, "focus: unknown panel '%s' (%s)", f, ns_choice_list(panels, list, sizeof list));
+    }
   }
   return 0;
 }

@@ -14,7 +14,9 @@
  * instructions of every call into the lesson (loading the file, a step's claims, a figure, a
  * check). No io, os, require, package, debug, coroutine, dofile/loadfile, string.dump,
  * ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count" and
- * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); pcall cannot catch
+ * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); string.find/
+ * match/gmatch/gsub refuse patterns whose backtracking could outlast the budget (they run
+ * in C, unhooked); pcall cannot catch
  * the end of the budget or a refused allocation. Any error, budget or memory overrun ends
  * that call with "FILE:LINE: message" in err and leaves the caller's state untouched.
  *
@@ -61,7 +63,7 @@
 #define LESSON_ERRLEN 512
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
 #define LESSON_DEFAULT_MEM ((size_t)128 << 20)
-#define LESSON_DEFAULT_STEPS 200000000LL
+#define LESSON_DEFAULT_STEPS 50000000LL
 /* Width lesson text is written for; --check flags longer lines. */
 #define LESSON_COLUMNS 80
 
@@ -110,6 +112,8 @@ typedef struct {
   /* Check mode (lesson --check): claim() reports an unknown id through on_claim (row NULL)
    * instead of raising, so a lint sees every id. */
   int check_mode;
+  /* The panel names a step's focus may take (the screen's, NULL-terminated); NULL: any. */
+  const char *const *panels;
 } lesson_options;
 
 /* Defaults, with mem_limit and step_limit from NS_LESSON_MEM (bytes, or with a K, M or G

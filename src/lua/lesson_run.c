@@ -49,6 +49,12 @@ static const char *locate(const char *env, const char *in_src, const char *insta
   return buf;
 }
 
+static const char *const *run_panels;
+
+void lesson_run_set_panels(const char *const *names) {
+  run_panels = names;
+}
+
 const char *lesson_dir(void) {
   static char buf[4096];
   return locate("NORMSCOPE_LESSONS", "lessons", "lessons", buf, sizeof buf);
@@ -316,6 +322,7 @@ int lesson_cmd_headless(const char *what) {
   }
   lesson_options o;
   lesson_options_init(&o);
+  o.panels = run_panels;
   o.registry = reg;
   play_ctx pc = {1, 0, NULL, 0, 0, path, 0};
   o.on_claim = on_claim;
@@ -353,6 +360,7 @@ int lesson_cmd_list(void) {
   }
   lesson_options o;
   lesson_options_init(&o);
+  o.panels = run_panels;
   o.registry = reg;
   int status = 0;
   printf("Lessons in %s (play one: " PROG " lesson --headless N):\n", lesson_dir());
@@ -488,6 +496,7 @@ int lesson_cmd_check(const char *file) {
   lint_ctx c = {file, 0, NULL, NULL, 0, 0, NULL, 0, 0};
   lesson_options o;
   lesson_options_init(&o);
+  o.panels = run_panels;
   o.registry = reg;
   o.check_mode = 1;
   o.on_claim = lint_claim;
@@ -579,6 +588,7 @@ int lesson_cmd_verify(int tsv, const char *sources) {
   }
   lesson_options o;
   lesson_options_init(&o);
+  o.panels = run_panels;
   o.registry = reg;
   play_ctx pc = {0, 1, NULL, 0, 0, NULL, 0};
   o.on_claim = on_claim;

@@ -13,6 +13,10 @@
 #ifndef LESSON_RUN_H
 #define LESSON_RUN_H
 
+/* The screen's panel names, against which a step's focus is checked (main sets them once;
+ * NULL: not checked). */
+void lesson_run_set_panels(const char *const *names);
+
 /* The lessons folder and the claims file (static strings). */
 const char *lesson_dir(void);
 const char *lesson_claims_path(void);

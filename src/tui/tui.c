@@ -392,11 +392,6 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
-  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-    fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
-                    "for scripts use `normscope run FILE.lua`\n");
-    goto out;
-  }
   a->L = nsl_newstate(err);
   if (!a->L) {
     fprintf(stderr, "normscope: %s\n", err);
@@ -410,6 +405,11 @@ int tui_run(const tui_options *opt) {
   }
   ns_history_free(&a->hist); /* the starting state is not an undo step */
   ns_history_init(&a->hist, 1000);
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
+                    "for scripts use `normscope run FILE.lua`\n");
+    goto out;
+  }
 
   setlocale(LC_ALL, "");
   /* Outside a UTF-8 locale the Unicode drawing characters would come out as garbage. */

@@ -14,7 +14,8 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-rep.lua tests/lessons/hostile-require.lua \
 	tests/lessons/hostile-runtime.lua tests/lessons/hostile-step-loop.lua \
 	tests/lessons/hostile-syntax.lua tests/lessons/hostile-tensors.lua \
-	tests/lessons/hostile-tensor-garbage.lua tests/lessons/hostile-gc.lua
+	tests/lessons/hostile-tensor-garbage.lua tests/lessons/hostile-gc.lua \
+	tests/lessons/hostile-pattern.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
 TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh

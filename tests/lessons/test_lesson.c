@@ -126,7 +126,8 @@ int main(void) {
   p.v.eps = 1e-3;
   ref_state(&ref5, &p);
   tap_ok(ns_state_equal(lesson_step_state(ls, 1), &ref1), "step 1: default + {kind rms, eps 0}");
-  tap_ok(ns_state_equal(lesson_step_state(ls, 2), &ref2), "step 2: step 1 + x, shift (focus is a view hint, not state)");
+  tap_ok(ns_state_equal(lesson_step_state(ls, 2), &ref2),
+         "step 2: step 1 + x, shift (focus is a view hint, not state)");
   tap_ok(ns_state_equal(lesson_step_state(ls, 3), &ref2) &&
              ns_state_equal(lesson_step_state(ls, 4), &ref2),
          "steps 3 and 4 set nothing: step 2's state");

@@ -17,12 +17,14 @@ local function other_value(f, cur)
     if f.name == "companion" then return 1 end
     return cur + 1 <= f.hi and cur + 1 or cur - 1
   elseif f.type == "number" then
-    return f.lo == 0 and 0.1 + math.pi * 1e-3 or -(1 / 3)
+    return f.lo == 0 and 0.1 + math.pi * 1e-3 or -(1 / 3)  -- also for "default" ones
   elseif f.type == "numbers" then return {0.25, -1 / 3} -- gamma/beta of 2 values, or baseline
   elseif f.type == "seed" then return "18446744073709551557"
   elseif f.type == "momentum" then return cur == false and 0.3 or false
   elseif f.type == "tensor" then
     if f.name == "x" then return ns.tensor({{1 / 3, 2, -7.25e-3}, {4, 0.1, 6}}, nil, "fp32") end
+    if f.name == "W" then return ns.tensor{{0.5, -1 / 3}, {0.25, 2}} end    -- optional ones
+    if f.name == "upstream" then return ns.tensor{1 / 7, -2, 3, 0.5} end
     return ns.tensor{{1, 2}, {3, 4}, {5, 6}}
   elseif f.type == "string" then return "somewhere.npy" end
   error("no test value for type " .. f.type)

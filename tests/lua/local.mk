@@ -6,7 +6,8 @@ LUA_MODULE_TESTS = \
 	tests/lua/tensor.lua tests/lua/normalize.lua tests/lua/stats.lua \
 	tests/lua/rng.lua tests/lua/torch_rng.lua tests/lua/estimators.lua tests/lua/vjp.lua \
 	tests/lua/residual.lua tests/lua/io.lua tests/lua/claims.lua tests/lua/stack.lua \
-	tests/lua/plot.lua tests/lua/figures.lua tests/lua/explorer.lua
+	tests/lua/plot.lua tests/lua/figures.lua tests/lua/explorer.lua \
+	tests/lua/experiments.lua
 ## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
 ## (a few seconds); must survive and name what was wrong each time.
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua

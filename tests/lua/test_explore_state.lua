@@ -64,7 +64,8 @@ local s = get()
 local fields = {"x", "source", "kind", "axes", "groups", "eps", "eps_at", "ddof", "center", "gamma",
   "beta", "dtype", "acc", "algo", "mode", "batch", "baseline", "target", "companion", "seed",
   "train_batches", "batch_size", "momentum", "train_source", "train_loc", "train_scale",
-  "shift", "scale"}
+  "shift", "scale", "eval_loc", "eval_scale", "eval_size", "placement", "W", "upstream",
+  "w_seed"}
 local missing = {}
 for _, f in ipairs(fields) do if s[f] == nil then missing[#missing + 1] = f end end
 ok(#missing == 0, "get() has every field", table.concat(missing, ", "))
@@ -190,6 +191,15 @@ set{x = big, dtype = "fp64", acc = "default"}
 r = result()
 ok(not r.jacobian.done and r.jacobian.skip:find("1000 elements", 1, true) ~= nil,
    "big x: " .. tostring(r.jacobian.skip))
+
+-- load: a state file when given one, Lua's own load for a chunk
+ok(load("return 41 + 1")() == 42, "load(chunk) is still Lua's load")
+local st = os.tmpname()
+set{eps = 0.25}
+ok(save(st) == true, "save(FILE)")
+set{eps = 1e-5}
+ok(load(st) == true and get().eps == 0.25, "load(FILE) applies the state file")
+os.remove(st)
 
 print("1.." .. n)
 tap_failed = failed

@@ -85,6 +85,16 @@ poll() {
   done
   return 1
 }
+# lua CHUNK: types CHUNK at the explorer's ':' prompt, runs it and leaves the prompt
+lua() {
+  keys :
+  wait_re "^> ?$" || return 1
+  lit "$1"
+  keys Enter
+  sleep 0.2
+  keys Escape
+  wait_for "? help  q quit"
+}
 # wait_for TEXT [SECONDS]: the pane shows TEXT (fixed string).
 wait_for() { poll F "$@"; }
 # wait_re REGEX [SECONDS]

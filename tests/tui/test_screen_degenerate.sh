@@ -7,15 +7,6 @@
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
 # at the prompt: type a chunk, run it, leave the prompt
-lua() {
-  keys :
-  wait_re "^> ?$" || return 1
-  lit "$1"
-  keys Enter
-  sleep 0.2
-  keys Escape
-  wait_for "? help  q quit"
-}
 
 # Small tensors written by the program's own .npy writer (ns.save; the reader and writer
 # are checked against numpy fixtures in tests/lua).

@@ -456,14 +456,36 @@ static void test_degenerate(void) {
   /* the train panel on the user's batch */
   ns_patch_init(&p);
   p.set = (NS_FIELDBIT(NS_F_TRAIN_SOURCE)) | (NS_FIELDBIT(NS_F_MODE));
-  p.v.train_source = NS_SOURCE_BATCH;
+  p.v.train_source = NS_SOURCE_RESAMPLE;
   p.v.mode = NS_MODE_TRAIN;
-  tap_ok(ns_state_apply(&s, &p, err) == 0, "train source: the batch matrix");
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "train source: rows resampled from the batch matrix");
   if (ns_explore_compute(&s, &r, err) == 0) {
     tap_ok(r.train_d == 2 && r.eval_n == 2 && r.train_n == 256, "  2 features, eval = batch rows");
     /* eval batch = the default batch ((0,1),(2,-1)): own statistics mean (1, 0) */
     tap_close(r.eval_mean[0], 1, 0, "  eval mean of feature 1");
     tap_close(r.eval_var[1], 1, 0, "  eval var of feature 2");
+    tap_ok(isnan(r.shift_gap) && isnan(r.est_gap[0]), "  no exact distribution: no decomposition");
+    ns_result_free(&r);
+  } else {
+    tap_ok(0, "compute: %s", err);
+  }
+  /* one training step on the batch matrix as it is: a fresh module (PyTorch: mean 0, var 1,
+   * momentum 0.1) after one update, evaluated on the same batch */
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_TRAIN_SOURCE);
+  p.v.train_source = NS_SOURCE_BATCH;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "train source: one step on the batch matrix");
+  if (ns_explore_compute(&s, &r, err) == 0) {
+    tap_ok(r.train_n == 2 && r.eval_n == 2, "  one step of the 2 rows");
+    /* feature 1 = (0, 2): batch mean 1, unbiased var 2 -> running 0.1, 0.9 + 0.2 = 1.1 */
+    tap_close(r.est[0].mean[0], 0.1, 1e-15, "  running mean 0.9*0 + 0.1*1");
+    tap_close(r.est[0].var[0], 1.1, 1e-15, "  running var 0.9*1 + 0.1*2 (unbiased)");
+    /* BN in train mode gives (-1, 1) on feature 1; eval mode (x - 0.1)/sqrt(1.1 + eps) */
+    double want = fabs((0 - 0.1) / sqrt(1.1 + 1e-5) - (-1 / sqrt(1 + 1e-5)));
+    double w2 = fabs((2 - 0.1) / sqrt(1.1 + 1e-5) - (1 / sqrt(1 + 1e-5)));
+    if (w2 > want) want = w2;
+    tap_ok(r.est[0].gap > 0.5, "  train and eval outputs differ (gap %g)", r.est[0].gap);
+    tap_ok(r.est[0].gap >= want - 1e-12, "  gap at least the feature-1 difference %g", want);
     ns_result_free(&r);
   } else {
     tap_ok(0, "compute: %s", err);

@@ -106,6 +106,30 @@ static const char *result_diff(const ns_result *a, const ns_result *b) {
               same_v(a->est[k].y, b->est[k].y, ed) && same_d(a->est[k].gap, b->est[k].gap),
           "estimators");
   CHECK(a->est_active == b->est_active, "est_active");
+  CHECK(same_v(a->est_gap, b->est_gap, 3) && same_d(a->shift_gap, b->shift_gap) &&
+            same_d(a->eval_loc_used, b->eval_loc_used) &&
+            same_d(a->eval_scale_used, b->eval_scale_used),
+        "gap decomposition");
+  CHECK(a->resid_done == b->resid_done && strcmp(a->resid_skip, b->resid_skip) == 0 &&
+            a->rn == b->rn && a->rw == b->rw,
+        "residual block");
+  if (a->resid_done)
+    CHECK(same_v(a->W, b->W, a->rw * a->rw) && same_v(a->J_pre, b->J_pre, a->rn * a->rn) &&
+              same_v(a->J_post, b->J_post, a->rn * a->rn) &&
+              same_v(a->J_none, b->J_none, a->rn * a->rn) && same_v(a->sv_pre, b->sv_pre, a->rn) &&
+              same_v(a->sv_post, b->sv_post, a->rn) && a->rank_pre == b->rank_pre &&
+              a->rank_post == b->rank_post,
+          "residual Jacobians");
+  CHECK(a->vjp_done == b->vjp_done && strcmp(a->vjp_skip, b->vjp_skip) == 0 && a->vn == b->vn,
+        "backward pass");
+  if (a->vjp_done)
+    CHECK(same_v(a->g, b->g, a->vn) && same_v(a->dx, b->dx, a->vn) &&
+              same_v(a->dx_direct, b->dx_direct, a->vn) && same_v(a->dx_mean, b->dx_mean, a->vn) &&
+              same_v(a->dx_var, b->dx_var, a->vn) && a->naffine == b->naffine &&
+              same_v(a->dgamma, b->dgamma, a->naffine) && same_v(a->dbeta, b->dbeta, a->naffine) &&
+              same_d(a->dx_sum_max, b->dx_sum_max) && same_d(a->dx_xhat_max, b->dx_xhat_max) &&
+              same_d(a->vjp_vs_jtg, b->vjp_vs_jtg),
+          "backward pass values");
   CHECK(a->prec_n == b->prec_n && same_d(a->var_ref, b->var_ref) &&
             same_v(a->var_algo, b->var_algo, 3) && same_v(a->var_relerr, b->var_relerr, 3) &&
             same_v(a->var_digits, b->var_digits, 3) && same_v(a->var_lost, b->var_lost, 3) &&
@@ -207,12 +231,54 @@ static int k_source(ns_state *s, char *err) {
   p.v.train_source = s->train_source == NS_SOURCE_RNG ? NS_SOURCE_BATCH : NS_SOURCE_RNG;
   return ns_state_apply(s, &p, err);
 }
+static int k_placement(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_PLACEMENT);
+  p.v.placement = s->placement == NS_PLACE_PRE ? NS_PLACE_POST : NS_PLACE_PRE;
+  return ns_state_apply(s, &p, err);
+}
+static int k_w_seed(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_W_SEED);
+  p.v.w_seed = s->w_seed + 3;
+  return ns_state_apply(s, &p, err);
+}
+static int k_upstream(ns_state *s, char *err) {
+  ns_tensor *u = ns_tensor_copy(s->x);
+  if (!u) return -1;
+  for (size_t i = 0; i < u->n; i++) ns_tensor_set(u, i, (double)i - 1.5);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_UPSTREAM);
+  p.v.upstream = u;
+  int rc = ns_state_apply(s, &p, err);
+  ns_tensor_free(u);
+  return rc;
+}
+static int k_eval_shift(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_EVAL_LOC);
+  ns_patch_set(&p, NS_F_EVAL_SIZE);
+  p.v.eval_loc = isnan(s->eval_loc) ? s->train_loc + 2 : NAN;
+  p.v.eval_size = s->eval_size ? 0 : 50;
+  return ns_state_apply(s, &p, err);
+}
+static int k_resample(ns_state *s, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_TRAIN_SOURCE);
+  p.v.train_source = NS_SOURCE_RESAMPLE;
+  return ns_state_apply(s, &p, err);
+}
 static int k_gamma(ns_state *s, char *err) {
   static const double g[1] = {2};
   ns_state_patch p;
   ns_patch_init(&p);
   p.set = NS_FIELDBIT(NS_F_GAMMA);
-  p.v.gamma = g;
+  p.v.gamma = (double *)g;
   p.v.ngamma = 1;
   return ns_state_apply(s, &p, err);
 }
@@ -250,6 +316,11 @@ static int k_layer_axis1(ns_state *s, char *err) {
 
 static const step steps[] = {
     {"the same state again", k_same, 0},
+    {"placement pre", k_placement, 0},
+    {"w_seed", k_w_seed, 0},
+    {"upstream gradient", k_upstream, 0},
+    {"a shifted evaluation distribution", k_eval_shift, 0},
+    {"placement post", k_placement, 0},
     {"the same eps again", k_same_eps, 0},
     {"shift probe", k_shift, 0},
     {"scale probe", k_scale, 0},
@@ -276,6 +347,7 @@ static const step steps[] = {
     {"cumulative (eval batch norm: renormalizes)", k_cumul, 1},
     {"seed (eval batch norm: renormalizes)", k_seed, 1},
     {"train source batch", k_source, 1},
+    {"train source resample", k_resample, 1},
     {"the same state again in eval", k_same, 0},
     {"shift probe in eval", k_shift, 0},
     {"batch cell (batch source, eval)", k_batch, 1},

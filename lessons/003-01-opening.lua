@@ -1,0 +1,74 @@
+-- Text 003 (the course lesson), its opening: the moving-target problem of a deep stack,
+-- standardization as a layer of the forward pass, and the one choice that separates the
+-- family (which entries are pooled into a mean and a variance).
+local X = {2, 4, 6, 8}
+-- four examples (rows) of three features (columns)
+local M = {{2, 1, 0}, {4, -1, 3}, {6, 0, 1}, {8, 2, -2}}
+
+lesson{
+  title = "Normalization: a fixed scale for a moving target",
+  source = "003_5350b2b8404a7fc0.txt",
+  section = "Normalization (opening)",
+  steps = {
+    {text = [[
+Layer k of a deep network learns from the outputs of the layers below
+it. Those layers change on every training step, so what arrives at
+layer k drifts: its mean moves and its spread grows or shrinks while
+layer k tries to learn from it.
+
+The input panel holds four values of one feature, one per example of a
+batch. The output panel standardizes them over the batch (kind batch,
+eps 0). Its shift probe adds 10 to every value, its scale probe doubles
+them: both rows show the same output as y. The drift is gone.]],
+     set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
+            scale = 2},
+     focus = "output",
+     try = {text = [[
+Drift the feature some other way: set another shift (e.g. set{shift =
+-3.5}) or scale (set{scale = 0.1}). The probes' largest change stays 0.]],
+            check = function(s)
+              if s.shift == 10 and s.scale == 2 then
+                return "shift is still 10 and scale still 2"
+              end
+              local r = result()
+              if s.scale <= 0 then return "use a positive scale" end
+              return (r.shift_dev < 1e-12 and r.scale_dev < 1e-12) or
+                       string.format("largest change %.3g: use kind batch, eps 0",
+                                     math.max(r.shift_dev, r.scale_dev))
+            end,
+            show = {shift = -3.5, scale = 0.1}}},
+
+    {text = [[
+This standardization is not a preprocessing step on the data. It is a
+layer inside the forward pass, recomputed for every batch, and the
+gradient flows through its mean and variance like through any other
+operation (lesson 003-03 follows it).
+
+A fixed mean 0 and variance 1 may be the wrong place for the next layer,
+so two learned numbers per feature put it back: y = gamma x_hat + beta.
+This step sets gamma 3 and beta -1: the output panel now shows mean -1
+and standard deviation 3.]],
+     set = {gamma = 3, beta = -1},
+     focus = "output"},
+
+    {text = [[
+Every member of the family does the same three things: subtract a mean,
+divide by a standard deviation, apply gamma and beta. What differs is
+which entries share one mean and one variance.
+
+Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
+norm pools each column: 3 statistics, one per feature, each over 4
+examples. The output panel lists the 3 means (5, 0.5 and 0.5).]],
+     set = {x = M, kind = "batch", gamma = {}, beta = {}},
+     focus = "output",
+     try = {text = [[
+Switch to layer norm (set{kind = "layer"}): it pools each row instead,
+so there are 4 statistics, one per example, each over 3 features.]],
+            check = function(s)
+              local n = #result().mean
+              return n == 4 or ("there are " .. n .. " statistics, not 4 (kind " ..
+                                s.kind .. ")")
+            end,
+            show = {kind = "layer"}}},
+  },
+}

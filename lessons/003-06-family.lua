@@ -1,0 +1,263 @@
+-- Text 003 (the course lesson), "The family: which axes are normalized" and "Layer norm,
+-- written out": the N x C grid shaded by statistic for each kind, the batch-dependence
+-- table and its experiment, layer norm at train and test, a batch of one, RMS norm, small
+-- batches, and the group-norm count exercise.
+local N, C, H, W = 4, 6, 2, 2
+local X4 = ns.rng(5):normal(0, 1, {N, C, H, W})
+local KINDS = {{kind = "batch"}, {kind = "layer"}, {kind = "instance"},
+               {kind = "group", groups = 3}}
+
+-- The spec of a kind entry, with eps.
+local function spec_of(k, eps)
+  return {kind = k.kind, groups = k.groups, eps = eps or 1e-5}
+end
+
+-- Which statistic each (n, c) cell of the N x C grid belongs to, read off the shape of
+-- the statistics ns.normalize returns (axis 1: one per example or one for all; axis 2:
+-- one per channel, one per group of channels, or one for all).
+local function grid(k)
+  local _, st = ns.normalize(X4, spec_of(k))
+  local sh = st.mean:shape()
+  local m = {}
+  for n = 1, N do
+    m[n] = {}
+    for c = 1, C do
+      local i = sh[1] > 1 and n or 1
+      local j = sh[2] == C and c or sh[2] > 1 and math.ceil(c * sh[2] / C) or 1
+      m[n][c] = (i - 1) * sh[2] + j
+    end
+  end
+  return m
+end
+
+-- Two text figures side by side (equal-width lines, ASCII).
+local function side_by_side(a, b)
+  local la, lb = {}, {}
+  for l in (a .. "\n"):gmatch("(.-)\n") do la[#la + 1] = l end
+  for l in (b .. "\n"):gmatch("(.-)\n") do lb[#lb + 1] = l end
+  local w = 0
+  for _, l in ipairs(la) do w = math.max(w, #l) end
+  local out = {}
+  for i = 1, math.max(#la, #lb) do
+    local l = la[i] or ""
+    out[i] = l .. string.rep(" ", w - #l + 3) .. (lb[i] or "")
+  end
+  return table.concat(out, "\n")
+end
+
+local function shading(k)
+  local title = k.kind .. (k.groups and (" (G = " .. k.groups .. ")") or "")
+  return ns.plot.heatmap(grid(k), {width = 36, height = 8, ascii = true, title = title,
+                                   labels = {rows = {"n1", "n2", "n3", "n4"},
+                                             cols = {"c1", "c2", "c3", "c4", "c5", "c6"}}})
+end
+
+-- How much example 1's output moves when only example 2 changes (x any rank >= 2, the
+-- state's spec): 0 for the batch-independent kinds.
+local function dependence(x, sp)
+  local x2 = x:copy()
+  local f = x2:flat()
+  local per = #f // x:shape()[1]
+  for i = per + 1, 2 * per do f[i] = f[i] * 3 + 1 end
+  x2 = ns.tensor(f, x:shape())
+  local y1 = ns.normalize(x, sp):slice(1, 1, 1)
+  local y2 = ns.normalize(x2, sp):slice(1, 1, 1)
+  return (y1 - y2):abs():max()
+end
+
+local function state_spec(s)
+  return {kind = s.kind, groups = s.groups, eps = s.eps}
+end
+
+-- The spread of batch means of N(0, 1) for batch sizes 2 .. 32: 200 batches each
+-- (seed 17), computed once for the figure.
+local SIZES = {2, 4, 8, 16, 32}
+local MEANS = {}
+do
+  local g = ns.rng(17)
+  for i, m in ipairs(SIZES) do
+    MEANS[i] = g:normal(0, 1, {200, m}):mean({2}):flat()
+  end
+end
+
+lesson{
+  title = "The family: which axes are normalized",
+  source = "003_5350b2b8404a7fc0.txt",
+  section = "The family: which axes are normalized",
+  steps = {
+    {text = [[
+Take an activation of shape (N, C, H, W) and draw it as an N x C grid:
+one cell per example and channel, each cell an H x W map. Every member
+of the family computes its means and variances over groups of cells;
+only the grouping changes. In the figures, cells with the same number
+share one mean and one variance (N = 4 examples, C = 6 channels):
+
+  batch     one statistic per channel, over all examples
+  layer     one per example, over all its channels
+  instance  one per example and channel
+  group     one per example and group of channels (here 3 groups)]],
+     set = {x = X4, kind = "batch", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
+            groups = 3},
+     focus = "output",
+     figure = function(s)
+       return side_by_side(shading(KINDS[1]), shading(KINDS[2])) .. "\n\n" ..
+                side_by_side(shading(KINDS[3]), shading(KINDS[4]))
+     end},
+
+    {text = [[
+The input panel now holds such a tensor, (4, 6, 2, 2), and the output
+panel counts the statistics: batch norm has 6, one per channel, each
+over 4 * 2 * 2 = 16 values.]],
+     focus = "output",
+     try = {text = [[
+Switch to group norm with 3 groups (set{kind = "group", groups = 3}):
+how many statistics now, over how many values each? (12, over 2 * 2 *
+2 = 8 values.) Then try instance (24) and layer (4).]],
+            check = function(s)
+              if s.kind == "batch" then return "change the kind" end
+              local r = result()
+              return #r.mean ~= C or "still 6 statistics"
+            end,
+            show = {kind = "group", groups = 3}}},
+
+    {text = [[
+The property that decides the most is whether the batch axis N is
+pooled. Only batch norm pools it:
+
+  kind      pools, per statistic   depends on     same at    batch
+                                   other examples train/test of 1
+  batch     N, H, W of a channel   yes            no         fails
+  layer     C, H, W of an example  no             yes        fine
+  instance  H, W of one map        no             yes        fine
+  group     C/G channels, H, W     no             yes        fine
+
+The figure changes only example 2 and measures how far example 1's
+output moves, for each kind.]],
+     focus = "output",
+     figure = function(s)
+       local v, labels = {}, {}
+       for i, k in ipairs(KINDS) do
+         v[i] = dependence(X4, spec_of(k))
+         labels[i] = k.kind
+       end
+       return ns.plot.bars(v, {width = 60, height = 8, labels = labels,
+                               title = "change of example 1 when example 2 changes"})
+     end,
+     try = {text = [[
+Pick a batch-independent kind (layer, instance or group) and confirm
+that example 1 no longer feels example 2.]],
+            check = function(s)
+              local d = dependence(s.x, state_spec(s))
+              if d < 1e-12 then return true end
+              return string.format("example 1 moves by %.3g under kind %s", d, s.kind)
+            end,
+            show = {kind = "instance"}}},
+
+    {text = [[
+Layer norm, written out, for one example with features x_1 .. x_d:
+
+  mu = (1/d) sum_j x_j,   sigma^2 = (1/d) sum_j (x_j - mu)^2
+  y_j = gamma_j (x_j - mu) / sqrt(sigma^2 + eps) + beta_j
+
+Batch norm's formulas with the sum over features instead of examples.
+No other example enters, so there is nothing to replace at test time:
+train and eval mode give the same output. The input is 3 examples of 4
+features; the panel is in train mode.]],
+     set = {x = {{1, 2, 3, 6}, {0, -1, 4, 2}, {5, 5, 1, 0}}, kind = "layer"},
+     focus = "output",
+     try = {text = [[
+Switch to eval mode (m, or set{mode = "eval"}): layer norm's output
+does not move. (Batch norm's would: it switches to running statistics.)]],
+            check = function(s)
+              if s.mode ~= "eval" then return "mode is still train" end
+              local y = ns.normalize(s.x, {kind = s.kind, groups = s.groups, eps = s.eps,
+                                           gamma = #s.gamma > 0 and s.gamma or nil,
+                                           beta = #s.beta > 0 and s.beta or nil})
+              local d = (result().y - y):abs():max()
+              return d < 1e-15 or string.format("eval moved the output by %.3g (kind %s)",
+                                             d, s.kind)
+            end,
+            show = {mode = "eval"}}},
+
+    {text = [[
+A batch of one example: for batch norm each feature has a single value,
+its variance over the batch is 0, x - mu is 0, and every output is just
+beta (0.5 here). The output panel warns that each statistic has one
+value. Layer norm treats one example like a thousand; that is why it is
+the default in Transformers (whose batch axis holds sequences of any
+length) and in recurrent networks (the same statistics at every step).]],
+     set = {x = {{1, 2, 3, 6}}, kind = "batch", mode = "train", beta = 0.5},
+     focus = "output",
+     try = {text = [[
+Switch this one-example batch to layer norm: its four outputs spread
+out again.]],
+            check = function(s)
+              local y = result().y
+              return (y:max() - y:min() > 0.1) or "all outputs are equal (kind " ..
+                       s.kind .. ")"
+            end,
+            show = {kind = "layer"}}},
+
+    {text = [[
+RMS norm drops the centering: it divides by the root mean square,
+
+  y_j = gamma_j x_j / sqrt((1/d) sum_k x_k^2 + eps)
+
+and has a scale but no shift. One reduction and one parameter vector
+fewer per layer, and on large Transformers hardly any loss of accuracy:
+recent large language models mostly use it. The output panel's shift
+probe shows what was given up: adding 10 now changes the output.]],
+     set = {x = {2, 3, 4, 5}, kind = "rms", beta = {}},
+     focus = "output"},
+
+    {text = [[
+Why not always batch norm? With small batches its mu_B and sigma_B^2
+are noisy estimates of the population values. The figure draws 200
+batch means for batch sizes 2 to 32 (N(0, 1), seed 17): the spread
+falls like 1 / sqrt(m). Detection and segmentation models, held to tiny
+batches by memory, use group norm; sequence models use layer norm.]],
+     set = {kind = "batch", x = X4},
+     focus = "train",
+     figure = function(s)
+       local labels = {}
+       for i, m in ipairs(SIZES) do labels[i] = "m = " .. m end
+       return ns.plot.box(MEANS, {width = 72, height = 12, labels = labels,
+                                  title = "200 batch means per batch size"})
+     end,
+     try = {text = [[
+Shrink the train/eval panel's batches to 4 (set{batch_size = 4}): the
+gap between train-mode and eval-mode outputs grows.]],
+            check = function(s)
+              return s.batch_size <= 4 or "batch_size is " .. s.batch_size
+            end,
+            show = {batch_size = 4}}},
+
+    {text = [[
+Exercise. A tensor of shape (8, 16, 4, 4) goes through group norm with
+G = 4 groups. How many values does each mean and variance pool?]],
+     set = {batch_size = 32},
+     focus = "output",
+     try = {text = [[
+Work it out (channels per group times H times W), then put such a
+tensor in the explorer: set{x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}),
+kind = "group", groups = 4}. The output panel counts the statistics:
+the number of values divided by the number of statistics is the
+answer.]],
+            check = function(s)
+              local sh = s.x:shape()
+              if #sh ~= 4 or sh[1] ~= 8 or sh[2] ~= 16 or sh[3] ~= 4 or sh[4] ~= 4 then
+                return "make x of shape (8, 16, 4, 4)"
+              end
+              if s.kind ~= "group" or s.groups ~= 4 then
+                return "use kind group with groups = 4"
+              end
+              local r = result()
+              local want = sh[2] // s.groups * sh[3] * sh[4]
+              local got = r.n / #r.mean
+              return got == want or string.format("the panel pools %g values per " ..
+                                                  "statistic, the formula %d", got, want)
+            end,
+            show = {x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}), kind = "group",
+                    groups = 4}}},
+  },
+}

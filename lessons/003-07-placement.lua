@@ -1,0 +1,145 @@
+-- Text 003 (the course lesson), "Placement": normalizing before or after the activation,
+-- and pre-norm versus post-norm in a residual block, seen through the block Jacobians
+-- (ns.residual_jacobian) of one block and of a stack of ten.
+local X = {0.5, -1, 2, 0.25}
+-- the residual branch F(x) = W x (the same block as lesson 000-15.4)
+local WROWS = {{0.5, -0.2, 0.1, 0}, {0.3, 0.4, -0.1, 0.2},
+               {-0.2, 0.1, 0.6, -0.3}, {0, 0.2, 0.1, 0.5}}
+local W = ns.tensor(WROWS)
+local SPEC = {kind = "layer", eps = 0}
+local DEPTH = 10
+
+local function col(v) return v:reshape({#v, 1}) end
+local function vec(m) return m:reshape({#m}) end
+
+-- One block forward: pre x + W N(x), post N(x + W x).
+local function block(x, place)
+  if place == "pre" then return x + vec(ns.matmul(W, col((ns.normalize(x, SPEC))))) end
+  return (ns.normalize(x + vec(ns.matmul(W, col(x))), SPEC))
+end
+
+-- The Jacobian of `depth` stacked blocks at x (chain rule: later blocks on the left),
+-- and the smallest singular value and rank after each block.
+local function stack(x, place, depth)
+  local J = ns.eye(#x)
+  local smin, rank = {}, {}
+  for k = 1, depth do
+    J = ns.matmul(ns.residual_jacobian(x, SPEC, W, place), J)
+    x = block(x, place)
+    local sv = ns.svdvals(J)
+    smin[k], rank[k] = sv[#sv], ns.rank(J, 1e-10)
+  end
+  return J, smin, rank
+end
+
+-- Linear -> norm -> ReLU against linear -> ReLU: a batch of 64 pre-activations of one
+-- unit whose bias pushes them below 0 (seed 9); the share of examples that pass the ReLU.
+local ACTIVE_PLAIN, ACTIVE_NORM
+do
+  local z = ns.rng(9):normal(-3, 1, 64)
+  local function share(t)
+    local n = 0
+    for _, v in ipairs(t:relu():flat()) do if v > 0 then n = n + 1 end end
+    return n / #t
+  end
+  ACTIVE_PLAIN = share(z)
+  ACTIVE_NORM = share((ns.normalize(z, {kind = "batch", eps = 1e-5})))
+end
+
+-- Computed once: both stacks at X.
+local STACKS = {}
+for _, p in ipairs{"pre", "post"} do
+  local _, smin, rank = stack(ns.tensor(X), p, DEPTH)
+  STACKS[p] = {smin = smin, rank = rank}
+end
+
+local function is_default_x(s)
+  local f = s.x:flat()
+  if #f ~= #X then return false end
+  for i = 1, #X do if f[i] ~= X[i] then return false end end
+  return true
+end
+
+lesson{
+  title = "Placement: where the normalization sits",
+  source = "003_5350b2b8404a7fc0.txt",
+  section = "Placement",
+  steps = {
+    {text = string.format([[
+Where the layer goes is a design choice. The original recipe is
+linear -> norm -> activation: the nonlinearity sees a standardized
+input. Take one unit whose bias pushes its 64 pre-activations to
+about -3: a ReLU passes %.0f%% of them. Normalized first, the ReLU
+passes %.0f%%, whatever the bias was. The common alternative normalizes
+the activation's output instead.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
+     set = {x = X, kind = "layer", eps = 0, gamma = {}, beta = {}, mode = "train",
+            shift = 10, scale = 2, W = WROWS, placement = "none"}},
+
+    {text = [[
+In a residual block the question becomes pre-norm or post-norm:
+
+  pre-norm   x + F(N(x))     the normalization inside the branch
+  post-norm  N(x + F(x))     the normalization after the sum
+
+With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), the
+spectrum panel shows N alone: rank 2. The figure gives the singular
+values of the two block Jacobians: pre-norm keeps the identity path,
+none is 0; post-norm sends everything through N, two are 0. (The
+state's W and placement fields hold the block; result().residual has
+both Jacobians.)]],
+     set = {placement = "pre"},
+     focus = "spectrum",
+     figure = function(s)
+       local res = result().residual
+       local pre, post = res.sv_pre, res.sv_post
+       local v, labels = {}, {}
+       for i = 1, #pre do v[i], labels[i] = pre[i], "pre  s" .. i end
+       for i = 1, #post do v[#pre + i], labels[#pre + i] = post[i], "post s" .. i end
+       return ns.plot.bars(v, {width = 64, height = 12, labels = labels,
+                               title = "singular values of one block's Jacobian"})
+     end},
+
+    {text = [[
+Stack ten blocks. The gradient that reaches the first block is the
+product of the ten block Jacobians. With post-norm every factor has
+rank 2, so the product has rank 2: half of the input directions get no
+gradient at all. With pre-norm the identity path survives every block
+and the smallest singular value stays away from 0. The figure follows
+the smallest singular value block by block (log scale; post-norm's is
+0 up to rounding).]],
+     set = {placement = "post"},
+     focus = "spectrum",
+     figure = function(s)
+       local floor = function(t)
+         local o = {}
+         for i, v in ipairs(t) do o[i] = math.max(v, 1e-18) end
+         return o
+       end
+       return ns.plot.lines({{y = floor(STACKS.pre.smin), label = "pre-norm"},
+                             {y = floor(STACKS.post.smin), label = "post-norm"}},
+                            {width = 72, height = 12, log = "y", xlabel = "blocks",
+                             ylabel = "smallest singular value",
+                             title = "the product of the block Jacobians"})
+     end},
+
+    {text = string.format([[
+After %d blocks: rank %d for post-norm, %d for pre-norm. That identity
+path is why very deep Transformers train more stably with pre-norm,
+often without a learning-rate warmup. Post-norm can end slightly better
+when it trains at all, but it is the more fragile one at depth.]],
+                         DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
+     focus = "spectrum",
+     try = {text = [[
+Exercise: what is the rank of the ten-block post-norm product for
+another input? Predict it, then type one (e.g. set{x = {1, -2, 0.5,
+3}}) and compute it in the prompt with ns.residual_jacobian.]],
+            check = function(s)
+              if is_default_x(s) then return "change x first" end
+              if #s.x ~= 4 or s.x:std() == 0 then return "use four values, not all equal" end
+              local J = stack(s.x, "post", DEPTH)
+              local r = ns.rank(J, 1e-10)
+              return r == 2 or "the rank is " .. r .. " here"
+            end,
+            show = {x = {1, -2, 0.5, 3}}}},
+  },
+}

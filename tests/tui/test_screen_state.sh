@@ -1,0 +1,60 @@
+#!/bin/sh
+# test_screen_state.sh: the explorer's state outlives the session: it is autosaved on
+# exit (atomically, to $XDG_STATE_HOME/normscope/last.lua), `--resume` and `--state FILE`
+# start from a saved state, save()/load() work from the prompt, and the view fields
+# (focus) reach the screen through set{}. The expected eps is typed here, not read back.
+. "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
+
+# --resume before any session: a clear message, exit 1
+out=$("$NS" --resume 2>&1 </dev/null)
+st=$?
+check "--resume with nothing saved: exit 1" test "$st" -eq 1
+check "  and says so" sh -c 'case "$1" in *"no saved state yet"*) exit 0;; *) exit 1;; esac' - "$out"
+
+start 120 40
+started
+lua 'set{eps=0.125, kind="rms", focus="spectrum"}'
+check "set{} with a view field applies" wait_for "0.125"
+check "  focus moved to the spectrum" wait_re "4 Spectrum[^│]*◀"
+lua 'save("'"$tmp"'/mine.lua")'
+keys q
+check "q quits" wait_for "EXIT=0"
+last="$XDG_STATE_HOME/normscope/last.lua"
+check "the state was saved on exit" test -s "$last"
+check "  as a set{} chunk with eps 0.125" grep -q "eps = 0.125," "$last"
+check "  and the kind" grep -q 'kind = "rms",' "$last"
+check "  without view fields" sh -c '! grep -q "focus" "$1"' - "$last"
+check "save(FILE) from the prompt wrote the file" grep -q "eps = 0.125," "$tmp/mine.lua"
+
+start 120 40 --resume
+started
+check "--resume: rms and eps 0.125 are back" wait_for "eps           0.125"
+check "  the output panel follows the kind" wait_for "Output y = RMSNorm(x)"
+keys q
+wait_for "EXIT=0"
+
+# --state FILE: a hand-written state; a bad one exits 1 naming it
+printf 'set{x = {1, 2, 3, 5}, eps = 0.5}\n' >"$tmp/three.lua"
+start 120 40 --state "$tmp/three.lua"
+started
+check "--state FILE: x from the file" wait_re "│ +1 +1 +2 +3 +5"
+check "  and its eps" wait_for "eps           0.5"
+lua 'load("'"$tmp"'/mine.lua")'
+check "load(FILE) from the prompt: eps 0.125" wait_for "eps           0.125"
+keys u
+check "  one undo step takes it back" wait_for "eps           0.5"
+keys q
+wait_for "EXIT=0"
+printf 'set{eps = -1}\n' >"$tmp/bad.lua"
+out=$("$NS" --state "$tmp/bad.lua" 2>&1 </dev/null)
+st=$?
+printf 'os.execute("touch %s/pwned")\n' "$tmp" >"$tmp/evil.lua"
+out2=$("$NS" --state "$tmp/evil.lua" 2>&1 </dev/null)
+st2=$?
+check "--state with a bad value: exit 1" test "$st" -eq 1
+check "  naming the field" sh -c 'case "$1" in *"eps: must be finite and >= 0"*) exit 0;; *) exit 1;; esac' - "$out"
+check "a state file cannot run programs" test ! -e "$tmp/pwned"
+check "  it fails with a message instead: exit 1" test "$st2" -eq 1
+check "  naming the file" sh -c 'case "$1" in *evil.lua*) exit 0;; *) exit 1;; esac' - "$out2"
+
+done_testing
