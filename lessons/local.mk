@@ -8,6 +8,14 @@ LESSON_FILES = \
 	lessons/000-15.4-placement.lua lessons/000-15.5-names.lua \
 	lessons/000-15.6-check-yourself.lua lessons/000-15.7-okay-so.lua \
 	lessons/000-15.8-sources.lua lessons/000-15.9-exercises.lua
+## text 001 (the review article)
+LESSON_FILES += \
+	lessons/001-s00-s02-specification.lua lessons/001-s03-centering.lua \
+	lessons/001-s04-stabilizer.lua lessons/001-s05-jacobian.lua \
+	lessons/001-s06-companion.lua lessons/001-s07-inference-state.lua \
+	lessons/001-s08-scale-symmetry.lua lessons/001-s09-causal.lua \
+	lessons/001-s10-what-tests-establish.lua lessons/001-s11-diagnostic-sequence.lua \
+	lessons/001-s12-precision.lua
 ## text 002 (the textbook chapter "Normalisation")
 LESSON_FILES += \
 	lessons/002-01-problem.lua lessons/002-02-L1-intuition.lua \
@@ -28,5 +36,10 @@ LESSON_FILES += \
 	lessons/003-03-forward-backward.lua lessons/003-04-train-inference.lua \
 	lessons/003-05-why-it-helps.lua lessons/003-06-family.lua \
 	lessons/003-07-placement.lua lessons/003-08-revisited-regularizing.lua
+## text 004 (the essay)
+LESSON_FILES += \
+	lessons/004-01-opening.lua lessons/004-02-one-line.lua \
+	lessons/004-03-price1-batch-dependence.lua lessons/004-04-price1-estimator.lua \
+	lessons/004-05-price2-train-inference.lua lessons/004-06-what-remains-so.lua
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md

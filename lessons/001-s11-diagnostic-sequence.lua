@@ -1,0 +1,95 @@
+-- Text 001 (the review article), section 11 and the six-step protocol: what to check, in
+-- which order, when training goes wrong after a normalization change.
+local TINY = {{1, 2, 6}, {3, 2, 1}}
+
+-- Largest |y - want| for a nested Lua matrix want.
+local function off(y, want) return (y - ns.tensor(want)):abs():max() end
+
+lesson{
+  title = "A diagnostic sequence",
+  source = "001_5d139345c05ab941.txt",
+  section = "11 A practical diagnostic sequence; protocol",
+  steps = {
+    {text = [[
+First check the axes and broadcasting on a tensor small enough to do by
+hand. x is 2 x 3 (two examples, three features) under layer norm: row
+(1, 2, 6) has mean 3 and variance 14/3, so its output is (-2, -1, 3) /
+sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel.]],
+     set = {x = TINY, kind = "layer", axes = "default", eps = 1e-5, eps_at = "var", ddof = 0,
+            gamma = {}, beta = {}, mode = "train", scale = 2, shift = 10},
+     focus = "output",
+     try = {text = [[
+Predict batch norm of the same x by hand before you look: each column
+has two values, so it becomes (-1, 1) or (1, -1), except column 2 whose
+values are equal. Then set{kind = "batch"} and compare.]],
+            check = function(s)
+              if s.kind ~= "batch" then return "kind is still " .. s.kind end
+              local d = off(result().y, {{-1, 0, 1}, {1, 0, -1}})
+              return d < 1e-4 or string.format("off the hand result by %.3g", d)
+            end,
+            show = {kind = "batch"}}},
+
+    {text = [[
+Column 2 came out as 0 without any complaint: eps kept the division by a
+zero variance finite. That is how a stabilizer can hide an axis mistake,
+the arithmetic succeeds and the meaning is wrong. Next, compare train
+and eval mode on the same input with the stored statistics in hand.]],
+     set = {kind = "batch"},
+     focus = "output",
+     try = {text = [[
+Switch to eval mode (set{mode = "eval"}) and see how far the output
+moves when the batch's statistics are replaced by the stored ones.]],
+            check = function(s)
+              return s.mode == "eval" or "mode is still " .. s.mode
+            end,
+            show = {mode = "eval"}}},
+
+    {text = [[
+Then look at the denominators, especially near zero variance, before
+touching the learning rate. A constant input (5, 5, 5, 5) with eps = 1e-5
+gives y = 0 and a denominator of sqrt(eps) = 0.0032: the declared eps
+decides the result, not any invariance.]],
+     set = {x = {5, 5, 5, 5}, kind = "layer", mode = "train"},
+     focus = "output",
+     try = {text = [[
+Drop eps (set{eps = 0}): now the variance is exactly 0 and the panel
+reports the degenerate statistic (y is 0/0).]],
+            check = function(s)
+              local c = result().cond
+              return c ~= "none" or "no degenerate statistic reported"
+            end,
+            show = {eps = 0}}},
+
+    {text = [[
+A forward pass that runs says little about the derivatives. A finite-
+difference check on a small smooth input is cheap evidence that the code
+matches the formula: here x = (1, 1.001, 0.999), a tiny variance. The
+spectrum panel's FD column agrees with the analytic one, but at this
+variance (about 7e-7, below eps) eps dominates: the scale probe (a = 2)
+changes y by about 0.26, where exact invariance would predict 0.]],
+     set = {x = {1, 1.001, 0.999}, eps = 1e-5},
+     focus = "spectrum",
+     try = {text = [[
+Set eps = 0 (set{eps = 0}) and the scale probe's change drops to
+rounding level: the behaviour follows the declared eps.]],
+            check = function(s)
+              local d = result().scale_dev
+              return d < 1e-9 or string.format("the scale probe changes y by %.3g", d)
+            end,
+            show = {eps = 0}}},
+
+    {text = [[
+The article's protocol, with where each step lives in these lessons:
+
+1. Specify dimensions, axes, the variance denominator, eps and how the
+   affine broadcasts (the settings panel; 001-s00).
+2. Verify the map on a tensor you can compute by hand (step 1 here).
+3. Compare analytic and finite-difference Jacobians away from singular
+   inputs (001-s05).
+4. Vary the batch companions with the target held fixed (001-s06).
+5. Capture the stored inference statistics; test mode switches
+   explicitly (001-s07).
+6. Declare the task-specific interventions before crediting an accuracy
+   or speed change to one cause (001-s09).]]},
+  },
+}

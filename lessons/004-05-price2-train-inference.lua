@@ -1,0 +1,92 @@
+-- Text 004 (the essay), "Price 2: training and inference diverge": one example's output
+-- depends on its batch; inference has no batch, so batch norm switches to running
+-- statistics; layer norm changes one axis and loses both problems.
+
+-- A batch of four examples with one feature; the learner edits the second one.
+local BATCH = {{0.5}, {1.5}, {-1}, {2}}
+
+-- Largest |a_i - b_i| of two Lua arrays.
+local function maxdiff(a, b)
+  local m = 0
+  for i = 1, #a do m = math.max(m, math.abs(a[i] - b[i])) end
+  return m
+end
+
+lesson{
+  title = "Price 2: training and inference compute different things",
+  source = "004_f7fd3ff892c4fe59.txt",
+  section = "Price 2: training and inference diverge",
+  steps = {
+    {text = [[
+With batch statistics, an example's output depends on who else is in its
+batch. The batch panel holds four examples of one feature; row 1 is the
+one we watch, row 2 the one you change. The panel compares row 1's batch
+norm output now with its output when row 2 holds its first value (1.5).
+In training this wobble acts a little like noise added to the network,
+which can even help (the regularising side effect).]],
+     set = {batch = BATCH, target = 1, companion = 2, baseline = {1.5}, eps = 1e-5,
+            eps_at = "var", ddof = 0},
+     focus = "batch",
+     try = {text = [[
+Change example 2 only (set{batch = {{0.5}, {-3}, {-1}, {2}}}) and watch
+row 1's output move although row 1 did not change.]],
+            check = function(s)
+              local b = result().batch
+              local d = maxdiff(b.target_now, b.target_base)
+              return d > 0.05 or string.format("row 1 moved by only %.3g", d)
+            end,
+            show = {batch = {{0.5}, {-3}, {-1}, {2}}}}},
+
+    {text = [[
+At inference a single example has no batch. So batch norm keeps running
+estimates of the mean and variance during training and uses those in
+eval mode. The train/eval panel draws training batches of 4 from N(4, 2)
+and one evaluation batch; its gaps are the largest change between
+normalising the evaluation batch by itself (train mode) and by the
+running estimates (eval mode). With batches this small the gap is large
+(about 0.8 even for the exact running state).]],
+     set = {kind = "batch", batch_size = 4, train_batches = 8, train_source = "rng",
+            train_loc = 4, train_scale = 2, momentum = false},
+     focus = "train",
+     try = {text = [[
+Make the batches larger (set{batch_size = 128}): the gap of the exact
+running state drops below 0.3. It never vanishes: the two paths still
+compute different things.]],
+            check = function(s)
+              local g = result().train.exact.gap
+              return g < 0.3 or string.format("the exact gap is still %.3f", g)
+            end,
+            show = {batch_size = 128}}},
+
+    {text = [[
+Layer norm takes its statistics along the features of one example
+instead of along the batch:
+
+  z = (z - mean of z over features) / (std of z over features + 1e-5)
+
+One axis changes, and with it every property above: it never looks at
+another example, so the batch size does not matter, train and inference
+compute the same thing, and examples of different lengths are no
+problem. That is the normalisation transformers use. The output panel now
+runs layer norm on x = (-2, -1, 1, 2).]],
+     set = {kind = "layer", x = {-2, -1, 1, 2}, mode = "train"},
+     focus = "output",
+     try = {text = [[
+Switch to eval mode (set{mode = "eval"}): for layer norm the output does
+not change (the panel says eval mode changes batch norm only). Then try
+kind batch in eval mode and see the running statistics take over.]],
+            check = function(s)
+              if s.mode ~= "eval" then return "mode is still " .. s.mode end
+              local own = ns.normalize(s.x, {kind = s.kind, eps = s.eps})
+              local d = (result().y - own):abs():max()
+              return d == 0 or string.format("y moved by %.3g", d)
+            end,
+            show = {mode = "eval"}}},
+
+    {text = [[
+So layer norm is not a better batch norm. It standardises along another
+axis and is therefore a different function: it never sees the batch, so
+it has neither price, but it also forgets a per-example offset and scale
+that batch norm keeps.]]},
+  },
+}
