@@ -1,0 +1,9 @@
+## tests/audit: the audit issue's tests: the safetensors reader, streaming moments and
+## chunked file reading (C), the audit's checks on tensors built to trigger each one,
+## the command line (exit statuses, formats, an out-of-core run under ulimit -v), and
+## ns.load/ns.tensors/ns.running against PyTorch's own outputs (Lua).
+check_PROGRAMS += tests/audit/test_safetensors
+TESTS += tests/audit/test_safetensors
+tests_audit_test_safetensors_SOURCES = tests/audit/test_safetensors.c
+tests_audit_test_safetensors_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_audit_test_safetensors_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
