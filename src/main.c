@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_audit.h"
 #include "lua/nsl.h"
 #include "lua/repl.h"
 #include "tui/tui.h"
@@ -71,11 +72,7 @@ static const command commands[] = {
      "Run every lesson headless, one line per claim; exit 1 if one fails.\n"
      "Not available yet.\n",
      NULL},
-    {"audit", "FILE [OPTION]...", "audit an activation tensor",
-     "Usage: " PROG " audit FILE [--kind K] [--axes A] [--groups G] [--tsv]\n"
-     "Audit the normalization of an activation tensor read from FILE (.npy or .csv).\n"
-     "Not available yet.\n",
-     NULL},
+    {"audit", "FILE [OPTION]...", "audit an activation tensor", cmd_audit_help, cmd_audit},
     {"help", "[COMMAND]", "show this help, or the help of COMMAND",
      "Usage: " PROG " help [COMMAND]\n"
      "Show the overview, or the help of COMMAND.\n",
