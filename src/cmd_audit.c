@@ -53,7 +53,10 @@ const char cmd_audit_help[] =
     "statistics cannot be read, 2 on bad usage.\n";
 
 static int usage(const char *what, const char *why) {
-  fprintf(stderr, PROG ": audit: %s: %s\n", what, why);
+  if (what)
+    fprintf(stderr, PROG ": audit: %s: %s\n", what, why);
+  else
+    fprintf(stderr, PROG ": audit: %s\n", why);
   fprintf(stderr, "Try '" PROG " audit --help' for more information.\n");
   return 2;
 }
@@ -297,7 +300,7 @@ int cmd_audit(int argc, char **argv, int first) {
     }
     }
   }
-  if (!file) return usage("audit", "missing FILE");
+  if (!file) return usage(NULL, "missing FILE (a .npy, .csv or .safetensors tensor)");
   if (tsv && json) return usage("--tsv", "give --tsv or --json, not both");
   if (o.kind != NS_KIND_GROUP && o.groups != 1) return usage("--groups", "only for --kind group");
   ns_file_kind fk = ns_file_kind_of(file);
@@ -305,7 +308,7 @@ int cmd_audit(int argc, char **argv, int first) {
   if (tensor && fk != NS_FILE_SAFETENSORS)
     return usage("--tensor", "only .safetensors files hold named tensors");
   char err[NS_ERRLEN] = "";
-  if (fk == NS_FILE_SAFETENSORS && !tensor) { /* several tensors: list them */
+  if (fk == NS_FILE_SAFETENSORS) { /* several tensors and no name, or a wrong name: list */
     ns_st_index ix;
     if (ns_file_tensors(file, &ix, err) != 0) {
       fprintf(stderr, PROG ": %s: %s\n", file, err);
@@ -313,9 +316,13 @@ int cmd_audit(int argc, char **argv, int first) {
     }
     size_t loadable = 0;
     for (size_t k = 0; k < ix.ntensors; k++) loadable += ns_st_loadable(&ix, k, NULL) == 0;
-    if (loadable > 1) {
-      fprintf(stderr, PROG ": audit: %s holds %zu tensors; name one with --tensor NAME:\n", file,
-              loadable);
+    int wrong = tensor && ns_st_find(&ix, tensor) < 0;
+    if ((!tensor && loadable > 1) || wrong) {
+      if (wrong)
+        fprintf(stderr, PROG ": audit: %s: no tensor named \"%s\"; it holds:\n", file, tensor);
+      else
+        fprintf(stderr, PROG ": audit: %s holds %zu tensors; name one with --tensor NAME:\n", file,
+                loadable);
       for (size_t k = 0; k < ix.ntensors; k++) {
         const ns_st_entry *e = &ix.t[k];
         if (ns_st_loadable(&ix, k, NULL) != 0) continue;
@@ -324,7 +331,7 @@ int cmd_audit(int argc, char **argv, int first) {
         fprintf(stderr, "]\n");
       }
       ns_st_free(&ix);
-      return 2;
+      return wrong ? 1 : 2;
     }
     ns_st_free(&ix);
   }

@@ -151,21 +151,49 @@ int ns_stream_add_idx(ns_stream *s, const double *x, const size_t *idx, size_t l
     ns_seterr(err, "%zu more elements than the tensor's %zu", len - (s->map.n - s->pos), s->map.n);
     return -1;
   }
+  /* Elements of one statistic often come in runs (a channel's H x W block, a token's
+   * features): each run is summed with four accumulators, which breaks the chain of
+   * dependent additions; the order of a chunk's sum changes, its value only by rounding. */
   size_t nt = 0;
-  for (size_t j = 0; j < len; j++) { /* pass 1: counts and sums of the chunk */
-    size_t k = idx[j];
+  for (size_t j = 0; j < len;) { /* pass 1: counts and sums of the chunk */
+    size_t k = idx[j], e = j + 1;
+    while (e < len && idx[e] == k) e++;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t q = j;
+    for (; q + 4 <= e; q += 4) {
+      s0 += x[q];
+      s1 += x[q + 1];
+      s2 += x[q + 2];
+      s3 += x[q + 3];
+    }
+    for (; q < e; q++) s0 += x[q];
     if (s->cnt[k] == 0) s->touched[nt++] = k;
-    s->cnt[k] += 1;
-    s->sum[k] += x[j];
+    s->cnt[k] += (double)(e - j);
+    s->sum[k] += (s0 + s1) + (s2 + s3);
+    j = e;
   }
   for (size_t t = 0; t < nt; t++) { /* sum[] becomes the chunk mean */
     size_t k = s->touched[t];
     s->sum[k] /= s->cnt[k];
   }
-  for (size_t j = 0; j < len; j++) { /* pass 2: squared deviations from the chunk mean */
-    size_t k = idx[j];
-    double d = x[j] - s->sum[k];
-    s->m2c[k] += d * d;
+  for (size_t j = 0; j < len;) { /* pass 2: squared deviations from the chunk mean */
+    size_t k = idx[j], e = j + 1;
+    while (e < len && idx[e] == k) e++;
+    double mu = s->sum[k], s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t q = j;
+    for (; q + 4 <= e; q += 4) {
+      double d0 = x[q] - mu, d1 = x[q + 1] - mu, d2 = x[q + 2] - mu, d3 = x[q + 3] - mu;
+      s0 += d0 * d0;
+      s1 += d1 * d1;
+      s2 += d2 * d2;
+      s3 += d3 * d3;
+    }
+    for (; q < e; q++) {
+      double d = x[q] - mu;
+      s0 += d * d;
+    }
+    s->m2c[k] += (s0 + s1) + (s2 + s3);
+    j = e;
   }
   for (size_t t = 0; t < nt; t++) { /* merge each chunk statistic into the total */
     size_t k = s->touched[t];

@@ -242,7 +242,7 @@ static int pass1(actx *a, char *err) {
     }
     if (ns_stream_add_idx(&a->st, a->buf, a->idx, len, err)) return -1;
     for (int k = 0; k < r->rank; k++)
-      if (ns_stream_add(&a->marg[k], a->buf, len, err)) return -1;
+      if (a->marg[k].m && ns_stream_add(&a->marg[k], a->buf, len, err)) return -1;
     progress(a, len);
   }
   return 0;
@@ -278,8 +278,17 @@ static int pass2(actx *a, char *err) {
 
 /* ---- the checks ------------------------------------------------------------------- */
 
-/* H of axis k: how much the slices along it differ (see the top of the file). */
+/* 1 if axis k is the channel axis of some layout of this rank. */
+static int candidate_axis(int rank, int k) {
+  for (int l = 0; l < NS_LAYOUT_COUNT; l++)
+    if (layout_rank[l] == rank && layout_chan[l] == k) return 1;
+  return 0;
+}
+
+/* H of axis k: how much the slices along it differ (see the top of the file); 0 for an
+ * axis that is no layout's channel axis (not measured). */
 static double heterogeneity(const ns_stream *s) {
+  if (!s->m) return 0;
   size_t m = s->map.nstat;
   if (m < 2) return 0;
   double mm = 0, mv = 0, ml = 0;
@@ -427,9 +436,20 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     }
   }
   setf(f, NS_AUDIT_AXES, v, value, "%s", buf);
-  const char *labels[NS_MAXRANK] = {"axis 1", "axis 2", "axis 3", "axis 4"};
-  if (fig_set(&f->fig, 1, "how much the slices along each axis differ (H)", h, (size_t)r->rank,
-              labels))
+  /* the figure: H of each layout's channel axis */
+  double hv[NS_LAYOUT_COUNT];
+  char lab[NS_LAYOUT_COUNT][24];
+  const char *labels[NS_LAYOUT_COUNT];
+  size_t nh = 0;
+  for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
+    if (layout_rank[l] != r->rank) continue;
+    hv[nh] = h[layout_chan[l]];
+    snprintf(lab[nh], sizeof lab[nh], "axis %d (%s)", layout_chan[l] + 1, ns_layout_names[l]);
+    labels[nh] = lab[nh];
+    nh++;
+  }
+  if (nh &&
+      fig_set(&f->fig, 1, "how much the slices along each channel axis differ (H)", hv, nh, labels))
     return -1;
   unsigned ax = state_axes(a);
   if (v == NS_VERDICT_WARN && r->kind != NS_KIND_GROUP) {
@@ -932,6 +952,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   }
   rc = ns_stream_init(&a.st, &a.map, e);
   for (int k = 0; rc == 0 && k < r->rank; k++) {
+    if (!candidate_axis(r->rank, k)) continue; /* only a layout's channel axis can be */
     ns_statmap mk;
     unsigned all = (1u << r->rank) - 1;
     rc = ns_statmap_make(r->rank, r->shape, all & ~(1u << k), -1, 1, &mk, e);

@@ -114,7 +114,7 @@ typedef struct {
 } ns_audit_opts;
 #define NS_AUDIT_CHUNK ((size_t)1 << 18)
 /* Leading slices used in memory hold at most this many elements. */
-#define NS_AUDIT_SLICE ((size_t)1 << 20)
+#define NS_AUDIT_SLICE ((size_t)1 << 18)
 /* Elements of one statistic kept for a finding's explorer state. */
 #define NS_AUDIT_KEEP 4096
 

@@ -332,6 +332,13 @@ static int map_window(ns_file_map *m, unsigned long long off, size_t len, char *
   return 0;
 }
 
+static int host_little(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
 /* Little-endian element bytes to a double, for the safetensors dtypes. */
 static double st_value(ns_dtype d, const unsigned char *p) {
   switch (d) {
@@ -370,9 +377,25 @@ int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char
     unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
     if (map_window(m, off, step * m->elem_size, err)) return -1;
     const unsigned char *p = (const unsigned char *)m->win + (off - m->win_off);
-    if (m->npy)
+    if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+        m->elem_size == 4) { /* the common case, without per-element decoding */
+      for (size_t i = 0; i < step; i++, p += 4) {
+        float f;
+        memcpy(&f, p, 4);
+        out[i] = f;
+      }
+    } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+               m->elem_size == 8) {
+      memcpy(out, p, step * 8);
+    } else if (m->npy)
       for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = ns_npy_value(&m->info, p);
-    else
+    else if (m->dtype == NS_FP32 && host_little()) {
+      for (size_t i = 0; i < step; i++, p += 4) {
+        float f;
+        memcpy(&f, p, 4);
+        out[i] = f;
+      }
+    } else
       for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = st_value(m->dtype, p);
     out += step;
     first += step;

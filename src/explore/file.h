@@ -44,7 +44,7 @@ void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len);
 /* A tensor file opened for chunked reading. For .npy and .safetensors the data is mapped
  * from the file a window at a time (at most NS_FILE_MAP_WINDOW bytes mapped at once);
  * .csv files are parsed into memory (t). */
-#define NS_FILE_MAP_WINDOW ((size_t)64 << 20)
+#define NS_FILE_MAP_WINDOW ((size_t)16 << 20)
 typedef struct {
   int fd;
   unsigned long long file_size;

@@ -7,3 +7,10 @@ TESTS += tests/audit/test_safetensors
 tests_audit_test_safetensors_SOURCES = tests/audit/test_safetensors.c
 tests_audit_test_safetensors_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_audit_test_safetensors_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## Lua tests run through `normscope run` (LUA_LOG_COMPILER) and, by stock.sh, again under
+## stock lua5.4 with normscope.so.
+AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/torch.lua
+TESTS += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh
+EXTRA_DIST += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh \
+	tests/audit/make-big.lua

@@ -90,7 +90,7 @@ check "an argument to the --no-colour spelling names the flag too" \
 run_ns frobnicate
 check "unknown command: exit 2 and 'normscope: frobnicate: ...'" \
   sh -c '[ $0 = 2 ] && grep -q "^normscope: frobnicate: " err && grep -q -- "--help" err' "$rc"
-for c in lesson verify audit; do
+for c in lesson verify; do
   run_ns $c
   check "$c: exit 2, not available yet" \
     sh -c '[ $0 = 2 ] && [ "$(cat err)" = "normscope: $1: not available yet" ]' "$rc" "$c"
