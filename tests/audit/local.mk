@@ -14,3 +14,10 @@ AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/torch.lua
 TESTS += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh
 EXTRA_DIST += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh \
 	tests/audit/make-big.lua
+
+check_PROGRAMS += tests/audit/test_audit
+TESTS += tests/audit/test_audit
+tests_audit_test_audit_SOURCES = tests/audit/test_audit.c
+tests_audit_test_audit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_audit_test_audit_LDADD = libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) \
+	$(BLAS_LIBS) -lm
