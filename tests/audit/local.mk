@@ -21,3 +21,11 @@ tests_audit_test_audit_SOURCES = tests/audit/test_audit.c
 tests_audit_test_audit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_audit_test_audit_LDADD = libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) \
 	$(BLAS_LIBS) -lm
+
+## `make bench` also times the audit on a generated file (tests/audit/bench.sh).
+EXTRA_DIST += tests/audit/bench.sh
+bench: bench-audit
+bench-audit: normscope$(EXEEXT)
+	top_srcdir='$(abs_top_srcdir)' NORMSCOPE='$(abs_top_builddir)/normscope' \
+	  $(SHELL) $(top_srcdir)/tests/audit/bench.sh
+.PHONY: bench-audit

@@ -88,12 +88,25 @@ check "--report wants FILE.md: exit 2" sh -c '[ $0 = 2 ]' "$rc"
 
 # ---- out of core: a file larger than the process may map or allocate
 mb=${NS_AUDIT_BIG_MB:-256}
+# A sanitizer build reserves terabytes of shadow address space: no ulimit -v there.
+if command -v ldd >/dev/null 2>&1 && ldd "$NS" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+  echo "ok $((n + 1)) - out-of-core run # SKIP sanitizer build (ulimit -v cannot apply)"
+  n=$((n + 1))
+  mb=0
+fi
 if [ "$mb" -gt 0 ]; then
   reps=$((mb / 2)) # 16 examples x 8 x 64 x 64 fp32 = 2 MiB per block
   if "$NS" run "$top/tests/audit/make-big.lua" "$tmp/big.npy" 16 "$reps" 2>"$tmp/gen.err"; then
     size=$(wc -c <"$tmp/big.npy")
-    limit_kb=$(( (size / 1024) * 2 / 5 )) # 40% of the file
-    [ "$limit_kb" -lt 120000 ] && limit_kb=120000
+    # The address space the program needs at all (libraries, Lua, BLAS) differs between
+    # machines: find what an audit of the 2 MiB block needs, then allow the big file's
+    # audit half as much again plus 32 MiB, far less than the file itself.
+    base=40000
+    while ! ( ulimit -v "$base" && OPENBLAS_NUM_THREADS=1 exec "$NS" audit "$tmp/big.npy.block.npy" --kind batch --tsv ) >/dev/null 2>&1; do
+      base=$((base * 3 / 2))
+      [ "$base" -gt $((size / 1024 / 3)) ] && break
+    done
+    limit_kb=$((base * 3 / 2 + 32768))
     ok "generated a $((size / 1048576)) MiB file, limit $((limit_kb / 1024)) MiB of address space"
     start=$(date +%s.%N 2>/dev/null || date +%s)
     # OpenBLAS's worker threads reserve large buffers at start and hang on exit when
@@ -104,9 +117,7 @@ if [ "$mb" -gt 0 ]; then
     end=$(date +%s.%N 2>/dev/null || date +%s)
     check "the file is larger than the limit" sh -c '[ $0 -gt $(($1 * 1024)) ]' "$size" "$limit_kb"
     cp "$tmp/big.tsv" "$out"; cp "$tmp/big.err" "$err"
-    check "audited under ulimit -v: exit 0, seven findings" sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ]' "$rc"
-    ( ulimit -v "$limit_kb" && OPENBLAS_NUM_THREADS=1 exec "$NS" audit "$tmp/big.npy" --kind batch --tsv --tensor x ) \
-      >/dev/null 2>&1
+    check "audited under ulimit -v: exit 0, six findings" sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ]' "$rc"
     OPENBLAS_NUM_THREADS=1 "$NS" audit "$tmp/big.npy.block.npy" --kind batch --tsv >"$tmp/block.tsv" 2>&1
     # checks that depend only on each channel's moments, min and max agree with the block's
     check "the streamed findings agree with one block's (moments per channel)" awk -F '\t' '
