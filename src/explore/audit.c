@@ -469,7 +469,7 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
   size_t lw = 0;
   for (size_t k = 0; k < r->nstat; k++) {
     if (a->var[k] < a->var[worst]) worst = k;
-    if (a->var[k] < thr) {
+    if (a->var[k] < thr || a->var[k] == 0) { /* with eps 0, a zero variance is 0/0 */
       if (count < 8 && lw < sizeof list)
         lw += (size_t)snprintf(list + lw, sizeof list - lw, "%s%zu", count ? ", " : "", k);
       count++;
@@ -478,7 +478,12 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
   if (count > 8 && lw < sizeof list) snprintf(list + lw, sizeof list - lw, ", ...");
   const char *what = a->center ? "variance" : "mean square";
   double vw = a->var[worst];
-  if (count) {
+  if (count && !(vw + r->eps > 0)) {
+    setf(f, NS_AUDIT_NEAR_ZERO_VARIANCE, NS_VERDICT_WARN, (double)count,
+         "%zu of %zu statistics have %s 0 with eps 0 (0-based indices %s): their denominator is "
+         "0 and their outputs 0/0; give eps > 0",
+         count, r->nstat, what, list);
+  } else if (count) {
     setf(f, NS_AUDIT_NEAR_ZERO_VARIANCE, NS_VERDICT_WARN, (double)count,
          "%zu of %zu statistics have %s below 100 eps = %.3g (0-based indices %s); the smallest, "
          "%.3g at %zu, gets the denominator sqrt(var+eps) = %.3g instead of sqrt(var) = %.3g: eps "
@@ -520,7 +525,7 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   size_t ws = a->keep_stat[KEEP_CANCEL];
   double v0 = a->st.m[ws].m2 / a->st.m[ws].n, mu0 = a->st.m[ws].mean;
   double worst = v0 > 0 ? mu0 * mu0 / v0 : (mu0 != 0 ? HUGE_VAL : 0);
-  double lost = log10(1 + worst);
+  double lost = fmin(log10(1 + worst), 17.0); /* 17: every digit of a double */
   static const char *const names[] = {"fp32 (acc fp32)", "fp32 acc fp64", "fp16 (acc fp32)",
                                       "bf16 (acc fp32)", "fp32 raw moments"};
   double errs[5] = {NAN, NAN, NAN, NAN, NAN};
@@ -618,7 +623,11 @@ static int check_batch_dependence(actx *a, ns_audit_finding *f, char *err) {
     double e = fabs(y1[i] - y0[i]);
     if (e > d || isnan(e)) d = e;
   }
-  if (rc == 0) {
+  if (rc == 0 && isnan(d)) {
+    setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_WARN, d,
+         "not measurable: example 1's outputs are not finite (NaN or Inf input, or a zero "
+         "variance with eps 0)");
+  } else if (rc == 0) {
     int yes = !(d <= THRESH_COUPLE);
     setf(f, NS_AUDIT_BATCH_DEPENDENCE, yes ? NS_VERDICT_YES : NS_VERDICT_NO, d,
          "changing example 2 (x -> 3x + 1) in a batch of the first %zu moves example 1's output "
@@ -721,14 +730,22 @@ static int check_batch_size(actx *a, ns_audit_finding *f, char *err) {
   if (rc == 0) {
     double worst = d_alone;
     if (d_other > worst) worst = d_other;
-    int yes = !(worst <= THRESH_COUPLE);
+    int yes = worst > THRESH_COUPLE;
+    int nan = isnan(d_alone) || (B >= 2 && isnan(d_other));
     char ev[96] = "";
     if (!isnan(d_eval))
       snprintf(ev, sizeof ev, "; in eval mode with the running statistics %.3g", d_eval);
-    setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY, yes ? NS_VERDICT_YES : NS_VERDICT_NO, worst,
+    setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY,
+         nan   ? NS_VERDICT_WARN
+         : yes ? NS_VERDICT_YES
+               : NS_VERDICT_NO,
+         worst,
          "example 1's output against the full batch of %zu: alone it differs by %.3g, with the "
          "last %zu examples by %.3g%s%s",
-         B, d_alone, k, d_other, ev, yes ? "" : " (the same function whatever the batch)");
+         B, d_alone, k, d_other, ev,
+         nan   ? " (outputs not finite: NaN or Inf input, or a zero variance with eps 0)"
+         : yes ? ""
+               : " (the same function whatever the batch)");
     double bars[3] = {d_alone, d_other, d_eval};
     const char *labels[3] = {"alone", "other batch", "eval"};
     rc = fig_set(&f->fig, 1, "max |y - y_full| of example 1", bars, isnan(d_eval) ? 2 : 3, labels);
