@@ -112,6 +112,32 @@ static size_t put_utf8(char *o, unsigned cp) {
   return 4;
 }
 
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0 (overlong forms, surrogates
+ * and code points above U+10FFFF are invalid). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  size_t n;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 0;
+  if ((size_t)(end - p) < n) return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t k = 2; k < n; k++)
+    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+  return n;
+}
+
 /* A string; *out (malloc'd, NUL-terminated) when out is not NULL. Decoded text is never
  * longer than its escaped form, so the buffer is bounded by the header's length. */
 static int jstring(jp *j, char **out) {
@@ -132,6 +158,17 @@ static int jstring(jp *j, char **out) {
     if (c < 0x20) {
       free(o);
       return jfail(j, "control character in a string");
+    }
+    if (c >= 0x80) { /* the format's JSON is UTF-8 */
+      size_t k = utf8_len(j->p, j->end);
+      if (k == 0) {
+        free(o);
+        return jfail(j, "invalid UTF-8 in a string");
+      }
+      if (o) memcpy(o + n, j->p, k);
+      n += k;
+      j->p += k;
+      continue;
     }
     if (c != '\\') {
       if (o) o[n] = (char)c;

@@ -103,6 +103,11 @@ def small():
                 f.write("%s\t%d\t%s\n" % (name, i, repr(stored(dtype, v))))
     # a single tensor: ns_file_load needs no name
     write("one.safetensors", build([("only", "F64", (2, 2), [1.0, 2.0, 3.0, 4.0])]))
+    # names in raw UTF-8 (not \u escapes), as json.dumps(ensure_ascii=False) writes them
+    hdr = json.dumps({"\u00e9t\u00e9.\u03bc": {"dtype": "F32", "shape": [1],
+                                              "data_offsets": [0, 4]}},
+                     ensure_ascii=False).encode("utf-8")
+    write("utf8.safetensors", raw_file(hdr, pack("F32", [2.5])))
 
 
 def bad():
@@ -151,6 +156,10 @@ def bad():
     case("fraction", raw_file(b'{"x":{"dtype":"F32","shape":[4.0],"data_offsets":[0,16]}}', data),
          "fraction")
     case("not-object", raw_file(b'[1, 2, 3]', b""), "JSON object")
+    case("bad-utf8", raw_file(b'{"x\xff":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}',
+                              data), "UTF-8")
+    case("overlong-utf8", raw_file(b'{"x\xc0\xaf":{"dtype":"F32","shape":[4],'
+                                   b'"data_offsets":[0,16]}}', data), "UTF-8")
     with open(os.path.join(OUT, "bad.tsv"), "w") as f:
         f.write("# file\ta word its error message contains (make-safetensors.py)\n")
         for name, word in cases:
