@@ -10,7 +10,7 @@ libnsrepl_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
 libnsrepl_la_LIBADD = $(READLINE_LIBS)
 
 bin_PROGRAMS += normscope
-normscope_SOURCES = src/main.c
+normscope_SOURCES = src/main.c src/cmd_audit.c src/cmd_audit.h
 normscope_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
 # libnstui.la calls into libnsrepl.la (the prompt), so it comes first; libnslesson.la (the
 # lesson commands) needs the explorer's Lua side that libnstui.la carries.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_audit.h"
 #include "lua/lesson_run.h"
 #include "lua/nsl.h"
 #include "lua/repl.h"
@@ -93,11 +94,7 @@ static const command commands[] = {
      "  --source LIST   only the texts in LIST, comma-separated number prefixes (e.g.\n"
      "                  000,001): their lessons, and their registry claims only\n",
      cmd_verify},
-    {"audit", "FILE [OPTION]...", "audit an activation tensor",
-     "Usage: " PROG " audit FILE [--kind K] [--axes A] [--groups G] [--tsv]\n"
-     "Audit the normalization of an activation tensor read from FILE (.npy or .csv).\n"
-     "Not available yet.\n",
-     NULL},
+    {"audit", "FILE [OPTION]...", "audit an activation tensor", cmd_audit_help, cmd_audit},
     {"help", "[COMMAND]", "show this help, or the help of COMMAND",
      "Usage: " PROG " help [COMMAND]\n"
      "Show the overview, or the help of COMMAND.\n",

@@ -17,6 +17,8 @@ libnscore_la_SOURCES = \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
 	src/core/torch_rng.c src/core/torch_rng.h \
 	src/core/sha256.c src/core/sha256.h \
-	src/core/npy.c src/core/npy.h
+	src/core/npy.c src/core/npy.h \
+	src/core/safetensors.c src/core/safetensors.h \
+	src/core/stream.c src/core/stream.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
 libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -246,6 +246,13 @@ static int parse_descr(const char *d, elem_type *et, char *err) {
     ns_seterr(err, "dtype '%s' holds strings: only numeric arrays can be loaded", d);
     return -1;
   case 'V':
+    if (strcmp(p, "V2") == 0 && order != '>') { /* ml_dtypes' bfloat16 saves as '<V2' */
+      et->kind = K_FLOAT;
+      et->size = 2;
+      et->dtype = NS_BF16;
+      et->big = 0;
+      return 0;
+    }
     ns_seterr(
         err, "dtype '%s' is a structured or void type: only plain numeric arrays are supported", d);
     return -1;
@@ -335,19 +342,21 @@ static void store_element(ns_tensor *t, size_t i, uint64_t bits, const elem_type
 
 /* ---- .npy reader ------------------------------------------------------------------ */
 
-ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
-  if (!buf) {
+/* The header of a .npy file: everything ns_npy_parse checks before the data. */
+static int npy_header_info(const unsigned char *buf, size_t len, uint64_t file_size, unsigned flags,
+                           ns_npy_info *info, elem_type *et_out, char *err) {
+  if (!buf || !info) {
     ns_seterr(err, "no data to parse");
-    return NULL;
+    return -1;
   }
   if (len < NPY_MAGIC_LEN || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
     ns_seterr(err, "not a .npy file: bad magic (it must start with \\x93NUMPY)");
-    return NULL;
+    return -1;
   }
   if (len < 10) {
     ns_seterr(err, "truncated .npy file: %zu bytes, too short for the version and header length",
               len);
-    return NULL;
+    return -1;
   }
   unsigned major = buf[6], minor = buf[7];
   size_t hlen, hstart;
@@ -358,65 +367,135 @@ ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
     if (len < 12) {
       ns_seterr(err, "truncated .npy file: %zu bytes, too short for a version %u header length",
                 len, major);
-      return NULL;
+      return -1;
     }
     hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
     hstart = 12;
   } else {
     ns_seterr(err, ".npy version %u.%u is not supported (1.0, 2.0 and 3.0 are)", major, minor);
-    return NULL;
+    return -1;
   }
   if (hlen > NPY_MAX_HEADER) {
     ns_seterr(err, "npy header length %zu is absurd (more than %zu bytes): corrupt file?", hlen,
               NPY_MAX_HEADER);
-    return NULL;
+    return -1;
   }
   if (hlen > len - hstart) {
     ns_seterr(err,
               "npy header length %zu goes beyond the end of the data (%zu bytes after the "
               "length field): truncated file?",
               hlen, len - hstart);
-    return NULL;
+    return -1;
   }
 
   npy_header h;
-  if (parse_header((const char *)buf + hstart, hlen, &h, err)) return NULL;
+  if (parse_header((const char *)buf + hstart, hlen, &h, err)) return -1;
   elem_type et;
-  if (parse_descr(h.descr, &et, err)) return NULL;
+  if ((flags & NS_NPY_U2_BF16) &&
+      (strcmp(h.descr, "<u2") == 0 || strcmp(h.descr, "=u2") == 0 || strcmp(h.descr, "u2") == 0)) {
+    et.kind = K_FLOAT; /* bf16 bit patterns saved as uint16 */
+    et.size = 2;
+    et.dtype = NS_BF16;
+    et.big = host_is_big_endian() && h.descr[0] != '<';
+  } else if (parse_descr(h.descr, &et, err)) {
+    return -1;
+  }
   if (h.fortran) {
     ns_seterr(err, "Fortran-order arrays are not supported: save a C-order copy "
                    "(numpy.ascontiguousarray) instead");
-    return NULL;
+    return -1;
   }
   char shp[160];
   ns_shape_format(h.rank, h.dims, shp, sizeof shp);
   if (h.rank == 0) {
     ns_seterr(err, "a 0-d array (shape %s) is not supported: arrays of rank 1 to %d are", shp,
               NS_MAXRANK);
-    return NULL;
+    return -1;
   }
   if (h.rank > NS_MAXRANK) {
     ns_seterr(err, "shape %s has rank %d: arrays of rank 1 to %d are supported", shp, h.rank,
               NS_MAXRANK);
-    return NULL;
+    return -1;
   }
-  if (ns_shape_check(h.rank, h.dims, err)) return NULL;
+  if (ns_shape_check(h.rank, h.dims, err)) return -1;
 
   size_t n = 1;
   for (int k = 0; k < h.rank; k++) n *= h.dims[k]; /* <= NS_MAXELEMS: checked above */
   size_t need = n * et.size, dstart = hstart + hlen;
-  if (need > len - dstart) {
+  if (need > file_size - dstart) {
     ns_seterr(err,
-              "truncated .npy data: shape %s of '%s' needs %zu bytes, only %zu follow the header",
-              shp, h.descr, need, len - dstart);
-    return NULL;
+              "truncated .npy data: shape %s of '%s' needs %zu bytes, only %llu follow the header",
+              shp, h.descr, need, (unsigned long long)(file_size - dstart));
+    return -1;
   }
-  ns_tensor *t = ns_tensor_new(h.rank, h.dims, et.dtype, err);
+  memset(info, 0, sizeof *info);
+  info->dtype = et.dtype;
+  info->rank = h.rank;
+  for (int k = 0; k < NS_MAXRANK; k++) info->shape[k] = k < h.rank ? h.dims[k] : 1;
+  info->n = n;
+  info->data_offset = dstart;
+  info->elem_size = et.size;
+  info->big = et.big;
+  info->elem_kind = et.kind == K_FLOAT  ? NS_NPY_FLOAT
+                    : et.kind == K_INT  ? NS_NPY_INT
+                    : et.kind == K_UINT ? NS_NPY_UINT
+                                        : NS_NPY_BOOL;
+  if (et_out) *et_out = et;
+  return 0;
+}
+
+int ns_npy_header(const unsigned char *buf, size_t len, uint64_t file_size, unsigned flags,
+                  ns_npy_info *info, char *err) {
+  if (file_size < len) file_size = len;
+  return npy_header_info(buf, len, file_size, flags, info, NULL, err);
+}
+
+double ns_npy_value(const ns_npy_info *info, const unsigned char *p) {
+  elem_type et = {K_FLOAT, info->elem_size, info->big, info->dtype};
+  et.kind = info->elem_kind == NS_NPY_FLOAT  ? K_FLOAT
+            : info->elem_kind == NS_NPY_INT  ? K_INT
+            : info->elem_kind == NS_NPY_UINT ? K_UINT
+                                             : K_BOOL;
+  uint64_t bits = load_bits(p, et.size, et.big);
+  switch (et.kind) {
+  case K_FLOAT:
+    if (et.size == 2)
+      return et.dtype == NS_BF16 ? ns_bf16_value((uint16_t)bits) : ns_fp16_value((uint16_t)bits);
+    if (et.size == 4) {
+      uint32_t b = (uint32_t)bits;
+      float f;
+      memcpy(&f, &b, 4);
+      return f;
+    } else {
+      double v;
+      memcpy(&v, &bits, 8);
+      return v;
+    }
+  case K_INT: {
+    uint64_t sign = (uint64_t)1 << (8 * et.size - 1), mask = sign | (sign - 1);
+    return (bits & sign) ? -(double)((~bits + 1) & mask) : (double)bits;
+  }
+  case K_UINT:
+    return (double)bits;
+  default:
+    return bits ? 1.0 : 0.0;
+  }
+}
+
+ns_tensor *ns_npy_parse_flags(const unsigned char *buf, size_t len, unsigned flags, char *err) {
+  ns_npy_info info;
+  elem_type et;
+  if (npy_header_info(buf, len, len, flags, &info, &et, err)) return NULL;
+  ns_tensor *t = ns_tensor_new(info.rank, info.shape, et.dtype, err);
   if (!t) return NULL;
-  const unsigned char *p = buf + dstart;
-  for (size_t i = 0; i < n; i++, p += et.size)
+  const unsigned char *p = buf + info.data_offset;
+  for (size_t i = 0; i < info.n; i++, p += et.size)
     store_element(t, i, load_bits(p, et.size, et.big), &et);
   return t;
+}
+
+ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err) {
+  return ns_npy_parse_flags(buf, len, 0, err);
 }
 
 /* ---- .npy writer ------------------------------------------------------------------ */

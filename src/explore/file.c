@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ ns_file_kind ns_file_kind_of(const char *path) {
   const char *dot = strrchr(slash ? slash : path, '.');
   if (dot && strcasecmp(dot, ".npy") == 0) return NS_FILE_NPY;
   if (dot && strcasecmp(dot, ".csv") == 0) return NS_FILE_CSV;
+  if (dot && strcasecmp(dot, ".safetensors") == 0) return NS_FILE_SAFETENSORS;
   return NS_FILE_UNKNOWN;
 }
 
@@ -69,30 +71,380 @@ char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
 }
 
 ns_tensor *ns_file_load(const char *path, char *err) {
+  return ns_file_load_named(path, NULL, 0, err);
+}
+
+/* Opens path for reading: the descriptor and its size. -1 with err. */
+static int open_sized(const char *path, unsigned long long *size, char *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return ns_explore_fail(err, "%s", strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return ns_explore_fail(err, "is a directory");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return ns_explore_fail(err, "not a regular file");
+  }
+  *size = (unsigned long long)st.st_size;
+  return fd;
+}
+
+/* Reads exactly len bytes at offset off. 0, or -1 with err. */
+static int read_at(int fd, void *buf, size_t len, unsigned long long off, char *err) {
+  unsigned char *p = buf;
+  while (len > 0) {
+    ssize_t r = pread(fd, p, len, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ns_explore_fail(err, "read error: %s", strerror(errno));
+    if (r == 0) return ns_explore_fail(err, "read error: the file is shorter than expected");
+    p += r;
+    len -= (size_t)r;
+    off += (unsigned long long)r;
+  }
+  return 0;
+}
+
+/* The safetensors header of an open file into ix. */
+static int st_index_fd(int fd, unsigned long long size, ns_st_index *ix, char *err) {
+  unsigned char head[8];
+  char e[NS_ERRLEN] = "";
+  uint64_t hlen;
+  if (size < 8)
+    return ns_explore_fail(
+        err, "not a safetensors file: %llu bytes, shorter than its 8-byte header length", size);
+  if (read_at(fd, head, 8, 0, err)) return -1;
+  if (ns_st_header_len(head, 8, size, &hlen, e)) return ns_explore_fail(err, "%s", e);
+  unsigned char *buf = malloc((size_t)hlen + 8);
+  if (!buf)
+    return ns_explore_fail(err, "out of memory for a header of %llu bytes",
+                           (unsigned long long)hlen);
+  int rc = read_at(fd, buf, (size_t)hlen + 8, 0, err);
+  if (rc == 0 && ns_st_parse(buf, (size_t)hlen + 8, size, ix, e) != 0)
+    rc = ns_explore_fail(err, "%s", e);
+  free(buf);
+  return rc;
+}
+
+int ns_file_tensors(const char *path, ns_st_index *ix, char *err) {
+  if (!path || !ix) return ns_explore_fail(err, "no path or index");
+  memset(ix, 0, sizeof *ix);
+  unsigned long long size;
+  int fd = open_sized(path, &size, err);
+  if (fd < 0) return -1;
+  int rc = st_index_fd(fd, size, ix, err);
+  close(fd);
+  return rc;
+}
+
+void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len) {
+  size_t at = 0;
+  if (len == 0) return;
+  buf[0] = '\0';
+  for (size_t k = 0; ix && k < ix->ntensors; k++) {
+    const ns_st_entry *e = &ix->t[k];
+    char shp[96] = "";
+    size_t w = 0;
+    for (int d = 0; d < e->rank && w < sizeof shp - 24; d++)
+      w += (size_t)snprintf(shp + w, sizeof shp - w, d ? ", %zu" : "%zu", e->shape[d]);
+    int n = snprintf(buf + at, len - at, "%s%s (%s, [%s])", k ? ", " : "", e->name,
+                     ns_st_dtype_names[e->dtype], shp);
+    if (n < 0 || (size_t)n >= len - at) {
+      if (len > 4) snprintf(buf + (len > at + 4 ? len - 4 : at), 4, "...");
+      return;
+    }
+    at += (size_t)n;
+  }
+  if (!ix || ix->ntensors == 0) snprintf(buf, len, "(no tensors)");
+}
+
+/* The entry of ix that `name` picks (NULL: the only loadable one), with a message that
+ * lists the tensors when the choice is wrong or missing. -1 with err. */
+static int st_pick(const ns_st_index *ix, const char *name, char *err) {
+  char list[NS_ERRLEN - 64];
+  ns_file_list_tensors(ix, list, sizeof list);
+  if (name) {
+    int k = ns_st_find(ix, name);
+    if (k < 0)
+      return ns_explore_fail(err, "no tensor named \"%.40s\"; the file holds %s", name, list);
+    char e[NS_ERRLEN];
+    if (ns_st_loadable(ix, (size_t)k, e)) return ns_explore_fail(err, "%s", e);
+    return k;
+  }
+  int found = -1, count = 0;
+  for (size_t k = 0; k < ix->ntensors; k++)
+    if (ns_st_loadable(ix, k, NULL) == 0) {
+      if (found < 0) found = (int)k;
+      count++;
+    }
+  if (count == 1) return found;
+  if (count == 0)
+    return ns_explore_fail(err, "no loadable tensor (F16, BF16, F32, F64 of rank 1 to 4): %s",
+                           list);
+  return ns_explore_fail(err, "%d tensors: name one of %s", count, list);
+}
+
+ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {
+  if (!path) {
+    ns_explore_fail(err, "no path");
+    return NULL;
+  }
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
       ns_explore_fail(err, "is a directory");
     else
-      ns_explore_fail(err, "unknown file type (the name must end in .npy or .csv)");
+      ns_explore_fail(err, "unknown file type (the name must end in .npy, .csv or .safetensors)");
     return NULL;
+  }
+  if (name && k != NS_FILE_SAFETENSORS) {
+    ns_explore_fail(err, "only .safetensors files hold named tensors");
+    return NULL;
+  }
+  if (k == NS_FILE_SAFETENSORS) { /* header first, then only the chosen tensor's bytes */
+    ns_file_map m;
+    if (ns_file_map_open(&m, path, name, flags, err)) return NULL;
+    ns_tensor *t = ns_file_map_tensor(&m, err);
+    ns_file_map_close(&m);
+    return t;
   }
   size_t len = 0;
   char e[NS_ERRLEN] = "";
   char *buf = ns_file_read(path, MAX_TENSOR_FILE, &len, err);
   if (!buf) return NULL;
-  ns_tensor *t = k == NS_FILE_NPY ? ns_npy_parse((const unsigned char *)buf, len, e)
-                                  : ns_csv_parse(buf, len, e);
+  ns_tensor *t = k == NS_FILE_NPY
+                     ? ns_npy_parse_flags((const unsigned char *)buf, len,
+                                          (flags & NS_FILE_U2_BF16) ? NS_NPY_U2_BF16 : 0, e)
+                     : ns_csv_parse(buf, len, e);
   free(buf);
   if (!t) ns_explore_fail(err, "%s", e[0] ? e : "cannot parse the file");
+  return t;
+}
+
+/* ---- chunked reading ------------------------------------------------------------- */
+
+void ns_file_map_close(ns_file_map *m) {
+  if (!m) return;
+  if (m->win) munmap(m->win, m->win_len);
+  if (m->fd >= 0) close(m->fd);
+  ns_tensor_free(m->t);
+  memset(m, 0, sizeof *m);
+  m->fd = -1;
+}
+
+int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigned flags,
+                     char *err) {
+  if (!m) return ns_explore_fail(err, "no map");
+  memset(m, 0, sizeof *m);
+  m->fd = -1;
+  if (!path) return ns_explore_fail(err, "no path");
+  ns_file_kind k = ns_file_kind_of(path);
+  if (k == NS_FILE_UNKNOWN || k == NS_FILE_CSV || (name && k != NS_FILE_SAFETENSORS)) {
+    if (name && k != NS_FILE_SAFETENSORS)
+      return ns_explore_fail(err, "only .safetensors files hold named tensors");
+    m->t = ns_file_load_named(path, NULL, flags, err);
+    if (!m->t) return -1;
+    m->dtype = m->t->dtype;
+    m->rank = m->t->rank;
+    memcpy(m->shape, m->t->shape, sizeof m->shape);
+    m->n = m->t->n;
+    m->elem_size = ns_dtype_size(m->dtype);
+    return 0;
+  }
+  int fd = open_sized(path, &m->file_size, err);
+  if (fd < 0) return -1;
+  m->fd = fd;
+  char e[NS_ERRLEN] = "";
+  if (k == NS_FILE_NPY) {
+    size_t want = m->file_size < 65536 ? (size_t)m->file_size : 65536;
+    unsigned char *head = malloc(want ? want : 1);
+    if (!head) {
+      ns_file_map_close(m);
+      return ns_explore_fail(err, "out of memory");
+    }
+    int rc = read_at(fd, head, want, 0, err);
+    if (rc == 0 && ns_npy_header(head, want, m->file_size,
+                                 (flags & NS_FILE_U2_BF16) ? NS_NPY_U2_BF16 : 0, &m->info, e))
+      rc = ns_explore_fail(err, "%s", e);
+    free(head);
+    if (rc) {
+      ns_file_map_close(m);
+      return -1;
+    }
+    m->npy = 1;
+    m->dtype = m->info.dtype;
+    m->rank = m->info.rank;
+    memcpy(m->shape, m->info.shape, sizeof m->shape);
+    m->n = m->info.n;
+    m->elem_size = m->info.elem_size;
+    m->data_offset = m->info.data_offset;
+    return 0;
+  }
+  ns_st_index ix;
+  if (st_index_fd(fd, m->file_size, &ix, err)) {
+    ns_file_map_close(m);
+    return -1;
+  }
+  int pick = st_pick(&ix, name, err);
+  if (pick < 0) {
+    ns_st_free(&ix);
+    ns_file_map_close(m);
+    return -1;
+  }
+  const ns_st_entry *en = &ix.t[pick];
+  ns_st_dtype_storage(en->dtype, &m->dtype);
+  m->rank = en->rank;
+  for (int d = 0; d < NS_MAXRANK; d++) m->shape[d] = d < en->rank ? en->shape[d] : 1;
+  m->n = en->n;
+  m->elem_size = ns_dtype_size(m->dtype);
+  m->data_offset = ix.data_start + en->begin;
+  snprintf(m->name, sizeof m->name, "%s", en->name);
+  ns_st_free(&ix);
+  return 0;
+}
+
+/* Maps the window holding file bytes [off, off+len) (len <= half the window). */
+static int map_window(ns_file_map *m, unsigned long long off, size_t len, char *err) {
+  if (m->win && off >= m->win_off && off + len <= m->win_off + m->win_len) return 0;
+  if (m->win) munmap(m->win, m->win_len);
+  m->win = NULL;
+  long pg = sysconf(_SC_PAGESIZE);
+  unsigned long long page = pg > 0 ? (unsigned long long)pg : 4096;
+  unsigned long long start = off / page * page;
+  unsigned long long end = start + NS_FILE_MAP_WINDOW;
+  if (end < off + len) end = off + len;
+  if (end > m->file_size) end = m->file_size;
+  void *w = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_PRIVATE, m->fd, (off_t)start);
+  if (w == MAP_FAILED) return ns_explore_fail(err, "cannot map the file: %s", strerror(errno));
+#ifdef POSIX_MADV_SEQUENTIAL
+  posix_madvise(w, (size_t)(end - start), POSIX_MADV_SEQUENTIAL);
+#endif
+  m->win = w;
+  m->win_len = (size_t)(end - start);
+  m->win_off = start;
+  return 0;
+}
+
+static int host_little(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+/* Little-endian element bytes to a double, for the safetensors dtypes. */
+static double st_value(ns_dtype d, const unsigned char *p) {
+  switch (d) {
+  case NS_FP16:
+    return ns_fp16_value((uint16_t)(p[0] | p[1] << 8));
+  case NS_BF16:
+    return ns_bf16_value((uint16_t)(p[0] | p[1] << 8));
+  case NS_FP32: {
+    uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    float f;
+    memcpy(&f, &w, 4);
+    return f;
+  }
+  default: {
+    uint64_t w = 0;
+    for (int b = 7; b >= 0; b--) w = w << 8 | p[b];
+    double v;
+    memcpy(&v, &w, 8);
+    return v;
+  }
+  }
+}
+
+int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err) {
+  if (!m || (len && !out)) return ns_explore_fail(err, "no map or buffer");
+  if (first > m->n || len > m->n - first)
+    return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
+                           m->n);
+  if (m->t) {
+    for (size_t i = 0; i < len; i++) out[i] = ns_tensor_get(m->t, first + i);
+    return 0;
+  }
+  size_t per = NS_FILE_MAP_WINDOW / 2 / m->elem_size; /* elements per mapping step */
+  while (len > 0) {
+    size_t step = len < per ? len : per;
+    unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
+    if (map_window(m, off, step * m->elem_size, err)) return -1;
+    const unsigned char *p = (const unsigned char *)m->win + (off - m->win_off);
+    if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+        m->elem_size == 4) { /* the common case, without per-element decoding */
+      for (size_t i = 0; i < step; i++, p += 4) {
+        float f;
+        memcpy(&f, p, 4);
+        out[i] = f;
+      }
+    } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+               m->elem_size == 8) {
+      memcpy(out, p, step * 8);
+    } else if (m->npy)
+      for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = ns_npy_value(&m->info, p);
+    else if (m->dtype == NS_FP32 && host_little()) {
+      for (size_t i = 0; i < step; i++, p += 4) {
+        float f;
+        memcpy(&f, p, 4);
+        out[i] = f;
+      }
+    } else
+      for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = st_value(m->dtype, p);
+    out += step;
+    first += step;
+    len -= step;
+  }
+  return 0;
+}
+
+ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err) {
+  if (!m) {
+    ns_explore_fail(err, "no map");
+    return NULL;
+  }
+  if (m->t) return ns_tensor_copy(m->t);
+  char e[NS_ERRLEN] = "";
+  ns_tensor *t = ns_tensor_new(m->rank, m->shape, m->dtype, e);
+  if (!t) {
+    ns_explore_fail(err, "%s", e);
+    return NULL;
+  }
+  size_t chunk = 1 << 16;
+  double *buf = malloc(chunk * sizeof *buf);
+  if (!buf) {
+    ns_tensor_free(t);
+    ns_explore_fail(err, "out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < m->n; i += chunk) {
+    size_t len = m->n - i < chunk ? m->n - i : chunk;
+    if (ns_file_map_read(m, i, len, buf, err)) {
+      free(buf);
+      ns_tensor_free(t);
+      return NULL;
+    }
+    for (size_t j = 0; j < len; j++) ns_tensor_set(t, i + j, buf[j]);
+  }
+  free(buf);
+  if (m->win) { /* the mapping is not needed once the tensor is in memory */
+    munmap(m->win, m->win_len);
+    m->win = NULL;
+  }
   return t;
 }
 
 int ns_file_save(const char *path, const ns_tensor *t, char *err) {
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN)
-    return ns_explore_fail(err, "unknown file type (the name must end in .npy or .csv)");
+    return ns_explore_fail(err,
+                           "unknown file type (the name must end in .npy, .csv or .safetensors)");
   if (k == NS_FILE_CSV && t->rank > 2)
     return ns_explore_fail(err, "CSV holds rank 1 or 2 tensors, got rank %d (use .npy)", t->rank);
   size_t len = 0;
@@ -100,6 +452,9 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err) {
   void *data;
   if (k == NS_FILE_NPY) {
     data = ns_npy_serialize(t, &len, e);
+  } else if (k == NS_FILE_SAFETENSORS) { /* one tensor, named "x" as the explorer calls it */
+    const char *name = "x";
+    data = ns_st_serialize(&t, &name, 1, &len, e);
   } else {
     data = ns_csv_serialize(t, e);
     if (data) len = strlen(data);

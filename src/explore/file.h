@@ -1,6 +1,8 @@
 /* file.h: reading and writing the files the explorer uses, in one place for the screen,
- * the Lua module and the command line: tensors (.npy, .csv), state files and atomic
- * writes (temporary file, fsync, rename), so a crash never leaves half a file.
+ * the Lua module and the command line: tensors (.npy, .csv, .safetensors), state files
+ * and atomic writes (temporary file, fsync, rename), so a crash never leaves half a file.
+ * Files larger than memory are read through ns_file_map: the tensor's bytes are mapped a
+ * window at a time and converted in chunks, so memory stays bounded.
  *
  * Messages name what was wrong but not the path (callers prefix it: "acts.npy: ...").
  *
@@ -14,15 +16,61 @@
 
 #include "core/tensor.h"
 
-typedef enum { NS_FILE_UNKNOWN = 0, NS_FILE_NPY, NS_FILE_CSV } ns_file_kind;
+#include "core/npy.h"
+#include "core/safetensors.h"
 
-/* The kind of a path by its extension (case-insensitive .npy or .csv). */
+typedef enum { NS_FILE_UNKNOWN = 0, NS_FILE_NPY, NS_FILE_CSV, NS_FILE_SAFETENSORS } ns_file_kind;
+
+/* The kind of a path by its extension (case-insensitive .npy, .csv or .safetensors). */
 ns_file_kind ns_file_kind_of(const char *path);
 /* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated buffer. NULL
  * with err (no such file, a directory, too large, read error). */
 char *ns_file_read(const char *path, size_t max, size_t *len, char *err);
-/* Loads a tensor: .npy keeps its dtype, .csv gives fp64 rank 2. NULL with err. */
+/* Loads a tensor: .npy keeps its dtype, .csv gives fp64 rank 2, .safetensors its only
+ * loadable tensor (several: err lists them). NULL with err. */
 ns_tensor *ns_file_load(const char *path, char *err);
+
+/* Load flags: NS_FILE_U2_BF16 reads a .npy uint16 array as bf16 bit patterns. */
+#define NS_FILE_U2_BF16 1u
+/* ns_file_load with the tensor `name` of a .safetensors file (NULL: its only loadable
+ * one; a wrong name: err lists the tensors there are) and flags. NULL with err. */
+ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err);
+/* The header index of a .safetensors file, read without its data (safetensors.h);
+ * ns_st_free it. 0, or -1 with err. */
+int ns_file_tensors(const char *path, ns_st_index *ix, char *err);
+/* "a (F32, [2, 3]), b (F64, [4])": the tensors of an index, cut to fit len. */
+void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len);
+
+/* A tensor file opened for chunked reading. For .npy and .safetensors the data is mapped
+ * from the file a window at a time (at most NS_FILE_MAP_WINDOW bytes mapped at once);
+ * .csv files are parsed into memory (t). */
+#define NS_FILE_MAP_WINDOW ((size_t)16 << 20)
+typedef struct {
+  int fd;
+  unsigned long long file_size;
+  ns_dtype dtype; /* the storage dtype the tensor would load as */
+  int rank;
+  size_t shape[NS_MAXRANK];
+  size_t n;
+  size_t elem_size;
+  unsigned long long data_offset; /* file offset of element 0 */
+  int npy;                        /* 1: elements decoded by ns_npy_value (info) */
+  ns_npy_info info;
+  ns_tensor *t;               /* in memory (CSV), else NULL */
+  void *win;                  /* the mapped window */
+  size_t win_len;             /* bytes mapped */
+  unsigned long long win_off; /* file offset of win (page aligned) */
+  char name[128];             /* the safetensors tensor's name, or "" */
+} ns_file_map;
+
+/* Opens path (and the tensor `name` of a .safetensors file, as ns_file_load_named) for
+ * chunked reading. 0, or -1 with err (m is then closed). */
+int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigned flags, char *err);
+/* Elements first .. first+len-1 (flat, row-major) as doubles into out (exact). */
+int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err);
+/* The whole tensor in memory (NULL with err when it does not fit in NS_MAXELEMS or memory). */
+ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err);
+void ns_file_map_close(ns_file_map *m);
 /* Writes a tensor as .npy (its dtype) or .csv (rank 1 or 2), atomically. 0 or -1 with err. */
 int ns_file_save(const char *path, const ns_tensor *t, char *err);
 /* Writes len bytes to path through a temporary file in the same folder, fsync and

@@ -8,5 +8,6 @@ libnsexplore_la_SOURCES = \
 	src/explore/history.c src/explore/history.h \
 	src/explore/edit.c src/explore/edit.h \
 	src/explore/result.c src/explore/result.h src/explore/probes.c \
-	src/explore/file.c src/explore/file.h
+	src/explore/file.c src/explore/file.h \
+	src/explore/audit.c src/explore/audit.h
 libnsexplore_la_CFLAGS = $(AM_CFLAGS)

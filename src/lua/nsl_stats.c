@@ -170,13 +170,34 @@ static ns_running *new_running(lua_State *L) {
   return nsl_newobj(L, sizeof(ns_running), NSL_RUNNING_MT);
 }
 
-/* ns.running{momentum=0.1 | false, exact=false} */
+/* The values of a buffer field (a tensor or an array of numbers), or NULL when absent;
+ * Lua scratch on the stack, *n values. */
+static double *buffer_field(lua_State *L, const char *name, size_t *n) {
+  if (lua_getfield(L, 1, name) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  char what[32];
+  snprintf(what, sizeof what, "options.%s", name);
+  ns_tensor *t = nsl_tensorat(L, lua_gettop(L), 1, what);
+  double *v = nsl_scratch(L, t->n);
+  ns_tensor_read(t, v);
+  *n = t->n;
+  return v;
+}
+
+/* ns.running{momentum=0.1 | false, exact=false, mean=, var=, count=}: mean/var start the
+ * statistics from a model's buffers (running_mean, running_var), count is its
+ * num_batches_tracked (a cumulative average continues from it). */
 static int l_running(lua_State *L) {
   lua_settop(L, 1); /* fixed argument slots: conversions push above them */
-  static const char *const names[] = {"momentum", "exact", NULL};
+  static const char *const names[] = {"momentum", "exact", "mean", "var", "count", NULL};
   char err[NS_ERRLEN];
   double momentum = 0.1;
   int cumulative = 0, exact = 0;
+  double *mean = NULL, *var = NULL;
+  size_t nmean = 0, nvar = 0;
+  lua_Integer count = 0;
   if (nsl_opttable(L, 1, "options")) {
     nsl_checkfields(L, 1, "running option field", names);
     int ty = lua_getfield(L, 1, "momentum");
@@ -195,10 +216,30 @@ static int l_running(lua_State *L) {
       nsl_argerror(L, 1, "exact must be a boolean, got %s", nsl_got(L, -1));
     exact = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    if (lua_getfield(L, 1, "count") != LUA_TNIL &&
+        !nsl_intat(L, -1, 0, (lua_Integer)1 << 53, &count))
+      nsl_argerror(L, 1, "count must be an integer >= 0, got %s", nsl_got(L, -1));
+    lua_pop(L, 1);
+    mean = buffer_field(L, "mean", &nmean); /* scratch stays on the stack */
+    var = buffer_field(L, "var", &nvar);
+    if (!mean != !var) nsl_argerror(L, 1, "give mean and var together (a model's buffers)");
+    if (mean && nmean != nvar)
+      nsl_argerror(L, 1, "mean has %I values, var %I", (lua_Integer)nmean, (lua_Integer)nvar);
+    if (mean && exact)
+      nsl_argerror(L, 1, "exact merges moments from the start: it takes no mean/var buffers");
+    for (size_t i = 0; mean && i < nvar; i++)
+      if (!isfinite(mean[i]) || !(var[i] >= 0) || !isfinite(var[i]))
+        nsl_argerror(L, 1, "mean[%I] and var[%I] must be finite, var >= 0", (lua_Integer)i + 1,
+                     (lua_Integer)i + 1);
   }
   ns_running *r = new_running(L);
-  if (ns_running_init(r, momentum, cumulative, exact, 0, err) != 0)
+  if (ns_running_init(r, momentum, cumulative, exact, mean ? nmean : 0, err) != 0)
     return luaL_error(L, "running: %s", err);
+  if (mean) {
+    memcpy(r->mean, mean, nmean * sizeof *mean);
+    memcpy(r->var, var, nvar * sizeof *var);
+  }
+  r->count = (long)count;
   return 1;
 }
 

@@ -90,11 +90,6 @@ check "an argument to the --no-colour spelling names the flag too" \
 run_ns frobnicate
 check "unknown command: exit 2 and 'normscope: frobnicate: ...'" \
   sh -c '[ $0 = 2 ] && grep -q "^normscope: frobnicate: " err && grep -q -- "--help" err' "$rc"
-for c in audit; do  # lesson and verify: tests/lessons
-  run_ns $c
-  check "$c: exit 2, not available yet" \
-    sh -c '[ $0 = 2 ] && [ "$(cat err)" = "normscope: $1: not available yet" ]' "$rc" "$c"
-done
 run_ns help lesson
 check "help lesson still explains the command" sh -c '[ $0 = 0 ] && grep -q "^Usage: normscope lesson" out' "$rc"
 run_ns help frobnicate

@@ -68,7 +68,7 @@ T.err(path("bad.csv"), "ragged CSV refused, naming the path", ns.load, path("bad
 
 T.err(path("missing.npy"), "missing file named", ns.load, path("missing.npy"))
 T.err("No such file", "missing file reason", ns.load, path("missing.npy"))
-T.err("must end in .npy or .csv", "unknown extension", ns.load, path("x.txt"))
+T.err("must end in .npy, .csv or .safetensors", "unknown extension", ns.load, path("x.txt"))
 T.err("path must be a string", "path of the wrong type", ns.load, 5)
 T.err("rank 1 or 2", "CSV of rank 3 refused", ns.save, path("r3.csv"), ns.zeros{1, 1, 2})
 T.err("/nonexistent-dir-nsl/x.npy", "unwritable path named", ns.save, "/nonexistent-dir-nsl/x.npy", t)

@@ -1,0 +1,140 @@
+#!/bin/sh
+# The audit command: exit statuses (0 ran, 1 unreadable input, 2 bad usage), the TSV,
+# JSON and Markdown forms, the safetensors listing, --running in its three spellings, and
+# an out-of-core run: a generated file larger than the memory the process may use
+# (ulimit -v) is audited in bounded memory and agrees with the audit of one block of it.
+# Prints TAP. Set NS_AUDIT_BIG_MB=0 to skip the large file.
+NS=${NORMSCOPE:-./normscope}
+top=${top_srcdir:-.}
+data=$top/tests/data/safetensors
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-audit.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+  n=$((n + 1)); echo "not ok $n - $1"
+  shift
+  for line in "$@"; do echo "#   $line"; done
+}
+run_ns() { "$NS" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+check() {
+  name=$1; shift
+  if "$@"; then ok "$name"; else
+    not_ok "$name" "rc=$rc" "stdout: $(head -c 600 "$tmp/out")" "stderr: $(head -c 600 "$tmp/err")"
+  fi
+}
+out=$tmp/out err=$tmp/err
+export out err
+
+# ---- usage and input errors
+run_ns audit
+check "no FILE: exit 2" sh -c '[ $0 = 2 ] && grep -q "^normscope: audit: missing FILE" "$err"' "$rc"
+run_ns audit --kind nope x.npy
+check "a bad --kind: exit 2, naming it" sh -c '[ $0 = 2 ] && grep -q "nope: --kind must be" "$err"' "$rc"
+run_ns audit --frob x.npy
+check "an unknown option: exit 2" sh -c '[ $0 = 2 ] && grep -q "frob: unknown option" "$err"' "$rc"
+run_ns audit "$tmp/none.npy"
+check "a missing file: exit 1" sh -c '[ $0 = 1 ] && grep -q "No such file" "$err"' "$rc"
+run_ns audit "$data/bad-overlap.safetensors"
+check "a malformed safetensors file: exit 1 and why" \
+  sh -c '[ $0 = 1 ] && grep -q "overlaps" "$err"' "$rc"
+run_ns audit "$data/torch.safetensors"
+check "several tensors, no --tensor: exit 2 and the list" \
+  sh -c '[ $0 = 2 ] && grep -q "name one with --tensor" "$err" && grep -q "^  x_bn  F32 \[32, 4, 12, 12\]" "$err"' "$rc"
+run_ns audit "$data/torch.safetensors" --tensor nope
+check "a wrong --tensor: exit 1, listing the tensors" \
+  sh -c '[ $0 = 1 ] && grep -q "no tensor named \"nope\"" "$err" && grep -q "^  x_bn  F32" "$err"' "$rc"
+run_ns audit "$data/torch.safetensors" --tensor x_ln --layout nchw
+check "a layout of another rank: exit 2" sh -c '[ $0 = 2 ] && grep -q "layout nchw is for rank 4" "$err"' "$rc"
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --running "$data/torch.safetensors:gn"
+check "running buffers that do not exist: exit 1" \
+  sh -c '[ $0 = 1 ] && grep -q "gn.running_mean" "$err"' "$rc"
+run_ns audit "$data/torch.safetensors" --tensor x_gn --kind group --groups 3
+check "groups that do not divide: exit 2" sh -c '[ $0 = 2 ] && grep -q "groups (3) must divide 8" "$err"' "$rc"
+
+# ---- forms
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --running "$data/torch.safetensors:bn" --tsv
+check "--tsv: exit 0, seven lines of four fields, known checks and verdicts" sh -c '
+  [ $0 = 0 ] && [ $(wc -l <"$out") = 7 ] &&
+  awk -F "\t" "NF != 4 { bad = 1 } \$2 !~ /^(ok|warn|yes|no)\$/ { bad = 1 } END { exit bad }" "$out" &&
+  cut -f 1 "$out" | tr "\n" " " | grep -q "^axes near_zero_variance precision batch_dependence batch_size_sensitivity train_eval_gap outliers $"' "$rc"
+check "--tsv: the buffers come from other batches: train_eval_gap warn" \
+  sh -c 'grep -q "^train_eval_gap	warn	" "$out"' "$rc"
+cp "$out" "$tmp/pfx.tsv"
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --tsv \
+  --running "$data/torch.safetensors:bn.running_mean,bn.running_var"
+check "--running FILE:MEAN,VAR gives the same as FILE:PREFIX" cmp -s "$out" "$tmp/pfx.tsv"
+"$NS" run - "$tmp" "$data/torch.safetensors" <<'LUA' >/dev/null 2>&1
+local dir, f = ...
+ns.save(dir .. "/m.npy", ns.load(f, "bn.running_mean"))
+ns.save(dir .. "/v.npy", ns.load(f, "bn.running_var"))
+LUA
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --tsv --running "$tmp/m.npy,$tmp/v.npy"
+check "--running MEAN.npy,VAR.npy gives the same" cmp -s "$out" "$tmp/pfx.tsv"
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --json
+check "--json: one object with the findings" sh -c '
+  [ $0 = 0 ] && [ $(wc -l <"$out") = 1 ] && grep -q "^{\"file\":" "$out" &&
+  grep -q "\"shape\":\[32,4,12,12\]" "$out" && grep -q "\"check\":\"outliers\",\"verdict\":\"ok\"" "$out"' "$rc"
+if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
+  check "--json parses as JSON (python3)" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["findings"]) == 6' "$out"
+fi
+run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --report "$tmp/r.md" --ascii
+check "--report: the text on stdout and a Markdown file with figures" sh -c '
+  [ $0 = 0 ] && grep -q "^batch_dependence        yes" "$out" && grep -q "^# normscope audit" "$1" &&
+  grep -q "^| precision | ok |" "$1" && grep -q "^\`\`\`text" "$1" &&
+  ! LC_ALL=C grep -q "[^ -~]" "$1"' "$rc" "$tmp/r.md"
+run_ns audit "$data/torch.safetensors" --tensor x_bn --report "$tmp/r.txt"
+check "--report wants FILE.md: exit 2" sh -c '[ $0 = 2 ]' "$rc"
+
+# ---- out of core: a file larger than the process may map or allocate
+mb=${NS_AUDIT_BIG_MB:-256}
+# A sanitizer build reserves terabytes of shadow address space: no ulimit -v there.
+if command -v ldd >/dev/null 2>&1 && ldd "$NS" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+  echo "ok $((n + 1)) - out-of-core run # SKIP sanitizer build (ulimit -v cannot apply)"
+  n=$((n + 1))
+  mb=0
+fi
+if [ "$mb" -gt 0 ]; then
+  reps=$((mb / 2)) # 16 examples x 8 x 64 x 64 fp32 = 2 MiB per block
+  if "$NS" run "$top/tests/audit/make-big.lua" "$tmp/big.npy" 16 "$reps" 2>"$tmp/gen.err"; then
+    size=$(wc -c <"$tmp/big.npy")
+    # The address space the program needs at all (libraries, Lua, BLAS) differs between
+    # machines: find what an audit of the 2 MiB block needs, then allow the big file's
+    # audit half as much again plus 32 MiB, far less than the file itself.
+    base=40000
+    while ! ( ulimit -v "$base" && OPENBLAS_NUM_THREADS=1 exec "$NS" audit "$tmp/big.npy.block.npy" --kind batch --tsv ) >/dev/null 2>&1; do
+      base=$((base * 3 / 2))
+      [ "$base" -gt $((size / 1024 / 3)) ] && break
+    done
+    limit_kb=$((base * 3 / 2 + 32768))
+    ok "generated a $((size / 1048576)) MiB file, limit $((limit_kb / 1024)) MiB of address space"
+    start=$(date +%s.%N 2>/dev/null || date +%s)
+    # OpenBLAS's worker threads reserve large buffers at start and hang on exit when
+    # they fail under ulimit -v: one thread is enough for the audit.
+    ( ulimit -v "$limit_kb" && OPENBLAS_NUM_THREADS=1 exec "$NS" audit "$tmp/big.npy" --kind batch --tsv ) \
+      >"$tmp/big.tsv" 2>"$tmp/big.err"
+    rc=$?
+    end=$(date +%s.%N 2>/dev/null || date +%s)
+    check "the file is larger than the limit" sh -c '[ $0 -gt $(($1 * 1024)) ]' "$size" "$limit_kb"
+    cp "$tmp/big.tsv" "$out"; cp "$tmp/big.err" "$err"
+    check "audited under ulimit -v: exit 0, six findings" sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ]' "$rc"
+    OPENBLAS_NUM_THREADS=1 "$NS" audit "$tmp/big.npy.block.npy" --kind batch --tsv >"$tmp/block.tsv" 2>&1
+    # checks that depend only on each channel's moments, min and max agree with the block's
+    check "the streamed findings agree with one block's (moments per channel)" awk -F '\t' '
+      NR == FNR { v[$1] = $3; d[$1] = $2; next }
+      $1 ~ /^(axes|near_zero_variance|precision|outliers)$/ {
+        if ($2 != d[$1]) { print "verdict " $1; bad = 1 }
+        a = $3 + 0; b = v[$1] + 0; e = a - b; if (e < 0) e = -e; s = b < 0 ? -b : b
+        if (e > 1e-6 * (s > 1 ? s : 1)) { print $1 ": " a " vs " b; bad = 1 }
+      } END { exit bad }' "$tmp/block.tsv" "$tmp/big.tsv"
+    check "the dead channel (2) and the offset one (5, spread 0.01: also below 100 eps) are found" sh -c '
+      grep -q "^near_zero_variance	warn	2	.*indices 2, 5)" "$0" && grep -q "^precision	warn	" "$0" &&
+      grep -q "statistic 5;" "$0"' "$tmp/big.tsv"
+    secs=$(awk "BEGIN { printf \"%.2f\", $end - $start }")
+    echo "# out-of-core audit: $((size / 1048576)) MiB in $secs s ($(awk "BEGIN { if ($secs > 0) printf \"%.0f\", $size / 1048576 / $secs; else print \"-\" }") MiB/s, two passes)"
+    rm -f "$tmp/big.npy" "$tmp/big.npy.block.npy"
+  else
+    not_ok "generate the large file" "$(head -c 400 "$tmp/gen.err")"
+  fi
+fi
+echo "1..$n"
