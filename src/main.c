@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd_audit.h"
+#include "explore/file.h"
 #include "lua/lesson_run.h"
 #include "lua/nsl.h"
 #include "lua/repl.h"
@@ -109,7 +110,16 @@ static const command *find_command(const char *name) {
 }
 
 /* The options before a command: flags, and --state, which takes a value. */
-enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR, OPT_STATE, OPT_RESUME };
+enum {
+  OPT_HELP,
+  OPT_VERSION,
+  OPT_ASCII,
+  OPT_NO_MOUSE,
+  OPT_NO_COLOR,
+  OPT_STATE,
+  OPT_RESUME,
+  OPT_TENSOR
+};
 static const struct {
   const char *name;
   int id;
@@ -118,7 +128,8 @@ static const struct {
                {"--version", OPT_VERSION, 0},   {"-V", OPT_VERSION, 0},
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
-               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0}};
+               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
+               {"--tensor", OPT_TENSOR, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {
@@ -167,6 +178,7 @@ static void print_overview(void) {
          "      --no-color    no colours (as does a non-empty NO_COLOR variable)\n"
          "      --state FILE  start from a state file (written by save() or :w FILE)\n"
          "      --resume      start from the state the last session left (autosaved on exit)\n"
+         "      --tensor NAME the tensor to open from a .safetensors FILE with several\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -425,17 +437,18 @@ static int not_yet(const command *c, int argc, char **argv, int first) {
 
 /* The explorer's file argument: it must exist and be .npy or .csv. */
 static int check_file(const char *file) {
-  if (!has_suffix(file, ".npy") && !has_suffix(file, ".csv")) {
+  if (ns_file_kind_of(file) == NS_FILE_UNKNOWN) {
     struct stat st;
     if (stat(file, &st) != 0) return usage_error(file, "no such command or file", NULL);
     if (has_suffix(file, ".lua")) {
       fprintf(stderr,
-              PROG ": %s: the explorer opens .npy and .csv files; to run a script: " PROG
-                   " run %s\n",
+              PROG
+              ": %s: the explorer opens .npy, .csv and .safetensors files; to run a script: " PROG
+              " run %s\n",
               file, file);
       return EXIT_USAGE;
     }
-    return usage_error(file, "not a .npy or .csv file", NULL);
+    return usage_error(file, "not a .npy, .csv or .safetensors file", NULL);
   }
   if (access(file, R_OK) != 0) {
     fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
@@ -447,7 +460,7 @@ static int check_file(const char *file) {
 int main(int argc, char **argv) {
   atexit(close_stdout);
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
-  tui_options opt = {NULL, 0, 0, 0, NULL};
+  tui_options opt = {NULL, 0, 0, 0, NULL, NULL};
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */
@@ -492,6 +505,10 @@ int main(int argc, char **argv) {
         break;
       case OPT_NO_COLOR:
         opt.no_color = explorer_option = 1;
+        break;
+      case OPT_TENSOR:
+        opt.tensor = value;
+        explorer_option = 1;
         break;
       case OPT_STATE:
         if (opt.state_file) return usage_error(a, "give one state to start from", NULL);

@@ -716,11 +716,28 @@ static void sb_string(strbuf *sb, const char *s) {
 
 static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *source, size_t inline_max) {
   if (t->n > inline_max && source && source[0]) {
-    char hex[65];
+    char hex[65], *path = dup_string(source);
+    if (!path) {
+      sb->oom = 1;
+      return;
+    }
     ns_tensor_digest(t, hex);
+    /* "file.safetensors:NAME" names one tensor of the file */
+    char *colon = strstr(path, ".safetensors:");
+    const char *name = NULL;
+    if (colon) {
+      colon += strlen(".safetensors");
+      *colon = 0;
+      name = colon + 1;
+    }
     sb_printf(sb, "{file = ");
-    sb_string(sb, source);
+    sb_string(sb, path);
+    if (name) {
+      sb_printf(sb, ", tensor = ");
+      sb_string(sb, name);
+    }
     sb_printf(sb, ", sha256 = \"%s\"}", hex);
+    free(path);
     return;
   }
   sb_printf(sb, "ns.tensor({");

@@ -109,8 +109,12 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   if (lua_type(L, -1) != LUA_TSTRING)
     luaL_error(L, "set: %s: file must be a path string, got %s", field, type_of(L, -1));
   const char *path = lua_tostring(L, -1);
+  lua_getfield(L, idx, "tensor"); /* the tensor of a .safetensors file with several */
+  const char *name = lua_tostring(L, -1);
+  if (!lua_isnil(L, -1) && !name)
+    luaL_error(L, "set: %s: tensor must be the name of a tensor of the file", field);
   char err[NS_ERRLEN];
-  ns_tensor *t = ns_file_load(path, err);
+  ns_tensor *t = ns_file_load_named(path, name, 0, err);
   if (!t) luaL_error(L, "set: %s: %s: %s", field, path, err);
   b->owned[NS_F_SOURCE] = NULL;
   lua_getfield(L, idx, "sha256");
@@ -126,10 +130,11 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
     }
   }
   lua_pop(L, 1);
-  /* the file becomes the source, unless the table sets one itself */
-  char *src = malloc(strlen(path) + 1);
-  if (src) strcpy(src, path);
-  lua_pop(L, 1); /* path */
+  /* the file (and tensor) becomes the source, "path" or "path:name" */
+  size_t sl = strlen(path) + (name ? strlen(name) + 1 : 0) + 1;
+  char *src = malloc(sl);
+  if (src) snprintf(src, sl, name ? "%s:%s" : "%s", path, name);
+  lua_pop(L, 2); /* name, path */
   if (src) {
     b->owned[NS_F_SOURCE] = src;
     b->p.v.source = src;

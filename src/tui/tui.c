@@ -301,9 +301,9 @@ static const nsx_view screen_view = {view_fields, view_check, view_commit, view_
 
 /* Opens a tensor file as x (in the file's dtype, as the framework that wrote it would
  * compute); a matrix also becomes the batch of panel 5 (one example per row). */
-static int open_file(app *a, const char *path, char *err) {
+static int open_file(app *a, const char *path, const char *name, char *err) {
   char e[NS_ERRLEN];
-  ns_tensor *t = ns_file_load(path, e);
+  ns_tensor *t = ns_file_load_named(path, name, 0, e);
   if (!t) {
     snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
     return -1;
@@ -315,7 +315,9 @@ static int open_file(app *a, const char *path, char *err) {
   ns_patch_set(&p, NS_F_SOURCE);
   p.v.x = t;
   p.v.dtype = t->dtype;
-  p.v.source = (char *)path;
+  char src[1024];
+  snprintf(src, sizeof src, name ? "%s:%s" : "%s", path, name); /* a dump names the tensor */
+  p.v.source = src;
   int rc = ns_state_apply(&a->st, &p, e);
   if (rc == 0 && t->rank == 2 && t->shape[0] >= 2 && t->n <= NS_EXPLORE_MAX_BATCH_ELEMS) {
     ns_state_patch q;
@@ -388,7 +390,7 @@ int tui_run(const tui_options *opt) {
   /* from here on every way out goes through `out`, which frees what exists so far */
   int status = 1;
   SCREEN *scr = NULL;
-  if (opt->file && open_file(a, opt->file, err) != 0) {
+  if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }

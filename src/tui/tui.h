@@ -8,6 +8,7 @@ typedef struct {
   int no_mouse;           /* --no-mouse */
   int no_color;           /* --no-color (NO_COLOR in the environment does the same) */
   const char *state_file; /* --state FILE (or the last session's, for --resume), or NULL */
+  const char *tensor;     /* --tensor NAME: the tensor of a .safetensors file, or NULL */
 } tui_options;
 
 /* Where the explorer autosaves its state on exit ($XDG_STATE_HOME/normscope/last.lua, or

@@ -142,6 +142,20 @@ T.ok(not ok3 and tostring(err3):find("changed", 1, true), "a changed file is ref
 L:set{x = {1, 2}}
 T.is(L:get().source, "", "x set otherwise clears the source")
 
+-- a tensor of a .safetensors file with several is named, in the source and in the dump
+local st = T.srcdir() .. "/tests/data/safetensors/torch.safetensors"
+local S = ns.explorer()
+S:set{x = {file = st, tensor = "x_bn"}}
+T.is(S:get().source, st .. ":x_bn", "the source names the file and the tensor")
+local sd = S:dump()
+T.ok(sd:find('tensor = "x_bn"', 1, true), "the dump names the tensor")
+local fh3 = io.open(tmp, "w") fh3:write(sd) fh3:close()
+local S2 = ns.explorer()
+S2:load(tmp)
+T.ok(same(S2:get().x, S:get().x) and S2:get().source == S:get().source,
+     "and loads the same tensor back")
+T.ok(not pcall(S2.set, S2, {x = {file = st}}), "a file of several tensors needs a tensor name")
+
 -- a state file is data: it cannot reach io or os
 local evil = io.open(tmp, "w")
 evil:write("os.execute('true') set{eps = 0}")
