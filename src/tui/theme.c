@@ -120,19 +120,34 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   }
   wattrset(w, A_NORMAL);
   if (title) {
-    char buf[160];
-    snprintf(buf, sizeof buf, " %s%s ", title, v->focused ? (v->ascii ? " *" : " \u25c0") : "");
     /* clip to the frame: a title must never wrap into the panel; a cut one ends in an
-     * ellipsis and a space, off the frame's corner */
-    int room = getmaxx(w) - 4;
+     * ellipsis, and the focus marker stays after it */
+    const char *mark = v->focused ? (v->ascii ? " *" : " \u25c0") : "";
+    int room = getmaxx(w) - 4 - (v->focused ? 2 : 0);
+    char buf[200];
+    snprintf(buf, sizeof buf, " %s", title);
     if (buf[utf8_prefix(buf, room)]) {
       size_t cut = utf8_prefix(buf, room - 2);
-      snprintf(buf + cut, sizeof buf - cut, "%s ", v->ascii ? "~" : "\u2026");
+      snprintf(buf + cut, sizeof buf - cut, "%s", v->ascii ? "~" : "\u2026");
     }
+    size_t l = strlen(buf);
+    snprintf(buf + l, sizeof buf - l, "%s ", mark);
     wattrset(w, a | A_BOLD);
     if (room > 0) mvwaddstr(w, 0, 2, buf);
     wattrset(w, A_NORMAL);
   }
+}
+
+/* Bytes of s to print in `room` cells: all of it when it fits, else up to the last space
+ * before the room runs out, so a line never ends in the middle of a number. A label and
+ * its value are glued with TUI_GLUE (drawn as a space), so they go together. A single
+ * word longer than the room is cut. */
+static size_t fit(const char *s, int room) {
+  size_t cut = utf8_prefix(s, room);
+  if (!s[cut] || room <= 0) return cut;
+  for (size_t b = cut; b > 0; b--)
+    if (s[b] == ' ' && s[b - 1] != ' ') return b;
+  return cut;
 }
 
 void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
@@ -140,7 +155,8 @@ void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
   if (y < 1 || y >= getmaxy(w) - 1 || x >= maxx) return;
   wattrset(w, tui_attr(style));
   int col = x;
-  while (*s && col < maxx) {
+  const char *end = s + fit(s, maxx - x);
+  while (s < end && col < maxx) {
     uint32_t cp;
     int n = plot_utf8_decode(s, &cp);
     if (cp >= 128 && cp != 0xFFFD) {
@@ -149,7 +165,8 @@ void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
       setcchar(&cc, wc, tui_attr(style), tui_pair(style), NULL);
       mvwadd_wch(w, y, col, &cc);
     } else {
-      mvwaddch(w, y, col, cp < 32 || cp == 0xFFFD ? '?' : (chtype)cp);
+      mvwaddch(w, y, col,
+               cp == TUI_GLUE ? ' ' : cp < 32 || cp == 0xFFFD ? '?' : (chtype)cp);
     }
     s += n;
     col++;

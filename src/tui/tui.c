@@ -58,21 +58,13 @@ static void on_crash(int sig) {
   raise(sig);
 }
 
-void tui_message(app *a, int style, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-  va_end(ap);
-  a->msg_style = style;
-}
-
 static void recompute(app *a) {
   char err[NS_ERRLEN];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   a->have_res = ns_explore_update(&a->cache, &a->st, &a->res, err) == 0;
   if (!a->have_res) {
-    tui_message(a, PLOT_S_MARK, "cannot compute: %s", err);
+    tui_say(a, PLOT_S_MARK, "cannot compute: %s", err);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   a->compute_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -98,7 +90,7 @@ static WINDOW *mkwin(tui_rect r) {
   return newwin(r.h, r.w, r.y, r.x);
 }
 
-void tui_relayout(app *a) {
+static void relayout(app *a) {
   free_windows(a);
   werase(stdscr);
   tui_layout_make(&a->lay, COLS, LINES, a->tab, a->prompt && tui_prompt_is_open(a->prompt));
@@ -144,7 +136,7 @@ static void draw(app *a) {
   if (a->changed) recompute(a);
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
-  if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) tui_relayout(a);
+  if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
   /* stdscr stays blank under the panels: refreshing it first clears whatever no window
    * covers, and keeps wget_wch from refreshing it over the panels later. */
   touchwin(stdscr);
@@ -169,11 +161,10 @@ static void draw(app *a) {
   v.ascii = a->opt.ascii;
   v.colors = a->colors;
   v.small = a->lay.small;
-  v.file = a->opt.file;
   int prompt_open = tui_prompt_is_open(a->prompt);
   if (a->help_open) {
     werase(a->help);
-    int n = tui_help_lines(), ih = LINES - 2;
+    int n = tui_help_lines(a->view.focus, COLS - 4), ih = LINES - 2;
     if (a->help_scroll > n - ih) a->help_scroll = n - ih;
     if (a->help_scroll < 0) a->help_scroll = 0;
     tui_draw_help(a->help, a->help_scroll, &v);
@@ -212,7 +203,11 @@ static void draw(app *a) {
     mvwaddnstr(a->status, 0, 0, "typing a number: Enter applies, Esc cancels, Backspace deletes",
                COLS - 1);
   else
-    mvwaddnstr(a->status, 0, 0, tui_settings_keys(COLS - 1), COLS - 1);
+  {
+    char keys[512];
+    mvwaddnstr(a->status, 0, 0, tui_status_keys(a->view.focus, COLS - 1, keys, sizeof keys),
+               COLS - 1);
+  }
   wattrset(a->status, A_NORMAL);
   wnoutrefresh(a->status);
   werase(a->pwin);
@@ -476,7 +471,7 @@ int tui_run(const tui_options *opt) {
   refresh();
   a->changed = 1;
   a->tab = TUI_PANEL_SETTINGS;
-  tui_relayout(a);
+  relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
   status = 0;
@@ -503,8 +498,11 @@ int tui_run(const tui_options *opt) {
       if (!isatty(STDIN_FILENO)) break;
       continue;
     }
-    int go = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
-    if (!go) break;
+    unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    if (r & TUI_R_QUIT) break;
+    if (r & TUI_R_RECOMPUTE) a->changed = 1;
+    if (r & TUI_R_RELAYOUT) relayout(a);
+    if (r & TUI_R_REPAINT) clearok(curscr, TRUE);
     draw(a);
   }
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
