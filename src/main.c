@@ -90,7 +90,7 @@ static const command *find_command(const char *name) {
 }
 
 /* The options before a command: flags, and --state, which takes a value. */
-enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR, OPT_STATE, OPT_RESUME };
+enum { OPT_HELP, OPT_VERSION, OPT_ASCII, OPT_NO_MOUSE, OPT_NO_COLOR, OPT_STATE, OPT_RESUME, OPT_THEME };
 static const struct {
   const char *name;
   int id;
@@ -99,7 +99,8 @@ static const struct {
                {"--version", OPT_VERSION, 0},   {"-V", OPT_VERSION, 0},
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
-               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0}};
+               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
+               {"--theme", OPT_THEME, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {
@@ -148,6 +149,7 @@ static void print_overview(void) {
          "      --no-color    no colours (as does a non-empty NO_COLOR variable)\n"
          "      --state FILE  start from a state file (written by save() or :w FILE)\n"
          "      --resume      start from the state the last session left (autosaved on exit)\n"
+         "      --theme NAME  colours: dark (the default), light or contrast\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -374,7 +376,7 @@ static int check_file(const char *file) {
 
 int main(int argc, char **argv) {
   atexit(close_stdout);
-  tui_options opt = {NULL, 0, 0, 0, NULL};
+  tui_options opt = {NULL, 0, 0, 0, NULL, NULL};
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */
@@ -423,6 +425,12 @@ int main(int argc, char **argv) {
       case OPT_STATE:
         if (opt.state_file) return usage_error(a, "give one state to start from", NULL);
         opt.state_file = value;
+        explorer_option = 1;
+        break;
+      case OPT_THEME:
+        if (tui_theme_find(value) < 0)
+          return usage_error(a, "unknown theme (dark, light or contrast)", NULL);
+        opt.theme = value;
         explorer_option = 1;
         break;
       case OPT_RESUME:

@@ -194,8 +194,8 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   r->jac_acc = acc;
   r->jac_algo = spec->algo;
   r->jac_exact = spec->dtype != NS_FP64 || acc != NS_FP64 || spec->algo != NS_ALGO_TWOPASS;
-  double u = ns_dtype_eps(spec->dtype) > ns_dtype_eps(acc) ? ns_dtype_eps(spec->dtype)
-                                                           : ns_dtype_eps(acc);
+  double u =
+      ns_dtype_eps(spec->dtype) > ns_dtype_eps(acc) ? ns_dtype_eps(spec->dtype) : ns_dtype_eps(acc);
   double xmax = 1;
   r->jn = n;
   r->J = malloc(n * n * sizeof *r->J);
@@ -258,9 +258,9 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   r->jac_tol = 1e-6 * scale;
   r->jac_fd_tol = r->jac_exact ? 100 * pow(u, 2.0 / 3.0) * scale : r->jac_tol;
   r->eig_closed_vs_numeric =
-      r->nclosed > 0 ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric,
-                                        n, 1e-6)
-                     : NAN;
+      r->nclosed > 0
+          ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
+          : NAN;
   r->eig_numeric_vs_fd =
       eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n, r->jac_fd_tol / scale);
   r->eig_disagree = r->eig_numeric_vs_fd;

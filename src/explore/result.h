@@ -119,10 +119,10 @@ typedef struct {
   double jac_fd_h;   /* the finite-difference step (one the dtype resolves) */
   double jac_tol;    /* closed form vs LAPACK agree within this (1e-6 of the scale) */
   double jac_fd_tol; /* LAPACK vs FD agree within this (the FD's accuracy in the dtype) */
-  double smax;         /* largest singular value of J */
-  double rank_tol;     /* 1e-10 * smax */
-  int rank;            /* singular values of J above rank_tol */
-  int symmetric;       /* J symmetric (to 1e-12 relative) */
+  double smax;       /* largest singular value of J */
+  double rank_tol;   /* 1e-10 * smax */
+  int rank;          /* singular values of J above rank_tol */
+  int symmetric;     /* J symmetric (to 1e-12 relative) */
 
   /* 5 batch (B x D, row-major) */
   size_t B, D;

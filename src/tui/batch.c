@@ -11,13 +11,13 @@
 
 /* Where everything goes for an inside of iw x ih. */
 typedef struct {
-  int lab, cw;   /* row-label columns, cell width */
-  int across;    /* blocks (batch, BN, LN) side by side: 1..3 */
-  int bands;     /* bands of blocks shown one under the other */
-  int blocks;    /* blocks shown: min(3, across * bands) */
-  int vis;       /* matrix rows per band */
-  int tcols;     /* target lines, one per column; a summary line covers the rest */
-  int hint;      /* lines of explanation at the bottom */
+  int lab, cw; /* row-label columns, cell width */
+  int across;  /* blocks (batch, BN, LN) side by side: 1..3 */
+  int bands;   /* bands of blocks shown one under the other */
+  int blocks;  /* blocks shown: min(3, across * bands) */
+  int vis;     /* matrix rows per band */
+  int tcols;   /* target lines, one per column; a summary line covers the rest */
+  int hint;    /* lines of explanation at the bottom */
 } batch_layout;
 
 /* The layout with nb blocks across at cell width cw. */
@@ -49,8 +49,8 @@ static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, batch
 /* The first candidate that shows all three blocks (widest cells, side by side first),
  * else the one that shows the most. */
 static void layout(size_t B, size_t D, int iw, int ih, batch_layout *L) {
-  static const int cand[][2] = {{3, 8}, {3, 7}, {3, 6}, {2, 8}, {2, 7}, {2, 6}, {3, 5},
-                                {1, 8}, {1, 7}, {1, 6}, {1, 5}};
+  static const int cand[][2] = {{3, 8}, {3, 7}, {3, 6}, {2, 8}, {2, 7}, {2, 6},
+                                {3, 5}, {1, 8}, {1, 7}, {1, 6}, {1, 5}};
   batch_layout best;
   int have = 0;
   for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {

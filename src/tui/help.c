@@ -145,7 +145,8 @@ static void build(tui_panel focus, int width) {
     add(PLOT_S_TEXT, "");
     add(PLOT_S_LABEL, tui_section_names[sec]);
     for (int i = 0; i < tui_nkeymap; i++)
-      if (tui_keymap[i].section == (tui_section)sec) add_key(&tui_keymap[i], tui_keymap[i].help, width);
+      if (tui_keymap[i].section == (tui_section)sec)
+        add_key(&tui_keymap[i], tui_keymap[i].help, width);
     if (sec == TUI_SEC_MOVE)
       add_wrapped(PLOT_S_TEXT,
                   "mouse                click: focus a panel or tab, or pick a cell; wheel up "

@@ -103,18 +103,23 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   if (windowed) {
     size_t last = l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines;
     if (s->x->rank > 1)
-      snprintf(where, sizeof where, "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1, last,
-               lines, c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
+      snprintf(where, sizeof where,
+               "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu",
+               l0 + 1, last, lines, c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
     else
-      snprintf(where, sizeof where, "lines" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1, last, lines, r->n);
+      snprintf(where, sizeof where, "lines" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1,
+               last, lines, r->n);
   }
   /* statistics over all elements */
   if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
-    tui_printf(w, ih, 1, PLOT_S_MARK, "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
+    tui_printf(w, ih, 1, PLOT_S_MARK,
+               "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
                tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
   else
-    tui_printf(w, ih, 1, PLOT_S_LABEL, "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s", tui_num(r->x_mean, a, sizeof a),
-               tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
+    tui_printf(w, ih, 1, PLOT_S_LABEL,
+               "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s",
+               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b),
+               tui_num(r->x_rms, c, sizeof c));
   if (ih >= 4) {
     char d[32], e[32];
     /* the tensor's own storage first (the normalization rounds it to the dtype setting):
@@ -126,7 +131,8 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     if (windowed)
       tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);
     else
-      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
+      tui_printf(w, ih - 1, 1, PLOT_S_DIM,
+                 "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
                  tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e));
   }
 }

@@ -179,8 +179,7 @@ static unsigned act_move(app *a, int which) {
     break;
   case TUI_PANEL_SETTINGS:
     if (dr[which])
-      select_row(a, TUI_PANEL_SETTINGS, a->view.row[TUI_PANEL_SETTINGS] + dr[which],
-                 tui_nsettings);
+      select_row(a, TUI_PANEL_SETTINGS, a->view.row[TUI_PANEL_SETTINGS] + dr[which], tui_nsettings);
     else
       return settings_step(a, which == 2);
     break;
@@ -286,7 +285,8 @@ static unsigned act_kind(app *a, int which) {
   char err[NS_ERRLEN];
   ns_kind old = a->st.kind;
   int dir = which ? -1 : 1;
-  if (ns_edit_cycle_kind(&a->st, &a->hist, dir, err) != 0) return tui_say(a, PLOT_S_MARK, "%s", err);
+  if (ns_edit_cycle_kind(&a->st, &a->hist, dir, err) != 0)
+    return tui_say(a, PLOT_S_MARK, "%s", err);
   char skipped[96] = "", why[NS_ERRLEN] = "";
   for (int k = ((int)old + dir + NKINDS) % NKINDS; k != (int)a->st.kind;
        k = (k + dir + NKINDS) % NKINDS) {
@@ -705,8 +705,7 @@ static unsigned mouse(app *a) {
   focus(a, (tui_panel)p);
   tui_rect r = a->lay.panel[p];
   /* a click on a cell of the input or of the batch moves the cursor there */
-  if (!((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y))
-    return TUI_R_NONE;
+  if (!((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y)) return TUI_R_NONE;
   size_t rows, cols;
   grid(a, &rows, &cols);
   int lab, cw, per;

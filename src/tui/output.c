@@ -101,6 +101,9 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int want = (int)(n < 12 ? n : 12);
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
+  /* one line on what the verdicts were judged against, when the rows leave room for it */
+  int verdict_note = ih - 1 - probe_lines - 1 >= (want < 4 ? want : 4);
+  probe_lines += verdict_note;
   int vis = ih - 1 - probe_lines;
   int hidden = (size_t)vis < n; /* then one more line says which rows are listed */
   if (hidden) {
@@ -144,14 +147,15 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   for (size_t i = 0; i < count; i++) {
     size_t idx = first + i;
     int yy = 2 + (int)i;
+    /* the selected element's label in reverse video */
+    int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
     if (s->x->rank == 1)
-      tui_printf(w, yy, 1, PLOT_S_DIM, "%4zu", idx + 1);
+      tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
     else
-      tui_printf(w, yy, 1, PLOT_S_DIM, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+      tui_printf(w, yy, 1, ls, "%-4s", "");
+    if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
     char num[32];
     int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
-    if (idx == cur && v->focused) /* the selected element */
-      tui_printf(w, yy, 1, PLOT_S_POS | PLOT_F_REVERSE, "%-*s", lab, "");
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
     if (show_probes && r->y_shift && r->y_scale && idx >= r->probe_n) {
@@ -163,16 +167,16 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
       double tol = probe_tol(s, r, fabs(y0), s->shift), tola = probe_tol(s, r, fabs(y0), 0);
       tui_printf(w, yy, 1 + lab + nw, fabs(ys - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
                  plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
-      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tola ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
-                 plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
+      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tola ? PLOT_S_MARK : PLOT_S_DIM, "%*s",
+                 nw, plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
     }
   }
   free(vals);
   int py = ih - probe_lines + 1;
   /* which elements are listed, always: a list that hides some says so */
   if (hidden)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (Alt-3, arrows, PgUp/PgDn)", first + 1,
-               first + count, n);
+    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
+               first + 1, first + count, n);
   if (stats_line) {
     char sd[32];
     size_t k = r->norm.plan.stat_of ? r->norm.plan.stat_of[cur] : 0;
@@ -186,30 +190,37 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     char line[160];
     int l = snprintf(line, sizeof line, "stat %zu/%zu: mean %s  %s %s  s %s", k + 1,
                      r->norm.plan.nstat, a, vn, b, sd);
-    if (l > iw) l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1,
-                             r->norm.plan.nstat, a, vn, b, sd);
+    if (l > iw)
+      l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1, r->norm.plan.nstat, a,
+                   vn, b, sd);
     if (l > iw)
       snprintf(line, sizeof line, "stat %zu/%zu: %s %s  s %s", k + 1, r->norm.plan.nstat, vn, b,
                sd);
     tui_puts(w, py++, 1, PLOT_S_DIM, line);
   }
-  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", fixed6(r->y_mean, a, sizeof a),
-             fixed6(r->y_std, b, sizeof b));
-  char dv[32], why_s[64] = "", why_a[64] = "";
+  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s",
+             fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b));
+  char dv[32], note[128] = "";
   double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
-  /* what the verdict was judged against, and what breaks scale invariance */
-  if (s->dtype != NS_FP64 && !(r->shift_dev > tol_s))
-    snprintf(why_s, sizeof why_s, "  (within" TUI_GLUES "%s" TUI_GLUES "rounding)", ns_dtype_name(s->dtype));
+  /* what the verdicts were judged against, and what breaks scale invariance */
   if (r->scale_dev > tol_a && s->eps > 0)
-    snprintf(why_a, sizeof why_a, "  (eps" TUI_GLUES "%g" TUI_GLUES "breaks" TUI_GLUES "it)", s->eps);
-  else if (s->dtype != NS_FP64 && !(r->scale_dev > tol_a))
-    snprintf(why_a, sizeof why_a, "  (within" TUI_GLUES "%s" TUI_GLUES "rounding)", ns_dtype_name(s->dtype));
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s), "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s%s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol_s), why_s);
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a), "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s%s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol_a), why_a);
+    snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
+  else if (s->dtype != NS_FP64)
+    snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
+             ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
+             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol_s));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
+             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol_a));
+  if (verdict_note) {
+    if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
+    py++;
+  }
   if (r->probe_n < n)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first" TUI_GLUES "%zu/%zu" TUI_GLUES "values", r->probe_n, n);
+    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first" TUI_GLUES "%zu/%zu" TUI_GLUES "values",
+               r->probe_n, n);
   if (why_lines) py += tui_wrap(w, py, 1, PLOT_S_MARK, why, why_lines);
   if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

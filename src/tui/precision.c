@@ -16,8 +16,9 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_printf(w, y++, 1, PLOT_S_LABEL, "var of all of x, fp64 ref:" TUI_GLUES "%s",
              tui_num(r->var_ref, a, sizeof a));
   if (r->prec_n < r->n) /* a large x: the first values only, and the line says so */
-    tui_printf(w, y++, 1, PLOT_S_DIM, "(its first" TUI_GLUES "%zu" TUI_GLUES "of" TUI_GLUES
-               "%zu" TUI_GLUES "values)", r->prec_n, r->n);
+    tui_printf(w, y++, 1, PLOT_S_DIM,
+               "(its first" TUI_GLUES "%zu" TUI_GLUES "of" TUI_GLUES "%zu" TUI_GLUES "values)",
+               r->prec_n, r->n);
   if (!isfinite(r->var_ref)) { /* digits of a NaN or an overflow mean nothing */
     tui_wrap(w, y, 1, PLOT_S_MARK,
              isnan(r->var_ref) ? "x holds NaN or Inf: the variance is undefined, no digits to "

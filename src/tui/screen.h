@@ -146,8 +146,9 @@ extern const int tui_nsettings;
 const char *tui_panel_title(tui_panel p);
 
 /* ---- theme.c ---- */
-/* Starts colours (unless disabled): returns 0, 8 or 256. */
-int tui_theme_init(int want_color);
+/* Starts colours (unless disabled) in theme `which` (tui.h's tui_theme_names): returns 0,
+ * 8 or 256. */
+int tui_theme_init(int want_color, int which);
 /* The curses attribute of a plot style (role + flags) under the current colours. */
 attr_t tui_attr(int style);
 short tui_pair(int style);

@@ -37,13 +37,13 @@ static void list_text(const double *a, size_t n, const char *none, char *buf, si
 }
 
 /* The rows, in screen order: the field each shows (its keys come from the keymap). */
-const int tui_settings_rows[] = {NS_F_KIND,  NS_F_AXES,   NS_F_GROUPS, NS_F_EPS, NS_F_EPS_AT,
-                                 NS_F_DDOF,  NS_F_CENTER, NS_F_GAMMA,  NS_F_BETA, NS_F_DTYPE,
-                                 NS_F_ACC,   NS_F_ALGO,   NS_F_MODE,   NS_F_MOMENTUM};
+const int tui_settings_rows[] = {NS_F_KIND, NS_F_AXES,   NS_F_GROUPS, NS_F_EPS,     NS_F_EPS_AT,
+                                 NS_F_DDOF, NS_F_CENTER, NS_F_GAMMA,  NS_F_BETA,    NS_F_DTYPE,
+                                 NS_F_ACC,  NS_F_ALGO,   NS_F_MODE,   NS_F_MOMENTUM};
 const int tui_nsettings = (int)(sizeof tui_settings_rows / sizeof tui_settings_rows[0]);
 
 /* What a trailing `*` on a value means (nothing was set: the default applies). */
-#define DEFAULT_NOTE "* = default (kind's; acc: dtype's)"
+#define DEFAULT_NOTE "* = default (kind's or dtype's)"
 
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)r;
@@ -114,8 +114,8 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
   if (room < 1) room = 1;
   if (sel >= room) first = sel - room + 1;
   if (ih < n)
-    tui_printf(w, ih, 1, PLOT_S_DIM, "rows %d-%d/%d (Up/Down, PgUp/PgDn)", first + 1,
-               first + room, n);
+    tui_printf(w, ih, 1, PLOT_S_DIM, "rows %d-%d/%d (Up/Down, PgUp/PgDn)", first + 1, first + room,
+               n);
   for (int i = first, y = 1; i < n && y <= room; i++, y++) {
     tui_printf(w, y, 1, PLOT_S_POS | PLOT_F_BOLD, "%-5s", keys[i]);
     tui_printf(w, y, 7, i == sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-13s",

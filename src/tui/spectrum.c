@@ -51,7 +51,8 @@ static int is_centered(const ns_state *s) {
 void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   int iw = tui_iw(w), ih = tui_ih(w);
   /* say plainly which map each column is of when that is not the map on screen */
-  tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx", v);
+  tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx",
+            v);
   if (!r->jac_done) {
     /* The reason, wrapped at word boundaries. */
     const char *why = r->jac_skip[0] ? r->jac_skip : "Jacobian probes skipped (no reason given)";
@@ -74,8 +75,8 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
              r->jac_fd_h);
     tui_puts(w, y++, 1, PLOT_S_DIM, what);
   }
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%2s%*s%*s%*s", "label", "m", ow, "closed", ow, "LAPACK", ow,
-             ow >= 10 ? "fin.diff" : "FD");
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%2s%*s%*s%*s", "label", "m", ow, "closed", ow, "LAPACK",
+             ow, ow >= 10 ? "fin.diff" : "FD");
   /* Rows: the closed-form entries when there are any, else the numeric ones. Each is
    * paired with the LAPACK and FD entries by label (result.h's ns_eig_pair), each entry
    * used as often as its multiplicity; ~ marks a pair whose labels differ. */
@@ -109,8 +110,12 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
     for (int c = 0; c < 3; c++)
       if (cell[i][c]) all[nall++] = cell[i][c]->value;
   }
+  /* a ~ after a value takes a column: then every value gives one up */
+  int any_relab = 0;
+  for (int i = 0; i < shown; i++) any_relab |= relab[i][1] | relab[i][2];
+  int vw = ow - 1 - any_relab;
   int dec, sci;
-  plot_fmt_table_digits(all, (size_t)nall, ow - 1, 6, &dec, &sci);
+  plot_fmt_table_digits(all, (size_t)nall, vw, 6, &dec, &sci);
   /* the window onto the entries follows the selected one */
   int room = ih - footer - y + 1;
   int hidden = room < shown;
@@ -125,8 +130,8 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
     char c[3][32];
     for (int k = 0; k < 3; k++) {
       if (cell[i][k]) {
-        plot_fmt_table(cell[i][k]->value, ow - 1, dec, sci, c[k], sizeof c[k]);
-        if (relab[i][k]) strcat(c[k], "~");
+        plot_fmt_table(cell[i][k]->value, vw, dec, sci, c[k], sizeof c[k]);
+        if (any_relab) strcat(c[k], relab[i][k] ? "~" : " ");
       } else {
         /* no eigenvalue left to pair with: say so rather than print a bare ? */
         snprintf(c[k], sizeof c[k], k == 0 ? "-" : "none");
@@ -166,9 +171,11 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
     snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
   else if (!(df <= r->jac_fd_tol) && r->jac_exact)
-    snprintf(line, sizeof line, "FD off by %.2g: %s map isn't exact", df, ns_dtype_name(r->jac_dtype));
+    snprintf(line, sizeof line, "FD off by %.2g: %s map isn't exact", df,
+             ns_dtype_name(r->jac_dtype));
   else if (!(df <= r->jac_fd_tol))
-    snprintf(line, sizeof line, "DISAGREE: LAPACK vs FD %.2g  (J-FD" TUI_GLUES "%.2g)", df, r->jac_fd_diff);
+    snprintf(line, sizeof line, "DISAGREE: LAPACK vs FD %.2g  (J-FD" TUI_GLUES "%.2g)", df,
+             r->jac_fd_diff);
   else
     snprintf(line, sizeof line, "agree: max diff %.2g  (J-FD" TUI_GLUES "%.2g)", r->eig_disagree,
              r->jac_fd_diff);

@@ -202,8 +202,7 @@ static void draw(app *a) {
   else if (a->editing)
     mvwaddnstr(a->status, 0, 0, "typing a number: Enter applies, Esc cancels, Backspace deletes",
                COLS - 1);
-  else
-  {
+  else {
     char keys[512];
     mvwaddnstr(a->status, 0, 0, tui_status_keys(a->view.focus, COLS - 1, keys, sizeof keys),
                COLS - 1);
@@ -463,7 +462,7 @@ int tui_run(const tui_options *opt) {
   set_escdelay(25);
   curs_set(0);
   const char *nc = getenv("NO_COLOR");
-  a->colors = tui_theme_init(!opt->no_color && !(nc && nc[0]));
+  a->colors = tui_theme_init(!opt->no_color && !(nc && nc[0]), tui_theme_find(opt->theme));
   if (!opt->no_mouse) {
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
