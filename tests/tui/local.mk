@@ -11,3 +11,13 @@ TESTS += tests/tui/test_screen_plot
 tests_tui_test_screen_plot_SOURCES = tests/tui/test_screen_plot.c
 tests_tui_test_screen_plot_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_tui_test_screen_plot_LDADD = libnsplot.la -lm
+
+# The key table against the manual page's KEYS section (and against itself).
+check_PROGRAMS += tests/tui/test_keymap
+TESTS += tests/tui/test_keymap
+tests_tui_test_keymap_SOURCES = tests/tui/test_keymap.c
+tests_tui_test_keymap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
+	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
+tests_tui_test_keymap_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(LUA_CFLAGS)
+tests_tui_test_keymap_LDADD = libnstui.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la \
+	libnscore.la $(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
