@@ -99,7 +99,7 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   int eval = s->mode == NS_MODE_EVAL;
   batch_layout L;
   layout(B, D, iw, ih, &L);
-  snprintf(title, sizeof title, "5 Batch %zux%zu: BN columns, LN rows%s", B, D,
+  snprintf(title, sizeof title, "5 Batch %zux%zu%s: BN columns, LN rows", B, D,
            eval ? " (train mode)" : "");
   tui_frame(w, title, v);
   double *m = malloc(B * D * sizeof *m);

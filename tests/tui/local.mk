@@ -2,7 +2,8 @@
 ## 120x40. Shell scripts printing TAP; they run the built binary ($NORMSCOPE) and skip
 ## when tmux is missing ($TMUX_BIN empty).
 SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
-	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh
+	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
+	tests/tui/test_screen_review.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
