@@ -72,6 +72,11 @@ static void clear_train(ns_result *r) {
     free(r->est[k].y);
   }
   memset(r->est, 0, sizeof r->est);
+  for (int k = 0; k < 3; k++) {
+    free(r->trace_mean[k]);
+    free(r->trace_var[k]);
+    r->trace_mean[k] = r->trace_var[k] = NULL;
+  }
   r->train_d = r->train_n = r->eval_n = 0;
   r->est_active = 0;
 }
@@ -352,6 +357,14 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   if (bv) ns_tensor_read(s->batch, bv);
   static const char *const names[3] = {"momentum", "cumulative", "exact"};
   for (int k = 0; k < 3; k++) {
+    r->trace_mean[k] = malloc(nb * sizeof *r->trace_mean[k]);
+    r->trace_var[k] = malloc(nb * sizeof *r->trace_var[k]);
+    if (!r->trace_mean[k] || !r->trace_var[k]) {
+      ns_explore_fail(err, "train/eval panel: out of memory");
+      goto out;
+    }
+  }
+  for (int k = 0; k < 3; k++) {
     r->est[k].name = names[k];
     if (ns_running_init(&runs[k], s->momentum, k == 1, k == 2, D, err) != 0) goto out;
   }
@@ -366,8 +379,11 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
       for (size_t i = 0; i < bs; i++) bx[i] = ns_rng_normal(&g, s->train_loc, s->train_scale);
     }
     column_moments(bx, bs, D, bm);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
       if (ns_running_update(&runs[k], bm, D, err) != 0) goto out;
+      r->trace_mean[k][b] = runs[k].mean[0];
+      r->trace_var[k][b] = runs[k].var[0];
+    }
   }
   if (bv)
     memcpy(r->eval_x, bv, E * D * sizeof *bv);

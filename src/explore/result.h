@@ -142,6 +142,9 @@ typedef struct {
   double *eval_y;      /* eval_n * train_d: normalized under its own statistics (train mode) */
   ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
   int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
+  double *trace_mean[3], *trace_var[3]; /* train_batches values each: feature 1's running mean
+                                           and var of est[k] after each merged batch (the
+                                           screen's figure) */
 
   /* 7 precision: variance of x (all elements, population) */
   size_t prec_n;        /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) of x */
