@@ -65,6 +65,5 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     }
     y += 3;
   }
-  if (y <= ih)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "bars: digits kept, of %.1f", avail);
+  if (y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "bars: digits kept, of %.1f", avail);
 }

@@ -133,6 +133,9 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
  * width, cells per line (used by the mouse too). */
 void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per);
 
+/* The figure view: the focused panel's figure filling w (figure.c). */
+void tui_draw_figure(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+
 /* Where the batch panel puts its cells for an inside width iw (used by the mouse too),
  * and the first matrix row it shows for a cursor row and an inside height ih. */
 void tui_batch_geometry(const ns_state *s, int iw, int *lab, int *cw);

@@ -173,6 +173,19 @@ static void draw(app *a) {
     doupdate();
     return;
   }
+  if (a->figure_open) { /* the focused panel's figure, full screen, redrawn live */
+    werase(a->help);
+    tui_draw_figure(&a->st, &a->res, a->help, &v);
+    if (a->msg[0]) {
+      wattrset(a->help, tui_attr(a->msg_style));
+      mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
+      wattrset(a->help, A_NORMAL);
+    }
+    curs_set(0);
+    wnoutrefresh(a->help);
+    doupdate();
+    return;
+  }
   draw_header(a);
   static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
       tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
