@@ -85,7 +85,10 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       size_t idx = row * cols + col;
       double val = ns_tensor_get(s->x, idx);
       int here = here_focus && row == cr && col == cc;
-      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE) : (val < 0 ? PLOT_S_NEG : PLOT_S_TEXT);
+      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
+                       : (val < 0   ? PLOT_S_NEG
+                          : val > 0 ? PLOT_S_POS
+                                    : PLOT_S_TEXT);
       char num[32], cell[48];
       if (here && v->edit) {
         size_t el = strlen(v->edit);

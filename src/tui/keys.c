@@ -235,7 +235,9 @@ static unsigned act_enter(app *a, int which) {
   if (a->view.focus == TUI_PANEL_SETTINGS) return settings_step(a, 0);
   matrix_focus(a);
   a->editing = EDIT_CELL;
-  plot_fmt(cell_value(a), 17, a->edit, sizeof a->edit);
+  /* the digits the stored value has: 9 for fp32, 5 for fp16 and bf16, 17 for fp64 */
+  ns_dtype d = on_batch(a) ? NS_FP64 : a->st.x->dtype;
+  plot_fmt(cell_value(a), d == NS_FP64 ? 17 : d == NS_FP32 ? 11 : 7, a->edit, sizeof a->edit);
   return TUI_R_NONE;
 }
 

@@ -225,6 +225,13 @@ static void on_line(char *line) {
   }
   free(line);
   if (!chunk) return;
+  /* a ':' typed again inside the prompt (":set{...}") is the prompt's own, not Lua's (a
+   * "::label::" is Lua's) */
+  {
+    char *c = chunk;
+    while (*c == ' ') c++;
+    if (c[0] == ':' && c[1] != ':') memmove(chunk, c + 1, strlen(c + 1) + 1);
+  }
   if (file_command(p, chunk)) {
     nslr_history_add(chunk);
     free(chunk);

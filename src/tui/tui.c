@@ -126,7 +126,12 @@ static void draw_header(app *a) {
   mvwaddstr(w, 0, COLS - 8, "? help ");
   if (!a->lay.small) { /* how long the last recompute took (the budget is one frame) */
     wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
-    mvwprintw(w, 0, COLS - 19, "%6.1f ms", a->compute_ms);
+    char ms[48];
+    int l = snprintf(ms, sizeof ms, "calc %.1f ms", a->compute_ms), end = 0;
+    for (int p = 0; p < TUI_PANEL_COUNT; p++)
+      if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
+        end = a->lay.tab_x[p] + a->lay.tab_w[p];
+    if (COLS - 9 - l > end) mvwaddstr(w, 0, COLS - 9 - l, ms);
   }
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);
@@ -236,7 +241,7 @@ static void draw(app *a) {
   } else {
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     mvwaddnstr(a->pwin, 0, 0,
-               ": Lua prompt (try :set{kind=\"rms\"})   ? all keys   Tab next panel   q quit",
+               ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
                COLS - 1);
   }
   wattrset(a->pwin, A_NORMAL);
