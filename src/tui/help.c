@@ -153,6 +153,15 @@ static void build(tui_panel focus, int width) {
                   "and down: scroll the list under the pointer (the Lua output elsewhere) and "
                   "this help (off: --no-mouse)",
                   width, 2, 23);
+    if (sec == TUI_SEC_OTHER) {
+      add(PLOT_S_TEXT, "  Settings without a key (set them at the prompt):");
+      for (int i = 0; i < tui_nunbound; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%-20s %s", ns_field_name(tui_unbound_fields[i].field),
+                 tui_unbound_fields[i].how);
+        add_wrapped(PLOT_S_TEXT, buf, width, 4, 25);
+      }
+    }
     if (sec == TUI_SEC_OTHER)
       add_wrapped(PLOT_S_TEXT,
                   "At the prompt: set{kind=\"rms\"} changes the state (one undo step), get() "

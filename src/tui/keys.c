@@ -500,7 +500,7 @@ const tui_binding tui_keymap[] = {
   {"0-9 - .", {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '.'},
    act_type, P(INPUT) | P(OUTPUT) | P(BATCH), "types into the input cell (the focus moves there)",
    NULL, "type a number into the cell under the cursor (Enter applies, Esc cancels)",
-   TUI_SEC_EDIT, 0},
+   TUI_SEC_EDIT, F(X) | F(BATCH)},
   {"Enter", {'\r', '\n', K(ENTER)}, act_enter, P(INPUT) | P(OUTPUT) | P(BATCH) | P(SETTINGS),
    "edits the input cell under the cursor", "edit",
    "edit the cell under the cursor; on a settings row: step it", TUI_SEC_EDIT, 0},
@@ -511,7 +511,8 @@ const tui_binding tui_keymap[] = {
    "insert an element (column) / a row / a column after the cursor", TUI_SEC_EDIT, 0},
   {"x X Del", {'x', 'X', K(DC)}, act_remove, P(INPUT) | P(OUTPUT) | P(BATCH),
    "removes from the input", NULL,
-   "remove the element (column) / the row / the column under the cursor", TUI_SEC_EDIT, 0},
+   "remove the element (column) / the row / the column under the cursor", TUI_SEC_EDIT,
+   F(X) | F(BATCH)},
   {"k K", {'k', 'K'}, act_kind, TUI_PALL, NULL, "kind",
    "next / previous kind the input's rank allows (layer rms batch instance group)",
    TUI_SEC_SETTINGS, F(KIND)},
@@ -572,6 +573,17 @@ const tui_binding tui_keymap[] = {
 };
 /* clang-format on */
 const int tui_nkeymap = (int)(sizeof tui_keymap / sizeof tui_keymap[0]);
+
+/* The fields no key changes, and why (every other field is some row's `fields`). */
+const tui_unbound tui_unbound_fields[] = {
+    {NS_F_SOURCE, "where x came from: set by opening a file (normscope FILE, :e FILE)"},
+    {NS_F_BASELINE, "follows the companion row; set{baseline={...}} fixes it"},
+    {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
+    {NS_F_TRAIN_SOURCE, "set{train_source=\"batch\"} trains on the batch matrix's rows"},
+    {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
+    {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
+};
+const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
 
 static const tui_binding *lookup(int code, int *which) {
   for (int i = 0; i < tui_nkeymap; i++)

@@ -103,6 +103,13 @@ typedef struct {
 } tui_binding;
 extern const tui_binding tui_keymap[];
 extern const int tui_nkeymap;
+/* The state fields no key changes, each with the way to change it instead. */
+typedef struct {
+  int field; /* ns_field */
+  const char *how;
+} tui_unbound;
+extern const tui_unbound tui_unbound_fields[];
+extern const int tui_nunbound;
 /* The binding of a key code, or NULL. */
 const tui_binding *tui_binding_of(int code);
 /* The keys of the bindings that change field f ("e E ="), into buf. */

@@ -134,6 +134,16 @@ int main(int argc, char **argv) {
     tui_field_keys(tui_settings_rows[i], buf, sizeof buf);
     tap_ok(buf[0] != 0, "settings row %s has a key (%s)", ns_field_name(tui_settings_rows[i]), buf);
   }
+  /* every field of the state is changed by some key, or the table says how instead */
+  for (int fi = 0; fi < NS_F_COUNT; fi++) {
+    int keyed = 0, unbound = 0;
+    for (int i = 0; i < tui_nkeymap; i++) keyed += (tui_keymap[i].fields & NS_FIELDBIT(fi)) != 0;
+    for (int i = 0; i < tui_nunbound; i++) unbound += tui_unbound_fields[i].field == fi;
+    tap_ok((keyed > 0) != (unbound > 0), "field %s: %s", ns_field_name((ns_field)fi),
+           keyed     ? "reached by a key"
+           : unbound ? "says how to set it instead"
+                     : "NEITHER");
+  }
   const tui_binding *q = tui_binding_of('q'), *k = tui_binding_of(TUI_KEY(KEY_NPAGE));
   tap_ok(q && strcmp(q->label, "quit") == 0, "q is quit");
   tap_ok(k && (k->panels & TUI_PBIT(TUI_PANEL_OUTPUT)), "PgDn pages the output list (B8/B13)");
