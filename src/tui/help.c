@@ -9,9 +9,10 @@
 /* What each panel shows and what its unlabelled numbers mean. */
 static const char *const meaning[TUI_PANEL_COUNT] = {
     [TUI_PANEL_INPUT] =
-        "x as stored (in its own dtype; the normalization rounds it to the dtype setting, "
-        "which the footer shows as 'fp64 as fp32'). A rank 3 or 4 tensor is shown as rows of "
-        "its last axis. Footer: mean, std (population) and rms over all elements; n, min, "
+        "x as the normalization sees it: rounded to the dtype setting (the footer then says "
+        "'fp64, shown as fp32': stored in fp64, shown and computed in fp32). A rank 3 or 4 "
+        "tensor is shown as rows of its last axis. Footer: mean, std (population) and rms "
+        "of the stored values over all elements; n, min, "
         "max. The title names the file x came from, if it did.",
     [TUI_PANEL_SETTINGS] =
         "Every setting with its keys. A trailing * marks a default (the kind's; for acc, the "

@@ -83,7 +83,9 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       }
       if (col >= cols) break;
       size_t idx = row * cols + col;
-      double val = ns_tensor_get(s->x, idx);
+      /* what the normalization sees: x rounded to the dtype setting (fp16 turns 9998 and
+       * 10002 into 10000, and the grid shows it) */
+      double val = ns_round(ns_tensor_get(s->x, idx), s->dtype);
       int here = here_focus && row == cr && col == cc;
       int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
                        : (val < 0   ? PLOT_S_NEG
@@ -129,7 +131,7 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
      * the dtype is the point when they differ */
     char dt[32];
     snprintf(dt, sizeof dt, "%s%s%s", ns_dtype_name(s->x->dtype),
-             s->dtype != s->x->dtype ? " as " : "",
+             s->dtype != s->x->dtype ? ", shown as " : "",
              s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
     if (windowed)
       tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);

@@ -44,13 +44,15 @@ check "B1: the FD column says it is the fp32 raw map, with a step fp32 resolves 
 check "B1: no bare ? in the spectrum" lacks '(ones|radial|bulk) .* \?( |│)'
 check "B1: the FD gap is explained, not a DISAGREE" wait_for "fp32 map isn't exact"
 # B8 on the same screen: the footer's dtype is the point, and it is whole
-check "B8: the input footer shows 'fp64 as fp32' whole" wait_for "fp64 as fp32"
+check "B8: the input footer shows 'fp64, shown as fp32' whole" wait_for "fp64, shown as fp32"
 # fp16 rounds all four to 10000: the map on screen is constant, s = sqrt(eps)
 lua 'set{dtype="fp16", algo="twopass"}'
 BULK16=$(f "%.4f" "1 / sqrt(1e-5)")
 check "B1: fp16: the spectrum is of the collapsed input (bulk 1/sqrt(eps) = $BULK16)" \
   wait_re "bulk +2 +${BULK16%??}"
 check "B1: fp16: y is 0 (all four inputs are 10000 in fp16)" wait_re "│ +1 +0\.0+ "
+check "c: the input grid shows what fp16 stores (10000 four times)" \
+  wait_re "│ +1 +10000 +10000 +10000 +10000 "
 keys q
 wait_for "EXIT=0"
 
