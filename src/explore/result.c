@@ -45,7 +45,7 @@ static void clear_jac(ns_result *r) {
   r->smax = r->rank_tol = 0;
   r->rank = r->symmetric = 0;
   r->jac_exact = 0;
-  r->jac_fd_h = r->jac_tol = r->jac_fd_tol = 0;
+  r->jac_fd_h = r->jac_tol = r->jac_fd_tol = r->jac_fd_err = r->jac_fd_s = 0;
 }
 
 static void clear_batch(ns_result *r) {
@@ -223,9 +223,24 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   const char *stage = "analytic Jacobian";
   if (!(x64 = ns_tensor_from(x->rank, x->shape, NS_FP64, xr, e))) goto fail;
   if (ns_jacobian_analytic(x64, &exact, r->J, e) != 0) goto fail;
-  /* central differences: truncation ~ h^2, rounding ~ u/h; h = u^(1/3) |x| balances them
-   * (fp64 keeps the fixed step that the fp64 tests were written for) */
-  r->jac_fd_h = r->jac_exact ? cbrt(u) * xmax : NS_EXPLORE_FD_H;
+  /* Central differences of y = (x - mean)/s, relative to J's scale 1/s: truncation about
+   * (h/s)^2, rounding of the inputs about u|x|/(s h). h = (u |x| s^2)^(1/3) balances them,
+   * and at least 4 ulps of |x| so the dtype resolves the step. fp64 keeps the fixed step
+   * the fp64 checks were written for. s: the smallest denominator of the map on screen. */
+  double smin = INFINITY;
+  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
+    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
+  if (!isfinite(smin)) smin = 1;
+  if (r->jac_exact) {
+    double h = cbrt(u * xmax * smin * smin);
+    if (h < 4 * u * xmax) h = 4 * u * xmax;
+    r->jac_fd_h = h;
+    r->jac_fd_err = (h / smin) * (h / smin) + u * xmax / (smin * h);
+  } else {
+    r->jac_fd_h = NS_EXPLORE_FD_H;
+    r->jac_fd_err = 0;
+  }
+  r->jac_fd_s = smin;
   stage = "finite-difference Jacobian";
   if (ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
   r->jac_fd_diff = ns_max_abs_diff(r->J, r->J_fd, n * n);
@@ -261,7 +276,8 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
    * (truncation and rounding both about u^(2/3) at the step above) */
   double scale = r->smax > 1 ? r->smax : 1;
   r->jac_tol = 1e-6 * scale;
-  r->jac_fd_tol = r->jac_exact ? 100 * pow(u, 2.0 / 3.0) * scale : r->jac_tol;
+  /* ten times the expected error, in J's units (1/s) */
+  r->jac_fd_tol = r->jac_tol + (r->jac_exact ? 10 * r->jac_fd_err / smin : 0);
   r->eig_closed_vs_numeric =
       r->nclosed > 0
           ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)

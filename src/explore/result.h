@@ -117,6 +117,9 @@ typedef struct {
   ns_dtype jac_dtype, jac_acc; /* the map the finite differences ran on */
   ns_algo jac_algo;
   double jac_fd_h;   /* the finite-difference step (one the dtype resolves) */
+  double jac_fd_err; /* the FD's expected relative error at that step: (h/s)^2 + u|x|/(s h);
+                        above 0.5 the dtype cannot resolve the derivative */
+  double jac_fd_s;   /* the s (smallest denominator) that estimate used */
   double jac_tol;    /* closed form vs LAPACK agree within this (1e-6 of the scale) */
   double jac_fd_tol; /* LAPACK vs FD agree within this (the FD's accuracy in the dtype) */
   double smax;       /* largest singular value of J */
