@@ -69,7 +69,7 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   int y = 1;
   if (r->jac_exact) {
     char what[128];
-    snprintf(what, sizeof what, "fin.diff: the %s%s%s %s map, step %.2g",
+    snprintf(what, sizeof what, "FD: the %s%s%s %s map, step" TUI_GLUES "%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
              r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
              r->jac_fd_h);
@@ -170,6 +170,9 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   char line[160];
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
     snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
+  else if (r->jac_exact && r->jac_fd_err > 0.5)
+    snprintf(line, sizeof line, "FD: %s can't resolve J  (rel" TUI_GLUES "err" TUI_GLUES "~%.2g)",
+             ns_dtype_name(r->jac_dtype), r->jac_fd_err);
   else if (!(df <= r->jac_fd_tol) && r->jac_exact)
     snprintf(line, sizeof line, "FD off by %.2g: %s map isn't exact", df,
              ns_dtype_name(r->jac_dtype));

@@ -38,11 +38,20 @@ started
 lua 'set{x={9998,9999,10001,10002}, dtype="fp32", algo="raw"}'
 check "B1: the title says the closed form and LAPACK are of the exact fp64 map" \
   wait_for "4 Spectrum: exact fp64 J"
-STEP=$(f "%.2g" "exp(log(2^-23) / 3) * 10002") # u^(1/3) |x|max, u = fp32's epsilon
+# the step balances truncation (h/s)^2 and rounding u|x|/(s h), at least 4 ulps of |x|;
+# here raw moments cancel to var 0, so s = sqrt(eps): h = 4 u |x| (u = fp32's epsilon)
+STEP=$(f "%.2g" "4 * 2^-23 * 10002")
 check "B1: the FD column says it is the fp32 raw map, with a step fp32 resolves ($STEP)" \
-  wait_for "fin.diff: the fp32 raw map, step $STEP"
+  wait_for "FD: the fp32 raw map, step $STEP"
 check "B1: no bare ? in the spectrum" lacks '(ones|radial|bulk) .* \?( |│)'
-check "B1: the FD gap is explained, not a DISAGREE" wait_for "fp32 map isn't exact"
+check "B1: the FD says fp32 cannot resolve this map's derivative, not DISAGREE" \
+  wait_for "FD: fp32 can't resolve J"
+# two-pass fp32 at the same x is well conditioned: its FD agrees with the exact J
+lua 'set{algo="twopass"}'
+STEP=$(f "%.2g" "exp(log(2^-23 * 10002 * (2.5 + 1e-5)) / 3)")
+check "B1: fp32 two-pass: the step (u |x| s^2)^(1/3) = $STEP" wait_for "FD: the fp32 twopass map, step $STEP"
+check "B1: fp32 two-pass: the FD agrees with the exact J" wait_re "agree: max diff"
+lua 'set{algo="raw"}'
 # B8 on the same screen: the footer's dtype is the point, and it is whole
 check "B8: the input footer shows 'fp64, shown as fp32' whole" wait_for "fp64, shown as fp32"
 # fp16 rounds all four to 10000: the map on screen is constant, s = sqrt(eps)
