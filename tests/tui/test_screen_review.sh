@@ -261,6 +261,9 @@ lua 'set{kind="rms"}'
 wait_for "RMSNorm"
 lua "e $tmp/saved.lua"
 check ":e FILE loads it back (layer norm again)" wait_for "LayerNorm"
+# c: the hint no longer invites a second colon, and one typed anyway is the prompt's
+lua ':set{kind="rms"}'
+check "c: :set{...} typed inside the prompt runs set{...}" wait_for "RMSNorm"
 keys q
 wait_for "EXIT=0"
 
