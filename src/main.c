@@ -118,7 +118,8 @@ enum {
   OPT_NO_COLOR,
   OPT_STATE,
   OPT_RESUME,
-  OPT_TENSOR
+  OPT_TENSOR,
+  OPT_THEME
 };
 static const struct {
   const char *name;
@@ -129,7 +130,7 @@ static const struct {
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
                {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
-               {"--tensor", OPT_TENSOR, 1}};
+               {"--tensor", OPT_TENSOR, 1},      {"--theme", OPT_THEME, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {
@@ -179,6 +180,7 @@ static void print_overview(void) {
          "      --state FILE  start from a state file (written by save() or :w FILE)\n"
          "      --resume      start from the state the last session left (autosaved on exit)\n"
          "      --tensor NAME the tensor to open from a .safetensors FILE with several\n"
+         "      --theme NAME  colours: dark (the default), light or contrast\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -513,6 +515,12 @@ int main(int argc, char **argv) {
       case OPT_STATE:
         if (opt.state_file) return usage_error(a, "give one state to start from", NULL);
         opt.state_file = value;
+        explorer_option = 1;
+        break;
+      case OPT_THEME:
+        if (tui_theme_find(value) < 0)
+          return usage_error(a, "unknown theme (dark, light or contrast)", NULL);
+        opt.theme = value;
         explorer_option = 1;
         break;
       case OPT_RESUME:

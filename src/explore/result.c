@@ -44,6 +44,8 @@ static void clear_jac(ns_result *r) {
   r->jac_fd_diff = r->eig_closed_vs_numeric = r->eig_numeric_vs_fd = r->eig_disagree = 0;
   r->smax = r->rank_tol = 0;
   r->rank = r->symmetric = 0;
+  r->jac_exact = 0;
+  r->jac_fd_h = r->jac_tol = r->jac_fd_tol = r->jac_fd_err = r->jac_fd_s = 0;
 }
 
 static void clear_batch(ns_result *r) {
@@ -70,6 +72,11 @@ static void clear_train(ns_result *r) {
     free(r->est[k].y);
   }
   memset(r->est, 0, sizeof r->est);
+  for (int k = 0; k < 3; k++) {
+    free(r->trace_mean[k]);
+    free(r->trace_var[k]);
+    r->trace_mean[k] = r->trace_var[k] = NULL;
+  }
   r->train_d = r->train_n = r->eval_n = 0;
   r->est_active = 0;
 }
@@ -121,49 +128,56 @@ static int norm_matrix(const double *v, size_t B, size_t D, ns_kind kind, const 
   return rc;
 }
 
-/* Eigenvalue lists expanded by multiplicity, as complex numbers sorted by (re, im). */
-static int expand_eigs(const ns_eig *e, int ne, double *re, double *im, size_t n) {
-  size_t k = 0;
-  for (int i = 0; i < ne; i++)
-    for (int m = 0; m < e[i].mult; m++) {
-      if (k >= n) return -1;
-      re[k] = e[i].value;
-      im[k] = e[i].imag;
-      k++;
-    }
-  if (k != n) return -1;
-  for (size_t i = 1; i < n; i++) { /* insertion sort: n <= NS_EXPLORE_JAC_LIMIT */
-    double a = re[i], b = im[i];
-    size_t j = i;
-    while (j > 0 && (re[j - 1] > a || (re[j - 1] == a && im[j - 1] > b))) {
-      re[j] = re[j - 1];
-      im[j] = im[j - 1];
-      j--;
-    }
-    re[j] = a;
-    im[j] = b;
+int ns_eig_pair(const ns_eig *list, int n, const int *left, ns_label label, double value,
+                double tol, int *relabelled) {
+  int same = -1, any = -1;
+  for (int i = 0; i < n; i++) {
+    if (left && left[i] <= 0) continue;
+    double d = fabs(list[i].value - value);
+    if (list[i].label == label && (same < 0 || d < fabs(list[same].value - value))) same = i;
+    if (any < 0 || d < fabs(list[any].value - value)) any = i;
   }
-  return 0;
+  /* the same label wins unless it is plainly another eigenvalue and one of another label
+   * is close (a constant row has no radial direction: LAPACK calls its 1/s bulk) */
+  int pick = same;
+  if (same < 0 || (fabs(list[same].value - value) > tol * (1 + fabs(value)) &&
+                   fabs(list[any].value - value) < fabs(list[same].value - value)))
+    pick = any;
+  if (relabelled) *relabelled = pick >= 0 && list[pick].label != label;
+  return pick;
 }
 
-/* Largest |difference| between two labelled spectra over n eigenvalues; NaN if either
- * does not account for exactly n values. */
-static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb, size_t n) {
-  double *w = malloc(4 * n * sizeof *w);
-  if (!w) return NAN;
-  double m = NAN;
-  if (expand_eigs(a, na, w, w + n, n) == 0 && expand_eigs(b, nb, w + 2 * n, w + 3 * n, n) == 0) {
-    m = 0;
-    for (size_t i = 0; i < n; i++) {
-      double d = hypot(w[i] - w[2 * n + i], w[n + i] - w[3 * n + i]);
+/* Largest |difference| between two labelled spectra over n eigenvalues, each eigenvalue of
+ * a (with its multiplicity) paired with one of b by ns_eig_pair; NaN if either does not
+ * account for exactly n values. */
+static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb, size_t n,
+                               double tol) {
+  int *left = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *left);
+  if (!left) return NAN;
+  size_t ta = 0, tb = 0;
+  for (int j = 0; j < nb; j++) tb += (size_t)(left[j] = b[j].mult);
+  for (int i = 0; i < na; i++) ta += (size_t)a[i].mult;
+  double m = ta == n && tb == n ? 0 : NAN;
+  for (int i = 0; i < na && !isnan(m); i++)
+    for (int k = 0; k < a[i].mult; k++) {
+      int j = ns_eig_pair(b, nb, left, a[i].label, a[i].value, tol, NULL);
+      if (j < 0) {
+        m = NAN;
+        break;
+      }
+      left[j]--;
+      double d = hypot(a[i].value - b[j].value, a[i].imag - b[j].imag);
       if (d > m || isnan(d)) m = d;
     }
-  }
-  free(w);
+  free(left);
   return m;
 }
 
-/* Needs r's input statistics and output (a degenerate statistic makes J undefined). */
+/* Needs r's input statistics and output (a degenerate statistic makes J undefined).
+ * The analytic J, its closed form and LAPACK spectrum are those of the exact map (fp64,
+ * two-pass) at the values the output sees (x rounded to spec's dtype); the finite
+ * differences are of the map on screen (spec's dtype, acc and algo), with a step that
+ * dtype resolves. r->jac_tol and r->jac_fd_tol say how close each pair must be. */
 static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   size_t n = x->n;
   char e[NS_ERRLEN] = "";
@@ -178,31 +192,68 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
              r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
     return;
   }
+  ns_spec exact = *spec;
+  exact.dtype = NS_FP64;
+  exact.acc = NS_FP64;
+  exact.algo = NS_ALGO_TWOPASS;
+  ns_dtype acc = ns_spec_acc(spec);
+  r->jac_dtype = spec->dtype;
+  r->jac_acc = acc;
+  r->jac_algo = spec->algo;
+  r->jac_exact = spec->dtype != NS_FP64 || acc != NS_FP64 || spec->algo != NS_ALGO_TWOPASS;
+  double u =
+      ns_dtype_eps(spec->dtype) > ns_dtype_eps(acc) ? ns_dtype_eps(spec->dtype) : ns_dtype_eps(acc);
+  double xmax = 1;
   r->jn = n;
   r->J = malloc(n * n * sizeof *r->J);
   r->J_fd = malloc(n * n * sizeof *r->J_fd);
   r->spec_closed = malloc(n * sizeof *r->spec_closed);
   r->spec_numeric = malloc(n * sizeof *r->spec_numeric);
   r->spec_fd = malloc(n * sizeof *r->spec_fd);
-  double *sv = malloc(n * sizeof *sv);
-  if (!r->J || !r->J_fd || !r->spec_closed || !r->spec_numeric || !r->spec_fd || !sv) {
+  double *sv = malloc(n * sizeof *sv), *xr = malloc(n * sizeof *xr);
+  ns_tensor *x64 = NULL;
+  if (!r->J || !r->J_fd || !r->spec_closed || !r->spec_numeric || !r->spec_fd || !sv || !xr) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: out of memory");
     free(sv);
+    free(xr);
     return;
   }
+  for (size_t i = 0; i < n; i++) {
+    xr[i] = ns_round(ns_tensor_get(x, i), spec->dtype);
+    if (fabs(xr[i]) > xmax) xmax = fabs(xr[i]);
+  }
   const char *stage = "analytic Jacobian";
-  if (ns_jacobian_analytic(x, spec, r->J, e) != 0) goto fail;
+  if (!(x64 = ns_tensor_from(x->rank, x->shape, NS_FP64, xr, e))) goto fail;
+  if (ns_jacobian_analytic(x64, &exact, r->J, e) != 0) goto fail;
+  /* Central differences of y = (x - mean)/s, relative to J's scale 1/s: truncation about
+   * (h/s)^2, rounding of the inputs about u|x|/(s h). h = (u |x| s^2)^(1/3) balances them,
+   * and at least 4 ulps of |x| so the dtype resolves the step. fp64 keeps the fixed step
+   * the fp64 checks were written for. s: the smallest denominator of the map on screen. */
+  double smin = INFINITY;
+  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
+    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
+  if (!isfinite(smin)) smin = 1;
+  if (r->jac_exact) {
+    double h = cbrt(u * xmax * smin * smin);
+    if (h < 4 * u * xmax) h = 4 * u * xmax;
+    r->jac_fd_h = h;
+    r->jac_fd_err = (h / smin) * (h / smin) + u * xmax / (smin * h);
+  } else {
+    r->jac_fd_h = NS_EXPLORE_FD_H;
+    r->jac_fd_err = 0;
+  }
+  r->jac_fd_s = smin;
   stage = "finite-difference Jacobian";
-  if (ns_jacobian_fd(x, spec, NS_EXPLORE_FD_H, r->J_fd, e) != 0) goto fail;
+  if (ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
   r->jac_fd_diff = ns_max_abs_diff(r->J, r->J_fd, n * n);
   stage = "closed-form spectrum";
-  r->nclosed = ns_spectrum_closed(x, spec, r->spec_closed, n, e);
+  r->nclosed = ns_spectrum_closed(x64, &exact, r->spec_closed, n, e);
   if (r->nclosed < 0) goto fail;
   stage = "LAPACK spectrum";
-  r->nnumeric = ns_spectrum_numeric(x, spec, r->J, r->spec_numeric, n, e);
+  r->nnumeric = ns_spectrum_numeric(x64, &exact, r->J, r->spec_numeric, n, e);
   if (r->nnumeric < 0) goto fail;
   stage = "spectrum of the FD Jacobian";
-  r->nfd = ns_spectrum_numeric(x, spec, r->J_fd, r->spec_fd, n, e);
+  r->nfd = ns_spectrum_numeric(x64, &exact, r->J_fd, r->spec_fd, n, e);
   if (r->nfd < 0) goto fail;
   r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
   stage = "singular values";
@@ -223,18 +274,30 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   r->rank = 0;
   for (size_t i = 0; i < n; i++)
     if (sv[i] > r->rank_tol) r->rank++;
+  /* agreement relative to the spectrum's scale; FD of a narrow dtype to its own accuracy
+   * (truncation and rounding both about u^(2/3) at the step above) */
+  double scale = r->smax > 1 ? r->smax : 1;
+  r->jac_tol = 1e-6 * scale;
+  /* ten times the expected error, in J's units (1/s) */
+  r->jac_fd_tol = r->jac_tol + (r->jac_exact ? 10 * r->jac_fd_err / smin : 0);
   r->eig_closed_vs_numeric =
-      r->nclosed > 0 ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n)
-                     : NAN;
-  r->eig_numeric_vs_fd = eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n);
+      r->nclosed > 0
+          ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
+          : NAN;
+  r->eig_numeric_vs_fd =
+      eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n, r->jac_fd_tol / scale);
   r->eig_disagree = r->eig_numeric_vs_fd;
   if (r->nclosed > 0 && !(r->eig_closed_vs_numeric <= r->eig_disagree))
     r->eig_disagree = r->eig_closed_vs_numeric;
   free(sv);
+  free(xr);
+  ns_tensor_free(x64);
   r->jac_done = 1;
   return;
 fail:
   free(sv);
+  free(xr);
+  ns_tensor_free(x64);
   snprintf(r->jac_skip, sizeof r->jac_skip, "%s failed: %.200s", stage, e[0] ? e : "unknown error");
 }
 
@@ -333,6 +396,14 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   if (bv) ns_tensor_read(s->batch, bv);
   static const char *const names[3] = {"momentum", "cumulative", "exact"};
   for (int k = 0; k < 3; k++) {
+    r->trace_mean[k] = malloc(nb * sizeof *r->trace_mean[k]);
+    r->trace_var[k] = malloc(nb * sizeof *r->trace_var[k]);
+    if (!r->trace_mean[k] || !r->trace_var[k]) {
+      ns_explore_fail(err, "train/eval panel: out of memory");
+      goto out;
+    }
+  }
+  for (int k = 0; k < 3; k++) {
     r->est[k].name = names[k];
     if (ns_running_init(&runs[k], s->momentum, k == 1, k == 2, D, err) != 0) goto out;
   }
@@ -349,8 +420,11 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
       for (size_t i = 0; i < bs; i++) bx[i] = ns_rng_normal(&g, s->train_loc, s->train_scale);
     }
     column_moments(bx, bs, D, bm);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
       if (ns_running_update(&runs[k], bm, D, err) != 0) goto out;
+      r->trace_mean[k][b] = runs[k].mean[0];
+      r->trace_var[k][b] = runs[k].var[0];
+    }
   }
   if (bv)
     memcpy(r->eval_x, bv, E * D * sizeof *bv);

@@ -107,14 +107,25 @@ typedef struct {
   int nnumeric;
   ns_eig *spec_fd; /* LAPACK on the FD J */
   int nfd;
-  double eig_closed_vs_numeric; /* largest |difference| of the sorted eigenvalue lists (NaN
-                                   when no closed form) */
+  double eig_closed_vs_numeric; /* largest |difference| of the eigenvalue lists, paired by
+                                   label (ns_eig_pair; NaN when no closed form) */
   double eig_numeric_vs_fd;
   double eig_disagree; /* the larger of the two */
-  double smax;         /* largest singular value of J */
-  double rank_tol;     /* 1e-10 * smax */
-  int rank;            /* singular values of J above rank_tol */
-  int symmetric;       /* J symmetric (to 1e-12 relative) */
+  /* J, its closed form and LAPACK spectrum are of the exact map (fp64, two-pass) at x
+   * rounded to the dtype; J_fd is of the map on screen (jac_dtype, jac_acc, jac_algo) */
+  int jac_exact;               /* 1 when that differs from the map on screen */
+  ns_dtype jac_dtype, jac_acc; /* the map the finite differences ran on */
+  ns_algo jac_algo;
+  double jac_fd_h;   /* the finite-difference step (one the dtype resolves) */
+  double jac_fd_err; /* the FD's expected relative error at that step: (h/s)^2 + u|x|/(s h);
+                        above 0.5 the dtype cannot resolve the derivative */
+  double jac_fd_s;   /* the s (smallest denominator) that estimate used */
+  double jac_tol;    /* closed form vs LAPACK agree within this (1e-6 of the scale) */
+  double jac_fd_tol; /* LAPACK vs FD agree within this (the FD's accuracy in the dtype) */
+  double smax;       /* largest singular value of J */
+  double rank_tol;   /* 1e-10 * smax */
+  int rank;          /* singular values of J above rank_tol */
+  int symmetric;     /* J symmetric (to 1e-12 relative) */
 
   /* 5 batch (B x D, row-major) */
   size_t B, D;
@@ -134,6 +145,9 @@ typedef struct {
   double *eval_y;      /* eval_n * train_d: normalized under its own statistics (train mode) */
   ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
   int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
+  double *trace_mean[3], *trace_var[3]; /* train_batches values each: feature 1's running mean
+                                           and var of est[k] after each merged batch (the
+                                           screen's figure) */
 
   /* 6b the gap decomposed (rng source): with y_true the eval batch normalized with the
      training distribution's exact mean and variance (train_loc, train_scale^2),
@@ -214,6 +228,13 @@ typedef struct {
 void ns_explore_cache_init(ns_explore_cache *c);
 void ns_explore_cache_free(ns_explore_cache *c);
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err);
+
+/* The entry of list[0..n) to pair an eigenvalue (label, value) with: the closest one with
+ * the same label, unless that is farther than tol*(1+|value|) and one of another label is
+ * closer (then *relabelled = 1). left (may be NULL): multiplicity still unpaired per
+ * entry; entries with none are skipped. -1 when nothing is left. */
+int ns_eig_pair(const ns_eig *list, int n, const int *left, ns_label label, double value,
+                double tol, int *relabelled);
 
 /* The words of a condition: a printf format whose %s is the dtype name and %g the value
  * (ns_cond_format fills them). One table for every caller. */

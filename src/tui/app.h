@@ -10,7 +10,7 @@
 
 typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS } edit_kind;
 
-typedef struct {
+typedef struct tui_app {
   tui_options opt;
   ns_state st;
   tui_viewstate view;    /* focus and cursor: the screen's, not the explorer's */
@@ -27,6 +27,7 @@ typedef struct {
   int colors;
   tui_panel tab;
   int help_open, help_scroll;
+  int figure_open; /* the focused panel's figure fills the screen */
   edit_kind editing;
   char edit[64];
   char msg[NS_ERRLEN + 64];
@@ -38,14 +39,11 @@ typedef struct {
 /* The main loop wakes at least this often (signals, pending redraws). */
 #define TICK_MS 250
 
-/* ---- tui.c ---- */
-/* Puts a formatted message on the status line in a plot style. */
-void tui_message(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Lays the windows out again for the terminal's size (and the prompt's state). */
-void tui_relayout(app *a);
-
 /* ---- keys.c ---- */
-/* Handles one key (code: a curses key code, else a character). Returns 0 to quit. */
-int tui_key(app *a, int code, unsigned ch);
+/* Handles one key (code: a curses key code, else a character) by the keymap. Returns the
+ * TUI_R_* flags for the main loop; it never calls back into tui.c. */
+unsigned tui_key(app *a, int code, unsigned ch);
+/* Puts a formatted message on the message line in a plot style; returns TUI_R_MESSAGE. */
+unsigned tui_say(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

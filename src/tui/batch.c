@@ -1,6 +1,7 @@
 /* batch.c: panel 5, the batch matrix as a heatmap with batch norm (down the columns) and
- * layer norm (across the rows) beside it, and the target example's BN output compared
- * with what it was before the companion changed: a sign flip is marked loudly. */
+ * layer norm (across the rows) beside or below it, and the target example's BN output
+ * compared with what it was before the companion changed: a sign flip is marked loudly.
+ * Whatever does not fit is named, with the key that shows it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +9,86 @@
 
 #include "tui/screen.h"
 
+/* Where everything goes for an inside of iw x ih. */
+typedef struct {
+  int lab, cw; /* row-label columns, cell width */
+  int across;  /* blocks (batch, BN, LN) side by side: 1..3 */
+  int bands;   /* bands of blocks shown one under the other */
+  int blocks;  /* blocks shown: min(3, across * bands) */
+  int vis;     /* matrix rows per band */
+  int tcols;   /* target lines, one per column; a summary line covers the rest */
+  int hint;    /* lines of explanation at the bottom */
+} batch_layout;
+
+/* The layout with nb blocks across at cell width cw. */
+static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, batch_layout *L) {
+  memset(L, 0, sizeof *L);
+  L->lab = 4;
+  L->across = nb;
+  L->cw = cw;
+  L->hint = 1;
+  int minv = B < 2 ? (int)B : 2;
+  /* the target lines take what the matrix leaves, down to none (a summary line) */
+  int body = ih - L->hint;
+  L->tcols = (int)D;
+  if (body - L->tcols < 1 + minv) L->tcols = body - 1 - minv - 1;
+  if (L->tcols < 0) L->tcols = 0;
+  int tail = L->tcols + (L->tcols < (int)D);
+  int avail = ih - L->hint - tail;
+  L->bands = (3 + nb - 1) / nb;
+  while (L->bands > 1 && avail / L->bands - 1 < minv) L->bands--;
+  L->blocks = nb * L->bands < 3 ? nb * L->bands : 3;
+  if (L->blocks < 3 && avail > 2) avail--; /* the note that names what is hidden */
+  L->vis = avail / L->bands - 1;
+  if (L->vis > (int)B) L->vis = (int)B;
+  if (L->vis < 1) L->vis = 1;
+  /* a second explanation line when there is room to spare */
+  if (avail - L->bands * (L->vis + 1) >= 1 && L->blocks == 3) L->hint = 2;
+}
+
+/* The first candidate that shows all three blocks (widest cells, side by side first),
+ * else the one that shows the most. */
+static void layout(size_t B, size_t D, int iw, int ih, batch_layout *L) {
+  static const int cand[][2] = {{3, 8}, {3, 7}, {3, 6}, {2, 8}, {2, 7}, {2, 6},
+                                {3, 5}, {1, 8}, {1, 7}, {1, 6}, {1, 5}};
+  batch_layout best;
+  int have = 0;
+  for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+    if (4 + cand[i][0] * ((int)D * cand[i][1] + 1) > iw) continue;
+    try_layout(B, D, iw, ih, cand[i][0], cand[i][1], L);
+    if (L->blocks == 3) return;
+    if (!have || L->blocks > best.blocks) best = *L;
+    have = 1;
+  }
+  if (have)
+    *L = best;
+  else
+    try_layout(B, D, iw, ih, 1, 5, L);
+}
+
+void tui_batch_geometry(const ns_state *s, int iw, int *lab, int *cw) {
+  batch_layout L;
+  layout(s->batch->shape[0], s->batch->shape[1], iw, 20, &L);
+  *lab = L.lab;
+  *cw = L.cw;
+}
+
+static int first_row(size_t B, int cursor_row, int vis) {
+  int first = cursor_row >= vis ? cursor_row - vis + 1 : 0;
+  if (first > (int)B - vis) first = (int)B - vis;
+  return first < 0 ? 0 : first;
+}
+
+int tui_batch_first_row(const ns_state *s, int cursor_row, int iw, int ih) {
+  batch_layout L;
+  layout(s->batch->shape[0], s->batch->shape[1], iw, ih, &L);
+  return first_row(s->batch->shape[0], cursor_row, L.vis);
+}
+
+static const char *const block_names[3] = {"batch", "BN", "LN"};
+
 void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[96], a[32], b[32];
+  char title[128], a[32], b[32];
   int iw = tui_iw(w), ih = tui_ih(w);
   if (!r->bn || !s->batch) {
     tui_frame(w, "5 Batch", v);
@@ -17,77 +96,71 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     return;
   }
   size_t B = r->B, D = r->D;
-  int lab = 4, cw = lab + 2 * ((int)D * 8 + 1) <= iw ? 8 : 7;
-  int block = (int)D * cw + 1;
-  /* Side by side when the three fit, else batch | BN with LN below when there is room. */
-  int side = lab + 3 * block <= iw;
-  int two = lab + 2 * block <= iw;
-  /* one line per column for the target, then one or two lines saying what to look at */
-  int hint = ih - 1 - ((int)D + 2) >= (int)B ? 2 : 1;
-  /* A wide batch has more columns than lines: the matrix keeps at least min(B, 2) rows,
-   * the target lines get what is left and one line sums up the rest (never drawn over
-   * the matrix). */
-  int minv = B < 2 ? (int)B : 2;
-  int tcols = (int)D;
-  if (ih - 1 - hint - tcols < minv) tcols = ih - 1 - hint - minv - 1;
-  if (tcols < 0) tcols = 0;
-  int tail = tcols + (tcols < (int)D) + hint;
-  int vis = ih - 1 - tail;
-  int ln_below = !side && two && vis >= 2 * (int)B + 1;
-  size_t vis_rows = (size_t)(ln_below ? (vis - 1) / 2 : vis);
-  if (vis_rows < 1) vis_rows = 1;
-  if (vis_rows > B) vis_rows = B;
-  snprintf(title, sizeof title, "5 Batch %zux%zu: BN down columns%s", B, D,
-           side || ln_below ? ", LN across rows" : "");
+  int eval = s->mode == NS_MODE_EVAL;
+  batch_layout L;
+  layout(B, D, iw, ih, &L);
+  snprintf(title, sizeof title, "5 Batch %zux%zu%s: BN columns, LN rows", B, D,
+           eval ? " (train mode)" : "");
   tui_frame(w, title, v);
   double *m = malloc(B * D * sizeof *m);
   if (!m) return;
   ns_tensor_read(s->batch, m);
-  int y0 = 2;
-  tui_printf(w, 1, 1 + lab, PLOT_S_DIM, "%-*s", block, "batch");
-  if (two) tui_printf(w, 1, 1 + lab + block, PLOT_S_DIM, "%-*s", block, "BN");
-  if (side) tui_printf(w, 1, 1 + lab + 2 * block, PLOT_S_DIM, "%-*s", block, "LN");
-  plot_canvas *c = tui_canvas(3 * block, (int)vis_rows, v);
-  if (c) {
-    plot_heatmap(c, 0, 0, m, vis_rows, D, cw, 0, 1);
-    if (two) plot_heatmap(c, block, 0, r->bn, vis_rows, D, cw, 0, 1);
-    if (side) plot_heatmap(c, 2 * block, 0, r->ln, vis_rows, D, cw, 0, 1);
-    tui_blit(w, y0, 1 + lab, c);
-    plot_canvas_free(c);
-  }
-  for (size_t i = 0; i < vis_rows; i++) {
-    int row = (int)i + 1;
-    const char *mark =
-        row == s->target ? (v->ascii ? "T>" : "T\u25b6") : (row == s->companion ? "C*" : "  ");
-    tui_printf(w, y0 + (int)i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
-  }
-  /* the batch cursor */
-  if (v->focused && v->vs->focus == TUI_PANEL_BATCH && v->vs->cursor_row >= 0 &&
-      (size_t)v->vs->cursor_row < vis_rows && v->vs->cursor_col >= 0 &&
-      (size_t)v->vs->cursor_col < D) {
-    char num[32], cell[48];
-    size_t idx = (size_t)v->vs->cursor_row * D + (size_t)v->vs->cursor_col;
-    if (v->edit)
-      snprintf(cell, sizeof cell, "%*.*s_", cw - 2, cw - 2, v->edit);
-    else
-      snprintf(cell, sizeof cell, "%*s ", cw - 1, plot_fmt(m[idx], cw - 1, num, sizeof num));
-    tui_puts(w, y0 + v->vs->cursor_row, 1 + lab + v->vs->cursor_col * cw,
-             PLOT_S_POS | PLOT_F_REVERSE, cell);
-  }
-  int y = y0 + (int)vis_rows;
-  if (ln_below) {
-    tui_printf(w, y++, 1 + lab, PLOT_S_DIM, "LN");
-    c = tui_canvas(block, (int)vis_rows, v);
+  int focused = v->focused && v->vs->focus == TUI_PANEL_BATCH;
+  int crow = focused ? v->vs->cursor_row : 0;
+  int first = first_row(B, crow, L.vis);
+  const double *src[3] = {m, r->bn, r->ln};
+  int block = (int)D * L.cw + 1, y = 1;
+  for (int band = 0; band < L.bands; band++) {
+    for (int k = 0; k < L.across; k++) {
+      int bi = band * L.across + k;
+      if (bi >= L.blocks) break;
+      tui_printf(w, y, 1 + L.lab + k * block, PLOT_S_DIM, "%s", block_names[bi]);
+    }
+    if (band == 0 && B > (size_t)L.vis) { /* rows hidden: which are shown (arrows move) */
+      char where[48];
+      int l = snprintf(where, sizeof where, "rows %d-%d/%zu", first + 1, first + L.vis, B);
+      tui_puts(w, y, iw - l + 1, PLOT_S_DIM, where);
+    }
+    plot_canvas *c = tui_canvas(L.across * block, L.vis, v);
     if (c) {
-      plot_heatmap(c, 0, 0, r->ln, vis_rows, D, cw, 0, 1);
-      tui_blit(w, y, 1 + lab, c);
+      for (int k = 0; k < L.across; k++) {
+        int bi = band * L.across + k;
+        if (bi >= L.blocks) break;
+        plot_heatmap(c, k * block, 0, src[bi] + (size_t)first * D, (size_t)L.vis, D, L.cw, 0, 1);
+      }
+      tui_blit(w, y + 1, 1 + L.lab, c);
       plot_canvas_free(c);
     }
-    y += (int)vis_rows;
+    for (int i = 0; i < L.vis; i++) {
+      int row = first + i + 1;
+      const char *mark = row == s->target      ? (v->ascii ? "T>" : "T\u25b6")
+                         : row == s->companion ? "C*"
+                                               : "  ";
+      tui_printf(w, y + 1 + i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
+    }
+    /* the batch cursor, in the first band's batch block */
+    if (band == 0 && focused && v->vs->cursor_row >= first && v->vs->cursor_row < first + L.vis &&
+        v->vs->cursor_col >= 0 && (size_t)v->vs->cursor_col < D) {
+      char num[32], cell[48];
+      size_t idx = (size_t)v->vs->cursor_row * D + (size_t)v->vs->cursor_col;
+      if (v->edit)
+        snprintf(cell, sizeof cell, "%*.*s_", L.cw - 2, L.cw - 2, v->edit);
+      else
+        snprintf(cell, sizeof cell, "%*s ", L.cw - 1, plot_fmt(m[idx], L.cw - 1, num, sizeof num));
+      tui_puts(w, y + 1 + v->vs->cursor_row - first, 1 + L.lab + v->vs->cursor_col * L.cw,
+               PLOT_S_POS | PLOT_F_REVERSE, cell);
+    }
+    y += L.vis + 1;
   }
   free(m);
-  if (vis_rows < B && y <= ih - tail)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "(%zu more rows)", B - vis_rows);
+  if (L.blocks < 3) {
+    char hidden[32] = "";
+    for (int bi = L.blocks; bi < 3; bi++) {
+      size_t at = strlen(hidden);
+      snprintf(hidden + at, sizeof hidden - at, "%s%s", at ? " and " : "", block_names[bi]);
+    }
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%s: no room here; f shows all three", hidden);
+  }
   /* The target's BN output now, and with the companion's baseline row, in one format. */
   double *tv = malloc(2 * D * sizeof *tv);
   int dec = -1, sci = 2, nw = 1;
@@ -103,26 +176,41 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     }
     free(tv);
   }
-  y = ih - tail + 1;
-  for (size_t j = 0; j < (size_t)tcols && y <= ih - hint; j++, y++) {
+  y = ih - L.hint - L.tcols - (L.tcols < (int)D) + 1;
+  for (int j = 0; j < L.tcols; j++, y++) {
     int flip = r->flip && r->flip[j];
-    tui_printf(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, "T col %zu: %*s (was %*s)%s", j + 1, nw,
-               plot_fmt_table(r->target_now[j], 9, dec, sci, a, sizeof a), nw,
-               plot_fmt_table(r->target_base[j], 9, dec, sci, b, sizeof b), flip ? " FLIP" : "");
+    char line[128];
+    plot_fmt_table(r->target_now[j], 9, dec, sci, a, sizeof a);
+    plot_fmt_table(r->target_base[j], 9, dec, sci, b, sizeof b);
+    /* the whole line, shorter forms first dropping "T " and then the padding */
+    int l = snprintf(line, sizeof line, "T col %d: %*s (was %*s)%s", j + 1, nw, a, nw, b,
+                     flip ? " FLIP" : "");
+    if (l > iw)
+      l = snprintf(line, sizeof line, "col %d: %*s (was %*s)%s", j + 1, nw, a, nw, b,
+                   flip ? " FLIP" : "");
+    if (l > iw)
+      snprintf(line, sizeof line, "col %d: %s (was %s)%s", j + 1, a, b, flip ? " FLIP" : "");
+    tui_puts(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, line);
   }
-  if (tcols < (int)D && y <= ih - hint) {
+  if (L.tcols < (int)D) {
     int more = 0;
-    for (size_t j = (size_t)tcols; j < D; j++) more += r->flip && r->flip[j];
-    tui_printf(w, y, 1, more ? PLOT_S_MARK : PLOT_S_DIM, "T cols %d-%zu: %d FLIP%s", tcols + 1, D,
-               more, more == 1 ? "" : "s");
+    for (size_t j = (size_t)L.tcols; j < D; j++) more += r->flip && r->flip[j];
+    tui_printf(w, y++, 1, more ? PLOT_S_MARK : PLOT_S_DIM, "T cols %d-%zu: %d FLIP%s", L.tcols + 1,
+               D, more, more == 1 ? "" : "s");
   }
-  y = ih - hint + 1;
-  if (r->nflip) {
+  y = ih - L.hint + 1;
+  if (eval) {
+    /* BN in eval mode uses fixed running statistics: rows no longer couple */
+    tui_wrap(w, y, 1, r->nflip ? PLOT_S_MARK : PLOT_S_DIM,
+             r->nflip ? "train-mode FLIP; in eval mode (m) BN uses running stats: no coupling"
+                      : "eval mode (m): BN uses running stats, rows are independent",
+             L.hint);
+  } else if (r->nflip) {
     const char *msg = v->ascii ? "!! SIGN FLIP: T unchanged, only C moved"
                                : "\u26a0 SIGN FLIP: T unchanged, only C moved";
     tui_puts(w, y++, 1, PLOT_S_MARK | PLOT_F_REVERSE, msg);
-    if (hint > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
+    if (L.hint > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
   } else {
-    tui_wrap(w, y, 1, PLOT_S_DIM, "Edit C (Alt-5, arrows, n negates) and watch T's BN value", hint);
+    tui_wrap(w, y, 1, PLOT_S_DIM, "Edit C (Alt-5, arrows, n negates); watch T's BN value", L.hint);
   }
 }

@@ -1,105 +1,230 @@
-/* help.c: the help screen (every key, scrollable) and the key summary line. */
+/* help.c: the help screen and the status line, both built from the keymap (keys.c): the
+ * focused panel's keys and what its numbers mean first, then every key by section, then
+ * a glossary of the words and symbols the panels use without explaining them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tui/screen.h"
 
-static const char *help[] = {
-    "normscope explorer: every key",
-    "",
-    "One normalization of the input x, recomputed and redrawn at every change:",
-    "1 Input, 2 Settings, 3 Output with shift/scale probes, 4 Jacobian spectrum,",
-    "5 Batch companion, 6 Train/eval running statistics, 7 Variance precision.",
-    "",
-    "Moving around",
-    "  Tab / Shift-Tab   next / previous panel (at 80x24, 2 5 6 7 share a tab)",
-    "  Alt-1 .. Alt-7    focus panel 1 .. 7 directly (digits alone type numbers)",
-    "  mouse click       focus a panel or tab, or pick a cell (off: --no-mouse)",
-    "  arrows            move the cursor in the input (batch, when 5 has focus)",
-    "  PgUp / PgDn       scroll the Lua output",
-    "",
-    "Editing the input (or the batch matrix when panel 5 has focus)",
-    "  0-9 - . e         type a number into the cell under the cursor",
-    "  Enter             edit the cell, or apply the number typed; Esc cancels",
-    "  n                 negate the cell under the cursor",
-    "  i / I             insert an element (column) / a row after the cursor",
-    "  x / X             remove the element (column) / the row under the cursor",
-    "",
-    "Settings (panel 2 lists them with their values)",
-    "  k / K             next / previous kind: layer rms batch instance group",
-    "  a                 cycle the reduction axes (default, then each choice)",
-    "  g / G             fewer / more groups (group norm)",
-    "  e / E             eps ten times smaller / larger (below 1e-12: 0)",
-    "  =                 type eps exactly",
-    "  p                 eps placement: inside the sqrt (var) or added to the std",
-    "  d                 ddof 0 / 1",
-    "  c                 centering: default, on, off",
-    "  w                 gamma/beta: none, gamma 2, gamma 2 and beta 0.5",
-    "  t / T             storage dtype / accumulation dtype",
-    "  v                 variance algorithm: two-pass, Welford, raw moments",
-    "  m                 mode: train (batch statistics) / eval (running ones)",
-    "  o / O             momentum halved / doubled;  C  cumulative average",
-    "",
-    "Probes",
-    "  s / S             shift probe x + b*1: b down / up by 1",
-    "  z / Z             scale probe a*x: a halved / doubled (set{scale=-1})",
-    "  < / >             target row of the batch panel",
-    "  [ / ]             companion row of the batch panel",
-    "  j / J             fewer / more training batches;  r  another seed",
-    "",
-    "Everything else",
-    "  u                 undo the last change;  U or Ctrl-R  redo",
-    "  :                 Lua prompt (Esc leaves). set{...} changes the state,",
-    "                    get() returns it, undo() and redo() step back and forth.",
-    "                    Examples: set{kind=\"rms\"}   set{x={3,1,4,1,5}, eps=0}",
-    "                    Tab completes; history is shared with `normscope repl`",
-    "                    Fields of set{} and get(): x kind axes groups eps eps_at",
-    "                    ddof center gamma beta dtype acc algo mode batch baseline",
-    "                    target companion seed train_batches batch_size momentum",
-    "                    train_source (\"rng\" or \"batch\") train_loc train_scale",
-    "                    shift scale focus cursor.  reset() restores the default.",
-    "  ?                 this help (arrows, PgUp/PgDn scroll; Esc, ? or q close)",
-    "  Ctrl-L            redraw the screen",
-    "  q                 quit (Ctrl-C too)",
-    "",
-    "Colours: orange is positive, blue negative (a colour-blind-safe pair);",
-    "NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
+/* What each panel shows and what its unlabelled numbers mean. */
+static const char *const meaning[TUI_PANEL_COUNT] = {
+    [TUI_PANEL_INPUT] =
+        "x as the normalization sees it: rounded to the dtype setting (the footer then says "
+        "'fp64, shown as fp32': stored in fp64, shown and computed in fp32). A rank 3 or 4 "
+        "tensor is shown as rows of its last axis. Footer: mean, std (population) and rms "
+        "of the stored values over all elements; n, min, "
+        "max. The title names the file x came from, if it did.",
+    [TUI_PANEL_SETTINGS] =
+        "Every setting with its keys. A trailing * marks a default (the kind's; for acc, the "
+        "dtype's). Up/Down pick a row; Left/Right (or Enter) press its keys. Axes are "
+        "1-based: {2,3,4} is C,H,W of an (N,C,H,W) tensor.",
+    [TUI_PANEL_OUTPUT] =
+        "y for each element (the list follows the cursor, which it shares with the input), "
+        "then y(x+b) and y(ax): the shift and scale probes; the bars are y, symmetric about "
+        "0. stat k/n: the statistic (the group of elements normalized together) of the "
+        "element under the cursor, k of n, with its mean, var and s, the denominator "
+        "sqrt(var+eps) (std+eps with p; for rms, var is the mean square). max|y'-y|: the "
+        "largest change a probe makes: invariant when it is within the dtype's rounding "
+        "(32 ulps of the largest |y|), NOT invariant otherwise; with eps > 0 no map is exactly "
+        "scale invariant, and the line says so.",
+    [TUI_PANEL_SPECTRUM] =
+        "The eigenvalues of J = dy/dx, three ways: the closed form and LAPACK on the analytic "
+        "J (both of the exact fp64 map at the stored x), and LAPACK on a finite-difference J "
+        "of the map on screen (its dtype, acc and algo, with a step that dtype resolves). "
+        "ones: a statistic's (1,...,1) direction, removed by centering (0). radial: the "
+        "direction x - mean: eps/s^3 (eps/s^2 with p), 0 when eps = 0. bulk: the other "
+        "directions: 1/s. m: the multiplicity. ~ after a value: that method labels the "
+        "eigenvector differently (a constant row has no radial direction). rank r/n: "
+        "singular values above tol = 1e-10 x the largest.",
+    [TUI_PANEL_BATCH] =
+        "A B x D batch matrix, one example per row. BN: batch norm of each column over the "
+        "rows (train mode: batch statistics); LN: layer norm of each row on its own. T: the "
+        "target row whose BN output we watch; C: the companion row you edit. 'T col j: now "
+        "(was before)': T's BN value with C as it is and as it was; FLIP: the sign changed "
+        "though T did not. In eval mode (m) BN uses fixed running statistics and rows no "
+        "longer affect each other; the panel says so.",
+    [TUI_PANEL_TRAIN] =
+        "Running statistics after B training batches of N values (B x N; N(mean, std) draws, "
+        "or rows of the batch matrix): momentum (exponential, as PyTorch), cumulative "
+        "(the average of the batches' unbiased n-1 variances, PyTorch's momentum=None) and "
+        "exact (all values merged, population n). eval: a fresh batch and its own mean and "
+        "var. gap: max|y(running) - y(own statistics)| on it.",
+    [TUI_PANEL_PRECISION] =
+        "The variance of all elements of x (not per statistic) by raw moments "
+        "(E[x^2] - E[x]^2), two-pass and Welford, in the dtype and acc, against fp64 two-pass "
+        "of the stored values. rel err: the relative error. kept: decimal digits that agree "
+        "(-log10 rel err, at most what acc holds); lost: what acc holds minus kept.",
 };
 
-int tui_help_lines(void) {
-  return (int)(sizeof help / sizeof help[0]);
+static const char *const glossary[] = {
+    "ones, radial, bulk: eigen-directions of J (panel 4): the all-ones vector of a statistic, "
+    "x - mean, and everything else.",
+    "s: the denominator sqrt(var + eps) (or std + eps). m: multiplicity of an eigenvalue.",
+    "stat k/n: statistic k of n, the group of elements normalized together.",
+    "kept / lost: decimal digits of the variance that agree with fp64 / that the "
+    "accumulation dtype could have held but lost (panel 7).",
+    "T / C: the target and companion rows of the batch panel. *: a default setting. "
+    "\u25c0 (* with --ascii): the focused panel and the chosen algorithm or estimator.",
+    "ms at the top right: how long the last recompute took (the budget is 16 ms).",
+    "Colours: orange positive, blue negative (a colour-blind-safe pair); --theme dark, light "
+    "or contrast; NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
+};
+
+/* The help text is built for a focus and a width into one static buffer of lines. */
+#define HELP_MAX 400
+static char *lines[HELP_MAX];
+static int styles[HELP_MAX];
+static int nlines;
+static char store[48000];
+static size_t used;
+
+static void add(int style, const char *text) {
+  size_t l = strlen(text) + 1;
+  if (nlines >= HELP_MAX || used + l > sizeof store) return;
+  lines[nlines] = memcpy(store + used, text, l);
+  styles[nlines++] = style;
+  used += l;
+}
+
+/* text wrapped at spaces to width, each line after the first indented by `hang`. */
+static void add_wrapped(int style, const char *text, int width, int indent, int hang) {
+  size_t len = strlen(text), at = 0;
+  int first = 1;
+  while (at < len) {
+    int pad = first ? indent : hang, room = width - pad;
+    if (room < 10) room = 10;
+    size_t n = len - at;
+    if (n > (size_t)room) {
+      n = (size_t)room;
+      while (n > 0 && text[at + n] != ' ') n--;
+      if (n == 0) n = (size_t)room;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%*s%.*s", pad, "", (int)n, text + at);
+    add(style, buf);
+    at += n;
+    while (text[at] == ' ') at++;
+    first = 0;
+  }
+}
+
+static void add_key(const tui_binding *b, const char *text, int width) {
+  char buf[640];
+  snprintf(buf, sizeof buf, "%-20s %s", b->keys, text);
+  add_wrapped(PLOT_S_TEXT, buf, width, 2, 23);
+}
+
+static void build(tui_panel focus, int width) {
+  nlines = 0;
+  used = 0;
+  if (width > 200) width = 200;
+  add(PLOT_S_TITLE, "normscope explorer: keys and meanings");
+  add(PLOT_S_TEXT, "");
+  char head[96];
+  snprintf(head, sizeof head, "%s (the focused panel)", tui_panel_title(focus));
+  add(PLOT_S_LABEL, head);
+  add_wrapped(PLOT_S_TEXT, meaning[focus], width, 2, 2);
+  add(PLOT_S_LABEL, "Its own keys (the setting keys below work everywhere)");
+  for (int i = 0; i < tui_nkeymap; i++) {
+    const tui_binding *b = &tui_keymap[i];
+    if (b->panels == TUI_PALL) continue;
+    if (b->panels & TUI_PBIT(focus))
+      add_key(b, b->help, width);
+    else if (b->elsewhere)
+      add_key(b, b->elsewhere, width);
+    else {
+      char why[256];
+      size_t n = (size_t)snprintf(why, sizeof why, "nothing here (works in");
+      for (int p = 0; p < TUI_PANEL_COUNT; p++)
+        if (b->panels & TUI_PBIT(p))
+          n += (size_t)snprintf(why + n, sizeof why - n, " %s", tui_panel_names[p]);
+      snprintf(why + n, sizeof why - n, ")");
+      add_key(b, why, width);
+    }
+  }
+  for (int sec = 0; sec < TUI_SEC_COUNT; sec++) {
+    add(PLOT_S_TEXT, "");
+    add(PLOT_S_LABEL, tui_section_names[sec]);
+    for (int i = 0; i < tui_nkeymap; i++)
+      if (tui_keymap[i].section == (tui_section)sec)
+        add_key(&tui_keymap[i], tui_keymap[i].help, width);
+    if (sec == TUI_SEC_MOVE)
+      add_wrapped(PLOT_S_TEXT,
+                  "mouse                click: focus a panel or tab, or pick a cell; wheel up "
+                  "and down: scroll the list under the pointer (the Lua output elsewhere) and "
+                  "this help (off: --no-mouse)",
+                  width, 2, 23);
+    if (sec == TUI_SEC_OTHER) {
+      add(PLOT_S_TEXT, "  Settings without a key (set them at the prompt):");
+      for (int i = 0; i < tui_nunbound; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%-20s %s", ns_field_name(tui_unbound_fields[i].field),
+                 tui_unbound_fields[i].how);
+        add_wrapped(PLOT_S_TEXT, buf, width, 4, 25);
+      }
+    }
+    if (sec == TUI_SEC_OTHER)
+      add_wrapped(PLOT_S_TEXT,
+                  "At the prompt: set{kind=\"rms\"} changes the state (one undo step), get() "
+                  "shows it, result() has every number on screen (ns.save(\"y.npy\", "
+                  "result().y)), set{x=ns.load(\"f.npy\")} opens a file, reset() restores the "
+                  "default, dump() prints the state as a set{} line. Tab completes; the "
+                  "history is shared with `normscope repl`.",
+                  width, 2, 2);
+  }
+  add(PLOT_S_TEXT, "");
+  add(PLOT_S_LABEL, "Glossary");
+  for (size_t i = 0; i < sizeof glossary / sizeof glossary[0]; i++)
+    add_wrapped(PLOT_S_TEXT, glossary[i], width, 2, 4);
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
+    if (p == (int)focus) continue;
+    add(PLOT_S_TEXT, "");
+    add(PLOT_S_LABEL, tui_panel_title((tui_panel)p));
+    add_wrapped(PLOT_S_TEXT, meaning[p], width, 2, 2);
+  }
+}
+
+int tui_help_lines(tui_panel focus, int width) {
+  build(focus, width);
+  return nlines;
 }
 
 int tui_draw_help(WINDOW *w, int scroll, const tui_view *v) {
-  int n = tui_help_lines(), ih = tui_ih(w);
+  int ih = tui_ih(w);
+  build(v->vs->focus, tui_iw(w) - 2);
   char title[96];
   snprintf(title, sizeof title, "Help  (lines %d-%d of %d; Esc closes)", scroll + 1,
-           scroll + ih < n ? scroll + ih : n, n);
+           scroll + ih < nlines ? scroll + ih : nlines, nlines);
   tui_view fv = *v;
   fv.focused = 1;
   tui_frame(w, title, &fv);
-  for (int i = 0; i < ih && scroll + i < n; i++) {
-    const char *line = help[scroll + i];
-    int style = line[0] && line[0] != ' ' && i + scroll > 0 ? PLOT_S_LABEL : PLOT_S_TEXT;
-    if (scroll + i == 0) style = PLOT_S_TITLE;
-    tui_puts(w, 1 + i, 2, style, line);
-  }
-  return n;
+  for (int i = 0; i < ih && scroll + i < nlines; i++)
+    tui_puts(w, 1 + i, 2, styles[scroll + i], lines[scroll + i]);
+  return nlines;
 }
 
-const char *tui_settings_keys(int width) {
-  static const char *items[] = {"? help",  "q quit",  ": Lua",   "u undo",  "k kind",
-                                "e/E eps", "a axes",  "g grp",   "p eps@",  "d ddof",
-                                "c ctr",   "w gamma", "t dtype", "T acc",   "v algo",
-                                "m mode",  "o mom",   "s shift", "z scale", "Tab panel"};
-  static char buf[512];
-  size_t n = sizeof items / sizeof items[0];
+/* "k kind": the first key of a binding and its label. */
+static int status_item(const tui_binding *b, char *buf, size_t len) {
+  size_t k = strcspn(b->keys, " ");
+  return snprintf(buf, len, "%.*s %s", (int)k, b->keys, b->label);
+}
+
+const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len) {
+  size_t n = 0;
   buf[0] = 0;
-  size_t len = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t l = strlen(items[i]);
-    if ((int)(len + l + 2) > width) break;
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? "  " : "", items[i]);
-  }
+  /* help, quit and the prompt first, then the focused panel's own keys, then the ones
+   * that work everywhere */
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < tui_nkeymap; i++) {
+      const tui_binding *b = &tui_keymap[i];
+      int other = b->section == TUI_SEC_OTHER;
+      int own = !other && b->panels != TUI_PALL && (b->panels & TUI_PBIT(focus));
+      int all = !other && b->panels == TUI_PALL;
+      if (!b->label || !(pass == 0 ? other : pass == 1 ? own : all)) continue;
+      char item[64];
+      int l = status_item(b, item, sizeof item);
+      if ((int)n + l + 2 > width || n + (size_t)l + 3 > len) return buf;
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "  " : "", item);
+    }
   return buf;
 }

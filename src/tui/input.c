@@ -24,9 +24,9 @@ static void grid_shape(const ns_tensor *x, size_t *rows, size_t *cols) {
 void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[160], shape[64], a[32], b[32], c[32];
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
-  if (v->file) {
-    const char *base = strrchr(v->file, '/');
-    snprintf(title, sizeof title, "1 Input x %s from %s", shape, base ? base + 1 : v->file);
+  if (s->source && s->source[0]) { /* the state's own record of where x came from */
+    const char *base = strrchr(s->source, '/');
+    snprintf(title, sizeof title, "1 Input x %s from %s", shape, base ? base + 1 : s->source);
   } else {
     snprintf(title, sizeof title, "1 Input x %s", shape);
   }
@@ -83,9 +83,14 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       }
       if (col >= cols) break;
       size_t idx = row * cols + col;
-      double val = ns_tensor_get(s->x, idx);
+      /* what the normalization sees: x rounded to the dtype setting (fp16 turns 9998 and
+       * 10002 into 10000, and the grid shows it) */
+      double val = ns_round(ns_tensor_get(s->x, idx), s->dtype);
       int here = here_focus && row == cr && col == cc;
-      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE) : (val < 0 ? PLOT_S_NEG : PLOT_S_TEXT);
+      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
+                       : (val < 0   ? PLOT_S_NEG
+                          : val > 0 ? PLOT_S_POS
+                                    : PLOT_S_TEXT);
       char num[32], cell[48];
       if (here && v->edit) {
         size_t el = strlen(v->edit);
@@ -103,27 +108,36 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   if (windowed) {
     size_t last = l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines;
     if (s->x->rank > 1)
-      snprintf(where, sizeof where, "rows %zu-%zu/%zu cols %zu-%zu/%zu  n %zu", l0 + 1, last, lines,
-               c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
+      snprintf(where, sizeof where,
+               "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu",
+               l0 + 1, last, lines, c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
     else
-      snprintf(where, sizeof where, "lines %zu-%zu/%zu  n %zu", l0 + 1, last, lines, r->n);
+      snprintf(where, sizeof where, "lines" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1,
+               last, lines, r->n);
   }
   /* statistics over all elements */
   if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
-    tui_printf(w, ih, 1, PLOT_S_MARK, "x has %zu NaN %zu Inf: mean %s std %s", r->x_nan, r->x_inf,
+    tui_printf(w, ih, 1, PLOT_S_MARK,
+               "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
                tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
   else
-    tui_printf(w, ih, 1, PLOT_S_LABEL, "mean %s  std %s  rms %s", tui_num(r->x_mean, a, sizeof a),
-               tui_num(r->x_std, b, sizeof b), tui_num(r->x_rms, c, sizeof c));
+    tui_printf(w, ih, 1, PLOT_S_LABEL,
+               "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s",
+               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b),
+               tui_num(r->x_rms, c, sizeof c));
   if (ih >= 4) {
     char d[32], e[32];
+    /* the tensor's own storage first (the normalization rounds it to the dtype setting):
+     * the dtype is the point when they differ */
+    char dt[32];
+    snprintf(dt, sizeof dt, "%s%s%s", ns_dtype_name(s->x->dtype),
+             s->dtype != s->x->dtype ? ", shown as " : "",
+             s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
     if (windowed)
-      tui_puts(w, ih - 1, 1, PLOT_S_DIM, where);
+      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);
     else
-      /* the tensor's own storage; the normalization rounds it to the dtype setting */
-      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "n %zu  min %s  max %s  %s%s%s", r->n,
-                 tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e),
-                 ns_dtype_name(s->x->dtype), s->dtype != s->x->dtype ? " as " : "",
-                 s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
+      tui_printf(w, ih - 1, 1, PLOT_S_DIM,
+                 "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
+                 tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e));
   }
 }

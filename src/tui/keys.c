@@ -1,29 +1,36 @@
-/* keys.c: what a key or a mouse click does in the explorer: the one dispatcher (tui_key),
- * typing a number into a cell, inserting and removing rows and columns, and moving the
- * cursor and the focus.
+/* keys.c: what a key or a mouse click does in the explorer: the one key table
+ * (tui_keymap), its actions, the dispatcher (tui_key), typing a number into a cell and
+ * the mouse.
  *
- * Keys never change state fields themselves: they call explore.h's helpers (or build a
- * patch) which go through ns_state_apply and the undo history; then the whole result is
- * recomputed and every panel redrawn from it.
+ * Keys never change state fields themselves: they call explore/edit.h's helpers (or
+ * build a patch) which go through ns_state_apply and the undo history. An action returns
+ * what the main loop must do next (TUI_R_RECOMPUTE, TUI_R_RELAYOUT, TUI_R_QUIT,
+ * TUI_R_MESSAGE) and never calls back into tui.c.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tui/app.h"
 #include "tui/screen.h"
 
-/* The result of a key helper: an error goes to the message line, nothing changes. */
-static void done(app *a, int rc, const char *err, const char *what) {
-  if (rc < 0)
-    tui_message(a, PLOT_S_MARK, "%s", err);
-  else {
-    a->changed = 1;
-    if (what)
-      tui_message(a, PLOT_S_DIM, "%s", what);
-    else
-      a->msg[0] = 0;
-  }
+unsigned tui_say(app *a, int style, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+  va_end(ap);
+  a->msg_style = style;
+  return TUI_R_MESSAGE;
+}
+
+/* The result of an edit helper: an error goes to the message line, nothing changes. */
+static unsigned done(app *a, int rc, const char *err, const char *what) {
+  if (rc < 0) return tui_say(a, PLOT_S_MARK, "%s", err);
+  if (what) return TUI_R_RECOMPUTE | tui_say(a, PLOT_S_DIM, "%s", what);
+  a->msg[0] = 0;
+  return TUI_R_RECOMPUTE;
 }
 
 /* ---- the matrix under the cursor (input x, or the batch when panel 5 has focus) ---- */
@@ -42,10 +49,10 @@ static void grid(const app *a, size_t *rows, size_t *cols) {
 static void cursor_to(app *a, long r, long c) {
   size_t rows, cols;
   grid(a, &rows, &cols);
+  if ((size_t)(r < 0 ? 0 : r) >= rows) r = (long)rows - 1;
+  if ((size_t)(c < 0 ? 0 : c) >= cols) c = (long)cols - 1;
   if (r < 0) r = 0;
   if (c < 0) c = 0;
-  if ((size_t)r >= rows) r = (long)rows - 1;
-  if ((size_t)c >= cols) c = (long)cols - 1;
   a->view.cursor_row = (int)r;
   a->view.cursor_col = (int)c;
 }
@@ -64,15 +71,11 @@ static void focus(app *a, tui_panel p) {
   clamp_cursor(a);
 }
 
-/* Arrows and typing work on the input unless the batch panel has the focus. */
+/* Typing and Enter work on the input unless the batch panel has the focus. */
 static void matrix_focus(app *a) {
-  if (a->view.focus != TUI_PANEL_INPUT && a->view.focus != TUI_PANEL_BATCH)
+  tui_panel f = a->view.focus;
+  if (f != TUI_PANEL_INPUT && f != TUI_PANEL_BATCH && f != TUI_PANEL_OUTPUT)
     focus(a, TUI_PANEL_INPUT);
-}
-
-static void move_cursor(app *a, int dr, int dc) {
-  matrix_focus(a);
-  cursor_to(a, (long)a->view.cursor_row + dr, (long)a->view.cursor_col + dc);
 }
 
 static size_t cursor_index(const app *a) {
@@ -81,11 +84,21 @@ static size_t cursor_index(const app *a) {
   return (size_t)a->view.cursor_row * cols + (size_t)a->view.cursor_col;
 }
 
+/* The flat element under the cursor, moved by d and kept inside the matrix. */
+static void cursor_flat(app *a, long d) {
+  size_t rows, cols;
+  grid(a, &rows, &cols);
+  long i = (long)cursor_index(a) + d, n = (long)(rows * cols);
+  if (i >= n) i = n - 1;
+  if (i < 0) i = 0;
+  cursor_to(a, i / (long)cols, i % (long)cols);
+}
+
 static double cell_value(const app *a) {
   return ns_tensor_get(on_batch(a) ? a->st.batch : a->st.x, cursor_index(a));
 }
 
-static void set_cell(app *a, double v) {
+static unsigned set_cell(app *a, double v) {
   char err[NS_ERRLEN];
   int rc;
   if (on_batch(a))
@@ -93,46 +106,154 @@ static void set_cell(app *a, double v) {
                            v, err);
   else
     rc = ns_edit_set_x(&a->st, &a->hist, cursor_index(a), v, err);
-  done(a, rc, err, NULL);
+  return done(a, rc, err, NULL);
 }
 
-static void commit_edit(app *a) {
-  char *end;
-  const char *s = a->edit;
-  edit_kind k = a->editing;
-  a->editing = EDIT_NONE;
-  if (!*s) return;
-  errno = 0;
-  double v = strtod(s, &end);
-  while (*end == ' ') end++;
-  if (end == s || *end) {
-    tui_message(a, PLOT_S_MARK, "not a number: \"%s\" (nothing changed)", s);
-    return;
-  }
-  if (k == EDIT_EPS) {
-    char err[NS_ERRLEN];
-    done(a, ns_edit_set_eps(&a->st, &a->hist, v, err), err, NULL);
-  } else {
-    set_cell(a, v);
-  }
+/* Lines a list panel shows: its height less the frame, header and footer lines. */
+static int page_of(const app *a, tui_panel p) {
+  int h = a->lay.panel[p].h - 6;
+  return h < 1 ? 1 : h;
 }
 
-/* Enter on a cell: edit it, starting from its value. */
-static void edit_cell(app *a) {
+/* Elements per screen line of the input when x is a vector (it wraps). */
+static int vector_per(const app *a) {
+  int lab, cw, per;
+  tui_input_geometry(&a->st, a->lay.panel[TUI_PANEL_INPUT].w - 2, &lab, &cw, &per);
+  return per;
+}
+
+/* ---- the settings panel's rows and the spectrum's entries ---- */
+
+static int spectrum_rows(const app *a) {
+  if (!a->have_res || !a->res.jac_done) return 0;
+  return a->res.nclosed > 0 ? a->res.nclosed : a->res.nnumeric;
+}
+
+static void select_row(app *a, tui_panel p, long row, int count) {
+  if (row >= count) row = count - 1;
+  if (row < 0) row = 0;
+  a->view.row[p] = (int)row;
+}
+
+static unsigned settings_step(app *a, int back) {
+  int f = tui_settings_rows[a->view.row[TUI_PANEL_SETTINGS]];
+  for (int i = 0; i < tui_nkeymap; i++) {
+    const tui_binding *b = &tui_keymap[i];
+    if (!(b->fields & NS_FIELDBIT(f))) continue;
+    return b->act(a, back && b->code[1] ? 1 : 0);
+  }
+  return tui_say(a, PLOT_S_DIM, "%s: set it at the prompt (:set{...})", ns_field_name(f));
+}
+
+/* ---- actions: one per row of the key table; `which` is the key's index in its row ---- */
+
+static unsigned act_tab(app *a, int which) {
+  int dir = which ? -1 : 1;
+  focus(a, (tui_panel)(((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT));
+  return TUI_R_NONE;
+}
+
+static unsigned act_alt(app *a, int which) {
+  focus(a, (tui_panel)which);
+  return TUI_R_NONE;
+}
+
+/* Up Down Left Right: the cursor of a matrix, the selected line of a list. */
+static unsigned act_move(app *a, int which) {
+  static const int dr[4] = {-1, 1, 0, 0}, dc[4] = {0, 0, -1, 1};
+  switch (a->view.focus) {
+  case TUI_PANEL_INPUT:
+  case TUI_PANEL_BATCH:
+    if (!on_batch(a) && a->st.x->rank == 1 && dr[which])
+      cursor_flat(a, (long)dr[which] * vector_per(a)); /* a vector wraps: Up/Down a line */
+    else
+      cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
+    break;
+  case TUI_PANEL_OUTPUT: /* the output lists the elements of x in order */
+    cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
+    break;
+  case TUI_PANEL_SPECTRUM:
+    if (!dr[which]) return tui_say(a, PLOT_S_DIM, "the spectrum is one list: Up/Down select");
+    select_row(a, TUI_PANEL_SPECTRUM, a->view.row[TUI_PANEL_SPECTRUM] + dr[which],
+               spectrum_rows(a));
+    break;
+  case TUI_PANEL_SETTINGS:
+    if (dr[which])
+      select_row(a, TUI_PANEL_SETTINGS, a->view.row[TUI_PANEL_SETTINGS] + dr[which], tui_nsettings);
+    else
+      return settings_step(a, which == 2);
+    break;
+  default:
+    break;
+  }
+  return TUI_R_NONE;
+}
+
+/* PgUp PgDn (which 0, 1) and Home End (2, 3). */
+static unsigned act_page(app *a, int which) {
+  tui_panel p = a->view.focus;
+  int end = which >= 2, dir = which % 2 ? 1 : -1;
+  long far = end ? dir * (1L << 30) : 0;
+  long page = page_of(a, p);
+  switch (p) {
+  case TUI_PANEL_INPUT:
+  case TUI_PANEL_BATCH:
+    if (!on_batch(a) && a->st.x->rank == 1)
+      cursor_flat(a, end ? far : dir * page * vector_per(a));
+    else
+      cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
+    break;
+  case TUI_PANEL_OUTPUT:
+    cursor_flat(a, end ? far : dir * page);
+    break;
+  case TUI_PANEL_SPECTRUM:
+  case TUI_PANEL_SETTINGS: {
+    int count = p == TUI_PANEL_SPECTRUM ? spectrum_rows(a) : tui_nsettings;
+    select_row(a, p, end ? far : a->view.row[p] + dir * page, count);
+    break;
+  }
+  default: /* no list here: the Lua output pages instead */
+    if (end) return tui_say(a, PLOT_S_DIM, "Home/End: this panel has no list to go through");
+    tui_prompt_scroll(a->prompt, -dir * 5);
+    break;
+  }
+  return TUI_R_NONE;
+}
+
+static unsigned act_type(app *a, int which) {
+  static const char chars[] = "0123456789-.";
   matrix_focus(a);
   a->editing = EDIT_CELL;
-  plot_fmt(cell_value(a), 17, a->edit, sizeof a->edit);
+  a->edit[0] = chars[which];
+  a->edit[1] = 0;
+  return TUI_R_NONE;
 }
 
-static void insert_remove(app *a, int axis, int insert) {
+/* Enter on a cell: edit it, starting from its value; on a settings row: step it. */
+static unsigned act_enter(app *a, int which) {
+  (void)which;
+  if (a->view.focus == TUI_PANEL_SETTINGS) return settings_step(a, 0);
+  matrix_focus(a);
+  a->editing = EDIT_CELL;
+  /* the digits the stored value has: 9 for fp32, 5 for fp16 and bf16, 17 for fp64 */
+  ns_dtype d = on_batch(a) ? NS_FP64 : a->st.x->dtype;
+  plot_fmt(cell_value(a), d == NS_FP64 ? 17 : d == NS_FP32 ? 11 : 7, a->edit, sizeof a->edit);
+  return TUI_R_NONE;
+}
+
+static unsigned act_negate(app *a, int which) {
+  (void)which;
+  matrix_focus(a);
+  return set_cell(a, -cell_value(a));
+}
+
+/* i I Ins: insert a column (element) / a row / a column after the cursor; x X Del remove. */
+static unsigned insert_remove(app *a, int axis, int insert) {
   matrix_focus(a);
   char err[NS_ERRLEN];
   size_t at = axis == 1 ? (size_t)a->view.cursor_row : (size_t)a->view.cursor_col;
-  if (a->st.x->rank == 1 && !on_batch(a) && axis == 1) {
-    tui_message(a, PLOT_S_MARK,
-                "x is a vector: i/x add and remove elements (set{x=...} for a matrix)");
-    return;
-  }
+  if (a->st.x->rank == 1 && !on_batch(a) && axis == 1 && !insert)
+    return tui_say(a, PLOT_S_MARK, "x is a vector: x removes an element (X would remove it all)");
   if (insert) at++;
   int rc;
   if (on_batch(a))
@@ -141,28 +262,67 @@ static void insert_remove(app *a, int axis, int insert) {
   else
     rc = insert ? ns_edit_x_insert(&a->st, &a->hist, axis, at, err)
                 : ns_edit_x_remove(&a->st, &a->hist, axis, at, err);
-  done(a, rc, err, NULL);
-  if (rc == 0 && insert) move_cursor(a, axis == 1 ? 1 : 0, axis == 2 ? 1 : 0);
+  unsigned r = done(a, rc, err, NULL);
+  if (rc == 0 && insert)
+    cursor_to(a, (long)a->view.cursor_row + (axis == 1), (long)a->view.cursor_col + (axis == 2));
   clamp_cursor(a);
+  return r;
 }
 
-static int apply(app *a, ns_state_patch *p, const char *what) {
+static unsigned act_insert(app *a, int which) {
+  return insert_remove(a, which == 1 ? 1 : 2, 1);
+}
+static unsigned act_remove(app *a, int which) {
+  return insert_remove(a, which == 1 ? 1 : 2, 0);
+}
+
+static unsigned apply(app *a, ns_state_patch *p, const char *what) {
   char err[NS_ERRLEN];
-  int rc = ns_history_apply(&a->hist, &a->st, p, err);
-  done(a, rc, err, what);
-  return rc;
+  return done(a, ns_history_apply(&a->hist, &a->st, p, err), err, what);
 }
 
-static void cycle_axes(app *a) {
+/* k K: the next kind the input's rank allows; the skipped ones are named with the reason. */
+#define NKINDS ((int)NS_KIND_GROUP + 1)
+static unsigned act_kind(app *a, int which) {
+  char err[NS_ERRLEN];
+  ns_kind old = a->st.kind;
+  int dir = which ? -1 : 1;
+  if (ns_edit_cycle_kind(&a->st, &a->hist, dir, err) != 0)
+    return tui_say(a, PLOT_S_MARK, "%s", err);
+  char skipped[96] = "", why[NS_ERRLEN] = "";
+  for (int k = ((int)old + dir + NKINDS) % NKINDS; k != (int)a->st.kind;
+       k = (k + dir + NKINDS) % NKINDS) {
+    size_t at = strlen(skipped);
+    snprintf(skipped + at, sizeof skipped - at, "%s%s", at ? ", " : "", ns_kind_name((ns_kind)k));
+    if (!why[0]) { /* the reason the first skipped kind gives, from the core's own check */
+      ns_spec sp;
+      ns_state_spec(&a->st, &sp);
+      sp.kind = (ns_kind)k;
+      sp.axes = 0;
+      ns_norm_plan plan;
+      memset(&plan, 0, sizeof plan);
+      if (ns_norm_plan_make(a->st.x->rank, a->st.x->shape, &sp, &plan, why) == 0) why[0] = 0;
+      ns_norm_plan_free(&plan);
+    }
+  }
+  if (skipped[0])
+    return TUI_R_RECOMPUTE | tui_say(a, PLOT_S_DIM, "kind %s; skipped %s: %s",
+                                     ns_kind_name(a->st.kind), skipped, why[0] ? why : "not here");
+  a->msg[0] = 0;
+  return TUI_R_RECOMPUTE;
+}
+
+static unsigned act_axes(app *a, int which) {
   ns_state_patch p;
   ns_patch_init(&p);
   unsigned all = (1u << a->st.x->rank) - 1;
   ns_patch_set(&p, NS_F_AXES);
-  p.v.axes = (a->st.axes + 1) & all;
-  apply(a, &p, NULL);
+  p.v.axes = (a->st.axes + (which ? all : 1)) & all;
+  return apply(a, &p, NULL);
 }
 
-static void cycle_affine(app *a) {
+static unsigned act_affine(app *a, int which) {
+  (void)which;
   static const double two = 2, half = 0.5;
   ns_state_patch p;
   ns_patch_init(&p);
@@ -177,12 +337,57 @@ static void cycle_affine(app *a) {
     p.v.beta = (double *)&half;
     p.v.nbeta = 1;
   }
-  apply(a, &p, NULL);
+  return apply(a, &p, NULL);
 }
 
-static void step_row(app *a, int which, int dir) {
+/* Edit helpers that step one setting: (state, history, dir, err). */
+#define STEP_ACTION(name, fn, d0, d1)                                                              \
+  static unsigned name(app *a, int which) {                                                        \
+    char err[NS_ERRLEN];                                                                           \
+    return done(a, fn(&a->st, &a->hist, which ? (d1) : (d0), err), err, NULL);                     \
+  }
+#define TOGGLE_ACTION(name, fn)                                                                    \
+  static unsigned name(app *a, int which) {                                                        \
+    (void)which;                                                                                   \
+    char err[NS_ERRLEN];                                                                           \
+    return done(a, fn(&a->st, &a->hist, err), err, NULL);                                          \
+  }
+STEP_ACTION(act_groups, ns_edit_groups_step, -1, 1)
+STEP_ACTION(act_eps, ns_edit_eps_decade, -1, 1)
+STEP_ACTION(act_dtype, ns_edit_cycle_dtype, 1, -1)
+STEP_ACTION(act_acc, ns_edit_cycle_acc, 1, -1)
+STEP_ACTION(act_algo, ns_edit_cycle_algo, 1, -1)
+STEP_ACTION(act_momentum, ns_edit_momentum_step, -1, 1)
+TOGGLE_ACTION(act_eps_at, ns_edit_toggle_eps_at)
+TOGGLE_ACTION(act_ddof, ns_edit_toggle_ddof)
+TOGGLE_ACTION(act_center, ns_edit_cycle_center)
+TOGGLE_ACTION(act_mode, ns_edit_toggle_mode)
+TOGGLE_ACTION(act_cumulative, ns_edit_toggle_cumulative)
+
+static unsigned act_eps_exact(app *a, int which) {
+  (void)which;
+  a->editing = EDIT_EPS;
+  a->edit[0] = 0;
+  return TUI_R_NONE;
+}
+
+static unsigned act_shift(app *a, int which) {
+  char err[NS_ERRLEN];
+  return done(a, ns_edit_set_shift(&a->st, &a->hist, a->st.shift + (which ? 1 : -1), err), err,
+              NULL);
+}
+
+static unsigned act_scale(app *a, int which) {
+  char err[NS_ERRLEN];
+  double s = which ? a->st.scale * 2 : a->st.scale / 2;
+  return done(a, ns_edit_set_scale(&a->st, &a->hist, s, err), err, NULL);
+}
+
+/* < > the target row, [ ] the companion (which 0: previous, 1: next). */
+static unsigned step_row(app *a, int companion, int dir) {
   size_t B = a->st.batch->shape[0];
-  int cur = which ? a->st.companion : a->st.target, other = which ? a->st.target : a->st.companion;
+  int cur = companion ? a->st.companion : a->st.target;
+  int other = companion ? a->st.target : a->st.companion;
   int r = cur;
   for (size_t k = 0; k < B; k++) {
     r += dir;
@@ -190,79 +395,272 @@ static void step_row(app *a, int which, int dir) {
     if (r > (int)B) r = 1;
     if (r != other) break;
   }
-  if (r == cur) {
-    tui_message(a, PLOT_S_DIM, "the batch has %zu rows; add one with I while panel 5 has focus", B);
-    return;
-  }
+  if (r == cur)
+    return tui_say(a, PLOT_S_DIM, "the batch has %zu rows; add one with I while panel 5 has focus",
+                   B);
   char err[NS_ERRLEN];
-  done(a,
-       which ? ns_edit_set_companion(&a->st, &a->hist, r, err)
-             : ns_edit_set_target(&a->st, &a->hist, r, err),
-       err, NULL);
+  return done(a,
+              companion ? ns_edit_set_companion(&a->st, &a->hist, r, err)
+                        : ns_edit_set_target(&a->st, &a->hist, r, err),
+              err, NULL);
+}
+static unsigned act_target(app *a, int which) {
+  return step_row(a, 0, which ? 1 : -1);
+}
+static unsigned act_companion(app *a, int which) {
+  return step_row(a, 1, which ? 1 : -1);
 }
 
-static void train_batches(app *a, int dir) {
+static unsigned act_batches(app *a, int which) {
   ns_state_patch p;
   ns_patch_init(&p);
-  long n = dir > 0 ? (long)a->st.train_batches * 2 : a->st.train_batches / 2;
+  long n = which ? (long)a->st.train_batches * 2 : a->st.train_batches / 2;
   if (n < 1) n = 1;
   if (n > NS_EXPLORE_MAX_BATCHES) n = NS_EXPLORE_MAX_BATCHES;
   ns_patch_set(&p, NS_F_TRAIN_BATCHES);
   p.v.train_batches = (int)n;
-  apply(a, &p, NULL);
+  return apply(a, &p, NULL);
 }
 
-static void new_seed(app *a) {
+static unsigned act_seed(app *a, int which) {
+  (void)which;
   ns_state_patch p;
   ns_patch_init(&p);
   ns_patch_set(&p, NS_F_SEED);
   p.v.seed = a->st.seed + 1;
-  apply(a, &p, NULL);
+  return apply(a, &p, NULL);
 }
 
-static void do_undo(app *a, int redo) {
+static unsigned act_undo(app *a, int which) {
+  int redo = which > 0;
   int ok = redo ? ns_history_redo(&a->hist, &a->st) : ns_history_undo(&a->hist, &a->st);
-  if (ok) {
-    a->changed = 1;
-    tui_message(a, PLOT_S_DIM, "%s (%zu undo, %zu redo left)", redo ? "redone" : "undone",
-                a->hist.nundo, a->hist.nredo);
-    clamp_cursor(a);
-  } else {
-    tui_message(a, PLOT_S_DIM, "nothing to %s", redo ? "redo" : "undo");
+  if (!ok) return tui_say(a, PLOT_S_DIM, "nothing to %s", redo ? "redo" : "undo");
+  clamp_cursor(a);
+  return TUI_R_RECOMPUTE | tui_say(a, PLOT_S_DIM, "%s (%zu undo, %zu redo left)",
+                                   redo ? "redone" : "undone", a->hist.nundo, a->hist.nredo);
+}
+
+static unsigned act_prompt(app *a, int which) {
+  (void)which;
+  tui_prompt_open(a->prompt);
+  return TUI_R_RELAYOUT;
+}
+
+static unsigned act_help(app *a, int which) {
+  (void)which;
+  a->help_open = 1;
+  a->help_scroll = 0;
+  return TUI_R_NONE;
+}
+
+static unsigned act_figure(app *a, int which) {
+  (void)which;
+  a->figure_open = !a->figure_open;
+  return TUI_R_NONE;
+}
+
+static unsigned act_redraw(app *a, int which) {
+  (void)which;
+  (void)a;
+  return TUI_R_REPAINT;
+}
+
+static unsigned act_quit(app *a, int which) {
+  (void)a;
+  (void)which;
+  return TUI_R_QUIT;
+}
+
+/* ---- the table ---- */
+
+#define P(x) TUI_PBIT(TUI_PANEL_##x)
+#define LISTS (P(INPUT) | P(OUTPUT) | P(SPECTRUM) | P(SETTINGS) | P(BATCH))
+#define F(x) NS_FIELDBIT(NS_F_##x)
+#define K(x) TUI_KEY(KEY_##x)
+
+const char *const tui_section_names[TUI_SEC_COUNT] = {
+    "Moving around", "Editing the input (the batch matrix when panel 5 has focus)",
+    "Settings (panel 2 lists them with their values)", "Probes", "Everything else"};
+
+/* clang-format off */
+const tui_binding tui_keymap[] = {
+  {"Tab S-Tab", {'\t', K(BTAB)}, act_tab, TUI_PALL, NULL, "panel",
+   "next / previous panel (at 80x24, panels 2 5 6 7 share one place)", TUI_SEC_MOVE, 0},
+  {"Alt-1..7",
+   {TUI_ALT('1'), TUI_ALT('2'), TUI_ALT('3'), TUI_ALT('4'), TUI_ALT('5'), TUI_ALT('6'),
+    TUI_ALT('7')}, act_alt, TUI_PALL, NULL, NULL,
+   "Alt-1 .. Alt-7: focus panel 1 .. 7 (digits alone type numbers)", TUI_SEC_MOVE, 0},
+  {"Up Down Left Right", {K(UP), K(DOWN), K(LEFT), K(RIGHT)}, act_move,
+   P(INPUT) | P(OUTPUT) | P(SPECTRUM) | P(SETTINGS) | P(BATCH), NULL, "move",
+   "move the cursor (input, batch), the element (output), the entry (spectrum); "
+   "settings: Up/Down pick a row, Left/Right step it", TUI_SEC_MOVE, 0},
+  {"PgUp PgDn Home End", {K(PPAGE), K(NPAGE), K(HOME), K(END)}, act_page, LISTS,
+   "panels 6 and 7 have no list: PgUp/PgDn page the Lua output there", "page",
+   "a page up / down, first / last line of the focused list", TUI_SEC_MOVE, 0},
+  {"0-9 - .", {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '.'},
+   act_type, P(INPUT) | P(OUTPUT) | P(BATCH), "types into the input cell (the focus moves there)",
+   NULL, "type a number into the cell under the cursor (Enter applies, Esc cancels)",
+   TUI_SEC_EDIT, F(X) | F(BATCH)},
+  {"Enter", {'\r', '\n', K(ENTER)}, act_enter, P(INPUT) | P(OUTPUT) | P(BATCH) | P(SETTINGS),
+   "edits the input cell under the cursor", "edit",
+   "edit the cell under the cursor; on a settings row: step it", TUI_SEC_EDIT, 0},
+  {"n", {'n'}, act_negate, P(INPUT) | P(OUTPUT) | P(BATCH), "negates the input cell",
+   NULL, "negate the cell under the cursor", TUI_SEC_EDIT, 0},
+  {"i I Ins", {'i', 'I', K(IC)}, act_insert, P(INPUT) | P(OUTPUT) | P(BATCH),
+   "inserts into the input", NULL,
+   "insert an element (column) / a row / a column after the cursor", TUI_SEC_EDIT, 0},
+  {"x X Del", {'x', 'X', K(DC)}, act_remove, P(INPUT) | P(OUTPUT) | P(BATCH),
+   "removes from the input", NULL,
+   "remove the element (column) / the row / the column under the cursor", TUI_SEC_EDIT,
+   F(X) | F(BATCH)},
+  {"k K", {'k', 'K'}, act_kind, TUI_PALL, NULL, "kind",
+   "next / previous kind the input's rank allows (layer rms batch instance group)",
+   TUI_SEC_SETTINGS, F(KIND)},
+  {"a A", {'a', 'A'}, act_axes, TUI_PALL, NULL, "axes",
+   "next / previous reduction axes (1-based; default, then each subset)", TUI_SEC_SETTINGS,
+   F(AXES)},
+  {"g G", {'g', 'G'}, act_groups, TUI_PALL, NULL, "grp", "fewer / more groups (group norm)",
+   TUI_SEC_SETTINGS, F(GROUPS)},
+  {"e E", {'e', 'E'}, act_eps, TUI_PALL, NULL, "eps",
+   "eps ten times smaller / larger (below 1e-12: 0)", TUI_SEC_SETTINGS, F(EPS)},
+  {"=", {'='}, act_eps_exact, TUI_PALL, NULL, NULL, "type eps exactly", TUI_SEC_SETTINGS,
+   F(EPS)},
+  {"p", {'p'}, act_eps_at, TUI_PALL, NULL, "eps@",
+   "eps placement: inside the sqrt (var) or added to the std", TUI_SEC_SETTINGS, F(EPS_AT)},
+  {"d", {'d'}, act_ddof, TUI_PALL, NULL, "ddof", "ddof 0 (n) / 1 (n-1)", TUI_SEC_SETTINGS,
+   F(DDOF)},
+  {"c", {'c'}, act_center, TUI_PALL, NULL, "ctr", "centering: default, on, off",
+   TUI_SEC_SETTINGS, F(CENTER)},
+  {"w", {'w'}, act_affine, TUI_PALL, NULL, "gamma",
+   "gamma/beta: none, gamma 2, gamma 2 and beta 0.5", TUI_SEC_SETTINGS, F(GAMMA) | F(BETA)},
+  {"t", {'t'}, act_dtype, TUI_PALL, NULL, "dtype", "storage dtype: fp64 fp32 fp16 bf16",
+   TUI_SEC_SETTINGS, F(DTYPE)},
+  {"T", {'T'}, act_acc, TUI_PALL, NULL, "acc", "accumulation dtype (default: the dtype's)",
+   TUI_SEC_SETTINGS, F(ACC)},
+  {"v", {'v'}, act_algo, TUI_PALL, NULL, "algo",
+   "variance algorithm: two-pass, Welford, raw moments", TUI_SEC_SETTINGS, F(ALGO)},
+  {"m", {'m'}, act_mode, TUI_PALL, NULL, "mode",
+   "mode: train (batch statistics) / eval (running ones)", TUI_SEC_SETTINGS, F(MODE)},
+  {"o O", {'o', 'O'}, act_momentum, TUI_PALL, NULL, "mom", "momentum halved / doubled",
+   TUI_SEC_SETTINGS, F(MOMENTUM)},
+  {"C", {'C'}, act_cumulative, TUI_PALL, NULL, NULL,
+   "running statistics: momentum / cumulative average", TUI_SEC_SETTINGS, F(MOMENTUM)},
+  {"s S", {'s', 'S'}, act_shift, TUI_PALL, NULL, "shift", "shift probe x + b: b down / up by 1",
+   TUI_SEC_PROBES, F(SHIFT)},
+  {"z Z", {'z', 'Z'}, act_scale, TUI_PALL, NULL, "scale",
+   "scale probe a x: a halved / doubled (set{scale=-1} for a sign)", TUI_SEC_PROBES, F(SCALE)},
+  {"< >", {'<', '>'}, act_target, TUI_PALL, NULL, NULL,
+   "previous / next target row T of the batch panel", TUI_SEC_PROBES, F(TARGET)},
+  {"[ ]", {'[', ']'}, act_companion, TUI_PALL, NULL, NULL,
+   "previous / next companion row C of the batch panel", TUI_SEC_PROBES, F(COMPANION)},
+  {"j J", {'j', 'J'}, act_batches, TUI_PALL, NULL, NULL,
+   "half / twice as many training batches", TUI_SEC_PROBES, F(TRAIN_BATCHES)},
+  {"r", {'r'}, act_seed, TUI_PALL, NULL, NULL, "another seed for the training draws",
+   TUI_SEC_PROBES, F(SEED)},
+  {"u U C-r", {'u', 'U', TUI_CTRL('r')}, act_undo, TUI_PALL, NULL, "undo",
+   "undo the last change / redo (U or Ctrl-R)", TUI_SEC_OTHER, 0},
+  {":", {':'}, act_prompt, TUI_PALL, NULL, "Lua",
+   "Lua prompt: set{...}, get(), result(), :w FILE saves, :e FILE loads; Esc leaves",
+   TUI_SEC_OTHER, 0},
+  {"f", {'f'}, act_figure, TUI_PALL, NULL, "figure",
+   "the focused panel's figure, large and live (f or Esc closes)", TUI_SEC_OTHER, 0},
+  {"? F1", {'?', TUI_KEY(KEY_F(1))}, act_help, TUI_PALL, NULL, "help",
+   "this help: the focused panel first (arrows, PgUp/PgDn, wheel scroll; Esc closes)",
+   TUI_SEC_OTHER, 0},
+  {"C-l", {TUI_CTRL('l')}, act_redraw, TUI_PALL, NULL, NULL, "redraw the screen",
+   TUI_SEC_OTHER, 0},
+  {"q Q", {'q', 'Q'}, act_quit, TUI_PALL, NULL, "quit", "quit (Ctrl-C too)", TUI_SEC_OTHER, 0},
+};
+/* clang-format on */
+const int tui_nkeymap = (int)(sizeof tui_keymap / sizeof tui_keymap[0]);
+
+/* The fields no key changes, and why (every other field is some row's `fields`). */
+const tui_unbound tui_unbound_fields[] = {
+    {NS_F_SOURCE, "where x came from: set by opening a file (normscope FILE, :e FILE)"},
+    {NS_F_BASELINE, "follows the companion row; set{baseline={...}} fixes it"},
+    {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
+    {NS_F_TRAIN_SOURCE, "set{train_source=\"batch\"} trains on the batch matrix's rows"},
+    {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
+    {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
+};
+const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
+
+static const tui_binding *lookup(int code, int *which) {
+  for (int i = 0; i < tui_nkeymap; i++)
+    for (int k = 0; k < TUI_MAXCODES && tui_keymap[i].code[k]; k++)
+      if (tui_keymap[i].code[k] == code) {
+        if (which) *which = k;
+        return &tui_keymap[i];
+      }
+  return NULL;
+}
+
+const tui_binding *tui_binding_of(int code) {
+  return lookup(code, NULL);
+}
+
+const char *tui_field_keys(int f, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < tui_nkeymap && n < len; i++)
+    if (tui_keymap[i].fields & NS_FIELDBIT(f))
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", tui_keymap[i].keys);
+  return buf;
+}
+
+/* Word k of a binding's key names ("k K" -> "K"). */
+static const char *key_word(const tui_binding *b, int k, char *buf, size_t len) {
+  const char *s = b->keys;
+  for (int i = 0; i < k && s; i++) {
+    s = strchr(s, ' ');
+    if (s) s++;
   }
+  if (!s) s = b->keys;
+  size_t l = strcspn(s, " ");
+  snprintf(buf, len, "%.*s", (int)l, s);
+  return buf;
 }
 
-/* ---- keys ---- */
-
-/* Keys that only step or toggle one setting through explore.h's helpers. */
-static const struct {
-  unsigned char key;
-  int (*step)(ns_state *, ns_history *, int dir, char *err);
-  int dir;
-} step_keys[] = {
-    {'k', ns_edit_cycle_kind, 1},    {'K', ns_edit_cycle_kind, -1},
-    {'g', ns_edit_groups_step, -1},  {'G', ns_edit_groups_step, 1},
-    {'e', ns_edit_eps_decade, -1},   {'E', ns_edit_eps_decade, 1},
-    {'t', ns_edit_cycle_dtype, 1},   {'T', ns_edit_cycle_acc, 1},
-    {'v', ns_edit_cycle_algo, 1},    {'o', ns_edit_momentum_step, -1},
-    {'O', ns_edit_momentum_step, 1},
-};
-static const struct {
-  unsigned char key;
-  int (*toggle)(ns_state *, ns_history *, char *err);
-} toggle_keys[] = {
-    {'p', ns_edit_toggle_eps_at}, {'d', ns_edit_toggle_ddof},       {'c', ns_edit_cycle_center},
-    {'m', ns_edit_toggle_mode},   {'C', ns_edit_toggle_cumulative},
-};
-
-static int is_number_char(unsigned c) {
-  return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+';
+/* A key pressed where it does nothing: say where it works. */
+static unsigned why_not(app *a, const tui_binding *b, int which) {
+  char key[16], where[160] = "";
+  size_t n = 0;
+  for (int p = 0; p < TUI_PANEL_COUNT; p++)
+    if (b->panels & TUI_PBIT(p))
+      n += (size_t)snprintf(where + n, sizeof where - n, "%s%s", n ? ", " : "", tui_panel_names[p]);
+  return tui_say(a, PLOT_S_DIM, "%s does nothing in %s: it works in %s",
+                 key_word(b, which, key, sizeof key), tui_panel_title(a->view.focus), where);
 }
 
-static void key_edit(app *a, int code, unsigned ch) {
+/* ---- typing a number ---- */
+
+static unsigned commit_edit(app *a) {
+  char *end;
+  const char *s = a->edit;
+  edit_kind k = a->editing;
+  a->editing = EDIT_NONE;
+  if (!*s) return tui_say(a, PLOT_S_DIM, "nothing typed (nothing changed)");
+  errno = 0;
+  double v = strtod(s, &end);
+  while (*end == ' ') end++;
+  if (end == s || *end) {
+    const char *hint = strchr(s, ',')   ? "; decimals take a point: 1.5"
+                       : strchr(s, ' ') ? "; one number per cell"
+                                        : "";
+    return tui_say(a, PLOT_S_MARK, "not a number: \"%s\"%s (nothing changed)", s, hint);
+  }
+  if (k == EDIT_EPS) {
+    char err[NS_ERRLEN];
+    return done(a, ns_edit_set_eps(&a->st, &a->hist, v, err), err, NULL);
+  }
+  return set_cell(a, v);
+}
+
+/* While a number is typed every printable character goes into it (so "1,5" shows as
+ * typed and is refused whole on Enter, never read as 15). */
+static unsigned key_edit(app *a, int code, unsigned ch) {
   size_t len = strlen(a->edit);
-  if (!code && (is_number_char(ch) || ch == 'e' || ch == 'E' || ch == 'i' || ch == 'n' ||
-                ch == 'f' || ch == 'a')) {
+  if (!code && ch >= 32 && ch < 127) {
     if (len + 1 < sizeof a->edit) {
       a->edit[len] = (char)ch;
       a->edit[len + 1] = 0;
@@ -272,279 +670,147 @@ static void key_edit(app *a, int code, unsigned ch) {
      * the letters typed next ("nan", "inf") into setting keys */
     if (len) a->edit[len - 1] = 0;
   } else if ((code && ch == KEY_ENTER) || (!code && (ch == '\n' || ch == '\r'))) {
-    commit_edit(a);
+    return commit_edit(a);
   } else if (!code && ch == 27) {
     a->editing = EDIT_NONE;
-    tui_message(a, PLOT_S_DIM, "edit cancelled");
+    return tui_say(a, PLOT_S_DIM, "edit cancelled");
   } else if (code && (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_LEFT || ch == KEY_RIGHT) &&
              a->editing == EDIT_CELL) {
-    commit_edit(a);
-    move_cursor(a,
-                ch == KEY_UP     ? -1
-                : ch == KEY_DOWN ? 1
-                                 : 0,
-                ch == KEY_LEFT    ? -1
-                : ch == KEY_RIGHT ? 1
-                                  : 0);
+    unsigned r = commit_edit(a);
+    if (a->msg_style == PLOT_S_MARK && (r & TUI_R_MESSAGE)) return r;
+    int w = ch == KEY_UP ? 0 : ch == KEY_DOWN ? 1 : ch == KEY_LEFT ? 2 : 3;
+    return r | act_move(a, w);
   } else {
-    tui_message(a, PLOT_S_DIM, "typing a number: Enter applies, Esc cancels");
+    return tui_say(a, PLOT_S_DIM, "typing a number: Enter applies, Esc cancels");
   }
+  return TUI_R_NONE;
 }
 
-static void cycle_focus(app *a, int dir) {
-  focus(a, (tui_panel)(((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT));
+/* ---- the mouse ---- */
+
+static unsigned wheel(app *a, int p, int down) {
+  if (p < 0 || p == TUI_PANEL_TRAIN || p == TUI_PANEL_PRECISION) {
+    tui_prompt_scroll(a->prompt, down ? -3 : 3);
+    return TUI_R_NONE;
+  }
+  focus(a, (tui_panel)p);
+  unsigned r = 0;
+  for (int i = 0; i < 3; i++) r |= act_move(a, down ? 1 : 0);
+  return r;
 }
 
-static void mouse(app *a) {
+static unsigned mouse(app *a) {
   MEVENT ev;
-  if (getmouse(&ev) != OK) return;
-  if (ev.bstate & (BUTTON4_PRESSED)) {
-    tui_prompt_scroll(a->prompt, 3);
-    return;
+  if (getmouse(&ev) != OK) return TUI_R_NONE;
+  int up = (ev.bstate & BUTTON4_PRESSED) != 0;
+#ifdef BUTTON5_PRESSED
+  int down = (ev.bstate & BUTTON5_PRESSED) != 0;
+#else
+  int down = 0;
+#endif
+  if (a->help_open) {
+    if (up || down) a->help_scroll += down ? 3 : -3;
+    return TUI_R_NONE;
   }
-  if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED))) return;
   int p = tui_layout_hit(&a->lay, ev.y, ev.x);
-  if (p < 0) return;
+  if (up || down) return wheel(a, p, down);
+  if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED))) return TUI_R_NONE;
+  if (p < 0) return TUI_R_NONE;
   focus(a, (tui_panel)p);
   tui_rect r = a->lay.panel[p];
-  /* a click on a cell of the input vector or of the batch moves the cursor there */
-  if ((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y) {
-    size_t rows, cols;
-    grid(a, &rows, &cols);
-    int vec = p == TUI_PANEL_INPUT && a->st.x->rank == 1;
-    int lab = 4, cw = 8, per = 1;
-    if (p == TUI_PANEL_INPUT)
-      tui_input_geometry(&a->st, r.w - 2, &lab, &cw, &per);
-    else if (4 + 2 * ((int)cols * 8 + 1) > r.w - 2)
-      cw = 7; /* batch.c */
-    int row = ev.y - r.y - 2, col = (ev.x - r.x - 1 - lab) / cw;
-    if (ev.x < r.x + 1 + lab || row < 0) return;
-    if (vec) { /* the vector wraps (input.c) */
-      if (col >= per) return;
-      int vis = r.h - 5, cur_line = a->view.cursor_col / per;
-      int l0 = a->view.focus == TUI_PANEL_INPUT && cur_line >= vis ? cur_line - vis + 1 : 0;
-      col += (row + l0) * per;
-      row = 0;
-    } else if (p == TUI_PANEL_INPUT && a->view.focus == TUI_PANEL_INPUT) {
-      /* the window onto a large matrix follows the cursor (input.c) */
-      int vis = r.h - 5;
-      if (a->view.cursor_row >= vis) row += a->view.cursor_row - vis + 1;
-      if (a->view.cursor_col >= per) col += a->view.cursor_col - per + 1;
-    }
-    if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols && ev.x > r.x + lab) {
-      a->view.cursor_row = row;
-      a->view.cursor_col = col;
-      clamp_cursor(a);
-    }
+  /* a click on a cell of the input or of the batch moves the cursor there */
+  if (!((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y)) return TUI_R_NONE;
+  size_t rows, cols;
+  grid(a, &rows, &cols);
+  int lab, cw, per;
+  if (p == TUI_PANEL_INPUT)
+    tui_input_geometry(&a->st, r.w - 2, &lab, &cw, &per);
+  else
+    tui_batch_geometry(&a->st, r.w - 2, &lab, &cw);
+  int row = ev.y - r.y - 2, col = (ev.x - r.x - 1 - lab) / cw;
+  if (ev.x < r.x + 1 + lab || row < 0) return TUI_R_NONE;
+  int vis = r.h - 5;
+  if (p == TUI_PANEL_INPUT && a->st.x->rank == 1) { /* the vector wraps (input.c) */
+    if (col >= per) return TUI_R_NONE;
+    int cur_line = a->view.cursor_col / per;
+    int l0 = cur_line >= vis ? cur_line - vis + 1 : 0;
+    col += (row + l0) * per;
+    row = 0;
+  } else if (p == TUI_PANEL_INPUT) { /* the window onto a large matrix follows the cursor */
+    if (a->view.cursor_row >= vis) row += a->view.cursor_row - vis + 1;
+    if (a->view.cursor_col >= per) col += a->view.cursor_col - per + 1;
+  } else {
+    row += tui_batch_first_row(&a->st, a->view.cursor_row, r.w - 2, r.h - 2);
   }
+  if (row >= 0 && (size_t)row < rows && col >= 0 && (size_t)col < cols) {
+    a->view.cursor_row = row;
+    a->view.cursor_col = col;
+    clamp_cursor(a);
+  }
+  return TUI_R_NONE;
 }
 
-/* Returns 0 to quit. */
-int tui_key(app *a, int code, unsigned ch) {
-  char err[NS_ERRLEN];
-  ns_state *s = &a->st;
-  ns_history *h = &a->hist;
-  if (code && ch == KEY_RESIZE) {
-    tui_relayout(a);
-    return 1;
-  }
-  if (code && ch == KEY_MOUSE) {
-    if (!a->help_open) mouse(a);
-    return 1;
-  }
-  if (a->lay.too_small) return !(!code && (ch == 'q' || ch == 'Q'));
-  if (a->help_open) {
-    int page = LINES - 2;
-    if (!code && (ch == 27 || ch == '?' || ch == 'q' || ch == '\n' || ch == '\r'))
-      a->help_open = 0;
-    else if (code && ch == KEY_DOWN)
-      a->help_scroll++;
-    else if (code && ch == KEY_UP)
-      a->help_scroll--;
-    else if ((code && ch == KEY_NPAGE) || (!code && ch == ' '))
-      a->help_scroll += page;
-    else if (code && ch == KEY_PPAGE)
-      a->help_scroll -= page;
-    else if (code && ch == KEY_HOME)
-      a->help_scroll = 0;
-    else if (code && ch == KEY_END)
-      a->help_scroll = tui_help_lines();
-    return 1;
-  }
+/* ---- the help screen and the figure view take the keys while open ---- */
+
+static unsigned help_key(app *a, int code, unsigned ch) {
+  int page = LINES - 2;
+  if (!code && (ch == 27 || ch == '?' || ch == 'q' || ch == '\n' || ch == '\r'))
+    a->help_open = 0;
+  else if (code && ch == KEY_DOWN)
+    a->help_scroll++;
+  else if (code && ch == KEY_UP)
+    a->help_scroll--;
+  else if ((code && ch == KEY_NPAGE) || (!code && ch == ' '))
+    a->help_scroll += page;
+  else if (code && ch == KEY_PPAGE)
+    a->help_scroll -= page;
+  else if (code && ch == KEY_HOME)
+    a->help_scroll = 0;
+  else if (code && ch == KEY_END)
+    a->help_scroll = 1 << 20;
+  return TUI_R_NONE;
+}
+
+/* Reads the key after an Esc: Alt-c arrives as Esc then c. 0: a lone Esc. */
+static int alt_code(void) {
+  wtimeout(stdscr, 0);
+  int next = getch();
+  wtimeout(stdscr, TICK_MS);
+  if (next == ERR) return 0;
+  if (lookup(TUI_ALT(next), NULL)) return TUI_ALT(next);
+  ungetch(next);
+  return 0;
+}
+
+unsigned tui_key(app *a, int code, unsigned ch) {
+  if (code && ch == KEY_RESIZE) return TUI_R_RELAYOUT;
+  if (code && ch == KEY_MOUSE) return mouse(a);
+  if (a->lay.too_small) return !code && (ch == 'q' || ch == 'Q') ? TUI_R_QUIT : TUI_R_NONE;
+  if (a->help_open) return help_key(a, code, ch);
   if (tui_prompt_is_open(a->prompt)) {
     tui_prompt_key(a->prompt, code, ch);
     /* set{}, undo() and friends changed the state through explore's Lua side (on_change
      * marks it); a Lua error only reached the scrollback. */
-    if (!tui_prompt_is_open(a->prompt)) tui_relayout(a);
     clamp_cursor(a);
-    return 1;
+    return tui_prompt_is_open(a->prompt) ? TUI_R_NONE : TUI_R_RELAYOUT;
   }
-  if (a->editing) {
-    key_edit(a, code, ch);
-    return 1;
-  }
-  if (code) {
-    switch (ch) {
-    case KEY_UP:
-      move_cursor(a, -1, 0);
-      break;
-    case KEY_DOWN:
-      move_cursor(a, 1, 0);
-      break;
-    case KEY_LEFT:
-      move_cursor(a, 0, -1);
-      break;
-    case KEY_RIGHT:
-      move_cursor(a, 0, 1);
-      break;
-    case KEY_BTAB:
-      cycle_focus(a, -1);
-      break;
-    case KEY_PPAGE:
-      tui_prompt_scroll(a->prompt, 5);
-      break;
-    case KEY_NPAGE:
-      tui_prompt_scroll(a->prompt, -5);
-      break;
-    case KEY_ENTER:
-      edit_cell(a);
-      break;
-    case KEY_IC:
-      insert_remove(a, 2, 1);
-      break;
-    case KEY_DC:
-      insert_remove(a, 2, 0);
-      break;
-    case KEY_F(1):
-      a->help_open = 1;
-      break;
-    default:
-      break;
+  if (a->editing) return key_edit(a, code, ch);
+  int kc = code ? TUI_KEY((int)ch) : (int)ch;
+  if (!code && ch == 27) {
+    kc = alt_code();
+    if (!kc) {
+      if (a->figure_open) a->figure_open = 0; /* Esc closes the figure view */
+      return TUI_R_NONE;
     }
-    return 1;
   }
   a->msg[0] = 0;
-  if ((ch >= '0' && ch <= '9') || ch == '-' || ch == '.') {
-    matrix_focus(a);
-    a->editing = EDIT_CELL;
-    a->edit[0] = (char)ch;
-    a->edit[1] = 0;
-    return 1;
+  int which = 0;
+  const tui_binding *b = lookup(kc, &which);
+  if (!b) {
+    if (!code && ch >= 32 && ch < 127)
+      return tui_say(a, PLOT_S_DIM, "'%c' does nothing; ? lists the keys", (int)ch);
+    return TUI_R_NONE;
   }
-  for (size_t i = 0; i < sizeof step_keys / sizeof step_keys[0]; i++)
-    if (ch == step_keys[i].key) {
-      done(a, step_keys[i].step(s, h, step_keys[i].dir, err), err, NULL);
-      return 1;
-    }
-  for (size_t i = 0; i < sizeof toggle_keys / sizeof toggle_keys[0]; i++)
-    if (ch == toggle_keys[i].key) {
-      done(a, toggle_keys[i].toggle(s, h, err), err, NULL);
-      return 1;
-    }
-  switch (ch) {
-  case 'q':
-  case 'Q':
-    return 0;
-  case '?':
-    a->help_open = 1;
-    a->help_scroll = 0;
-    break;
-  case ':':
-    tui_prompt_open(a->prompt);
-    tui_relayout(a);
-    break;
-  case '\t':
-    cycle_focus(a, 1);
-    break;
-  case '\n':
-  case '\r':
-    edit_cell(a);
-    break;
-  case 12: /* Ctrl-L */
-    clearok(curscr, TRUE);
-    break;
-  case 'u':
-    do_undo(a, 0);
-    break;
-  case 'U':
-  case 18: /* Ctrl-R */
-    do_undo(a, 1);
-    break;
-  case 'a':
-    cycle_axes(a);
-    break;
-  case '=':
-    a->editing = EDIT_EPS;
-    a->edit[0] = 0;
-    break;
-  case 'w':
-    cycle_affine(a);
-    break;
-  case 's':
-    done(a, ns_edit_set_shift(s, h, s->shift - 1, err), err, NULL);
-    break;
-  case 'S':
-    done(a, ns_edit_set_shift(s, h, s->shift + 1, err), err, NULL);
-    break;
-  case 'z':
-    done(a, ns_edit_set_scale(s, h, s->scale / 2, err), err, NULL);
-    break;
-  case 'Z':
-    done(a, ns_edit_set_scale(s, h, s->scale * 2, err), err, NULL);
-    break;
-  case '<':
-    step_row(a, 0, -1);
-    break;
-  case '>':
-    step_row(a, 0, 1);
-    break;
-  case '[':
-    step_row(a, 1, -1);
-    break;
-  case ']':
-    step_row(a, 1, 1);
-    break;
-  case 'j':
-    train_batches(a, -1);
-    break;
-  case 'J':
-    train_batches(a, 1);
-    break;
-  case 'r':
-    new_seed(a);
-    break;
-  case 'n':
-    matrix_focus(a);
-    set_cell(a, -cell_value(a));
-    break;
-  case 'i':
-    insert_remove(a, 2, 1);
-    break;
-  case 'I':
-    insert_remove(a, 1, 1);
-    break;
-  case 'x':
-    insert_remove(a, 2, 0);
-    break;
-  case 'X':
-    insert_remove(a, 1, 0);
-    break;
-  case 27: {
-    /* Alt-1 .. Alt-7 arrive as ESC then the digit: focus that panel directly (plain
-     * digits type numbers into the input). A lone Esc does nothing here. */
-    wtimeout(stdscr, 0);
-    int next = getch();
-    wtimeout(stdscr, TICK_MS);
-    if (next >= '1' && next < '1' + TUI_PANEL_COUNT)
-      focus(a, (tui_panel)(next - '1'));
-    else if (next != ERR)
-      ungetch(next);
-    break;
-  }
-  default:
-    if (ch >= 32 && ch < 127)
-      tui_message(a, PLOT_S_DIM, "'%c' does nothing here; ? lists the keys", (int)ch);
-    break;
-  }
-  return 1;
+  if (!(b->panels & TUI_PBIT(a->view.focus)) && !b->elsewhere) return why_not(a, b, which);
+  return b->act(a, which);
 }

@@ -50,7 +50,9 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
   if (!L->small) {
     L->scrollback = rect(lines - 8, 0, 6, cols);
     int top = 1, B = lines - 9;
-    int c0 = cols * 32 / 100, c1 = cols * 34 / 100, c2 = cols - c0 - c1;
+    /* the right column is wide enough for batch, BN and LN of a 2-column batch side by
+     * side at 120 columns */
+    int c1 = cols * 34 / 100, c2 = cols * 375 / 1000, c0 = cols - c1 - c2;
     int hin = B * 42 / 100;
     L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, c0);
     L->panel[TUI_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);

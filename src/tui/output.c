@@ -24,11 +24,19 @@ static const char *kind_title(ns_kind k) {
 }
 
 /* How far a probe may move y and still count as invariant: what rounding to the dtype
- * can do (32 ulps of the largest output), so an fp32 map is not called "NOT invariant"
- * for its rounding while eps's genuine effect (about 1e-6 on the default x) still shows
- * in fp64. */
-static double probe_tol(const ns_state *s, double ymax) {
-  return 32 * ns_dtype_eps(s->dtype) * (1 + ymax);
+ * can do, 32 ulps of the largest output plus, for the shift probe, the rounding of the
+ * shifted input itself (|x| + |b| in ulps, divided by the smallest denominator), so an
+ * fp32 map is not called "NOT invariant" for its rounding while eps's genuine effect
+ * (about 1e-6 on the default x) still shows in fp64. */
+static double probe_tol(const ns_state *s, const ns_result *r, double ymax, double shift) {
+  double u = ns_dtype_eps(s->dtype), tol = 32 * u * (1 + ymax);
+  if (shift != 0 && r->norm.denom) {
+    double smin = INFINITY, xmax = fmax(fabs(r->x_min), fabs(r->x_max));
+    for (size_t k = 0; k < r->norm.plan.nstat; k++)
+      if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
+    if (isfinite(smin) && isfinite(xmax)) tol += 32 * u * (xmax + fabs(shift)) / smin;
+  }
+  return tol;
 }
 static const char *verdict(double dev, double tol) {
   return isnan(dev) ? "undefined" : dev > tol ? "NOT invariant" : "invariant";
@@ -66,6 +74,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
   int show_probes = barw >= 5;
   if (!show_probes) barw = iw - lab - nw - 1;
+  /* an odd width puts the zero axis in the middle: as many cells left as right */
+  if (barw % 2 == 0) barw--;
   char hs[32], ha[32];
   snprintf(hs, sizeof hs, "x%+g", s->shift);
   snprintf(ha, sizeof ha, "%gx", s->scale);
@@ -91,11 +101,20 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int want = (int)(n < 12 ? n : 12);
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
+  /* one line on what the verdicts were judged against, when the rows leave room for it */
+  int verdict_note = ih - 1 - probe_lines - 1 >= (want < 4 ? want : 4);
+  probe_lines += verdict_note;
   int vis = ih - 1 - probe_lines;
+  int hidden = (size_t)vis < n; /* then one more line says which rows are listed */
+  if (hidden) {
+    probe_lines++;
+    vis--;
+  }
   if (vis < 1) vis = 1;
   /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
   size_t cur = 0;
-  if (v->vs->focus == TUI_PANEL_INPUT && v->vs->cursor_row >= 0 && v->vs->cursor_col >= 0)
+  int follows = v->vs->focus == TUI_PANEL_INPUT || v->vs->focus == TUI_PANEL_OUTPUT;
+  if (follows && v->vs->cursor_row >= 0 && v->vs->cursor_col >= 0)
     cur = (size_t)v->vs->cursor_row * cols + (size_t)v->vs->cursor_col;
   if (cur >= n) cur = n - 1;
   size_t first = cur >= (size_t)vis ? cur - (size_t)vis + 1 : 0;
@@ -128,10 +147,13 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   for (size_t i = 0; i < count; i++) {
     size_t idx = first + i;
     int yy = 2 + (int)i;
+    /* the selected element's label in reverse video */
+    int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
     if (s->x->rank == 1)
-      tui_printf(w, yy, 1, PLOT_S_DIM, "%4zu", idx + 1);
+      tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
     else
-      tui_printf(w, yy, 1, PLOT_S_DIM, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+      tui_printf(w, yy, 1, ls, "%-4s", "");
+    if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
     char num[32];
     int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
@@ -142,33 +164,63 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
       double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
       double y0 = r->y_probe ? ns_tensor_get(r->y_probe, idx) : vals[i];
       /* A probe value that moved away from y is marked: the map is not invariant. */
-      double tol = probe_tol(s, fabs(y0));
+      double tol = probe_tol(s, r, fabs(y0), s->shift), tola = probe_tol(s, r, fabs(y0), 0);
       tui_printf(w, yy, 1 + lab + nw, fabs(ys - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
                  plot_fmt_fixed(ys, nw - 1, dec, num, sizeof num));
-      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
-                 plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
+      tui_printf(w, yy, 1 + lab + 2 * nw, fabs(ya - y0) > tola ? PLOT_S_MARK : PLOT_S_DIM, "%*s",
+                 nw, plot_fmt_fixed(ya, nw - 1, dec, num, sizeof num));
     }
   }
   free(vals);
   int py = ih - probe_lines + 1;
+  /* which elements are listed, always: a list that hides some says so */
+  if (hidden)
+    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
+               first + 1, first + count, n);
   if (stats_line) {
     char sd[32];
     size_t k = r->norm.plan.stat_of ? r->norm.plan.stat_of[cur] : 0;
-    tui_printf(w, py++, 1, PLOT_S_DIM, "stat %zu/%zu: mean %s var %s s %s", k + 1,
-               r->norm.plan.nstat, tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a),
-               tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b),
-               tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd));
+    ns_spec sp;
+    ns_state_spec(s, &sp);
+    const char *vn = ns_spec_center(&sp) ? "var" : "ms";
+    tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
+    tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
+    tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);
+    /* the longest form that fits whole: s is the number that explains y */
+    char line[160];
+    int l = snprintf(line, sizeof line, "stat %zu/%zu: mean %s  %s %s  s %s", k + 1,
+                     r->norm.plan.nstat, a, vn, b, sd);
+    if (l > iw)
+      l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1, r->norm.plan.nstat, a,
+                   vn, b, sd);
+    if (l > iw)
+      snprintf(line, sizeof line, "stat %zu/%zu: %s %s  s %s", k + 1, r->norm.plan.nstat, vn, b,
+               sd);
+    tui_puts(w, py++, 1, PLOT_S_DIM, line);
   }
-  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean %s  std %s", fixed6(r->y_mean, a, sizeof a),
-             fixed6(r->y_std, b, sizeof b));
-  char dv[32];
-  double tol = probe_tol(s, scale);
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol), "%-5s max|y'-y| %s %s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol), "%-5s max|y'-y| %s %s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol));
+  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s",
+             fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b));
+  char dv[32], note[128] = "";
+  double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
+  /* what the verdicts were judged against, and what breaks scale invariance */
+  if (r->scale_dev > tol_a && s->eps > 0)
+    snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
+  else if (s->dtype != NS_FP64)
+    snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
+             ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
+             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol_s));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
+             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol_a));
+  if (verdict_note) {
+    if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
+    py++;
+  }
   if (r->probe_n < n)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first %zu of %zu values", r->probe_n, n);
+    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first" TUI_GLUES "%zu/%zu" TUI_GLUES "values",
+               r->probe_n, n);
   if (why_lines) py += tui_wrap(w, py, 1, PLOT_S_MARK, why, why_lines);
   if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

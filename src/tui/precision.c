@@ -12,12 +12,13 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   int y = 1;
+  /* the reference on a line of its own, and what it is computed on on the next */
+  tui_printf(w, y++, 1, PLOT_S_LABEL, "var of all of x, fp64 ref:" TUI_GLUES "%s",
+             tui_num(r->var_ref, a, sizeof a));
   if (r->prec_n < r->n) /* a large x: the first values only, and the line says so */
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "first %zu/%zu values: fp64 ref %s", r->prec_n, r->n,
-               tui_num(r->var_ref, a, sizeof a));
-  else
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "fp64 two-pass reference: %s",
-               tui_num(r->var_ref, a, sizeof a));
+    tui_printf(w, y++, 1, PLOT_S_DIM,
+               "(its first" TUI_GLUES "%zu" TUI_GLUES "of" TUI_GLUES "%zu" TUI_GLUES "values)",
+               r->prec_n, r->n);
   if (!isfinite(r->var_ref)) { /* digits of a NaN or an overflow mean nothing */
     tui_wrap(w, y, 1, PLOT_S_MARK,
              isnan(r->var_ref) ? "x holds NaN or Inf: the variance is undefined, no digits to "
@@ -26,8 +27,13 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
              ih - y + 1);
     return;
   }
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-7s %10s %8s %5s %4s", "algo", "variance", "rel err", "kept",
-             "lost");
+  /* digits are counted against what the accumulation dtype holds: an exact result keeps
+   * all of them (7.2 in fp32), not 17 */
+  double avail = -log10(ns_dtype_eps(r->prec_acc));
+  char head[16];
+  snprintf(head, sizeof head, "/%.1f", avail);
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-7s %10s %8s %5s %4s %s", "algo", "variance", "rel err",
+             "kept", "lost", head);
   static const ns_algo order[3] = {NS_ALGO_RAW, NS_ALGO_TWOPASS, NS_ALGO_WELFORD};
   double digits[3], col[3];
   for (int k = 0; k < 3; k++) col[k] = r->var_algo[order[k]];
@@ -35,22 +41,23 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
   plot_fmt_table_digits(col, 3, 10, 6, &dec, &sci);
   for (int k = 0; k < 3 && y <= ih; k++) {
     ns_algo al = order[k];
-    digits[k] = r->var_digits[al];
-    int bad = r->var_lost[al] >= 3;
+    digits[k] = r->var_digits[al] < avail ? r->var_digits[al] : avail;
+    double lost = avail - digits[k];
+    int bad = lost >= 3;
     char d[16];
-    snprintf(d, sizeof d, "%.1f", r->var_digits[al] + 0.0); /* no "-0.0" */
+    snprintf(d, sizeof d, "%.1f", digits[k] + 0.0); /* no "-0.0" */
     tui_printf(w, y++, 1, bad ? PLOT_S_MARK : PLOT_S_TEXT, "%-7s %10s %8s %5s %4.1f%s",
                ns_algo_name(al), plot_fmt_table(col[k], 10, dec, sci, a, sizeof a),
-               plot_fmt(r->var_relerr[al], 8, b, sizeof b), d, r->var_lost[al],
+               plot_fmt(r->var_relerr[al], 8, b, sizeof b), d, lost + 0.0,
                al == s->algo ? (v->ascii ? " <" : " \u25c0") : "");
   }
   /* Digits kept, as bars (longer is better). */
   int barw = iw - 10;
-  if (y + 3 <= ih + 1 && barw >= 8) {
+  if (y + 4 <= ih + 1 && barw >= 8) { /* the bars only with their legend */
     plot_canvas *cv = tui_canvas(barw, 3, v);
     if (cv) {
       int styles[3] = {PLOT_S_NEG, PLOT_S_POS, PLOT_S_SERIES3};
-      plot_bars(cv, 0, 0, barw, digits, 3, NS_EXPLORE_DIGITS_CAP, styles);
+      plot_bars(cv, 0, 0, barw, digits, 3, avail, styles);
       for (int k = 0; k < 3; k++)
         tui_printf(w, y + k, 1, PLOT_S_DIM, "%-8s", ns_algo_name(order[k]));
       tui_blit(w, y, 10, cv);
@@ -58,5 +65,5 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     }
     y += 3;
   }
-  if (y <= ih) tui_puts(w, y++, 1, PLOT_S_DIM, "decimal digits kept (t dtype, T acc, v algo)");
+  if (y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "bars: digits kept, of %.1f", avail);
 }

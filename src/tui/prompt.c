@@ -38,6 +38,7 @@ struct tui_prompt {
   FILE *noinput; /* read end of an empty pipe (nofd[1] kept open, never written) */
   int nofd[2];
   char hist_warned[NS_ERRLEN]; /* the last history warning shown in the scrollback */
+  char *last_list;             /* the completion list shown last (Tab Tab shows it once) */
 };
 
 static tui_prompt *active; /* readline's callbacks are global: the prompt they serve */
@@ -149,6 +150,40 @@ static void set_prompt(const char *s) {
   rl_set_prompt(s);
 }
 
+/* ":w FILE" and ":e FILE" (typed as "w FILE" / "e FILE" after the ':' that opened the
+ * prompt, or with the colon): the state is saved to or loaded from FILE through the Lua
+ * globals save() and load(). Returns 1 when the line was such a command. */
+static int file_command(tui_prompt *p, const char *line) {
+  const char *c = line;
+  while (*c == ' ') c++;
+  if (*c == ':') c++;
+  if ((c[0] != 'w' && c[0] != 'e') || (c[1] != ' ' && c[1] != 0)) return 0;
+  const char *f = c + 1;
+  while (*f == ' ') f++;
+  size_t len = strlen(f);
+  while (len && f[len - 1] == ' ') len--;
+  int save = c[0] == 'w';
+  if (!len) {
+    tui_prompt_echo(p, save ? ":w needs a file name (:w FILE)" : ":e needs a file name (:e FILE)",
+                    PLOT_S_MARK);
+    return 1;
+  }
+  lua_getglobal(p->L, save ? "save" : "load");
+  lua_pushlstring(p->L, f, len);
+  char msg[NS_ERRLEN + 64];
+  if (lua_pcall(p->L, 1, 0, 0) != LUA_OK) {
+    snprintf(msg, sizeof msg, "%s", lua_tostring(p->L, -1));
+    lua_pop(p->L, 1);
+    tui_prompt_echo(p, msg, PLOT_S_MARK);
+  } else {
+    snprintf(msg, sizeof msg, "%s %.*s", save ? "state saved to" : "state loaded from", (int)len,
+             f);
+    tui_prompt_echo(p, msg, PLOT_S_GOOD);
+  }
+  p->evaluated = 1;
+  return 1;
+}
+
 static void on_line(char *line) {
   tui_prompt *p = active;
   if (!p) {
@@ -159,6 +194,8 @@ static void on_line(char *line) {
     p->open = 0;
     return;
   }
+  free(p->last_list);
+  p->last_list = NULL;
   tui_prompt_echo(p, p->chunk ? ">> " : "> ", PLOT_S_DIM);
   /* the echo above is its own line: append the typed text to it */
   {
@@ -188,6 +225,19 @@ static void on_line(char *line) {
   }
   free(line);
   if (!chunk) return;
+  /* a ':' typed again inside the prompt (":set{...}") is the prompt's own, not Lua's (a
+   * "::label::" is Lua's) */
+  {
+    char *c = chunk;
+    while (*c == ' ') c++;
+    if (c[0] == ':' && c[1] != ':') memmove(chunk, c + 1, strlen(c + 1) + 1);
+  }
+  if (file_command(p, chunk)) {
+    nslr_history_add(chunk);
+    free(chunk);
+    set_prompt("> ");
+    return;
+  }
   int st = nslr_eval(p->L, chunk, "=prompt", writer, p);
   if (st == NSLR_INCOMPLETE) {
     p->chunk = chunk;
@@ -258,6 +308,7 @@ void tui_prompt_free(tui_prompt *p) {
   free(p->lines);
   free(p->styles);
   free(p->chunk);
+  free(p->last_list);
   if (p->devnull) fclose(p->devnull);
   if (p->noinput) {
     fclose(p->noinput);
@@ -309,7 +360,12 @@ static void complete(tui_prompt *p) {
     for (k = 0; list[k] && len + strlen(list[k]) + 3 < sizeof buf; k++)
       len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", k ? "  " : "", list[k]);
     if (list[k]) snprintf(buf + len, sizeof buf - len, "  ...");
-    tui_prompt_echo(p, buf, PLOT_S_DIM);
+    /* a second Tab on the same list shows nothing new */
+    if (!p->last_list || strcmp(p->last_list, buf) != 0) {
+      tui_prompt_echo(p, buf, PLOT_S_DIM);
+      free(p->last_list);
+      p->last_list = strdup(buf);
+    }
   }
   if (rep && (int)strlen(rep) >= end - start) {
     rl_delete_text(start, end);

@@ -47,8 +47,73 @@ extern const char *const tui_panel_names[];
  * never part of the explorer's state, undo or dump. */
 typedef struct {
   tui_panel focus;            /* the panel with the keyboard */
-  int cursor_row, cursor_col; /* 0-based cell of the focused matrix (input or batch) */
+  int cursor_row, cursor_col; /* 0-based cell of the focused matrix (input or batch); the
+                                 output panel shares the input's */
+  int row[TUI_PANEL_COUNT];   /* the selected line of a list panel: spectrum entry,
+                                 settings row (input, output and batch use the cursor) */
 } tui_viewstate;
+
+/* Bit of panel p in a tui_binding's panel mask. */
+#define TUI_PBIT(p) (1u << (p))
+#define TUI_PALL ((1u << TUI_PANEL_COUNT) - 1)
+
+/* ---- keymap.c: THE key table (htop's action table, tmux's bind -N) ----
+ * Every key of the screen is one row: the codes it answers to, the action, where it
+ * applies, a short label for the status line and the help text. The key handler, the ?
+ * screen, the status line, the settings panel's key column and the man page's KEYS
+ * section (checked by tests/tui/test_keymap) all come from it. */
+#define TUI_KEY(k) (0x40000000 | (k)) /* a curses KEY_* code */
+#define TUI_ALT(c) (0x20000000 | (c)) /* Esc then c, as terminals send Alt-c */
+#define TUI_CTRL(c) ((c)&0x1f)
+#define TUI_MAXCODES 12
+
+/* What an action asks of the main loop (htop's Htop_Reaction): the loop acts on these;
+ * an action never calls back into it. */
+enum {
+  TUI_R_NONE = 0,
+  TUI_R_RECOMPUTE = 1u << 0, /* the state changed */
+  TUI_R_RELAYOUT = 1u << 1,  /* the windows must be placed again */
+  TUI_R_QUIT = 1u << 2,
+  TUI_R_MESSAGE = 1u << 3, /* the message line has news */
+  TUI_R_REPAINT = 1u << 4  /* clear and repaint the whole terminal */
+};
+
+typedef enum {
+  TUI_SEC_MOVE = 0,
+  TUI_SEC_EDIT,
+  TUI_SEC_SETTINGS,
+  TUI_SEC_PROBES,
+  TUI_SEC_OTHER,
+  TUI_SEC_COUNT
+} tui_section;
+extern const char *const tui_section_names[TUI_SEC_COUNT];
+
+struct tui_app;
+typedef struct {
+  const char *keys;       /* as help shows them, one word per code: "k K" */
+  int code[TUI_MAXCODES]; /* 0-terminated: characters, TUI_KEY(), TUI_ALT() */
+  /* which: the index in code[] of the key pressed. Returns TUI_R_* flags. */
+  unsigned (*act)(struct tui_app *a, int which);
+  unsigned panels;       /* TUI_PBIT()s of the panels it applies to */
+  const char *elsewhere; /* what it does in the other panels, or NULL: there it says why not */
+  const char *label;     /* status-line label, or NULL: not on the status line */
+  const char *help;      /* what it does (the ? screen and the man page) */
+  tui_section section;
+  unsigned long long fields; /* NS_FIELDBIT()s of the settings it changes (settings panel) */
+} tui_binding;
+extern const tui_binding tui_keymap[];
+extern const int tui_nkeymap;
+/* The state fields no key changes, each with the way to change it instead. */
+typedef struct {
+  int field; /* ns_field */
+  const char *how;
+} tui_unbound;
+extern const tui_unbound tui_unbound_fields[];
+extern const int tui_nunbound;
+/* The binding of a key code, or NULL. */
+const tui_binding *tui_binding_of(int code);
+/* The keys of the bindings that change field f ("e E ="), into buf. */
+const char *tui_field_keys(int f, char *buf, size_t len);
 
 /* Read-only drawing context handed to every panel. */
 typedef struct {
@@ -58,8 +123,6 @@ typedef struct {
   int focused;             /* this panel has the keyboard */
   int small;               /* the compact (tabbed) layout */
   const char *edit;        /* the number being typed into the focused cell, or NULL */
-  const char *file;        /* the file the input came from, or NULL */
-  int scroll;              /* first line shown, for panels taller than their window */
 } tui_view;
 
 /* Panel draw functions: (state, result, window, view). The window is the panel's inside
@@ -77,18 +140,35 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
  * width, cells per line (used by the mouse too). */
 void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per);
 
+/* The figure view: the focused panel's figure filling w (figure.c). */
+void tui_draw_figure(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+
+/* Where the batch panel puts its cells for an inside width iw (used by the mouse too),
+ * and the first matrix row it shows for a cursor row and an inside height ih. */
+void tui_batch_geometry(const ns_state *s, int iw, int *lab, int *cw);
+int tui_batch_first_row(const ns_state *s, int cursor_row, int iw, int ih);
+
+/* The settings panel's rows, as fields in screen order (settings.c). */
+extern const int tui_settings_rows[];
+extern const int tui_nsettings;
+
 /* Panel titles, by tui_panel. */
 const char *tui_panel_title(tui_panel p);
 
 /* ---- theme.c ---- */
-/* Starts colours (unless disabled): returns 0, 8 or 256. */
-int tui_theme_init(int want_color);
+/* Starts colours (unless disabled) in theme `which` (tui.h's tui_theme_names): returns 0,
+ * 8 or 256. */
+int tui_theme_init(int want_color, int which);
 /* The curses attribute of a plot style (role + flags) under the current colours. */
 attr_t tui_attr(int style);
 short tui_pair(int style);
 /* Frame with a title; a focused panel's frame is highlighted. */
 void tui_frame(WINDOW *w, const char *title, const tui_view *v);
-/* Writes a UTF-8 string at (y, x) clipped to the window's inside (x..width-2). */
+/* A space that does not break: "rms" TUI_GLUES "%s" keeps a label with its value. */
+#define TUI_GLUE 0x1f
+#define TUI_GLUES "\x1f"
+/* Writes a UTF-8 string at (y, x) clipped to the window's inside (x..width-2): a line
+ * that does not fit ends at a space, never inside a number. */
 void tui_puts(WINDOW *w, int y, int x, int style, const char *s);
 void tui_printf(WINDOW *w, int y, int x, int style, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -135,11 +215,13 @@ int tui_layout_hit(const tui_layout *L, int y, int x);
 int tui_panel_tabbed(tui_panel p);
 
 /* ---- help.c ---- */
-/* Draws the help screen in w from line `scroll`; returns the number of lines. */
+/* Draws the help screen in w from line `scroll`: the focused panel's keys and meaning
+ * first, then every key, then the glossary. Returns the number of lines. */
 int tui_draw_help(WINDOW *w, int scroll, const tui_view *v);
-int tui_help_lines(void);
-/* The one-line key summary of the settings (the status line). */
-const char *tui_settings_keys(int width);
+int tui_help_lines(tui_panel focus, int width);
+/* The status line: the labels of the focused panel's keys, then the others, as many
+ * as fit in width. */
+const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len);
 
 /* ---- prompt.c ---- */
 struct lua_State;

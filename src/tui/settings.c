@@ -4,6 +4,8 @@
 
 #include "tui/screen.h"
 
+#define TUI_NSETTINGS_MAX 16
+
 static void axes_text(const ns_state *s, char *buf, size_t len) {
   unsigned mask = s->axes;
   const char *how = "explicit"; /* default ones are starred, as other defaults are */
@@ -34,8 +36,14 @@ static void list_text(const double *a, size_t n, const char *none, char *buf, si
   }
 }
 
+/* The rows, in screen order: the field each shows (its keys come from the keymap). */
+const int tui_settings_rows[] = {NS_F_KIND, NS_F_AXES,   NS_F_GROUPS, NS_F_EPS,     NS_F_EPS_AT,
+                                 NS_F_DDOF, NS_F_CENTER, NS_F_GAMMA,  NS_F_BETA,    NS_F_DTYPE,
+                                 NS_F_ACC,  NS_F_ALGO,   NS_F_MODE,   NS_F_MOMENTUM};
+const int tui_nsettings = (int)(sizeof tui_settings_rows / sizeof tui_settings_rows[0]);
+
 /* What a trailing `*` on a value means (nothing was set: the default applies). */
-#define DEFAULT_NOTE "* = default (kind's; acc: dtype's)"
+#define DEFAULT_NOTE "* = default (kind's or dtype's)"
 
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)r;
@@ -61,25 +69,29 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
   snprintf(groups, sizeof groups, "%d", s->groups);
   int narrow = tui_iw(w) < 50;
   struct {
-    const char *key, *name, *shortname, *value, *shortvalue;
+    const char *name, *shortname, *value, *shortvalue;
   } rows[] = {
-      {"k K", "kind", "kind", ns_kind_name(s->kind), ns_kind_name(s->kind)},
-      {"a", "axes", "axes", axes, axes},
-      {"g G", "groups", "grp", groups, groups},
-      {"e E =", "eps", "eps", eps, eps},
-      {"p", "eps placement", "eps@", s->eps_at == NS_EPS_VAR ? "var (in sqrt)" : "std (+ eps)",
+      {"kind", "kind", ns_kind_name(s->kind), ns_kind_name(s->kind)},
+      {"axes", "axes", axes, axes},
+      {"groups", "grp", groups, groups},
+      {"eps", "eps", eps, eps},
+      {"eps placement", "eps@", s->eps_at == NS_EPS_VAR ? "var (in sqrt)" : "std (+ eps)",
        s->eps_at == NS_EPS_VAR ? "var" : "std"},
-      {"d", "ddof", "ddof", s->ddof ? "1 (n-1)" : "0 (n)", s->ddof ? "1" : "0"},
-      {"c", "centering", "ctr", center, center},
-      {"w", "gamma", "gamma", gam, gam},
-      {"w", "beta", "beta", bet, bet},
-      {"t", "dtype", "dtype", ns_dtype_name(s->dtype), ns_dtype_name(s->dtype)},
-      {"T", "accumulate", "acc", acc, acc},
-      {"v", "variance algo", "algo", ns_algo_name(s->algo), ns_algo_name(s->algo)},
-      {"m", "mode", "mode", ns_mode_name(s->mode), ns_mode_name(s->mode)},
-      {"o O C", "momentum", "mom", mom, mom},
+      {"ddof", "ddof", s->ddof ? "1 (n-1)" : "0 (n)", s->ddof ? "1" : "0"},
+      {"centering", "ctr", center, center},
+      {"gamma", "gamma", gam, gam},
+      {"beta", "beta", bet, bet},
+      {"dtype", "dtype", ns_dtype_name(s->dtype), ns_dtype_name(s->dtype)},
+      {"accumulate", "acc", acc, acc},
+      {"variance algo", "algo", ns_algo_name(s->algo), ns_algo_name(s->algo)},
+      {"mode", "mode", ns_mode_name(s->mode), ns_mode_name(s->mode)},
+      {"momentum", "mom", mom, mom},
   };
   int n = (int)(sizeof rows / sizeof rows[0]), ih = tui_ih(w);
+  int sel = v->focused ? v->vs->row[TUI_PANEL_SETTINGS] : -1;
+  char keys[TUI_NSETTINGS_MAX][24];
+  for (int i = 0; i < n && i < TUI_NSETTINGS_MAX; i++)
+    tui_field_keys(tui_settings_rows[i], keys[i], sizeof keys[i]);
   if (narrow && ih < n) {
     /* Two columns of short entries: key, name, value. */
     int half = (n + 1) / 2, colw = tui_iw(w) / 2;
@@ -87,17 +99,27 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
       int y = 1 + i % half, x = 1 + (i / half) * colw;
       if (y > ih) continue;
       char key[8];
-      snprintf(key, sizeof key, "%.1s", rows[i].key);
+      snprintf(key, sizeof key, "%.1s", keys[i]);
       tui_printf(w, y, x, PLOT_S_POS | PLOT_F_BOLD, "%s", key);
-      tui_printf(w, y, x + 2, PLOT_S_LABEL, "%-5s", rows[i].shortname);
+      tui_printf(w, y, x + 2, i == sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-5s",
+                 rows[i].shortname);
       tui_printf(w, y, x + 8, PLOT_S_TEXT, "%.*s", colw - 9, rows[i].shortvalue);
     }
     if (half < ih) tui_puts(w, half + 1, 1, PLOT_S_DIM, DEFAULT_NOTE);
     return;
   }
-  for (int i = 0, y = 1; i < n && y <= ih; i++, y++) {
-    tui_printf(w, y, 1, PLOT_S_POS | PLOT_F_BOLD, "%-5s", rows[i].key);
-    tui_printf(w, y, 7, PLOT_S_LABEL, "%-13s", rows[i].name);
+  /* not every row fits: the window follows the selected row and the last line says how
+   * many are hidden */
+  int first = 0, room = ih < n ? ih - 1 : n;
+  if (room < 1) room = 1;
+  if (sel >= room) first = sel - room + 1;
+  if (ih < n)
+    tui_printf(w, ih, 1, PLOT_S_DIM, "rows %d-%d/%d (Up/Down, PgUp/PgDn)", first + 1, first + room,
+               n);
+  for (int i = first, y = 1; i < n && y <= room; i++, y++) {
+    tui_printf(w, y, 1, PLOT_S_POS | PLOT_F_BOLD, "%-5s", keys[i]);
+    tui_printf(w, y, 7, i == sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-13s",
+               rows[i].name);
     tui_puts(w, y, 21, PLOT_S_TEXT, rows[i].value);
   }
   if (ih > n) tui_puts(w, ih, 1, PLOT_S_DIM, DEFAULT_NOTE);

@@ -7,14 +7,11 @@
 
 #include "tui/screen.h"
 
-/* The entry of list[0..n) with the same label whose value is closest to `value`. */
+/* The entry of list[0..n) an eigenvalue pairs with (result.h's rule, the one the
+ * agreement figures use), or NULL. */
 static const ns_eig *match(const ns_eig *list, int n, ns_label label, double value) {
-  const ns_eig *best = NULL;
-  for (int i = 0; i < n; i++)
-    if (list[i].label == label &&
-        (!best || fabs(list[i].value - value) < fabs(best->value - value)))
-      best = &list[i];
-  return best;
+  int k = ns_eig_pair(list, n, NULL, label, value, 1e-6, NULL);
+  return k >= 0 ? &list[k] : NULL;
 }
 
 /* What the rank says: which directions J sends to zero (rows whose numeric eigenvalue is
@@ -52,8 +49,10 @@ static int is_centered(const ns_state *s) {
 }
 
 void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  tui_frame(w, "4 Spectrum of J = dy/dx", v);
   int iw = tui_iw(w), ih = tui_ih(w);
+  /* say plainly which map each column is of when that is not the map on screen */
+  tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx",
+            v);
   if (!r->jac_done) {
     /* The reason, wrapped at word boundaries. */
     const char *why = r->jac_skip[0] ? r->jac_skip : "Jacobian probes skipped (no reason given)";
@@ -67,46 +66,92 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   int ow = (iw - 8) / 3;
   if (ow > 12) ow = 12;
   if (ow < 7) ow = 7;
-  tui_printf(w, 1, 1, PLOT_S_DIM, "%-6s%2s%*s%*s%*s", "label", "m", ow, "closed", ow, "LAPACK", ow,
-             ow >= 10 ? "fin.diff" : "FD");
-  /* Rows: the closed-form entries when there are any, else the numeric ones. */
+  int y = 1;
+  if (r->jac_exact) {
+    char what[128];
+    snprintf(what, sizeof what, "FD: the %s%s%s %s map, step" TUI_GLUES "%.2g",
+             ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
+             r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
+             r->jac_fd_h);
+    tui_puts(w, y++, 1, PLOT_S_DIM, what);
+  }
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%2s%*s%*s%*s", "label", "m", ow, "closed", ow, "LAPACK",
+             ow, ow >= 10 ? "fin.diff" : "FD");
+  /* Rows: the closed-form entries when there are any, else the numeric ones. Each is
+   * paired with the LAPACK and FD entries by label (result.h's ns_eig_pair), each entry
+   * used as often as its multiplicity; ~ marks a pair whose labels differ. */
   const ns_eig *rows = r->nclosed > 0 ? r->spec_closed : r->spec_numeric;
   int nrows = r->nclosed > 0 ? r->nclosed : r->nnumeric;
   int footer = 4;
-  const ns_eig *cell[64][3];
-  double all[192];
-  int nall = 0, shown = nrows < 64 ? nrows : 64;
+  enum { MAXROWS = 128 };
+  static const ns_eig *cell[MAXROWS][3];
+  static int relab[MAXROWS][3];
+  static double all[3 * MAXROWS];
+  int nall = 0, shown = nrows < MAXROWS ? nrows : MAXROWS;
+  int left[2][MAXROWS];
+  for (int i = 0; i < r->nnumeric && i < MAXROWS; i++) left[0][i] = r->spec_numeric[i].mult;
+  for (int i = 0; i < r->nfd && i < MAXROWS; i++) left[1][i] = r->spec_fd[i].mult;
   for (int i = 0; i < shown; i++) {
     const ns_eig *e = &rows[i];
     cell[i][0] = r->nclosed > 0 ? e : NULL;
-    cell[i][1] = r->nclosed > 0 ? match(r->spec_numeric, r->nnumeric, e->label, e->value) : e;
-    cell[i][2] = match(r->spec_fd, r->nfd, e->label, e->value);
-    for (int k = 0; k < 3; k++)
-      if (cell[i][k]) all[nall++] = cell[i][k]->value;
+    relab[i][0] = relab[i][1] = relab[i][2] = 0;
+    if (r->nclosed > 0) {
+      int k = ns_eig_pair(r->spec_numeric, r->nnumeric < MAXROWS ? r->nnumeric : MAXROWS, left[0],
+                          e->label, e->value, 1e-6, &relab[i][1]);
+      cell[i][1] = k >= 0 ? &r->spec_numeric[k] : NULL;
+      if (k >= 0) left[0][k] -= left[0][k] >= e->mult ? e->mult : left[0][k];
+    } else {
+      cell[i][1] = e;
+    }
+    int k = ns_eig_pair(r->spec_fd, r->nfd < MAXROWS ? r->nfd : MAXROWS, left[1], e->label,
+                        e->value, r->jac_fd_tol / (r->smax > 1 ? r->smax : 1), &relab[i][2]);
+    cell[i][2] = k >= 0 ? &r->spec_fd[k] : NULL;
+    if (k >= 0) left[1][k] -= left[1][k] >= e->mult ? e->mult : left[1][k];
+    for (int c = 0; c < 3; c++)
+      if (cell[i][c]) all[nall++] = cell[i][c]->value;
   }
+  /* a ~ after a value takes a column: then every value gives one up */
+  int any_relab = 0;
+  for (int i = 0; i < shown; i++) any_relab |= relab[i][1] | relab[i][2];
+  int vw = ow - 1 - any_relab;
   int dec, sci;
-  plot_fmt_table_digits(all, (size_t)nall, ow - 1, 6, &dec, &sci);
-  int y = 2;
-  for (int i = 0; i < shown && y <= ih - footer; i++, y++) {
+  plot_fmt_table_digits(all, (size_t)nall, vw, 6, &dec, &sci);
+  /* the window onto the entries follows the selected one */
+  int room = ih - footer - y + 1;
+  int hidden = room < shown;
+  if (hidden) room--; /* a line says which entries are listed */
+  if (room < 1) room = 1;
+  int sel = v->vs->row[TUI_PANEL_SPECTRUM];
+  if (sel >= shown) sel = shown - 1;
+  if (sel < 0) sel = 0;
+  int first = sel >= room ? sel - room + 1 : 0;
+  for (int i = first; i < shown && i < first + room; i++, y++) {
     const ns_eig *e = &rows[i];
     char c[3][32];
     for (int k = 0; k < 3; k++) {
-      if (cell[i][k])
-        plot_fmt_table(cell[i][k]->value, ow - 1, dec, sci, c[k], sizeof c[k]);
-      else
-        snprintf(c[k], sizeof c[k], k == 0 ? "-" : "?");
+      if (cell[i][k]) {
+        plot_fmt_table(cell[i][k]->value, vw, dec, sci, c[k], sizeof c[k]);
+        if (any_relab) strcat(c[k], relab[i][k] ? "~" : " ");
+      } else {
+        /* no eigenvalue left to pair with: say so rather than print a bare ? */
+        snprintf(c[k], sizeof c[k], k == 0 ? "-" : "none");
+      }
     }
     int style = e->label == NS_LABEL_ONES
                     ? PLOT_S_DIM
                     : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
+    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
     tui_printf(w, y, 1, style, "%-6s%2d%*s%*s%*s", ns_label_name(e->label), e->mult, ow, c[0], ow,
                c[1], ow, c[2]);
   }
+  if (hidden)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
+               first + room < shown ? first + room : shown, nrows);
   if (nrows == 0) tui_puts(w, y++, 1, PLOT_S_DIM, "(no eigenvalues)");
   if (r->nclosed <= 0) tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here: LAPACK labels");
   /* With room to spare, J itself: a heatmap with its entries when they fit. */
-  int room = ih - footer - y + 1, n = (int)r->jn;
-  if (r->J && n > 0 && room >= n + 2) {
+  int spare = ih - footer - y + 1, n = (int)r->jn;
+  if (r->J && n > 0 && spare >= n + 2) {
     int jcw = 4 + n * 8 <= iw ? 8 : (4 + n * 2 <= iw ? 2 : 0);
     if (jcw) {
       tui_puts(w, ++y, 1, PLOT_S_DIM, jcw == 8 ? "J:" : "J (colour = sign and size):");
@@ -119,15 +164,28 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
     }
   }
   y = ih - footer + 1;
-  double dis = r->eig_disagree;
-  tui_printf(w, y++, 1, dis > 1e-6 ? PLOT_S_MARK : PLOT_S_GOOD, "%s: max diff %.2g (J-FD %.2g)",
-             dis > 1e-6 ? "DISAGREE" : "agree", dis, r->jac_fd_diff);
+  /* closed form vs LAPACK is a check of the program; LAPACK vs FD of another dtype's map
+   * measures how far that map is from the exact one */
+  double dc = r->eig_closed_vs_numeric, df = r->eig_numeric_vs_fd;
+  char line[160];
+  if (r->nclosed > 0 && !(dc <= r->jac_tol))
+    snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
+  else if (r->jac_exact && r->jac_fd_err > 0.5)
+    snprintf(line, sizeof line, "FD: %s can't resolve J  (rel" TUI_GLUES "err" TUI_GLUES "~%.2g)",
+             ns_dtype_name(r->jac_dtype), r->jac_fd_err);
+  else if (!(df <= r->jac_fd_tol) && r->jac_exact)
+    snprintf(line, sizeof line, "FD off by %.2g: %s map isn't exact", df,
+             ns_dtype_name(r->jac_dtype));
+  else if (!(df <= r->jac_fd_tol))
+    snprintf(line, sizeof line, "DISAGREE: LAPACK vs FD %.2g  (J-FD" TUI_GLUES "%.2g)", df,
+             r->jac_fd_diff);
+  else
+    snprintf(line, sizeof line, "agree: max diff %.2g  (J-FD" TUI_GLUES "%.2g)", r->eig_disagree,
+             r->jac_fd_diff);
+  tui_puts(w, y++, 1, line[0] == 'a' ? PLOT_S_GOOD : PLOT_S_MARK, line);
   char rk[96];
-  snprintf(rk, sizeof rk, "rank %d of %zu at tol %.3g (1e-10 smax)", r->rank, r->jn, r->rank_tol);
-  if ((int)strlen(rk) > iw)
-    snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g (1e-10 smax)", r->rank, r->jn, r->rank_tol);
-  if ((int)strlen(rk) > iw)
-    snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g", r->rank, r->jn, r->rank_tol);
+  snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g  (1e-10" TUI_GLUES "smax)", r->rank, r->jn,
+           r->rank_tol);
   tui_puts(w, y++, 1, PLOT_S_LABEL, rk);
   tui_puts(w, y++, 1, r->rank < (int)r->jn ? PLOT_S_POS : PLOT_S_DIM,
            rank_meaning(r, rows, nrows, rk, sizeof rk));

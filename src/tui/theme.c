@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tui/screen.h"
+#include "tui/tui.h"
 
 static int ncolors; /* 0, 8 or 256 */
 
@@ -13,44 +14,85 @@ static int ncolors; /* 0, 8 or 256 */
 #define PAIR_ROLE(r) ((short)(1 + (r)))
 #define PAIR_DIV(i) ((short)(32 + (i)))
 
-int tui_theme_init(int want_color) {
+/* The themes: foregrounds of the plain roles (8 and 256 colours), extra attributes, and
+ * the diverging heatmap ramp (strong blue .. neutral .. strong orange). Positive is
+ * orange and negative blue in every theme: the two ends of a diverging palette that stay
+ * apart with any common colour-vision deficiency; marks are bold (and, without colour,
+ * underlined) so they never rest on colour alone. */
+#define NROLES (PLOT_S_SERIES5 + 1)
+typedef struct {
+  const char *name;
+  short fg8[NROLES], fg256[NROLES];
+  int bold[NROLES]; /* 1: the role is drawn bold */
+  short bg256[PLOT_DIV_LEVELS], dfg256[PLOT_DIV_LEVELS];
+} theme;
+
+/* role order: TEXT AXIS LABEL TITLE POS NEG MARK GOOD DIM SERIES0..5 */
+#define W COLOR_WHITE
+#define Y COLOR_YELLOW
+#define B COLOR_BLUE
+#define C COLOR_CYAN
+#define M COLOR_MAGENTA
+#define K COLOR_BLACK
+#define R COLOR_RED
+#define G COLOR_GREEN
+static const theme themes[] = {
+    {"dark",
+     {-1, W, C, W, Y, B, M, C, W, Y, B, W, M, G, R},
+     {-1, 244, 110, 255, 208, 33, 201, 45, 245, 214, 39, 250, 170, 113, 180},
+     {0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+     {18, 25, 32, 110, -1, 223, 215, 208, 166},
+     {231, 231, 231, 16, -1, 16, 16, 16, 231}},
+    /* for a light background: dark inks, the same hue pair */
+    {"light",
+     {-1, K, B, K, R, B, M, B, K, R, B, K, M, G, Y},
+     {-1, 242, 24, 232, 166, 25, 125, 30, 242, 130, 25, 238, 90, 28, 94},
+     {0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+     {18, 25, 74, 153, -1, 223, 215, 208, 166},
+     {231, 231, 16, 16, -1, 16, 16, 16, 231}},
+    /* high contrast: saturated inks, bold signs, no grey that washes out on a projector */
+    {"contrast",
+     {-1, W, C, W, Y, C, M, G, W, Y, C, W, M, G, R},
+     {-1, 255, 51, 231, 214, 45, 201, 118, 252, 214, 45, 231, 201, 118, 226},
+     {0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1},
+     {17, 19, 27, 117, -1, 229, 220, 208, 202},
+     {231, 231, 231, 16, -1, 16, 16, 16, 16}},
+};
+#undef W
+#undef Y
+#undef B
+#undef C
+#undef M
+#undef K
+#undef R
+#undef G
+
+const char *const tui_theme_names[] = {"dark", "light", "contrast", NULL};
+
+int tui_theme_find(const char *name) {
+  for (int i = 0; tui_theme_names[i]; i++)
+    if (name && strcmp(name, tui_theme_names[i]) == 0) return i;
+  return -1;
+}
+
+static const theme *cur = &themes[0];
+
+int tui_theme_init(int want_color, int which) {
   ncolors = 0;
+  cur = &themes[which >= 0 && which < (int)(sizeof themes / sizeof themes[0]) ? which : 0];
   if (!want_color || !has_colors()) return 0;
   if (start_color() == ERR) return 0;
   use_default_colors();
   ncolors = COLORS >= 256 ? 256 : 8;
   int big = ncolors == 256;
-  /* Foregrounds of the plain roles. Positive bars orange, negative blue: the two ends
-   * of the diverging palette, distinguishable with any common colour-vision deficiency. */
-  struct {
-    int role;
-    short fg8, fg256;
-  } roles[] = {
-      {PLOT_S_TEXT, -1, -1},
-      {PLOT_S_AXIS, COLOR_WHITE, 244},
-      {PLOT_S_LABEL, COLOR_CYAN, 110},
-      {PLOT_S_TITLE, COLOR_WHITE, 255},
-      {PLOT_S_POS, COLOR_YELLOW, 208},
-      {PLOT_S_NEG, COLOR_BLUE, 33},
-      {PLOT_S_MARK, COLOR_MAGENTA, 201},
-      {PLOT_S_GOOD, COLOR_CYAN, 45},
-      {PLOT_S_DIM, COLOR_WHITE, 245},
-      {PLOT_S_SERIES0, COLOR_YELLOW, 214},
-      {PLOT_S_SERIES1, COLOR_BLUE, 39},
-      {PLOT_S_SERIES2, COLOR_WHITE, 250},
-      {PLOT_S_SERIES3, COLOR_MAGENTA, 170},
-  };
-  for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
-    init_pair(PAIR_ROLE(roles[i].role), big ? roles[i].fg256 : roles[i].fg8, -1);
-  /* Diverging backgrounds, strong blue .. neutral .. strong orange. */
-  static const short bg256[PLOT_DIV_LEVELS] = {18, 25, 32, 110, -1, 223, 215, 208, 166};
-  static const short fg256[PLOT_DIV_LEVELS] = {231, 231, 231, 16, -1, 16, 16, 16, 231};
+  for (int role = 0; role < NROLES; role++)
+    init_pair(PAIR_ROLE(role), big ? cur->fg256[role] : cur->fg8[role], -1);
   static const short bg8[PLOT_DIV_LEVELS] = {COLOR_BLUE,   COLOR_BLUE,   COLOR_BLUE,  -1, -1, -1,
                                              COLOR_YELLOW, COLOR_YELLOW, COLOR_YELLOW};
   static const short fg8[PLOT_DIV_LEVELS] = {COLOR_WHITE,  COLOR_WHITE, COLOR_WHITE, COLOR_BLUE, -1,
                                              COLOR_YELLOW, COLOR_BLACK, COLOR_BLACK, COLOR_BLACK};
   for (int i = 0; i < PLOT_DIV_LEVELS; i++)
-    init_pair(PAIR_DIV(i), big ? fg256[i] : fg8[i], big ? bg256[i] : bg8[i]);
+    init_pair(PAIR_DIV(i), big ? cur->dfg256[i] : fg8[i], big ? cur->bg256[i] : bg8[i]);
   return ncolors;
 }
 
@@ -59,7 +101,7 @@ short tui_pair(int style) {
   if (!ncolors) return 0;
   if (role >= PLOT_S_DIV0 && role < PLOT_S_DIV0 + PLOT_DIV_LEVELS)
     return PAIR_DIV(role - PLOT_S_DIV0);
-  if (role <= PLOT_S_SERIES3) return PAIR_ROLE(role);
+  if (role < NROLES) return PAIR_ROLE(role);
   return 0;
 }
 
@@ -70,6 +112,7 @@ attr_t tui_attr(int style) {
   if (style & PLOT_F_BOLD) a |= A_BOLD;
   if (style & PLOT_F_UNDERLINE) a |= A_UNDERLINE;
   if (role == PLOT_S_TITLE || role == PLOT_S_MARK) a |= A_BOLD;
+  if (ncolors && role < NROLES && cur->bold[role]) a |= A_BOLD;
   if (!ncolors) {
     /* Without colour, strong diverging levels show in reverse video; marks are bold
      * and underlined so a flip or a disagreement still stands out. */
@@ -120,19 +163,34 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   }
   wattrset(w, A_NORMAL);
   if (title) {
-    char buf[160];
-    snprintf(buf, sizeof buf, " %s%s ", title, v->focused ? (v->ascii ? " *" : " \u25c0") : "");
     /* clip to the frame: a title must never wrap into the panel; a cut one ends in an
-     * ellipsis and a space, off the frame's corner */
-    int room = getmaxx(w) - 4;
+     * ellipsis, and the focus marker stays after it */
+    const char *mark = v->focused ? (v->ascii ? " *" : " \u25c0") : "";
+    int room = getmaxx(w) - 4 - (v->focused ? 2 : 0);
+    char buf[200];
+    snprintf(buf, sizeof buf, " %s", title);
     if (buf[utf8_prefix(buf, room)]) {
       size_t cut = utf8_prefix(buf, room - 2);
-      snprintf(buf + cut, sizeof buf - cut, "%s ", v->ascii ? "~" : "\u2026");
+      snprintf(buf + cut, sizeof buf - cut, "%s", v->ascii ? "~" : "\u2026");
     }
+    size_t l = strlen(buf);
+    snprintf(buf + l, sizeof buf - l, "%s ", mark);
     wattrset(w, a | A_BOLD);
     if (room > 0) mvwaddstr(w, 0, 2, buf);
     wattrset(w, A_NORMAL);
   }
+}
+
+/* Bytes of s to print in `room` cells: all of it when it fits, else up to the last space
+ * before the room runs out, so a line never ends in the middle of a number. A label and
+ * its value are glued with TUI_GLUE (drawn as a space), so they go together. A single
+ * word longer than the room is cut. */
+static size_t fit(const char *s, int room) {
+  size_t cut = utf8_prefix(s, room);
+  if (!s[cut] || room <= 0) return cut;
+  for (size_t b = cut; b > 0; b--)
+    if (s[b] == ' ' && s[b - 1] != ' ') return b;
+  return cut;
 }
 
 void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
@@ -140,7 +198,8 @@ void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
   if (y < 1 || y >= getmaxy(w) - 1 || x >= maxx) return;
   wattrset(w, tui_attr(style));
   int col = x;
-  while (*s && col < maxx) {
+  const char *end = s + fit(s, maxx - x);
+  while (s < end && col < maxx) {
     uint32_t cp;
     int n = plot_utf8_decode(s, &cp);
     if (cp >= 128 && cp != 0xFFFD) {
@@ -149,7 +208,7 @@ void tui_puts(WINDOW *w, int y, int x, int style, const char *s) {
       setcchar(&cc, wc, tui_attr(style), tui_pair(style), NULL);
       mvwadd_wch(w, y, col, &cc);
     } else {
-      mvwaddch(w, y, col, cp < 32 || cp == 0xFFFD ? '?' : (chtype)cp);
+      mvwaddch(w, y, col, cp == TUI_GLUE ? ' ' : cp < 32 || cp == 0xFFFD ? '?' : (chtype)cp);
     }
     s += n;
     col++;

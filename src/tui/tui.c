@@ -58,21 +58,13 @@ static void on_crash(int sig) {
   raise(sig);
 }
 
-void tui_message(app *a, int style, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-  va_end(ap);
-  a->msg_style = style;
-}
-
 static void recompute(app *a) {
   char err[NS_ERRLEN];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   a->have_res = ns_explore_update(&a->cache, &a->st, &a->res, err) == 0;
   if (!a->have_res) {
-    tui_message(a, PLOT_S_MARK, "cannot compute: %s", err);
+    tui_say(a, PLOT_S_MARK, "cannot compute: %s", err);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   a->compute_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -98,7 +90,7 @@ static WINDOW *mkwin(tui_rect r) {
   return newwin(r.h, r.w, r.y, r.x);
 }
 
-void tui_relayout(app *a) {
+static void relayout(app *a) {
   free_windows(a);
   werase(stdscr);
   tui_layout_make(&a->lay, COLS, LINES, a->tab, a->prompt && tui_prompt_is_open(a->prompt));
@@ -134,7 +126,12 @@ static void draw_header(app *a) {
   mvwaddstr(w, 0, COLS - 8, "? help ");
   if (!a->lay.small) { /* how long the last recompute took (the budget is one frame) */
     wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
-    mvwprintw(w, 0, COLS - 19, "%6.1f ms", a->compute_ms);
+    char ms[48];
+    int l = snprintf(ms, sizeof ms, "calc %.1f ms", a->compute_ms), end = 0;
+    for (int p = 0; p < TUI_PANEL_COUNT; p++)
+      if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
+        end = a->lay.tab_x[p] + a->lay.tab_w[p];
+    if (COLS - 9 - l > end) mvwaddstr(w, 0, COLS - 9 - l, ms);
   }
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);
@@ -144,7 +141,7 @@ static void draw(app *a) {
   if (a->changed) recompute(a);
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
-  if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) tui_relayout(a);
+  if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
   /* stdscr stays blank under the panels: refreshing it first clears whatever no window
    * covers, and keeps wget_wch from refreshing it over the panels later. */
   touchwin(stdscr);
@@ -169,14 +166,26 @@ static void draw(app *a) {
   v.ascii = a->opt.ascii;
   v.colors = a->colors;
   v.small = a->lay.small;
-  v.file = a->opt.file;
   int prompt_open = tui_prompt_is_open(a->prompt);
   if (a->help_open) {
     werase(a->help);
-    int n = tui_help_lines(), ih = LINES - 2;
+    int n = tui_help_lines(a->view.focus, COLS - 4), ih = LINES - 2;
     if (a->help_scroll > n - ih) a->help_scroll = n - ih;
     if (a->help_scroll < 0) a->help_scroll = 0;
     tui_draw_help(a->help, a->help_scroll, &v);
+    curs_set(0);
+    wnoutrefresh(a->help);
+    doupdate();
+    return;
+  }
+  if (a->figure_open) { /* the focused panel's figure, full screen, redrawn live */
+    werase(a->help);
+    tui_draw_figure(&a->st, &a->res, a->help, &v);
+    if (a->msg[0]) {
+      wattrset(a->help, tui_attr(a->msg_style));
+      mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
+      wattrset(a->help, A_NORMAL);
+    }
     curs_set(0);
     wnoutrefresh(a->help);
     doupdate();
@@ -211,8 +220,11 @@ static void draw(app *a) {
   else if (a->editing)
     mvwaddnstr(a->status, 0, 0, "typing a number: Enter applies, Esc cancels, Backspace deletes",
                COLS - 1);
-  else
-    mvwaddnstr(a->status, 0, 0, tui_settings_keys(COLS - 1), COLS - 1);
+  else {
+    char keys[512];
+    mvwaddnstr(a->status, 0, 0, tui_status_keys(a->view.focus, COLS - 1, keys, sizeof keys),
+               COLS - 1);
+  }
   wattrset(a->status, A_NORMAL);
   wnoutrefresh(a->status);
   werase(a->pwin);
@@ -229,7 +241,7 @@ static void draw(app *a) {
   } else {
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     mvwaddnstr(a->pwin, 0, 0,
-               ": Lua prompt (try :set{kind=\"rms\"})   ? all keys   Tab next panel   q quit",
+               ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
                COLS - 1);
   }
   wattrset(a->pwin, A_NORMAL);
@@ -470,7 +482,7 @@ int tui_run(const tui_options *opt) {
   set_escdelay(25);
   curs_set(0);
   const char *nc = getenv("NO_COLOR");
-  a->colors = tui_theme_init(!opt->no_color && !(nc && nc[0]));
+  a->colors = tui_theme_init(!opt->no_color && !(nc && nc[0]), tui_theme_find(opt->theme));
   if (!opt->no_mouse) {
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
@@ -478,7 +490,7 @@ int tui_run(const tui_options *opt) {
   refresh();
   a->changed = 1;
   a->tab = TUI_PANEL_SETTINGS;
-  tui_relayout(a);
+  relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
   status = 0;
@@ -505,8 +517,11 @@ int tui_run(const tui_options *opt) {
       if (!isatty(STDIN_FILENO)) break;
       continue;
     }
-    int go = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
-    if (!go) break;
+    unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    if (r & TUI_R_QUIT) break;
+    if (r & TUI_R_RECOMPUTE) a->changed = 1;
+    if (r & TUI_R_RELAYOUT) relayout(a);
+    if (r & TUI_R_REPAINT) clearok(curscr, TRUE);
     draw(a);
   }
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */

@@ -9,7 +9,13 @@ typedef struct {
   int no_color;           /* --no-color (NO_COLOR in the environment does the same) */
   const char *state_file; /* --state FILE (or the last session's, for --resume), or NULL */
   const char *tensor;     /* --tensor NAME: the tensor of a .safetensors file, or NULL */
+  const char *theme;      /* --theme NAME (tui_theme_names), or NULL: dark */
 } tui_options;
+
+/* The colour themes, NULL-terminated ("dark", "light", "contrast"), and the index of a
+ * name in it or -1. */
+extern const char *const tui_theme_names[];
+int tui_theme_find(const char *name);
 
 /* Where the explorer autosaves its state on exit ($XDG_STATE_HOME/normscope/last.lua, or
  * ~/.local/state/normscope/last.lua) into buf; NULL when neither variable is set. */

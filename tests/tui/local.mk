@@ -2,7 +2,8 @@
 ## 120x40. Shell scripts printing TAP; they run the built binary ($NORMSCOPE) and skip
 ## when tmux is missing ($TMUX_BIN empty).
 SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
-	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh tests/tui/test_screen_state.sh
+	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
+	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
@@ -11,3 +12,13 @@ TESTS += tests/tui/test_screen_plot
 tests_tui_test_screen_plot_SOURCES = tests/tui/test_screen_plot.c
 tests_tui_test_screen_plot_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_tui_test_screen_plot_LDADD = libnsplot.la -lm
+
+# The key table against the manual page's KEYS section (and against itself).
+check_PROGRAMS += tests/tui/test_keymap
+TESTS += tests/tui/test_keymap
+tests_tui_test_keymap_SOURCES = tests/tui/test_keymap.c
+tests_tui_test_keymap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
+	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
+tests_tui_test_keymap_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(LUA_CFLAGS)
+tests_tui_test_keymap_LDADD = libnstui.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la \
+	libnscore.la $(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -123,7 +123,7 @@ keys w
 check "w w: beta 0.5" wait_re "beta +0.5"
 keys w t
 check "t: dtype fp32" wait_re "dtype +fp32"
-check "t: the input says x is computed as fp32" wait_for "fp64 as fp32"
+check "t: the input says x is computed (and shown) as fp32" wait_for "fp64, shown as fp32"
 keys T
 check "T: accumulation dtype set explicitly" wait_re "acc +fp64 "
 keys v

@@ -22,7 +22,7 @@ EOF
 
 start 80 24
 started
-check "80x24: the settings' * is explained on screen" wait_for "* = default (kind's; acc: dtype's)"
+check "80x24: the settings' * is explained on screen" wait_for "* = default (kind's or dtype's)"
 # a batch wider than the panel is tall: the target lines give way to a summary line and
 # never overwrite the matrix (they did: stray digits of column 5 at the right edge)
 lua 'set{batch={{1,2,3,4,5,6,7,8},{0,1,0,1,0,1,0,1},{2,2,2,2,2,2,2,2}}, focus="batch"}'
@@ -99,9 +99,10 @@ wait_for "EXIT="
 start 80 24 "$tmp/activations_btd.npy"
 started
 check "rank-3 file: shape in the title" wait_for "1 Input x (2, 3, 4)"
-# the title is longer than the frame: it ends in an ellipsis and a space, off the corner
-check "a clipped title ends in '… ' before the frame's corner" \
-  wait_re "1 Input x \(2, 3, 4\) from activ[^│]*… ─*╮"
+# the title is longer than the frame: it ends in an ellipsis, then the focus marker
+# (kept, B6) and a space, off the corner
+check "a clipped title ends in '… ◀ ' before the frame's corner" \
+  wait_re "1 Input x \(2, 3, 4\) from activ[^│]*… ◀ ─*╮"
 check "rank-3 file: J rank 18 = d-6 (one ones direction per (b,t))" \
   wait_for "rank 18 = d-6: ones dirs removed"
 # group kind on a rank-4 file: G steps up through the divisors of C = 4, g down
@@ -133,7 +134,7 @@ check "q quits with status 0" wait_for "EXIT=0"
 start 120 40
 started
 check "120x40: the gap is explained" wait_for "gap: max|y(running) - y(own stats)|"
-check "120x40: the settings' * is explained" wait_for "* = default (kind's; acc: dtype's)"
+check "120x40: the settings' * is explained" wait_for "* = default (kind's or dtype's)"
 keys q
 wait_for "EXIT="
 done_testing

@@ -35,14 +35,15 @@ check "csv: the screen names the file and its shape" wait_for "x (2, 3) from dat
 check "csv: y[1,1] = $Y11" wait_for "$Y11"
 check "csv: the matrix is in the input panel" wait_re "│ +2 +4 +5 +7"
 keys I
-check "I inserts a row after the cursor" wait_for "x (3, 3) from data.csv"
+# an edited x is no longer the file's: the title drops the name (it follows state.source)
+check "I inserts a row after the cursor" wait_for "1 Input x (3, 3) ◀"
 check "the new row is zeros" wait_re "│ +2 +0 +0 +0"
 keys X
-check "X removes it" wait_for "x (2, 3) from data.csv"
+check "X removes it" wait_for "1 Input x (2, 3) ◀"
 keys i
-check "i inserts a column" wait_for "x (2, 4) from data.csv"
-keys u
-check "u undoes the insertion" wait_for "x (2, 3) from data.csv"
+check "i inserts a column" wait_for "1 Input x (2, 4) ◀"
+keys u u u
+check "u u u undoes the three edits: the file's x again" wait_for "x (2, 3) from data.csv"
 keys Tab Tab Tab Tab
 check "csv: the matrix is the batch too" wait_for "5 Batch 2x3"
 keys q
@@ -96,8 +97,9 @@ check "fp32 npy: q quits" wait_for "EXIT=0"
 # and a keypress stays quick: 1000 x 70 -> the first 936 rows (65520 values).
 awk 'BEGIN { for (i = 0; i < 1000; i++) { s = ""; for (j = 0; j < 70; j++) s = s (j ? "," : "") (i * 70 + j) % 11; print s } }' >"$tmp/huge.csv"
 start 120 40 "$tmp/huge.csv"
-check "70000 values: the probes say they use a slice" wait_for "probes: first 65520 of 70000 values"
-check "70000 values: the precision panel says so too" wait_for "first 65536/70000 values: fp64 ref 9.99"
+check "70000 values: the probes say they use a slice" wait_for "probes: first 65520/70000 values"
+check "70000 values: the precision panel says so too" wait_for "(its first 65536 of 70000 values)"
+check "70000 values: the reference on a line of its own" wait_for "var of all of x, fp64 ref: 9.99"
 keys q
 check "70000 values: q quits" wait_for "EXIT=0"
 

@@ -1,0 +1,151 @@
+/* test_keymap.c: the screen's one key table against itself and against the manual page.
+ *
+ *   test_keymap            TAP: the KEYS section of doc/normscope.1 lists exactly the keys
+ *                          of the table, in its order, with its words; no key code is bound
+ *                          twice; every row has help text, a section and a panel; every
+ *                          setting row of panel 2 has a key.
+ *   test_keymap --man      prints the KEYS section the table makes (paste it into
+ *                          doc/normscope.1 after changing the table).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "tui/screen.h"
+
+/* roff: a minus is \- */
+static void roff(const char *s, char *out, size_t len) {
+  size_t n = 0;
+  for (; *s && n + 3 < len; s++) {
+    if (*s == '-') out[n++] = '\\';
+    out[n++] = *s;
+  }
+  out[n] = 0;
+}
+
+static void unroff(const char *s, char *out, size_t len) {
+  size_t n = 0;
+  for (; *s && n + 1 < len; s++) {
+    if (s[0] == '\\' && s[1] == '-') s++;
+    out[n++] = *s;
+  }
+  out[n] = 0;
+}
+
+static void print_man(void) {
+  printf(".SH KEYS\n"
+         "The explorer's keys, from its key table (the ? screen lists the focused\n"
+         "panel's keys first, with what its numbers mean).\n");
+  for (int sec = 0; sec < TUI_SEC_COUNT; sec++) {
+    char b[512], h[1024];
+    printf(".SS %s\n", tui_section_names[sec]);
+    for (int i = 0; i < tui_nkeymap; i++) {
+      if (tui_keymap[i].section != (tui_section)sec) continue;
+      roff(tui_keymap[i].keys, b, sizeof b);
+      roff(tui_keymap[i].help, h, sizeof h);
+      printf(".TP\n.B \"%s\"\n%s\n", b, h);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--man") == 0) {
+    print_man();
+    return 0;
+  }
+  const char *top = getenv("top_srcdir");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/doc/normscope.1", top ? top : ".");
+  FILE *f = fopen(path, "r");
+  tap_ok(f != NULL, "the manual page opens (%s)", path);
+  if (!f) return tap_done();
+
+  /* the KEYS section: every ".B" line right after a ".TP", and the line after it */
+  char line[2048], keys[128][128], text[128][1024];
+  int nk = 0, in = 0, after_tp = 0, want_text = -1;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (strncmp(line, ".SH ", 4) == 0) {
+      in = strcmp(line, ".SH KEYS") == 0;
+      continue;
+    }
+    if (!in) continue;
+    if (want_text >= 0) {
+      unroff(line, text[want_text], sizeof text[want_text]);
+      want_text = -1;
+      continue;
+    }
+    if (strcmp(line, ".TP") == 0) {
+      after_tp = 1;
+      continue;
+    }
+    if (after_tp && strncmp(line, ".B \"", 4) == 0 && nk < 128) {
+      char *q = strrchr(line + 4, '"');
+      if (q) *q = 0;
+      unroff(line + 4, keys[nk], sizeof keys[nk]);
+      text[nk][0] = 0;
+      want_text = nk++;
+    }
+    after_tp = 0;
+  }
+  fclose(f);
+
+  /* the table in section order, as the help and the man page list it */
+  int order[256], no = 0;
+  for (int sec = 0; sec < TUI_SEC_COUNT; sec++)
+    for (int i = 0; i < tui_nkeymap; i++)
+      if (tui_keymap[i].section == (tui_section)sec) order[no++] = i;
+  tap_ok(no == tui_nkeymap, "every key row has a section (%d of %d)", no, tui_nkeymap);
+  tap_ok(nk == tui_nkeymap, "the man page's KEYS section has %d entries, the table %d rows", nk,
+         tui_nkeymap);
+  for (int k = 0; k < nk && k < no; k++) {
+    const tui_binding *b = &tui_keymap[order[k]];
+    int same = strcmp(keys[k], b->keys) == 0 && strcmp(text[k], b->help) == 0;
+    tap_ok(same, "man KEYS entry %d is \"%s\": %s", k + 1, b->keys, b->help);
+    if (!same) printf("#   the man page has \"%s\": %s\n", keys[k], text[k]);
+  }
+
+  /* the table itself */
+  int dup = 0;
+  for (int i = 0; i < tui_nkeymap; i++)
+    for (int c = 0; c < TUI_MAXCODES && tui_keymap[i].code[c]; c++)
+      for (int j = 0; j < tui_nkeymap; j++)
+        for (int d = 0; d < TUI_MAXCODES && tui_keymap[j].code[d]; d++)
+          if ((i != j || c != d) && tui_keymap[i].code[c] == tui_keymap[j].code[d]) {
+            printf("#   code %#x in rows \"%s\" and \"%s\"\n", (unsigned)tui_keymap[i].code[c],
+                   tui_keymap[i].keys, tui_keymap[j].keys);
+            dup++;
+          }
+  tap_ok(dup == 0, "no key code is bound twice");
+  int bad = 0;
+  for (int i = 0; i < tui_nkeymap; i++) {
+    const tui_binding *b = &tui_keymap[i];
+    if (!b->act || !b->help || !b->help[0] || !b->panels || !b->code[0]) {
+      printf("#   row \"%s\" lacks an action, help, panels or codes\n", b->keys);
+      bad++;
+    }
+  }
+  tap_ok(bad == 0, "every row has an action, help text, panels and a key code");
+  /* a key that works in only some panels says what it does elsewhere, or the dispatcher
+   * names the panels where it works: either way it needs at least one */
+  for (int i = 0; i < tui_nsettings; i++) {
+    char buf[64];
+    tui_field_keys(tui_settings_rows[i], buf, sizeof buf);
+    tap_ok(buf[0] != 0, "settings row %s has a key (%s)", ns_field_name(tui_settings_rows[i]), buf);
+  }
+  /* every field of the state is changed by some key, or the table says how instead */
+  for (int fi = 0; fi < NS_F_COUNT; fi++) {
+    int keyed = 0, unbound = 0;
+    for (int i = 0; i < tui_nkeymap; i++) keyed += (tui_keymap[i].fields & NS_FIELDBIT(fi)) != 0;
+    for (int i = 0; i < tui_nunbound; i++) unbound += tui_unbound_fields[i].field == fi;
+    tap_ok((keyed > 0) != (unbound > 0), "field %s: %s", ns_field_name((ns_field)fi),
+           keyed     ? "reached by a key"
+           : unbound ? "says how to set it instead"
+                     : "NEITHER");
+  }
+  const tui_binding *q = tui_binding_of('q'), *k = tui_binding_of(TUI_KEY(KEY_NPAGE));
+  tap_ok(q && strcmp(q->label, "quit") == 0, "q is quit");
+  tap_ok(k && (k->panels & TUI_PBIT(TUI_PANEL_OUTPUT)), "PgDn pages the output list (B8/B13)");
+  return tap_done();
+}
