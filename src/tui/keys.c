@@ -579,9 +579,17 @@ const tui_unbound tui_unbound_fields[] = {
     {NS_F_SOURCE, "where x came from: set by opening a file (normscope FILE, :e FILE)"},
     {NS_F_BASELINE, "follows the companion row; set{baseline={...}} fixes it"},
     {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
-    {NS_F_TRAIN_SOURCE, "set{train_source=\"batch\"} trains on the batch matrix's rows"},
+    {NS_F_TRAIN_SOURCE,
+     "set{train_source=\"batch\"}: one step on the batch matrix; \"resample\": its rows drawn"},
     {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
     {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
+    {NS_F_EVAL_LOC, "set{eval_loc=...}: shift the evaluation draws (\"default\": no shift)"},
+    {NS_F_EVAL_SCALE, "set{eval_scale=...}: widen or narrow them (\"default\": train_scale)"},
+    {NS_F_EVAL_SIZE, "set{eval_size=...}: evaluation batch size (0: batch_size)"},
+    {NS_F_PLACEMENT, "set{placement=\"pre\"|\"post\"}: the residual block (result().residual)"},
+    {NS_F_W, "set{W={...}}: the residual branch (false: random from w_seed)"},
+    {NS_F_UPSTREAM, "set{upstream={...}}: dL/dy of the backward pass (result().backward)"},
+    {NS_F_W_SEED, "set{w_seed=...}: the random W and upstream gradient"},
 };
 const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
 
