@@ -98,7 +98,11 @@ type_line '100 + 23'
 expect "the REPL goes on after an error" '^123$'
 
 tm send-keys -t "$ns" -l 'print("SHOULD" .. "NOT_RUN")'
+# wait until readline has the line, and after Ctrl-C for the fresh prompt: a busy machine
+# must not turn this into a race between the signal and the next line's keys
+wait_line 'print\("SHOULD" \.\. "NOT_RUN"\)$'
 tm send-keys -t "$ns" C-c
+wait_line '^> ?$'
 type_line 'print("after" .. "_cancel")'
 if wait_line '^after_cancel$' && [ "$(count_lines '^SHOULDNOT_RUN$')" = 0 ]; then
   ok "Ctrl-C drops the line without running it"
