@@ -173,6 +173,13 @@ static void build(tui_panel focus, int width) {
                   width, 2, 2);
   }
   add(PLOT_S_TEXT, "");
+  add(PLOT_S_LABEL, "The state's fields: set{field = value} at the prompt (get() shows them)");
+  for (int f = 0; f < NS_F_COUNT; f++) { /* the one field table, as ns.fields() lists it */
+    char buf[320];
+    snprintf(buf, sizeof buf, "%-20s %s", ns_fields[f].name, ns_fields[f].doc);
+    add_wrapped(PLOT_S_TEXT, buf, width, 2, 23);
+  }
+  add(PLOT_S_TEXT, "");
   add(PLOT_S_LABEL, "Glossary");
   for (size_t i = 0; i < sizeof glossary / sizeof glossary[0]; i++)
     add_wrapped(PLOT_S_TEXT, glossary[i], width, 2, 4);

@@ -57,4 +57,28 @@ check "a state file cannot run programs" test ! -e "$tmp/pwned"
 check "  it fails with a message instead: exit 1" test "$st2" -eq 1
 check "  naming the file" sh -c 'case "$1" in *evil.lua*) exit 0;; *) exit 1;; esac' - "$out2"
 
+# the help lists every field of the state with its line from the field table
+start 120 40
+started
+keys '?'
+wait_for "keys and meanings"
+docs=$("$NS" run - <<'LUA'
+for _, f in ipairs(ns.fields()) do print(f.name .. "\t" .. f.doc) end
+LUA
+)
+seen="$tmp/help-seen"
+: >"$seen"
+i=0
+while [ $i -lt 30 ]; do
+  capture >>"$seen"
+  keys PageDown
+  sleep 0.1
+  i=$((i + 1))
+done
+missing=$(printf '%s\n' "$docs" | while IFS="$(printf '\t')" read -r name doc; do
+  grep -qF -- "$name" "$seen" && grep -qF -- "$(printf '%s' "$doc" | cut -c1-40)" "$seen" || echo "$name"
+done)
+check "help lists every field with its doc line (missing: ${missing:-none})" test -z "$missing"
+keys Escape q
+
 done_testing
