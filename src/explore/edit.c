@@ -65,8 +65,32 @@ int ns_edit_toggle_ddof(ns_state *s, ns_history *h, char *err) {
   PATCH1(NS_F_DDOF, ddof, 1 - s->ddof);
 }
 
+/* default -> the opposite of what the kind does by default -> default: every press
+ * changes the map (an explicit value equal to the default would change nothing). */
 int ns_edit_cycle_center(ns_state *s, ns_history *h, char *err) {
-  PATCH1(NS_F_CENTER, center, s->center == -1 ? 1 : s->center == 1 ? 0 : -1);
+  ns_spec sp;
+  ns_state_spec(s, &sp);
+  sp.center = -1;
+  int kind_default = ns_spec_center(&sp);
+  PATCH1(NS_F_CENTER, center, s->center == -1 ? !kind_default : -1);
+}
+
+/* The next (dir > 0) or previous subset of x's axes in the order default, {1}, {2},
+ * {1,2}, ... (bit masks 1, 2, 3, ...), skipping the subset the kind reduces over by
+ * default (choosing it explicitly would change nothing). */
+int ns_edit_cycle_axes(ns_state *s, ns_history *h, int dir, char *err) {
+  int rank = s->x->rank;
+  unsigned all = (1u << rank) - 1, m = s->axes;
+  char e[NS_ERRLEN];
+  unsigned def = ns_default_axes(s->kind, rank, e);
+  if (all == def && s->axes == 0)
+    return ns_explore_fail(err, "axes: x has one axis, and %s norm already reduces over it",
+                           ns_kind_name(s->kind));
+  for (unsigned i = 0; i <= all; i++) {
+    m = (m + (dir < 0 ? all : 1)) & all;
+    if (m == 0 || m != def) break;
+  }
+  PATCH1(NS_F_AXES, axes, m);
 }
 
 static int cycle(int v, int n, int dir) {

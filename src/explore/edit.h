@@ -21,7 +21,10 @@ int ns_edit_set_eps(ns_state *s, ns_history *h, double eps, char *err);
 int ns_edit_toggle_eps_at(ns_state *s, ns_history *h, char *err);
 int ns_edit_toggle_ddof(ns_state *s, ns_history *h, char *err);
 /* default -> on -> off -> default */
+/* default -> the opposite of the kind's default -> default */
 int ns_edit_cycle_center(ns_state *s, ns_history *h, char *err);
+/* default, then the subsets of x's axes in turn, skipping the kind's own default subset */
+int ns_edit_cycle_axes(ns_state *s, ns_history *h, int dir, char *err);
 int ns_edit_cycle_dtype(ns_state *s, ns_history *h, int dir, char *err);
 /* default -> fp64 -> fp32 -> fp16 -> bf16 -> default */
 int ns_edit_cycle_acc(ns_state *s, ns_history *h, int dir, char *err);

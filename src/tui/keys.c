@@ -313,12 +313,8 @@ static unsigned act_kind(app *a, int which) {
 }
 
 static unsigned act_axes(app *a, int which) {
-  ns_state_patch p;
-  ns_patch_init(&p);
-  unsigned all = (1u << a->st.x->rank) - 1;
-  ns_patch_set(&p, NS_F_AXES);
-  p.v.axes = (a->st.axes + (which ? all : 1)) & all;
-  return apply(a, &p, NULL);
+  char err[NS_ERRLEN];
+  return done(a, ns_edit_cycle_axes(&a->st, &a->hist, which ? -1 : 1, err), err, NULL);
 }
 
 static unsigned act_affine(app *a, int which) {

@@ -112,10 +112,11 @@ check "d: ddof 1" wait_re "ddof +1"
 D1=$(f "%.6g" "-2 / sqrt(10/3 + 1e-5)")
 check "d: y_1 = -2/sqrt(10/3+eps) = $D1" wait_for "$D1"
 keys d c
-check "c: centering on (explicit)" wait_re "ctr +on "
+check "c: centering off (layer norm centers by default: the first press changes it)" \
+  wait_re "ctr +off"
 keys c
-check "c c: centering off" wait_re "ctr +off"
-keys c w
+check "c c: back to the kind's default" wait_re "ctr +on\\*"
+keys w
 G1=$(f "%.6g" "-4 / $S")
 check "w: gamma 2 doubles y ($G1)" wait_for "$G1"
 check "w: gamma shown" wait_re "gamma +2"
@@ -133,7 +134,7 @@ check "m: eval mode" wait_re "mode +eval"
 keys m o
 check "o: momentum halved" wait_re "mom +0.05"
 keys a
-check "a: explicit axes" wait_re "axes +\{1\} "
+check "a on a vector: says the one axis is already reduced" wait_for "x has one axis"
 keys k
 check "k: next kind (rms)" wait_for "RMSNorm"
 keys K

@@ -529,6 +529,46 @@ static void test_history_compact(void) {
   ns_state_free(&s);
 }
 
+/* The c and a keys' edits: every press changes the map (no explicit copy of the default). */
+static void test_cycles_change_something(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_state_init(&s, err);
+  ns_history h;
+  ns_history_init(&h, 16);
+  tap_ok(ns_edit_cycle_center(&s, &h, err) == 0 && s.center == 0,
+         "c on layer norm: default (centered) -> off");
+  tap_ok(ns_edit_cycle_center(&s, &h, err) == 0 && s.center == -1, "c again: back to default");
+  s.kind = NS_KIND_RMS;
+  tap_ok(ns_edit_cycle_center(&s, &h, err) == 0 && s.center == 1,
+         "c on rms norm: default (uncentered) -> on");
+  s.kind = NS_KIND_LAYER;
+  s.center = -1;
+  /* a vector: layer norm reduces over {1} by default, the only subset: nothing else */
+  tap_ok(ns_edit_cycle_axes(&s, &h, 1, err) == -1 && s.axes == 0 && strstr(err, "one axis"),
+         "a on a vector: {1} is the default and the only choice: said, nothing changes");
+  size_t shape[3] = {2, 3, 4};
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_X);
+  p.v.x = ns_tensor_new(3, shape, NS_FP64, err);
+  ns_state_apply(&s, &p, err);
+  ns_tensor_free(p.v.x);
+  unsigned seen = 0;
+  int steps = 0, ok = 1;
+  do {
+    ok &= ns_edit_cycle_axes(&s, &h, 1, err) == 0;
+    ok &= s.axes != 4u; /* {3}: layer norm's default at rank 3 */
+    seen |= 1u << s.axes;
+    steps++;
+  } while (s.axes != 0 && steps < 20);
+  tap_ok(ok && steps == 7 && seen == 0xEFu, "rank 3: default and the 6 other subsets (%d)", steps);
+  ns_edit_cycle_axes(&s, &h, -1, err);
+  tap_ok(s.axes == 7u, "A steps backwards: default -> {1,2,3}");
+  ns_history_free(&h);
+  ns_state_free(&s);
+}
+
 int main(void) {
   test_degenerate();
   test_defaults();
@@ -538,5 +578,6 @@ int main(void) {
   test_compute_claims();
   test_eval_mode();
   test_history_compact();
+  test_cycles_change_something();
   return tap_done();
 }
