@@ -9,6 +9,7 @@ libnscore_la_SOURCES = \
 	src/core/tensor_ops.c src/core/tensor_ops.h \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
+	src/core/running.c src/core/running.h \
 	src/core/jacobian.c src/core/jacobian.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \

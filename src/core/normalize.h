@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "core/moments.h"
+#include "core/running.h"
 #include "core/tensor.h"
 
 typedef enum {
@@ -40,34 +41,6 @@ typedef enum {
 } ns_kind;
 typedef enum { NS_EPS_VAR = 0, NS_EPS_STD } ns_eps_at;
 typedef enum { NS_MODE_TRAIN = 0, NS_MODE_EVAL } ns_mode;
-
-/* Running statistics of a batch kind, one entry per statistic (channel).
- * PyTorch convention (exact == 0): starts at mean 0, var 1; each update
- *   mean = (1-f) mean + f batch_mean;  var = (1-f) var + f batch_var_unbiased
- * with f = momentum, or f = 1/count (cumulative average) when cumulative != 0.
- * Exact (exact != 0): merges the batch moments into acc[] (ns_moments_merge);
- * mean = merged mean, var = merged m2 / merged n (population).
- * The statistic count is fixed by the first update (or by ns_running_init's nstat). */
-typedef struct ns_running {
-  double momentum;
-  int cumulative;
-  int exact;
-  size_t nstat;    /* 0 until known */
-  double *mean;    /* nstat */
-  double *var;     /* nstat */
-  ns_moments *acc; /* nstat, exact mode only */
-  long count;      /* number of updates so far (num_batches_tracked) */
-} ns_running;
-
-/* nstat may be 0 (decided by the first update). Returns 0, or -1 on bad momentum
- * (must be in [0, 1]) or allocation failure. */
-int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, size_t nstat,
-                    char *err);
-void ns_running_free(ns_running *r);
-int ns_running_copy(ns_running *dst, const ns_running *src, char *err);
-/* One update from per-statistic batch moments b[0..nstat-1]. -1 if nstat differs from
- * the one already fixed. */
-int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *err);
 
 typedef struct {
   ns_kind kind;
