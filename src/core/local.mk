@@ -10,10 +10,12 @@ libnscore_la_SOURCES = \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/running.c src/core/running.h \
+	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h \
+	src/core/norm_kernels_avx2.c src/core/norm_kernels_impl.h src/core/norm_kernels_body.h \
 	src/core/jacobian.c src/core/jacobian.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
 	src/core/sha256.c src/core/sha256.h \
 	src/core/npy.c src/core/npy.h
-libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
-libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
+libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm -lpthread

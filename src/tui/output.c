@@ -133,7 +133,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     else
       tui_printf(w, yy, 1, PLOT_S_DIM, "%zu,%zu", idx / cols + 1, idx % cols + 1);
     char num[32];
-    int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
+    int deg = r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
     if (show_probes && r->y_shift && r->y_scale && idx >= r->probe_n) {
@@ -153,7 +153,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int py = ih - probe_lines + 1;
   if (stats_line) {
     char sd[32];
-    size_t k = r->norm.plan.stat_of ? r->norm.plan.stat_of[cur] : 0;
+    size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
     tui_printf(w, py++, 1, PLOT_S_DIM, "stat %zu/%zu: mean %s var %s s %s", k + 1,
                r->norm.plan.nstat, tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a),
                tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b),
