@@ -13,6 +13,18 @@
 #define NK_RUN nk_run_avx2
 #define NK_AVX2 1
 #include "core/norm_kernels_impl.h"
+
+void nk_avx2_convert(const float *in, size_t n, uint16_t *h, uint16_t *b, float *fromh,
+                     float *fromb) {
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(in + i);
+    __m128i hv = nk_v_f2h(v), bv = nk_v_f2b(v);
+    _mm_storeu_si128((__m128i *)(h + i), hv);
+    _mm_storeu_si128((__m128i *)(b + i), bv);
+    _mm256_storeu_ps(fromh + i, nk_v_h2f(hv));
+    _mm256_storeu_ps(fromb + i, nk_v_b2f(bv));
+  }
+}
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

@@ -36,7 +36,11 @@ NS_ALWAYS_INLINE static inline void KN(st)(void *y, size_t i, KT v, ns_dtype ydt
   else if (ydt == NS_FP64)
     ((double *)y)[i] = (double)v;
   else
+#if KF32
+    nk_write_f(y, i, v, ydt);
+#else
     nk_write(y, i, (double)v, ydt);
+#endif
 }
 
 /* numpy's pairwise sum of one chunk, every addition rounded to acc (moments.c's scheme) */
@@ -140,17 +144,15 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
           const KT g = G[q2], b = B[q2];
           size_t i3 = 0;
 #if NK_AVX2 && !KGEN
-          if (xdt == ydt && (xdt == NS_FP32 || xdt == NS_FP64) && ((xdt == NS_FP32) == KF32)) {
+          if (xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den), vg = _mm256_set1_ps(g),
                          vb = _mm256_set1_ps(b);
-            const float *xp = (const float *)x + o2;
-            float *yp = (float *)y + o2;
             for (; i3 + 8 <= e3; i3 += 8) {
-              __m256 v = _mm256_loadu_ps(xp + i3);
+              __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
               v = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(v, vd), vg), vb);
-              _mm256_storeu_ps(yp + i3, v);
+              nk_v_store8(y, o2 + i3, v, ydt);
             }
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den), vg = _mm256_set1_pd(g),
@@ -166,24 +168,20 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
 #endif
           }
 #endif
-          for (; i3 < e3; i3++)
-            KN(st)
-            (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
-             ydt);
+          for (; i3 < e3; i3++) KN(st)
+          (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc), ydt);
         } else if (t3 == 1 && a3 == 1) {
           const KT *g = G + q2, *b = B + q2;
           size_t i3 = 0;
 #if NK_AVX2 && !KGEN
-          if (xdt == ydt && (xdt == NS_FP32 || xdt == NS_FP64) && ((xdt == NS_FP32) == KF32)) {
+          if (xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den);
-            const float *xp = (const float *)x + o2;
-            float *yp = (float *)y + o2;
             for (; i3 + 8 <= e3; i3 += 8) {
-              __m256 v = _mm256_loadu_ps(xp + i3);
+              __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
               v = _mm256_mul_ps(_mm256_div_ps(v, vd), _mm256_loadu_ps(g + i3));
-              _mm256_storeu_ps(yp + i3, _mm256_add_ps(v, _mm256_loadu_ps(b + i3)));
+              nk_v_store8(y, o2 + i3, _mm256_add_ps(v, _mm256_loadu_ps(b + i3)), ydt);
             }
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den);
@@ -198,10 +196,9 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
 #endif
           }
 #endif
-          for (; i3 < e3; i3++)
-            KN(st)
-            (y, o2 + i3,
-             KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc), ydt);
+          for (; i3 < e3; i3++) KN(st)
+          (y, o2 + i3,
+           KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc), ydt);
         } else {
           for (size_t i3 = 0; i3 < e3; i3++) {
             size_t q = q2 + i3 * a3, o = o2 + i3 * t3;
@@ -238,6 +235,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     KT mn[NK_LANES] = {0}, mm[NK_LANES] = {0}, s2[NK_LANES] = {0};
     NK_MEMBERS({
       KT kk = (KT)ns_round_fast((double)(k + 1), acc);
+      NK_UNROLL
       for (size_t l = 0; l < NK_LANES; l++) {
         KT v = KN(ld)(x, base[l] + o, xdt, dt, acc);
         KT d = KR(v - mn[l]);
@@ -250,6 +248,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
   } else if (j->algo == NS_ALGO_RAW) {
     KT s1[NK_LANES] = {0}, s2[NK_LANES] = {0};
     NK_MEMBERS({
+      NK_UNROLL
       for (size_t l = 0; l < NK_LANES; l++) {
         KT v = KN(ld)(x, base[l] + o, xdt, dt, acc);
         s1[l] = KR(s1[l] + v);
@@ -264,27 +263,9 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     KT s1[NK_LANES] = {0}, s2[NK_LANES] = {0}, mk[NK_LANES];
     int done = 0;
 #if NK_AVX2 && KF32 && !KGEN
-    if (xdt == NS_FP32 && j->n <= (size_t)INT32_MAX) {
-      __m256i idx = _mm256_setr_epi32((int)base[0], (int)base[1], (int)base[2], (int)base[3],
-                                      (int)base[4], (int)base[5], (int)base[6], (int)base[7]);
-      const float *xf = (const float *)x;
-      __m256 vs = _mm256_setzero_ps(), vq = _mm256_setzero_ps();
-      NK_MEMBERS({
-        __m256 v = _mm256_i32gather_ps(xf + o, idx, 4);
-        vs = _mm256_add_ps(vs, v);
-        if (!centered) vq = _mm256_add_ps(vq, _mm256_mul_ps(v, v));
-      });
-      _mm256_storeu_ps(s1, vs);
-      _mm256_storeu_ps(s2, vq);
-      for (size_t l = 0; l < NK_LANES; l++)
-        mean[l] = ns_round_fast((double)s1[l] / j->rn, acc), mk[l] = (KT)mean[l];
-      __m256 vm = _mm256_loadu_ps(mk), v2 = _mm256_setzero_ps();
-      NK_MEMBERS({
-        __m256 d = _mm256_sub_ps(_mm256_i32gather_ps(xf + o, idx, 4), vm);
-        v2 = _mm256_add_ps(v2, _mm256_mul_ps(d, d));
-      });
+    if (xdt == NS_FP32 || xdt == NS_FP16 || xdt == NS_BF16) {
       KT t2[NK_LANES];
-      _mm256_storeu_ps(t2, v2);
+      nk_v_twopass(j, base, centered, xdt, s1, s2, t2, mean);
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
       done = 1;
     }
@@ -327,6 +308,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
 #endif
     if (!done) {
       NK_MEMBERS({
+        NK_UNROLL
         for (size_t l = 0; l < NK_LANES; l++) {
           KT v = KN(ld)(x, base[l] + o, xdt, dt, acc);
           s1[l] = KR(s1[l] + v);
@@ -337,6 +319,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
         mean[l] = ns_round_fast((double)s1[l] / j->rn, acc), mk[l] = (KT)mean[l];
       KT t2[NK_LANES] = {0};
       NK_MEMBERS({
+        NK_UNROLL
         for (size_t l = 0; l < NK_LANES; l++) {
           KT d = KR(KN(ld)(x, base[l] + o, xdt, dt, acc) - mk[l]);
           t2[l] = KR(t2[l] + KR(d * d));

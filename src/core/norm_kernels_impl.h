@@ -17,27 +17,6 @@
 #include <immintrin.h>
 #endif
 
-/* half -> float, exactly ns_fp16_value (a NaN becomes the default NaN with the sign) */
-static inline float nk_h2f(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu, w;
-  float f;
-  if (em >= 0x7c00u) {
-    f = em == 0x7c00u ? INFINITY : NAN;
-    return sign ? -f : f;
-  }
-  w = em << 13; /* the half's bits as a float 2^112 times too small: scale exactly */
-  memcpy(&f, &w, sizeof f);
-  f *= 0x1p112f;
-  return sign ? -f : f;
-}
-
-static inline float nk_b2f(uint16_t h) {
-  uint32_t w = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &w, sizeof f);
-  return f;
-}
-
 /* As ns_tensor_get. */
 static inline double nk_read(const void *x, size_t i, ns_dtype xdt) {
   switch (xdt) {
@@ -66,6 +45,24 @@ static inline void nk_write(void *y, size_t i, double v, ns_dtype ydt) {
     break;
   default:
     ((uint16_t *)y)[i] = ns_bf16_bits(v);
+    break;
+  }
+}
+
+/* As ns_tensor_set for a value that is a float. */
+static inline void nk_write_f(void *y, size_t i, float v, ns_dtype ydt) {
+  switch (ydt) {
+  case NS_FP64:
+    ((double *)y)[i] = v;
+    break;
+  case NS_FP32:
+    ((float *)y)[i] = v;
+    break;
+  case NS_FP16:
+    ((uint16_t *)y)[i] = nk_f2h(v);
+    break;
+  default:
+    ((uint16_t *)y)[i] = nk_f2b(v);
     break;
   }
 }
@@ -124,6 +121,178 @@ static inline void nk_raw(const nk_job *j, double sum, double sumsq, double *mea
   *mean = mn;
   *m2 = ns_round_fast(var * j->rn, acc);
 }
+
+#if NK_AVX2
+/* ---- AVX2 helpers: 8 float lanes. Conversions give exactly nk_h2f, nk_b2f, nk_f2h and
+ * nk_f2b lane by lane (integer operations only: no F16C needed). ---- */
+static inline __m256 nk_v_h2f(__m128i h16) {
+  __m256i h = _mm256_cvtepu16_epi32(h16);
+  __m256i sign = _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x8000)), 16);
+  __m256i em = _mm256_and_si256(h, _mm256_set1_epi32(0x7fff));
+  __m256 f =
+      _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(em, 13)), _mm256_set1_ps(0x1p112f));
+  __m256i w = _mm256_castps_si256(f);
+  __m256i special = _mm256_cmpgt_epi32(em, _mm256_set1_epi32(0x7bff));
+  __m256i inf = _mm256_cmpeq_epi32(em, _mm256_set1_epi32(0x7c00));
+  __m256i sv =
+      _mm256_blendv_epi8(_mm256_set1_epi32(0x7fc00000), _mm256_set1_epi32(0x7f800000), inf);
+  w = _mm256_blendv_epi8(w, sv, special);
+  return _mm256_castsi256_ps(_mm256_or_si256(w, sign));
+}
+
+static inline __m256 nk_v_b2f(__m128i h16) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h16), 16));
+}
+
+/* 8 lanes of 32-bit values below 2^16 packed to 8 uint16 */
+static inline __m128i nk_v_pack16(__m256i r) {
+  __m256i p = _mm256_packus_epi32(r, r); /* per 128-bit half: r0..r3 r0..r3 | r4..r7 r4..r7 */
+  p = _mm256_permute4x64_epi64(p, 0x08); /* 64-bit pieces 0 and 2 */
+  return _mm256_castsi256_si128(p);
+}
+
+static inline __m128i nk_v_f2h(__m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000));
+  u = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  __m256i norm =
+      _mm256_add_epi32(u, _mm256_set1_epi32((int)(((uint32_t)(15 - 127) << 23) + 0xfffu)));
+  norm = _mm256_add_epi32(norm, _mm256_and_si256(_mm256_srli_epi32(u, 13), _mm256_set1_epi32(1)));
+  norm = _mm256_srli_epi32(norm, 13);
+  __m256 a = _mm256_add_ps(_mm256_castsi256_ps(u), _mm256_set1_ps(0.5f));
+  __m256i sub = _mm256_sub_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(0x3f000000));
+  __m256i nan = _mm256_cmpgt_epi32(u, _mm256_set1_epi32(0x7f800000));
+  __m256i big = _mm256_blendv_epi8(_mm256_set1_epi32(0x7c00), _mm256_set1_epi32(0x7e00), nan);
+  __m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x38800000), u);
+  __m256i is_big = _mm256_cmpgt_epi32(u, _mm256_set1_epi32(0x477fffff));
+  __m256i r = _mm256_blendv_epi8(norm, sub, is_sub);
+  r = _mm256_blendv_epi8(r, big, is_big);
+  return nk_v_pack16(_mm256_or_si256(r, sign));
+}
+
+static inline __m128i nk_v_f2b(__m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));
+  __m256i r = _mm256_add_epi32(u, _mm256_set1_epi32(0x7fff));
+  r = _mm256_add_epi32(r, _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+  r = _mm256_srli_epi32(r, 16);
+  __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
+                              _mm256_set1_epi32(0x7fc0));
+  return nk_v_pack16(_mm256_blendv_epi8(r, q, nan));
+}
+
+/* 8 consecutive elements of x from element i, as floats */
+static inline __m256 nk_v_load8(const void *x, size_t i, ns_dtype xdt) {
+  if (xdt == NS_FP32) return _mm256_loadu_ps((const float *)x + i);
+  __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)x + i));
+  return xdt == NS_FP16 ? nk_v_h2f(h) : nk_v_b2f(h);
+}
+
+static inline void nk_v_store8(void *y, size_t i, __m256 v, ns_dtype ydt) {
+  if (ydt == NS_FP32)
+    _mm256_storeu_ps((float *)y + i, v);
+  else
+    _mm_storeu_si128((__m128i *)((uint16_t *)y + i), ydt == NS_FP16 ? nk_v_f2h(v) : nk_v_f2b(v));
+}
+
+/* element base[l] + o of x for each lane l */
+static inline __m256 nk_v_lanes(const void *x, const size_t *base, size_t o, ns_dtype xdt) {
+  if (xdt == NS_FP32) {
+    const float *f = (const float *)x + o;
+    return _mm256_setr_ps(f[base[0]], f[base[1]], f[base[2]], f[base[3]], f[base[4]], f[base[5]],
+                          f[base[6]], f[base[7]]);
+  }
+  const uint16_t *h = (const uint16_t *)x + o;
+  __m128i v =
+      _mm_setr_epi16((short)h[base[0]], (short)h[base[1]], (short)h[base[2]], (short)h[base[3]],
+                     (short)h[base[4]], (short)h[base[5]], (short)h[base[6]], (short)h[base[7]]);
+  return xdt == NS_FP16 ? nk_v_h2f(v) : nk_v_b2f(v);
+}
+
+/* r[l] = 8 consecutive values of lane l  ->  r[k] = value k of every lane */
+static inline void nk_v_transpose8(__m256 r[8]) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+  __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* Twopass sums of 8 statistics in float lanes (storage fp32, fp16 or bf16): sum, and the
+ * sum of squares when uncentered; then, from the means mk, the sum of squared deviations.
+ * Contiguous runs go 8 elements per lane at a time through a transpose, so every lane
+ * still adds its own elements one by one in index order. */
+static inline void nk_v_twopass(const nk_job *j, const size_t *base, int centered, ns_dtype xdt,
+                                float *s1, float *s2, float *m2, double *mean) {
+  const void *x = j->x;
+  const size_t e3 = j->mext[3], t3 = j->mstr[3];
+  __m256 S = _mm256_setzero_ps(), Q = _mm256_setzero_ps(), r[8];
+  for (int pass = 0; pass < 2; pass++) {
+    __m256 M = _mm256_setzero_ps(), D = _mm256_setzero_ps();
+    if (pass == 1) {
+      float mk[8];
+      _mm256_storeu_ps(s1, S);
+      _mm256_storeu_ps(s2, Q);
+      for (int l = 0; l < 8; l++)
+        mean[l] = ns_round_fast((double)s1[l] / j->rn, NS_FP32), mk[l] = (float)mean[l];
+      M = _mm256_loadu_ps(mk);
+    }
+    for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+      for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+        for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+          size_t o2 = i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2], i3 = 0;
+          if (t3 == 1)
+            for (; i3 + 8 <= e3; i3 += 8) {
+              for (int l = 0; l < 8; l++) r[l] = nk_v_load8(x, base[l] + o2 + i3, xdt);
+              nk_v_transpose8(r);
+              if (pass == 0) {
+                for (int k = 0; k < 8; k++) {
+                  S = _mm256_add_ps(S, r[k]);
+                  if (!centered) Q = _mm256_add_ps(Q, _mm256_mul_ps(r[k], r[k]));
+                }
+              } else {
+                for (int k = 0; k < 8; k++) {
+                  __m256 d = _mm256_sub_ps(r[k], M);
+                  D = _mm256_add_ps(D, _mm256_mul_ps(d, d));
+                }
+              }
+            }
+          for (; i3 < e3; i3++) {
+            __m256 v = nk_v_lanes(x, base, o2 + i3 * t3, xdt);
+            if (pass == 0) {
+              S = _mm256_add_ps(S, v);
+              if (!centered) Q = _mm256_add_ps(Q, _mm256_mul_ps(v, v));
+            } else {
+              __m256 d = _mm256_sub_ps(v, M);
+              D = _mm256_add_ps(D, _mm256_mul_ps(d, d));
+            }
+          }
+        }
+    if (pass == 1) _mm256_storeu_ps(m2, D);
+  }
+}
+#endif
+
+/* the lane loops unrolled, so each lane's running sums stay in registers */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NK_UNROLL _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define NK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define NK_UNROLL
+#endif
 
 /* float arithmetic */
 #define KT float

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/norm_kernels.h"
 #include "core/normalize.h"
 #include "core/sha256.h"
 #include "tap.h"
@@ -284,7 +285,95 @@ static void pairwise_fixtures(void) {
          nlay, badlay);
 }
 
+/* The kernels' inline conversions against dtype.c: every 16-bit pattern, every midpoint
+ * between neighbours and one float ulp either side, and random float patterns. */
+static int bits_eq16(uint16_t a, uint16_t b) {
+  return a == b;
+}
+static void conversions(void) {
+  int bad_h2f = 0, bad_f2h = 0, bad_f2b = 0;
+  for (uint32_t h = 0; h < 65536; h++) {
+    double want = ns_fp16_value((uint16_t)h);
+    float got = nk_h2f((uint16_t)h);
+    if (!same((double)got, want) || !signbit(got) != !signbit(want)) bad_h2f++;
+    if (!same((double)nk_b2f((uint16_t)h), ns_bf16_value((uint16_t)h))) bad_h2f++;
+  }
+  for (int fmt = 0; fmt < 2; fmt++)
+    for (uint32_t h = 0; h < 65535; h++) {
+      double a = fmt ? ns_bf16_value((uint16_t)h) : ns_fp16_value((uint16_t)h);
+      double b = fmt ? ns_bf16_value((uint16_t)(h + 1)) : ns_fp16_value((uint16_t)(h + 1));
+      float probe[6] = {(float)a, (float)((a + b) / 2), 0, 0, 0, 0};
+      probe[2] = nextafterf(probe[1], INFINITY);
+      probe[3] = nextafterf(probe[1], -INFINITY);
+      probe[4] = nextafterf(probe[0], INFINITY);
+      probe[5] = nextafterf(probe[0], -INFINITY);
+      for (int k = 0; k < 6; k++) {
+        if (fmt == 0 && !bits_eq16(nk_f2h(probe[k]), ns_fp16_bits(probe[k]))) bad_f2h++;
+        if (fmt == 1 && !bits_eq16(nk_f2b(probe[k]), ns_bf16_bits(probe[k]))) bad_f2b++;
+      }
+    }
+  for (int k = 0; k < 2000000; k++) {
+    uint32_t u = (uint32_t)rnd();
+    float f;
+    memcpy(&f, &u, sizeof f);
+    if (nk_f2h(f) != ns_fp16_bits(f)) bad_f2h++;
+    if (nk_f2b(f) != ns_bf16_bits(f)) bad_f2b++;
+  }
+#ifdef NK_HAVE_AVX2
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) {
+    /* the same probes through the AVX2 conversions, 8 at a time */
+    enum { N = 8 * 4096 };
+    static float in[N], fh[N], fb[N];
+    static uint16_t h[N], b[N];
+    int bad_v = 0;
+    for (int round = 0; round < 40; round++) {
+      for (int k = 0; k < N; k++) {
+        uint32_t pick = (uint32_t)rnd();
+        uint16_t p16 = (uint16_t)(pick >> 8);
+        double a = pick & 1 ? ns_bf16_value(p16) : ns_fp16_value(p16);
+        double nx =
+            pick & 1 ? ns_bf16_value((uint16_t)(p16 + 1)) : ns_fp16_value((uint16_t)(p16 + 1));
+        float f = (float)a;
+        switch ((pick >> 1) & 7) {
+        case 0:
+          break;
+        case 1:
+          f = (float)((a + nx) / 2);
+          break;
+        case 2:
+          f = nextafterf((float)((a + nx) / 2), INFINITY);
+          break;
+        case 3:
+          f = nextafterf((float)((a + nx) / 2), -INFINITY);
+          break;
+        default: {
+          uint32_t u = (uint32_t)rnd();
+          memcpy(&f, &u, sizeof f);
+        }
+        }
+        in[k] = f;
+      }
+      nk_avx2_convert(in, N, h, b, fh, fb);
+      for (int k = 0; k < N; k++) {
+        uint16_t wh = ns_fp16_bits(in[k]), wb = ns_bf16_bits(in[k]);
+        if (h[k] != wh || b[k] != wb) bad_v++;
+        float rh = nk_h2f(h[k]), rb = nk_b2f(b[k]);
+        if (memcmp(&rh, &fh[k], sizeof rh) != 0 || memcmp(&rb, &fb[k], sizeof rb) != 0) bad_v++;
+      }
+    }
+    tap_ok(bad_v == 0, "AVX2 conversions equal the scalar ones on %d probes (%d off)", 40 * N,
+           bad_v);
+  }
+#endif
+  tap_ok(bad_h2f == 0, "fp16/bf16 -> float equals dtype.c for all 65536 patterns (%d off)",
+         bad_h2f);
+  tap_ok(bad_f2h == 0, "float -> fp16 equals ns_fp16_bits at every midpoint (%d off)", bad_f2h);
+  tap_ok(bad_f2b == 0, "float -> bf16 equals ns_bf16_bits at every midpoint (%d off)", bad_f2b);
+}
+
 int main(void) {
+  conversions();
   int bad = 0, refused = 0, trials = 1500;
   for (int t = 0; t < trials; t++) bad += one_case(t, &refused);
   tap_ok(bad == 0,
