@@ -271,37 +271,9 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     }
 #endif
 #if NK_AVX2 && !KF32 && !KGEN
-    if (xdt == NS_FP64 && j->n <= (size_t)INT32_MAX) {
-      __m128i ia = _mm_setr_epi32((int)base[0], (int)base[1], (int)base[2], (int)base[3]),
-              ib = _mm_setr_epi32((int)base[4], (int)base[5], (int)base[6], (int)base[7]);
-      const double *xd = (const double *)x;
-      __m256d sa = _mm256_setzero_pd(), sb = _mm256_setzero_pd(), qa = sa, qb = sa;
-      NK_MEMBERS({
-        __m256d va = _mm256_i32gather_pd(xd + o, ia, 8), vb = _mm256_i32gather_pd(xd + o, ib, 8);
-        sa = _mm256_add_pd(sa, va);
-        sb = _mm256_add_pd(sb, vb);
-        if (!centered) {
-          qa = _mm256_add_pd(qa, _mm256_mul_pd(va, va));
-          qb = _mm256_add_pd(qb, _mm256_mul_pd(vb, vb));
-        }
-      });
-      _mm256_storeu_pd(s1, sa);
-      _mm256_storeu_pd(s1 + 4, sb);
-      _mm256_storeu_pd(s2, qa);
-      _mm256_storeu_pd(s2 + 4, qb);
-      for (size_t l = 0; l < NK_LANES; l++)
-        mean[l] = ns_round_fast(s1[l] / j->rn, acc), mk[l] = (KT)mean[l];
-      __m256d ma = _mm256_loadu_pd(mk), mb = _mm256_loadu_pd(mk + 4);
-      __m256d da2 = _mm256_setzero_pd(), db2 = _mm256_setzero_pd();
-      NK_MEMBERS({
-        __m256d da = _mm256_sub_pd(_mm256_i32gather_pd(xd + o, ia, 8), ma);
-        __m256d db = _mm256_sub_pd(_mm256_i32gather_pd(xd + o, ib, 8), mb);
-        da2 = _mm256_add_pd(da2, _mm256_mul_pd(da, da));
-        db2 = _mm256_add_pd(db2, _mm256_mul_pd(db, db));
-      });
+    if (xdt == NS_FP64 || xdt == NS_FP32) {
       KT t2[NK_LANES];
-      _mm256_storeu_pd(t2, da2);
-      _mm256_storeu_pd(t2 + 4, db2);
+      nk_v_twopass_d(j, base, centered, xdt, s1, s2, t2, mean);
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
       done = 1;
     }

@@ -122,6 +122,15 @@ static inline void nk_raw(const nk_job *j, double sum, double sumsq, double *mea
   *m2 = ns_round_fast(var * j->rn, acc);
 }
 
+/* the lane loops unrolled, so each lane's running sums stay in registers */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NK_UNROLL _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define NK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define NK_UNROLL
+#endif
+
 #if NK_AVX2
 /* ---- AVX2 helpers: 8 float lanes. Conversions give exactly nk_h2f, nk_b2f, nk_f2h and
  * nk_f2b lane by lane (integer operations only: no F16C needed). ---- */
@@ -230,68 +239,143 @@ static inline void nk_v_transpose8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
-/* Twopass sums of 8 statistics in float lanes (storage fp32, fp16 or bf16): sum, and the
- * sum of squares when uncentered; then, from the means mk, the sum of squared deviations.
- * Contiguous runs go 8 elements per lane at a time through a transpose, so every lane
- * still adds its own elements one by one in index order. */
-static inline void nk_v_twopass(const nk_job *j, const size_t *base, int centered, ns_dtype xdt,
-                                float *s1, float *s2, float *m2, double *mean) {
+/* One pass over 8 statistics in float lanes (storage fp32, fp16 or bf16). Pass 0: S += v
+ * and, uncentered, Q += v*v; pass 1: D += (v - M)^2. Contiguous runs go 8 values per lane
+ * at a time through a transpose, so every lane still adds its own values one by one in
+ * index order. Inlined with pass and centered constant. */
+NS_ALWAYS_INLINE static inline void nk_v_pass(const nk_job *j, const size_t *base, const int pass,
+                                              const int centered, const ns_dtype xdt, __m256 *S,
+                                              __m256 *Q, __m256 M, __m256 *D) {
   const void *x = j->x;
   const size_t e3 = j->mext[3], t3 = j->mstr[3];
-  __m256 S = _mm256_setzero_ps(), Q = _mm256_setzero_ps(), r[8];
-  for (int pass = 0; pass < 2; pass++) {
-    __m256 M = _mm256_setzero_ps(), D = _mm256_setzero_ps();
-    if (pass == 1) {
-      float mk[8];
-      _mm256_storeu_ps(s1, S);
-      _mm256_storeu_ps(s2, Q);
-      for (int l = 0; l < 8; l++)
-        mean[l] = ns_round_fast((double)s1[l] / j->rn, NS_FP32), mk[l] = (float)mean[l];
-      M = _mm256_loadu_ps(mk);
-    }
-    for (size_t i0 = 0; i0 < j->mext[0]; i0++)
-      for (size_t i1 = 0; i1 < j->mext[1]; i1++)
-        for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
-          size_t o2 = i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2], i3 = 0;
-          if (t3 == 1)
-            for (; i3 + 8 <= e3; i3 += 8) {
-              for (int l = 0; l < 8; l++) r[l] = nk_v_load8(x, base[l] + o2 + i3, xdt);
-              nk_v_transpose8(r);
+  __m256 s = *S, q = *Q, d2 = *D, r[8];
+  for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+    for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+      for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+        size_t o2 = i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2], i3 = 0;
+        if (t3 == 1)
+          for (; i3 + 8 <= e3; i3 += 8) {
+            NK_UNROLL
+            for (int l = 0; l < 8; l++) r[l] = nk_v_load8(x, base[l] + o2 + i3, xdt);
+            nk_v_transpose8(r);
+            NK_UNROLL
+            for (int k = 0; k < 8; k++) {
               if (pass == 0) {
-                for (int k = 0; k < 8; k++) {
-                  S = _mm256_add_ps(S, r[k]);
-                  if (!centered) Q = _mm256_add_ps(Q, _mm256_mul_ps(r[k], r[k]));
-                }
+                s = _mm256_add_ps(s, r[k]);
+                if (!centered) q = _mm256_add_ps(q, _mm256_mul_ps(r[k], r[k]));
               } else {
-                for (int k = 0; k < 8; k++) {
-                  __m256 d = _mm256_sub_ps(r[k], M);
-                  D = _mm256_add_ps(D, _mm256_mul_ps(d, d));
-                }
+                __m256 d = _mm256_sub_ps(r[k], M);
+                d2 = _mm256_add_ps(d2, _mm256_mul_ps(d, d));
               }
             }
-          for (; i3 < e3; i3++) {
-            __m256 v = nk_v_lanes(x, base, o2 + i3 * t3, xdt);
-            if (pass == 0) {
-              S = _mm256_add_ps(S, v);
-              if (!centered) Q = _mm256_add_ps(Q, _mm256_mul_ps(v, v));
-            } else {
-              __m256 d = _mm256_sub_ps(v, M);
-              D = _mm256_add_ps(D, _mm256_mul_ps(d, d));
-            }
+          }
+        for (; i3 < e3; i3++) {
+          __m256 v = nk_v_lanes(x, base, o2 + i3 * t3, xdt);
+          if (pass == 0) {
+            s = _mm256_add_ps(s, v);
+            if (!centered) q = _mm256_add_ps(q, _mm256_mul_ps(v, v));
+          } else {
+            __m256 d = _mm256_sub_ps(v, M);
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(d, d));
           }
         }
-    if (pass == 1) _mm256_storeu_ps(m2, D);
+      }
+  *S = s, *Q = q, *D = d2;
+}
+
+/* Twopass sums of 8 statistics: s1 (sum), s2 (sum of squares, uncentered only), the means
+ * (rounded to fp32 as the reference does) and m2 (sum of squared deviations). */
+NS_ALWAYS_INLINE static inline void nk_v_twopass(const nk_job *j, const size_t *base,
+                                                 const int centered, const ns_dtype xdt, float *s1,
+                                                 float *s2, float *m2, double *mean) {
+  __m256 S = _mm256_setzero_ps(), Q = S, D = S, M;
+  nk_v_pass(j, base, 0, centered, xdt, &S, &Q, S, &D);
+  float mk[8];
+  _mm256_storeu_ps(s1, S);
+  _mm256_storeu_ps(s2, Q);
+  for (int l = 0; l < 8; l++)
+    mean[l] = ns_round_fast((double)s1[l] / j->rn, NS_FP32), mk[l] = (float)mean[l];
+  M = _mm256_loadu_ps(mk);
+  nk_v_pass(j, base, 1, centered, xdt, &S, &Q, M, &D);
+  _mm256_storeu_ps(m2, D);
+}
+
+/* 4 consecutive elements of x (fp64, or fp32 widened exactly) from element i */
+static inline __m256d nk_v_load4d(const void *x, size_t i, ns_dtype xdt) {
+  if (xdt == NS_FP64) return _mm256_loadu_pd((const double *)x + i);
+  return _mm256_cvtps_pd(_mm_loadu_ps((const float *)x + i));
+}
+
+static inline double nk_elem_d(const void *x, size_t i, ns_dtype xdt) {
+  return xdt == NS_FP64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+}
+
+static inline void nk_v_transpose4d(__m256d r[4]) {
+  __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+/* nk_v_pass in double lanes (acc fp64; storage fp64 or fp32), for 4 statistics. */
+NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *bs, const int pass,
+                                                const int centered, const ns_dtype xdt, __m256d *S,
+                                                __m256d *Q, __m256d M, __m256d *D) {
+  const void *x = j->x;
+  const size_t e3 = j->mext[3], t3 = j->mstr[3];
+  __m256d s = *S, q = *Q, d2 = *D, r[4];
+  for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+    for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+      for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+        size_t o2 = i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2], i3 = 0;
+        if (t3 == 1)
+          for (; i3 + 4 <= e3; i3 += 4) {
+            NK_UNROLL
+            for (int l = 0; l < 4; l++) r[l] = nk_v_load4d(x, bs[l] + o2 + i3, xdt);
+            nk_v_transpose4d(r);
+            NK_UNROLL
+            for (int k = 0; k < 4; k++) {
+              if (pass == 0) {
+                s = _mm256_add_pd(s, r[k]);
+                if (!centered) q = _mm256_add_pd(q, _mm256_mul_pd(r[k], r[k]));
+              } else {
+                __m256d d = _mm256_sub_pd(r[k], M);
+                d2 = _mm256_add_pd(d2, _mm256_mul_pd(d, d));
+              }
+            }
+          }
+        for (; i3 < e3; i3++) {
+          size_t o = o2 + i3 * t3;
+          __m256d v = _mm256_setr_pd(nk_elem_d(x, bs[0] + o, xdt), nk_elem_d(x, bs[1] + o, xdt),
+                                     nk_elem_d(x, bs[2] + o, xdt), nk_elem_d(x, bs[3] + o, xdt));
+          if (pass == 0) {
+            s = _mm256_add_pd(s, v);
+            if (!centered) q = _mm256_add_pd(q, _mm256_mul_pd(v, v));
+          } else {
+            __m256d d = _mm256_sub_pd(v, M);
+            d2 = _mm256_add_pd(d2, _mm256_mul_pd(d, d));
+          }
+        }
+      }
+  *S = s, *Q = q, *D = d2;
+}
+
+NS_ALWAYS_INLINE static inline void nk_v_twopass_d(const nk_job *j, const size_t *base,
+                                                   const int centered, const ns_dtype xdt,
+                                                   double *s1, double *s2, double *m2,
+                                                   double *mean) {
+  for (int g = 0; g < 2; g++) {
+    __m256d S = _mm256_setzero_pd(), Q = S, D = S;
+    nk_v_pass_d(j, base + 4 * g, 0, centered, xdt, &S, &Q, S, &D);
+    _mm256_storeu_pd(s1 + 4 * g, S);
+    _mm256_storeu_pd(s2 + 4 * g, Q);
+    for (int l = 0; l < 4; l++) mean[4 * g + l] = s1[4 * g + l] / j->rn;
+    nk_v_pass_d(j, base + 4 * g, 1, centered, xdt, &S, &Q, _mm256_loadu_pd(mean + 4 * g), &D);
+    _mm256_storeu_pd(m2 + 4 * g, D);
   }
 }
-#endif
-
-/* the lane loops unrolled, so each lane's running sums stay in registers */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NK_UNROLL _Pragma("GCC unroll 8")
-#elif defined(__clang__)
-#define NK_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define NK_UNROLL
 #endif
 
 /* float arithmetic */

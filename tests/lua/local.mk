@@ -4,7 +4,8 @@
 ## (through run-lua.sh, which also works as a LUA_LOG_COMPILER on its own).
 LUA_MODULE_TESTS = \
 	tests/lua/tensor.lua tests/lua/normalize.lua tests/lua/stats.lua \
-	tests/lua/rng.lua tests/lua/io.lua tests/lua/claims.lua tests/lua/stack.lua
+	tests/lua/rng.lua tests/lua/io.lua tests/lua/claims.lua tests/lua/stack.lua \
+	tests/lua/kernels.lua
 ## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
 ## (a few seconds); must survive and name what was wrong each time.
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua
