@@ -238,6 +238,7 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   j.nstat = nstat;
   j.count = m;
   geometry(p, spec->kind == NS_KIND_GROUP, &j);
+  j.stream = res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
   j.centered = ns_spec_center(spec);
   j.eval = eval;
   j.ddof = spec->ddof;

@@ -148,22 +148,35 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den), vg = _mm256_set1_ps(g),
                          vb = _mm256_set1_ps(b);
+            if (j->stream) /* scalar up to a 32-byte boundary of y, then streaming stores */
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++)
+                KN(st)
+                (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
+                 ydt);
             for (; i3 + 8 <= e3; i3 += 8) {
               __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
               v = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(v, vd), vg), vb);
-              nk_v_store8(y, o2 + i3, v, ydt);
+              nk_v_store8(y, o2 + i3, v, ydt, j->stream);
             }
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den), vg = _mm256_set1_pd(g),
                           vb = _mm256_set1_pd(b);
             const double *xp = (const double *)x + o2;
             double *yp = (double *)y + o2;
+            if (j->stream)
+              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++)
+                KN(st)
+                (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
+                 ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
               __m256d v = _mm256_loadu_pd(xp + i3);
               if (centered) v = _mm256_sub_pd(v, vm);
               v = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(v, vd), vg), vb);
-              _mm256_storeu_pd(yp + i3, v);
+              if (j->stream && (uintptr_t)(yp + i3) % 32 == 0)
+                _mm256_stream_pd(yp + i3, v);
+              else
+                _mm256_storeu_pd(yp + i3, v);
             }
 #endif
           }
@@ -177,21 +190,37 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
           if (xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den);
+            if (j->stream)
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++)
+                KN(st)
+                (y, o2 + i3,
+                 KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc),
+                 ydt);
             for (; i3 + 8 <= e3; i3 += 8) {
               __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
               v = _mm256_mul_ps(_mm256_div_ps(v, vd), _mm256_loadu_ps(g + i3));
-              nk_v_store8(y, o2 + i3, _mm256_add_ps(v, _mm256_loadu_ps(b + i3)), ydt);
+              nk_v_store8(y, o2 + i3, _mm256_add_ps(v, _mm256_loadu_ps(b + i3)), ydt, j->stream);
             }
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den);
             const double *xp = (const double *)x + o2;
             double *yp = (double *)y + o2;
+            if (j->stream)
+              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++)
+                KN(st)
+                (y, o2 + i3,
+                 KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc),
+                 ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
               __m256d v = _mm256_loadu_pd(xp + i3);
               if (centered) v = _mm256_sub_pd(v, vm);
               v = _mm256_mul_pd(_mm256_div_pd(v, vd), _mm256_loadu_pd(g + i3));
-              _mm256_storeu_pd(yp + i3, _mm256_add_pd(v, _mm256_loadu_pd(b + i3)));
+              v = _mm256_add_pd(v, _mm256_loadu_pd(b + i3));
+              if (j->stream && (uintptr_t)(yp + i3) % 32 == 0)
+                _mm256_stream_pd(yp + i3, v);
+              else
+                _mm256_storeu_pd(yp + i3, v);
             }
 #endif
           }

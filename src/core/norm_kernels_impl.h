@@ -198,11 +198,23 @@ static inline __m256 nk_v_load8(const void *x, size_t i, ns_dtype xdt) {
   return xdt == NS_FP16 ? nk_v_h2f(h) : nk_v_b2f(h);
 }
 
-static inline void nk_v_store8(void *y, size_t i, __m256 v, ns_dtype ydt) {
-  if (ydt == NS_FP32)
-    _mm256_storeu_ps((float *)y + i, v);
-  else
-    _mm_storeu_si128((__m128i *)((uint16_t *)y + i), ydt == NS_FP16 ? nk_v_f2h(v) : nk_v_f2b(v));
+/* stream: a non-temporal store where the address allows it (large outputs: y is not read
+ * again soon, and the store then needs no read of the line it replaces) */
+static inline void nk_v_store8(void *y, size_t i, __m256 v, ns_dtype ydt, int stream) {
+  if (ydt == NS_FP32) {
+    float *p = (float *)y + i;
+    if (stream && (uintptr_t)p % 32 == 0)
+      _mm256_stream_ps(p, v);
+    else
+      _mm256_storeu_ps(p, v);
+  } else {
+    __m128i *p = (__m128i *)((uint16_t *)y + i);
+    __m128i h = ydt == NS_FP16 ? nk_v_f2h(v) : nk_v_f2b(v);
+    if (stream && (uintptr_t)p % 16 == 0)
+      _mm_stream_si128(p, h);
+    else
+      _mm_storeu_si128(p, h);
+  }
 }
 
 /* element base[l] + o of x for each lane l */
@@ -416,7 +428,16 @@ static inline int nk_within(ns_dtype a, ns_dtype b) {
   return a == b || b == NS_FP64 || (b == NS_FP32 && (a == NS_FP16 || a == NS_BF16));
 }
 
+static void nk_dispatch(const nk_job *j, size_t s0, size_t s1);
+
 void NK_RUN(const nk_job *j, size_t s0, size_t s1) {
+  nk_dispatch(j, s0, s1);
+#if NK_AVX2
+  _mm_sfence(); /* streaming stores are weakly ordered: finish them before returning */
+#endif
+}
+
+static void nk_dispatch(const nk_job *j, size_t s0, size_t s1) {
   const ns_dtype x = j->xdt, y = j->dt;
   int native = nk_within(x, j->dt) && nk_within(x, j->acc);
   if (native && j->acc == NS_FP32) {
