@@ -239,6 +239,48 @@ int main(int argc, char **argv) {
            sh, ns_dtype_name(c->dtype), t1, t2, a[0], a[1], a[2], a[3], a[4],
            100.0 * br.tcopy * 1e3 / t1, a[5], ru.ru_maxrss / 1024.0, xmb);
   }
+  /* the kept reference path, i.e. ns_normalize as it was before the kernels, once each */
+  printf(
+      "\nbefore: ns_normalize_ref (the straightforward path ns_normalize used to take), one run\n");
+  for (size_t i = 0; i < NCASES && i < 6; i++) {
+    const bcase *c = &CASES[i];
+    int fd[2];
+    double t = -1;
+    fflush(stdout);
+    if (pipe(fd) != 0) return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fd[0]);
+      char err[NS_ERRLEN];
+      ns_tensor *x = ns_tensor_new(c->rank, c->shape, c->dtype, err);
+      ns_spec s;
+      ns_spec_default(&s);
+      s.kind = c->kind;
+      s.groups = c->groups;
+      s.dtype = c->dtype;
+      ns_norm_result res;
+      double t0 = now();
+      if (x && ns_normalize_ref(x, &s, &res, err) == 0) {
+        t = now() - t0;
+        ns_norm_result_free(&res);
+      }
+      ssize_t w = write(fd[1], &t, sizeof t);
+      _exit(w == (ssize_t)sizeof t ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = pid > 0 ? read(fd[0], &t, sizeof t) : -1;
+    close(fd[0]);
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    int status = 0;
+    if (pid > 0) wait4(pid, &status, 0, &ru);
+    char sh[64];
+    shape_text(c, sh, sizeof sh);
+    if (got == (ssize_t)sizeof t && t > 0)
+      printf("%-9s %-18s %-5s %8.1f ms  peak %5.0f MB  (now %.1fx faster)\n", c->name, sh,
+             ns_dtype_name(c->dtype), t * 1e3, ru.ru_maxrss / 1024.0,
+             fp32_t1[i] > 0 ? t * 1e3 / fp32_t1[i] : 0.0);
+  }
   printf("xnumpy, xtorch: how many times faster than numpy / torch (1 thread each); memcpy%%: "
          "memcpy of x's bytes (one read, one write)\n"
          "over normscope's 1-thread time; peak/x: peak resident MB of the case's process / "
