@@ -49,7 +49,11 @@ const char *ns_exec_isa(const ns_exec *ex) {
 #ifdef NK_HAVE_AVX2
   if (pick(ex) == nk_run_avx2) return "avx2";
 #endif
-  return ex->simd ? "sse2" : "portable";
+#if defined(__x86_64__)
+  return ex->simd ? "sse2" : "portable"; /* SSE2 is x86-64's baseline: the compiler's own */
+#else
+  return "portable";
+#endif
 }
 
 typedef struct {

@@ -127,8 +127,9 @@ double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);
 int ns_spec_eval_running(const ns_spec *s, int rank);
 
 typedef struct {
-  ns_tensor *y; /* x's shape, spec dtype */
-  ns_norm_plan plan;
+  ns_tensor *y;      /* x's shape, spec dtype */
+  ns_norm_plan plan; /* from ns_normalize: without per-element lists (ns_norm_plan_shape); use
+                        ns_norm_plan_stat_of / ns_norm_plan_affine_of for one element */
   double *mean;              /* nstat: the statistics used (batch ones in train mode, running ones
                                 in eval mode); mean is 0 for uncentered maps */
   double *var;               /* nstat: the variance that normalized (m2/(count-ddof)) */
@@ -140,7 +141,8 @@ typedef struct {
 
 /* 0 on success; -1 with err on a bad spec, shape, gamma/beta length, or a running object
  * whose statistic count does not match. Degenerate statistics are not errors: outputs
- * follow IEEE (0/0 = NaN) and are flagged. */
+ * follow IEEE (0/0 = NaN) and are flagged. Memory: y, the per-statistic arrays and gamma/
+ * beta in acc; nothing per element. Runs with ns_exec_default (SIMD, one thread). */
 int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
 void ns_norm_result_free(ns_norm_result *res);
 

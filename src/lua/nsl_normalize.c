@@ -160,6 +160,19 @@ void nsl_exec_from_env(ns_exec *ex) {
   }
 }
 
+/* ns.kernels() -> {isa=, threads=}: what ns.normalize runs with in this process (from
+ * NS_SIMD and NS_THREADS): "avx2", "sse2" or "portable", and the thread count. */
+static int l_kernels(lua_State *L) {
+  ns_exec ex;
+  nsl_exec_from_env(&ex);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, ns_exec_isa(&ex));
+  lua_setfield(L, -2, "isa");
+  lua_pushinteger(L, ex.threads);
+  lua_setfield(L, -2, "threads");
+  return 1;
+}
+
 /* y, st = ns.normalize(x, spec) */
 static int l_normalize(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
@@ -369,13 +382,10 @@ static int l_spectrum(lua_State *L) {
   return 2;
 }
 
-static const luaL_Reg functions[] = {{"normalize", l_normalize},
-                                     {"jacobian", l_jacobian},
-                                     {"eigvals", l_eigvals},
-                                     {"svdvals", l_svdvals},
-                                     {"rank", l_rank},
-                                     {"spectrum", l_spectrum},
-                                     {NULL, NULL}};
+static const luaL_Reg functions[] = {{"normalize", l_normalize}, {"kernels", l_kernels},
+                                     {"jacobian", l_jacobian},   {"eigvals", l_eigvals},
+                                     {"svdvals", l_svdvals},     {"rank", l_rank},
+                                     {"spectrum", l_spectrum},   {NULL, NULL}};
 
 void nsl_open_normalize(lua_State *L) {
   nsl_gcmeta(L, NSL_RESULT_MT, result_gc);
