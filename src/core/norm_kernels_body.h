@@ -149,10 +149,9 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den), vg = _mm256_set1_ps(g),
                          vb = _mm256_set1_ps(b);
             if (j->stream) /* scalar up to a 32-byte boundary of y, then streaming stores */
-              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++)
-                KN(st)
-                (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
-                 ydt);
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++) KN(st)
+            (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
+             ydt);
             for (; i3 + 8 <= e3; i3 += 8) {
               __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
@@ -165,10 +164,9 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
             const double *xp = (const double *)x + o2;
             double *yp = (double *)y + o2;
             if (j->stream)
-              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++)
-                KN(st)
-                (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
-                 ydt);
+              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++) KN(st)
+            (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
+             ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
               __m256d v = _mm256_loadu_pd(xp + i3);
               if (centered) v = _mm256_sub_pd(v, vm);
@@ -191,11 +189,9 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den);
             if (j->stream)
-              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++)
-                KN(st)
-                (y, o2 + i3,
-                 KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc),
-                 ydt);
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * ns_dtype_size(ydt)) % 32; i3++) KN(st)
+            (y, o2 + i3,
+             KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc), ydt);
             for (; i3 + 8 <= e3; i3 += 8) {
               __m256 v = nk_v_load8(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_ps(v, vm);
@@ -207,11 +203,9 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
             const double *xp = (const double *)x + o2;
             double *yp = (double *)y + o2;
             if (j->stream)
-              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++)
-                KN(st)
-                (y, o2 + i3,
-                 KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc),
-                 ydt);
+              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++) KN(st)
+            (y, o2 + i3,
+             KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc), ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
               __m256d v = _mm256_loadu_pd(xp + i3);
               if (centered) v = _mm256_sub_pd(v, vm);
@@ -329,11 +323,30 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
     }
   }
+  KT muk[NK_LANES], denk[NK_LANES];
   for (size_t l = 0; l < nb; l++) {
     double mu, den;
     nk_finish(j, s0 + l, mean[l], m2[l], sq[l], &mu, &den);
-    KN(out)(j, base[l], abase[l], (KT)mu, (KT)den, centered, xdt, ydt);
+    muk[l] = (KT)mu, denk[l] = (KT)den;
   }
+#if NK_AVX2 && !KGEN
+  /* 8 adjacent statistics whose elements are not contiguous (batch norm over (B, D)):
+   * vectors run across the statistics instead of along them */
+  int adj =
+      nb == NK_LANES && j->mstr[3] != 1 && xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64);
+  for (int q = 0; q < NK_LEVELS; q++) adj &= j->mamul[q] == 0;
+  for (size_t l = 1; l < NK_LANES; l++) adj &= base[l] == base[0] + l;
+  if (adj) {
+#if KF32
+    nk_v_out_lanes(j, base[0], abase, muk, denk, centered, xdt);
+#else
+    nk_v_out_lanes_d(j, base[0], abase, muk, denk, centered);
+#endif
+    return;
+  }
+#endif
+  for (size_t l = 0; l < nb; l++)
+    KN(out)(j, base[l], abase[l], muk[l], denk[l], centered, xdt, ydt);
 }
 
 NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s1,

@@ -260,6 +260,8 @@ NS_ALWAYS_INLINE static inline void nk_v_pass(const nk_job *j, const size_t *bas
                                               __m256 *Q, __m256 M, __m256 *D) {
   const void *x = j->x;
   const size_t e3 = j->mext[3], t3 = j->mstr[3];
+  int adj = 1;
+  for (int l = 1; l < 8; l++) adj &= base[l] == base[0] + (size_t)l;
   __m256 s = *S, q = *Q, d2 = *D, r[8];
   for (size_t i0 = 0; i0 < j->mext[0]; i0++)
     for (size_t i1 = 0; i1 < j->mext[1]; i1++)
@@ -282,7 +284,9 @@ NS_ALWAYS_INLINE static inline void nk_v_pass(const nk_job *j, const size_t *bas
             }
           }
         for (; i3 < e3; i3++) {
-          __m256 v = nk_v_lanes(x, base, o2 + i3 * t3, xdt);
+          /* adjacent statistics (e.g. the columns of batch norm over (B, D)): one load */
+          __m256 v = adj ? nk_v_load8(x, base[0] + o2 + i3 * t3, xdt)
+                         : nk_v_lanes(x, base, o2 + i3 * t3, xdt);
           if (pass == 0) {
             s = _mm256_add_ps(s, v);
             if (!centered) q = _mm256_add_ps(q, _mm256_mul_ps(v, v));
@@ -337,6 +341,8 @@ NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *b
                                                 __m256d *Q, __m256d M, __m256d *D) {
   const void *x = j->x;
   const size_t e3 = j->mext[3], t3 = j->mstr[3];
+  int adj = 1;
+  for (int l = 1; l < 4; l++) adj &= bs[l] == bs[0] + (size_t)l;
   __m256d s = *S, q = *Q, d2 = *D, r[4];
   for (size_t i0 = 0; i0 < j->mext[0]; i0++)
     for (size_t i1 = 0; i1 < j->mext[1]; i1++)
@@ -360,8 +366,10 @@ NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *b
           }
         for (; i3 < e3; i3++) {
           size_t o = o2 + i3 * t3;
-          __m256d v = _mm256_setr_pd(nk_elem_d(x, bs[0] + o, xdt), nk_elem_d(x, bs[1] + o, xdt),
-                                     nk_elem_d(x, bs[2] + o, xdt), nk_elem_d(x, bs[3] + o, xdt));
+          __m256d v =
+              adj ? nk_v_load4d(x, bs[0] + o, xdt)
+                  : _mm256_setr_pd(nk_elem_d(x, bs[0] + o, xdt), nk_elem_d(x, bs[1] + o, xdt),
+                                   nk_elem_d(x, bs[2] + o, xdt), nk_elem_d(x, bs[3] + o, xdt));
           if (pass == 0) {
             s = _mm256_add_pd(s, v);
             if (!centered) q = _mm256_add_pd(q, _mm256_mul_pd(v, v));
@@ -386,6 +394,53 @@ NS_ALWAYS_INLINE static inline void nk_v_twopass_d(const nk_job *j, const size_t
     for (int l = 0; l < 4; l++) mean[4 * g + l] = s1[4 * g + l] / j->rn;
     nk_v_pass_d(j, base + 4 * g, 1, centered, xdt, &S, &Q, _mm256_loadu_pd(mean + 4 * g), &D);
     _mm256_storeu_pd(m2 + 4 * g, D);
+  }
+}
+/* The map for 8 adjacent statistics at once (their elements sit side by side: base[l] =
+ * base[0] + l, gamma/beta constant within each statistic): lane l computes statistic l's
+ * elements with exactly the scalar operations, 8 values per load and store. */
+static inline void nk_v_out_lanes(const nk_job *j, size_t b0, const size_t *abase, const float *mu,
+                                  const float *den, int centered, ns_dtype xdt) {
+  const __m256 M = _mm256_loadu_ps(mu), Dn = _mm256_loadu_ps(den);
+  const float *G = j->g32, *B = j->b32;
+  const __m256 Gv = _mm256_setr_ps(G[abase[0]], G[abase[1]], G[abase[2]], G[abase[3]], G[abase[4]],
+                                   G[abase[5]], G[abase[6]], G[abase[7]]);
+  const __m256 Bv = _mm256_setr_ps(B[abase[0]], B[abase[1]], B[abase[2]], B[abase[3]], B[abase[4]],
+                                   B[abase[5]], B[abase[6]], B[abase[7]]);
+  for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+    for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+      for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+        size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
+        for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+          size_t o = o2 + i3 * j->mstr[3];
+          __m256 v = nk_v_load8(j->x, o, xdt);
+          if (centered) v = _mm256_sub_ps(v, M);
+          v = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(v, Dn), Gv), Bv);
+          nk_v_store8(j->y, o, v, xdt, 0);
+        }
+      }
+}
+
+static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *abase,
+                                    const double *mu, const double *den, int centered) {
+  const double *G = j->g64, *B = j->b64;
+  for (int g = 0; g < 2; g++) {
+    const size_t *ab = abase + 4 * g;
+    const __m256d M = _mm256_loadu_pd(mu + 4 * g), Dn = _mm256_loadu_pd(den + 4 * g);
+    const __m256d Gv = _mm256_setr_pd(G[ab[0]], G[ab[1]], G[ab[2]], G[ab[3]]);
+    const __m256d Bv = _mm256_setr_pd(B[ab[0]], B[ab[1]], B[ab[2]], B[ab[3]]);
+    for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+      for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+        for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+          size_t o2 = b0 + 4 * (size_t)g + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
+          for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+            double *yp = (double *)j->y + o2 + i3 * j->mstr[3];
+            __m256d v = _mm256_loadu_pd((const double *)j->x + o2 + i3 * j->mstr[3]);
+            if (centered) v = _mm256_sub_pd(v, M);
+            v = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(v, Dn), Gv), Bv);
+            _mm256_storeu_pd(yp, v);
+          }
+        }
   }
 }
 #endif
