@@ -351,6 +351,35 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
 
 NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s1,
                                             const ns_dtype xdt, const ns_dtype ydt) {
+#if NK_AVX2 && !KGEN
+  /* adjacent statistics with strided elements: wide blocks along each row of statistics */
+  if (j->nsl > 0 && j->sstr[j->nsl - 1] == 1 && j->mstr[3] != 1 && j->algo == NS_ALGO_TWOPASS &&
+      j->mamul[0] == 0 && j->mamul[1] == 0 && j->mamul[2] == 0 && j->mamul[3] == 0 &&
+      j->order == NS_ORDER_SEQUENTIAL && xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
+    const size_t row = j->sext[j->nsl - 1];
+    size_t s = s0;
+    while (s < s1) {
+      size_t end = (s / row + 1) * row < s1 ? (s / row + 1) * row : s1, nw = end - s;
+      if (nw > NK_WIDE) nw = NK_WIDE;
+      nw -= nw % 8;
+      if (nw == 0) { /* fewer than 8 left in this row */
+        nw = end - s;
+        if (j->centered)
+          KN(block)(j, s, nw, 1, xdt, ydt);
+        else
+          KN(block)(j, s, nw, 0, xdt, ydt);
+      } else {
+#if KF32
+        nk_v_wide(j, s, nw, j->centered, xdt);
+#else
+        nk_v_wide_d(j, s, nw, j->centered);
+#endif
+      }
+      s += nw;
+    }
+    return;
+  }
+#endif
   for (size_t s = s0; s < s1; s += NK_LANES) {
     size_t nb = s1 - s < NK_LANES ? s1 - s : NK_LANES;
     if (j->centered)

@@ -443,6 +443,130 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
         }
   }
 }
+/* Wide blocks for adjacent statistics whose elements are strided (batch norm over (B, D):
+ * statistic = column). NW adjacent statistics (a multiple of the vector width, at most 64)
+ * go together, so every row segment read is whole cache lines, and each lane is one
+ * statistic summed in index order as everywhere else. Twopass, sequential order only. */
+#define NK_WIDE 256
+static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt) {
+  const size_t nv = nw / 8;
+  size_t b0, a0;
+  nk_stat_base(j, s, &b0, &a0);
+  __m256 S[NK_WIDE / 8], Q[NK_WIDE / 8], M[NK_WIDE / 8], D[NK_WIDE / 8];
+  for (size_t v = 0; v < nv; v++) S[v] = Q[v] = D[v] = _mm256_setzero_ps();
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1) {
+      float s1[NK_WIDE], mk[NK_WIDE];
+      for (size_t v = 0; v < nv; v++) _mm256_storeu_ps(s1 + 8 * v, S[v]);
+      for (size_t l = 0; l < nw; l++) mk[l] = (float)ns_round_fast((double)s1[l] / j->rn, NS_FP32);
+      for (size_t v = 0; v < nv; v++) M[v] = _mm256_loadu_ps(mk + 8 * v);
+    } else if (pass == 2) {
+      float s1[NK_WIDE], s2[NK_WIDE], m2[NK_WIDE], mk[NK_WIDE], dk[NK_WIDE], gk[NK_WIDE],
+          bk[NK_WIDE];
+      for (size_t v = 0; v < nv; v++) {
+        _mm256_storeu_ps(s1 + 8 * v, S[v]);
+        _mm256_storeu_ps(s2 + 8 * v, Q[v]);
+        _mm256_storeu_ps(m2 + 8 * v, D[v]);
+      }
+      for (size_t l = 0; l < nw; l++) {
+        double mu, den;
+        size_t bi, ai;
+        nk_finish(j, s + l, ns_round_fast((double)s1[l] / j->rn, NS_FP32), m2[l], s2[l], &mu, &den);
+        mk[l] = (float)mu, dk[l] = (float)den;
+        nk_stat_base(j, s + l, &bi, &ai);
+        gk[l] = j->g32[ai], bk[l] = j->b32[ai];
+      }
+      for (size_t v = 0; v < nv; v++) {
+        M[v] = _mm256_loadu_ps(mk + 8 * v);
+        D[v] = _mm256_loadu_ps(dk + 8 * v);
+        S[v] = _mm256_loadu_ps(gk + 8 * v); /* S, Q now hold gamma and beta */
+        Q[v] = _mm256_loadu_ps(bk + 8 * v);
+      }
+    }
+    for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+      for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+        for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+          size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
+          for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+            size_t o = o2 + i3 * j->mstr[3];
+            for (size_t v = 0; v < nv; v++) {
+              __m256 x8 = nk_v_load8(j->x, o + 8 * v, xdt);
+              if (pass == 0) {
+                S[v] = _mm256_add_ps(S[v], x8);
+                if (!centered) Q[v] = _mm256_add_ps(Q[v], _mm256_mul_ps(x8, x8));
+              } else if (pass == 1) {
+                __m256 d = _mm256_sub_ps(x8, M[v]);
+                D[v] = _mm256_add_ps(D[v], _mm256_mul_ps(d, d));
+              } else {
+                if (centered) x8 = _mm256_sub_ps(x8, M[v]);
+                x8 = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(x8, D[v]), S[v]), Q[v]);
+                nk_v_store8(j->y, o + 8 * v, x8, xdt, 0);
+              }
+            }
+          }
+        }
+  }
+}
+
+static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
+  const size_t nv = nw / 4;
+  size_t b0, a0;
+  nk_stat_base(j, s, &b0, &a0);
+  const double *x = (const double *)j->x;
+  double *y = (double *)j->y;
+  __m256d S[NK_WIDE / 4], Q[NK_WIDE / 4], M[NK_WIDE / 4], D[NK_WIDE / 4];
+  for (size_t v = 0; v < nv; v++) S[v] = Q[v] = D[v] = _mm256_setzero_pd();
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1) {
+      double s1[NK_WIDE];
+      for (size_t v = 0; v < nv; v++) _mm256_storeu_pd(s1 + 4 * v, S[v]);
+      for (size_t l = 0; l < nw; l++) s1[l] = s1[l] / j->rn;
+      for (size_t v = 0; v < nv; v++) M[v] = _mm256_loadu_pd(s1 + 4 * v);
+    } else if (pass == 2) {
+      double s1[NK_WIDE], s2[NK_WIDE], m2[NK_WIDE], mk[NK_WIDE], dk[NK_WIDE], gk[NK_WIDE],
+          bk[NK_WIDE];
+      for (size_t v = 0; v < nv; v++) {
+        _mm256_storeu_pd(s1 + 4 * v, S[v]);
+        _mm256_storeu_pd(s2 + 4 * v, Q[v]);
+        _mm256_storeu_pd(m2 + 4 * v, D[v]);
+      }
+      for (size_t l = 0; l < nw; l++) {
+        size_t bi, ai;
+        nk_finish(j, s + l, s1[l] / j->rn, m2[l], s2[l], &mk[l], &dk[l]);
+        nk_stat_base(j, s + l, &bi, &ai);
+        gk[l] = j->g64[ai], bk[l] = j->b64[ai];
+      }
+      for (size_t v = 0; v < nv; v++) {
+        M[v] = _mm256_loadu_pd(mk + 4 * v);
+        D[v] = _mm256_loadu_pd(dk + 4 * v);
+        S[v] = _mm256_loadu_pd(gk + 4 * v);
+        Q[v] = _mm256_loadu_pd(bk + 4 * v);
+      }
+    }
+    for (size_t i0 = 0; i0 < j->mext[0]; i0++)
+      for (size_t i1 = 0; i1 < j->mext[1]; i1++)
+        for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
+          size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
+          for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+            size_t o = o2 + i3 * j->mstr[3];
+            for (size_t v = 0; v < nv; v++) {
+              __m256d x4 = _mm256_loadu_pd(x + o + 4 * v);
+              if (pass == 0) {
+                S[v] = _mm256_add_pd(S[v], x4);
+                if (!centered) Q[v] = _mm256_add_pd(Q[v], _mm256_mul_pd(x4, x4));
+              } else if (pass == 1) {
+                __m256d d = _mm256_sub_pd(x4, M[v]);
+                D[v] = _mm256_add_pd(D[v], _mm256_mul_pd(d, d));
+              } else {
+                if (centered) x4 = _mm256_sub_pd(x4, M[v]);
+                x4 = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(x4, D[v]), S[v]), Q[v]);
+                _mm256_storeu_pd(y + o + 4 * v, x4);
+              }
+            }
+          }
+        }
+  }
+}
 #endif
 
 /* float arithmetic */

@@ -54,6 +54,8 @@ static const bcase CASES[] = {
     {"batch", NS_KIND_BATCH, 1, 4, {64, 256, 32, 32}, NS_BF16},
     {"layer", NS_KIND_LAYER, 1, 2, {8192, 2048, 1, 1}, NS_BF16},
     {"rms", NS_KIND_RMS, 1, 2, {8192, 2048, 1, 1}, NS_BF16},
+    {"batch1d", NS_KIND_BATCH, 1, 2, {65536, 256, 1, 1}, NS_FP32}, /* BatchNorm1d: columns */
+    {"batch1d", NS_KIND_BATCH, 1, 2, {65536, 256, 1, 1}, NS_FP64},
 };
 #define NCASES (sizeof CASES / sizeof *CASES)
 
