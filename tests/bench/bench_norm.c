@@ -203,11 +203,11 @@ int main(int argc, char **argv) {
          REPS, ns_exec_isa(&e1), "1.24");
   printf("fp16/bf16 rows: storage and dtype fp16/bf16, acc fp32; 'x fp32' compares with the "
          "fp32 row of the same case\n");
-  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %8s %9s\n", "case", "shape", "dtype",
-         "ns 1thr", "ns 2thr", "portabl", "numpy", "torch", "xnumpy", "xtorch", "memcpy%", "x fp32",
-         "peak/x");
-  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %8s %9s\n", "", "", "", "ms", "ms", "ms",
-         "ms", "ms", "", "", "", "", "");
+  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %7s %8s %9s\n", "case", "shape", "dtype",
+         "ns 1thr", "ns 2thr", "portabl", "numpy", "torch", "xnumpy", "xtorch", "memcpy%", "new%",
+         "x fp32", "peak/x");
+  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %7s %8s %9s\n", "", "", "", "ms", "ms",
+         "ms", "ms", "ms", "", "", "", "", "", "");
   double fp32_t1[NCASES];
   int rc = 0;
   for (size_t i = 0; i < NCASES; i++) {
