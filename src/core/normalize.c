@@ -1,5 +1,6 @@
-/* normalize.c: every normalization kind as one plan (which elements share a statistic)
- * and one map (centre, divide, affine), with every operation rounded to acc.
+/* normalize.c: the spec (names, defaults, checks) and the plan (which elements share a
+ * statistic) of every normalization kind. The map itself (centre, divide, affine, every
+ * operation rounded to acc) runs in norm_kernels.c; normalize_ref.c keeps the reference.
  *
  * Decisions not fixed by the header:
  * - A spec is a "batch kind" (running statistics are updated in train mode and used in
@@ -16,6 +17,9 @@
  *   0/0 = NaN (IEEE), as the normalization itself is flagged degenerate then.
  * - Inputs are rounded to dtype and then to acc, eps/gamma/beta to acc; outputs are
  *   rounded to dtype when stored in y.
+ * - order pairwise applies to every sum (the mean's, the squared deviations', raw's sum of
+ *   squares and the uncentered maps' sum of squares); Welford's recurrence ignores it, for
+ *   its uncentered sum of squares too.
  */
 #include "core/normalize.h"
 #include "core/round.h"
