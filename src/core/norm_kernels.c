@@ -36,7 +36,7 @@ static nk_fn pick(const ns_exec *ex) {
 #ifdef NK_HAVE_AVX2
   if (ex->simd) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) return nk_run_avx2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return nk_run_avx2;
   }
 #endif
   (void)ex;

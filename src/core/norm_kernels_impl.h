@@ -133,20 +133,16 @@ static inline void nk_raw(const nk_job *j, double sum, double sumsq, double *mea
 
 #if NK_AVX2
 /* ---- AVX2 helpers: 8 float lanes. Conversions give exactly nk_h2f, nk_b2f, nk_f2h and
- * nk_f2b lane by lane (integer operations only: no F16C needed). ---- */
+ * nk_f2b lane by lane (fp16 through F16C, which every AVX2 CPU has and pick() checks). ---- */
 static inline __m256 nk_v_h2f(__m128i h16) {
-  __m256i h = _mm256_cvtepu16_epi32(h16);
-  __m256i sign = _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x8000)), 16);
-  __m256i em = _mm256_and_si256(h, _mm256_set1_epi32(0x7fff));
-  __m256 f =
-      _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(em, 13)), _mm256_set1_ps(0x1p112f));
-  __m256i w = _mm256_castps_si256(f);
-  __m256i special = _mm256_cmpgt_epi32(em, _mm256_set1_epi32(0x7bff));
-  __m256i inf = _mm256_cmpeq_epi32(em, _mm256_set1_epi32(0x7c00));
-  __m256i sv =
-      _mm256_blendv_epi8(_mm256_set1_epi32(0x7fc00000), _mm256_set1_epi32(0x7f800000), inf);
-  w = _mm256_blendv_epi8(w, sv, special);
-  return _mm256_castsi256_ps(_mm256_or_si256(w, sign));
+  /* F16C converts exactly; only a NaN keeps its payload there, and ns_fp16_value makes every
+   * NaN the default one: put sign | 0x7fc00000 in those lanes */
+  __m256 f = _mm256_cvtph_ps(h16);
+  __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
+  __m256 canon =
+      _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  return _mm256_blendv_ps(f, canon, nan);
 }
 
 static inline __m256 nk_v_b2f(__m128i h16) {
@@ -161,22 +157,14 @@ static inline __m128i nk_v_pack16(__m256i r) {
 }
 
 static inline __m128i nk_v_f2h(__m256 v) {
-  __m256i u = _mm256_castps_si256(v);
-  __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000));
-  u = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
-  __m256i norm =
-      _mm256_add_epi32(u, _mm256_set1_epi32((int)(((uint32_t)(15 - 127) << 23) + 0xfffu)));
-  norm = _mm256_add_epi32(norm, _mm256_and_si256(_mm256_srli_epi32(u, 13), _mm256_set1_epi32(1)));
-  norm = _mm256_srli_epi32(norm, 13);
-  __m256 a = _mm256_add_ps(_mm256_castsi256_ps(u), _mm256_set1_ps(0.5f));
-  __m256i sub = _mm256_sub_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(0x3f000000));
-  __m256i nan = _mm256_cmpgt_epi32(u, _mm256_set1_epi32(0x7f800000));
-  __m256i big = _mm256_blendv_epi8(_mm256_set1_epi32(0x7c00), _mm256_set1_epi32(0x7e00), nan);
-  __m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x38800000), u);
-  __m256i is_big = _mm256_cmpgt_epi32(u, _mm256_set1_epi32(0x477fffff));
-  __m256i r = _mm256_blendv_epi8(norm, sub, is_sub);
-  r = _mm256_blendv_epi8(r, big, is_big);
-  return nk_v_pack16(_mm256_or_si256(r, sign));
+  /* F16C rounds to nearest even like ns_fp16_bits; a NaN becomes sign | 0x7e00 first, as
+   * ns_fp16_bits gives for every NaN */
+  __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  __m256 canon =
+      _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  return _mm256_cvtps_ph(_mm256_blendv_ps(v, canon, nan),
+                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 static inline __m128i nk_v_f2b(__m256 v) {
