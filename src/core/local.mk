@@ -10,6 +10,9 @@ libnscore_la_SOURCES = \
 	src/core/estimators.c src/core/estimators.h \
 	src/core/moments.c src/core/moments.h \
 	src/core/normalize.c src/core/normalize.h \
+	src/core/running.c src/core/running.h \
+	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h \
+	src/core/norm_kernels_avx2.c src/core/norm_kernels_impl.h src/core/norm_kernels_body.h \
 	src/core/jacobian.c src/core/jacobian.h \
 	src/core/stack.c src/core/stack.h \
 	src/core/linalg.c src/core/linalg.h \
@@ -20,5 +23,5 @@ libnscore_la_SOURCES = \
 	src/core/npy.c src/core/npy.h \
 	src/core/safetensors.c src/core/safetensors.h \
 	src/core/stream.c src/core/stream.h
-libnscore_la_CFLAGS = $(AM_CFLAGS) $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
-libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
+libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm -lpthread

@@ -1,5 +1,6 @@
-/* normalize.c: every normalization kind as one plan (which elements share a statistic)
- * and one map (centre, divide, affine), with every operation rounded to acc.
+/* normalize.c: the spec (names, defaults, checks) and the plan (which elements share a
+ * statistic) of every normalization kind. The map itself (centre, divide, affine, every
+ * operation rounded to acc) runs in norm_kernels.c; normalize_ref.c keeps the reference.
  *
  * Decisions not fixed by the header:
  * - A spec is a "batch kind" (running statistics are updated in train mode and used in
@@ -16,6 +17,9 @@
  *   0/0 = NaN (IEEE), as the normalization itself is flagged degenerate then.
  * - Inputs are rounded to dtype and then to acc, eps/gamma/beta to acc; outputs are
  *   rounded to dtype when stored in y.
+ * - order pairwise applies to every sum (the mean's, the squared deviations', raw's sum of
+ *   squares and the uncentered maps' sum of squares); Welford's recurrence ignores it, for
+ *   its uncentered sum of squares too.
  */
 #include "core/normalize.h"
 #include "core/round.h"
@@ -136,7 +140,43 @@ int ns_spec_eval_running(const ns_spec *s, int rank) {
 
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i) {
   if (!s->gamma) return 1.0;
-  return s->gamma[s->ngamma == 1 ? 0 : p->affine_of[i]];
+  return s->gamma[s->ngamma == 1 ? 0 : ns_norm_plan_affine_of(p, i)];
+}
+
+/* Coordinates of flat element i of the plan's shape. */
+static void coords_of(const ns_norm_plan *p, size_t i, size_t c[NS_MAXRANK]) {
+  for (int a = p->rank - 1; a >= 0; a--) {
+    c[a] = i % p->shape[a];
+    i /= p->shape[a];
+  }
+}
+
+size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i) {
+  if (!p || i >= p->n) return 0;
+  if (p->stat_of) return p->stat_of[i];
+  size_t c[NS_MAXRANK], s = 0;
+  coords_of(p, i, c);
+  for (int a = 0; a < p->rank; a++) {
+    size_t k;
+    if (a == 1 && p->groups > 1)
+      k = c[1] / (p->shape[1] / p->groups);
+    else
+      k = (p->axes >> a) & 1u ? 0 : c[a];
+    s = s * p->stat_shape[a] + k;
+  }
+  return s;
+}
+
+size_t ns_norm_plan_affine_of(const ns_norm_plan *p, size_t i) {
+  if (!p || i >= p->n) return 0;
+  if (p->affine_of) return p->affine_of[i];
+  size_t c[NS_MAXRANK];
+  coords_of(p, i, c);
+  if (!p->per_element) return p->rank >= 2 ? c[1] : 0;
+  size_t k = 0;
+  for (int a = 0; a < p->rank; a++)
+    if ((p->axes >> a) & 1u) k = k * p->shape[a] + c[a];
+  return k;
 }
 
 void ns_norm_plan_free(ns_norm_plan *p) {
@@ -147,8 +187,8 @@ void ns_norm_plan_free(ns_norm_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
-                      char *err) {
+int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
+                       char *err) {
   if (!p) {
     ns_seterr(err, "no plan to fill");
     return -1;
@@ -220,6 +260,21 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
   p->naffine = naff;
   p->stat_rank = rank;
   p->axes = axes;
+  p->rank = rank;
+  for (int a = 0; a < rank; a++) p->shape[a] = shape[a];
+  p->groups = G;
+  p->per_element = per_element;
+  return 0;
+}
+
+int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
+                      char *err) {
+  if (ns_norm_plan_shape(rank, shape, spec, p, err) != 0) return -1;
+  char sh[96];
+  ns_shape_format(rank, shape, sh, sizeof sh);
+  const size_t n = p->n, nstat = p->nstat, G = p->groups, C = rank >= 2 ? shape[1] : 1;
+  const unsigned axes = p->axes;
+  const int grouped = spec->kind == NS_KIND_GROUP, per_element = p->per_element;
   p->members = malloc(n * sizeof *p->members);
   p->stat_of = malloc(n * sizeof *p->stat_of);
   p->affine_of = malloc(n * sizeof *p->affine_of);
@@ -278,117 +333,6 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
   return 0;
 }
 
-/* ---- running statistics ---- */
-
-int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, size_t nstat,
-                    char *err) {
-  if (!r) {
-    ns_seterr(err, "no running-statistics object");
-    return -1;
-  }
-  memset(r, 0, sizeof *r);
-  if (!(momentum >= 0 && momentum <= 1)) {
-    ns_seterr(err, "momentum must be between 0 and 1 (got %g)", momentum);
-    return -1;
-  }
-  r->momentum = momentum;
-  r->cumulative = cumulative != 0;
-  r->exact = exact != 0;
-  if (nstat == 0) return 0;
-  if (nstat > SIZE_MAX / sizeof *r->acc) { /* the largest element: no byte count wraps */
-    ns_seterr(err, "%zu running statistics is more than this machine can address", nstat);
-    return -1;
-  }
-  r->mean = malloc(nstat * sizeof *r->mean);
-  r->var = malloc(nstat * sizeof *r->var);
-  if (r->exact) r->acc = calloc(nstat, sizeof *r->acc);
-  if (!r->mean || !r->var || (r->exact && !r->acc)) {
-    ns_running_free(r);
-    ns_seterr(err, "out of memory for %zu running statistics", nstat);
-    return -1;
-  }
-  for (size_t i = 0; i < nstat; i++) {
-    r->mean[i] = 0.0; /* PyTorch's fresh state */
-    r->var[i] = 1.0;
-  }
-  r->nstat = nstat;
-  return 0;
-}
-
-void ns_running_free(ns_running *r) {
-  if (!r) return;
-  free(r->mean);
-  free(r->var);
-  free(r->acc);
-  r->mean = r->var = NULL;
-  r->acc = NULL;
-  r->nstat = 0;
-  r->count = 0;
-}
-
-int ns_running_copy(ns_running *dst, const ns_running *src, char *err) {
-  if (!dst || !src) {
-    ns_seterr(err, "no running-statistics object to copy");
-    return -1;
-  }
-  ns_running tmp = *src;
-  tmp.mean = tmp.var = NULL;
-  tmp.acc = NULL;
-  if (src->nstat) {
-    tmp.mean = malloc(src->nstat * sizeof *tmp.mean);
-    tmp.var = malloc(src->nstat * sizeof *tmp.var);
-    if (src->acc) tmp.acc = malloc(src->nstat * sizeof *tmp.acc);
-    if (!tmp.mean || !tmp.var || (src->acc && !tmp.acc)) {
-      ns_running_free(&tmp);
-      ns_seterr(err, "out of memory copying %zu running statistics", src->nstat);
-      return -1;
-    }
-    memcpy(tmp.mean, src->mean, src->nstat * sizeof *tmp.mean);
-    memcpy(tmp.var, src->var, src->nstat * sizeof *tmp.var);
-    if (src->acc) memcpy(tmp.acc, src->acc, src->nstat * sizeof *tmp.acc);
-  }
-  *dst = tmp;
-  return 0;
-}
-
-int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *err) {
-  if (!r || !b || nstat == 0) {
-    ns_seterr(err, "running update needs an object and at least one statistic");
-    return -1;
-  }
-  if (r->nstat == 0) {
-    ns_running fresh;
-    if (ns_running_init(&fresh, r->momentum, r->cumulative, r->exact, nstat, err) != 0) return -1;
-    fresh.count = r->count;
-    ns_running_free(r);
-    *r = fresh;
-  } else if (r->nstat != nstat) {
-    ns_seterr(err, "running statistics hold %zu channels but this batch has %zu", r->nstat, nstat);
-    return -1;
-  }
-  if (r->exact && !r->acc) {
-    r->acc = calloc(nstat, sizeof *r->acc);
-    if (!r->acc) {
-      ns_seterr(err, "out of memory for %zu running statistics", nstat);
-      return -1;
-    }
-  }
-  double f = r->cumulative ? 1.0 / (double)(r->count + 1) : r->momentum;
-  for (size_t i = 0; i < nstat; i++) {
-    if (r->exact) {
-      r->acc[i] = ns_moments_merge(r->acc[i], b[i]);
-      r->mean[i] = r->acc[i].mean;
-      r->var[i] = r->acc[i].m2 / r->acc[i].n;
-    } else {
-      double unbiased = b[i].m2 / (b[i].n - 1.0);
-      r->mean[i] = (1.0 - f) * r->mean[i] + f * b[i].mean;
-      r->var[i] = (1.0 - f) * r->var[i] + f * unbiased;
-    }
-  }
-  r->count++;
-  return 0;
-}
-
 /* ---- the map ---- */
 
 void ns_norm_result_free(ns_norm_result *res) {
@@ -440,6 +384,10 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
     return -1;
   }
+  if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE) {
+    ns_seterr(err, "order must be sequential or pairwise (got %d)", (int)s->order);
+    return -1;
+  }
   return 0;
 }
 
@@ -462,138 +410,6 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
   return 0;
 }
 
-/* y = gamma * (x - mean) / denom + beta for every element, each operation rounded to acc
- * and y stored in dt; inlined once per common (acc, dt) pair so the roundings compile to
- * plain conversions. */
-NS_ALWAYS_INLINE static inline void map_out(const ns_norm_plan *p, const double *xa,
-                                            const ns_spec *spec, int centered, ns_dtype acc,
-                                            ns_dtype dt, ns_norm_result *res) {
-#define R(v) ns_round_fast((v), acc)
-  double *yd = res->y->data;
-  float *yf = res->y->data;
-  for (size_t i = 0; i < p->n; i++) {
-    size_t s = p->stat_of[i];
-    double c = centered ? R(xa[i] - res->mean[s]) : xa[i];
-    double t = R(c / res->denom[s]);
-    if (spec->gamma) t = R(t * R(spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]]));
-    if (spec->beta) t = R(t + R(spec->beta[spec->nbeta == 1 ? 0 : p->affine_of[i]]));
-    if (dt == NS_FP64)
-      yd[i] = t;
-    else if (dt == NS_FP32)
-      yf[i] = (float)t; /* as ns_tensor_set: one correctly rounded conversion */
-    else
-      ns_tensor_set(res->y, i, t);
-  }
-#undef R
-}
-
 int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
-  if (!res) {
-    ns_seterr(err, "no result to fill");
-    return -1;
-  }
-  memset(res, 0, sizeof *res);
-  if (!x || !spec) {
-    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
-    return -1;
-  }
-  if (ns_spec_check(spec, err) != 0) return -1;
-  char sh[96];
-  ns_shape_format(x->rank, x->shape, sh, sizeof sh);
-  ns_norm_plan *p = &res->plan;
-  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) return -1;
-  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
-    ns_norm_result_free(res);
-    return -1;
-  }
-  const size_t nstat = p->nstat, m = p->count;
-  const int centered = ns_spec_center(spec);
-  const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
-  const int eval = ns_spec_eval_running(spec, x->rank);
-  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
-  if (eval && !run) {
-    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
-              ns_kind_name(spec->kind));
-    ns_norm_result_free(res);
-    return -1;
-  }
-  if (run && run->nstat != 0 && run->nstat != nstat) {
-    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
-              run->nstat, sh, nstat);
-    ns_norm_result_free(res);
-    return -1;
-  }
-  res->y = ns_tensor_new(x->rank, x->shape, dt, err);
-  res->mean = malloc(nstat * sizeof *res->mean);
-  res->var = malloc(nstat * sizeof *res->var);
-  res->denom = malloc(nstat * sizeof *res->denom);
-  res->batch = malloc(nstat * sizeof *res->batch);
-  res->degenerate = calloc(nstat, 1);
-  double *xa = malloc(p->n * sizeof *xa); /* inputs in dtype, then acc */
-  double *buf = malloc(m * sizeof *buf);
-  if (!res->y || !res->mean || !res->var || !res->denom || !res->batch || !res->degenerate || !xa ||
-      !buf) {
-    free(xa);
-    free(buf);
-    ns_norm_result_free(res);
-    ns_seterr(err, "out of memory normalizing shape %s", sh);
-    return -1;
-  }
-#define R(v) ns_round_fast((v), acc)
-  if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
-    const float *xf = x->data;
-    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast((double)xf[i], dt));
-  } else {
-    ns_tensor_read(x, xa);
-    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast(xa[i], dt));
-  }
-  const double eps = R(spec->eps);
-  const double rdof = R((double)m - spec->ddof);
-  for (size_t s = 0; s < nstat; s++) {
-    /* members are distinct and ascending: first and last m-1 apart means contiguous,
-     * read in place; otherwise gather them */
-    const size_t *mem = p->members + s * m;
-    const double *xs = buf;
-    if (mem[m - 1] - mem[0] == m - 1)
-      xs = xa + mem[0];
-    else
-      for (size_t k = 0; k < m; k++) buf[k] = xa[mem[k]];
-    ns_moments_compute(xs, m, 1, acc, acc, spec->algo, &res->batch[s]);
-    double mu, v;
-    if (eval) {
-      double rm = run->nstat ? run->mean[s] : 0.0, rv = run->nstat ? run->var[s] : 1.0;
-      mu = centered ? R(rm) : 0.0;
-      v = centered ? R(rv) : R(R(rv) + R(R(rm) * R(rm)));
-    } else if (centered) {
-      mu = res->batch[s].mean;
-      v = R(res->batch[s].m2 / rdof);
-    } else {
-      double sq = 0;
-      for (size_t k = 0; k < m; k++) sq = R(sq + R(xs[k] * xs[k]));
-      mu = 0.0;
-      v = R(sq / rdof);
-    }
-    double den = spec->eps_at == NS_EPS_VAR ? R(sqrt(R(v + eps))) : R(R(sqrt(v)) + eps);
-    res->mean[s] = mu;
-    res->var[s] = v;
-    res->denom[s] = den;
-    if (!(den > 0) || !isfinite(den) || (!eval && m <= (size_t)spec->ddof)) {
-      res->degenerate[s] = 1;
-      res->ndegenerate++;
-    }
-  }
-  if (acc == NS_FP64 && dt == NS_FP64)
-    map_out(p, xa, spec, centered, NS_FP64, NS_FP64, res);
-  else if (acc == NS_FP32 && dt == NS_FP32)
-    map_out(p, xa, spec, centered, NS_FP32, NS_FP32, res);
-  else
-    map_out(p, xa, spec, centered, acc, dt, res);
-#undef R
-  free(xa);
-  free(buf);
-  if (run && !eval && ns_running_update(run, res->batch, nstat, err) != 0) {
-    ns_norm_result_free(res);
-    return -1;
-  }
-  return 0;
+  return ns_normalize_exec(x, spec, NULL, res, err);
 }

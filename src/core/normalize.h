@@ -1,10 +1,13 @@
 /* normalize.h: the normalization family as one map with a reduction plan.
  *
  * Every kind is "reduce over some axes, subtract the mean (unless uncentered), divide
- * by a denominator, apply gamma/beta". A plan lists, for each statistic, the flat
- * indices of the elements it reduces over (in index order), so batch, layer,
- * instance, group, RMS and explicit axes share one code path and the Jacobian
- * (jacobian.h) uses the same grouping.
+ * by a denominator, apply gamma/beta". A plan says which elements share a statistic, so
+ * batch, layer, instance, group, RMS and explicit axes share one definition and the
+ * Jacobian (jacobian.h) uses the same grouping. ns_norm_plan_make also lists, for each
+ * statistic, the flat indices of its elements (24 bytes per element: for small inputs,
+ * the Jacobian and spectrum); ns_normalize never builds those lists: its kernels
+ * (norm_kernels.c) walk the statistics with strides, and ns_normalize_ref (normalize_ref.c)
+ * keeps the straightforward list-based path that defines the results bit for bit.
  *
  * Ownership: results and plans own their arrays; free them with ns_norm_result_free /
  * ns_norm_plan_free (safe on zeroed structs). The spec's gamma/beta arrays and
@@ -29,6 +32,7 @@
 #include <stddef.h>
 
 #include "core/moments.h"
+#include "core/running.h"
 #include "core/tensor.h"
 
 typedef enum {
@@ -40,34 +44,6 @@ typedef enum {
 } ns_kind;
 typedef enum { NS_EPS_VAR = 0, NS_EPS_STD } ns_eps_at;
 typedef enum { NS_MODE_TRAIN = 0, NS_MODE_EVAL } ns_mode;
-
-/* Running statistics of a batch kind, one entry per statistic (channel).
- * PyTorch convention (exact == 0): starts at mean 0, var 1; each update
- *   mean = (1-f) mean + f batch_mean;  var = (1-f) var + f batch_var_unbiased
- * with f = momentum, or f = 1/count (cumulative average) when cumulative != 0.
- * Exact (exact != 0): merges the batch moments into acc[] (ns_moments_merge);
- * mean = merged mean, var = merged m2 / merged n (population).
- * The statistic count is fixed by the first update (or by ns_running_init's nstat). */
-typedef struct ns_running {
-  double momentum;
-  int cumulative;
-  int exact;
-  size_t nstat;    /* 0 until known */
-  double *mean;    /* nstat */
-  double *var;     /* nstat */
-  ns_moments *acc; /* nstat, exact mode only */
-  long count;      /* number of updates so far (num_batches_tracked) */
-} ns_running;
-
-/* nstat may be 0 (decided by the first update). Returns 0, or -1 on bad momentum
- * (must be in [0, 1]) or allocation failure. */
-int ns_running_init(ns_running *r, double momentum, int cumulative, int exact, size_t nstat,
-                    char *err);
-void ns_running_free(ns_running *r);
-int ns_running_copy(ns_running *dst, const ns_running *src, char *err);
-/* One update from per-statistic batch moments b[0..nstat-1]. -1 if nstat differs from
- * the one already fixed. */
-int ns_running_update(ns_running *r, const ns_moments *b, size_t nstat, char *err);
 
 typedef struct {
   ns_kind kind;
@@ -88,11 +64,12 @@ typedef struct {
   ns_algo algo;
   ns_mode mode;
   ns_running *running; /* borrowed; may be NULL */
+  ns_order order;      /* every sum: sequential (default) or numpy's pairwise scheme */
 } ns_spec;
 
 void ns_spec_default(ns_spec *s);
 /* 0 if every field of the spec is in range (kind, eps finite and >= 0, eps_at, ddof 0 or 1,
- * dtype, acc, algo, mode), else -1 with err naming the field. Shape-dependent checks
+ * dtype, acc, algo, mode, order), else -1 with err naming the field. Shape-dependent checks
  * (axes, groups, gamma/beta lengths) belong to ns_norm_plan_make and ns_normalize. */
 int ns_spec_check(const ns_spec *s, char *err);
 /* The names of each enum, in enum order, NULL-terminated (for luaL_checkoption-style
@@ -125,25 +102,39 @@ typedef struct {
   int stat_rank;     /* shape of the statistics: x's shape with reduced axes set to 1 */
   size_t stat_shape[NS_MAXRANK]; /* (group kind: axis 2 becomes the group count) */
   unsigned axes;                 /* resolved reduction mask */
+  int rank;                      /* x's rank and shape */
+  size_t shape[NS_MAXRANK];
+  size_t groups;   /* channel groups (1 unless kind group) */
+  int per_element; /* gamma/beta per normalized element (layer, rms), else per channel */
 } ns_norm_plan;
 
+/* The full plan, with the members/stat_of/affine_of lists (3 * 8 bytes per element). */
 int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
                       char *err);
+/* The same without the three lists (members, stat_of, affine_of stay NULL): O(1) memory.
+ * ns_normalize's result holds a plan of this kind. */
+int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_norm_plan *p,
+                       char *err);
+/* Statistic and gamma/beta index of flat element i (< p->n), from the lists when the plan
+ * has them, else computed from the shape. */
+size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i);
+size_t ns_norm_plan_affine_of(const ns_norm_plan *p, size_t i);
 void ns_norm_plan_free(ns_norm_plan *p);
 /* 0 if gamma and beta are absent, broadcast (1 value) or have the plan's naffine values;
  * else -1 with err naming the array, its length and what the kind at this shape needs. */
 int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
                          char *err);
 /* gamma of element i under the plan: 1 without gamma, gamma[0] when it broadcasts (ngamma 1),
- * else gamma[p->affine_of[i]]. */
+ * else gamma[ns_norm_plan_affine_of(p, i)]. */
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);
 /* 1 if the spec normalizes with the running statistics as constants: eval mode of a batch
  * kind (ns_spec_is_batch) at this rank. Every other spec uses the input's own statistics. */
 int ns_spec_eval_running(const ns_spec *s, int rank);
 
 typedef struct {
-  ns_tensor *y; /* x's shape, spec dtype */
-  ns_norm_plan plan;
+  ns_tensor *y;      /* x's shape, spec dtype */
+  ns_norm_plan plan; /* from ns_normalize: without per-element lists (ns_norm_plan_shape); use
+                        ns_norm_plan_stat_of / ns_norm_plan_affine_of for one element */
   double *mean;              /* nstat: the statistics used (batch ones in train mode, running ones
                                 in eval mode); mean is 0 for uncentered maps */
   double *var;               /* nstat: the variance that normalized (m2/(count-ddof)) */
@@ -155,8 +146,30 @@ typedef struct {
 
 /* 0 on success; -1 with err on a bad spec, shape, gamma/beta length, or a running object
  * whose statistic count does not match. Degenerate statistics are not errors: outputs
- * follow IEEE (0/0 = NaN) and are flagged. */
+ * follow IEEE (0/0 = NaN) and are flagged. Memory: y, the per-statistic arrays and gamma/
+ * beta in acc; nothing per element. Runs with ns_exec_default (SIMD, one thread). */
 int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
 void ns_norm_result_free(ns_norm_result *res);
+
+/* How the kernels run (the core reads no environment: callers such as the Lua module
+ * turn NS_SIMD / NS_THREADS into this). Results never depend on it, bit for bit. */
+typedef struct {
+  int simd;    /* 1: the best instruction set this CPU has (AVX2 or the SSE2 baseline);
+                  0: the portable C loops only */
+  int threads; /* statistics split over this many threads (1: none; capped at 64) */
+} ns_exec;
+/* simd 1, threads 1: what ns_normalize uses. */
+void ns_exec_default(ns_exec *e);
+/* ns_normalize with explicit execution settings (NULL: the defaults). */
+int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                      ns_norm_result *res, char *err);
+/* The instruction set the kernels use under ex: "avx2", "sse2" or "portable". */
+const char *ns_exec_isa(const ns_exec *ex);
+
+/* The reference path (normalize_ref.c): the same results as ns_normalize, bit for bit, by
+ * the slow, obviously right route: a full plan with per-element lists, the whole input
+ * copied to doubles, every statistic gathered, every operation rounded through
+ * ns_round. Kept to test the kernels against; its result's plan has the lists. */
+int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
 
 #endif

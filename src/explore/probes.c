@@ -172,7 +172,7 @@ void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r) {
   double *sum = calloc(p->nstat, sizeof *sum), *dot = calloc(p->nstat, sizeof *dot);
   if (sum && dot) {
     for (size_t i = 0; i < n; i++) {
-      size_t k = p->stat_of[i];
+      size_t k = ns_norm_plan_stat_of(p, i);
       double xhat = (ns_tensor_get(x, i) - r->norm.mean[k]) / r->norm.denom[k];
       sum[k] += r->dx[i];
       dot[k] += r->dx[i] * xhat;

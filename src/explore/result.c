@@ -661,10 +661,18 @@ const char *ns_cond_format(const ns_result *r, char *buf, size_t len) {
 
 /* 1 if the elements of statistic k of x are not all equal once stored in dtype d. */
 static int stat_values_differ(const ns_tensor *x, const ns_norm_plan *p, size_t k, ns_dtype d) {
-  const size_t *m = p->members + k * p->count;
-  double first = ns_round(ns_tensor_get(x, m[0]), d);
-  for (size_t i = 1; i < p->count; i++)
-    if (ns_round(ns_tensor_get(x, m[i]), d) != first) return 1;
+  int have = 0;
+  double first = 0;
+  for (size_t i = 0; i < x->n; i++) { /* O(1) memory: the plan of a result has no lists */
+    if (ns_norm_plan_stat_of(p, i) != k) continue;
+    double v = ns_round(ns_tensor_get(x, i), d);
+    if (!have) {
+      first = v;
+      have = 1;
+    } else if (v != first) {
+      return 1;
+    }
+  }
   return 0;
 }
 

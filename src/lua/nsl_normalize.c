@@ -3,6 +3,7 @@
  * ns.eigvals / ns.svdvals / ns.rank. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/jacobian.h"
@@ -13,9 +14,9 @@
 
 #define NSL_RESULT_MT "normscope.normresult"
 
-static const char *const spec_fields[] = {"kind", "axes",   "groups", "eps",     "eps_at",
-                                          "ddof", "center", "gamma",  "beta",    "dtype",
-                                          "acc",  "algo",   "mode",   "running", NULL};
+static const char *const spec_fields[] = {"kind",   "axes",    "groups", "eps",   "eps_at", "ddof",
+                                          "center", "gamma",   "beta",   "dtype", "acc",    "algo",
+                                          "mode",   "running", "order",  NULL};
 
 /* Pushes spec[name] and returns its type. */
 static int field(lua_State *L, int arg, const char *name) {
@@ -64,6 +65,7 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   static const char *const eps_ats[] = {"var", "std", NULL};
   static const char *const algos[] = {"twopass", "welford", "raw", NULL};
   static const char *const modes[] = {"train", "eval", NULL};
+  static const char *const orders[] = {"sequential", "pairwise", NULL}; /* ns_order order */
   ns_spec_default(s);
   if (!nsl_opttable(L, arg, "spec")) return;
   arg = lua_absindex(L, arg);
@@ -72,6 +74,7 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", eps_ats, NS_EPS_VAR);
   s->algo = (ns_algo)choice(L, arg, "algo", algos, NS_ALGO_TWOPASS);
   s->mode = (ns_mode)choice(L, arg, "mode", modes, NS_MODE_TRAIN);
+  s->order = (ns_order)choice(L, arg, "order", orders, NS_ORDER_SEQUENTIAL);
 
   field(L, arg, "axes"); /* the same rules as reductions, blaming the spec */
   s->axes = nsl_axesat(L, -1, arg, "spec.axes", x->rank);
@@ -144,6 +147,34 @@ static void push_stat(lua_State *L, const ns_norm_plan *p, const double *v) {
   if (!*box) luaL_error(L, "normalize: %s", err);
 }
 
+/* The kernels' settings from the environment: NS_SIMD=off (or 0) forces the portable
+ * loops, NS_THREADS=N splits the statistics over N threads (default 1). The core reads no
+ * environment; this is where the process's settings reach it. */
+void nsl_exec_from_env(ns_exec *ex) {
+  ns_exec_default(ex);
+  const char *v = getenv("NS_SIMD");
+  if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)) ex->simd = 0;
+  v = getenv("NS_THREADS");
+  if (v && *v) {
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end == '\0' && t >= 1 && t <= 64) ex->threads = (int)t;
+  }
+}
+
+/* ns.kernels() -> {isa=, threads=}: what ns.normalize runs with in this process (from
+ * NS_SIMD and NS_THREADS): "avx2", "sse2" or "portable", and the thread count. */
+static int l_kernels(lua_State *L) {
+  ns_exec ex;
+  nsl_exec_from_env(&ex);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, ns_exec_isa(&ex));
+  lua_setfield(L, -2, "isa");
+  lua_pushinteger(L, ex.threads);
+  lua_setfield(L, -2, "threads");
+  return 1;
+}
+
 /* y, st = ns.normalize(x, spec) */
 static int l_normalize(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
@@ -152,7 +183,9 @@ static int l_normalize(lua_State *L) {
   ns_spec spec;
   nsl_checkspec(L, 2, x, &spec);
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
-  if (ns_normalize(x, &spec, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
+  ns_exec ex;
+  nsl_exec_from_env(&ex);
+  if (ns_normalize_exec(x, &spec, &ex, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
   ns_tensor **y = nsl_newbox(L);
   *y = res->y; /* the box owns y now */
   res->y = NULL;
@@ -529,6 +562,7 @@ static int l_spectrum(lua_State *L) {
 }
 
 static const luaL_Reg functions[] = {{"normalize", l_normalize},
+                                     {"kernels", l_kernels},
                                      {"jacobian", l_jacobian},
                                      {"vjp", l_vjp},
                                      {"residual_jacobian", l_residual_jacobian},

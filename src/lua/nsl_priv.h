@@ -80,6 +80,8 @@ void nsl_gcmeta(lua_State *L, const char *tname, lua_CFunction gc);
 /* The normalize spec at arg (nil: defaults), checked field by field against the input
  * x; gamma/beta arrays are Lua scratch pushed on the stack. */
 void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s);
+/* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64, default 1). */
+void nsl_exec_from_env(ns_exec *ex);
 /* The running-statistics object at idx, or NULL / an argument error. */
 ns_running *nsl_torunning(lua_State *L, int idx);
 

@@ -25,13 +25,14 @@ static int ddof_field(lua_State *L, int idx, int arg, const char *what, int def)
   return d;
 }
 
-static void push_moments(lua_State *L, const ns_moments *m, int ddof) {
+/* acc: the precision var is rounded to (fp64 for merged moments, which are exact doubles) */
+static void push_moments(lua_State *L, const ns_moments *m, int ddof, ns_dtype acc) {
   lua_createtable(L, 0, 5);
   lua_pushnumber(L, m->n);
   lua_setfield(L, -2, "n");
   lua_pushnumber(L, m->mean);
   lua_setfield(L, -2, "mean");
-  lua_pushnumber(L, ns_moments_var(m, ddof));
+  lua_pushnumber(L, ns_moments_var_acc(m, ddof, acc));
   lua_setfield(L, -2, "var");
   lua_pushnumber(L, m->m2);
   lua_setfield(L, -2, "m2");
@@ -42,12 +43,14 @@ static void push_moments(lua_State *L, const ns_moments *m, int ddof) {
 /* ns.moments(x [, {dtype=, acc=, algo=, ddof=}]) -> {n=, mean=, var=, m2=, ddof=} */
 static int l_moments(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
-  static const char *const names[] = {"dtype", "acc", "algo", "ddof", NULL};
+  static const char *const names[] = {"dtype", "acc", "algo", "ddof", "order", NULL};
   static const char *const algos[] = {"twopass", "welford", "raw", NULL}; /* ns_algo order */
+  static const char *const orders[] = {"sequential", "pairwise", NULL};   /* ns_order order */
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_dtype dtype = NS_FP64;
   int acc = -1, ddof = 0;
   ns_algo algo = NS_ALGO_TWOPASS;
+  ns_order order = NS_ORDER_SEQUENTIAL;
   if (nsl_opttable(L, 2, "opts")) {
     nsl_checkfields(L, 2, "option field", names);
     if (lua_getfield(L, 2, "dtype") != LUA_TNIL) dtype = nsl_dtypeat(L, -1, 2, "opts.dtype");
@@ -58,13 +61,16 @@ static int l_moments(lua_State *L) {
     algo = (ns_algo)nsl_choiceat(L, -1, 2, "opts.algo", algos, NS_ALGO_TWOPASS);
     lua_pop(L, 1);
     ddof = ddof_field(L, 2, 2, "opts", 0);
+    lua_getfield(L, 2, "order");
+    order = (ns_order)nsl_choiceat(L, -1, 2, "opts.order", orders, NS_ORDER_SEQUENTIAL);
+    lua_pop(L, 1);
   }
   if (acc < 0) acc = (dtype == NS_FP16 || dtype == NS_BF16) ? NS_FP32 : dtype;
   double *v = nsl_scratch(L, x->n);
   ns_tensor_read(x, v);
   ns_moments m;
-  ns_moments_compute(v, x->n, 1, dtype, (ns_dtype)acc, algo, &m);
-  push_moments(L, &m, ddof);
+  ns_moments_compute_ex(v, x->n, 1, dtype, (ns_dtype)acc, algo, order, &m);
+  push_moments(L, &m, ddof, (ns_dtype)acc);
   return 1;
 }
 
@@ -110,7 +116,7 @@ static int l_merge(lua_State *L) {
   check_moments(L, 2, 2, "b", &b);
   int ddof = ddof_field(L, 1, 1, "a", 0);
   ns_moments m = ns_moments_merge(a, b);
-  push_moments(L, &m, ddof);
+  push_moments(L, &m, ddof, NS_FP64);
   return 1;
 }
 

@@ -155,7 +155,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
       tui_printf(w, yy, 1, ls, "%-4s", "");
     if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
     char num[32];
-    int deg = r->norm.degenerate && r->norm.degenerate[r->norm.plan.stat_of[idx]];
+    int deg = r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
     if (show_probes && r->y_shift && r->y_scale && idx >= r->probe_n) {
@@ -179,7 +179,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
                first + 1, first + count, n);
   if (stats_line) {
     char sd[32];
-    size_t k = r->norm.plan.stat_of ? r->norm.plan.stat_of[cur] : 0;
+    size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
     ns_spec sp;
     ns_state_spec(s, &sp);
     const char *vn = ns_spec_center(&sp) ? "var" : "ms";

@@ -1,9 +1,19 @@
 ## tests/bench: speed and memory benchmarks, run by `make bench` (never by make check:
-## timings are measured and printed, not asserted).
-EXTRA_PROGRAMS = tests/bench/bench
+## timings are measured and printed, not asserted). bench_norm times ns_normalize against
+## numpy and torch (ref_timings.py, when /usr/bin/python3 has them); bench times the
+## explorer's frames and keys.
+EXTRA_PROGRAMS = tests/bench/bench tests/bench/bench_norm
 tests_bench_bench_SOURCES = tests/bench/bench.c
 tests_bench_bench_LDADD = libnsexplore.la libnscore.la
-CLEANFILES += tests/bench/bench
+tests_bench_bench_norm_SOURCES = tests/bench/bench_norm.c
+tests_bench_bench_norm_LDADD = libnscore.la
+CLEANFILES += tests/bench/bench tests/bench/bench_norm tests/bench/refs.tsv
+EXTRA_DIST += tests/bench/ref_timings.py
 
-bench: tests/bench/bench$(EXEEXT)
+bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT)
+	@if test -x /usr/bin/python3; then \
+	  $(top_builddir)/tests/bench/bench_norm$(EXEEXT) --cases | \
+	    /usr/bin/python3 $(top_srcdir)/tests/bench/ref_timings.py > tests/bench/refs.tsv || :; \
+	else : > tests/bench/refs.tsv; fi
+	$(top_builddir)/tests/bench/bench_norm$(EXEEXT) tests/bench/refs.tsv
 	$(top_builddir)/tests/bench/bench$(EXEEXT)

@@ -7,12 +7,13 @@ LUA_MODULE_TESTS = \
 	tests/lua/rng.lua tests/lua/torch_rng.lua tests/lua/estimators.lua tests/lua/vjp.lua \
 	tests/lua/residual.lua tests/lua/io.lua tests/lua/claims.lua tests/lua/stack.lua \
 	tests/lua/plot.lua tests/lua/figures.lua tests/lua/explorer.lua \
-	tests/lua/experiments.lua
+	tests/lua/experiments.lua tests/lua/kernels.lua
 ## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
 ## (a few seconds); must survive and name what was wrong each time.
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua
-TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh
-EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh
+TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh tests/lua/kernels-env.sh
+EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh \
+	tests/lua/kernels-env.sh
 
 ## core tensor arithmetic (src/core/tensor_ops.c)
 check_PROGRAMS += tests/unit/test_tensor_ops

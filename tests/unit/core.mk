@@ -11,3 +11,7 @@ tests_unit_test_moments_SOURCES = tests/unit/test_moments.c tests/unit/tap.h
 tests_unit_test_moments_LDADD = libnscore.la
 tests_unit_test_normalize_SOURCES = tests/unit/test_normalize.c tests/unit/tap.h
 tests_unit_test_normalize_LDADD = libnscore.la
+check_PROGRAMS += tests/unit/test_kernels
+TESTS += tests/unit/test_kernels
+tests_unit_test_kernels_SOURCES = tests/unit/test_kernels.c tests/unit/tap.h tests/unit/testdata.h
+tests_unit_test_kernels_LDADD = libnscore.la

@@ -1,0 +1,274 @@
+/* norm_kernels.c: ns_normalize_exec: the checks, the job description and the dispatch of
+ * the kernels (norm_kernels.h) to the CPU's instruction set and to threads.
+ *
+ * Memory: the output tensor, five arrays of nstat entries, gamma and beta in acc (naffine
+ * entries each, in double and float) and nothing per element. Threads (ns_exec.threads)
+ * take disjoint ranges of statistics; each statistic is computed by the same code whatever
+ * the range, so the bits do not depend on the number of threads or on the instruction set.
+ */
+#define _DEFAULT_SOURCE 1 /* madvise's MADV_HUGEPAGE (Linux) beside POSIX */
+#include "core/norm_kernels.h"
+#include "core/normalize.h"
+#include "core/round.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define NK_RUN nk_run_base
+#define NK_AVX2 0
+#include "core/norm_kernels_impl.h"
+
+#define NK_MAXTHREADS 64
+
+void ns_exec_default(ns_exec *e) {
+  if (!e) return;
+  e->simd = 1;
+  e->threads = 1;
+}
+
+typedef void (*nk_fn)(const nk_job *, size_t, size_t);
+
+static nk_fn pick(const ns_exec *ex) {
+#ifdef NK_HAVE_AVX2
+  if (ex->simd) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return nk_run_avx2;
+  }
+#endif
+  (void)ex;
+  return nk_run_base;
+}
+
+const char *ns_exec_isa(const ns_exec *ex) {
+  ns_exec d;
+  if (!ex) ns_exec_default(&d), ex = &d;
+#ifdef NK_HAVE_AVX2
+  if (pick(ex) == nk_run_avx2) return "avx2";
+#endif
+#if defined(__x86_64__)
+  return ex->simd ? "sse2" : "portable"; /* SSE2 is x86-64's baseline: the compiler's own */
+#else
+  return "portable";
+#endif
+}
+
+typedef struct {
+  const nk_job *job;
+  nk_fn fn;
+  size_t s0, s1;
+} nk_part;
+
+static void *part_main(void *arg) {
+  nk_part *p = arg;
+  p->fn(p->job, p->s0, p->s1);
+  return NULL;
+}
+
+static void run_parts(const nk_job *j, nk_fn fn, int threads) {
+  size_t blocks = (j->nstat + NK_LANES - 1) / NK_LANES;
+  if (threads > NK_MAXTHREADS) threads = NK_MAXTHREADS;
+  if (threads < 1) threads = 1;
+  if ((size_t)threads > blocks) threads = (int)blocks;
+  if (threads <= 1) {
+    fn(j, 0, j->nstat);
+    return;
+  }
+  nk_part part[NK_MAXTHREADS];
+  pthread_t tid[NK_MAXTHREADS];
+  int started[NK_MAXTHREADS] = {0};
+  for (int t = 0; t < threads; t++) {
+    size_t b0 = blocks * (size_t)t / (size_t)threads,
+           b1 = blocks * (size_t)(t + 1) / (size_t)threads;
+    part[t].job = j;
+    part[t].fn = fn;
+    part[t].s0 = b0 * NK_LANES;
+    part[t].s1 = b1 * NK_LANES < j->nstat ? b1 * NK_LANES : j->nstat;
+  }
+  for (int t = 1; t < threads; t++)
+    started[t] = pthread_create(&tid[t], NULL, part_main, &part[t]) == 0;
+  part_main(&part[0]);
+  for (int t = 1; t < threads; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      part_main(&part[t]); /* no thread: this one does the part itself */
+  }
+}
+
+/* The loops of the job: which axes a statistic's elements and the statistics run over. */
+static void geometry(const ns_norm_plan *p, int grouped, nk_job *j) {
+  const int rank = p->rank;
+  size_t xs[NS_MAXRANK], st = 1;
+  for (int a = rank - 1; a >= 0; a--) xs[a] = st, st *= p->shape[a];
+  const size_t C = rank >= 2 ? p->shape[1] : 1, cpg = C / p->groups;
+  size_t ext[NS_MAXRANK], str[NS_MAXRANK], am[NS_MAXRANK];
+  int nm = 0;
+  j->nsl = 0;
+  for (int a = 0; a < rank; a++) {
+    int red = (p->axes >> a) & 1u;
+    if (grouped && a == 1) {
+      ext[nm] = cpg, str[nm] = xs[1], am[nm] = 1, nm++;
+      j->sext[j->nsl] = p->groups, j->sstr[j->nsl] = cpg * xs[1], j->samul[j->nsl] = cpg;
+      j->nsl++;
+    } else if (red) {
+      ext[nm] = p->shape[a], str[nm] = xs[a], am[nm] = !p->per_element && a == 1, nm++;
+    } else {
+      j->sext[j->nsl] = p->shape[a], j->sstr[j->nsl] = xs[a];
+      j->samul[j->nsl] = !p->per_element && a == 1;
+      j->nsl++;
+    }
+  }
+  if (p->per_element) { /* gamma/beta index: the element's ordinal within its statistic */
+    size_t s = 1;
+    for (int l = nm - 1; l >= 0; l--) am[l] = s, s *= ext[l];
+  }
+  /* drop extents of 1, merge a level into the next when they walk one run together */
+  size_t me[NS_MAXRANK], ms[NS_MAXRANK], ma[NS_MAXRANK];
+  int k = 0;
+  for (int l = 0; l < nm; l++) {
+    if (ext[l] == 1) continue;
+    if (k > 0 && ms[k - 1] == ext[l] * str[l] && ma[k - 1] == ext[l] * am[l]) {
+      me[k - 1] *= ext[l];
+      ms[k - 1] = str[l];
+      ma[k - 1] = am[l];
+      continue;
+    }
+    me[k] = ext[l], ms[k] = str[l], ma[k] = am[l], k++;
+  }
+  int pad = NK_LEVELS - k;
+  for (int l = 0; l < NK_LEVELS; l++) {
+    if (l < pad)
+      j->mext[l] = 1, j->mstr[l] = 0, j->mamul[l] = 0;
+    else
+      j->mext[l] = me[l - pad], j->mstr[l] = ms[l - pad], j->mamul[l] = ma[l - pad];
+  }
+}
+
+/* Asks for 2 MB pages under a large, not yet touched output (calloc of a fresh mapping),
+ * so writing it costs a few hundred page faults instead of one per 4 KB (numpy asks the
+ * same for its large arrays). Only a hint: nothing depends on whether it is taken. */
+static void hugepage_hint(void *p, size_t len) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (len < 4 * huge) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + len) & ~(huge - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)len;
+#endif
+}
+
+/* gamma or beta in acc, naff values (v broadcast when it has one), or absent (fill). */
+static void affine_arrays(const double *v, size_t nv, size_t naff, double fill, ns_dtype acc,
+                          double *d, float *f) {
+  for (size_t i = 0; i < naff; i++) {
+    double a = v ? ns_round_fast(v[nv == 1 ? 0 : i], acc) : fill;
+    d[i] = a;
+    f[i] = (float)a;
+  }
+}
+
+int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                      ns_norm_result *res, char *err) {
+  if (!res) {
+    ns_seterr(err, "no result to fill");
+    return -1;
+  }
+  memset(res, 0, sizeof *res);
+  if (!x || !spec) {
+    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
+    return -1;
+  }
+  ns_exec dflt;
+  if (!ex) ns_exec_default(&dflt), ex = &dflt;
+  if (ns_spec_check(spec, err) != 0) return -1;
+  char sh[96];
+  ns_shape_format(x->rank, x->shape, sh, sizeof sh);
+  ns_norm_plan *p = &res->plan;
+  if (ns_norm_plan_shape(x->rank, x->shape, spec, p, err) != 0) return -1;
+  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
+    ns_norm_result_free(res);
+    return -1;
+  }
+  const size_t nstat = p->nstat, m = p->count;
+  const int eval = ns_spec_eval_running(spec, x->rank);
+  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
+  if (eval && !run) {
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(spec->kind));
+    ns_norm_result_free(res);
+    return -1;
+  }
+  if (run && run->nstat != 0 && run->nstat != nstat) {
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, nstat);
+    ns_norm_result_free(res);
+    return -1;
+  }
+  const ns_dtype acc = ns_spec_acc(spec);
+  const size_t naff = p->naffine;
+  res->y = ns_tensor_new(x->rank, x->shape, spec->dtype, err);
+  res->mean = malloc(nstat * sizeof *res->mean);
+  res->var = malloc(nstat * sizeof *res->var);
+  res->denom = malloc(nstat * sizeof *res->denom);
+  res->batch = malloc(nstat * sizeof *res->batch);
+  res->degenerate = calloc(nstat, 1);
+  double *aff = malloc(2 * naff * sizeof *aff);
+  float *afff = malloc(2 * naff * sizeof *afff);
+  if (!res->y || !res->mean || !res->var || !res->denom || !res->batch || !res->degenerate ||
+      !aff || !afff) {
+    free(aff);
+    free(afff);
+    ns_norm_result_free(res);
+    ns_seterr(err, "out of memory normalizing shape %s", sh);
+    return -1;
+  }
+  hugepage_hint(res->y->data, res->y->n * ns_dtype_size(res->y->dtype));
+  affine_arrays(spec->gamma, spec->ngamma, naff, 1.0, acc, aff, afff);
+  affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
+  nk_job j;
+  memset(&j, 0, sizeof j);
+  j.x = x->data;
+  j.y = res->y->data;
+  j.xdt = x->dtype;
+  j.dt = spec->dtype;
+  j.acc = acc;
+  j.n = p->n;
+  j.nstat = nstat;
+  j.count = m;
+  geometry(p, spec->kind == NS_KIND_GROUP, &j);
+  j.stream = res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
+  j.centered = ns_spec_center(spec);
+  j.eval = eval;
+  j.ddof = spec->ddof;
+  j.algo = spec->algo;
+  j.order = spec->order;
+  j.eps_at_std = spec->eps_at == NS_EPS_STD;
+  j.eps = ns_round_fast(spec->eps, acc);
+  j.rn = ns_round_fast((double)m, acc);
+  j.rdof = ns_round_fast((double)m - spec->ddof, acc);
+  j.g64 = aff;
+  j.b64 = aff + naff;
+  j.g32 = afff;
+  j.b32 = afff + naff;
+  j.run = eval ? run : NULL;
+  j.mean = res->mean;
+  j.var = res->var;
+  j.denom = res->denom;
+  j.batch = res->batch;
+  j.degenerate = res->degenerate;
+  run_parts(&j, pick(ex), ex->threads);
+  free(aff);
+  free(afff);
+  for (size_t s = 0; s < nstat; s++) res->ndegenerate += res->degenerate[s];
+  if (run && !eval && ns_running_update(run, res->batch, nstat, err) != 0) {
+    ns_norm_result_free(res);
+    return -1;
+  }
+  return 0;
+}

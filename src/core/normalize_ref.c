@@ -1,0 +1,160 @@
+/* normalize_ref.c: the reference normalization, kept as the definition of the results.
+ *
+ * This is the straightforward path ns_normalize took before its kernels (norm_kernels.c):
+ * the full plan with per-element lists (ns_norm_plan_make), the whole input copied to
+ * doubles and rounded to dtype then acc, each statistic's elements gathered into a buffer
+ * and reduced by ns_moments_compute_ex, and one element-wise map through the lists. It is
+ * slow (about 40 bytes of memory per element) and obviously right; the kernels must give
+ * the same bits, and tests/unit/test_kernels.c compares the two on random inputs. The
+ * spec decisions are the ones documented at the top of normalize.c.
+ */
+#include "core/normalize.h"
+#include "core/round.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* y = gamma * (x - mean) / denom + beta for every element, each operation rounded to acc
+ * and y stored in dt; inlined once per common (acc, dt) pair so the roundings compile to
+ * plain conversions. */
+NS_ALWAYS_INLINE static inline void map_out(const ns_norm_plan *p, const double *xa,
+                                            const ns_spec *spec, int centered, ns_dtype acc,
+                                            ns_dtype dt, ns_norm_result *res) {
+#define R(v) ns_round_fast((v), acc)
+  double *yd = res->y->data;
+  float *yf = res->y->data;
+  for (size_t i = 0; i < p->n; i++) {
+    size_t s = p->stat_of[i];
+    double c = centered ? R(xa[i] - res->mean[s]) : xa[i];
+    double t = R(c / res->denom[s]);
+    if (spec->gamma) t = R(t * R(spec->gamma[spec->ngamma == 1 ? 0 : p->affine_of[i]]));
+    if (spec->beta) t = R(t + R(spec->beta[spec->nbeta == 1 ? 0 : p->affine_of[i]]));
+    if (dt == NS_FP64)
+      yd[i] = t;
+    else if (dt == NS_FP32)
+      yf[i] = (float)t; /* as ns_tensor_set: one correctly rounded conversion */
+    else
+      ns_tensor_set(res->y, i, t);
+  }
+#undef R
+}
+
+int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
+  if (!res) {
+    ns_seterr(err, "no result to fill");
+    return -1;
+  }
+  memset(res, 0, sizeof *res);
+  if (!x || !spec) {
+    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
+    return -1;
+  }
+  if (ns_spec_check(spec, err) != 0) return -1;
+  char sh[96];
+  ns_shape_format(x->rank, x->shape, sh, sizeof sh);
+  ns_norm_plan *p = &res->plan;
+  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) return -1;
+  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
+    ns_norm_result_free(res);
+    return -1;
+  }
+  const size_t nstat = p->nstat, m = p->count;
+  const int centered = ns_spec_center(spec);
+  const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
+  const int eval = ns_spec_eval_running(spec, x->rank);
+  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
+  if (eval && !run) {
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(spec->kind));
+    ns_norm_result_free(res);
+    return -1;
+  }
+  if (run && run->nstat != 0 && run->nstat != nstat) {
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, nstat);
+    ns_norm_result_free(res);
+    return -1;
+  }
+  res->y = ns_tensor_new(x->rank, x->shape, dt, err);
+  res->mean = malloc(nstat * sizeof *res->mean);
+  res->var = malloc(nstat * sizeof *res->var);
+  res->denom = malloc(nstat * sizeof *res->denom);
+  res->batch = malloc(nstat * sizeof *res->batch);
+  res->degenerate = calloc(nstat, 1);
+  double *xa = malloc(p->n * sizeof *xa); /* inputs in dtype, then acc */
+  double *buf = malloc(m * sizeof *buf), *sqbuf = malloc(m * sizeof *sqbuf);
+  if (!res->y || !res->mean || !res->var || !res->denom || !res->batch || !res->degenerate || !xa ||
+      !buf || !sqbuf) {
+    free(xa);
+    free(buf);
+    free(sqbuf);
+    ns_norm_result_free(res);
+    ns_seterr(err, "out of memory normalizing shape %s", sh);
+    return -1;
+  }
+#define R(v) ns_round_fast((v), acc)
+  if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
+    const float *xf = x->data;
+    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast((double)xf[i], dt));
+  } else {
+    ns_tensor_read(x, xa);
+    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast(xa[i], dt));
+  }
+  const double eps = R(spec->eps);
+  const double rdof = R((double)m - spec->ddof);
+  for (size_t s = 0; s < nstat; s++) {
+    /* members are distinct and ascending: first and last m-1 apart means contiguous,
+     * read in place; otherwise gather them */
+    const size_t *mem = p->members + s * m;
+    const double *xs = buf;
+    if (mem[m - 1] - mem[0] == m - 1)
+      xs = xa + mem[0];
+    else
+      for (size_t k = 0; k < m; k++) buf[k] = xa[mem[k]];
+    ns_moments_compute_ex(xs, m, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
+    double mu, v;
+    if (eval) {
+      double rm = run->nstat ? run->mean[s] : 0.0, rv = run->nstat ? run->var[s] : 1.0;
+      mu = centered ? R(rm) : 0.0;
+      v = centered ? R(rv) : R(R(rv) + R(R(rm) * R(rm)));
+    } else if (centered) {
+      mu = res->batch[s].mean;
+      v = R(res->batch[s].m2 / rdof);
+    } else {
+      double sq = 0;
+      if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
+        for (size_t k = 0; k < m; k++) sqbuf[k] = R(xs[k] * xs[k]);
+        sq = ns_sum_pairwise(sqbuf, m, acc);
+      } else {
+        for (size_t k = 0; k < m; k++) sq = R(sq + R(xs[k] * xs[k]));
+      }
+      mu = 0.0;
+      v = R(sq / rdof);
+    }
+    double den = spec->eps_at == NS_EPS_VAR ? R(sqrt(R(v + eps))) : R(R(sqrt(v)) + eps);
+    res->mean[s] = mu;
+    res->var[s] = v;
+    res->denom[s] = den;
+    if (!(den > 0) || !isfinite(den) || (!eval && m <= (size_t)spec->ddof)) {
+      res->degenerate[s] = 1;
+      res->ndegenerate++;
+    }
+  }
+  if (acc == NS_FP64 && dt == NS_FP64)
+    map_out(p, xa, spec, centered, NS_FP64, NS_FP64, res);
+  else if (acc == NS_FP32 && dt == NS_FP32)
+    map_out(p, xa, spec, centered, NS_FP32, NS_FP32, res);
+  else
+    map_out(p, xa, spec, centered, acc, dt, res);
+#undef R
+  free(xa);
+  free(buf);
+  free(sqbuf);
+  if (run && !eval && ns_running_update(run, res->batch, nstat, err) != 0) {
+    ns_norm_result_free(res);
+    return -1;
+  }
+  return 0;
+}
