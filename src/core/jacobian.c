@@ -348,8 +348,13 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
     ns_tensor_free(xt);
     return -1;
   }
-  const ns_norm_plan *p = &r.plan;
-  if (check_affine(fn, x, spec, p, err)) {
+  /* ns_normalize's plan has no per-element lists: walk the statistics with the full one */
+  ns_norm_plan full;
+  memset(&full, 0, sizeof full);
+  const ns_norm_plan *p = &full;
+  if (ns_norm_plan_make(x->rank, x->shape, spec, &full, err) != 0 ||
+      check_affine(fn, x, spec, p, err)) {
+    ns_norm_plan_free(&full);
     ns_norm_result_free(&r);
     ns_tensor_free(xt);
     return -1;
@@ -392,6 +397,7 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
       if (dbeta) dbeta[ai] += gy[i];
     }
   }
+  ns_norm_plan_free(&full);
   ns_norm_result_free(&r);
   ns_tensor_free(xt);
   return 0;
