@@ -296,21 +296,46 @@ static void draw_bar(const app *a, WINDOW *w, int y, int width) {
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   x += 1;
   const char *t = lesson_title(p->ls);
-  int room = width - x - 1;
+  int room = width - x - 10; /* the last columns: "} more" */
   if (room > 8) mvwaddnstr(w, y, x, t, room);
   wattrset(w, A_NORMAL);
+}
+
+/* Copies text into dst joining the lines of a paragraph (lessons are written wrapped at 80
+ * columns; the pane has its own width). A blank line, or a line that starts with a blank
+ * (a formula, a table, a list), keeps its break. */
+static const char *reflow(const char *src, char *dst, size_t len) {
+  size_t j = 0;
+  int indented = src[0] == ' ', empty = 1;
+  for (size_t i = 0; src[i] && j + 1 < len; i++) {
+    char c = src[i];
+    if (c == '\n') {
+      char nx = src[i + 1];
+      int join = !empty && !indented && nx && nx != '\n' && nx != ' ';
+      dst[j++] = join ? ' ' : '\n';
+      indented = nx == ' ';
+      empty = 1;
+      continue;
+    }
+    empty = 0;
+    dst[j++] = c;
+  }
+  dst[j] = 0;
+  return dst;
 }
 
 /* The step's lines: its text, its try and (last) the live verdict. */
 static int step_lines(const app *a, int width, line *out, char *verdict, size_t vlen) {
   const tui_player *p = a->player;
-  int n = wrap(lesson_step_text(p->ls, p->k), width, PLOT_S_TEXT, out, 0, MAXLINES - 8);
+  static char xbuf[8192];
+  int n = wrap(reflow(lesson_step_text(p->ls, p->k), xbuf, sizeof xbuf), width, PLOT_S_TEXT, out, 0,
+               MAXLINES - 8);
   const char *tt = lesson_step_try_text(p->ls, p->k);
   verdict[0] = 0;
   if (tt) {
     out[n++] = (line){"", 0, PLOT_S_TEXT};
-    static char tbuf[2048];
-    snprintf(tbuf, sizeof tbuf, "Try it: %s", tt);
+    static char tbuf[4160], tjoin[4096];
+    snprintf(tbuf, sizeof tbuf, "Try it: %s", reflow(tt, tjoin, sizeof tjoin));
     n = wrap(tbuf, width, PLOT_S_POS, out, n, MAXLINES - 2);
     if (p->try_live == 1)
       snprintf(verdict, vlen, "%s done: that is it", a->opt.ascii ? "+" : "\xe2\x9c\x93");
@@ -351,9 +376,8 @@ void tui_player_draw(app *a) {
     mvwaddnstr(w, 1 + i, 1, l->s, l->len);
   }
   if (p->scroll + rows < n || p->scroll > 0) { /* more text than rows: say how to see it */
-    wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
-    const char *more = p->scroll + rows < n ? " } more " : " { back ";
-    mvwaddstr(w, rows, W - 9, more);
+    wattrset(w, tui_attr(PLOT_S_POS) | A_BOLD);
+    mvwaddstr(w, 0, W - 9, p->scroll + rows < n ? " } more " : " { back ");
   }
   if (verdict[0]) {
     wattrset(w, tui_attr(p->try_live == 1 ? PLOT_S_POS : PLOT_S_MARK) | A_BOLD);
@@ -384,8 +408,8 @@ int tui_player_present(app *a, const tui_view *v) {
     mvwaddnstr(w, 1 + i, 3, l->s, l->len);
   }
   if (p->scroll + rows < n) {
-    wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
-    mvwaddstr(w, rows, W - 9, " } more ");
+    wattrset(w, tui_attr(PLOT_S_POS) | A_BOLD);
+    mvwaddstr(w, 0, W - 9, " } more ");
   }
   int y = 1 + rows;
   if (verdict[0]) {
