@@ -381,8 +381,7 @@ static int cmd_lesson(int argc, char **argv, int first) {
   for (int i = first + 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) return print_command_help(find_command("lesson"));
-    if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 ||
-        strcmp(a, "--states") == 0) {
+    if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return usage_error(a, "needs a lesson", "lesson");
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
     } else if (strcmp(a, "--present") == 0) {
@@ -428,8 +427,8 @@ static int cmd_lesson(int argc, char **argv, int first) {
     lesson_progress_load(&p);
     if (p.n == 0) {
       lesson_progress_free(&p);
-      fprintf(stderr, PROG ": lesson --continue: no lesson played yet (" PROG
-                           " lesson lists them)\n");
+      fprintf(stderr,
+              PROG ": lesson --continue: no lesson played yet (" PROG " lesson lists them)\n");
       return 1;
     }
     snprintf(last, sizeof last, "%s", p.rows[p.n - 1].name);

@@ -383,8 +383,8 @@ int lesson_cmd_list(void) {
     const lesson_progress_row *pr =
         lesson_progress_find(&prog, lesson_progress_name(paths[i], nm, sizeof nm));
     if (pr && pr->nsteps == lesson_nsteps(ls)) /* ✓ every step seen, · started */
-      snprintf(mark, sizeof mark, pr->seen == pr->nsteps ? "  \xe2\x9c\x93 done"
-                                                         : "  \xc2\xb7 started, at step %d",
+      snprintf(mark, sizeof mark,
+               pr->seen == pr->nsteps ? "  \xe2\x9c\x93 done" : "  \xc2\xb7 started, at step %d",
                pr->step);
     printf("%3d  %.*s (%d step%s)%s\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
            lesson_nsteps(ls) == 1 ? "" : "s", mark);

@@ -480,8 +480,11 @@ static unsigned act_quit(app *a, int which) {
 #define K(x) TUI_KEY(KEY_##x)
 
 const char *const tui_section_names[TUI_SEC_COUNT] = {
-    "Moving around", "Editing the input (the batch matrix when panel 5 has focus)",
-    "Settings (panel 2 lists them with their values)", "Probes", "Everything else",
+    "Moving around",
+    "Editing the input (the batch matrix when panel 5 has focus)",
+    "Settings (panel 2 lists them with their values)",
+    "Probes",
+    "Everything else",
     "Lessons (normscope lesson NAME, normscope record FILE)"};
 
 /* clang-format off */

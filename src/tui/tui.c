@@ -432,7 +432,8 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
-  if (tui_player_open(a) != 0) goto out; /* a lesson's first step, or the recorder */
+  /* a lesson's first step, or the recorder */
+  if (tui_player_open(a) != 0) goto out;
   ns_history_free(&a->hist); /* the starting state is not an undo step */
   ns_history_init(&a->hist, 1000);
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

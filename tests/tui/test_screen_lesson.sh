@@ -180,6 +180,21 @@ wait_for "EXIT=0"
 timeout 60 "$NS" lesson </dev/null >"$tmp/list.txt" 2>&1
 check "every step seen: the list says done" grep -qF "$L (6 steps)  ✓ done" "$tmp/list.txt"
 
+# A damaged progress file is ignored, never trusted.
+printf 'garbage\n%s\t9\t6\t9\nx\t-1\t2\t0\n' "$L" >"$prog"
+timeout 60 "$NS" lesson </dev/null >"$tmp/list.txt" 2>&1
+check "a damaged progress file: the list still works" test $? -eq 0
+check "  and claims no progress" sh -c '! grep -qE "started|done|Last played" "$1"' - "$tmp/list.txt"
+out=$("$NS" lesson --continue 2>&1 </dev/null)
+check "  lesson --continue says nothing was played yet" sh -c 'case "$1" in *"no lesson played yet"*) exit 0;; *) exit 1;; esac' - "$out"
+
+# --ascii: the markers fall back to ASCII (. nothing to check, ? try-it, + verified)
+start 80 24 lesson --ascii "$L"
+check "--ascii: ASCII markers" wait_for "step 1/6 . ? + . ? ."
+check "--ascii: nothing but ASCII on screen" ascii_only
+keys q
+wait_for "EXIT=0"
+
 # Without a lesson the lesson keys say what they are for.
 start 80 24
 started
