@@ -113,11 +113,13 @@ static const command commands[] = {
      "                  000,001): their lessons, and their registry claims only\n",
      cmd_verify},
     {"record", "FILE.lua", "record the changes made in the explorer as a lesson",
-     "Usage: " PROG " record [--ascii] FILE.lua\n"
+     "Usage: " PROG " record [--every-change] [--ascii] FILE.lua\n"
      "Open the explorer and record a lesson for FILE.lua: M marks the state as a step (the\n"
      "fields changed since the last mark become its set{}, written bit for bit); on q a\n"
      "change since the last mark becomes the last step, and the file is written with\n"
-     "placeholder text for every step.\n",
+     "placeholder text for every step.\n"
+     "\n"
+     "  --every-change   every change (a key, a set{} at the prompt) is a step; no M needed\n",
      cmd_record},
     {"audit", "FILE [OPTION]...", "audit an activation tensor", cmd_audit_help, cmd_audit},
     {"help", "[COMMAND]", "show this help, or the help of COMMAND",
@@ -455,6 +457,8 @@ static int cmd_record(int argc, char **argv, int first) {
     if (is_help(a)) return print_command_help(find_command("record"));
     if (strcmp(a, "--ascii") == 0)
       opt.ascii = 1;
+    else if (strcmp(a, "--every-change") == 0)
+      opt.record_each = 1;
     else if (a[0] == '-' && a[1] != '\0') {
       char what[256];
       snprintf(what, sizeof what, "record: %s", a);

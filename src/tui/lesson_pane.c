@@ -12,6 +12,7 @@
  * fields that differ from the previous mark (the default state for the first) become that
  * step's `set`, written as dump() writes them (%.17g numbers: bit for bit), with the focus.
  * On the way out a change since the last mark becomes a last step, and the file is written.
+ * With --every-change each change (a key, a set{} at the prompt) is a step by itself.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,8 @@ typedef struct tui_player {
   char **steps; /* each marked step's Lua text */
   int nsteps;
 } tui_player;
+
+static int mark(app *a, char *err); /* recording: the state now as a step */
 
 static double now_s(void) {
   struct timespec t;
@@ -443,7 +446,11 @@ int tui_player_present(app *a, const tui_view *v) {
 }
 
 void tui_player_changed(app *a) {
-  if (a->player && a->player->ls) live_check(a);
+  if (!a->player) return;
+  if (a->player->ls) live_check(a);
+  char err[NS_ERRLEN];
+  if (a->player->record && a->opt.record_each && mark(a, err) < 0)
+    tui_say(a, PLOT_S_MARK, "cannot record: %s", err);
 }
 
 unsigned tui_player_tick(app *a) {

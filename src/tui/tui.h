@@ -15,6 +15,7 @@ typedef struct {
   int present;            /* --present: the lesson and its panel fill the screen */
   double autoplay;        /* --autoplay SECONDS between steps, 0: off */
   const char *record;     /* normscope record FILE.lua: where the recording goes, or NULL */
+  int record_each;        /* record --every-change: each change is a step (no M needed) */
 } tui_options;
 
 /* The colour themes, NULL-terminated ("dark", "light", "contrast"), and the index of a

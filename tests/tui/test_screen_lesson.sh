@@ -239,4 +239,23 @@ check "  the steps have placeholder text" grep -q "Step 2: say here what to look
 n1=$(awk '/Step 1:/ { f = 1 } f && /^      [a-zA-Z_]+ = / { n++ } f && /}},/ { exit } END { print n + 0 }' "$tmp/rec.lua")
 check "  a step sets only what changed (step 1: eps alone, $n1 field)" test "$n1" -eq 1
 
+# record --every-change: each change is a step, with no M
+start 80 24 record --every-change "$tmp/each.lua"
+started
+keys e
+wait_for "1 step marked"
+save e1
+keys k
+check "--every-change: a key's change is a step" wait_for "2 steps marked"
+save e2
+lua 'set{shift=3}'
+check "--every-change: a set{} at the prompt is a step" wait_for "3 steps marked"
+save e3
+keys q
+check "--every-change: q writes the three steps" wait_for "3 steps written to $tmp/each.lua"
+"$NS" lesson --states "$tmp/each.lua" >"$tmp/states.txt" 2>&1
+for k in 1 2 3; do
+  check "  played back, step $k is the state the session saved" same_state "$tmp/e$k.lua" "$k"
+done
+
 done_testing
