@@ -37,6 +37,7 @@ typedef struct tui_player {
   char hint[256];
   int scroll; /* first line of the pane's text shown */
   int playing;
+  int live;       /* the screen is up: progress is worth keeping from now on */
   double next_at; /* autoplay: when the next step comes (monotonic seconds) */
   lesson_progress prog;
   /* recording */
@@ -59,7 +60,7 @@ static double now_s(void) {
 
 static void save_progress(tui_player *p) {
   char err[NS_ERRLEN];
-  if (!p->ls || lesson_progress_note(&p->prog, p->name, p->k, p->n) != 0) return;
+  if (!p->ls || !p->live || lesson_progress_note(&p->prog, p->name, p->k, p->n) != 0) return;
   (void)lesson_progress_save(&p->prog, err); /* best effort: a read-only home still plays */
 }
 
@@ -366,6 +367,10 @@ void tui_player_draw(app *a) {
     wnoutrefresh(w);
     return;
   }
+  if (!p->live) { /* the first frame: the lesson is on screen, so it counts as started */
+    p->live = 1;
+    save_progress(p);
+  }
   draw_bar(a, w, 0, W);
   line ln[MAXLINES];
   char verdict[512];
@@ -397,6 +402,10 @@ int tui_player_present(app *a, const tui_view *v) {
   WINDOW *w = a->help;
   werase(w);
   int W = COLS, H = LINES;
+  if (!p->live) {
+    p->live = 1;
+    save_progress(p);
+  }
   draw_bar(a, w, 0, W);
   line ln[MAXLINES];
   char verdict[512];

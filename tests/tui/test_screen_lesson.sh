@@ -28,6 +28,12 @@ not_shown() { ! capture | grep -qE -- "$1"; }
 # save NAME: :w at the prompt
 save() { lua ":w $tmp/$1.lua" && test -s "$tmp/$1.lua"; }
 
+# Without a terminal the player says so and records no progress.
+"$NS" lesson "$L" </dev/null >/dev/null 2>"$tmp/err.txt"
+check "lesson X without a terminal: exit 1" test $? -eq 1
+check "  it says a terminal is needed" grep -q "needs a terminal" "$tmp/err.txt"
+check "  and no progress was written" test ! -e "$XDG_STATE_HOME/normscope/lesson-progress"
+
 for size in "80 24" "120 40"; do
   set -- $size
   start "$1" "$2" lesson "$L"
