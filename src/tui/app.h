@@ -59,10 +59,11 @@ void tui_player_layout(app *a, tui_layout *L, tui_rect *pane);
 void tui_player_changed(app *a);
 /* Every tick of the main loop: autoplay. Returns TUI_R_* flags. */
 unsigned tui_player_tick(app *a);
-/* Draws the pane into a->lwin; 1 if --present took the whole screen (draw nothing else). */
+/* Draws the pane into a->lwin (nothing without a lesson or a recording). */
 void tui_player_draw(app *a);
+/* --present: draws the whole screen and returns 1 (the caller draws nothing else); else 0. */
 int tui_player_present(app *a, const tui_view *v);
-/* The typed step number (g): jumps there. */
+/* The step number typed after # : goes there. */
 unsigned tui_player_goto(app *a, double step);
 /* On the way out: saves the progress, writes the recording. */
 void tui_player_finish(app *a);
