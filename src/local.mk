@@ -12,9 +12,9 @@ libnsrepl_la_LIBADD = $(READLINE_LIBS)
 bin_PROGRAMS += normscope
 normscope_SOURCES = src/main.c src/cmd_audit.c src/cmd_audit.h
 normscope_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
-# libnstui.la calls into libnsrepl.la (the prompt), so it comes first; libnslesson.la (the
-# lesson commands) needs the explorer's Lua side that libnstui.la carries.
-normscope_LDADD = libnslesson.la libnstui.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la libnscore.la \
+# libnstui.la calls into libnslesson.la (the lesson player) and libnsrepl.la (the prompt),
+# so it comes first; libnslesson.la needs the explorer's Lua side in libnslua.la.
+normscope_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la libnscore.la \
 	$(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 # The manual page (doc/normscope.1) documents the command line above.

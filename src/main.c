@@ -15,6 +15,7 @@
 
 #include "cmd_audit.h"
 #include "explore/file.h"
+#include "lua/lesson_progress.h"
 #include "lua/lesson_run.h"
 #include "lua/nsl.h"
 #include "lua/repl.h"
@@ -38,6 +39,7 @@ static int cmd_repl(int argc, char **argv, int first);
 static int cmd_help(int argc, char **argv, int first);
 static int cmd_lesson(int argc, char **argv, int first);
 static int cmd_verify(int argc, char **argv, int first);
+static int cmd_record(int argc, char **argv, int first);
 
 static const command commands[] = {
     {"run", "FILE.lua [ARG]...", "run a Lua script with the module loaded as `ns`",
@@ -68,10 +70,24 @@ static const command commands[] = {
      cmd_repl},
     {"lesson", "[NAME|N|FILE]", "list the lessons, or play one",
      "Usage: " PROG " lesson\n"
+     "  or:  " PROG " lesson [--present] [--autoplay SECONDS] [--ascii] NAME|N|FILE\n"
+     "  or:  " PROG " lesson --continue [--present] [--autoplay SECONDS]\n"
      "  or:  " PROG " lesson --headless NAME|N|FILE\n"
+     "  or:  " PROG " lesson --states NAME|N|FILE\n"
      "  or:  " PROG " lesson --check FILE\n"
      "Without arguments, list the lessons in reading order: number, title, the text and\n"
-     "section they teach, and their steps.\n"
+     "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
+     "\n"
+     "With a lesson, open the explorer with the lesson's pane: N and P step (the state of\n"
+     "each step comes back exactly when you step back), # goes to a step, R puts the\n"
+     "step's state back after you changed things, H shows a try-it's answer; every step is\n"
+     "one undo step. The place you reached is kept in $XDG_STATE_HOME/normscope/\n"
+     "lesson-progress.\n"
+     "\n"
+     "  --continue     the lesson and step played last\n"
+     "  --present      the lesson text and the step's panel fill the screen, in the\n"
+     "                 high-contrast theme, without the prompt (for a projector)\n"
+     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes\n"
      "\n"
      "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
      "                 its figures (as text), each claim's verdict and each try-it; exit\n"
@@ -80,7 +96,8 @@ static const command commands[] = {
      "  --check FILE   lint a lesson file: unknown claim ids and state fields, steps\n"
      "                 without text, lines over 80 columns, try-its that cannot be done.\n"
      "\n"
-     "Playing a lesson in the explorer (" PROG " lesson NAME) is not available yet.\n"
+     "  --states X     print the state of every step of X as dump() writes it\n"
+     "\n"
      "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
      "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
      "name another lessons folder or claims file.\n",
@@ -95,6 +112,15 @@ static const command commands[] = {
      "  --source LIST   only the texts in LIST, comma-separated number prefixes (e.g.\n"
      "                  000,001): their lessons, and their registry claims only\n",
      cmd_verify},
+    {"record", "FILE.lua", "record the changes made in the explorer as a lesson",
+     "Usage: " PROG " record [--every-change] [--ascii] FILE.lua\n"
+     "Open the explorer and record a lesson for FILE.lua: M marks the state as a step (the\n"
+     "fields changed since the last mark become its set{}, written bit for bit); on q a\n"
+     "change since the last mark becomes the last step, and the file is written with\n"
+     "placeholder text for every step.\n"
+     "\n"
+     "  --every-change   every change (a key, a set{} at the prompt) is a step; no M needed\n",
+     cmd_record},
     {"audit", "FILE [OPTION]...", "audit an activation tensor", cmd_audit_help, cmd_audit},
     {"help", "[COMMAND]", "show this help, or the help of COMMAND",
      "Usage: " PROG " help [COMMAND]\n"
@@ -351,13 +377,29 @@ static int cmd_repl(int argc, char **argv, int first) {
 
 /* `lesson` and `verify`: argument parsing here, the work in lesson_run.c. */
 static int cmd_lesson(int argc, char **argv, int first) {
-  const char *headless = NULL, *check = NULL, *name = NULL;
+  const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL;
+  tui_options opt = {0};
+  int cont = 0, play_opt = 0;
   for (int i = first + 1; i < argc; i++) {
     const char *a = argv[i];
     if (is_help(a)) return print_command_help(find_command("lesson"));
-    if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0) {
+    if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return usage_error(a, "needs a lesson", "lesson");
-      *(a[2] == 'h' ? &headless : &check) = argv[++i];
+      *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
+    } else if (strcmp(a, "--present") == 0) {
+      opt.present = play_opt = 1;
+    } else if (strcmp(a, "--ascii") == 0) {
+      opt.ascii = play_opt = 1;
+    } else if (strcmp(a, "--continue") == 0) {
+      cont = play_opt = 1;
+    } else if (strcmp(a, "--autoplay") == 0) {
+      char *end = NULL;
+      double d = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+      if (i + 1 >= argc || end == argv[i + 1] || *end || !(d > 0 && d <= 3600))
+        return usage_error(a, "needs a number of seconds (0 < S <= 3600)", "lesson");
+      opt.autoplay = d;
+      play_opt = 1;
+      i++;
     } else if (a[0] == '-' && a[1] != '\0') {
       char what[256];
       snprintf(what, sizeof what, "lesson: %s", a);
@@ -367,18 +409,72 @@ static int cmd_lesson(int argc, char **argv, int first) {
     else
       name = a;
   }
-  if ((headless != NULL) + (check != NULL) + (name != NULL) > 1)
-    return usage_error("lesson", "give one of NAME, --headless X or --check FILE", "lesson");
+  if ((headless != NULL) + (check != NULL) + (states != NULL) + (name != NULL || cont) > 1)
+    return usage_error("lesson", "give one of NAME, --headless X, --states X or --check FILE",
+                       "lesson");
   if (headless) return lesson_cmd_headless(headless);
   if (check) return lesson_cmd_check(check);
-  if (name) {
-    fprintf(stderr,
-            PROG ": lesson: playing in the explorer is not available yet; try '" PROG
-                 " lesson --headless %s'\n",
-            name);
-    return EXIT_USAGE;
+  if (states) return lesson_cmd_states(states);
+  if (!name && !cont) {
+    if (play_opt)
+      return usage_error("lesson", "--present, --autoplay and --ascii need a lesson to play",
+                         "lesson");
+    return lesson_cmd_list();
   }
-  return lesson_cmd_list();
+  char last[512];
+  if (cont) {
+    if (name)
+      return usage_error("lesson", "--continue plays the last lesson: give no NAME", "lesson");
+    lesson_progress p;
+    lesson_progress_load(&p);
+    if (p.n == 0) {
+      lesson_progress_free(&p);
+      fprintf(stderr,
+              PROG ": lesson --continue: no lesson played yet (" PROG " lesson lists them)\n");
+      return 1;
+    }
+    snprintf(last, sizeof last, "%s", p.rows[p.n - 1].name);
+    opt.lesson_step = p.rows[p.n - 1].step;
+    lesson_progress_free(&p);
+    name = last;
+  }
+  int usage;
+  char *path = lesson_resolve(name, &usage);
+  if (!path) return usage ? EXIT_USAGE : 1;
+  opt.lesson = path;
+  if (opt.present) opt.theme = "contrast"; /* for a projector */
+  fflush(stdout);
+  int st = tui_run(&opt);
+  free(path);
+  return st;
+}
+
+/* `record FILE.lua`: the explorer, with M marking steps of the lesson it writes on q. */
+static int cmd_record(int argc, char **argv, int first) {
+  tui_options opt = {0};
+  for (int i = first + 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) return print_command_help(find_command("record"));
+    if (strcmp(a, "--ascii") == 0)
+      opt.ascii = 1;
+    else if (strcmp(a, "--every-change") == 0)
+      opt.record_each = 1;
+    else if (a[0] == '-' && a[1] != '\0') {
+      char what[256];
+      snprintf(what, sizeof what, "record: %s", a);
+      return usage_error(what, "unknown option", "record");
+    } else if (opt.record)
+      return usage_error("record", "one file at a time", "record");
+    else
+      opt.record = a;
+  }
+  if (!opt.record)
+    return usage_error("record", "needs the lesson file to write (FILE.lua)", "record");
+  size_t l = strlen(opt.record);
+  if (l < 5 || strcmp(opt.record + l - 4, ".lua") != 0)
+    return usage_error(opt.record, "a lesson file ends in .lua", "record");
+  fflush(stdout);
+  return tui_run(&opt);
 }
 
 static int cmd_verify(int argc, char **argv, int first) {
@@ -462,7 +558,7 @@ static int check_file(const char *file) {
 int main(int argc, char **argv) {
   atexit(close_stdout);
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
-  tui_options opt = {NULL, 0, 0, 0, NULL, NULL};
+  tui_options opt = {0};
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */

@@ -4,7 +4,7 @@
 ## $(pkgdatadir)/claims.tsv; in its build tree it reads the source tree's (lesson_run.h).
 noinst_LTLIBRARIES += libnslesson.la
 libnslesson_la_SOURCES = src/lua/lesson.c src/lua/lesson.h \
-	src/lua/lesson_run.c src/lua/lesson_run.h
+	src/lua/lesson_run.c src/lua/lesson_run.h src/lua/lesson_progress.c src/lua/lesson_progress.h
 libnslesson_la_CPPFLAGS = $(AM_CPPFLAGS) -DLESSON_PKGDATADIR='"$(pkgdatadir)"' \
 	-DLESSON_SRCDIR='"$(abs_top_srcdir)"'
 libnslesson_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)

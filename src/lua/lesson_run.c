@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "explore/state.h"
 #include "lua/lesson.h"
+#include "lua/lesson_progress.h"
 
 #define PROG "normscope"
 
@@ -364,7 +366,10 @@ int lesson_cmd_list(void) {
   o.panels = run_panels;
   o.registry = reg;
   int status = 0;
-  printf("Lessons in %s (play one: " PROG " lesson --headless N):\n", lesson_dir());
+  lesson_progress prog;
+  lesson_progress_load(&prog);
+  printf("Lessons in %s (play one: " PROG " lesson N, or " PROG " lesson --headless N):\n",
+         lesson_dir());
   for (int i = 0; i < n; i++) {
     lesson *ls = lesson_load(paths[i], &o, err);
     if (!ls) {
@@ -374,8 +379,15 @@ int lesson_cmd_list(void) {
       continue;
     }
     const char *b = base_name(paths[i]);
-    printf("%3d  %.*s (%d step%s)\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
-           lesson_nsteps(ls) == 1 ? "" : "s");
+    char nm[512], mark[64] = "";
+    const lesson_progress_row *pr =
+        lesson_progress_find(&prog, lesson_progress_name(paths[i], nm, sizeof nm));
+    if (pr && pr->nsteps == lesson_nsteps(ls)) /* ✓ every step seen, · started */
+      snprintf(mark, sizeof mark,
+               pr->seen == pr->nsteps ? "  \xe2\x9c\x93 done" : "  \xc2\xb7 started, at step %d",
+               pr->step);
+    printf("%3d  %.*s (%d step%s)%s\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
+           lesson_nsteps(ls) == 1 ? "" : "s", mark);
     put_wrapped(lesson_title(ls), "     ", LESSON_COLUMNS);
     char where[LESSON_ERRLEN];
     snprintf(where, sizeof where, "text %.3s, section %s", lesson_source(ls), lesson_section(ls));
@@ -383,6 +395,12 @@ int lesson_cmd_list(void) {
     lesson_free(ls);
   }
   if (n == 0) printf("  (none)\n");
+  if (prog.n > 0) { /* a hint, never a question: the list must not wait for input */
+    const lesson_progress_row *last = &prog.rows[prog.n - 1];
+    printf("\nLast played: %s, step %d of %d; continue with: " PROG " lesson --continue\n",
+           last->name, last->step, last->nsteps);
+  }
+  lesson_progress_free(&prog);
   lesson_registry_free(reg);
   lesson_free_list(paths, n);
   return status;
@@ -669,4 +687,49 @@ int lesson_cmd_verify(int tsv, const char *sources) {
   lesson_registry_free(reg);
   lesson_free_list(paths, n);
   return bad || nfail || missing || failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ the player's helpers */
+
+char *lesson_resolve(const char *what, int *usage) {
+  int u = 0;
+  char *r = what ? resolve(what, &u) : NULL;
+  if (usage) *usage = u;
+  return r;
+}
+
+int lesson_cmd_states(const char *what) {
+  int usage;
+  char *path = resolve(what, &usage);
+  if (!path) return usage ? 2 : 1;
+  lesson_registry *reg;
+  if (load_registry(&reg)) {
+    free(path);
+    return 1;
+  }
+  lesson_options o;
+  lesson_options_init(&o);
+  o.panels = run_panels;
+  o.registry = reg;
+  char err[LESSON_ERRLEN];
+  lesson *ls = lesson_load(path, &o, err);
+  int status = 0;
+  if (!ls) {
+    fprintf(stderr, PROG ": %s\n", err);
+    status = 1;
+  }
+  for (int k = 1; ls && k <= lesson_nsteps(ls); k++) {
+    char *d = ns_state_dump(lesson_step_state(ls, k), NS_DUMP_INLINE_MAX, err);
+    if (!d) {
+      fprintf(stderr, PROG ": %s: step %d: %s\n", path, k, err);
+      status = 1;
+      break;
+    }
+    printf("-- step %d\n%s", k, d);
+    free(d);
+  }
+  lesson_free(ls);
+  lesson_registry_free(reg);
+  free(path);
+  return status;
 }

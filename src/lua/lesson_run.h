@@ -36,4 +36,11 @@ int lesson_cmd_check(const char *file);
  * by no lesson. */
 int lesson_cmd_verify(int tsv, const char *sources);
 
+/* The lesson file X names (as --headless takes it), malloc'd; NULL with a message printed
+ * (*usage set when X names no lesson or several). */
+char *lesson_resolve(const char *what, int *usage);
+/* `lesson --states X`: every step's state as dump() writes it, each after a line
+ * "-- step K" (the recorder's test compares them with the states it saved). */
+int lesson_cmd_states(const char *what);
+
 #endif

@@ -8,7 +8,7 @@
 #include "tui/screen.h"
 #include "tui/tui.h"
 
-typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS } edit_kind;
+typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS, EDIT_STEP } edit_kind;
 
 typedef struct tui_app {
   tui_options opt;
@@ -34,6 +34,8 @@ typedef struct tui_app {
   int msg_style;
   int changed; /* the state changed: recompute before drawing */
   double compute_ms;
+  struct tui_player *player; /* the lesson played or the recording made (lesson_pane.c) */
+  WINDOW *lwin;              /* the lesson pane */
 } app;
 
 /* The main loop wakes at least this often (signals, pending redraws). */
@@ -45,5 +47,36 @@ typedef struct tui_app {
 unsigned tui_key(app *a, int code, unsigned ch);
 /* Puts a formatted message on the message line in a plot style; returns TUI_R_MESSAGE. */
 unsigned tui_say(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- lesson_pane.c: the lesson player and the recorder ---- */
+/* Loads opt.lesson (or starts opt.record) before the screen starts; 0, or -1 with a message
+ * printed. Without either it does nothing. */
+int tui_player_open(app *a);
+void tui_player_free(app *a);
+/* After the layout: gives the lesson pane its rows (the panels above shrink), into *pane. */
+void tui_player_layout(app *a, tui_layout *L, tui_rect *pane);
+/* After a recompute: the try-it's verdict on the learner's state. */
+void tui_player_changed(app *a);
+/* Every tick of the main loop: autoplay. Returns TUI_R_* flags. */
+unsigned tui_player_tick(app *a);
+/* Draws the pane into a->lwin (nothing without a lesson or a recording). */
+void tui_player_draw(app *a);
+/* --present: draws the whole screen and returns 1 (the caller draws nothing else); else 0. */
+int tui_player_present(app *a, const tui_view *v);
+/* The step number typed after # : goes there. */
+unsigned tui_player_goto(app *a, double step);
+/* On the way out: saves the progress, writes the recording. */
+void tui_player_finish(app *a);
+/* The keymap's lesson actions. */
+unsigned tui_act_lesson_step(app *a, int which);
+unsigned tui_act_lesson_jump(app *a, int which);
+unsigned tui_act_lesson_reapply(app *a, int which);
+unsigned tui_act_lesson_show(app *a, int which);
+unsigned tui_act_lesson_pause(app *a, int which);
+unsigned tui_act_lesson_mark(app *a, int which);
+/* The message line's hint while a lesson plays or a recording runs, or NULL. */
+const char *tui_player_hint(const app *a);
+/* 1 when a lesson is open in --present (the prompt is off). */
+int tui_player_presenting(const app *a);
 
 #endif

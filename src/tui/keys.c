@@ -438,6 +438,7 @@ static unsigned act_undo(app *a, int which) {
 
 static unsigned act_prompt(app *a, int which) {
   (void)which;
+  if (tui_player_presenting(a)) return tui_say(a, PLOT_S_DIM, "--present has no prompt");
   tui_prompt_open(a->prompt);
   return TUI_R_RELAYOUT;
 }
@@ -475,8 +476,12 @@ static unsigned act_quit(app *a, int which) {
 #define K(x) TUI_KEY(KEY_##x)
 
 const char *const tui_section_names[TUI_SEC_COUNT] = {
-    "Moving around", "Editing the input (the batch matrix when panel 5 has focus)",
-    "Settings (panel 2 lists them with their values)", "Probes", "Everything else"};
+    "Moving around",
+    "Editing the input (the batch matrix when panel 5 has focus)",
+    "Settings (panel 2 lists them with their values)",
+    "Probes",
+    "Everything else",
+    "Lessons (normscope lesson NAME, normscope record FILE)"};
 
 /* clang-format off */
 const tui_binding tui_keymap[] = {
@@ -566,6 +571,20 @@ const tui_binding tui_keymap[] = {
   {"C-l", {TUI_CTRL('l')}, act_redraw, TUI_PALL, NULL, NULL, "redraw the screen",
    TUI_SEC_OTHER, 0},
   {"q Q", {'q', 'Q'}, act_quit, TUI_PALL, NULL, "quit", "quit (Ctrl-C too)", TUI_SEC_OTHER, 0},
+  /* ---- lessons (lesson_pane.c): keys that were free, since n p g r s edit and set ---- */
+  {"N P } {", {'N', 'P', '}', '{'}, tui_act_lesson_step, TUI_PALL, NULL, NULL,
+   "next / previous lesson step; } { scroll a long step text first, then step",
+   TUI_SEC_LESSON, 0},
+  {"#", {'#'}, tui_act_lesson_jump, TUI_PALL, NULL, NULL,
+   "go to a lesson step: type its number, Enter", TUI_SEC_LESSON, 0},
+  {"R", {'R'}, tui_act_lesson_reapply, TUI_PALL, NULL, NULL,
+   "put the lesson step's state back after changing things (undoable)", TUI_SEC_LESSON, 0},
+  {"H", {'H'}, tui_act_lesson_show, TUI_PALL, NULL, NULL,
+   "show the answer of the step's try-it (its state; undoable)", TUI_SEC_LESSON, 0},
+  {"Space", {' '}, tui_act_lesson_pause, TUI_PALL, NULL, NULL,
+   "pause / resume --autoplay", TUI_SEC_LESSON, 0},
+  {"M", {'M'}, tui_act_lesson_mark, TUI_PALL, NULL, NULL,
+   "normscope record: mark the state as a lesson step", TUI_SEC_LESSON, 0},
 };
 /* clang-format on */
 const int tui_nkeymap = (int)(sizeof tui_keymap / sizeof tui_keymap[0]);
@@ -653,6 +672,7 @@ static unsigned commit_edit(app *a) {
                                         : "";
     return tui_say(a, PLOT_S_MARK, "not a number: \"%s\"%s (nothing changed)", s, hint);
   }
+  if (k == EDIT_STEP) return tui_player_goto(a, v);
   if (k == EDIT_EPS) {
     char err[NS_ERRLEN];
     return done(a, ns_edit_set_eps(&a->st, &a->hist, v, err), err, NULL);

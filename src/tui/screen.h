@@ -84,6 +84,7 @@ typedef enum {
   TUI_SEC_SETTINGS,
   TUI_SEC_PROBES,
   TUI_SEC_OTHER,
+  TUI_SEC_LESSON, /* lesson_pane.c's keys */
   TUI_SEC_COUNT
 } tui_section;
 extern const char *const tui_section_names[TUI_SEC_COUNT];

@@ -78,7 +78,7 @@ static void free_windows(app *a) {
     if (a->win[p]) delwin(a->win[p]);
     a->win[p] = NULL;
   }
-  WINDOW **w[] = {&a->header, &a->sb, &a->pwin, &a->status, &a->help};
+  WINDOW **w[] = {&a->header, &a->sb, &a->pwin, &a->status, &a->help, &a->lwin};
   for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
     if (*w[i]) delwin(*w[i]);
     *w[i] = NULL;
@@ -95,6 +95,9 @@ static void relayout(app *a) {
   werase(stdscr);
   tui_layout_make(&a->lay, COLS, LINES, a->tab, a->prompt && tui_prompt_is_open(a->prompt));
   if (a->lay.too_small) return;
+  tui_rect pane; /* a lesson's pane takes rows from the panels */
+  tui_player_layout(a, &a->lay, &pane);
+  a->lwin = mkwin(pane);
   for (int p = 0; p < TUI_PANEL_COUNT; p++) a->win[p] = mkwin(a->lay.panel[p]);
   a->header = mkwin(a->lay.header);
   a->sb = mkwin(a->lay.scrollback);
@@ -138,7 +141,10 @@ static void draw_header(app *a) {
 }
 
 static void draw(app *a) {
-  if (a->changed) recompute(a);
+  if (a->changed) {
+    recompute(a);
+    tui_player_changed(a); /* the try-it's verdict on the new state */
+  }
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
   if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
@@ -191,6 +197,7 @@ static void draw(app *a) {
     doupdate();
     return;
   }
+  if (tui_player_present(a, &v)) return; /* --present: the lesson fills the screen */
   draw_header(a);
   static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
       tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
@@ -204,6 +211,7 @@ static void draw(app *a) {
     fns[p](&a->st, &a->res, a->win[p], &pv);
     wnoutrefresh(a->win[p]);
   }
+  tui_player_draw(a);
   if (a->sb) {
     werase(a->sb);
     tui_view sv = v;
@@ -235,13 +243,20 @@ static void draw(app *a) {
     mvwprintw(a->pwin, 0, 0, "eps = %s_", a->edit);
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     wprintw(a->pwin, "   (now %g; Enter applies, Esc cancels)", a->st.eps);
+  } else if (a->editing == EDIT_STEP) {
+    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "go to step %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (a number; Enter goes, Esc cancels)");
   } else if (a->msg[0]) {
     wattrset(a->pwin, tui_attr(a->msg_style));
     mvwaddnstr(a->pwin, 0, 0, a->msg, COLS - 1);
   } else {
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    const char *hint = tui_player_hint(a);
     mvwaddnstr(a->pwin, 0, 0,
-               ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
+               hint ? hint
+                    : ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
                COLS - 1);
   }
   wattrset(a->pwin, A_NORMAL);
@@ -400,7 +415,7 @@ int tui_run(const tui_options *opt) {
   }
   ns_history_init(&a->hist, 1000);
   /* from here on every way out goes through `out`, which frees what exists so far */
-  int status = 1;
+  int status = 1, looped = 0;
   SCREEN *scr = NULL;
   if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);
@@ -417,6 +432,8 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
+  /* a lesson's first step, or the recorder */
+  if (tui_player_open(a) != 0) goto out;
   ns_history_free(&a->hist); /* the starting state is not an undo step */
   ns_history_init(&a->hist, 1000);
   if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -515,6 +532,9 @@ int tui_run(const tui_options *opt) {
     if (rc == ERR) {
       /* A timeout is normal; input gone for good (the terminal closed) is not. */
       if (!isatty(STDIN_FILENO)) break;
+      unsigned t = tui_player_tick(a); /* --autoplay's next step */
+      if (t & TUI_R_RELAYOUT) relayout(a);
+      if (t) draw(a);
       continue;
     }
     unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
@@ -524,10 +544,13 @@ int tui_run(const tui_options *opt) {
     if (r & TUI_R_REPAINT) clearok(curscr, TRUE);
     draw(a);
   }
+  looped = 1;
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:
   free_windows(a);
   restore_terminal();
+  if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */
+  tui_player_free(a);
   if (scr) delscreen(scr);
   tui_prompt_free(a->prompt);
   if (a->L) lua_close(a->L);

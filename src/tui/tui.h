@@ -10,6 +10,12 @@ typedef struct {
   const char *state_file; /* --state FILE (or the last session's, for --resume), or NULL */
   const char *tensor;     /* --tensor NAME: the tensor of a .safetensors file, or NULL */
   const char *theme;      /* --theme NAME (tui_theme_names), or NULL: dark */
+  const char *lesson;     /* normscope lesson X: the lesson file to play, or NULL */
+  int lesson_step;        /* the step to start at (1-based; 0: 1, or --continue's) */
+  int present;            /* --present: the lesson and its panel fill the screen */
+  double autoplay;        /* --autoplay SECONDS between steps, 0: off */
+  const char *record;     /* normscope record FILE.lua: where the recording goes, or NULL */
+  int record_each;        /* record --every-change: each change is a step (no M needed) */
 } tui_options;
 
 /* The colour themes, NULL-terminated ("dark", "light", "contrast"), and the index of a

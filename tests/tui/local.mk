@@ -3,7 +3,8 @@
 ## when tmux is missing ($TMUX_BIN empty).
 SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
-	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh
+	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh \
+	tests/tui/test_screen_lesson.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
@@ -20,5 +21,5 @@ tests_tui_test_keymap_SOURCES = tests/tui/test_keymap.c
 tests_tui_test_keymap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
 	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
 tests_tui_test_keymap_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(LUA_CFLAGS)
-tests_tui_test_keymap_LDADD = libnstui.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la \
+tests_tui_test_keymap_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la \
 	libnscore.la $(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -1,0 +1,127 @@
+/* lesson_progress.c: the learner's place in each lesson (lesson_progress.h). */
+#include "lua/lesson_progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "explore/file.h"
+
+static const char *progress_dir(char *buf, size_t len) {
+  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  if (x && x[0] == '/')
+    snprintf(buf, len, "%s/normscope", x);
+  else if (home && home[0])
+    snprintf(buf, len, "%s/.local/state/normscope", home);
+  else
+    return NULL;
+  return buf;
+}
+
+const char *lesson_progress_path(char *buf, size_t len) {
+  char dir[1024];
+  if (!buf || len == 0 || !progress_dir(dir, sizeof dir)) return NULL;
+  snprintf(buf, len, "%s/lesson-progress", dir);
+  return buf;
+}
+
+const char *lesson_progress_name(const char *path, char *buf, size_t len) {
+  if (!buf || len == 0) return "";
+  const char *b = path ? strrchr(path, '/') : NULL;
+  b = b ? b + 1 : (path ? path : "");
+  size_t l = strlen(b);
+  if (l > 4 && strcmp(b + l - 4, ".lua") == 0) l -= 4;
+  snprintf(buf, len, "%.*s", (int)l, b);
+  return buf;
+}
+
+void lesson_progress_free(lesson_progress *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->n; i++) free(p->rows[i].name);
+  free(p->rows);
+  p->rows = NULL;
+  p->n = 0;
+}
+
+/* Appends a row (name copied). 0 or -1. */
+static int add(lesson_progress *p, const char *name, int step, int nsteps, int seen) {
+  lesson_progress_row *r = realloc(p->rows, (p->n + 1) * sizeof *r);
+  if (!r) return -1;
+  p->rows = r;
+  char *nm = malloc(strlen(name) + 1);
+  if (!nm) return -1;
+  strcpy(nm, name);
+  p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen};
+  return 0;
+}
+
+void lesson_progress_load(lesson_progress *p) {
+  if (!p) return;
+  p->rows = NULL;
+  p->n = 0;
+  char path[1100];
+  if (!lesson_progress_path(path, sizeof path)) return;
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[1024], name[512];
+  while (fgets(line, sizeof line, f)) {
+    int step, nsteps, seen;
+    if (sscanf(line, "%511[^\t]\t%d\t%d\t%d", name, &step, &nsteps, &seen) != 4) continue;
+    if (step < 1 || nsteps < 1 || step > nsteps || seen < step || seen > nsteps) continue;
+    if (lesson_progress_find(p, name)) continue; /* keep the first of duplicates */
+    if (add(p, name, step, nsteps, seen) != 0) break;
+  }
+  fclose(f);
+}
+
+const lesson_progress_row *lesson_progress_find(const lesson_progress *p, const char *name) {
+  if (!p || !name) return NULL;
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp(p->rows[i].name, name) == 0) return &p->rows[i];
+  return NULL;
+}
+
+int lesson_progress_note(lesson_progress *p, const char *name, int step, int nsteps) {
+  if (!p || !name || !*name || strchr(name, '\t') || strchr(name, '\n') || step < 1 ||
+      nsteps < step)
+    return -1;
+  int seen = step;
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp(p->rows[i].name, name) == 0) { /* drop it; it goes to the end */
+      if (p->rows[i].nsteps == nsteps && p->rows[i].seen > seen) seen = p->rows[i].seen;
+      free(p->rows[i].name);
+      memmove(&p->rows[i], &p->rows[i + 1], (p->n - i - 1) * sizeof *p->rows);
+      p->n--;
+      break;
+    }
+  return add(p, name, step, nsteps, seen);
+}
+
+int lesson_progress_save(const lesson_progress *p, char *err) {
+  char dir[1024], path[1100];
+  if (!p) {
+    snprintf(err, NS_ERRLEN, "no progress");
+    return -1;
+  }
+  if (!progress_dir(dir, sizeof dir)) {
+    snprintf(err, NS_ERRLEN, "neither XDG_STATE_HOME nor HOME is set");
+    return -1;
+  }
+  if (ns_file_mkdirs(dir, err) != 0) return -1;
+  snprintf(path, sizeof path, "%s/lesson-progress", dir);
+  size_t cap = 64, len = 0;
+  for (size_t i = 0; i < p->n; i++) cap += strlen(p->rows[i].name) + 48;
+  char *buf = malloc(cap);
+  if (!buf) {
+    snprintf(err, NS_ERRLEN, "out of memory");
+    return -1;
+  }
+  buf[0] = 0;
+  for (size_t i = 0; i < p->n; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s\t%d\t%d\t%d\n", p->rows[i].name,
+                            p->rows[i].step, p->rows[i].nsteps, p->rows[i].seen);
+  int rc = ns_file_write_atomic(path, buf, len, err);
+  free(buf);
+  return rc;
+}
