@@ -137,6 +137,35 @@ static void draw_header(app *a) {
   wnoutrefresh(w);
 }
 
+/* The open experiment view (issue 10) fills the screen; the message line stays below. */
+static void draw_xview(app *a, const tui_view *v) {
+  werase(a->help);
+  tui_view xv = *v;
+  xv.focused = 1;
+  switch (a->xview) {
+  case TUI_XV_PLACEMENT:
+    tui_draw_placement(&a->st, &a->res, a->help, &xv);
+    break;
+  case TUI_XV_BACKWARD:
+    tui_draw_backward(&a->st, &a->res, a->help, &xv);
+    break;
+  case TUI_XV_SHIFT:
+    tui_draw_evalshift(&a->st, &a->res, a->help, &xv);
+    break;
+  default:
+    tui_draw_stack(&a->stack, a->help, &xv);
+    break;
+  }
+  if (a->msg[0]) {
+    wattrset(a->help, tui_attr(a->msg_style));
+    mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
+    wattrset(a->help, A_NORMAL);
+  }
+  curs_set(0);
+  wnoutrefresh(a->help);
+  doupdate();
+}
+
 static void draw(app *a) {
   if (a->changed) recompute(a);
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
@@ -189,6 +218,10 @@ static void draw(app *a) {
     curs_set(0);
     wnoutrefresh(a->help);
     doupdate();
+    return;
+  }
+  if (a->xview) { /* an experiment view, full screen, redrawn live like the figure */
+    draw_xview(a, &v);
     return;
   }
   draw_header(a);
@@ -496,7 +529,16 @@ int tui_run(const tui_options *opt) {
   status = 0;
   for (;;) {
     wint_t wc;
+    /* while the deep-stack view's thread works, look at its progress ten times a second */
+    int shown = a->stack_shown;
+    int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
+    wtimeout(stdscr, busy ? 100 : TICK_MS);
     int rc = wget_wch(stdscr, &wc);
+    if (busy && (a->stack_shown = tui_stack_progress(&a->stack)) != shown && rc == ERR &&
+        !got_term && !got_int) {
+      draw(a);
+      continue;
+    }
     if (got_term) {
       status = 128 + (int)got_term;
       break;
@@ -526,6 +568,7 @@ int tui_run(const tui_options *opt) {
   }
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:
+  tui_stack_stop(&a->stack);
   free_windows(a);
   restore_terminal();
   if (scr) delscreen(scr);
