@@ -31,6 +31,7 @@ typedef struct tui_app {
   tui_xview xview;      /* an experiment view fills the screen (TUI_XV_NONE: none) */
   tui_stack_data stack; /* the deep-stack view's runs, made once */
   int stack_shown;      /* their progress when last drawn */
+  int xfigure;          /* with xview: its figure (f) instead of the view */
   edit_kind editing;
   char edit[64];
   char msg[NS_ERRLEN + 64];

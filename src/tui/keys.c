@@ -456,8 +456,11 @@ static unsigned act_help(app *a, int which) {
 
 static unsigned act_figure(app *a, int which) {
   (void)which;
+  if (a->xview) { /* an experiment view: f toggles between it and its figure */
+    a->xfigure = !a->xfigure;
+    return TUI_R_NONE;
+  }
   a->figure_open = !a->figure_open;
-  a->xview = TUI_XV_NONE; /* one full-screen view at a time */
   return TUI_R_NONE;
 }
 
@@ -481,6 +484,7 @@ static unsigned act_xview(app *a, int which) {
   tui_xview x = views[which];
   a->xview = a->xview == x ? TUI_XV_NONE : x;
   a->figure_open = 0;
+  a->xfigure = 0;
   if (a->xview == TUI_XV_STACK) tui_stack_start(&a->stack); /* once: a thread makes them */
   return TUI_R_NONE;
 }
@@ -891,8 +895,9 @@ unsigned tui_key(app *a, int code, unsigned ch) {
     if (!kc) {
       if (a->figure_open)
         a->figure_open = 0; /* Esc closes the figure view */
-      else if (a->xview)
+      else
         a->xview = TUI_XV_NONE; /* or the experiment view */
+      a->xfigure = 0;
       return TUI_R_NONE;
     }
   }

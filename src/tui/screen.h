@@ -228,6 +228,9 @@ void tui_stack_start(tui_stack_data *d);
 int tui_stack_progress(tui_stack_data *d);
 /* Asks the thread to stop after its current run and waits for it. */
 void tui_stack_stop(tui_stack_data *d);
+/* The figure view (f) of experiment view xview (xfigure.c). */
+void tui_draw_xfigure(const ns_state *s, const ns_result *r, tui_stack_data *stack, int xview,
+                      WINDOW *w, const tui_view *v);
 /* The view: "computing..." until every run is in; it depends on no state or result. */
 void tui_draw_stack(tui_stack_data *d, WINDOW *w, const tui_view *v);
 

@@ -142,7 +142,10 @@ static void draw_xview(app *a, const tui_view *v) {
   werase(a->help);
   tui_view xv = *v;
   xv.focused = 1;
-  switch (a->xview) {
+  switch (a->xfigure ? TUI_XV_COUNT : a->xview) {
+  case TUI_XV_COUNT:
+    tui_draw_xfigure(&a->st, &a->res, &a->stack, a->xview, a->help, &xv);
+    break;
   case TUI_XV_PLACEMENT:
     tui_draw_placement(&a->st, &a->res, a->help, &xv);
     break;
