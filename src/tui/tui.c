@@ -223,7 +223,8 @@ static void draw(app *a) {
     doupdate();
     return;
   }
-  if (a->xview) { /* an experiment view, full screen, redrawn live like the figure */
+  if (a->xview && !prompt_open) { /* an experiment view, full screen, redrawn live; the
+                                     prompt (:) shows the panels and returns to it */
     draw_xview(a, &v);
     return;
   }

@@ -58,6 +58,7 @@ vjp_row2() {
     for (k = 4; k <= n; k++) printf " +%.2f", v[k] }'
 }
 DX1=$(g6 "$(claim g-grad-first)") # 0.737902, the chapter's number
+DX1X2=$(g6 "2 * $(claim g-grad-first)")
 
 # ---- 002: shifted evaluation (default_rng(90): 1000 training draws of N(0,1), 300 eval) ----
 cat >"$tmp/shift.lua" <<'EOF'
@@ -115,6 +116,22 @@ for size in "80 24" "120 40"; do
   check "${W}x$H: sum of dL/dx ~ 0" wait_re "sum of dL/dx per statistic, max \|\.\| +[0-9.e-]+ +~ 0"
   check "${W}x$H: dL/dx . x_hat ~ 0" wait_re "dL/dx \. x_hat per statistic, max \|\.\| +[0-9.e-]+ +~ 0"
   check "${W}x$H: dL/dx agrees with J^T g" wait_re "agreement with J\^T g.* ~ 0: agrees"
+  # the prompt shows over the view, and a set{} there is drawn when the view comes back:
+  # dL/dx is linear in g, so twice g gives twice the first dL/dx
+  keys :
+  check "${W}x$H: : opens the prompt over the view" wait_re "^> ?$"
+  lit 'set{upstream = {2, -4, 1, 6}}'
+  keys Enter
+  sleep 0.2
+  keys Escape
+  check "${W}x$H: back in the view: dL/dx_1 = 2 x $DX1 = $DX1X2" wait_re "^│ +1 +2 +2 +$DX1X2 "
+  keys :
+  wait_re "^> ?$"
+  lit 'set{upstream = {1, -2, 0.5, 3}}'
+  keys Enter
+  sleep 0.2
+  keys Escape
+  wait_re "^│ +1 +2 +1 +$DX1 "
   keys f
   check "${W}x$H: f: the backward paths as a heatmap" wait_for "Figure: backward pass"
   check "${W}x$H: its first row: g, dL/dx and the three paths" \
