@@ -27,7 +27,11 @@ typedef struct tui_app {
   int colors;
   tui_panel tab;
   int help_open, help_scroll;
-  int figure_open; /* the focused panel's figure fills the screen */
+  int figure_open;      /* the focused panel's figure fills the screen */
+  tui_xview xview;      /* an experiment view fills the screen (TUI_XV_NONE: none) */
+  tui_stack_data stack; /* the deep-stack view's runs, made once */
+  int stack_shown;      /* their progress when last drawn */
+  int xfigure;          /* with xview: its figure (f) instead of the view */
   edit_kind editing;
   char edit[64];
   char msg[NS_ERRLEN + 64];

@@ -8,6 +8,7 @@
  * TUI_R_MESSAGE) and never calls back into tui.c.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +453,10 @@ static unsigned act_help(app *a, int which) {
 
 static unsigned act_figure(app *a, int which) {
   (void)which;
+  if (a->xview) { /* an experiment view: f toggles between it and its figure */
+    a->xfigure = !a->xfigure;
+    return TUI_R_NONE;
+  }
   a->figure_open = !a->figure_open;
   return TUI_R_NONE;
 }
@@ -468,6 +473,71 @@ static unsigned act_quit(app *a, int which) {
   return TUI_R_QUIT;
 }
 
+/* ---- the experiment views (issue 10) and the fields they show ---- */
+
+/* R B V L: open an experiment view, or close it when it is the one open. */
+static unsigned act_xview(app *a, int which) {
+  static const tui_xview views[] = {TUI_XV_PLACEMENT, TUI_XV_BACKWARD, TUI_XV_SHIFT, TUI_XV_STACK};
+  tui_xview x = views[which];
+  a->xview = a->xview == x ? TUI_XV_NONE : x;
+  a->figure_open = 0;
+  a->xfigure = 0;
+  if (a->xview == TUI_XV_STACK) tui_stack_start(&a->stack); /* once: a thread makes them */
+  return TUI_R_NONE;
+}
+
+/* l: placement none -> pre -> post -> none. */
+static unsigned act_placement(app *a, int which) {
+  (void)which;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_PLACEMENT);
+  p.v.placement = (ns_placement)(((int)a->st.placement + 1) % 3);
+  return apply(a, &p, NULL);
+}
+
+/* b: training source rng -> batch -> resample -> rng. */
+static unsigned act_source(app *a, int which) {
+  (void)which;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_TRAIN_SOURCE);
+  p.v.train_source = (ns_source)(((int)a->st.train_source + 1) % 3);
+  return apply(a, &p, NULL);
+}
+
+/* h H: the evaluation mean down / up by 1, from the one in use (train_loc by default). */
+static unsigned act_eval_loc(app *a, int which) {
+  double now = isnan(a->st.eval_loc) ? a->st.train_loc : a->st.eval_loc;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_EVAL_LOC);
+  p.v.eval_loc = now + (which ? 1 : -1);
+  return apply(a, &p, NULL);
+}
+
+/* y Y: the evaluation standard deviation halved / doubled. */
+static unsigned act_eval_scale(app *a, int which) {
+  double now = isnan(a->st.eval_scale) ? a->st.train_scale : a->st.eval_scale;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_EVAL_SCALE);
+  p.v.eval_scale = which ? now * 2 : now / 2;
+  return apply(a, &p, NULL);
+}
+
+/* W: the next w_seed (another random W and upstream gradient, where they are random). */
+static unsigned act_w_seed(app *a, int which) {
+  (void)which;
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_W_SEED);
+  p.v.w_seed = a->st.w_seed + 1;
+  if (a->st.W && a->st.upstream)
+    return apply(a, &p, "w_seed changes nothing here: W and upstream are given (W=false)");
+  return apply(a, &p, NULL);
+}
+
 /* ---- the table ---- */
 
 #define P(x) TUI_PBIT(TUI_PANEL_##x)
@@ -480,6 +550,7 @@ const char *const tui_section_names[TUI_SEC_COUNT] = {
     "Editing the input (the batch matrix when panel 5 has focus)",
     "Settings (panel 2 lists them with their values)",
     "Probes",
+    "The chapters' experiments (views that fill the screen)",
     "Everything else",
     "Lessons (normscope lesson NAME, normscope record FILE)"};
 
@@ -558,6 +629,24 @@ const tui_binding tui_keymap[] = {
    "half / twice as many training batches", TUI_SEC_PROBES, F(TRAIN_BATCHES)},
   {"r", {'r'}, act_seed, TUI_PALL, NULL, NULL, "another seed for the training draws",
    TUI_SEC_PROBES, F(SEED)},
+  /* the experiment views and their fields (issue 10) */
+  {"D B V L", {'D', 'B', 'V', 'L'}, act_xview, TUI_PALL, NULL, "views",
+   "views: D residual block (placement), B backward pass, V shifted evaluation, "
+   "L deep stacks; the same key or Esc closes", TUI_SEC_EXPERIMENTS, 0},
+  {"l", {'l'}, act_placement, TUI_PALL, NULL, NULL,
+   "placement of N in the residual block: none, pre (x + W N(x)), post (N(x + W x))",
+   TUI_SEC_EXPERIMENTS, F(PLACEMENT)},
+  {"W", {'W'}, act_w_seed, TUI_PALL, NULL, NULL,
+   "next w_seed: another random W and upstream gradient (set{W=...} gives W)",
+   TUI_SEC_EXPERIMENTS, F(W_SEED)},
+  {"b", {'b'}, act_source, TUI_PALL, NULL, NULL,
+   "training source: rng draws, one step on the batch matrix, resampled rows",
+   TUI_SEC_EXPERIMENTS, F(TRAIN_SOURCE)},
+  {"( )", {'(', ')'}, act_eval_loc, TUI_PALL, NULL, NULL,
+   "evaluation mean down / up by 1 (a shifted evaluation distribution)",
+   TUI_SEC_EXPERIMENTS, F(EVAL_LOC)},
+  {"y Y", {'y', 'Y'}, act_eval_scale, TUI_PALL, NULL, NULL,
+   "evaluation standard deviation halved / doubled", TUI_SEC_EXPERIMENTS, F(EVAL_SCALE)},
   {"u U C-r", {'u', 'U', TUI_CTRL('r')}, act_undo, TUI_PALL, NULL, "undo",
    "undo the last change / redo (U or Ctrl-R)", TUI_SEC_OTHER, 0},
   {":", {':'}, act_prompt, TUI_PALL, NULL, "Lua",
@@ -594,17 +683,11 @@ const tui_unbound tui_unbound_fields[] = {
     {NS_F_SOURCE, "where x came from: set by opening a file (normscope FILE, :e FILE)"},
     {NS_F_BASELINE, "follows the companion row; set{baseline={...}} fixes it"},
     {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
-    {NS_F_TRAIN_SOURCE,
-     "set{train_source=\"batch\"}: one step on the batch matrix; \"resample\": its rows drawn"},
     {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
     {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
-    {NS_F_EVAL_LOC, "set{eval_loc=...}: shift the evaluation draws (\"default\": no shift)"},
-    {NS_F_EVAL_SCALE, "set{eval_scale=...}: widen or narrow them (\"default\": train_scale)"},
     {NS_F_EVAL_SIZE, "set{eval_size=...}: evaluation batch size (0: batch_size)"},
-    {NS_F_PLACEMENT, "set{placement=\"pre\"|\"post\"}: the residual block (result().residual)"},
     {NS_F_W, "set{W={...}}: the residual branch (false: random from w_seed)"},
     {NS_F_UPSTREAM, "set{upstream={...}}: dL/dy of the backward pass (result().backward)"},
-    {NS_F_W_SEED, "set{w_seed=...}: the random W and upstream gradient"},
 };
 const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
 
@@ -823,7 +906,11 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (!code && ch == 27) {
     kc = alt_code();
     if (!kc) {
-      if (a->figure_open) a->figure_open = 0; /* Esc closes the figure view */
+      if (a->figure_open)
+        a->figure_open = 0; /* Esc closes the figure view */
+      else
+        a->xview = TUI_XV_NONE; /* or the experiment view */
+      a->xfigure = 0;
       return TUI_R_NONE;
     }
   }

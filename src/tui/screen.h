@@ -17,6 +17,7 @@
 #define NCURSES_WIDECHAR 1
 #endif
 #include <curses.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "explore/explore.h"
@@ -83,6 +84,7 @@ typedef enum {
   TUI_SEC_EDIT,
   TUI_SEC_SETTINGS,
   TUI_SEC_PROBES,
+  TUI_SEC_EXPERIMENTS,
   TUI_SEC_OTHER,
   TUI_SEC_LESSON, /* lesson_pane.c's keys */
   TUI_SEC_COUNT
@@ -186,6 +188,52 @@ int tui_iw(WINDOW *w);
 int tui_ih(WINDOW *w);
 /* %.6g-style number, "nan"/"inf" readable, into buf. */
 const char *tui_num(double v, char *buf, size_t len);
+
+/* ---- the experiment views (issue 10): each fills the screen like the figure view and is
+ * redrawn live from the state and result; keys R B V L open and close them ---- */
+typedef enum {
+  TUI_XV_NONE = 0,
+  TUI_XV_PLACEMENT, /* placement.c: J_pre and J_post of the residual block */
+  TUI_XV_BACKWARD,  /* backward.c: dL/dx and its three paths, the checks */
+  TUI_XV_SHIFT,     /* evalshift.c: the train/eval gap under a shifted evaluation */
+  TUI_XV_STACK,     /* stackview.c: the deep stacks of chapter 004 */
+  TUI_XV_COUNT
+} tui_xview;
+void tui_draw_placement(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_backward(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+void tui_draw_evalshift(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+
+/* The deep-stack view's runs (stackview.c): they depend on no state field, so the screen
+ * keeps them. tui_stack_start (when the view first opens) starts a thread that makes the
+ * runs (0.1-0.3 s each) one after the other, off the key path; the fields below `lock`
+ * are the thread's until it has counted a run in runs_done (read them under the lock:
+ * tui_draw_stack does). tui_stack_stop ends and joins it (on exit). */
+#define TUI_STACK_LAYERS 20
+#define TUI_STACK_NINIT 3
+#define TUI_STACK_NB 5
+#define TUI_STACK_RUNS (2 * TUI_STACK_NINIT + 2 * TUI_STACK_NB - 1)
+extern const double tui_stack_inits[TUI_STACK_NINIT]; /* 1/16, 0.01, 1 */
+extern const int tui_stack_batches[TUI_STACK_NB];     /* 4 8 32 256 512 */
+typedef struct {
+  int started, thread_on;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  int stop, runs_done, failed;
+  char err[NS_ERRLEN];
+  double std[2][TUI_STACK_NINIT][TUI_STACK_LAYERS]; /* [none, batch norm][init][layer], B 512 */
+  double l20[2][TUI_STACK_NB]; /* layer-20 std, [batch, layer norm][batch size], init 1/16 */
+} tui_stack_data;
+/* Starts the runs once (later calls do nothing). */
+void tui_stack_start(tui_stack_data *d);
+/* Runs made so far (TUI_STACK_RUNS: all), or -1 after a failure; 0 before the start. */
+int tui_stack_progress(tui_stack_data *d);
+/* Asks the thread to stop after its current run and waits for it. */
+void tui_stack_stop(tui_stack_data *d);
+/* The figure view (f) of experiment view xview (xfigure.c). */
+void tui_draw_xfigure(const ns_state *s, const ns_result *r, tui_stack_data *stack, int xview,
+                      WINDOW *w, const tui_view *v);
+/* The view: "computing..." until every run is in; it depends on no state or result. */
+void tui_draw_stack(tui_stack_data *d, WINDOW *w, const tui_view *v);
 
 /* ---- layout.c ---- */
 typedef struct {

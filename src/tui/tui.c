@@ -140,6 +140,38 @@ static void draw_header(app *a) {
   wnoutrefresh(w);
 }
 
+/* The open experiment view (issue 10) fills the screen; the message line stays below. */
+static void draw_xview(app *a, const tui_view *v) {
+  werase(a->help);
+  tui_view xv = *v;
+  xv.focused = 1;
+  switch (a->xfigure ? TUI_XV_COUNT : a->xview) {
+  case TUI_XV_COUNT:
+    tui_draw_xfigure(&a->st, &a->res, &a->stack, a->xview, a->help, &xv);
+    break;
+  case TUI_XV_PLACEMENT:
+    tui_draw_placement(&a->st, &a->res, a->help, &xv);
+    break;
+  case TUI_XV_BACKWARD:
+    tui_draw_backward(&a->st, &a->res, a->help, &xv);
+    break;
+  case TUI_XV_SHIFT:
+    tui_draw_evalshift(&a->st, &a->res, a->help, &xv);
+    break;
+  default:
+    tui_draw_stack(&a->stack, a->help, &xv);
+    break;
+  }
+  if (a->msg[0]) {
+    wattrset(a->help, tui_attr(a->msg_style));
+    mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
+    wattrset(a->help, A_NORMAL);
+  }
+  curs_set(0);
+  wnoutrefresh(a->help);
+  doupdate();
+}
+
 static void draw(app *a) {
   if (a->changed) {
     recompute(a);
@@ -195,6 +227,11 @@ static void draw(app *a) {
     curs_set(0);
     wnoutrefresh(a->help);
     doupdate();
+    return;
+  }
+  if (a->xview && !prompt_open) { /* an experiment view, full screen, redrawn live; the
+                                     prompt (:) shows the panels and returns to it */
+    draw_xview(a, &v);
     return;
   }
   if (tui_player_present(a, &v)) return; /* --present: the lesson fills the screen */
@@ -513,7 +550,16 @@ int tui_run(const tui_options *opt) {
   status = 0;
   for (;;) {
     wint_t wc;
+    /* while the deep-stack view's thread works, look at its progress ten times a second */
+    int shown = a->stack_shown;
+    int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
+    wtimeout(stdscr, busy ? 100 : TICK_MS);
     int rc = wget_wch(stdscr, &wc);
+    if (busy && (a->stack_shown = tui_stack_progress(&a->stack)) != shown && rc == ERR &&
+        !got_term && !got_int) {
+      draw(a);
+      continue;
+    }
     if (got_term) {
       status = 128 + (int)got_term;
       break;
@@ -547,6 +593,7 @@ int tui_run(const tui_options *opt) {
   looped = 1;
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:
+  tui_stack_stop(&a->stack);
   free_windows(a);
   restore_terminal();
   if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */
