@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tui/app.h"
+#include "tui/cellnum.h"
 #include "tui/screen.h"
 
 /* The result of a key helper: an error goes to the message line, nothing changes. */
@@ -97,15 +98,12 @@ static void set_cell(app *a, double v) {
 }
 
 static void commit_edit(app *a) {
-  char *end;
   const char *s = a->edit;
   edit_kind k = a->editing;
   a->editing = EDIT_NONE;
   if (!*s) return;
-  errno = 0;
-  double v = strtod(s, &end);
-  while (*end == ' ') end++;
-  if (end == s || *end) {
+  double v;
+  if (tui_cell_number(s, &v) != 0) {
     tui_message(a, PLOT_S_MARK, "not a number: \"%s\" (nothing changed)", s);
     return;
   }
