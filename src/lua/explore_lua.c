@@ -194,7 +194,8 @@ static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b
                type_of(L, idx));
   }
   patchbox *tmp = new_patchbox(L); /* holds the temporary tensor */
-  ns_tensor *t = get_tensor(L, idx, field, tmp, f);
+  /* in a tensor field's slot, so the box's GC frees it as a tensor (not just its struct) */
+  ns_tensor *t = get_tensor(L, idx, field, tmp, NS_F_X);
   double *v = b->owned[f] = malloc(t->n * sizeof *v);
   if (!v) luaL_error(L, "set: %s: out of memory", field);
   ns_tensor_read(t, v);
@@ -754,13 +755,40 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   if (rc != LUA_OK) lua_error(L);
 }
 
-/* load(FILE): applies a state file written by save() or dump() (one undo step). */
+/* The copy of the state a state file runs against (freed by the GC after an error). */
+typedef struct {
+  nsx_ctx c;
+  ns_state st;
+  int live;
+} loadbox;
+
+static void loadbox_free(loadbox *b) {
+  if (b->live) ns_state_free(&b->st);
+  b->live = 0;
+}
+
+static int loadbox_gc(lua_State *L) {
+  loadbox_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* load(FILE): applies a state file written by save() or dump() (one undo step). The file
+ * runs against a copy of the state, so an error anywhere in it (a second set{} that fails,
+ * a runtime error after the first) leaves the state as it was. */
 static int l_load(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   const char *path = luaL_checkstring(L, a);
   char err[NS_ERRLEN];
   size_t len = 0;
+  nsl_gcmeta(L, "normscope.explore.load", loadbox_gc);
+  loadbox *b = nsl_newobj(L, sizeof *b, "normscope.explore.load"); /* +1 */
+  if (ns_state_copy(&b->st, c->s, err) != 0) return luaL_error(L, "load: %s", err);
+  b->live = 1;
+  b->c = *c;
+  b->c.s = &b->st;
+  b->c.h = NULL;
+  b->c.on_change = NULL;
   char *text = ns_file_read(path, MAX_STATE_FILE, &len, err);
   if (!text) return luaL_error(L, "load: %s: %s", path, err);
   lua_pushlstring(L, text, len);
@@ -768,7 +796,13 @@ static int l_load(lua_State *L) {
   lua_pushfstring(L, "@%s", path);
   size_t tl;
   const char *t = lua_tolstring(L, -2, &tl);
-  run_state_chunk(L, c, t, tl, lua_tostring(L, -1));
+  run_state_chunk(L, &b->c, t, tl, lua_tostring(L, -1));
+  ns_state_patch p;
+  ns_patch_from_state(&p, &b->st);
+  int rc = ns_history_apply(c->h, c->s, &p, err);
+  loadbox_free(b);
+  if (rc != 0) return luaL_error(L, "load: %s: %s", path, err);
+  changed(c);
   lua_pushboolean(L, 1);
   return 1;
 }
