@@ -112,7 +112,6 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   char err[NS_ERRLEN];
   ns_tensor *t = ns_file_load(path, err);
   if (!t) luaL_error(L, "set: %s: %s: %s", field, path, err);
-  b->owned[NS_F_SOURCE] = NULL;
   lua_getfield(L, idx, "sha256");
   if (!lua_isnil(L, -1)) {
     char hex[65];
@@ -131,6 +130,7 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   if (src) strcpy(src, path);
   lua_pop(L, 1); /* path */
   if (src) {
+    free(b->owned[NS_F_SOURCE]); /* a source read before x: the file's name replaces it */
     b->owned[NS_F_SOURCE] = src;
     b->p.v.source = src;
     ns_patch_set(&b->p, NS_F_SOURCE);
@@ -709,8 +709,7 @@ static int l_dump(lua_State *L) {
   char err[NS_ERRLEN];
   char *text = ns_state_dump(c->s, NS_DUMP_INLINE_MAX, err);
   if (!text) return luaL_error(L, "dump: %s", err);
-  lua_pushstring(L, text);
-  free(text);
+  nsl_pushtext_free(L, text, strlen(text));
   return 1;
 }
 
@@ -791,8 +790,7 @@ static int l_load(lua_State *L) {
   b->c.on_change = NULL;
   char *text = ns_file_read(path, MAX_STATE_FILE, &len, err);
   if (!text) return luaL_error(L, "load: %s: %s", path, err);
-  lua_pushlstring(L, text, len);
-  free(text);
+  nsl_pushtext_free(L, text, len);
   lua_pushfstring(L, "@%s", path);
   size_t tl;
   const char *t = lua_tolstring(L, -2, &tl);
