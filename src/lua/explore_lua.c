@@ -732,10 +732,18 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
 
 /* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
  * its environment: a state file is data, so it gets no io, os, require or load. */
+/* Raises the error at the top, prefixed with "load: PATH: " unless it names the file
+ * already (as syntax and runtime errors do; a binary chunk or the budget does not). */
+static void chunk_error(lua_State *L, const char *chunkname) {
+  const char *m = lua_tostring(L, -1), *path = chunkname + (chunkname[0] == '@');
+  if (m && strncmp(m, path, strlen(path)) != 0) lua_pushfstring(L, "load: %s: %s", path, m);
+  lua_error(L);
+}
+
 static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
                             const char *chunkname) {
-  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) lua_error(L); /* +1 chunk */
-  lua_createtable(L, 0, 2);                                                   /* env */
+  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) chunk_error(L, chunkname);
+  lua_createtable(L, 0, 2); /* env */
   lua_pushlightuserdata(L, c);
   lua_pushcclosure(L, l_set, 1);
   lua_setfield(L, -2, "set");
@@ -751,7 +759,7 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
   int rc = lua_pcall(L, 0, 0, 0);
   lua_sethook(L, NULL, 0, 0);
-  if (rc != LUA_OK) lua_error(L);
+  if (rc != LUA_OK) chunk_error(L, chunkname);
 }
 
 /* The copy of the state a state file runs against (freed by the GC after an error). */
