@@ -10,6 +10,12 @@ ns=${NORMSCOPE:-${top_builddir:-.}/normscope}
 T=$(mktemp -d "${TMPDIR:-/tmp}/nsbad.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
+# a home of its own: the user's saved state and history are neither read nor touched
+HOME="$T/home"
+XDG_STATE_HOME="$HOME/.local/state"
+XDG_CONFIG_HOME="$HOME/.config"
+export HOME XDG_STATE_HOME XDG_CONFIG_HOME
+mkdir -p "$HOME"
 
 # files the cli cases name
 printf '\033Lua\124\000' >bin.lua
