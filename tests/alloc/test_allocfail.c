@@ -8,9 +8,9 @@
  *   running statistics, group), moments, the analytic Jacobian, both spectra, an explorer
  *   state computed and dumped;
  * - the Lua API (ns.tensor, normalize, moments, jacobian, spectrum, eigvals, save/load,
- *   ns.explorer set/dump/load/result), once with Lua's allocator (a lua_Alloc like the
- *   one of Lua's own tests) failing from its k-th allocation on, once with the k-th C
- *   malloc failing.
+ *   ns.explorer set/dump/load/result, ns.plot), once with the k-th allocation of Lua's
+ *   allocator failing (a lua_Alloc as in Lua's own tests), once with the k-th C malloc
+ *   failing.
  * For every k from 1 to the number of allocations a clean run makes, the run must either
  * succeed or fail with a message, and the live allocation count must be back where it
  * started. Under the sanitizer build ASan also checks every access and, at exit, leaks. */
@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/jacobian.h"
@@ -165,16 +166,34 @@ out:
 
 static long l_count, l_fail_at;
 
-/* Lua's allocator: from its l_fail_at-th allocation or growth on, every one fails (frees
- * never do). Failing only the k-th would test little: Lua answers a failed allocation
- * with a full collection and a second try, which then succeeds. */
+/* Lua's allocator, failing its l_fail_at-th allocation or growth (frees never fail).
+ * Lua answers a failed allocation with an emergency collection and the same request again:
+ * that retry fails too, so the failure reaches the caller as a memory error, while the
+ * requests after it succeed (finalizers can still run, as when memory comes back). */
+static const void *l_failed_p;
+static size_t l_failed_o, l_failed_n;
+static int l_retry_pending;
+
 static void *l_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   (void)ud;
   if (nsize == 0) {
     __real_free(p);
     return NULL;
   }
-  if ((!p || nsize > osize) && ++l_count >= l_fail_at && l_fail_at > 0) return NULL;
+  if (!p || nsize > osize) {
+    if (l_retry_pending && p == l_failed_p && osize == l_failed_o && nsize == l_failed_n) {
+      l_retry_pending = 0;
+      return NULL;
+    }
+    l_retry_pending = 0;
+    if (++l_count == l_fail_at) {
+      l_failed_p = p;
+      l_failed_o = osize;
+      l_failed_n = nsize;
+      l_retry_pending = 1;
+      return NULL;
+    }
+  }
   return __real_realloc(p, nsize);
 }
 
@@ -245,13 +264,84 @@ static int lua_run(const char *tmp, char *msg, size_t cap) {
     const char *m = lua_tostring(L, -1);
     snprintf(msg, cap, "%s", m ? m : "(an error object that is not a string)");
   }
-  l_fail_at = 0; /* memory is back: lua_close runs the finalizers that free C memory */
+  l_fail_at = 0;
   lua_close(L);
   return st != LUA_OK;
 }
 
+/* What a run with one failing allocation came to (bits of the child's exit status). */
+enum { RUN_DONE = 64, RUN_FAILED = 1, RUN_NO_MESSAGE = 2, RUN_LEAKED = 4, RUN_GC_DROPPED = 8 };
+
+static const char *scratch;
+
+/* One run of workload w (0 core, 1 Lua) with allocation k of kind (0 C malloc, 1 Lua's
+ * allocator) failing, in a child process: a crash stays a finding about this k, and in the
+ * sanitizer build LeakSanitizer checks each run on its own when the child exits (a report
+ * turns the status into ASan's, 1: without RUN_DONE). A run where Lua dropped a finalizer ends with
+ * _exit, past that check: what the finalizer held is lost by Lua's design, not by ours. */
+static int run_child(int w, int kind, long k, char *msg, size_t cap) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    long base = c_live;
+    l_count = c_count = 0;
+    l_retry_pending = 0;
+    c_fail_at = kind == 0 ? k : 0;
+    l_fail_at = kind == 1 ? k : 0;
+    gc_dropped = 0;
+    char err[NS_ERRLEN] = "";
+    int rc = w == 0 ? core_workload(err) : lua_run(scratch, err, sizeof err);
+    c_fail_at = l_fail_at = 0;
+    int st = (rc ? RUN_FAILED : 0) | (rc && !err[0] ? RUN_NO_MESSAGE : 0) |
+             (c_live != base ? RUN_LEAKED : 0) | (gc_dropped ? RUN_GC_DROPPED : 0);
+    if ((st & (RUN_NO_MESSAGE | RUN_LEAKED)) && !gc_dropped) fprintf(stderr, "# %s\n", err);
+    if (gc_dropped) _exit(RUN_DONE | st);
+    exit(RUN_DONE | st);
+  }
+  int status;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  snprintf(msg, cap, "%s", "");
+  if (WIFSIGNALED(status)) return 256 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+/* Every k of 1..n: counts and TAP lines. */
+static void sweep(int w, int kind, long n, const char *what) {
+  long failed = 0, nomsg = 0, leaked = 0, crashed = 0, dropped = 0;
+  char msg[8];
+  for (long k = 1; k <= n; k++) {
+    int st = run_child(w, kind, k, msg, sizeof msg);
+    if (st < 0 || st >= 256) {
+      if (crashed++ < 5)
+        tap_diag("%s: allocation %ld failing: crashed (signal %d)", what, k, st - 256);
+      continue;
+    }
+    if (!(st & RUN_DONE)) { /* the sanitizer's status: it found something at exit */
+      if (leaked++ < 5)
+        tap_diag("%s: allocation %ld failing: a sanitizer report at exit (status %d)", what, k, st);
+      continue;
+    }
+    if (st & RUN_FAILED) failed++;
+    if ((st & RUN_NO_MESSAGE) && nomsg++ < 5)
+      tap_diag("%s: allocation %ld failing: an error without a message", what, k);
+    if (st & RUN_GC_DROPPED) {
+      dropped++;
+    } else if ((st & RUN_LEAKED) && leaked++ < 5) {
+      tap_diag("%s: allocation %ld failing: C blocks left behind", what, k);
+    }
+  }
+  tap_ok(crashed == 0 && nomsg == 0,
+         "%s: each of the %ld allocations failing gives a clean error with a message (%ld "
+         "runs failed, %ld crashed, %ld without a message)",
+         what, n, failed, crashed, nomsg);
+  tap_ok(leaked == 0,
+         "%s: and leaves no C block behind (%ld runs leaked; in %ld more Lua had no memory "
+         "to call a finalizer)",
+         what, leaked, dropped);
+}
+
 int main(void) {
-  char err[NS_ERRLEN];
   /* ALLOCFAIL_LUA=K runs the Lua workload once with Lua's allocation K failing, to find a
    * leak it reported with valgrind or ASan */
   const char *one = getenv("ALLOCFAIL_LUA");
@@ -262,85 +352,31 @@ int main(void) {
     printf("# %d %s\n", r, m);
     return 0;
   }
+  char err[NS_ERRLEN];
+  char tmp[] = "/tmp/nsallocXXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd >= 0) close(fd);
+  scratch = tmp;
 
-  /* the C workload */
+  /* clean runs count the allocations */
   long base = c_live;
   c_count = 0;
-  c_fail_at = 0;
   int rc = core_workload(err);
   long total = c_count;
   tap_ok(rc == 0 && c_live == base, "core: a clean run succeeds (%ld allocations): %s", total,
          rc ? err : "ok");
-  long bad_msg = 0, leaked = 0, failed = 0;
-  for (long k = 1; k <= total; k++) {
-    c_count = 0;
-    c_fail_at = k;
-    err[0] = '\0';
-    rc = core_workload(err);
-    if (rc != 0) failed++;
-    if (rc != 0 && !err[0]) {
-      if (bad_msg++ < 5) tap_diag("core: allocation %ld failed without a message", k);
-    }
-    if (c_live != base) {
-      if (leaked++ < 5)
-        tap_diag("core: allocation %ld failed and %ld blocks leaked", k, c_live - base);
-      base = c_live;
-    }
-  }
-  c_fail_at = 0;
-  tap_ok(bad_msg == 0,
-         "core: each of the %ld allocations failing gives an error with a message (%ld "
-         "runs failed, %ld without a message)",
-         total, failed, bad_msg);
-  tap_ok(leaked == 0, "core: and frees everything (%ld runs leaked)", leaked);
-
-  /* the Lua workload */
-  char tmp[] = "/tmp/nsallocXXXXXX";
-  int fd = mkstemp(tmp);
-  if (fd >= 0) close(fd);
   char msg[512];
-  base = c_live;
-  l_count = 0;
-  l_fail_at = 0;
-  c_count = 0;
+  l_count = c_count = 0;
   rc = lua_run(tmp, msg, sizeof msg);
   long ltotal = l_count, ctotal = c_count;
   tap_ok(rc == 0 && c_live == base,
          "Lua: a clean run succeeds (%ld Lua allocations, %ld C allocations) %s", ltotal, ctotal,
          msg);
-  for (int pass = 0; pass < 2; pass++) {
-    const char *what = pass == 0 ? "Lua allocator" : "C malloc";
-    long n = pass == 0 ? ltotal : ctotal;
-    bad_msg = leaked = failed = 0;
-    long dropped = 0;
-    for (long k = 1; k <= n; k++) {
-      l_count = c_count = 0;
-      l_fail_at = pass == 0 ? k : 0;
-      c_fail_at = pass == 1 ? k : 0;
-      gc_dropped = 0;
-      rc = lua_run(tmp, msg, sizeof msg);
-      if (rc) failed++;
-      if (rc && !msg[0] && bad_msg++ < 5) tap_diag("%s: allocation %ld: an empty message", what, k);
-      if (gc_dropped) { /* Lua lost finalizers: what they held is gone, not our leak */
-        dropped++;
-        base = c_live;
-      } else if (c_live != base) {
-        if (leaked++ < 5)
-          tap_diag("%s: allocation %ld failed (%s) and %ld C blocks leaked", what, k, msg,
-                   c_live - base);
-        base = c_live;
-      }
-    }
-    l_fail_at = c_fail_at = 0;
-    tap_ok(bad_msg == 0,
-           "Lua, %s: each of the %ld allocations failing is a Lua error with a "
-           "message (%ld runs failed)",
-           what, n, failed);
-    tap_ok(leaked == 0,
-           "Lua, %s: and no C block outlives lua_close (%ld runs leaked; in %ld more Lua "
-           "had no memory to run a finalizer)",
-           what, leaked, dropped);
-  }
+
+  sweep(0, 0, total, "core, C malloc");
+  sweep(1, 1, ltotal, "Lua, Lua's allocator");
+  sweep(1, 0, ctotal, "Lua, C malloc");
+
   char p[64];
   snprintf(p, sizeof p, "%s.npy", tmp);
   unlink(p);
