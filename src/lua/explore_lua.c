@@ -28,6 +28,8 @@
 #define MAX_STATE_FILE ((size_t)1 << 28)
 /* Instructions a state file may run (it is data: one set{} call). */
 #define STATE_FILE_BUDGET 100000000
+/* Memory a state file may take while it runs, above what the state had before. */
+#define STATE_FILE_MEMORY ((size_t)1 << 30)
 
 typedef struct {
   ns_state_patch p;
@@ -730,6 +732,32 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "the file runs too long for a state file (it should be one set{...} call)");
 }
 
+/* The allocator while a state file runs: the state's own, refusing growth past the
+ * budget (net of what the file frees), so a file cannot take all memory ((""):rep(...)). */
+typedef struct {
+  lua_Alloc f;
+  void *ud;
+  size_t used, limit;
+  int refused;
+} membudget;
+
+static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  membudget *m = ud;
+  size_t old = p ? osize : 0;
+  if (nsize > old && m->used + (nsize - old) > m->limit) {
+    m->refused = 1;
+    return NULL;
+  }
+  void *q = m->f(m->ud, p, osize, nsize);
+  if (q || nsize == 0) {
+    if (nsize > old)
+      m->used += nsize - old;
+    else /* freeing what the state held before gives room too, down to nothing used */
+      m->used -= old - nsize < m->used ? old - nsize : m->used;
+  }
+  return q;
+}
+
 /* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
  * its environment: a state file is data, so it gets no io, os, require or load. */
 /* Raises the error at the top, prefixed with "load: PATH: " unless it names the file
@@ -756,9 +784,20 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_pop(L, 1);
   lua_setfield(L, -2, "ns");
   lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+  membudget m = {0};
+  m.f = lua_getallocf(L, &m.ud);
+  m.limit = STATE_FILE_MEMORY;
+  lua_setallocf(L, budget_alloc, &m);
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
   int rc = lua_pcall(L, 0, 0, 0);
   lua_sethook(L, NULL, 0, 0);
+  lua_setallocf(L, m.f, m.ud);
+  if (rc == LUA_ERRMEM && m.refused) {
+    lua_pop(L, 1);
+    lua_pushfstring(L,
+                    "the file needs more than %d MB of memory (a state file is one set{...} call)",
+                    (int)(STATE_FILE_MEMORY >> 20));
+  }
   if (rc != LUA_OK) chunk_error(L, chunkname);
 }
 
