@@ -83,6 +83,8 @@ tests_fuzz_fuzz_state_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_fuzz_state_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
 tests_fuzz_fuzz_state_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 TESTS += tests/fuzz/fuzz-smoke.sh
+# the stock-Lua tests load the instrumented normscope.so: lua5.4 preloads clang's ASan
+AM_TESTS_ENVIRONMENT += NS_ASAN_RUNTIME='$(ASAN_RUNTIME)'; export NS_ASAN_RUNTIME;
 endif
 
 ## make fuzz-smoke: each libFuzzer harness a few seconds on its corpus (--enable-fuzz builds)
