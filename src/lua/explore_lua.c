@@ -28,6 +28,8 @@
 #define MAX_STATE_FILE ((size_t)1 << 28)
 /* Instructions a state file may run (it is data: one set{} call). */
 #define STATE_FILE_BUDGET 100000000
+/* Memory a state file may take while it runs, above what the state had before. */
+#define STATE_FILE_MEMORY ((size_t)1 << 30)
 
 typedef struct {
   ns_state_patch p;
@@ -116,7 +118,6 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   char err[NS_ERRLEN];
   ns_tensor *t = ns_file_load_named(path, name, 0, err);
   if (!t) luaL_error(L, "set: %s: %s: %s", field, path, err);
-  b->owned[NS_F_SOURCE] = NULL;
   lua_getfield(L, idx, "sha256");
   if (!lua_isnil(L, -1)) {
     char hex[65];
@@ -136,6 +137,7 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   if (src) snprintf(src, sl, name ? "%s:%s" : "%s", path, name);
   lua_pop(L, 2); /* name, path */
   if (src) {
+    free(b->owned[NS_F_SOURCE]); /* a source read before x: the file's name replaces it */
     b->owned[NS_F_SOURCE] = src;
     b->p.v.source = src;
     ns_patch_set(&b->p, NS_F_SOURCE);
@@ -199,7 +201,8 @@ static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b
                type_of(L, idx));
   }
   patchbox *tmp = new_patchbox(L); /* holds the temporary tensor */
-  ns_tensor *t = get_tensor(L, idx, field, tmp, f);
+  /* in a tensor field's slot, so the box's GC frees it as a tensor (not just its struct) */
+  ns_tensor *t = get_tensor(L, idx, field, tmp, NS_F_X);
   double *v = b->owned[f] = malloc(t->n * sizeof *v);
   if (!v) luaL_error(L, "set: %s: out of memory", field);
   ns_tensor_read(t, v);
@@ -773,8 +776,7 @@ static int l_dump(lua_State *L) {
   char err[NS_ERRLEN];
   char *text = ns_state_dump(c->s, NS_DUMP_INLINE_MAX, err);
   if (!text) return luaL_error(L, "dump: %s", err);
-  lua_pushstring(L, text);
-  free(text);
+  nsl_pushtext_free(L, text, strlen(text));
   return 1;
 }
 
@@ -795,12 +797,46 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "the file runs too long for a state file (it should be one set{...} call)");
 }
 
+/* The allocator while a state file runs: the state's own, refusing growth past the
+ * budget (net of what the file frees), so a file cannot take all memory ((""):rep(...)). */
+typedef struct {
+  lua_Alloc f;
+  void *ud;
+  size_t used, limit;
+  int refused;
+} membudget;
+
+static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  membudget *m = ud;
+  size_t old = p ? osize : 0;
+  if (nsize > old && m->used + (nsize - old) > m->limit) {
+    m->refused = 1;
+    return NULL;
+  }
+  void *q = m->f(m->ud, p, osize, nsize);
+  if (q || nsize == 0) {
+    if (nsize > old)
+      m->used += nsize - old;
+    else /* freeing what the state held before gives room too, down to nothing used */
+      m->used -= old - nsize < m->used ? old - nsize : m->used;
+  }
+  return q;
+}
+
 /* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
  * its environment: a state file is data, so it gets no io, os, require or load. */
+/* Raises the error at the top, prefixed with "load: PATH: " unless it names the file
+ * already (as syntax and runtime errors do; a binary chunk or the budget does not). */
+static void chunk_error(lua_State *L, const char *chunkname) {
+  const char *m = lua_tostring(L, -1), *path = chunkname + (chunkname[0] == '@');
+  if (m && strncmp(m, path, strlen(path)) != 0) lua_pushfstring(L, "load: %s: %s", path, m);
+  lua_error(L);
+}
+
 static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
                             const char *chunkname) {
-  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) lua_error(L); /* +1 chunk */
-  lua_createtable(L, 0, 2);                                                   /* env */
+  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) chunk_error(L, chunkname);
+  lua_createtable(L, 0, 2); /* env */
   lua_pushlightuserdata(L, c);
   lua_pushcclosure(L, l_set, 1);
   lua_setfield(L, -2, "set");
@@ -813,27 +849,70 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_pop(L, 1);
   lua_setfield(L, -2, "ns");
   lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+  membudget m = {0};
+  m.f = lua_getallocf(L, &m.ud);
+  m.limit = STATE_FILE_MEMORY;
+  lua_setallocf(L, budget_alloc, &m);
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
   int rc = lua_pcall(L, 0, 0, 0);
   lua_sethook(L, NULL, 0, 0);
-  if (rc != LUA_OK) lua_error(L);
+  lua_setallocf(L, m.f, m.ud);
+  if (rc == LUA_ERRMEM && m.refused) {
+    lua_pop(L, 1);
+    lua_pushfstring(L,
+                    "the file needs more than %d MB of memory (a state file is one set{...} call)",
+                    (int)(STATE_FILE_MEMORY >> 20));
+  }
+  if (rc != LUA_OK) chunk_error(L, chunkname);
 }
 
-/* load(FILE): applies a state file written by save() or dump() (one undo step). */
+/* The copy of the state a state file runs against (freed by the GC after an error). */
+typedef struct {
+  nsx_ctx c;
+  ns_state st;
+  int live;
+} loadbox;
+
+static void loadbox_free(loadbox *b) {
+  if (b->live) ns_state_free(&b->st);
+  b->live = 0;
+}
+
+static int loadbox_gc(lua_State *L) {
+  loadbox_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* load(FILE): applies a state file written by save() or dump() (one undo step). The file
+ * runs against a copy of the state, so an error anywhere in it (a second set{} that fails,
+ * a runtime error after the first) leaves the state as it was. */
 static int l_load(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   const char *path = luaL_checkstring(L, a);
   char err[NS_ERRLEN];
   size_t len = 0;
+  nsl_gcmeta(L, "normscope.explore.load", loadbox_gc);
+  loadbox *b = nsl_newobj(L, sizeof *b, "normscope.explore.load"); /* +1 */
+  if (ns_state_copy(&b->st, c->s, err) != 0) return luaL_error(L, "load: %s", err);
+  b->live = 1;
+  b->c = *c;
+  b->c.s = &b->st;
+  b->c.h = NULL;
+  b->c.on_change = NULL;
   char *text = ns_file_read(path, MAX_STATE_FILE, &len, err);
   if (!text) return luaL_error(L, "load: %s: %s", path, err);
-  lua_pushlstring(L, text, len);
-  free(text);
+  nsl_pushtext_free(L, text, len);
   lua_pushfstring(L, "@%s", path);
   size_t tl;
   const char *t = lua_tolstring(L, -2, &tl);
-  run_state_chunk(L, c, t, tl, lua_tostring(L, -1));
+  run_state_chunk(L, &b->c, t, tl, lua_tostring(L, -1));
+  ns_state_patch p;
+  ns_patch_from_state(&p, &b->st);
+  int rc = ns_history_apply(c->h, c->s, &p, err);
+  loadbox_free(b);
+  if (rc != 0) return luaL_error(L, "load: %s: %s", path, err);
+  changed(c);
   lua_pushboolean(L, 1);
   return 1;
 }

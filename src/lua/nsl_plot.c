@@ -292,8 +292,7 @@ static int push_figure(lua_State *L, plot_canvas *c, const popts *p, const char 
   if (!s) return luaL_error(L, "plot: out of memory");
   size_t len = strlen(s);
   if (len && s[len - 1] == '\n') len--;
-  lua_pushlstring(L, s, len);
-  free(s);
+  nsl_pushtext_free(L, s, len);
   return 1;
 }
 

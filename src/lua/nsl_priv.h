@@ -76,6 +76,9 @@ double *nsl_scratch(lua_State *L, size_t n);
 void *nsl_newobj(lua_State *L, size_t size, const char *tname);
 /* Creates metatable tname with gc as its only metamethod, if it does not exist yet. */
 void nsl_gcmeta(lua_State *L, const char *tname, lua_CFunction gc);
+/* Pushes len bytes of the malloc'd text as a string and frees the text, also when Lua
+ * runs out of memory on the way (the memory error then goes on, nothing leaked). */
+void nsl_pushtext_free(lua_State *L, char *text, size_t len);
 
 /* The normalize spec at arg (nil: defaults), checked field by field against the input
  * x; gamma/beta arrays are Lua scratch pushed on the stack. */

@@ -3,6 +3,7 @@
  * moves values between Lua and C. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/tensor_ops.h"
@@ -68,6 +69,21 @@ void nsl_gcmeta(lua_State *L, const char *tname, lua_CFunction gc) {
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
+}
+
+/* Protected body of nsl_pushtext_free: the text (light userdata 1) of length (2). */
+static int pushtext_raw(lua_State *L) {
+  lua_pushlstring(L, lua_touserdata(L, 1), (size_t)lua_tointeger(L, 2));
+  return 1;
+}
+
+void nsl_pushtext_free(lua_State *L, char *text, size_t len) {
+  lua_pushcfunction(L, pushtext_raw); /* a light C function: no allocation */
+  lua_pushlightuserdata(L, text);
+  lua_pushinteger(L, (lua_Integer)len);
+  int rc = lua_pcall(L, 2, 1, 0);
+  free(text);
+  if (rc != LUA_OK) lua_error(L);
 }
 
 /* ---- conversion of nested Lua arrays ---------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tui/app.h"
+#include "tui/cellnum.h"
 #include "tui/screen.h"
 
 unsigned tui_say(app *a, int style, const char *fmt, ...) {
@@ -741,15 +742,12 @@ static unsigned why_not(app *a, const tui_binding *b, int which) {
 /* ---- typing a number ---- */
 
 static unsigned commit_edit(app *a) {
-  char *end;
   const char *s = a->edit;
   edit_kind k = a->editing;
   a->editing = EDIT_NONE;
   if (!*s) return tui_say(a, PLOT_S_DIM, "nothing typed (nothing changed)");
-  errno = 0;
-  double v = strtod(s, &end);
-  while (*end == ' ') end++;
-  if (end == s || *end) {
+  double v;
+  if (tui_cell_number(s, &v) != 0) {
     const char *hint = strchr(s, ',')   ? "; decimals take a point: 1.5"
                        : strchr(s, ' ') ? "; one number per cell"
                                         : "";

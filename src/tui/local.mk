@@ -1,6 +1,6 @@
 ## src/tui: the explorer screen (ncursesw) and its readline prompt. One file per panel.
 noinst_LTLIBRARIES += libnstui.la
-libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/app.h src/tui/keys.c src/tui/screen.h \
+libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/app.h src/tui/keys.c src/tui/cellnum.h src/tui/screen.h \
 	src/tui/theme.c src/tui/layout.c src/tui/prompt.c src/tui/help.c \
 	src/tui/input.c src/tui/settings.c src/tui/output.c src/tui/spectrum.c \
 	src/tui/batch.c src/tui/traineval.c src/tui/precision.c src/tui/figure.c \

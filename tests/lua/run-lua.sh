@@ -23,6 +23,10 @@ if command -v ldd >/dev/null 2>&1 && ldd "$libs/normscope.so" 2>/dev/null | grep
   LD_PRELOAD="$asan${LD_PRELOAD:+ $LD_PRELOAD}"
   ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export LD_PRELOAD ASAN_OPTIONS
+elif [ -n "${NS_ASAN_RUNTIME:-}" ]; then # clang (--enable-fuzz): the runtime is not linked in
+  LD_PRELOAD="$NS_ASAN_RUNTIME${LD_PRELOAD:+ $LD_PRELOAD}"
+  ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export LD_PRELOAD ASAN_OPTIONS
 fi
 exec "$lua" -e 'package.cpath = os.getenv("NSL_CPATH") .. ";" .. package.cpath
 ns = require "normscope"' "$@"

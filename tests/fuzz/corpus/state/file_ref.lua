@@ -1,0 +1,1 @@
+set{x = {file = "/nonexistent.npy"}}

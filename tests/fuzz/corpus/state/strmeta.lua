@@ -1,0 +1,1 @@
+set{kind = ("layer"):upper():lower()}

@@ -1,0 +1,1 @@
+set{x = ns.tensor({1,2}), kind = "rms"} set{eps = 1}
