@@ -317,7 +317,8 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
       luaL_error(L, "set: %s: expected a number%s, got %s", name,
                  (d->flags & NS_FF_DEFAULT) ? " or \"default\"" : "", type_of(L, v));
     *AT(pv, double, d->off) = lua_tonumber(L, v);
-    if (isnan(*AT(pv, double, d->off))) luaL_error(L, "set: %s: must be a number, got nan", name);
+    if (isnan(*AT(pv, double, d->off)) && (d->flags & NS_FF_DEFAULT)) /* NaN means "default" */
+      luaL_error(L, "set: %s: must be a finite number or \"default\", got nan", name);
     break;
   case NS_FT_DOUBLES: {
     size_t n = 0;
