@@ -269,8 +269,7 @@ int cmd_audit(int argc, char **argv, int first) {
     }
     case 3: {
       double e = strtod(v, &end);
-      if (*v == 0 || *end || !(e >= 0) || !isfinite(e))
-        return usage(v, "--eps must be a finite number >= 0");
+      if (*v == 0 || *end || !(e >= 0) || !isfinite(e)) return usage(v, "--eps " NS_EPS_RULE);
       o.eps = e;
       break;
     }

@@ -247,8 +247,8 @@ int ns_bn_backward(const double *x, size_t n, const double *dy, double gamma, do
     ns_seterr(err, "%s: x has no elements", fn);
     return -1;
   }
-  if (!(eps >= 0) || isinf(eps)) {
-    ns_seterr(err, "%s: eps must be finite and >= 0 (got %g)", fn, eps);
+  if (!ns_eps_ok(eps)) {
+    ns_seterr(err, "%s: eps " NS_EPS_RULE ", got %g", fn, eps);
     return -1;
   }
   if (path == NS_BWD_GRAPH) {

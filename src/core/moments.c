@@ -211,8 +211,10 @@ int ns_algo_parse(const char *name, ns_algo *out) {
   return 0;
 }
 
+const char *const ns_order_names[] = {"sequential", "pairwise", NULL};
+
 const char *ns_order_name(ns_order o) {
-  return o == NS_ORDER_SEQUENTIAL ? "sequential" : o == NS_ORDER_PAIRWISE ? "pairwise" : "?";
+  return (unsigned)o <= NS_ORDER_PAIRWISE ? ns_order_names[o] : "?";
 }
 
 int ns_order_parse(const char *name, ns_order *out) {

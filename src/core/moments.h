@@ -60,7 +60,8 @@ ns_moments ns_moments_merge(ns_moments a, ns_moments b);
 extern const char *const ns_algo_names[]; /* "twopass", "welford", "raw", NULL */
 const char *ns_algo_name(ns_algo a);      /* "twopass", "welford", "raw" */
 int ns_algo_parse(const char *name, ns_algo *out);
-const char *ns_order_name(ns_order o); /* "sequential", "pairwise" */
+extern const char *const ns_order_names[]; /* "sequential", "pairwise", NULL */
+const char *ns_order_name(ns_order o);     /* "sequential", "pairwise" */
 int ns_order_parse(const char *name, ns_order *out);
 
 #endif

@@ -33,6 +33,10 @@
 
 /* ---- names and defaults ---- */
 
+int ns_eps_ok(double eps) {
+  return eps >= 0 && isfinite(eps);
+}
+
 void ns_spec_default(ns_spec *s) {
   if (!s) return;
   memset(s, 0, sizeof *s);
@@ -356,8 +360,8 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "unknown normalization kind %d", (int)s->kind);
     return -1;
   }
-  if (!(s->eps >= 0) || isinf(s->eps)) {
-    ns_seterr(err, "eps must be a finite number >= 0 (got %g)", s->eps);
+  if (!ns_eps_ok(s->eps)) {
+    ns_seterr(err, "eps " NS_EPS_RULE ", got %g", s->eps);
     return -1;
   }
   if (s->eps_at != NS_EPS_VAR && s->eps_at != NS_EPS_STD) {

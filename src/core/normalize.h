@@ -68,6 +68,10 @@ typedef struct {
 } ns_spec;
 
 void ns_spec_default(ns_spec *s);
+/* The rule for eps, stated once for every caller: finite and >= 0. NS_EPS_RULE is its
+ * wording ("eps: " NS_EPS_RULE ", got -1"). */
+#define NS_EPS_RULE "must be finite and >= 0"
+int ns_eps_ok(double eps);
 /* 0 if every field of the spec is in range (kind, eps finite and >= 0, eps_at, ddof 0 or 1,
  * dtype, acc, algo, mode, order), else -1 with err naming the field. Shape-dependent checks
  * (axes, groups, gamma/beta lengths) belong to ns_norm_plan_make and ns_normalize. */
@@ -135,11 +139,11 @@ typedef struct {
   ns_tensor *y;      /* x's shape, spec dtype */
   ns_norm_plan plan; /* from ns_normalize: without per-element lists (ns_norm_plan_shape); use
                         ns_norm_plan_stat_of / ns_norm_plan_affine_of for one element */
-  double *mean;              /* nstat: the statistics used (batch ones in train mode, running ones
-                                in eval mode); mean is 0 for uncentered maps */
-  double *var;               /* nstat: the variance that normalized (m2/(count-ddof)) */
-  double *denom;             /* nstat */
-  ns_moments *batch;         /* nstat: this input's own moments (also in eval mode) */
+  double *mean;      /* nstat: the statistics used (batch ones in train mode, running ones
+                        in eval mode); mean is 0 for uncentered maps */
+  double *var;       /* nstat: the variance that normalized (m2/(count-ddof)) */
+  double *denom;     /* nstat */
+  ns_moments *batch; /* nstat: this input's own moments (also in eval mode) */
   unsigned char *degenerate; /* nstat: 1 where denom is 0 or not finite, or count <= ddof */
   size_t ndegenerate;
 } ns_norm_result;

@@ -56,8 +56,8 @@ static int check(const ns_stack_opts *o, char *err) {
     ns_seterr(err, "stack: unknown act %d", (int)o->act);
     return -1;
   }
-  if (!(o->eps >= 0) || isinf(o->eps)) {
-    ns_seterr(err, "stack: eps must be finite and >= 0, got %g", o->eps);
+  if (!ns_eps_ok(o->eps)) {
+    ns_seterr(err, "stack: eps " NS_EPS_RULE ", got %g", o->eps);
     return -1;
   }
   if (o->eps_at != NS_EPS_VAR && o->eps_at != NS_EPS_STD) {

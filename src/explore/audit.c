@@ -850,8 +850,7 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
   r->group_axis = -1;
   r->layout = -1;
   r->layout_suggest = -1;
-  if (!(o->eps >= 0) || !isfinite(o->eps))
-    return ns_explore_fail(err, "eps must be finite and >= 0, got %g", o->eps);
+  if (!ns_eps_ok(o->eps)) return ns_explore_fail(err, "eps " NS_EPS_RULE ", got %g", o->eps);
   if (o->kind == NS_KIND_GROUP && o->axes)
     return ns_explore_fail(err, "group norm takes its axes from the groups: give --groups, not "
                                 "--axes");

@@ -320,6 +320,7 @@ void ns_state_spec(const ns_state *s, ns_spec *spec) {
   spec->dtype = s->dtype;
   spec->acc = s->acc;
   spec->algo = s->algo;
+  spec->order = s->order;
   spec->mode = s->mode;
   spec->running = NULL;
 }

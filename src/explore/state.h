@@ -82,6 +82,7 @@ typedef struct {
   ns_dtype dtype;
   int acc; /* ns_dtype, or -1: the default for dtype */
   ns_algo algo;
+  ns_order order;
   ns_mode mode;
 
   /* Batch panel: BN down the columns, LN across the rows of a B x D matrix. */

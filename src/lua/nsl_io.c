@@ -189,7 +189,7 @@ static int l_audit(lua_State *L) {
     if (lua_getfield(L, 2, "eps") != LUA_TNIL) {
       if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0) ||
           !isfinite(lua_tonumber(L, -1)))
-        nsl_argerror(L, 2, "opts.eps must be a finite number >= 0, got %s", nsl_got(L, -1));
+        nsl_argerror(L, 2, "opts.eps " NS_EPS_RULE ", got %s", nsl_got(L, -1));
       o.eps = lua_tonumber(L, -1);
     }
     lua_pop(L, 1);

@@ -61,20 +61,15 @@ static const double *affine(lua_State *L, int arg, const char *name, size_t *n) 
 }
 
 void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
-  static const char *const kinds[] = {"layer", "rms", "batch", "instance", "group", NULL};
-  static const char *const eps_ats[] = {"var", "std", NULL};
-  static const char *const algos[] = {"twopass", "welford", "raw", NULL};
-  static const char *const modes[] = {"train", "eval", NULL};
-  static const char *const orders[] = {"sequential", "pairwise", NULL}; /* ns_order order */
-  ns_spec_default(s);
+  ns_spec_default(s); /* the choices: the core's name lists, in enum order */
   if (!nsl_opttable(L, arg, "spec")) return;
   arg = lua_absindex(L, arg);
   nsl_checkfields(L, arg, "spec field", spec_fields);
-  s->kind = (ns_kind)choice(L, arg, "kind", kinds, NS_KIND_LAYER);
-  s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", eps_ats, NS_EPS_VAR);
-  s->algo = (ns_algo)choice(L, arg, "algo", algos, NS_ALGO_TWOPASS);
-  s->mode = (ns_mode)choice(L, arg, "mode", modes, NS_MODE_TRAIN);
-  s->order = (ns_order)choice(L, arg, "order", orders, NS_ORDER_SEQUENTIAL);
+  s->kind = (ns_kind)choice(L, arg, "kind", ns_kind_names, NS_KIND_LAYER);
+  s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", ns_eps_at_names, NS_EPS_VAR);
+  s->algo = (ns_algo)choice(L, arg, "algo", ns_algo_names, NS_ALGO_TWOPASS);
+  s->mode = (ns_mode)choice(L, arg, "mode", ns_mode_names, NS_MODE_TRAIN);
+  s->order = (ns_order)choice(L, arg, "order", ns_order_names, NS_ORDER_SEQUENTIAL);
 
   field(L, arg, "axes"); /* the same rules as reductions, blaming the spec */
   s->axes = nsl_axesat(L, -1, arg, "spec.axes", x->rank);
@@ -92,8 +87,8 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
     if (lua_type(L, -1) != LUA_TNUMBER)
       nsl_argerror(L, arg, "spec.eps must be a number, got %s", nsl_got(L, -1));
     double e = lua_tonumber(L, -1);
-    if (!(e >= 0)) nsl_argerror(L, arg, "spec.eps must be >= 0, got %s", lua_tostring(L, -1));
-    if (isinf(e)) nsl_argerror(L, arg, "spec.eps must be finite, got %s", lua_tostring(L, -1));
+    if (!ns_eps_ok(e))
+      nsl_argerror(L, arg, "spec.eps " NS_EPS_RULE ", got %s", lua_tostring(L, -1));
     s->eps = e;
   }
   lua_pop(L, 1);
@@ -443,7 +438,7 @@ static int l_stack(lua_State *L) {
                               (lua_Integer)o.batch);
   o.init = num_field(L, 1, "init", o.init);
   o.eps = num_field(L, 1, "eps", o.eps);
-  if (!(o.eps >= 0)) return nsl_argerror(L, 1, "opts.eps must be >= 0, got %f", o.eps);
+  if (!ns_eps_ok(o.eps)) return nsl_argerror(L, 1, "opts.eps " NS_EPS_RULE ", got %f", o.eps);
   o.seed = (uint64_t)int_field(L, 1, "seed", 0, LUA_MAXINTEGER, 0);
   lua_getfield(L, 1, "norm");
   o.norm = (ns_stack_norm)nsl_choiceat(L, -1, 1, "opts.norm", norms, NS_STACK_NONE);

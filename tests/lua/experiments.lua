@@ -73,4 +73,12 @@ T.is(one.n, 3, "one step on the 3 rows")
 T.ok(one.momentum.gap > 0.1, "BN train and eval outputs differ after one step (gap " ..
      one.momentum.gap .. ")")
 T.close(one.momentum.mean[1], 0.1 * 2, 1e-15, "running mean: 0.1 x the batch mean")
+-- the summation order is a field: pairwise sums are numpy's (each statistic's sum)
+local xs = ns.rng(3):normal(0, 1, {4, 3000}):astype("fp32")
+local seqe = ns.explorer{x = xs, dtype = "fp32"}
+local pw = ns.explorer{x = xs, dtype = "fp32", order = "pairwise"}
+local ys, yp = seqe:result().y, pw:result().y
+local want = ns.normalize(xs, {dtype = "fp32", order = "pairwise"})
+T.ok((yp - want):abs():max() == 0, "order = \"pairwise\": the panel's y is ns.normalize's pairwise y")
+T.ok((ys - yp):abs():max() > 0, "and differs from the sequential order in the last bits")
 T.done()

@@ -76,7 +76,7 @@ T.close(ye[1], (3.3 - run.mean) / math.sqrt(run.var), 1e-15, "eval mode uses run
 T.is(run.count, 1, "eval mode does not update")
 
 -- spec errors
-T.err("spec.eps must be >= 0, got -1", "negative eps", ns.normalize, x, {eps = -1})
+T.err("spec.eps must be finite and >= 0, got -1", "negative eps", ns.normalize, x, {eps = -1})
 T.err("bad argument #2", "spec errors blame argument 2", ns.normalize, x, {eps = -1})
 T.err("unknown spec field 'epsilon'", "unknown field named", ns.normalize, x, {epsilon = 1})
 T.err("spec.kind must be one of", "bad kind", ns.normalize, x, {kind = "weight"})

@@ -89,6 +89,6 @@ T.err("opts.batch must be an integer", "batch too large for the width", ns.stack
 T.err("opts.norm must be one of", "unknown norm", ns.stack, {norm = "group"})
 T.err("opts.act must be one of", "unknown act", ns.stack, {act = "relu"})
 T.err("opts.init must be a finite number", "NaN init", ns.stack, {init = 0 / 0})
-T.err("opts.eps must be >= 0", "negative eps", ns.stack, {eps = -1})
+T.err("opts.eps must be finite and >= 0", "negative eps", ns.stack, {eps = -1})
 T.err("opts must be a table", "no options", ns.stack)
 T.done()

@@ -64,7 +64,7 @@ local s = get()
 local fields = {"x", "source", "kind", "axes", "groups", "eps", "eps_at", "ddof", "center", "gamma",
   "beta", "dtype", "acc", "algo", "mode", "batch", "baseline", "target", "companion", "seed",
   "train_batches", "batch_size", "momentum", "train_source", "train_loc", "train_scale",
-  "shift", "scale", "eval_loc", "eval_scale", "eval_size", "placement", "W", "upstream",
+  "shift", "scale", "eval_loc", "eval_scale", "eval_size", "placement", "W", "upstream", "order",
   "w_seed"}
 local missing = {}
 for _, f in ipairs(fields) do if s[f] == nil then missing[#missing + 1] = f end end
