@@ -20,7 +20,7 @@ libnscore_la_SOURCES = \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
 	src/core/torch_rng.c src/core/torch_rng.h \
 	src/core/sha256.c src/core/sha256.h \
-	src/core/npy.c src/core/npy.h \
+	src/core/npy.c src/core/npy.h src/core/csv.c src/core/csv.h \
 	src/core/safetensors.c src/core/safetensors.h \
 	src/core/stream.c src/core/stream.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)

@@ -1,6 +1,6 @@
 /* npy.h: the .npy format (versions 1.0, 2.0, 3.0 read; 1.0 written, 2.0 when the header
- * needs it) and CSV, parsed from and written to memory buffers: the core does no file
- * I/O; callers read or write the bytes.
+ * needs it), parsed from and written to memory buffers: the core does no file I/O; callers
+ * read or write the bytes. (CSV is csv.h; included here for the callers of both.)
  *
  * Reading keeps the file's float dtype ('<f2' -> fp16, '<f4' -> fp32, '<f8' -> fp64);
  * big-endian floats and integer/bool arrays are converted (ints to fp64). Fortran order,
@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/csv.h"
 #include "core/tensor.h"
 
 ns_tensor *ns_npy_parse(const unsigned char *buf, size_t len, char *err);
@@ -46,13 +47,5 @@ int ns_npy_header(const unsigned char *buf, size_t len, uint64_t file_size, unsi
 /* The value of the element whose bytes start at p, exactly. */
 double ns_npy_value(const ns_npy_info *info, const unsigned char *p);
 unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err);
-
-/* CSV: one row per line, numbers separated by commas (spaces/tabs around them allowed),
- * optional header line of non-numbers skipped, blank lines and '#' comments ignored.
- * All rows must have the same count; a single column or single row still gives rank 2.
- * Errors name the line and column. Result fp64. */
-ns_tensor *ns_csv_parse(const char *text, size_t len, char *err);
-/* Rank 1 or 2 tensors; values with %.17g. Returns a malloc'd NUL-terminated string. */
-char *ns_csv_serialize(const ns_tensor *t, char *err);
 
 #endif
