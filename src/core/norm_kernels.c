@@ -272,3 +272,8 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   }
   return 0;
 }
+
+/* The default execution (vector instructions where the CPU has them, one thread). */
+int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
+  return ns_normalize_exec(x, spec, NULL, res, err);
+}

@@ -413,7 +413,3 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
   if (s->beta && check_affine("beta", s->nbeta, s, p, rank, shape, err) != 0) return -1;
   return 0;
 }
-
-int ns_normalize(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
-  return ns_normalize_exec(x, spec, NULL, res, err);
-}

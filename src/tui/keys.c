@@ -18,15 +18,6 @@
 #include "tui/cellnum.h"
 #include "tui/screen.h"
 
-unsigned tui_say(app *a, int style, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-  va_end(ap);
-  a->msg_style = style;
-  return TUI_R_MESSAGE;
-}
-
 /* The result of an edit helper: an error goes to the message line, nothing changes. */
 static unsigned done(app *a, int rc, const char *err, const char *what) {
   if (rc < 0) return tui_say(a, PLOT_S_MARK, "%s", err);

@@ -4,7 +4,7 @@ libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/app.h src/tui/keys.c s
 	src/tui/theme.c src/tui/layout.c src/tui/prompt.c src/tui/help.c \
 	src/tui/input.c src/tui/settings.c src/tui/output.c src/tui/spectrum.c \
 	src/tui/batch.c src/tui/traineval.c src/tui/precision.c src/tui/figure.c \
-	src/tui/lesson_pane.c \
+	src/tui/lesson_pane.c src/tui/message.c \
 	src/tui/placement.c src/tui/backward.c src/tui/evalshift.c src/tui/stackview.c \
 	src/tui/xfigure.c
 libnstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(READLINE_CFLAGS) $(LUA_CFLAGS) \
