@@ -156,7 +156,7 @@ static const struct {
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
                {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
-               {"--tensor", OPT_TENSOR, 1},      {"--theme", OPT_THEME, 1}};
+               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {

@@ -208,11 +208,13 @@ static void test_stream(void) {
            "case %zu (%s): %zu statistics of %zu", c, ns_kind_name(s.kind), m.nstat, m.count);
     size_t *idx = malloc(n * sizeof *idx);
     int same = rc == 0;
-    for (size_t i = 0; same && i < n; i++) same = ns_statmap_stat(&m, i) == ns_norm_plan_stat_of(&r.plan, i);
+    for (size_t i = 0; same && i < n; i++)
+      same = ns_statmap_stat(&m, i) == ns_norm_plan_stat_of(&r.plan, i);
     for (size_t first = 0; same && first < n; first += 37) {
       size_t len = n - first < 101 ? n - first : 101;
       ns_statmap_fill(&m, first, len, idx);
-      for (size_t j = 0; same && j < len; j++) same = idx[j] == ns_norm_plan_stat_of(&r.plan, first + j);
+      for (size_t j = 0; same && j < len; j++)
+        same = idx[j] == ns_norm_plan_stat_of(&r.plan, first + j);
     }
     tap_ok(same, "case %zu: the map numbers statistics as the plan does", c);
     size_t chunks[] = {1, 7, 64, 359, n};

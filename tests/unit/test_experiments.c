@@ -149,7 +149,8 @@ static void estimators(void) {
   tap_ok(ns_op_reduce_all(a, NS_RED_KURT, 0) == 1, "kurtosis of a two-point sample is 1");
   tap_close(ns_op_reduce_all(b, NS_RED_KURT, 0), 21.0 / 9, 1e-15, "kurtosis of (0,0,0,4) is 7/3");
   double c;
-  tap_ok(ns_c4(2, &c, err) == 0 && fabs(c - sqrt(2 / 3.141592653589793)) < 1e-16, "c4(2) = sqrt(2/pi)");
+  tap_ok(ns_c4(2, &c, err) == 0 && fabs(c - sqrt(2 / 3.141592653589793)) < 1e-16,
+         "c4(2) = sqrt(2/pi)");
   tap_ok(ns_c4(1, &c, err) == -1 && strstr(err, "> 1"), "c4(1) refused: %s", err);
   tap_ok(ns_c4(NAN, &c, err) == -1, "c4(NaN) refused");
   tap_ok(ns_c4(8, NULL, err) == -1, "c4: NULL output refused");
