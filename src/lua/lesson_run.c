@@ -134,6 +134,14 @@ static int load_registry(lesson_registry **reg) {
   return *reg ? 0 : 1;
 }
 
+/* The options every command runs lessons with: the environment's limits, the registry
+ * and the screen's panel names. */
+static void run_options(lesson_options *o, const lesson_registry *reg) {
+  lesson_options_init(o);
+  o->panels = run_panels;
+  o->registry = reg;
+}
+
 /* ------------------------------------------------------------------ NAME|N|FILE */
 
 static const char *base_name(const char *p) {
@@ -324,9 +332,7 @@ int lesson_cmd_headless(const char *what) {
     return 1;
   }
   lesson_options o;
-  lesson_options_init(&o);
-  o.panels = run_panels;
-  o.registry = reg;
+  run_options(&o, reg);
   play_ctx pc = {1, 0, NULL, 0, 0, path, 0};
   o.on_claim = on_claim;
   o.ud = &pc;
@@ -362,9 +368,7 @@ int lesson_cmd_list(void) {
     return 1;
   }
   lesson_options o;
-  lesson_options_init(&o);
-  o.panels = run_panels;
-  o.registry = reg;
+  run_options(&o, reg);
   int status = 0;
   lesson_progress prog;
   lesson_progress_load(&prog);
@@ -514,9 +518,7 @@ int lesson_cmd_check(const char *file) {
   if (load_registry(&reg)) return 1;
   lint_ctx c = {file, 0, NULL, NULL, 0, 0, NULL, 0, 0};
   lesson_options o;
-  lesson_options_init(&o);
-  o.panels = run_panels;
-  o.registry = reg;
+  run_options(&o, reg);
   o.check_mode = 1;
   o.on_claim = lint_claim;
   o.ud = &c;
@@ -615,9 +617,7 @@ int lesson_cmd_verify(int tsv, const char *sources) {
     return 1;
   }
   lesson_options o;
-  lesson_options_init(&o);
-  o.panels = run_panels;
-  o.registry = reg;
+  run_options(&o, reg);
   play_ctx pc = {0, 1, NULL, 0, 0, NULL, 0};
   o.on_claim = on_claim;
   o.ud = &pc;
@@ -708,9 +708,7 @@ int lesson_cmd_states(const char *what) {
     return 1;
   }
   lesson_options o;
-  lesson_options_init(&o);
-  o.panels = run_panels;
-  o.registry = reg;
+  run_options(&o, reg);
   char err[LESSON_ERRLEN];
   lesson *ls = lesson_load(path, &o, err);
   int status = 0;
