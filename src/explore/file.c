@@ -502,6 +502,17 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
   return 0;
 }
 
+const char *ns_file_state_dir(char *buf, size_t len) {
+  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  if (x && x[0] == '/')
+    snprintf(buf, len, "%s/normscope", x);
+  else if (home && home[0])
+    snprintf(buf, len, "%s/.local/state/normscope", home);
+  else
+    return NULL;
+  return buf;
+}
+
 int ns_file_mkdirs(const char *dir, char *err) {
   size_t n = strlen(dir);
   char *p = malloc(n + 1);

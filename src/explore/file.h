@@ -76,6 +76,9 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err);
 /* Writes len bytes to path through a temporary file in the same folder, fsync and
  * rename: the old file stays whole until the new one is. 0 or -1 with err. */
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err);
+/* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else
+ * ~/.local/state/normscope, into buf; NULL when neither variable is set. */
+const char *ns_file_state_dir(char *buf, size_t len);
 /* Creates a folder and its parents (mode 0700 for new ones). 0 or -1 with err. */
 int ns_file_mkdirs(const char *dir, char *err);
 

@@ -8,20 +8,9 @@
 #include "core/err.h"
 #include "explore/file.h"
 
-static const char *progress_dir(char *buf, size_t len) {
-  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  if (x && x[0] == '/')
-    snprintf(buf, len, "%s/normscope", x);
-  else if (home && home[0])
-    snprintf(buf, len, "%s/.local/state/normscope", home);
-  else
-    return NULL;
-  return buf;
-}
-
 const char *lesson_progress_path(char *buf, size_t len) {
   char dir[1024];
-  if (!buf || len == 0 || !progress_dir(dir, sizeof dir)) return NULL;
+  if (!buf || len == 0 || !ns_file_state_dir(dir, sizeof dir)) return NULL;
   snprintf(buf, len, "%s/lesson-progress", dir);
   return buf;
 }
@@ -104,7 +93,7 @@ int lesson_progress_save(const lesson_progress *p, char *err) {
     snprintf(err, NS_ERRLEN, "no progress");
     return -1;
   }
-  if (!progress_dir(dir, sizeof dir)) {
+  if (!ns_file_state_dir(dir, sizeof dir)) {
     snprintf(err, NS_ERRLEN, "neither XDG_STATE_HOME nor HOME is set");
     return -1;
   }

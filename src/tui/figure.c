@@ -24,7 +24,7 @@
 /* At most this many elements of x go into a figure (the first ones). */
 #define FIG_MAXN 4096
 
-static void opts_for(plot_opts *o, int w, int h, const tui_view *v, const char *title) {
+void tui_fig_opts(plot_opts *o, int w, int h, const tui_view *v, const char *title) {
   plot_opts_init(o);
   o->width = w;
   o->height = h;
@@ -33,8 +33,7 @@ static void opts_for(plot_opts *o, int w, int h, const tui_view *v, const char *
   o->title = title;
 }
 
-/* Paints c at (y, x) and frees it; a NULL canvas shows err. */
-static void paint(WINDOW *w, int y, int x, plot_canvas *c, const char *err) {
+void tui_fig_paint(WINDOW *w, int y, int x, plot_canvas *c, const char *err) {
   if (!c) {
     tui_puts(w, y, x, PLOT_S_MARK, err[0] ? err : "no figure");
     return;
@@ -61,8 +60,8 @@ static void fig_input(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   char title[96];
   snprintf(title, sizeof title, "x and y = %s(x): histograms%s", ns_kind_name(s->kind),
            n < s->x->n ? " (first 4096 values)" : "");
-  opts_for(&o, iw, ih, v, title);
-  paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
+  tui_fig_opts(&o, iw, ih, v, title);
+  tui_fig_paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
   free(xv);
 }
 
@@ -89,9 +88,9 @@ static void fig_output(const ns_state *s, const ns_result *r, WINDOW *w, int iw,
   plot_xy ser[4] = {
       {d, d + n, n, "x"}, {d, d + 2 * n, n, "y"}, {d, d + 3 * n, n, lb}, {d, d + 4 * n, n, la}};
   plot_opts o;
-  opts_for(&o, iw, ih, v, "x, y and the probes per coordinate");
+  tui_fig_opts(&o, iw, ih, v, "x, y and the probes per coordinate");
   o.xlabel = "element";
-  paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
+  tui_fig_paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
   free(d);
 }
 
@@ -162,10 +161,10 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, int i
                       {px[2], py[2], np[2], "bulk 1/s"},
                       {cx, cy, nc, now}};
     plot_opts o;
-    opts_for(&o, iw, ih, v, "eigenvalues of J against eps (closed form, exact map)");
+    tui_fig_opts(&o, iw, ih, v, "eigenvalues of J against eps (closed form, exact map)");
     o.logx = o.logy = 1;
     o.xlabel = "eps";
-    paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
+    tui_fig_paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
   }
   free(e);
   free(buf);
@@ -183,10 +182,10 @@ static void fig_batch(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   snprintf(bt, sizeof bt, "BN down the columns (T %d, C %d)", s->target, s->companion);
   snprintf(lt, sizeof lt, "LN across the rows");
   plot_opts o;
-  opts_for(&o, half, ih, v, bt);
-  paint(w, 1, 1, plot_fig_heatmap(r->bn, r->B, r->D, &o, err), err);
-  opts_for(&o, half, ih, v, lt);
-  paint(w, 1, 3 + half, plot_fig_heatmap(r->ln, r->B, r->D, &o, err), err);
+  tui_fig_opts(&o, half, ih, v, bt);
+  tui_fig_paint(w, 1, 1, plot_fig_heatmap(r->bn, r->B, r->D, &o, err), err);
+  tui_fig_opts(&o, half, ih, v, lt);
+  tui_fig_paint(w, 1, 3 + half, plot_fig_heatmap(r->ln, r->B, r->D, &o, err), err);
 }
 
 static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
@@ -207,11 +206,11 @@ static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
     vs[k] = (plot_xy){bx, r->trace_var[k], nb, names[k]};
   }
   plot_opts o;
-  opts_for(&o, iw, top, v, "running mean (feature 1) against merged batches");
-  paint(w, 1, 1, plot_fig_lines(ms, 3, &o, 1, err), err);
-  opts_for(&o, iw, ih - top, v, "running var (feature 1) against merged batches");
+  tui_fig_opts(&o, iw, top, v, "running mean (feature 1) against merged batches");
+  tui_fig_paint(w, 1, 1, plot_fig_lines(ms, 3, &o, 1, err), err);
+  tui_fig_opts(&o, iw, ih - top, v, "running var (feature 1) against merged batches");
   o.xlabel = "batches merged";
-  paint(w, 1 + top, 1, plot_fig_lines(vs, 3, &o, 1, err), err);
+  tui_fig_paint(w, 1 + top, 1, plot_fig_lines(vs, 3, &o, 1, err), err);
   free(bx);
 }
 
@@ -248,10 +247,10 @@ static void fig_precision(const ns_state *s, const ns_result *r, WINDOW *w, int 
   snprintf(title, sizeof title, "relative error of var(x + offset) in %s, acc %s",
            ns_dtype_name(s->dtype), ns_dtype_name(acc));
   plot_opts o;
-  opts_for(&o, iw, ih, v, title);
+  tui_fig_opts(&o, iw, ih, v, title);
   o.logx = o.logy = 1;
   o.xlabel = "offset added to x";
-  paint(w, 1, 1, plot_fig_lines(ser, 3, &o, 1, err), err);
+  tui_fig_paint(w, 1, 1, plot_fig_lines(ser, 3, &o, 1, err), err);
   free(xv);
 }
 

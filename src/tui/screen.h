@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "explore/explore.h"
+#include "plot/figure.h"
 #include "plot/plot.h"
 
 /* Smallest terminal the screen draws in. */
@@ -145,6 +146,11 @@ void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per);
 
 /* The figure view: the focused panel's figure filling w (figure.c). */
 void tui_draw_figure(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
+/* What every figure of the screen shares (figure.c): plot options sized w x h with the view's
+ * glyphs and colours, and painting a canvas at (y, x) (then freeing it; a NULL canvas shows
+ * err). */
+void tui_fig_opts(plot_opts *o, int w, int h, const tui_view *v, const char *title);
+void tui_fig_paint(WINDOW *w, int y, int x, plot_canvas *c, const char *err);
 
 /* Where the batch panel puts its cells for an inside width iw (used by the mouse too),
  * and the first matrix row it shows for a cursor row and an inside height ih. */

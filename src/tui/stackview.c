@@ -113,24 +113,6 @@ void tui_stack_stop(tui_stack_data *d) {
   d->started = 0;
 }
 
-static void opts_for(plot_opts *o, int w, int h, const tui_view *v, const char *title) {
-  plot_opts_init(o);
-  o->width = w;
-  o->height = h;
-  o->glyphs = v->ascii ? PLOT_GLYPHS_ASCII : PLOT_GLYPHS_BLOCKS;
-  o->color = v->colors > 0;
-  o->title = title;
-}
-
-static void paint(WINDOW *w, int y, int x, plot_canvas *c, const char *err) {
-  if (!c) {
-    tui_puts(w, y, x, PLOT_S_MARK, err[0] ? err : "no figure");
-    return;
-  }
-  tui_blit(w, y, x, c);
-  plot_canvas_free(c);
-}
-
 static void draw_locked(const tui_stack_data *d, WINDOW *w, const tui_view *v);
 
 void tui_draw_stack(tui_stack_data *d, WINDOW *w, const tui_view *v) {
@@ -194,17 +176,17 @@ static void draw_locked(const tui_stack_data *d, WINDOW *w, const tui_view *v) {
     }
   char err[PLOT_ERRLEN] = "";
   plot_opts o;
-  opts_for(&o, lw, fh, v, "std of h_k per layer (batch 512)");
+  tui_fig_opts(&o, lw, fh, v, "std of h_k per layer (batch 512)");
   o.logy = 1;
   o.xlabel = "layer";
-  paint(w, y, 1, plot_fig_lines(ser, 6, &o, 1, err), err);
+  tui_fig_paint(w, y, 1, plot_fig_lines(ser, 6, &o, 1, err), err);
   double bx[TUI_STACK_NB];
   for (int k = 0; k < TUI_STACK_NB; k++) bx[k] = tui_stack_batches[k];
   plot_xy bs[2] = {{bx, d->l20[0], TUI_STACK_NB, "batch norm"},
                    {bx, d->l20[1], TUI_STACK_NB, "layer norm"}};
-  opts_for(&o, rw, fh, v, "layer-20 std against batch");
+  tui_fig_opts(&o, rw, fh, v, "layer-20 std against batch");
   o.logx = 1;
   o.xlabel = "batch";
   err[0] = 0;
-  paint(w, y, 2 + lw, plot_fig_lines(bs, 2, &o, 1, err), err);
+  tui_fig_paint(w, y, 2 + lw, plot_fig_lines(bs, 2, &o, 1, err), err);
 }

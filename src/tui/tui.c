@@ -395,21 +395,9 @@ static int open_file(app *a, const char *path, const char *name, char *err) {
   return rc;
 }
 
-/* $XDG_STATE_HOME/normscope (or ~/.local/state/normscope) into buf; NULL without HOME. */
-static const char *state_dir(char *buf, size_t len) {
-  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  if (x && x[0] == '/')
-    snprintf(buf, len, "%s/normscope", x);
-  else if (home && home[0])
-    snprintf(buf, len, "%s/.local/state/normscope", home);
-  else
-    return NULL;
-  return buf;
-}
-
 const char *tui_last_state_path(char *buf, size_t len) {
   char dir[1024];
-  if (!state_dir(dir, sizeof dir)) return NULL;
+  if (!ns_file_state_dir(dir, sizeof dir)) return NULL;
   snprintf(buf, len, "%s/last.lua", dir);
   return buf;
 }
@@ -417,7 +405,7 @@ const char *tui_last_state_path(char *buf, size_t len) {
 /* Writes the state to last.lua on the way out (atomically), for --resume. */
 static void autosave(const app *a) {
   char dir[1024], path[1100], err[NS_ERRLEN];
-  if (!state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
+  if (!ns_file_state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
   snprintf(path, sizeof path, "%s/last.lua", dir);
   (void)nsx_save(&a->st, path, err);
 }

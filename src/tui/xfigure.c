@@ -12,24 +12,6 @@
 #include "plot/figure.h"
 #include "tui/screen.h"
 
-static void opts_for(plot_opts *o, int w, int h, const tui_view *v, const char *title) {
-  plot_opts_init(o);
-  o->width = w;
-  o->height = h;
-  o->glyphs = v->ascii ? PLOT_GLYPHS_ASCII : PLOT_GLYPHS_BLOCKS;
-  o->color = v->colors > 0;
-  o->title = title;
-}
-
-static void paint(WINDOW *w, int y, int x, plot_canvas *c, const char *err) {
-  if (!c) {
-    tui_puts(w, y, x, PLOT_S_MARK, err[0] ? err : "no figure");
-    return;
-  }
-  tui_blit(w, y, x, c);
-  plot_canvas_free(c);
-}
-
 static void fig_resid(const ns_result *r, WINDOW *w, int iw, int ih, const tui_view *v, char *err) {
   if (!r->resid_done) {
     tui_printf(w, 1, 1, PLOT_S_MARK, "no residual block: %s", r->resid_skip);
@@ -40,10 +22,10 @@ static void fig_resid(const ns_result *r, WINDOW *w, int iw, int ih, const tui_v
   snprintf(tp, sizeof tp, "J_pre = I + W J_N(x)  (rank %d)", r->rank_pre);
   snprintf(tq, sizeof tq, "J_post = J_N(x+Wx)(I+W)  (rank %d)", r->rank_post);
   plot_opts o;
-  opts_for(&o, half, ih, v, tp);
-  paint(w, 1, 1, plot_fig_heatmap(r->J_pre, r->rn, r->rn, &o, err), err);
-  opts_for(&o, half, ih, v, tq);
-  paint(w, 1, 3 + half, plot_fig_heatmap(r->J_post, r->rn, r->rn, &o, err), err);
+  tui_fig_opts(&o, half, ih, v, tp);
+  tui_fig_paint(w, 1, 1, plot_fig_heatmap(r->J_pre, r->rn, r->rn, &o, err), err);
+  tui_fig_opts(&o, half, ih, v, tq);
+  tui_fig_paint(w, 1, 3 + half, plot_fig_heatmap(r->J_post, r->rn, r->rn, &o, err), err);
 }
 
 static void fig_backward(const ns_result *r, WINDOW *w, int iw, int ih, const tui_view *v,
@@ -67,10 +49,10 @@ static void fig_backward(const ns_result *r, WINDOW *w, int iw, int ih, const tu
   snprintf(title, sizeof title, "upstream g and dL/dx = direct + via mean + via var%s",
            rows < n ? " (first 256)" : "");
   plot_opts o;
-  opts_for(&o, iw, ih, v, title);
+  tui_fig_opts(&o, iw, ih, v, title);
   o.labels = cols;
   o.nlabels = 5;
-  paint(w, 1, 1, plot_fig_heatmap(m, rows, 5, &o, err), err);
+  tui_fig_paint(w, 1, 1, plot_fig_heatmap(m, rows, 5, &o, err), err);
   free(m);
 }
 
@@ -89,8 +71,8 @@ static void fig_shift(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   else
     snprintf(title, sizeof title, "evaluation outputs on the batch matrix");
   plot_opts o;
-  opts_for(&o, iw, ih, v, title);
-  paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
+  tui_fig_opts(&o, iw, ih, v, title);
+  tui_fig_paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
 }
 
 void tui_draw_xfigure(const ns_state *s, const ns_result *r, tui_stack_data *stack, int xview,
