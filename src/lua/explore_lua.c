@@ -111,6 +111,7 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   if (lua_type(L, -1) != LUA_TSTRING)
     luaL_error(L, "set: %s: file must be a path string, got %s", field, type_of(L, -1));
   const char *path = lua_tostring(L, -1);
+  nsl_checkfiles(L, path);
   lua_getfield(L, idx, "tensor"); /* the tensor of a .safetensors file with several */
   const char *name = lua_tostring(L, -1);
   if (!lua_isnil(L, -1) && !name)
@@ -786,6 +787,7 @@ static int l_save(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   const char *path = luaL_checkstring(L, a);
+  nsl_checkfiles(L, path);
   char err[NS_ERRLEN];
   if (nsx_save(c->s, path, err) != 0) return luaL_error(L, "save: %s: %s", path, err);
   lua_pushboolean(L, 1);
@@ -854,9 +856,12 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   m.f = lua_getallocf(L, &m.ud);
   m.limit = STATE_FILE_MEMORY;
   lua_setallocf(L, budget_alloc, &m);
+  /* the caller's hook (a lesson's instruction budget, the REPL's interrupt) comes back after */
+  lua_Hook old_hook = lua_gethook(L);
+  int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
   int rc = lua_pcall(L, 0, 0, 0);
-  lua_sethook(L, NULL, 0, 0);
+  lua_sethook(L, old_hook, old_mask, old_count);
   lua_setallocf(L, m.f, m.ud);
   if (rc == LUA_ERRMEM && m.refused) {
     lua_pop(L, 1);
@@ -891,6 +896,7 @@ static int l_load(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   const char *path = luaL_checkstring(L, a);
+  nsl_checkfiles(L, path);
   char err[NS_ERRLEN];
   size_t len = 0;
   nsl_gcmeta(L, "normscope.explore.load", loadbox_gc);

@@ -27,6 +27,7 @@
 #include "core/dtype.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
+#include "lua/nsl_priv.h"
 
 /* The count hook runs every HOOK_EVERY VM instructions (often enough that the position it
  * keeps for memory errors is the line that failed, in all but the shortest bombs). */
@@ -654,6 +655,7 @@ static int sb_open(lua_State *L) {
     return lua_error(L);
   lua_call(L, 0, 0);
 
+  nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
   luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
   for (const char *const *d = ns_denied; *d; d++) {
     lua_pushnil(L);

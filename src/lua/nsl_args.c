@@ -42,6 +42,19 @@ const char *nsl_got(lua_State *L, int idx) {
   }
 }
 
+#define NOFILES_KEY "normscope.nofiles"
+
+void nsl_files_deny(lua_State *L) {
+  lua_pushboolean(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, NOFILES_KEY);
+}
+
+void nsl_checkfiles(lua_State *L, const char *what) {
+  int denied = lua_getfield(L, LUA_REGISTRYINDEX, NOFILES_KEY) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (denied) luaL_error(L, "%s: a lesson runs in a sandbox and cannot read or write files", what);
+}
+
 int nsl_opttable(lua_State *L, int arg, const char *what) {
   if (lua_isnoneornil(L, arg)) return 0;
   if (lua_type(L, arg) != LUA_TTABLE)

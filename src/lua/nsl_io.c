@@ -21,6 +21,7 @@ static const char *checkpath(lua_State *L, int arg) {
   const char *p = lua_tolstring(L, arg, &len);
   if (len == 0) nsl_argerror(L, arg, "path is empty");
   if (strlen(p) != len) nsl_argerror(L, arg, "path contains a NUL byte");
+  nsl_checkfiles(L, p);
   if (ns_file_kind_of(p) == NS_FILE_UNKNOWN)
     nsl_argerror(L, arg, "%s: unknown file type (the name must end in .npy, .csv or .safetensors)",
                  p);

@@ -24,6 +24,13 @@
 /* ---- nsl_args.c: argument checks. Each raises "bad argument #arg to 'f' (...)"
  * naming `what` (an argument or a field such as "spec.axes") and what it got. ---- */
 
+/* Files: a sandbox (a lesson) calls nsl_files_deny once on its state; from then on every
+ * function of the binding that would read or write a file (ns.load/save/tensors/audit of a
+ * path, set{x={file=}}, an explorer's save/load) calls nsl_checkfiles first, which raises
+ * "<what>: ... cannot read or write files" instead. */
+void nsl_files_deny(lua_State *L);
+void nsl_checkfiles(lua_State *L, const char *what);
+
 /* Raises "bad argument #arg to 'f' (formatted message)". Never returns. */
 int nsl_argerror(lua_State *L, int arg, const char *fmt, ...);
 /* A short description of the value at idx for the end of a message ("got ..."):

@@ -8,6 +8,8 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-claim-unknown.lua tests/lessons/hostile-collectgarbage.lua \
 	tests/lessons/hostile-concat.lua tests/lessons/hostile-dump.lua \
 	tests/lessons/hostile-error-table.lua tests/lessons/hostile-io.lua \
+	tests/lessons/hostile-explorer-save.lua tests/lessons/hostile-explorer-load.lua \
+	tests/lessons/hostile-set-file.lua tests/lessons/hostile-audit-file.lua \
 	tests/lessons/hostile-loop-pcall.lua tests/lessons/hostile-loop.lua \
 	tests/lessons/hostile-memory.lua tests/lessons/hostile-ns-save.lua \
 	tests/lessons/hostile-os.lua tests/lessons/hostile-rep-method.lua \

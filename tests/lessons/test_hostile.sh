@@ -55,6 +55,10 @@ hostile claim-unknown 3 "claim: unknown id 'no-such-claim'"
 hostile tensors 3 "memory limit exceeded: tensors hold"
 hostile gc 3 "lessons cannot set __gc"
 hostile pattern 3 "string.find: a pattern with 40 repetitions on 40 bytes"
+hostile explorer-save 3 "cannot read or write files"
+hostile explorer-load 3 "cannot read or write files"
+hostile set-file 2 "cannot read or write files"
+hostile audit-file 2 "cannot read or write files"
 
 # many large temporaries are not a bomb: the collector gives their memory back in time
 if timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
