@@ -141,13 +141,15 @@ static void fig_chan_hists(const ns_state *s, const ns_result *r, WINDOW *w, int
     xs[j] = (plot_set){buf + j * per, cnt[j], names[j]};
     ys[j] = (plot_set){buf + (np + j) * per, cnt[j], names[j]};
   }
-  char shape[64], tx[160], ty[96], more[96] = "";
+  char shape[64], tx[128], ty[128], more[64] = "";
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
+  snprintf(tx, sizeof tx, "x %s, channels: axis 2", shape);
   if (np < L.C)
-    snprintf(more, sizeof more, "; %zu of %zu channels, %zu left out", np, L.C, L.C - np);
-  snprintf(tx, sizeof tx, "x %s per channel (axis 2)%s%s", shape, more,
+    snprintf(more, sizeof more, ": %zu of %zu channels", np, L.C);
+  else
+    snprintf(more, sizeof more, " per channel");
+  snprintf(ty, sizeof ty, "y = %s(x)%s%s", ns_kind_name(s->kind), more,
            per < inchan ? " (first values)" : "");
-  snprintf(ty, sizeof ty, "y = %s(x) per channel", ns_kind_name(s->kind));
   int half = (iw - 2) / 2;
   plot_opts o;
   tui_fig_opts(&o, half, h, v, tx);
@@ -208,7 +210,13 @@ static void fig_input(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   int rank = s->x->rank;
   int perchan = rank >= 3;
   int bars = rank >= 3 || (rank == 2 && s->source && s->source[0]);
-  int top = bars ? ih / 2 : ih;
+  /* the bars take what their channels need (title, one row each, the axis, a note), at
+   * most half; the histograms the rest */
+  int top = ih;
+  if (bars) {
+    size_t need = chan_layout(s->x).C + 5;
+    top = ih - (need < (size_t)(ih / 2) ? (int)need : ih / 2);
+  }
   if (perchan) {
     fig_chan_hists(s, r, w, 1, iw, top, v, err);
   } else {
@@ -404,7 +412,7 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, int i
                       {px[2], py[2], np[2], "bulk 1/s"},
                       {cx, cy, nc, now}};
     plot_opts o;
-    tui_fig_opts(&o, half, ih, v, "eigenvalues of J against eps (closed form, exact map)");
+    tui_fig_opts(&o, half, ih, v, "eigenvalues of J against eps (closed form)");
     o.logx = o.logy = 1;
     o.xlabel = "eps";
     tui_fig_paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
@@ -459,13 +467,13 @@ static void fig_modes(const ns_state *s, const ns_result *r, WINDOW *w, int y0, 
   if (hi >= lo)
     for (int i = 0; i < ND; i++) dx[nd++] = lo + (hi - lo) * i / (ND - 1);
   char name[64], title[128];
-  snprintf(name, sizeof name, "eval mode (%s running stats)", r->est[k].name);
-  snprintf(title, sizeof title, "eval-mode against train-mode y, %zu x %zu eval batch", r->eval_n,
+  snprintf(name, sizeof name, "eval mode (%s)", r->est[k].name);
+  snprintf(title, sizeof title, "y in eval mode against train mode (%zu x %zu)", r->eval_n,
            r->train_d);
   plot_xy ser[2] = {{r->eval_y, r->est[k].y, n, name}, {dx, dx, nd, "equal (no gap)"}};
   plot_opts o;
   tui_fig_opts(&o, fw, fh, v, title);
-  o.xlabel = "train mode: y under the batch's own statistics";
+  o.xlabel = "train mode (the batch's own statistics)";
   (void)s;
   tui_fig_paint(w, y0, x0, plot_fig_lines(ser, 2, &o, 0, err), err);
 }
@@ -490,9 +498,9 @@ static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
     vs[k] = (plot_xy){bx, r->trace_var[k], nb, names[k]};
   }
   plot_opts o;
-  tui_fig_opts(&o, half, top, v, "running mean (feature 1) against merged batches");
+  tui_fig_opts(&o, half, top, v, "running mean of feature 1");
   tui_fig_paint(w, 1, 1, plot_fig_lines(ms, 3, &o, 1, err), err);
-  tui_fig_opts(&o, half, ih - top, v, "running var (feature 1) against merged batches");
+  tui_fig_opts(&o, half, ih - top, v, "running var of feature 1");
   o.xlabel = "batches merged";
   tui_fig_paint(w, 1 + top, 1, plot_fig_lines(vs, 3, &o, 1, err), err);
   free(bx);
