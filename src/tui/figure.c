@@ -272,7 +272,8 @@ static void fig_output(const ns_state *s, const ns_result *r, WINDOW *w, int iw,
  * input scale a on a log axis, for the state's eps and a second eps 100 times larger (or
  * 1e-5 when the state's is 0). With eps = 0 the amplitude is 1 at every a; with eps > 0
  * it falls once a^2 var(x) drops below eps, near a = sqrt(eps) / std(x). The sweep runs
- * on a leading slice of x (whole entries along axis 1) of at most FIG_MAXN elements. */
+ * on a leading slice of x (whole entries along axis 1) of at most FIG_MAXN elements, or
+ * on the first entry when that is larger (up to NS_EXPLORE_PROBE_LIMIT elements). */
 static void fig_amplitude(const ns_state *s, const ns_result *r, WINDOW *w, int y0, int x0, int fw,
                           int fh, const tui_view *v, char *err) {
   enum { NA = 49 };
@@ -287,6 +288,11 @@ static void fig_amplitude(const ns_state *s, const ns_result *r, WINDOW *w, int 
   double lo = pow(10, floor(log10(sqrt(e_lo) / sig)) - 2);
   double hi = pow(10, ceil(log10(sqrt(eps[1]) / sig)) + 2);
   size_t rows = s->x->shape[0], per = s->x->n / rows, take = rows;
+  if (per > NS_EXPLORE_PROBE_LIMIT) {
+    tui_printf(w, y0, x0, PLOT_S_MARK, "amplitude against a: one entry of x has %zu", per);
+    tui_printf(w, y0 + 1, x0, PLOT_S_MARK, "elements (drawn up to %d)", NS_EXPLORE_PROBE_LIMIT);
+    return;
+  }
   if (s->x->n > FIG_MAXN) take = FIG_MAXN / per > 0 ? FIG_MAXN / per : 1;
   ns_tensor *xs = take < rows ? ns_op_slice(s->x, 0, 0, take, err) : ns_tensor_copy(s->x);
   ns_tensor *ax = xs ? ns_tensor_copy(xs) : NULL;
