@@ -59,7 +59,7 @@ population mean is 3.]],
      focus = "train",
      figure = function(s)
        return ns.plot.box(means, {width = 72, height = 16, labels = labels(),
-                                  xlabel = "batch mean",
+                                  xlabel = "batch mean", ref = {3, "population mean 3"},
                                   title = "Fig. 13.3: 600 batch means per batch size"})
      end,
      claims = function(s)

@@ -222,6 +222,7 @@ batches by memory, use group norm; sequence models use layer norm.]],
        local labels = {}
        for i, m in ipairs(SIZES) do labels[i] = "m = " .. m end
        return ns.plot.box(MEANS, {width = 72, height = 12, labels = labels,
+                                  ref = {0, "population mean 0"},
                                   title = "200 batch means per batch size"})
      end,
      try = {text = [[

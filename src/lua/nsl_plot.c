@@ -24,7 +24,9 @@
  * (false hides it, true shows it for one series too), range ({lo, hi}: the value axis;
  * the y axis of lines and scatter; the colour scale of a heatmap), log (true or "x":
  * the x axis, the values of box and hist; "y" or "xy" for lines and scatter), bins and
- * density (hist), values (heatmap: false never prints numbers in the cells).
+ * density (hist), values (heatmap: false never prints numbers in the cells), ref (box: a
+ * reference line across every group at a value, e.g. the population value the groups
+ * estimate: a number, or {value, label} to name it in the legend).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,13 +45,23 @@ enum { K_HEATMAP = 1, K_LINES = 2, K_SCATTER = 4, K_BARS = 8, K_BOX = 16, K_HIST
 static const struct {
   const char *name;
   int kinds;
-} options[] = {
-    {"width", K_ALL},  {"height", K_ALL},   {"ascii", K_ALL},
-    {"color", K_ALL},  {"glyphs", K_ALL},   {"title", K_ALL},
-    {"xlabel", K_ALL}, {"ylabel", K_ALL},   {"labels", K_ALL},
-    {"legend", K_ALL}, {"range", K_ALL},    {"log", K_LINES | K_SCATTER | K_BOX | K_HIST},
-    {"bins", K_HIST},  {"density", K_HIST}, {"values", K_HEATMAP},
-    {NULL, 0}};
+} options[] = {{"width", K_ALL},
+               {"height", K_ALL},
+               {"ascii", K_ALL},
+               {"color", K_ALL},
+               {"glyphs", K_ALL},
+               {"title", K_ALL},
+               {"xlabel", K_ALL},
+               {"ylabel", K_ALL},
+               {"labels", K_ALL},
+               {"legend", K_ALL},
+               {"range", K_ALL},
+               {"log", K_LINES | K_SCATTER | K_BOX | K_HIST},
+               {"bins", K_HIST},
+               {"density", K_HIST},
+               {"values", K_HEATMAP},
+               {"ref", K_BOX},
+               {NULL, 0}};
 static const char *const kind_names[] = {"heatmap", "lines", "scatter", "bars", "box", "hist"};
 
 typedef struct {
@@ -248,6 +260,30 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
     o->has_range = 1, o->lo = lo, o->hi = hi;
     lua_pop(L, 2);
   }
+  lua_pop(L, 1);
+  ty = lua_getfield(L, arg, "ref");
+  if (ty == LUA_TNUMBER) {
+    o->has_ref = 1, o->ref = lua_tonumber(L, -1);
+  } else if (ty == LUA_TTABLE && lua_rawlen(L, -1) >= 1 && lua_rawlen(L, -1) <= 2) {
+    int t = lua_gettop(L);
+    if (lua_rawgeti(L, t, 1) != LUA_TNUMBER)
+      nsl_argerror(L, arg, "opts.ref[1] must be a number, got %s", nsl_got(L, -1));
+    o->has_ref = 1, o->ref = lua_tonumber(L, -1);
+    int lt = lua_rawgeti(L, t, 2);
+    if (lt == LUA_TSTRING) {
+      o->ref_label = lua_tostring(L, -1);
+      lua_rawseti(L, p->anchor, (lua_Integer)lua_rawlen(L, p->anchor) + 1); /* keep it */
+      lua_pushnil(L); /* stands in for the string popped below */
+    } else if (lt != LUA_TNIL) {
+      nsl_argerror(L, arg, "opts.ref[2] must be a string (the legend's name), got %s",
+                   nsl_got(L, -1));
+    }
+    lua_pop(L, 2); /* the label slot and the value */
+  } else if (ty != LUA_TNIL) {
+    nsl_argerror(L, arg, "opts.ref must be a number or {value, label}, got %s", nsl_got(L, -1));
+  }
+  if (o->has_ref && !isfinite(o->ref))
+    nsl_argerror(L, arg, "opts.ref must be finite, got %f", o->ref);
   lua_pop(L, 1);
 }
 

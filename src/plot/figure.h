@@ -61,6 +61,9 @@ typedef struct {
   int density;    /* hist: bar heights are densities (area 1) instead of counts */
   int values;     /* heatmap: -1 print values when they fit, 0 never, 1 always when possible */
   int color;      /* the consumer shows the colours (a heatmap then explains them) */
+  int has_ref;    /* box: a reference line at the value ref across every group */
+  double ref;
+  const char *ref_label; /* its legend entry (NULL: "reference <ref>") */
 } plot_opts;
 
 /* Defaults: 64 x 16, blocks, legend auto, values auto, nothing else. */
@@ -87,7 +90,9 @@ plot_canvas *plot_fig_heatmap(const double *m, size_t rows, size_t cols, const p
 plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int joined, char *err);
 /* Signed horizontal bars, one per row, from a zero line. */
 plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *err);
-/* Horizontal box plots, one group per row: median, quartiles, whiskers at 1.5 IQR. */
+/* Horizontal box plots, one group per row: median, quartiles, whiskers at 1.5 IQR; with
+ * o->has_ref, a dashed vertical line at o->ref through every row (a population value the
+ * groups estimate), named in the legend; the axis then reaches it unless o gives a range. */
 plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char *err);
 /* Histogram of ns <= PLOT_MAXSERIES sets on common bins (several: side by side). */
 plot_canvas *plot_fig_hist(const plot_set *s, size_t ns, const plot_opts *o, char *err);

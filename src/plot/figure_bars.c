@@ -83,8 +83,11 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
 
   plot_axis ax;
   plot_axis_make(&ax, lo, hi, 0, B / 10 + 1, keep);
-  double cpu = (double)(B - 1) / (ax.hi - ax.lo); /* cells per unit */
+  /* cells per unit, the same on both sides of a zero line that sits on a column: where
+   * the exact zero falls between two, the side that would overflow sets the scale */
+  double cpu = (double)(B - 1) / (ax.hi - ax.lo);
   int zc = (int)lround(-ax.lo * cpu);
+  if (ax.lo < 0 && ax.hi > 0) cpu = fmin(zc / -ax.lo, (B - 1 - zc) / ax.hi);
   int x0 = L + 1; /* first bar column */
   uint32_t vbar = f.ascii ? '|' : 0x2502;
   for (size_t i = 0; i < shown; i++) {
@@ -100,10 +103,9 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
     if (isnan(v[i]) || v[i] == 0) continue;
     int dir = v[i] > 0 ? 1 : -1;
     int room = dir > 0 ? B - 1 - zc : zc; /* cells between the zero line and the edge */
-    /* from the zero column to where v falls (both sides measured the same way) */
-    double u = isinf(v[i]) ? (dir > 0 ? B - 1 : 0) : (v[i] - ax.lo) * cpu;
-    double cellsf = dir > 0 ? u - zc : zc - u;
-    if (cellsf < 0) cellsf = 0;
+    /* |v| times the cells per unit from the zero line (so a value of 1e-17 draws
+     * nothing, whichever side) */
+    double cellsf = isinf(v[i]) ? room : fabs(v[i]) * cpu;
     int cut = isinf(v[i]) || !(cellsf <= room + 1e-9);
     if (cut) cellsf = room;
     long units = f.ascii ? lround(cellsf) * 8 : lround(cellsf * 8);
@@ -124,7 +126,7 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
   for (int q = 0; q < B; q++) plot_put(f.c, x0 + q, axrow, hbar, PLOT_S_AXIS);
   int lastend = -1;
   for (int i = 0; i < ax.n; i++) {
-    int col = x0 + (int)lround((ax.v[i] - ax.lo) * cpu);
+    int col = x0 + zc + (int)lround(ax.v[i] * cpu);
     plot_put(f.c, col, axrow, ax.v[i] == 0 ? (f.ascii ? '+' : 0x2534) : htick, PLOT_S_AXIS);
     int len = (int)strlen(ax.label[i]);
     int start = col - len / 2;

@@ -2,7 +2,10 @@
  *
  * Quartiles are numpy's default (linear between order statistics); the whiskers
  * reach the most extreme values within 1.5 IQR of the box (Tukey, as matplotlib
- * draws them); values beyond are outliers, each marked where it falls. */
+ * draws them); values beyond are outliers, each marked where it falls. An optional
+ * reference line (o->ref) crosses every row at one value, drawn over the whiskers and
+ * quartiles and under the median and the outliers, so both stay readable where they
+ * meet it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +82,22 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
   }
   int keep = o->has_range;
   if (keep) lo = o->lo, hi = o->hi;
+  /* the reference line, when the axis can show it (it widens an automatic axis) */
+  int ref = 0;
+  if (o->has_ref) {
+    if (!isfinite(o->ref))
+      fig_note(&f, "the reference line (%g) left out: not finite", o->ref);
+    else if (o->logx && o->ref <= 0)
+      fig_note(&f, "the reference line (%g) left out: <= 0 on a log axis", o->ref);
+    else if (keep && (o->ref < lo || o->ref > hi))
+      fig_note(&f, "the reference line (%g) lies outside the range", o->ref);
+    else
+      ref = 1;
+    if (ref && !keep) {
+      if (o->ref < lo) lo = o->ref;
+      if (o->ref > hi) hi = o->ref;
+    }
+  }
   if (!(hi > lo)) {
     if (o->logx)
       lo /= 3, hi *= 3;
@@ -97,12 +116,19 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
   if (L > f.W / 3) L = f.W / 3;
   int B = f.W - L - 1;
   const int ascii = f.ascii;
-  fig_entry e[4] = {{ascii ? "|-|" : "\u251c\u2500\u2524", "whiskers (1.5 IQR)", PLOT_S_SERIES1},
+  char refname[96];
+  if (o->ref_label && *o->ref_label)
+    snprintf(refname, sizeof refname, "%s", o->ref_label);
+  else
+    snprintf(refname, sizeof refname, "reference %g", o->ref);
+  fig_entry e[5] = {{ascii ? "|-|" : "\u251c\u2500\u2524", "whiskers (1.5 IQR)", PLOT_S_SERIES1},
                     {ascii ? "=" : "\u2592", "quartiles", PLOT_S_SERIES1},
                     {ascii ? "#" : "\u2588", "median", PLOT_S_SERIES0},
-                    {ascii ? "o" : "\u2022", "outliers", PLOT_S_MARK}};
+                    {ascii ? "o" : "\u2022", "outliers", PLOT_S_MARK},
+                    {ascii ? ":" : "\u250a", refname, PLOT_S_GOOD}};
+  int ne = ref ? 5 : 4;
   int legend = o->legend != 0;
-  int lrows = legend ? fig_legend_rows(&f, e, 4) : 0;
+  int lrows = legend ? fig_legend_rows(&f, e, ne) : 0;
   int top = fig_heading(&f, 1);
   int xl = o->xlabel && *o->xlabel ? 1 : 0;
   if (B < 4 || top + 3 + xl + lrows > f.H) {
@@ -139,6 +165,13 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
     plot_put(f.c, x0 + a, row, ascii ? '|' : 0x251c, PLOT_S_SERIES1);
     plot_put(f.c, x0 + b, row, ascii ? '|' : 0x2524, PLOT_S_SERIES1);
     for (int q = q1; q <= q3; q++) plot_put(f.c, x0 + q, row, ascii ? '=' : 0x2592, PLOT_S_SERIES1);
+    if (ref) {
+      int rc = fig_px(&fr, o->ref);
+      int at = x0 + rc;
+      if (at >= f.c->w || f.c->cells[(size_t)row * (size_t)f.c->w + (size_t)at].ch !=
+                              (uint32_t)(ascii ? 'o' : 0x2022))
+        plot_put(f.c, x0 + rc, row, ascii ? ':' : 0x250a, PLOT_S_GOOD);
+    }
     plot_put(f.c, x0 + m, row, ascii ? '#' : 0x2588, PLOT_S_SERIES0);
   }
   int axrow = top + (int)shown;
@@ -162,7 +195,7 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
     if (x < 0 || x + len > f.W) x = len < f.W ? f.W - len : 0;
     plot_text(f.c, x, y++, f.W - x, o->xlabel, PLOT_S_LABEL);
   }
-  if (legend) y += fig_legend(&f, y, e, 4);
+  if (legend) y += fig_legend(&f, y, e, ne);
   y = fig_notes(&f, y);
   res = fig_finish(&f, y);
 done:

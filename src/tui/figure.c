@@ -1,11 +1,15 @@
 /* figure.c: the figure view: the focused panel's figure, drawn large with the plot layer
  * (plot/figure.h) and redrawn from the state and result at every change, like a panel.
  *
- *   Input      histograms of x and y
+ *   Input      histograms of x and y; per channel (axis 2) for a tensor of rank 3 or 4;
+ *              for those and a loaded matrix, bars of the per-channel mean and variance
+ *              of x and of y below (an axis mistake leaves y's not 0 and 1)
  *   Output     x, y, y(x+b) and y(ax) per coordinate
- *   Spectrum   the closed-form eigenvalues against eps (log axes), the current eps marked
+ *   Spectrum   the closed-form eigenvalues against eps (log axes), the current eps marked;
+ *              beside them the amplitude of N(a x) against a for two eps
  *   Batch      batch-norm and layer-norm heatmaps of the batch, side by side
- *   Train/eval the running mean and variance against the number of merged batches
+ *   Train/eval the running mean and variance against the number of merged batches; beside
+ *              them eval-mode against train-mode outputs on the evaluation batch
  *   Precision  the variance by raw moments, two-pass and Welford against an offset added
  *              to x (log axis), relative to the exact variance
  * Settings has no figure of its own; it shows the output's. Nothing here changes the state
@@ -18,6 +22,7 @@
 
 #include "core/moments.h"
 #include "core/spectrum.h"
+#include "core/tensor_ops.h"
 #include "plot/figure.h"
 #include "tui/screen.h"
 
@@ -46,23 +51,192 @@ static size_t firstn(size_t n) {
   return n < FIG_MAXN ? n : FIG_MAXN;
 }
 
+/* ---- input: histograms, per channel for a tensor of rank 3 or 4, and the per-channel
+ * statistics of x and of y for a loaded file ---------------------------------------------- */
+
+/* Channels are axis 2 (1-based), as DESIGN.md reads the shapes: C of (N,C,H,W) and
+ * (B,C,L), D of (B,D); the one batch norm keeps and group norm groups. */
+typedef struct {
+  size_t C, inner; /* channels; elements of one channel per leading index */
+} chanlayout;
+
+static chanlayout chan_layout(const ns_tensor *x) {
+  chanlayout L = {1, 1};
+  if (x->rank < 2) return L;
+  L.C = x->shape[1];
+  for (int k = 2; k < x->rank; k++) L.inner *= x->shape[k];
+  return L;
+}
+
+static size_t chan_of(const chanlayout *L, size_t i) {
+  return (i / L->inner) % L->C;
+}
+
+/* Per-channel mean and population variance of t (two passes; NaN or Inf stays in its
+ * channel's numbers, as the bars then say). mean, var: C each. */
+static void chan_moments(const ns_tensor *t, const chanlayout *L, double *mean, double *var,
+                         size_t *count) {
+  for (size_t c = 0; c < L->C; c++) mean[c] = var[c] = 0, count[c] = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t c = chan_of(L, i);
+    mean[c] += ns_tensor_get(t, i);
+    count[c]++;
+  }
+  for (size_t c = 0; c < L->C; c++) mean[c] = count[c] ? mean[c] / (double)count[c] : NAN;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t c = chan_of(L, i);
+    double d = ns_tensor_get(t, i) - mean[c];
+    var[c] += d * d;
+  }
+  for (size_t c = 0; c < L->C; c++) var[c] = count[c] ? var[c] / (double)count[c] : NAN;
+}
+
+/* The channels the histograms show: the first k, with the cursor's channel in the last
+ * place when it is not among them. Returns how many (<= k). */
+static size_t chan_pick(size_t C, size_t k, size_t cursor, size_t *pick) {
+  size_t n = C < k ? C : k;
+  for (size_t j = 0; j < n; j++) pick[j] = j;
+  if (n > 0 && cursor >= n && cursor < C) pick[n - 1] = cursor;
+  return n;
+}
+
+/* The flat index of the input panel's cursor (0 when it is elsewhere). */
+static size_t cursor_index(const ns_state *s, const tui_view *v) {
+  if (v->vs->focus != TUI_PANEL_INPUT || s->x->rank < 2) return 0;
+  size_t cols = s->x->shape[s->x->rank - 1], rows = s->x->n / cols;
+  size_t cr = v->vs->cursor_row < 0 ? 0 : (size_t)v->vs->cursor_row;
+  size_t cc = v->vs->cursor_col < 0 ? 0 : (size_t)v->vs->cursor_col;
+  if (cr >= rows) cr = rows - 1;
+  if (cc >= cols) cc = cols - 1;
+  return cr * cols + cc;
+}
+
+/* Histograms of x and y per channel, side by side, in rows y0 .. y0+h-1. */
+static void fig_chan_hists(const ns_state *s, const ns_result *r, WINDOW *w, int y0, int iw, int h,
+                           const tui_view *v, char *err) {
+  chanlayout L = chan_layout(s->x);
+  size_t pick[4], k = iw >= 110 ? 4 : 3;
+  size_t cur = chan_of(&L, cursor_index(s, v));
+  size_t np = chan_pick(L.C, k, cur, pick);
+  /* up to FIG_MAXN values of each picked channel, in index order */
+  size_t per = FIG_MAXN / (np ? np : 1);
+  double *buf = malloc(2 * np * per * sizeof *buf + 1);
+  if (!buf) return;
+  size_t cnt[4] = {0, 0, 0, 0}, full = 0;
+  for (size_t i = 0; i < s->x->n && full < np; i++) {
+    size_t c = chan_of(&L, i);
+    for (size_t j = 0; j < np; j++)
+      if (pick[j] == c && cnt[j] < per) {
+        buf[j * per + cnt[j]] = ns_tensor_get(s->x, i);
+        buf[(np + j) * per + cnt[j]] = r->norm.y ? ns_tensor_get(r->norm.y, i) : NAN;
+        if (++cnt[j] == per) full++;
+      }
+  }
+  char names[4][24];
+  plot_set xs[4], ys[4];
+  size_t inchan = s->x->n / L.C;
+  for (size_t j = 0; j < np; j++) {
+    snprintf(names[j], sizeof names[j], "c%zu%s", pick[j] + 1,
+             pick[j] == cur && cur >= np - 1 && np < L.C ? " (cursor)" : "");
+    xs[j] = (plot_set){buf + j * per, cnt[j], names[j]};
+    ys[j] = (plot_set){buf + (np + j) * per, cnt[j], names[j]};
+  }
+  char shape[64], tx[128], ty[128], more[64] = "";
+  ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
+  snprintf(tx, sizeof tx, "x %s, channels: axis 2", shape);
+  if (np < L.C)
+    snprintf(more, sizeof more, ": %zu of %zu channels", np, L.C);
+  else
+    snprintf(more, sizeof more, " per channel");
+  snprintf(ty, sizeof ty, "y = %s(x)%s%s", ns_kind_name(s->kind), more,
+           per < inchan ? " (first values)" : "");
+  int half = (iw - 2) / 2;
+  plot_opts o;
+  tui_fig_opts(&o, half, h, v, tx);
+  tui_fig_paint(w, y0, 1, plot_fig_hist(xs, np, &o, err), err);
+  tui_fig_opts(&o, half, h, v, ty);
+  tui_fig_paint(w, y0, 3 + half, plot_fig_hist(ys, np, &o, err), err);
+  free(buf);
+}
+
+/* Bars of the per-channel mean and variance of x and of y in rows y0 .. y0+h-1: after a
+ * normalization along the channels' axes, y's means are 0 and its variances 1 (less
+ * eps); normalizing the wrong axes shows as bars that are not. */
+static void fig_chan_bars(const ns_state *s, const ns_result *r, WINDOW *w, int y0, int iw, int h,
+                          const tui_view *v, char *err) {
+  chanlayout L = chan_layout(s->x);
+  size_t C = L.C;
+  double *st = malloc(4 * C * sizeof *st);
+  size_t *count = malloc(C * sizeof *count);
+  char(*lab)[24] = malloc(C * sizeof *lab);
+  const char **labs = malloc(C * sizeof *labs);
+  if (!st || !count || !lab || !labs || !r->norm.y) {
+    free(st), free(count), free(lab), free(labs);
+    tui_puts(w, y0, 1, PLOT_S_MARK, "no output to draw");
+    return;
+  }
+  chan_moments(s->x, &L, st, st + C, count);
+  chan_moments(r->norm.y, &L, st + 2 * C, st + 3 * C, count);
+  for (size_t c = 0; c < C; c++) {
+    snprintf(lab[c], sizeof lab[c], "c%zu", c + 1);
+    labs[c] = lab[c];
+  }
+  /* y's bars on fixed scales, so 0 and 1 read as such: means on [-m, m] with m >= 1,
+   * variances on [0, max(2, largest)] */
+  double my = 1, vy = 2;
+  for (size_t c = 0; c < C; c++) {
+    if (isfinite(st[2 * C + c]) && fabs(st[2 * C + c]) > my) my = fabs(st[2 * C + c]);
+    if (isfinite(st[3 * C + c]) && st[3 * C + c] > vy) vy = st[3 * C + c];
+  }
+  static const char *const what[4] = {"mean of x", "var of x", "mean of y (0?)", "var of y (1?)"};
+  int q = (iw - 3) / 4;
+  for (int k = 0; k < 4; k++) {
+    plot_opts o;
+    tui_fig_opts(&o, q, h, v, what[k]);
+    o.labels = labs;
+    o.nlabels = C;
+    if (k >= 2) {
+      o.has_range = 1;
+      o.lo = k == 2 ? -my : 0;
+      o.hi = k == 2 ? my : vy;
+    }
+    tui_fig_paint(w, y0, 1 + k * (q + 1), plot_fig_bars(st + (size_t)k * C, C, &o, err), err);
+  }
+  free(st), free(count), free(lab), free(labs);
+}
+
 static void fig_input(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
                       const tui_view *v, char *err) {
-  size_t n = firstn(s->x->n);
-  double *xv = malloc(2 * n * sizeof *xv);
-  if (!xv) return;
-  for (size_t i = 0; i < n; i++) {
-    xv[i] = ns_tensor_get(s->x, i);
-    xv[n + i] = r->norm.y ? ns_tensor_get(r->norm.y, i) : NAN;
+  int rank = s->x->rank;
+  int perchan = rank >= 3;
+  int bars = rank >= 3 || (rank == 2 && s->source && s->source[0]);
+  /* the bars take what their channels need (title, one row each, the axis, a note), at
+   * most half; the histograms the rest */
+  int top = ih;
+  if (bars) {
+    size_t need = chan_layout(s->x).C + 5;
+    top = ih - (need < (size_t)(ih / 2) ? (int)need : ih / 2);
   }
-  plot_set sets[2] = {{xv, n, "x"}, {xv + n, n, "y"}};
-  plot_opts o;
-  char title[96];
-  snprintf(title, sizeof title, "x and y = %s(x): histograms%s", ns_kind_name(s->kind),
-           n < s->x->n ? " (first 4096 values)" : "");
-  tui_fig_opts(&o, iw, ih, v, title);
-  tui_fig_paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
-  free(xv);
+  if (perchan) {
+    fig_chan_hists(s, r, w, 1, iw, top, v, err);
+  } else {
+    size_t n = firstn(s->x->n);
+    double *xv = malloc(2 * n * sizeof *xv);
+    if (!xv) return;
+    for (size_t i = 0; i < n; i++) {
+      xv[i] = ns_tensor_get(s->x, i);
+      xv[n + i] = r->norm.y ? ns_tensor_get(r->norm.y, i) : NAN;
+    }
+    plot_set sets[2] = {{xv, n, "x"}, {xv + n, n, "y"}};
+    plot_opts o;
+    char title[96];
+    snprintf(title, sizeof title, "x and y = %s(x): histograms%s", ns_kind_name(s->kind),
+             n < s->x->n ? " (first 4096 values)" : "");
+    tui_fig_opts(&o, iw, top, v, title);
+    tui_fig_paint(w, 1, 1, plot_fig_hist(sets, 2, &o, err), err);
+    free(xv);
+  }
+  if (bars) fig_chan_bars(s, r, w, 1 + top, iw, ih - top, v, err);
 }
 
 static void fig_output(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
@@ -94,15 +268,97 @@ static void fig_output(const ns_state *s, const ns_result *r, WINDOW *w, int iw,
   free(d);
 }
 
-/* The closed-form spectrum for eps over 10^-12 .. 10^2 and at the state's eps. */
+/* The eps/scale transition: the RMS of N(a x) (gamma 1, beta 0, train mode) against the
+ * input scale a on a log axis, for the state's eps and a second eps 100 times larger (or
+ * 1e-5 when the state's is 0). With eps = 0 the amplitude is 1 at every a; with eps > 0
+ * it falls once a^2 var(x) drops below eps, near a = sqrt(eps) / std(x). The sweep runs
+ * on a leading slice of x (whole entries along axis 1) of at most FIG_MAXN elements, or
+ * on the first entry when that is larger (up to NS_EXPLORE_PROBE_LIMIT elements). */
+static void fig_amplitude(const ns_state *s, const ns_result *r, WINDOW *w, int y0, int x0, int fw,
+                          int fh, const tui_view *v, char *err) {
+  enum { NA = 49 };
+  double eps[2] = {s->eps, s->eps > 0 ? 100 * s->eps : 1e-5};
+  double sig = r->x_std > 0 ? r->x_std : r->x_rms;
+  if (!(sig > 0) || !isfinite(sig)) {
+    tui_puts(w, y0, x0, PLOT_S_MARK, "amplitude against a: x has no spread to scale");
+    return;
+  }
+  /* the a range: two decades either side of both transitions */
+  double e_lo = eps[0] > 0 ? eps[0] : eps[1];
+  double lo = pow(10, floor(log10(sqrt(e_lo) / sig)) - 2);
+  double hi = pow(10, ceil(log10(sqrt(eps[1]) / sig)) + 2);
+  size_t rows = s->x->shape[0], per = s->x->n / rows, take = rows;
+  if (per > NS_EXPLORE_PROBE_LIMIT) {
+    tui_printf(w, y0, x0, PLOT_S_MARK, "amplitude against a: one entry of x has %zu", per);
+    tui_printf(w, y0 + 1, x0, PLOT_S_MARK, "elements (drawn up to %d)", NS_EXPLORE_PROBE_LIMIT);
+    return;
+  }
+  if (s->x->n > FIG_MAXN) take = FIG_MAXN / per > 0 ? FIG_MAXN / per : 1;
+  ns_tensor *xs = take < rows ? ns_op_slice(s->x, 0, 0, take, err) : ns_tensor_copy(s->x);
+  ns_tensor *ax = xs ? ns_tensor_copy(xs) : NULL;
+  if (!xs || !ax) {
+    ns_tensor_free(xs), ns_tensor_free(ax);
+    tui_puts(w, y0, x0, PLOT_S_MARK, "amplitude against a: out of memory");
+    return;
+  }
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  spec.gamma = spec.beta = NULL;
+  spec.ngamma = spec.nbeta = 0;
+  spec.mode = NS_MODE_TRAIN;
+  spec.running = NULL;
+  double av[NA], amp[2][NA];
+  int failed = 0;
+  for (int i = 0; i < NA; i++) {
+    av[i] = lo * pow(hi / lo, (double)i / (NA - 1));
+    for (size_t j = 0; j < xs->n; j++) ns_tensor_set(ax, j, av[i] * ns_tensor_get(xs, j));
+    for (int k = 0; k < 2; k++) {
+      spec.eps = eps[k];
+      ns_norm_result nr = {0};
+      char e2[NS_ERRLEN];
+      double sq = 0;
+      if (ns_normalize(ax, &spec, &nr, e2) == 0) {
+        for (size_t j = 0; j < nr.y->n; j++) {
+          double y = ns_tensor_get(nr.y, j);
+          sq += y * y;
+        }
+        amp[k][i] = sqrt(sq / (double)nr.y->n);
+      } else {
+        amp[k][i] = NAN, failed = 1;
+        snprintf(err, PLOT_ERRLEN, "%s", e2);
+      }
+      ns_norm_result_free(&nr);
+    }
+  }
+  char l0[48], l1[48], title[128];
+  snprintf(l0, sizeof l0, "eps %g (now)", eps[0]);
+  snprintf(l1, sizeof l1, s->eps > 0 ? "eps %g (100x)" : "eps %g (default)", eps[1]);
+  snprintf(title, sizeof title, "amplitude RMS N(a x) against a%s",
+           take < rows ? " (leading rows)" : "");
+  plot_xy ser[2] = {{av, amp[0], NA, l0}, {av, amp[1], NA, l1}};
+  plot_opts o;
+  tui_fig_opts(&o, fw, fh, v, title);
+  o.logx = 1;
+  o.xlabel = "input scale a (gamma 1, beta 0)";
+  if (failed)
+    tui_printf(w, y0, x0, PLOT_S_MARK, "amplitude: %s", err);
+  else
+    tui_fig_paint(w, y0, x0, plot_fig_lines(ser, 2, &o, 1, err), err);
+  ns_tensor_free(xs);
+  ns_tensor_free(ax);
+}
+
+/* The closed-form spectrum for eps over 10^-12 .. 10^2 and at the state's eps (left), and
+ * the amplitude against the input scale (right). */
 static void fig_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
                          const tui_view *v, char *err) {
-  (void)r;
   enum { NEPS = 57 };
   size_t n = s->x->n;
+  int half = (iw - 2) / 2;
   if (n > NS_EXPLORE_JAC_LIMIT) {
-    tui_printf(w, 1, 1, PLOT_S_MARK, "x has %zu elements: the spectrum is drawn up to %d", n,
-               NS_EXPLORE_JAC_LIMIT);
+    tui_printf(w, 1, 1, PLOT_S_MARK, "x has %zu elements:", n);
+    tui_printf(w, 2, 1, PLOT_S_MARK, "the spectrum is drawn up to %d", NS_EXPLORE_JAC_LIMIT);
+    fig_amplitude(s, r, w, 1, 3 + half, iw - 2 - half, ih, v, err);
     return;
   }
   ns_spec spec;
@@ -140,8 +396,9 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, int i
     }
   }
   if (!closed) {
-    tui_puts(w, 1, 1, PLOT_S_MARK,
-             "no closed form for this spec (gamma varies within a statistic): see panel 4");
+    tui_puts(w, 1, 1, PLOT_S_MARK, "no closed form for this spec");
+    tui_puts(w, 2, 1, PLOT_S_MARK, "(gamma varies within a statistic):");
+    tui_puts(w, 3, 1, PLOT_S_MARK, "see panel 4");
   } else {
     /* the state's eps: its radial and bulk eigenvalues as a series of their own */
     double cx[64], cy[64];
@@ -161,13 +418,15 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, int i
                       {px[2], py[2], np[2], "bulk 1/s"},
                       {cx, cy, nc, now}};
     plot_opts o;
-    tui_fig_opts(&o, iw, ih, v, "eigenvalues of J against eps (closed form, exact map)");
+    tui_fig_opts(&o, half, ih, v, "eigenvalues of J against eps (closed form)");
     o.logx = o.logy = 1;
     o.xlabel = "eps";
     tui_fig_paint(w, 1, 1, plot_fig_lines(ser, 4, &o, 0, err), err);
   }
   free(e);
   free(buf);
+  err[0] = 0;
+  fig_amplitude(s, r, w, 1, 3 + half, iw - 2 - half, ih, v, err);
 }
 
 static void fig_batch(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
@@ -188,6 +447,45 @@ static void fig_batch(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   tui_fig_paint(w, 1, 3 + half, plot_fig_heatmap(r->ln, r->B, r->D, &o, err), err);
 }
 
+/* Train-mode against eval-mode outputs on the evaluation batch: each point one value of
+ * the batch, at its output under the batch's own statistics (x axis) and under the
+ * running statistics of the selected estimator (y axis); the diagonal is where the two
+ * modes agree. Each feature's points lie on a line of its own (both outputs are affine
+ * in x); the gap to the diagonal is the train/eval discrepancy. */
+static void fig_modes(const ns_state *s, const ns_result *r, WINDOW *w, int y0, int x0, int fw,
+                      int fh, const tui_view *v, char *err) {
+  int k = r->est_active >= 0 && r->est_active < 3 ? r->est_active : 0;
+  size_t n = r->eval_n * r->train_d;
+  if (!r->eval_y || !r->est[k].y || n == 0) {
+    tui_puts(w, y0, x0, PLOT_S_MARK, "no evaluation outputs");
+    return;
+  }
+  if (n > FIG_MAXN) n = FIG_MAXN;
+  /* the diagonal over the range of both */
+  enum { ND = 41 };
+  double lo = INFINITY, hi = -INFINITY, dx[ND];
+  for (size_t i = 0; i < n; i++) {
+    double a = r->eval_y[i], b = r->est[k].y[i];
+    if (isfinite(a)) lo = fmin(lo, a), hi = fmax(hi, a);
+    if (isfinite(b)) lo = fmin(lo, b), hi = fmax(hi, b);
+  }
+  size_t nd = 0;
+  if (hi >= lo)
+    for (int i = 0; i < ND; i++) dx[nd++] = lo + (hi - lo) * i / (ND - 1);
+  char name[64], title[128];
+  snprintf(name, sizeof name, "eval mode (%s)", r->est[k].name);
+  snprintf(title, sizeof title, "y in eval mode against train mode (%zu x %zu)", r->eval_n,
+           r->train_d);
+  plot_xy ser[2] = {{r->eval_y, r->est[k].y, n, name}, {dx, dx, nd, "equal (no gap)"}};
+  plot_opts o;
+  tui_fig_opts(&o, fw, fh, v, title);
+  o.xlabel = "train mode (the batch's own statistics)";
+  (void)s;
+  tui_fig_paint(w, y0, x0, plot_fig_lines(ser, 2, &o, 0, err), err);
+}
+
+/* The running mean and variance against the merged batches (left, one above the other)
+ * and the two modes' outputs on the evaluation batch (right). */
 static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, int ih,
                       const tui_view *v, char *err) {
   size_t nb = (size_t)s->train_batches;
@@ -198,7 +496,7 @@ static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
   double *bx = malloc(nb * sizeof *bx);
   if (!bx) return;
   for (size_t b = 0; b < nb; b++) bx[b] = (double)(b + 1);
-  int top = (ih - 1) / 2;
+  int top = (ih - 1) / 2, half = (iw - 2) / 2;
   static const char *const names[3] = {"momentum", "cumulative", "exact"};
   plot_xy ms[3], vs[3];
   for (int k = 0; k < 3; k++) {
@@ -206,12 +504,13 @@ static void fig_train(const ns_state *s, const ns_result *r, WINDOW *w, int iw, 
     vs[k] = (plot_xy){bx, r->trace_var[k], nb, names[k]};
   }
   plot_opts o;
-  tui_fig_opts(&o, iw, top, v, "running mean (feature 1) against merged batches");
+  tui_fig_opts(&o, half, top, v, "running mean of feature 1");
   tui_fig_paint(w, 1, 1, plot_fig_lines(ms, 3, &o, 1, err), err);
-  tui_fig_opts(&o, iw, ih - top, v, "running var (feature 1) against merged batches");
+  tui_fig_opts(&o, half, ih - top, v, "running var of feature 1");
   o.xlabel = "batches merged";
   tui_fig_paint(w, 1 + top, 1, plot_fig_lines(vs, 3, &o, 1, err), err);
   free(bx);
+  fig_modes(s, r, w, 1, 3 + half, iw - 2 - half, ih, v, err);
 }
 
 /* Relative error of each variance algorithm in the state's dtype and acc on x + offset,

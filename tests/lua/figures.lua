@@ -87,12 +87,39 @@ for k, b in ipairs(sizes) do
   labels[k] = tostring(b)
 end
 local fig3 = P.box(means, {labels = labels, width = 70, height = 14,
-  title = "sampling noise in batch statistics", xlabel = "estimated batch mean (population 3)",
-  ylabel = "batch size"})
+  title = "sampling noise in batch statistics", xlabel = "estimated batch mean",
+  ylabel = "batch size", ref = {3, "population mean 3"}})
 show("Fig. 13.3: batch-size noise", fig3)
 T.claim(claims, "n-batchmean-sd-2", ns.tensor(means[1]):std())
 T.claim(claims, "n-batchmean-sd-128", ns.tensor(means[7]):std())
 T.ok(fig3:find("\n128 ", 1, true) and fig3:find("\n  2 ", 1, true), "one row per batch size", fig3)
+-- the population mean is one dashed line through the rows, in the column of 3 on the axis
+-- (half-way between the ticks at 2 and 4; where a median sits on it, the median shows)
+do
+  local cols, ticks, labels_row = {}, {}, nil
+  local lines = {}
+  for l in (fig3 .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = l end
+  for i, l in ipairs(lines) do
+    if l:match("^ *%d+ ") then
+      local p = l:find("┊", 1, true)
+      if p then cols[#cols + 1] = utf8.len(l:sub(1, p - 1)) end
+    elseif l:match("^ +┬") then
+      local c = 0
+      for _, cp in utf8.codes(l) do
+        if cp == 0x252c then ticks[#ticks + 1] = c end
+        c = c + 1
+      end
+      labels_row = lines[i + 1]
+    end
+  end
+  -- the tick labels are -2 0 2 4 6 8: ticks 3 and 4 are the values 2 and 4
+  local want = labels_row and labels_row:match("^%s*%-2%s+0%s+2%s+4") and (ticks[3] + ticks[4]) / 2
+  local straight = #cols >= 3
+  for _, c in ipairs(cols) do straight = straight and want and math.abs(c - want) <= 0.5 end
+  T.ok(straight, "the population line crosses the rows at 3 on the axis (" .. #cols ..
+    " rows show it, the others' medians cover it)", fig3)
+  T.ok(fig3:find("┊ population mean 3", 1, true), "and the legend names it", fig3)
+end
 
 -- 4. Training vs shifted evaluation, overlaid histograms and the mean outputs (Fig. 13.4)
 local h = ns.rng(90)

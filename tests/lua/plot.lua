@@ -98,6 +98,26 @@ T.ok(has(P.heatmap(M, {labels = {rows = {"r1", "r2"}, cols = {"c1", "c2", "c3"}}
   "heatmap: row and column labels")
 T.ok(has(P.heatmap(M, {values = false, width = 40}), "sign"), "heatmap: values=false draws glyphs")
 T.ok(has(P.box({{1, 2, 3, 4, 50}}, {labels = {"g"}}), "outliers"), "box: a legend of its glyphs")
+-- the reference line: the same picture as the C golden (1..9 and 2,3,4,5,20, ref 6)
+do
+  local want = table.concat({
+    "a   ├───▒▒▒█▒┊▒▒───┤",
+    "b     ├─▒█▒▒ ┊                         •",
+    "  ┬────────┬─────────┬────────┬────────┬",
+    "  0        5        10       15       20",
+    "├─┤ whiskers (1.5 IQR)  ▒ quartiles",
+    "█ median  • outliers  ┊ population 6"}, "\n")
+  local groups = {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 3, 4, 5, 20}}
+  T.is(P.box(groups, {labels = {"a", "b"}, width = 40, height = 8, ref = {6, "population 6"}}),
+    want, "box: opts.ref = {value, label} draws the line and names it")
+  local plain = P.box(groups, {width = 40, height = 8, ref = 6})
+  T.ok(has(plain, "reference 6") and has(plain, "┊"), "box: opts.ref = value: 'reference 6'",
+    plain)
+  T.ok(has(P.box(groups, {width = 40, ascii = true, ref = 6}), ": reference 6"),
+    "box: the ASCII reference line is ':'")
+  T.ok(has(P.box(groups, {width = 40, ref = 50}), " 60"), "box: a far reference (50) widens the axis (to 60)")
+  T.ok(not has(P.box(groups, {width = 40}), "┊"), "box: no reference without opts.ref")
+end
 
 -- ---- degenerate data: never an error, always words ---------------------------------
 local nan, inf = 0 / 0, 1 / 0
@@ -112,6 +132,8 @@ local cases = {
   {"bars", {{0, 0}}, "every value is 0"}, {"bars", {{1, -inf}}, "1 Inf value cut at the edge"},
   {"box", {{}}, "nothing to plot"}, {"box", {{{nan, 1, 2}}}, "1 NaN value left out"},
   {"box", {{{}, {1}}}, "(no values)"},
+  {"box", {{{1, 2}}, {ref = 5, range = {0, 3}}}, "reference line (5) lies outside the range"},
+  {"box", {{{1, 2}}, {ref = -1, log = true}}, "left out: <= 0 on a log axis"},
   {"hist", {{}}, "nothing to plot"}, {"hist", {{2, 2, 2}}, "every value is 2"},
   {"hist", {{1, nan, inf}}, "1 NaN value left out; 1 Inf value left out"},
   {"hist", {{1, 2, 30}, {range = {0, 10}}}, "1 value outside the range left out"},
@@ -155,6 +177,11 @@ local errs = {
   {"xs has 1 arrays but ys has 2", P.scatter, {{1}}, {{1}, {2}}},
   {"values must be", P.bars, "x"},
   {"groups must be an array", P.box, 3},
+  {"opts.ref must be a number or {value, label}", P.box, {1}, {ref = "3"}},
+  {"opts.ref[1] must be a number", P.box, {1}, {ref = {"a"}}},
+  {"opts.ref[2] must be a string", P.box, {1}, {ref = {1, 2}}},
+  {"opts.ref must be finite", P.box, {1}, {ref = 0 / 0}},
+  {"opts.ref does not apply to bars", P.bars, {1}, {ref = 1}},
   {"values: at most 6 sets, got 7", P.hist, {{1}, {1}, {1}, {1}, {1}, {1}, {1}}},
   {"opts.labels has an unknown field", P.heatmap, {1}, {labels = {row = {"a"}}}},
 }

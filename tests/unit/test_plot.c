@@ -81,6 +81,21 @@ static plot_canvas *g_box(plot_opts *o, char *err) {
   o->width = 40, o->height = 8;
   return plot_fig_box(g, 2, o, err);
 }
+static plot_canvas *g_box_ref(plot_opts *o, char *err) {
+  /* 1..9 and (2, 3, 4, 5, 20) with a reference at 6: through a's upper quartile and b's
+   * right whisker gap; the automatic axis 0..20 already holds it */
+  static const double a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[5] = {2, 3, 4, 5, 20};
+  plot_set g[2] = {{a, 9, "a"}, {b, 5, "b"}};
+  o->width = 40, o->height = 8, o->has_ref = 1, o->ref = 6, o->ref_label = "population 6";
+  return plot_fig_box(g, 2, o, err);
+}
+static plot_canvas *g_box_ref_wide(plot_opts *o, char *err) {
+  /* a reference beyond the data (-4) widens the axis to reach it; no label: "reference -4" */
+  static const double a[5] = {1, 2, 3, 4, 5};
+  plot_set g = {a, 5, "a"};
+  o->width = 40, o->height = 8, o->has_ref = 1, o->ref = -4;
+  return plot_fig_box(&g, 1, o, err);
+}
 static plot_canvas *g_hist(plot_opts *o, char *err) {
   static const double v[10] = {1, 2, 2, 3, 3, 3, 4, 4, 4, 4};
   plot_set s = {v, 10, NULL};
@@ -134,6 +149,8 @@ static const struct {
     {"scatter-log", g_scatter_log, 7},
     {"bars", g_bars, 1 | 4},
     {"box", g_box, 1 | 4},
+    {"box-ref", g_box_ref, 1 | 4},
+    {"box-ref-wide", g_box_ref_wide, 1 | 4},
     {"hist", g_hist, 1 | 4},
     {"hist-two", g_hist2, 1 | 4},
     {"lines-degenerate", g_degenerate, 7},
@@ -427,6 +444,11 @@ static void properties(void) {
       ss[k] = (plot_set){ys + k * 300, npts, NAMES[k]};
     }
     if (kind == 4) o.bins = below(3) ? 0 : 1 + below(60), o.density = below(2);
+    /* box plots: now and then a reference line, anywhere (also off the axis or NaN) */
+    if (kind == 3 && below(2)) {
+      o.has_ref = 1, o.ref = value(style == 0 ? 1 : style);
+      if (below(2)) o.ref_label = "the ref";
+    }
     char err[PLOT_ERRLEN];
     plot_canvas *c = NULL;
     size_t nlegend = 0; /* series a legend must name */
@@ -443,6 +465,7 @@ static void properties(void) {
       break;
     case 3:
       c = plot_fig_box(ss, nser, &o, err);
+      if (o.has_ref && o.ref_label) nlegend = 1; /* the reference's own name */
       break;
     case 4:
       c = plot_fig_hist(ss, nser, &o, err);
@@ -482,7 +505,10 @@ static void properties(void) {
     if (kind == 2) nbad = nbad0; /* bars draw the first series only */
     if (drew && nlegend && o.height >= 14 && o.width >= 30)
       for (size_t k = 0; k < nlegend; k++)
-        if (!strstr(text, NAMES[k])) {
+        if (kind == 3 ? isfinite(o.ref) && !(o.logx && o.ref <= 0) &&
+                            !(o.has_range && (o.ref < o.lo || o.ref > o.hi)) &&
+                            !strstr(text, "the ref")
+                      : !strstr(text, NAMES[k])) {
           if (!fails[4]++) tap_diag("legend lacks %s:\n%s", NAMES[k], text);
           break;
         }
@@ -567,6 +593,21 @@ static void degenerate(void) {
   tap_ok(says(plot_fig_box(&sc, 1, &o, err), "median"), "box: constant");
   tap_ok(says(plot_fig_box(&s1, 1, &o, err), "\u2588"), "box: one value (its median)");
   tap_ok(says(plot_fig_box(&sm, 1, &o, err), "1 Inf value left out"), "box: Inf");
+  plot_opts rf = o;
+  rf.has_ref = 1, rf.ref = NAN;
+  tap_ok(says(plot_fig_box(&sc, 1, &rf, err), "reference line (nan) left out: not finite"),
+         "box: a NaN reference is left out, in words");
+  rf.ref = 9, rf.has_range = 1, rf.lo = 0, rf.hi = 5;
+  tap_ok(says(plot_fig_box(&sc, 1, &rf, err), "reference line (9) lies outside the range"),
+         "box: a reference outside the given range says so");
+  rf.has_range = 0, rf.logx = 1, rf.ref = -1;
+  tap_ok(says(plot_fig_box(&sc, 1, &rf, err), "left out: <= 0 on a log axis"),
+         "box: a reference <= 0 on a log axis says so");
+  rf.logx = 0, rf.ref = 2;
+  tap_ok(says(plot_fig_box(&sc, 1, &rf, err), "reference 2"),
+         "box: a constant group with its reference on the median: drawn, named");
+  tap_ok(says(plot_fig_box(&s0, 1, &rf, err), "nothing to plot"),
+         "box: no values and a reference: still nothing to plot");
 
   tap_ok(says(plot_fig_hist(&s0, 1, &o, err), "nothing to plot"), "hist: empty");
   tap_ok(says(plot_fig_hist(&sn, 1, &o, err), "3 NaN values left out"), "hist: NaN");
