@@ -118,14 +118,23 @@ typedef struct {
   size_t keep_stat[NKEEP];
   double *keep[NKEEP];
   size_t nkeep[NKEEP];
-  double done, total; /* progress, in elements over all passes */
-  ns_tensor *slice;   /* leading examples in memory */
-  size_t slice_ex;    /* examples in it */
+  size_t keep_at[NKEEP]; /* the element each points at (see audit.h's `at`) */
+  double keep_dev;       /* the largest |x - mean| in the outlying statistic */
+  double done, total;    /* progress, in elements over all passes */
+  ns_tensor *slice;      /* leading examples in memory */
+  size_t slice_ex;       /* examples in it */
 } actx;
 
 static void progress(actx *a, size_t add) {
   a->done += (double)add;
   if (a->o->progress) a->o->progress(a->o->progress_ctx, a->total > 0 ? a->done / a->total : 1);
+}
+
+/* 1 (with err) when the caller asked the run to stop. */
+static int stopped(const actx *a, char *err) {
+  if (!a->o->stop || !a->o->stop(a->o->progress_ctx)) return 0;
+  ns_explore_fail(err, "stopped");
+  return 1;
 }
 
 static void ctx_free(actx *a) {
@@ -244,6 +253,7 @@ static int pass1(actx *a, char *err) {
     for (int k = 0; k < r->rank; k++)
       if (a->marg[k].m && ns_stream_add(&a->marg[k], a->buf, len, err)) return -1;
     progress(a, len);
+    if (stopped(a, err)) return -1;
   }
   return 0;
 }
@@ -263,14 +273,21 @@ static int pass2(actx *a, char *err) {
       double d = a->buf[j] - a->st.m[s].mean; /* fourth moment about the exact mean */
       a->m4[s] += d * d * d * d;
       y[j] = (a->buf[j] - a->mean[s]) / a->denom[s];
-      for (int k = 0; k < NKEEP; k++)
-        if (s == a->keep_stat[k] && a->keep[k] && a->nkeep[k] < NS_AUDIT_KEEP)
-          a->keep[k][a->nkeep[k]++] = a->buf[j];
+      for (int k = 0; k < NKEEP; k++) {
+        if (s != a->keep_stat[k]) continue;
+        if (a->keep[k] && a->nkeep[k] < NS_AUDIT_KEEP) a->keep[k][a->nkeep[k]++] = a->buf[j];
+        double dev = fabs(a->buf[j] - a->mean[s]);
+        if (a->keep_at[k] == NS_AUDIT_NOWHERE || (k == KEEP_OUTLIER && dev > a->keep_dev)) {
+          a->keep_at[k] = first + j;
+          if (k == KEEP_OUTLIER) a->keep_dev = dev;
+        }
+      }
     }
     if ((rc = ns_stream_add_idx(&a->ymain, y, a->idx, len, err))) break;
     for (int l = 0; l < NS_LAYOUT_COUNT && rc == 0; l++)
       if (a->alt[l]) rc = ns_stream_add(&a->yalt[l], y, len, err);
     progress(a, len);
+    if (rc == 0 && stopped(a, err)) rc = -1;
   }
   free(y);
   return rc;
@@ -374,6 +391,23 @@ static void patch_spec(const actx *a, ns_audit_finding *f, ns_tensor *x, unsigne
   }
 }
 
+/* The finding on the audited tensor itself: the audit's kind, eps and groups over `axes`,
+ * pointing at element `at`. */
+static void here_spec(const actx *a, ns_audit_finding *f, unsigned axes, size_t at) {
+  ns_patch_init(&f->here);
+  ns_patch_set(&f->here, NS_F_KIND);
+  f->here.v.kind = a->r->kind;
+  ns_patch_set(&f->here, NS_F_AXES);
+  f->here.v.axes = axes;
+  ns_patch_set(&f->here, NS_F_EPS);
+  f->here.v.eps = a->r->eps;
+  if (a->r->kind == NS_KIND_GROUP) {
+    ns_patch_set(&f->here, NS_F_GROUPS);
+    f->here.v.groups = a->r->groups;
+  }
+  f->at = at;
+}
+
 /* The state's axes for the audit's reduction on the slice (0: the kind's default). */
 static unsigned state_axes(const actx *a) {
   return a->r->kind == NS_KIND_GROUP ? 0 : a->r->axes;
@@ -458,6 +492,7 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     if (s) ax = s;
   }
   patch_spec(a, f, patch_slice(a), ax, r->kind);
+  here_spec(a, f, ax, NS_AUDIT_NOWHERE);
   return 0;
 }
 
@@ -505,6 +540,7 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
   free(lv);
   patch_spec(a, f, values_tensor(a->keep[KEEP_DEAD], a->nkeep[KEEP_DEAD], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
+  here_spec(a, f, state_axes(a), count ? a->keep_at[KEEP_DEAD] : NS_AUDIT_NOWHERE);
   return rc;
 }
 
@@ -576,6 +612,9 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
   ns_patch_set(&f->patch, NS_F_DTYPE);
   f->patch.v.dtype = NS_FP32;
+  here_spec(a, f, state_axes(a), a->keep_at[KEEP_CANCEL]);
+  ns_patch_set(&f->here, NS_F_DTYPE);
+  f->here.v.dtype = NS_FP32;
   return 0;
 }
 
@@ -648,13 +687,17 @@ static int check_batch_dependence(actx *a, ns_audit_finding *f, char *err) {
         ns_tensor_set(f->batch, i * cols + j, v);
       }
     ns_patch_init(&f->patch);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
     if (finite) {
-      ns_patch_set(&f->patch, NS_F_BATCH);
-      f->patch.v.batch = f->batch;
-      ns_patch_set(&f->patch, NS_F_TARGET);
-      f->patch.v.target = 1;
-      ns_patch_set(&f->patch, NS_F_COMPANION);
-      f->patch.v.companion = 2;
+      ns_state_patch *ps[2] = {&f->patch, &f->here};
+      for (int k = 0; k < 2; k++) {
+        ns_patch_set(ps[k], NS_F_BATCH);
+        ps[k]->v.batch = f->batch;
+        ns_patch_set(ps[k], NS_F_TARGET);
+        ps[k]->v.target = 1;
+        ns_patch_set(ps[k], NS_F_COMPANION);
+        ps[k]->v.companion = 2;
+      }
     }
   }
   free(y0);
@@ -750,6 +793,7 @@ static int check_batch_size(actx *a, ns_audit_finding *f, char *err) {
     const char *labels[3] = {"alone", "other batch", "eval"};
     rc = fig_set(&f->fig, 1, "max |y - y_full| of example 1", bars, isnan(d_eval) ? 2 : 3, labels);
     patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
   }
   free(full);
   free(alone);
@@ -768,6 +812,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
          "function and the running statistics are not used",
          ns_kind_name(r->kind));
     patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
     return 0;
   }
   size_t ns = r->nstat, worst = 0;
@@ -799,6 +844,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
   patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
   ns_patch_set(&f->patch, NS_F_MODE);
   f->patch.v.mode = NS_MODE_EVAL;
+  here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
   return rc;
 }
 
@@ -830,6 +876,7 @@ static int check_outliers(actx *a, ns_audit_finding *f) {
   free(z);
   patch_spec(a, f, values_tensor(a->keep[KEEP_OUTLIER], a->nkeep[KEEP_OUTLIER], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
+  here_spec(a, f, state_axes(a), a->keep_at[KEEP_OUTLIER]);
   return rc;
 }
 
@@ -994,6 +1041,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   }
   /* which statistics' elements pass 2 keeps for the findings' explorer states */
   a.keep_stat[KEEP_DEAD] = dead;
+  for (int k = 0; k < NKEEP; k++) a.keep_at[k] = NS_AUDIT_NOWHERE;
   double worst_ratio = -1, worst_z = -1;
   for (size_t k = 0; k < ns; k++) {
     double v = a.st.m[k].m2 / a.st.m[k].n, mu = a.st.m[k].mean;
