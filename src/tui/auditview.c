@@ -317,7 +317,8 @@ int tui_audit_draw(app *a, const tui_view *v) {
     if (failed)
       tui_printf(w, 3, 1, PLOT_S_MARK, "the audit could not run: %s", err);
     else
-      tui_printf(w, 3, 1, PLOT_S_TEXT, "auditing... %d%%  (keys still work; a or Esc closes)", pct);
+      tui_printf(w, 3, 1, PLOT_S_TEXT, "auditing... %d%%%s  (keys still work; a or Esc closes)",
+                 pct, pct >= 100 ? ": the checks on the leading examples" : "");
     t->shown = failed ? -1 : pct;
   } else {
     t->shown = -1;
