@@ -72,6 +72,26 @@ T.is(ns.sha256(table.concat(parts)), want, "order=torch: the (8,128,768) output'
 local d64 = maxdiff(ns.normalize(xb, with {acc = "fp64"}), yb)
 T.diag(string.format("(8,128,768) randn: acc fp64 is %.3g from torch's output", d64))
 
+-- the audit's precision check: what numpy and torch would give, measured against their own
+-- outputs (numpy's float32 layer norm and torch's LayerNorm without weights, both fixtures)
+do
+  local r = ns.audit(dir .. "x.npy", {kind = "layer"})
+  local det = r.precision.detail
+  local ref = ns.normalize(x, {kind = "layer"}) -- fp64 on the file's values, the audit's reference
+  T.ok(det:find("on the first 4 examples", 1, true), "the precision check renormalizes all of x")
+  local dn = maxdiff(ns.load(dir .. "y_numpy.npy"), ref)
+  local dt = maxdiff(ns.load(dir .. "y_plain.npy"), ref)
+  T.ok(det:find(string.format("numpy float32 %.2g (mean and var sum pairwise", dn), 1, true),
+    string.format("precision: numpy's float32 drift is numpy's own (%.2g)", dn), det)
+  T.ok(det:find(string.format("torch float32 %.2g (its LayerNorm", dt), 1, true),
+    string.format("precision: torch's float32 drift is torch's own (%.2g)", dt), det)
+  local rb = ns.audit(dir .. "x.npy", {kind = "batch", axes = {1, 2}})
+  T.ok(rb.precision.detail:find("BatchNorm accumulates the float32 statistics in double: acc=fp64", 1,
+    true), "precision: batch norm says torch accumulates in double")
+  local rr = ns.audit(dir .. "x.npy", {kind = "rms"})
+  T.ok(rr.precision.detail:find("no such module", 1, true), "precision: rms norm has no torch module")
+end
+
 -- what the order refuses
 local ok, err = pcall(ns.normalize, x, {kind = "rms", dtype = "fp32", order = "torch"})
 T.ok(not ok and tostring(err):find("LayerNorm", 1, true), "order=torch refuses rms: " .. tostring(err))

@@ -10,6 +10,9 @@ accumulations).
                               the weights below, y_plain without weights
                               (elementwise_affine=False: torch's scalar loop).
   gamma.npy, beta.npy         the LayerNorm's weight and bias (768,).
+  y_numpy.npy                 the same layer norm written in numpy float32, as users write
+                              it: (x - x.mean(-1)) / np.sqrt(x.var(-1) + eps), no weights
+                              (numpy sums a contiguous row pairwise in float32).
   big.tsv                     the (8, 128, 768) input torch.manual_seed(0); torch.randn
                               (normscope rebuilds it with ns.torch_rng(0), bit for bit):
                               the sha256 of torch's output bytes (float32 little-endian)
@@ -46,6 +49,12 @@ with torch.no_grad():
     ln.bias.copy_(beta)
     y = ln(x)
     y_plain = torch.nn.LayerNorm(D, elementwise_affine=False)(x)
+
+xn = x.numpy()
+mu = xn.mean(axis=-1, keepdims=True)
+y_numpy = (xn - mu) / np.sqrt(xn.var(axis=-1, keepdims=True) + np.float32(1e-5))
+assert y_numpy.dtype == np.float32
+np.save(os.path.join(OUT, "y_numpy.npy"), y_numpy.astype("<f4"))
 
 for name, t in (("x", x), ("y", y), ("y_plain", y_plain), ("gamma", gamma), ("beta", beta)):
     np.save(os.path.join(OUT, name + ".npy"), t.numpy().astype("<f4"))
