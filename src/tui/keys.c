@@ -681,9 +681,8 @@ const tui_unbound tui_unbound_fields[] = {
     {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
     {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
     {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
-    {NS_F_ORDER,
-     "set{order=\"pairwise\"}: numpy's summation order (\"torch\": torch's LayerNorm; "
-     "\"sequential\": in index order)"},
+    {NS_F_ORDER, "set{order=\"pairwise\"}: numpy's summation order (\"torch\": torch's LayerNorm; "
+                 "\"sequential\": in index order)"},
     {NS_F_EVAL_SIZE, "set{eval_size=...}: evaluation batch size (0: batch_size)"},
     {NS_F_W, "set{W={...}}: the residual branch (false: random from w_seed)"},
     {NS_F_UPSTREAM, "set{upstream={...}}: dL/dy of the backward pass (result().backward)"},
