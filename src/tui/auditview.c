@@ -6,8 +6,10 @@
  * source names it), streamed from disk like `normscope audit FILE`; otherwise (the default
  * example, an edited x) a copy of x. Either way with the state's kind, axes, groups and
  * eps. The audit runs in a thread started by the key, so keys stay free on a big file; the
- * panel says "auditing... N%" until the report lands. The fields below `lock` belong to the
- * thread until it sets `done` (read them under the lock).
+ * panel says "auditing... N%" until the report lands. Esc closes the panel and leaves the
+ * run going: a on a state the audit does not depend on differently (same x bytes, source,
+ * kind, axes, groups, eps: a fingerprint) shows the same run again, its selection kept. The fields
+ * below `lock` belong to the thread until it sets `done` (read them under the lock).
  *
  * Enter applies the finding's `here` patch (the audit's spec with the finding's change,
  * on the audited tensor itself) through the undo history, one step, and puts the cursor
@@ -29,7 +31,8 @@ struct tui_audit {
   int thread_on;
   pthread_t thread;
   pthread_mutex_t lock;
-  int shown; /* the percentage last drawn, -1: the report */
+  int shown;                /* the percentage last drawn, -1: the report */
+  unsigned long long print; /* what was audited (fingerprint below): a reopens an unchanged one */
   /* the run's input, fixed before the thread starts */
   int use_file;
   char path[1024], name[256], what[1100];
@@ -120,6 +123,25 @@ static int source_file(const ns_state *s, char *path, size_t plen, char *name, s
   return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* A fingerprint of what the audit depends on: x's bytes and shape, the source and the
+ * settings the audit takes (FNV-1a, 64 bits; a pass over x at memory speed). */
+static unsigned long long fingerprint(const ns_state *s) {
+  unsigned long long h = 1469598103934665603ull;
+#define MIX(p, n)                                                                                  \
+  for (size_t i_ = 0; i_ < (n); i_++) h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ull
+  const ns_tensor *x = s->x;
+  MIX(x->data, x->n * ns_dtype_size(x->dtype));
+  MIX(x->shape, sizeof x->shape);
+  MIX(&x->dtype, sizeof x->dtype);
+  if (s->source) MIX(s->source, strlen(s->source));
+  MIX(&s->kind, sizeof s->kind);
+  MIX(&s->axes, sizeof s->axes);
+  MIX(&s->groups, sizeof s->groups);
+  MIX(&s->eps, sizeof s->eps);
+#undef MIX
+  return h;
+}
+
 /* Starts an audit of what the explorer shows. 0, or -1 with err (nothing started). */
 static int run_start(app *a, char *err) {
   struct tui_audit *t = a->audit;
@@ -130,6 +152,7 @@ static int run_start(app *a, char *err) {
   t->err[0] = 0;
   t->shown = 0;
   t->cursor = 0;
+  t->print = fingerprint(&a->st);
   ns_audit_opts_init(&t->o);
   t->o.kind = a->st.kind;
   t->o.axes = a->st.kind == NS_KIND_GROUP ? 0 : a->st.axes;
@@ -174,7 +197,16 @@ unsigned tui_act_audit(app *a, int which) {
     return TUI_R_NONE;
   }
   char err[NS_ERRLEN];
-  if (run_start(a, err) != 0) return tui_say(a, PLOT_S_MARK, "cannot audit x: %s", err);
+  int failed;
+  int again = t->thread_on && t->print == fingerprint(&a->st);
+  if (again) { /* nothing it depends on changed: the same run (landed or still going) */
+    pthread_mutex_lock(&t->lock);
+    failed = t->done && t->rc != 0;
+    pthread_mutex_unlock(&t->lock);
+    again = !failed;
+    if (again) t->shown = 0; /* redraw it */
+  }
+  if (!again && run_start(a, err) != 0) return tui_say(a, PLOT_S_MARK, "cannot audit x: %s", err);
   t->open = 1;
   a->figure_open = 0;
   a->xview = TUI_XV_NONE;
@@ -317,7 +349,7 @@ int tui_audit_draw(app *a, const tui_view *v) {
     if (failed)
       tui_printf(w, 3, 1, PLOT_S_MARK, "the audit could not run: %s", err);
     else
-      tui_printf(w, 3, 1, PLOT_S_TEXT, "auditing... %d%%%s  (keys still work; a or Esc closes)",
+      tui_printf(w, 3, 1, PLOT_S_TEXT, "auditing... %d%%%s  (Esc closes; it goes on, a shows it)",
                  pct, pct >= 100 ? ": the checks on the leading examples" : "");
     t->shown = failed ? -1 : pct;
   } else {

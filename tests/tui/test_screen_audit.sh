@@ -48,6 +48,11 @@ check "the other checks are listed with verdicts" wait_re "batch_dependence +yes
 keys Down
 check "Down selects near_zero_variance" wait_re "> near_zero_variance"
 check "its detail names the dead statistic (0-based 3)" wait_for "(0-based indices 3)"
+keys Escape
+check "Esc closes the panel" gone "Audit  (Up/Down"
+keys a
+check "a on the unchanged state reopens the same audit (the selection kept)" \
+  wait_re "> near_zero_variance +warn"
 keys Enter
 check "Enter closes the panel and says what it shows" wait_for "near_zero_variance: warn; the cursor is on element 4"
 lua 'print(get().cursor[1], get().cursor[2], get().kind)'
