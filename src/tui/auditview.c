@@ -7,9 +7,9 @@
  * example, an edited x) a copy of x. Either way with the state's kind, axes, groups and
  * eps. The audit runs in a thread started by the key, so keys stay free on a big file; the
  * panel says "auditing... N%" until the report lands. Esc closes the panel and leaves the
- * run going: a on a state the audit does not depend on differently (same x bytes, source,
- * kind, axes, groups, eps: a fingerprint) shows the same run again, its selection kept. The fields
- * below `lock` belong to the thread until it sets `done` (read them under the lock).
+ * run going: a on an unchanged state (the same x bytes, source, kind, axes, groups and eps:
+ * a fingerprint) shows the same run again, its selection kept. The fields below `lock`
+ * belong to the thread until it sets `done` (read them under the lock).
  *
  * Enter applies the finding's `here` patch (the audit's spec with the finding's change,
  * on the audited tensor itself) through the undo history, one step, and puts the cursor
