@@ -211,10 +211,10 @@ int ns_algo_parse(const char *name, ns_algo *out) {
   return 0;
 }
 
-const char *const ns_order_names[] = {"sequential", "pairwise", NULL};
+const char *const ns_order_names[] = {"sequential", "pairwise", "torch", NULL};
 
 const char *ns_order_name(ns_order o) {
-  return (unsigned)o <= NS_ORDER_PAIRWISE ? ns_order_names[o] : "?";
+  return (unsigned)o <= NS_ORDER_TORCH ? ns_order_names[o] : "?";
 }
 
 int ns_order_parse(const char *name, ns_order *out) {
@@ -224,6 +224,8 @@ int ns_order_parse(const char *name, ns_order *out) {
     o = NS_ORDER_SEQUENTIAL;
   else if (strcmp(name, "pairwise") == 0)
     o = NS_ORDER_PAIRWISE;
+  else if (strcmp(name, "torch") == 0)
+    o = NS_ORDER_TORCH;
   else
     return -1;
   if (out) *out = o;

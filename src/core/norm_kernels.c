@@ -187,6 +187,8 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   ns_exec dflt;
   if (!ex) ns_exec_default(&dflt), ex = &dflt;
   if (ns_spec_check(spec, err) != 0) return -1;
+  /* torch's LayerNorm order has no kernel: the reference path computes it (torchorder.h) */
+  if (spec->order == NS_ORDER_TORCH) return ns_normalize_ref(x, spec, res, err);
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;

@@ -388,9 +388,22 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
     return -1;
   }
-  if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE) {
-    ns_seterr(err, "order must be sequential or pairwise (got %d)", (int)s->order);
+  if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE &&
+      s->order != NS_ORDER_TORCH) {
+    ns_seterr(err, "order must be sequential, pairwise or torch (got %d)", (int)s->order);
     return -1;
+  }
+  if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm kernel, nothing else */
+    ns_dtype a = ns_spec_acc(s);
+    if (s->kind != NS_KIND_LAYER || !ns_spec_center(s) || s->eps_at != NS_EPS_VAR) {
+      ns_seterr(err, "order torch reproduces torch's LayerNorm kernel: kind layer, centered, "
+                     "eps_at var (torch's BatchNorm accumulates in double: acc fp64)");
+      return -1;
+    }
+    if (a != NS_FP32 && a != NS_FP64) {
+      ns_seterr(err, "order torch needs acc fp32 or fp64 (torch's float and double kernels)");
+      return -1;
+    }
   }
   return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "core/normalize.h"
 #include "core/round.h"
+#include "core/torchorder.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -37,6 +38,22 @@ NS_ALWAYS_INLINE static inline void map_out(const ns_norm_plan *p, const double 
       yf[i] = (float)t; /* as ns_tensor_set: one correctly rounded conversion */
     else
       ns_tensor_set(res->y, i, t);
+  }
+#undef R
+}
+
+/* order torch: y = fma(fma(x, rstd, -rstd mean), gamma, beta) with rstd = 1/denom, each
+ * rounded to acc as torch's LayerNorm forms its output (torchorder.h). */
+static void map_torch(const ns_norm_plan *p, const double *xa, const ns_spec *spec, ns_dtype acc,
+                      ns_norm_result *res) {
+#define R(v) ns_round_fast((v), acc)
+  for (size_t i = 0; i < p->n; i++) {
+    size_t s = p->stat_of[i], k = p->affine_of[i];
+    double rstd = R(1.0 / res->denom[s]), bias = R(-rstd * res->mean[s]);
+    double g = spec->gamma ? R(spec->gamma[spec->ngamma == 1 ? 0 : k]) : 1.0;
+    double b = spec->beta ? R(spec->beta[spec->nbeta == 1 ? 0 : k]) : 0.0;
+    double t = ns_torch_fma(ns_torch_fma(xa[i], rstd, bias, acc), g, b, acc);
+    ns_tensor_set(res->y, i, t);
   }
 #undef R
 }
@@ -113,7 +130,10 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       xs = xa + mem[0];
     else
       for (size_t k = 0; k < m; k++) buf[k] = xa[mem[k]];
-    ns_moments_compute_ex(xs, m, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
+    if (spec->order == NS_ORDER_TORCH) /* torch's LayerNorm moments (torchorder.h) */
+      ns_moments_torch(xs, m, acc, &res->batch[s]);
+    else
+      ns_moments_compute_ex(xs, m, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
     double mu, v;
     if (eval) {
       double rm = run->nstat ? run->mean[s] : 0.0, rv = run->nstat ? run->var[s] : 1.0;
@@ -142,7 +162,9 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       res->ndegenerate++;
     }
   }
-  if (acc == NS_FP64 && dt == NS_FP64)
+  if (spec->order == NS_ORDER_TORCH)
+    map_torch(p, xa, spec, acc, res);
+  else if (acc == NS_FP64 && dt == NS_FP64)
     map_out(p, xa, spec, centered, NS_FP64, NS_FP64, res);
   else if (acc == NS_FP32 && dt == NS_FP32)
     map_out(p, xa, spec, centered, NS_FP32, NS_FP32, res);

@@ -118,14 +118,23 @@ typedef struct {
   size_t keep_stat[NKEEP];
   double *keep[NKEEP];
   size_t nkeep[NKEEP];
-  double done, total; /* progress, in elements over all passes */
-  ns_tensor *slice;   /* leading examples in memory */
-  size_t slice_ex;    /* examples in it */
+  size_t keep_at[NKEEP]; /* the element each points at (see audit.h's `at`) */
+  double keep_dev;       /* the largest |x - mean| in the outlying statistic */
+  double done, total;    /* progress, in elements over all passes */
+  ns_tensor *slice;      /* leading examples in memory */
+  size_t slice_ex;       /* examples in it */
 } actx;
 
 static void progress(actx *a, size_t add) {
   a->done += (double)add;
   if (a->o->progress) a->o->progress(a->o->progress_ctx, a->total > 0 ? a->done / a->total : 1);
+}
+
+/* 1 (with err) when the caller asked the run to stop. */
+static int stopped(const actx *a, char *err) {
+  if (!a->o->stop || !a->o->stop(a->o->progress_ctx)) return 0;
+  ns_explore_fail(err, "stopped");
+  return 1;
 }
 
 static void ctx_free(actx *a) {
@@ -244,6 +253,7 @@ static int pass1(actx *a, char *err) {
     for (int k = 0; k < r->rank; k++)
       if (a->marg[k].m && ns_stream_add(&a->marg[k], a->buf, len, err)) return -1;
     progress(a, len);
+    if (stopped(a, err)) return -1;
   }
   return 0;
 }
@@ -263,14 +273,21 @@ static int pass2(actx *a, char *err) {
       double d = a->buf[j] - a->st.m[s].mean; /* fourth moment about the exact mean */
       a->m4[s] += d * d * d * d;
       y[j] = (a->buf[j] - a->mean[s]) / a->denom[s];
-      for (int k = 0; k < NKEEP; k++)
-        if (s == a->keep_stat[k] && a->keep[k] && a->nkeep[k] < NS_AUDIT_KEEP)
-          a->keep[k][a->nkeep[k]++] = a->buf[j];
+      for (int k = 0; k < NKEEP; k++) {
+        if (s != a->keep_stat[k]) continue;
+        if (a->keep[k] && a->nkeep[k] < NS_AUDIT_KEEP) a->keep[k][a->nkeep[k]++] = a->buf[j];
+        double dev = fabs(a->buf[j] - a->mean[s]);
+        if (a->keep_at[k] == NS_AUDIT_NOWHERE || (k == KEEP_OUTLIER && dev > a->keep_dev)) {
+          a->keep_at[k] = first + j;
+          if (k == KEEP_OUTLIER) a->keep_dev = dev;
+        }
+      }
     }
     if ((rc = ns_stream_add_idx(&a->ymain, y, a->idx, len, err))) break;
     for (int l = 0; l < NS_LAYOUT_COUNT && rc == 0; l++)
       if (a->alt[l]) rc = ns_stream_add(&a->yalt[l], y, len, err);
     progress(a, len);
+    if (rc == 0 && stopped(a, err)) rc = -1;
   }
   free(y);
   return rc;
@@ -374,6 +391,23 @@ static void patch_spec(const actx *a, ns_audit_finding *f, ns_tensor *x, unsigne
   }
 }
 
+/* The finding on the audited tensor itself: the audit's kind, eps and groups over `axes`,
+ * pointing at element `at`. */
+static void here_spec(const actx *a, ns_audit_finding *f, unsigned axes, size_t at) {
+  ns_patch_init(&f->here);
+  ns_patch_set(&f->here, NS_F_KIND);
+  f->here.v.kind = a->r->kind;
+  ns_patch_set(&f->here, NS_F_AXES);
+  f->here.v.axes = axes;
+  ns_patch_set(&f->here, NS_F_EPS);
+  f->here.v.eps = a->r->eps;
+  if (a->r->kind == NS_KIND_GROUP) {
+    ns_patch_set(&f->here, NS_F_GROUPS);
+    f->here.v.groups = a->r->groups;
+  }
+  f->at = at;
+}
+
 /* The state's axes for the audit's reduction on the slice (0: the kind's default). */
 static unsigned state_axes(const actx *a) {
   return a->r->kind == NS_KIND_GROUP ? 0 : a->r->axes;
@@ -458,6 +492,7 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     if (s) ax = s;
   }
   patch_spec(a, f, patch_slice(a), ax, r->kind);
+  here_spec(a, f, ax, NS_AUDIT_NOWHERE);
   return 0;
 }
 
@@ -505,6 +540,7 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
   free(lv);
   patch_spec(a, f, values_tensor(a->keep[KEEP_DEAD], a->nkeep[KEEP_DEAD], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
+  here_spec(a, f, state_axes(a), count ? a->keep_at[KEEP_DEAD] : NS_AUDIT_NOWHERE);
   return rc;
 }
 
@@ -520,34 +556,81 @@ static double maxdiff(const ns_tensor *y, const ns_tensor *ref) {
   return d;
 }
 
+/* What torch 1.13 on CPU accumulates for a kind (its float32 modules), as a spec change
+ * of the probe spec, and the words that say so. 0 when torch has no such module. */
+static int torch_setting(ns_kind k, int center, ns_spec *t, const char **words) {
+  t->dtype = NS_FP32;
+  t->acc = NS_FP32;
+  switch (k) {
+  case NS_KIND_LAYER:
+    if (!center) break;
+    t->order = NS_ORDER_TORCH;
+    *words = "its LayerNorm runs an 8-lane float32 Welford cascade and fused multiply-adds: "
+             "order=torch, bit for bit";
+    return 1;
+  case NS_KIND_BATCH:
+    t->acc = NS_FP64;
+    *words = "its BatchNorm accumulates the float32 statistics in double: acc=fp64";
+    return 1;
+  case NS_KIND_INSTANCE:
+    t->acc = NS_FP64;
+    *words = "its InstanceNorm runs through batch norm, in double: acc=fp64";
+    return 1;
+  case NS_KIND_GROUP:
+    t->acc = NS_FP64;
+    *words = "its GroupNorm runs a float32 Welford cascade, not emulated: acc=fp64 stands in, "
+             "within 5e-7 on the test module";
+    return 1;
+  default:
+    break;
+  }
+  *words = "torch 1.13 has no such module";
+  return 0;
+}
+
 static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   /* the raw-moment cancellation risk, over every statistic (the worst found in pass 1) */
   size_t ws = a->keep_stat[KEEP_CANCEL];
   double v0 = a->st.m[ws].m2 / a->st.m[ws].n, mu0 = a->st.m[ws].mean;
   double worst = v0 > 0 ? mu0 * mu0 / v0 : (mu0 != 0 ? HUGE_VAL : 0);
   double lost = fmin(log10(1 + worst), 17.0); /* 17: every digit of a double */
-  static const char *const names[] = {"fp32 (acc fp32)", "fp32 acc fp64", "fp16 (acc fp32)",
-                                      "bf16 (acc fp32)", "fp32 raw moments"};
-  double errs[5] = {NAN, NAN, NAN, NAN, NAN};
+  enum { NV = 7 };
+  static const char *const names[NV] = {"fp32 (acc fp32)", "fp32 acc fp64",    "fp16 (acc fp32)",
+                                        "bf16 (acc fp32)", "fp32 raw moments", "numpy float32",
+                                        "torch float32"};
+  double errs[NV] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+  const char *torch_words = "";
+  ns_spec s;
+  probe_spec(a, &s);
+  ns_spec tv = s;
+  int have_torch = torch_setting(a->r->kind, a->center, &tv, &torch_words);
   if (a->slice) {
-    ns_spec s;
-    probe_spec(a, &s);
     ns_norm_result ref = {0};
     if (ns_normalize(a->slice, &s, &ref, err)) return -1;
     static const struct {
       ns_dtype d;
       ns_dtype acc;
       ns_algo algo;
-    } v[5] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS},
-              {NS_FP32, NS_FP64, NS_ALGO_TWOPASS},
-              {NS_FP16, NS_FP32, NS_ALGO_TWOPASS},
-              {NS_BF16, NS_FP32, NS_ALGO_TWOPASS},
-              {NS_FP32, NS_FP32, NS_ALGO_RAW}};
-    for (int k = 0; k < 5; k++) {
+      ns_order order;
+    } v[NV - 1] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                   {NS_FP32, NS_FP64, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                   {NS_FP16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                   {NS_BF16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                   {NS_FP32, NS_FP32, NS_ALGO_RAW, NS_ORDER_SEQUENTIAL},
+                   /* numpy: mean and var of float32 data sum pairwise in float32 */
+                   {NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_PAIRWISE}};
+    for (int k = 0; k < NV; k++) {
       ns_spec t = s;
-      t.dtype = v[k].d;
-      t.acc = (int)v[k].acc;
-      t.algo = v[k].algo;
+      if (k < NV - 1) {
+        t.dtype = v[k].d;
+        t.acc = (int)v[k].acc;
+        t.algo = v[k].algo;
+        t.order = v[k].order;
+      } else if (have_torch) {
+        t = tv;
+      } else {
+        continue;
+      }
       ns_norm_result y = {0};
       if (ns_normalize(a->slice, &t, &y, err)) {
         ns_norm_result_free(&ref);
@@ -565,17 +648,21 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   if (a->slice) snprintf(slice, sizeof slice, "on the first %zu examples", a->slice_ex);
   setf(f, NS_AUDIT_PRECISION, verdict, lost,
        "raw moments E[x^2]-E[x]^2 lose %.2g digits (mean^2/var up to %.3g, statistic %zu; fp32 "
-       "keeps 7.2, bf16 2.4); max |y - y_fp64| %s: fp32 %.2g, fp32 with fp64 accumulation %.2g "
-       "(torch's CPU BatchNorm accumulates fp32 in double: acc=fp64), fp16 %.2g, bf16 %.2g, fp32 "
-       "raw %.2g; numpy's float32 mean/var sum pairwise in float32",
-       lost, worst, ws, slice, errs[0], errs[1], errs[2], errs[3], errs[4]);
-  double lg[5];
-  for (int k = 0; k < 5; k++) lg[k] = isfinite(errs[k]) && errs[k] > 0 ? log10(errs[k]) : -17;
-  if (fig_set(&f->fig, 1, "log10 max |y - y_fp64|", lg, 5, names)) return -1;
+       "keeps 7.2, bf16 2.4); max |y - y_fp64| %s: fp32 %.2g, fp32 with fp64 accumulation %.2g, "
+       "fp16 %.2g, bf16 %.2g, fp32 raw %.2g; as the frameworks compute it: numpy float32 %.2g "
+       "(mean and var sum pairwise in float32: order=pairwise), torch float32 %.2g (%s)",
+       lost, worst, ws, slice, errs[0], errs[1], errs[2], errs[3], errs[4], errs[5], errs[6],
+       torch_words);
+  double lg[NV];
+  for (int k = 0; k < NV; k++) lg[k] = isfinite(errs[k]) && errs[k] > 0 ? log10(errs[k]) : -17;
+  if (fig_set(&f->fig, 1, "log10 max |y - y_fp64|", lg, have_torch ? NV : NV - 1, names)) return -1;
   patch_spec(a, f, values_tensor(a->keep[KEEP_CANCEL], a->nkeep[KEEP_CANCEL], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
   ns_patch_set(&f->patch, NS_F_DTYPE);
   f->patch.v.dtype = NS_FP32;
+  here_spec(a, f, state_axes(a), a->keep_at[KEEP_CANCEL]);
+  ns_patch_set(&f->here, NS_F_DTYPE);
+  f->here.v.dtype = NS_FP32;
   return 0;
 }
 
@@ -648,13 +735,17 @@ static int check_batch_dependence(actx *a, ns_audit_finding *f, char *err) {
         ns_tensor_set(f->batch, i * cols + j, v);
       }
     ns_patch_init(&f->patch);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
     if (finite) {
-      ns_patch_set(&f->patch, NS_F_BATCH);
-      f->patch.v.batch = f->batch;
-      ns_patch_set(&f->patch, NS_F_TARGET);
-      f->patch.v.target = 1;
-      ns_patch_set(&f->patch, NS_F_COMPANION);
-      f->patch.v.companion = 2;
+      ns_state_patch *ps[2] = {&f->patch, &f->here};
+      for (int k = 0; k < 2; k++) {
+        ns_patch_set(ps[k], NS_F_BATCH);
+        ps[k]->v.batch = f->batch;
+        ns_patch_set(ps[k], NS_F_TARGET);
+        ps[k]->v.target = 1;
+        ns_patch_set(ps[k], NS_F_COMPANION);
+        ps[k]->v.companion = 2;
+      }
     }
   }
   free(y0);
@@ -750,6 +841,7 @@ static int check_batch_size(actx *a, ns_audit_finding *f, char *err) {
     const char *labels[3] = {"alone", "other batch", "eval"};
     rc = fig_set(&f->fig, 1, "max |y - y_full| of example 1", bars, isnan(d_eval) ? 2 : 3, labels);
     patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
   }
   free(full);
   free(alone);
@@ -768,6 +860,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
          "function and the running statistics are not used",
          ns_kind_name(r->kind));
     patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
+    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
     return 0;
   }
   size_t ns = r->nstat, worst = 0;
@@ -799,6 +892,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
   patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
   ns_patch_set(&f->patch, NS_F_MODE);
   f->patch.v.mode = NS_MODE_EVAL;
+  here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
   return rc;
 }
 
@@ -830,6 +924,7 @@ static int check_outliers(actx *a, ns_audit_finding *f) {
   free(z);
   patch_spec(a, f, values_tensor(a->keep[KEEP_OUTLIER], a->nkeep[KEEP_OUTLIER], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
+  here_spec(a, f, state_axes(a), a->keep_at[KEEP_OUTLIER]);
   return rc;
 }
 
@@ -994,6 +1089,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   }
   /* which statistics' elements pass 2 keeps for the findings' explorer states */
   a.keep_stat[KEEP_DEAD] = dead;
+  for (int k = 0; k < NKEEP; k++) a.keep_at[k] = NS_AUDIT_NOWHERE;
   double worst_ratio = -1, worst_z = -1;
   for (size_t k = 0; k < ns; k++) {
     double v = a.st.m[k].m2 / a.st.m[k].n, mu = a.st.m[k].mean;

@@ -19,6 +19,13 @@
  *
  * The patch borrows its tensors from the finding: apply it before ns_audit_free.
  *
+ * A finding also says where it shows on the audited tensor itself, for a caller whose x
+ * is that tensor (the explorer's `a` panel): `here`, a patch of the audit's spec with the
+ * finding's change (the suggested layout's axes, fp32 storage for precision, the batch
+ * for batch_dependence) and no x, and `at`, the flat index of the element it points at
+ * (the first element of the dead or cancelling statistic, the largest |x - mean| of the
+ * outlying one), or NS_AUDIT_NOWHERE.
+ *
  * Ownership: ns_audit_run fills a report the caller frees with ns_audit_free (safe on a
  * zeroed report); the text forms are malloc'd strings.
  *
@@ -97,6 +104,8 @@ typedef struct {
   char detail[640];
   ns_audit_figure fig;
   ns_state_patch patch; /* the state that shows it (borrows x and batch below) */
+  ns_state_patch here;  /* the same on the audited tensor: no x (borrows batch) */
+  size_t at;            /* the element of the audited tensor it points at, or NS_AUDIT_NOWHERE */
   ns_tensor *x, *batch; /* owned */
 } ns_audit_finding;
 
@@ -111,7 +120,10 @@ typedef struct {
   size_t chunk;                             /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
   void (*progress)(void *ctx, double done); /* 0..1, called once per chunk; may be NULL */
   void *progress_ctx;
+  int (*stop)(void *ctx); /* polled once per chunk with progress_ctx: nonzero stops the run
+                             (it fails with "stopped"); may be NULL */
 } ns_audit_opts;
+#define NS_AUDIT_NOWHERE ((size_t)-1)
 #define NS_AUDIT_CHUNK ((size_t)1 << 18)
 /* Leading slices used in memory hold at most this many elements. */
 #define NS_AUDIT_SLICE ((size_t)1 << 18)

@@ -47,7 +47,7 @@
     "shift: a number, an array per channel/element, or {} for none",                               \
     .count = offsetof(ns_state, nbeta))                                                            \
   FIELD(ORDER, "order", ENUM, order, NS_ORDER_SEQUENTIAL, NS_PART_OUTPUT,                          \
-    "summation order of every statistic: sequential, or pairwise (numpy's float32 sums)",          \
+    "summation order: sequential, pairwise (numpy's float32 sums), torch (its LayerNorm kernel)",  \
     .names = ns_order_names)                                                                       \
   FIELD(DTYPE, "dtype", ENUM, dtype, NS_FP64, NS_PART_OUTPUT | NS_PART_PREC,                       \
     "storage dtype: fp64, fp32, fp16 or bf16", .names = ns_dtype_names)                            \

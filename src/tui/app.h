@@ -40,6 +40,7 @@ typedef struct tui_app {
   double compute_ms;
   struct tui_player *player; /* the lesson played or the recording made (lesson_pane.c) */
   WINDOW *lwin;              /* the lesson pane */
+  struct tui_audit *audit;   /* the audit panel (auditview.c), or NULL before the first a */
 } app;
 
 /* The main loop wakes at least this often (signals, pending redraws). */
@@ -82,5 +83,19 @@ unsigned tui_act_lesson_mark(app *a, int which);
 const char *tui_player_hint(const app *a);
 /* 1 when a lesson is open in --present (the prompt is off). */
 int tui_player_presenting(const app *a);
+
+/* ---- auditview.c: the audit panel (key a) ---- */
+unsigned tui_act_audit(app *a, int which);
+/* 1 while the panel is open: it takes the keys (tui_audit_key) and the screen. */
+int tui_audit_is_open(const app *a);
+unsigned tui_audit_key(app *a, int code, unsigned ch);
+/* Draws the panel over the whole screen and returns 1, or returns 0 when it is closed. */
+int tui_audit_draw(app *a, const tui_view *v);
+/* 1 while the open panel waits for its audit (the main loop then wakes often); tick: 1 when
+ * the progress or the report is new since the last draw. */
+int tui_audit_busy(const app *a);
+int tui_audit_tick(app *a);
+/* Stops a running audit and frees the panel (on exit). */
+void tui_audit_free(app *a);
 
 #endif

@@ -580,7 +580,7 @@ const tui_binding tui_keymap[] = {
   {"k K", {'k', 'K'}, act_kind, TUI_PALL, NULL, "kind",
    "next / previous kind the input's rank allows (layer rms batch instance group)",
    TUI_SEC_SETTINGS, F(KIND)},
-  {"a A", {'a', 'A'}, act_axes, TUI_PALL, NULL, "axes",
+  {"A M-a", {'A', TUI_ALT('a')}, act_axes, TUI_PALL, NULL, "axes",
    "next / previous reduction axes (1-based; default, then each subset)", TUI_SEC_SETTINGS,
    F(AXES)},
   {"g G", {'g', 'G'}, act_groups, TUI_PALL, NULL, "grp", "fewer / more groups (group norm)",
@@ -646,6 +646,10 @@ const tui_binding tui_keymap[] = {
    TUI_SEC_OTHER, 0},
   {"f", {'f'}, act_figure, TUI_PALL, NULL, "figure",
    "the focused panel's figure, large and live (f or Esc closes)", TUI_SEC_OTHER, 0},
+  /* the audit panel (issue 13, auditview.c) */
+  {"a", {'a'}, tui_act_audit, TUI_PALL, NULL, "audit",
+   "audit x (or the file it came from) with these settings: each check's verdict; Enter on "
+   "one shows it here (one undo step); a or Esc closes", TUI_SEC_OTHER, 0},
   {"? F1", {'?', TUI_KEY(KEY_F(1))}, act_help, TUI_PALL, NULL, "help",
    "this help: the focused panel first (arrows, PgUp/PgDn, wheel scroll; Esc closes)",
    TUI_SEC_OTHER, 0},
@@ -677,8 +681,8 @@ const tui_unbound tui_unbound_fields[] = {
     {NS_F_BATCH_SIZE, "set{batch_size=64} at the prompt"},
     {NS_F_TRAIN_LOC, "set{train_loc=...}: the mean of the training draws"},
     {NS_F_TRAIN_SCALE, "set{train_scale=...}: their standard deviation"},
-    {NS_F_ORDER,
-     "set{order=\"pairwise\"}: numpy's summation order (\"sequential\": in index order)"},
+    {NS_F_ORDER, "set{order=\"pairwise\"}: numpy's summation order (\"torch\": torch's LayerNorm; "
+                 "\"sequential\": in index order)"},
     {NS_F_EVAL_SIZE, "set{eval_size=...}: evaluation batch size (0: batch_size)"},
     {NS_F_W, "set{W={...}}: the residual branch (false: random from w_seed)"},
     {NS_F_UPSTREAM, "set{upstream={...}}: dL/dy of the backward pass (result().backward)"},
@@ -893,6 +897,7 @@ unsigned tui_key(app *a, int code, unsigned ch) {
     return tui_prompt_is_open(a->prompt) ? TUI_R_NONE : TUI_R_RELAYOUT;
   }
   if (a->editing) return key_edit(a, code, ch);
+  if (tui_audit_is_open(a)) return tui_audit_key(a, code, ch);
   int kc = code ? TUI_KEY((int)ch) : (int)ch;
   if (!code && ch == 27) {
     kc = alt_code();

@@ -229,6 +229,7 @@ static void draw(app *a) {
     doupdate();
     return;
   }
+  if (!prompt_open && tui_audit_draw(a, &v)) return; /* the audit panel (a) */
   if (a->xview && !prompt_open) { /* an experiment view, full screen, redrawn live; the
                                      prompt (:) shows the panels and returns to it */
     draw_xview(a, &v);
@@ -541,8 +542,12 @@ int tui_run(const tui_options *opt) {
     /* while the deep-stack view's thread works, look at its progress ten times a second */
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
-    wtimeout(stdscr, busy ? 100 : TICK_MS);
+    wtimeout(stdscr, busy || tui_audit_busy(a) ? 100 : TICK_MS);
     int rc = wget_wch(stdscr, &wc);
+    if (rc == ERR && tui_audit_tick(a) && !got_term && !got_int) { /* the audit's progress */
+      draw(a);
+      continue;
+    }
     if (busy && (a->stack_shown = tui_stack_progress(&a->stack)) != shown && rc == ERR &&
         !got_term && !got_int) {
       draw(a);
@@ -582,6 +587,7 @@ int tui_run(const tui_options *opt) {
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:
   tui_stack_stop(&a->stack);
+  tui_audit_free(a);
   free_windows(a);
   restore_terminal();
   if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */

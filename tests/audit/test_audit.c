@@ -33,6 +33,11 @@ static ns_tensor *make(int channels_last, char *err) {
   return t;
 }
 
+static int stop_after_two(void *ctx) {
+  int *calls = ctx;
+  return ++*calls >= 2;
+}
+
 int main(void) {
   char err[NS_ERRLEN] = "";
   ns_tensor *x = make(0, err);
@@ -67,6 +72,44 @@ int main(void) {
       same = ns_tensor_get(nz->x, n * 25 + j) == ns_tensor_get(x, (n * 4 + 1) * 25 + j);
   tap_ok(same, "its patch's x holds exactly channel 1's 150 values, in order");
   tap_ok(ns_patch_has(&nz->patch, NS_F_EPS) && nz->patch.v.eps == 1e-5, "with the audit's eps");
+  /* on the audited tensor itself (the screen's Enter): channel 1 starts at flat (0*4+1)*25 */
+  tap_ok(nz->at == 25, "near_zero_variance points at element 25, channel 1's first (%zu)", nz->at);
+  tap_ok(!ns_patch_has(&nz->here, NS_F_X) && ns_patch_has(&nz->here, NS_F_KIND) &&
+             nz->here.v.kind == NS_KIND_BATCH && nz->here.v.eps == 1e-5,
+         "its in-place patch keeps x and sets the audit's batch norm and eps");
+  {
+    /* the outlier's element: the largest |x - mean| of the statistic it names, found here
+     * by scanning that channel directly */
+    const ns_audit_finding *ou = &r.f[r.nfindings - 1];
+    int ok = ou->check == NS_AUDIT_OUTLIERS && ou->at != NS_AUDIT_NOWHERE && ou->at < x->n;
+    size_t c = ok ? (ou->at / 25) % 4 : 0, best = 0;
+    double mu = 0, bd = -1;
+    for (size_t n = 0; ok && n < 6; n++)
+      for (size_t j = 0; j < 25; j++) mu += ns_tensor_get(x, (n * 4 + c) * 25 + j) / 150;
+    for (size_t n = 0; ok && n < 6; n++)
+      for (size_t j = 0; j < 25; j++) {
+        size_t i = (n * 4 + c) * 25 + j;
+        double d = fabs(ns_tensor_get(x, i) - mu);
+        if (d > bd) bd = d, best = i;
+      }
+    tap_ok(ok && best == ou->at, "outliers points at its channel's farthest element (%zu, %zu)",
+           ou->at, best);
+  }
+  int here_ok = 1;
+  for (size_t k = 0; k < r.nfindings; k++) {
+    ns_state s;
+    ns_state_init(&s, err);
+    ns_state_patch px;
+    ns_patch_init(&px);
+    ns_patch_set(&px, NS_F_X);
+    px.v.x = x;
+    if (ns_state_apply(&s, &px, err) != 0 || ns_state_apply(&s, &r.f[k].here, err) != 0) {
+      here_ok = 0;
+      tap_diag("%s: %s", ns_audit_check_names[r.f[k].check], err);
+    }
+    ns_state_free(&s);
+  }
+  tap_ok(here_ok, "every in-place patch applies to a state whose x is the audited tensor");
   const ns_audit_finding *bd = &r.f[NS_AUDIT_BATCH_DEPENDENCE];
   tap_ok(bd->verdict == NS_VERDICT_YES && ns_patch_has(&bd->patch, NS_F_BATCH) &&
              bd->batch->shape[0] == 6 && bd->patch.v.target == 1 && bd->patch.v.companion == 2,
@@ -102,7 +145,19 @@ int main(void) {
              s.kind == NS_KIND_BATCH && s.x->n == x->n,
          "applied, the explorer shows batch norm of the input over {1,2,3}");
   ns_state_free(&s);
+  tap_ok(rc == 0 && !ns_patch_has(&ax->here, NS_F_X) && ax->here.v.axes == 0x7,
+         "the in-place axes patch has the nhwc axes and no x");
   if (rc == 0) ns_audit_free(&r);
+
+  /* a stop request ends the run at the next chunk */
+  int calls = 0;
+  o.chunk = 100;
+  o.progress_ctx = &calls;
+  o.stop = stop_after_two;
+  rc = ns_audit_tensor(x, &o, &r, err);
+  tap_ok(rc == -1 && strstr(err, "stopped") && calls == 2,
+         "stop: the run ends after the chunk that asked (%d calls): %s", calls, err);
+  o.stop = NULL;
   ns_tensor_free(x);
 
   /* the option checks */

@@ -74,6 +74,9 @@ T.ok(d <= 5e-7, string.format("GroupNorm(4, 8), acc=fp64: within 5e-7 of torch (
 d = maxdiff(ns.normalize(ns.load(f, "x_ln"), {kind = "layer", dtype = "fp32", acc = "fp64",
   gamma = ns.load(f, "ln.weight"), beta = ns.load(f, "ln.bias")}), ns.load(f, "y_ln"))
 T.ok(d <= 2e-6, string.format("LayerNorm(32), acc=fp64: within 2e-6 of torch (%.3g)", d))
+d = maxdiff(ns.normalize(ns.load(f, "x_ln"), {kind = "layer", dtype = "fp32", order = "torch",
+  gamma = ns.load(f, "ln.weight"), beta = ns.load(f, "ln.bias")}), ns.load(f, "y_ln"))
+T.ok(d == 0, string.format("LayerNorm(32), order=torch (torch's own order): equal to torch (%.3g)", d))
 
 -- ---- the audit of the module's input with its running buffers
 local r = ns.audit(f, {tensor = "x_bn", kind = "batch", running = run})

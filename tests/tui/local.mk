@@ -8,6 +8,10 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
+# The audit panel (issue 13).
+TESTS += tests/tui/test_screen_audit.sh
+EXTRA_DIST += tests/tui/test_screen_audit.sh
+
 check_PROGRAMS += tests/tui/test_screen_plot
 TESTS += tests/tui/test_screen_plot
 tests_tui_test_screen_plot_SOURCES = tests/tui/test_screen_plot.c

@@ -133,7 +133,7 @@ keys m
 check "m: eval mode" wait_re "mode +eval"
 keys m o
 check "o: momentum halved" wait_re "mom +0.05"
-keys a
+keys A
 check "a on a vector: says the one axis is already reduced" wait_for "x has one axis"
 keys k
 check "k: next kind (rms)" wait_for "RMSNorm"

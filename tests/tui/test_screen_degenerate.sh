@@ -33,7 +33,7 @@ check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 4-8: 0 FL
 keys M-1
 
 # -- NaN typed into a cell. More Backspaces than characters must keep the edit open:
-# the letters of "nan" are also setting keys (a = axes), which must not fire.
+# the letters of "nan" are also keys (n negates, a opens the audit), which must not fire.
 keys Right Enter
 sleep 0.1
 keys BSpace BSpace BSpace BSpace BSpace
@@ -41,7 +41,7 @@ lit nan
 keys Enter
 check "NaN typed into a cell (extra Backspaces stay in the edit)" wait_re "│ +1 +-2 +nan +1 +2"
 keys M-2
-check "  the 'a' of nan did not toggle the axes" wait_for "a axes  {1}*"
+check "  the letters of nan did not fire (axes unchanged, no audit)" wait_for "A axes  {1}*"
 keys M-1
 check "  input says how many NaN it holds" wait_for "x has 1 NaN 0 Inf"
 check "  spectrum says why J is undefined, in words" wait_for "Jacobian undefined: x holds NaN"

@@ -1,0 +1,109 @@
+/* torchorder.c: torch's CPU LayerNorm moments and multiply-add (see torchorder.h). */
+#include "core/torchorder.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/round.h"
+
+#define TORCH_CHUNK 16   /* kChunkSize: vectors per Welford chunk */
+#define TORCH_MAXLANES 8 /* fp32 in 32-byte vectors */
+#define TORCH_MAXDEPTH 64
+
+int ns_torch_lanes(ns_dtype acc) {
+  return acc == NS_FP32 ? 8 : acc == NS_FP64 ? 4 : 0;
+}
+
+/* ceil(log2(m)) with torch's floor of 1 (CeilLog2: m <= 2 gives 1). */
+static int ceil_log2(size_t m) {
+  if (m <= 2) return 1;
+  int d = 0;
+  for (size_t v = m - 1; v; v >>= 1) d++;
+  return d;
+}
+
+/* One vector's worth of partial moments: a count shared by the lanes, and per lane. */
+typedef struct {
+  size_t n;
+  double m1[TORCH_MAXLANES], m2[TORCH_MAXLANES];
+} lanes;
+
+/* AddMomentsVec: merges (add) into (to), every operation rounded to acc:
+ *   c = n_add / n; delta = m1_add - m1; m1 += c delta; m2 += m2_add + delta^2 c n_old. */
+static void add_vec(const lanes *add, lanes *to, int L, ns_dtype acc) {
+#define R(v) ns_round_fast((v), acc)
+  size_t n = to->n + add->n;
+  double c = n == 0 ? 0.0 : R(R((double)add->n) / R((double)n));
+  double m0 = R((double)to->n);
+  for (int l = 0; l < L; l++) {
+    double d = R(add->m1[l] - to->m1[l]);
+    to->m1[l] = R(to->m1[l] + R(c * d));
+    to->m2[l] = R(to->m2[l] + R(add->m2[l] + R(R(R(d * d) * c) * m0)));
+  }
+  to->n = n;
+#undef R
+}
+
+void ns_moments_torch(const double *x, size_t N, ns_dtype acc, ns_moments *out) {
+  if (!out) return;
+  const int L = ns_torch_lanes(acc);
+  out->n = (double)N;
+  if (!x || L == 0) {
+    out->mean = out->m2 = NAN;
+    return;
+  }
+#define R(v) ns_round_fast((v), acc)
+  const size_t n = N / (size_t)L, m = (n + TORCH_CHUNK - 1) / TORCH_CHUNK;
+  const int depth = ceil_log2(m);
+  lanes stk[TORCH_MAXDEPTH];
+  memset(stk, 0, sizeof stk);
+  double cv[TORCH_CHUNK];
+  for (int j = 0; j < TORCH_CHUNK; j++) cv[j] = R(1.0 / R((double)(j + 1)));
+  for (size_t i = 0; i < m; i++) {
+    const double *xp = x + i * TORCH_CHUNK * (size_t)L;
+    size_t m0 = n - i * TORCH_CHUNK < TORCH_CHUNK ? n - i * TORCH_CHUNK : TORCH_CHUNK;
+    lanes c;
+    memset(&c, 0, sizeof c);
+    c.n = m0;
+    for (size_t j = 0; j < m0; j++)
+      for (int l = 0; l < L; l++) {
+        double xv = xp[j * (size_t)L + (size_t)l], d = R(xv - c.m1[l]);
+        c.m1[l] = R(c.m1[l] + R(d * cv[j]));
+        c.m2[l] = R(c.m2[l] + R(d * R(xv - c.m1[l])));
+      }
+    add_vec(&c, &stk[0], L, acc);
+    /* the cascade: level j-1 folds into level j while i+1 has trailing zero bits */
+    size_t mask = i + 1;
+    for (int j = 1; j < depth && (mask & 1) == 0; j++) {
+      add_vec(&stk[j - 1], &stk[j], L, acc);
+      memset(&stk[j - 1], 0, sizeof stk[j - 1]);
+      mask >>= 1;
+    }
+  }
+  for (int j = 1; j < depth; j++) add_vec(&stk[j], &stk[0], L, acc);
+  /* the scalar tail by Welford, then each lane merged into it (AddMoments) */
+  size_t k = 0;
+  double m1 = 0, m2 = 0;
+  for (size_t i = n * (size_t)L; i < N; i++) {
+    double d = R(x[i] - m1);
+    k++;
+    m1 = R(m1 + R(d / R((double)k)));
+    m2 = R(m2 + R(d * R(x[i] - m1)));
+  }
+  for (int l = 0; l < L; l++) {
+    size_t nn = k + n;
+    double c = nn == 0 ? 0.0 : R(R((double)n) / R((double)nn));
+    double d = R(stk[0].m1[l] - m1);
+    m1 = R(m1 + R(c * d));
+    m2 = R(m2 + R(stk[0].m2[l] + R(R(R(d * d) * c) * R((double)k))));
+    k = nn;
+  }
+  out->mean = m1;
+  out->m2 = m2;
+#undef R
+}
+
+double ns_torch_fma(double a, double b, double c, ns_dtype acc) {
+  if (acc == NS_FP32) return (double)fmaf((float)a, (float)b, (float)c);
+  return ns_round_fast(fma(a, b, c), acc);
+}
