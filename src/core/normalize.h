@@ -196,6 +196,9 @@ int ns_mask_check(const ns_tensor *mask, int rank, const size_t *shape, char *er
  * Checks as ns_mask_check first. keep is the caller's (n bytes). */
 int ns_mask_expand(const ns_tensor *mask, int rank, const size_t *shape, unsigned char *keep,
                    char *err);
+/* 1 if the mask (already checked against the shape) keeps flat element i of x, else 0: one
+ * element at a time, for drawing (no n-byte list). */
+int ns_mask_keeps(const ns_tensor *mask, int rank, const size_t *shape, size_t i);
 /* The normalization of a masked spec (ns_normalize and ns_normalize_ref send every spec
  * with a mask here): the reference path's route and roundings over the kept elements.
  * Also accepts spec->mask NULL (then it equals ns_normalize_ref bit for bit). */

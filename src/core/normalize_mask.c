@@ -77,6 +77,21 @@ int ns_mask_expand(const ns_tensor *mask, int rank, const size_t *shape, unsigne
   return 0;
 }
 
+int ns_mask_keeps(const ns_tensor *mask, int rank, const size_t *shape, size_t i) {
+  if (!mask || !shape || rank < mask->rank) return 1;
+  size_t at = 0, step = 1;
+  for (int k = 1; k <= rank; k++) { /* x's axes from the last; i's index along each */
+    size_t along = i % shape[rank - k];
+    i /= shape[rank - k];
+    if (k <= mask->rank) {
+      size_t a = mask->shape[mask->rank - k];
+      if (a != 1) at += along * step;
+      step *= a;
+    }
+  }
+  return at < mask->n && ns_tensor_get(mask, at) != 0;
+}
+
 /* y as the reference's map_out, with masked outputs 0. */
 static void map_out_masked(const ns_norm_plan *p, const double *xa, const unsigned char *keep,
                            const ns_spec *spec, int centered, ns_dtype acc, ns_norm_result *res) {
