@@ -145,13 +145,27 @@ int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result 
     return -1;
   }
   if (ns_spec_check(spec, err) != 0) return -1;
-  if (spec->mask && ns_mask_check(spec->mask, x->rank, x->shape, err) != 0) return -1;
+  unsigned char *keep = malloc(x->n ? x->n : 1); /* the mask over x, checked as it is made */
+  if (!keep) {
+    ns_seterr(err, "out of memory for the mask of %zu elements", x->n);
+    return -1;
+  }
+  if (!spec->mask)
+    memset(keep, 1, x->n);
+  else if (ns_mask_expand(spec->mask, x->rank, x->shape, keep, err) != 0) {
+    free(keep);
+    return -1;
+  }
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
-  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) return -1;
+  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) {
+    free(keep);
+    return -1;
+  }
   if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
     ns_norm_result_free(res);
+    free(keep);
     return -1;
   }
   const size_t nstat = p->nstat, m = p->count;
@@ -163,12 +177,14 @@ int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result 
     ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
               ns_kind_name(spec->kind));
     ns_norm_result_free(res);
+    free(keep);
     return -1;
   }
   if (run && run->nstat != 0 && run->nstat != nstat) {
     ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
               run->nstat, sh, nstat);
     ns_norm_result_free(res);
+    free(keep);
     return -1;
   }
   res->y = ns_tensor_new(x->rank, x->shape, dt, err);
@@ -179,18 +195,13 @@ int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result 
   res->degenerate = calloc(nstat, 1);
   double *xa = malloc(p->n * sizeof *xa); /* inputs in dtype, then acc */
   double *buf = malloc(m * sizeof *buf), *sqbuf = malloc(m * sizeof *sqbuf);
-  unsigned char *keep = malloc(p->n);
   if (!res->y || !res->mean || !res->var || !res->denom || !res->batch || !res->degenerate || !xa ||
-      !buf || !sqbuf || !keep) {
+      !buf || !sqbuf) {
     free(xa), free(buf), free(sqbuf), free(keep);
     ns_norm_result_free(res);
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
-  if (spec->mask)
-    ns_mask_expand(spec->mask, x->rank, x->shape, keep, err); /* checked above */
-  else
-    memset(keep, 1, p->n);
 #define R(v) ns_round_fast((v), acc)
   ns_tensor_read(x, xa);
   for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast(xa[i], dt));

@@ -166,4 +166,29 @@ do
        "a statistic with nothing kept: flagged degenerate, n 0, mean NaN, outputs 0")
 end
 
+-- the explorer's mask field: the output follows it (stale parts), y's moments are over the
+-- kept elements, and an x it no longer fits is refused, naming the mask
+do
+  local x, m = tensor("pad.x"), tensor("pad.mask")
+  local e = ns.explorer()
+  e:set{x = x, kind = "batch", axes = {2}}
+  local before = e:result().y
+  e:set{mask = m}
+  local r = e:result()
+  T.all_close(r.y, fx["pad.y"], TOL, "explorer: set{mask=} recomputes the output")
+  T.ok(r.jacobian.done and r.backward.done, "explorer: the Jacobian and backward pass follow")
+  local kept, sum = 0, 0
+  for i, k in ipairs(m:flat()) do if k == 1 then kept, sum = kept + 1, sum + r.y[i] end end
+  T.close(r.y_mean, sum / kept, 1e-15, "explorer: y_mean is over the kept elements")
+  e:set{mask = false}
+  T.all_close(e:result().y, before:flat(), 0, "explorer: mask = false gives the unmasked output")
+  e:set{mask = m}
+  T.err("does not fit the mask", "explorer: an x the mask does not fit is refused",
+        e.set, e, {x = ns.zeros{3, 4, 4}})
+  T.err("mask: element 1 is 3", "explorer: a bad mask value is refused", e.set, e, {mask = {3}})
+  T.ok(e:get().mask ~= false and #e:get().mask == 60, "explorer: a refused set changes nothing")
+  e:set{mask = ns.zeros{3, 5, 1}}
+  T.is(e:result().cond, "mask_empty", "explorer: nothing kept is the condition mask_empty")
+end
+
 T.done()
