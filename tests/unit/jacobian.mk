@@ -15,10 +15,3 @@ check_PROGRAMS += tests/unit/test_experiments
 TESTS += tests/unit/test_experiments
 tests_unit_test_experiments_SOURCES = tests/unit/test_experiments.c tests/unit/tap.h
 tests_unit_test_experiments_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
-
-## The spec's mask (normalize.h "Masks"): bits of a mask of ones, padded sequences against
-## the unpadded computation, masked Jacobians, spectra and vjp.
-check_PROGRAMS += tests/unit/test_mask
-TESTS += tests/unit/test_mask
-tests_unit_test_mask_SOURCES = tests/unit/test_mask.c tests/unit/tap.h
-tests_unit_test_mask_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
