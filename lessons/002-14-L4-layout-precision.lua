@@ -1,7 +1,7 @@
 -- Text 002, Level 4, "Tensor layout, masking, and precision are part of correctness":
 -- the wrong layout gives finite, plausible output; padding and a reduction across
--- positions (a masked mean written as sums over the kept entries: normalize has no mask
--- field yet); accumulation precision; an eps that dominates; fused-kernel tolerances.
+-- positions (a masked mean written as sums over the kept entries, and the same by
+-- ns.moments's mask); accumulation precision; an eps that dominates; fused-kernel tolerances.
 local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3}) -- N x C x H x W
 
 -- The same values laid out channels-last: N x H x W x C.
@@ -76,16 +76,21 @@ Padding. A sequence of 5 positions whose last 2 are padding zeros. Per-
 token layer norm (axis 3, the output panel) never looks across positions,
 so the padding cannot enter any statistic. A statistic across positions
 can: the table has the per-feature mean over all 5 positions against the
-mean over the 3 real ones (a mask, computed as sums over the kept
-positions; normalize itself has no mask option yet).]],
+mean over the 3 real ones (sums over the kept positions, and the same by
+ns.moments with a mask; exercise 12 normalises with one).]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      figure = function(s)
        local x = ns.tensor(SEQ)
        local all, kept = position_means(x), position_means(x, KEEP)
-       return string.format("feature   mean over 5   mean over the 3 real\n" ..
-                              "      1   %11.3f   %20.3f\n      2   %11.3f   %20.3f",
-                            all[1], kept[1], all[2], kept[2])
+       local m = {}
+       for j = 1, 2 do -- feature j's column, and the mask of its real positions
+         m[j] = ns.moments(x:reshape{5, 2}:slice(2, j, j), {mask = {{1}, {1}, {1}, {0}, {0}}}).mean
+       end
+       return string.format("feature   mean over 5   mean over the 3 real   ns.moments, mask\n" ..
+                              "      1   %11.3f   %20.3f   %16.3f\n" ..
+                              "      2   %11.3f   %20.3f   %16.3f",
+                            all[1], kept[1], m[1], all[2], kept[2], m[2])
      end},
 
     {text = [[

@@ -1,7 +1,8 @@
 -- Text 002, "Exercises" 11 to 16: layer and RMS norm under a common shift; a masked
--- normalisation across positions (written with tensor arithmetic: normalize has no mask
--- field yet); running means over 20 shifted batches; micro-batch statistics; an audit for
--- mixed precision and data parallelism; replacing layer norm by RMS norm.
+-- normalisation across positions (written with tensor arithmetic, then with the mask
+-- field, checked against each other); running means over 20 shifted batches; micro-batch
+-- statistics; an audit for mixed precision and data parallelism; replacing layer norm by
+-- RMS norm.
 local V = {2, 3, 4, 5}
 local X = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}
 local EPS = 1e-5
@@ -76,10 +77,10 @@ Exercise 12. A masked normalisation across positions. The input is one
 sequence of 5 positions with 2 features, the last two positions
 padding. The output panel normalises each feature across the positions
 (axes {2}) with no mask, so the padding zeros pull the statistics. The
-lesson's masked version counts only the kept positions (sums of the
-masked values over the number kept); the figure compares the two on the
-3 real positions.]],
-     set = {x = SEQ, kind = "batch", axes = {2}},
+lesson's own masked version counts only the kept positions (sums of
+the masked values over the number kept); the figure compares the two
+on the 3 real positions.]],
+     set = {x = SEQ, kind = "batch", axes = {2}, mask = false},
      focus = "output",
      figure = function(s)
        local m = masked_norm(s.x, MASK, s.eps):flat()
@@ -92,16 +93,48 @@ masked values over the number kept); the figure compares the two on the
        return table.concat(l, "\n")
      end,
      try = {text = [[
+The explorer has a mask field: 1 keeps an element in its statistic, 0
+leaves it out. Give it the padding mask (set{mask = {{{1},{1},{1},{0},
+{0}}}}, one value per position that broadcasts over the features): the
+check compares the output panel with the lesson's sums.]],
+            check = function(s)
+              if not s.mask then return "set a mask (mask = false is none)" end
+              local a, b = result().y:flat(), masked_norm(s.x, MASK, s.eps):flat()
+              for i = 1, #b do
+                if math.abs(a[i] - b[i]) > 1e-12 then
+                  return string.format("position %d, feature %d differs from the lesson's sums",
+                                       (i + 1) // 2, 2 - i % 2)
+                end
+              end
+              return true
+            end,
+            show = {mask = {{{1}, {1}, {1}, {0}, {0}}}}}},
+
+    {text = [[
+Exercise 12, with the mask field. The mask keeps positions 1 to 3; the
+output panel shows the two padded positions as dots (their outputs are
+0) and counts the 6 kept values, and the spectrum lists one eigenvalue
+0 labelled "masked" per padded value: those inputs reach nothing. The
+figure checks ns.normalize's mask against the lesson's own sums.]],
+     set = {x = SEQ, kind = "batch", axes = {2}, mask = {{{1}, {1}, {1}, {0}, {0}}}},
+     focus = "output",
+     figure = function(s)
+       local a = ns.normalize(s.x, {kind = "batch", axes = {2}, eps = s.eps, mask = s.mask})
+       local d = (a - masked_norm(s.x, MASK, s.eps)):abs():max()
+       return string.format("max |ns.normalize with mask - the lesson's masked sums| = %.3g", d)
+     end,
+     try = {text = [[
 Test it with padding: put other values in the two padded positions
-(e.g. 100s). The output panel's unmasked values change; the check
-confirms the masked outputs of the real positions do not.]],
+(e.g. 100s). Without the mask the outputs of the real positions would
+change; the check confirms that with it they do not.]],
             check = function(s)
               local f = s.x:flat()
               if #f ~= 10 then return "keep 5 positions x 2 features" end
               if f[7] == 0 and f[8] == 0 and f[9] == 0 and f[10] == 0 then
                 return "change the padded positions"
               end
-              local a = masked_norm(s.x, MASK, s.eps):flat()
+              if not s.mask then return "keep the mask" end
+              local a = result().y:flat()
               local b = masked_norm(ns.tensor(SEQ), MASK, s.eps):flat()
               for i = 1, 6 do
                 if f[i] ~= ns.tensor(SEQ)[i] then return "change only the padding" end
@@ -117,7 +150,7 @@ batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)).
 With PyTorch's momentum 0.1 the running mean trails far behind: after
 the 20th batch it is still about 8 below the last batch. An evaluation
 would use that stale value.]],
-     set = {x = V, kind = "layer", axes = "default", momentum = 0.1},
+     set = {x = V, kind = "layer", axes = "default", momentum = 0.1, mask = false},
      focus = "train",
      figure = function(s)
        local run, batch = ramp_run(0.1)

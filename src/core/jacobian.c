@@ -72,6 +72,37 @@ static ns_tensor *fp64_copy(const ns_tensor *x, char *err) {
   return t;
 }
 
+/* *keep: spec->mask expanded over x (malloc'd, the caller frees), or NULL without a mask. */
+static int mask_keep(const char *fn, const ns_tensor *x, const ns_spec *spec, unsigned char **keep,
+                     char *err) {
+  *keep = NULL;
+  if (!spec->mask) return 0;
+  char why[NS_ERRLEN];
+  if (!(*keep = malloc(x->n))) {
+    ns_seterr(err, "%s: out of memory", fn);
+    return -1;
+  }
+  if (ns_mask_expand(spec->mask, x->rank, x->shape, *keep, why) != 0) {
+    free(*keep);
+    *keep = NULL;
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* The kept members of statistic k into kmem (p->count room), in index order; returns their
+ * count. Without a mask (keep NULL) every member is kept and kmem is not written. */
+static size_t kept_members(const ns_norm_plan *p, size_t k, const unsigned char *keep,
+                           size_t *kmem) {
+  const size_t *mem = p->members + k * p->count;
+  if (!keep) return p->count;
+  size_t m = 0;
+  for (size_t a = 0; a < p->count; a++)
+    if (keep[mem[a]]) kmem[m++] = mem[a];
+  return m;
+}
+
 int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, char *err) {
   static const char fn[] = "jacobian";
   if (check_args(fn, x, spec, J, err)) return -1;
@@ -84,6 +115,11 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
     return -1;
   }
   memset(J, 0, n * n * sizeof *J);
+  unsigned char *keep = NULL; /* a mask's keep list (normalize.h, "Masks"); NULL: all kept */
+  if (mask_keep(fn, x, spec, &keep, err)) {
+    ns_norm_plan_free(&p);
+    return -1;
+  }
 
   if (ns_spec_eval_running(spec, x->rank)) {
     /* y_i = g_i (x_i - mu) / s with mu, s fixed by the running statistics: diagonal. Let
@@ -95,26 +131,31 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
     int rc = xt ? ns_normalize(xt, &s, &r, err) : -1;
     if (rc == 0)
       for (size_t i = 0; i < n; i++)
-        J[i * n + i] = ns_spec_gamma(spec, &p, i) / r.denom[p.stat_of[i]];
+        if (!keep || keep[i]) J[i * n + i] = ns_spec_gamma(spec, &p, i) / r.denom[p.stat_of[i]];
     ns_norm_result_free(&r);
     ns_tensor_free(xt);
     ns_norm_plan_free(&p);
+    free(keep);
     return rc;
   }
 
   double *xv = malloc(n * sizeof *xv), *c = malloc(p.count * sizeof *c);
-  if (!xv || !c) {
-    free(xv), free(c);
+  size_t *kmem = keep ? malloc(p.count * sizeof *kmem) : NULL;
+  if (!xv || !c || (keep && !kmem)) {
+    free(xv), free(c), free(kmem), free(keep);
     ns_norm_plan_free(&p);
     ns_seterr(err, "%s: out of memory", fn);
     return -1;
   }
   ns_tensor_read(x, xv);
   int center = ns_spec_center(spec);
-  size_t m = p.count;
-  double dm = (double)m, dof = (double)m - spec->ddof;
   for (size_t k = 0; k < p.nstat; k++) {
-    const size_t *mem = p.members + k * m;
+    /* the statistic's kept members: a masked output is the constant 0 (its row of J is 0)
+     * and a masked input enters nothing (its column is 0) */
+    size_t m = kept_members(&p, k, keep, kmem);
+    const size_t *mem = keep ? kmem : p.members + k * p.count;
+    if (m == 0) continue;
+    double dm = (double)m, dof = (double)m - spec->ddof;
     double mean = 0, ss = 0;
     if (center) {
       for (size_t a = 0; a < m; a++) mean += xv[mem[a]];
@@ -148,7 +189,7 @@ int ns_jacobian_analytic(const ns_tensor *x, const ns_spec *spec, double *J, cha
       }
     }
   }
-  free(xv), free(c);
+  free(xv), free(c), free(kmem), free(keep);
   ns_norm_plan_free(&p);
   return 0;
 }
@@ -361,12 +402,33 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
   }
   const double *xv = xt->data;
   int eval = ns_spec_eval_running(spec, x->rank), center = ns_spec_center(spec);
-  size_t m = p->count;
-  double dof = (double)m - spec->ddof;
+  /* with a mask: masked elements get dL/dx = 0 (their inputs enter nothing) and add
+   * nothing to dgamma, dbeta (their outputs are the constant 0) */
+  unsigned char *keep = NULL;
+  size_t *kmem = NULL;
+  if (mask_keep(fn, x, spec, &keep, err) || (keep && !(kmem = malloc(p->count * sizeof *kmem)))) {
+    if (keep) ns_seterr(err, "%s: out of memory", fn);
+    free(keep);
+    ns_norm_plan_free(&full);
+    ns_norm_result_free(&r);
+    ns_tensor_free(xt);
+    return -1;
+  }
+  if (keep)
+    for (size_t i = 0; i < n; i++)
+      if (!keep[i]) {
+        dx[i] = 0;
+        if (paths && paths->direct) paths->direct[i] = 0;
+        if (paths && paths->via_mean) paths->via_mean[i] = 0;
+        if (paths && paths->via_var) paths->via_var[i] = 0;
+      }
   if (dgamma) memset(dgamma, 0, p->naffine * sizeof *dgamma);
   if (dbeta) memset(dbeta, 0, p->naffine * sizeof *dbeta);
   for (size_t k = 0; k < p->nstat; k++) {
-    const size_t *mem = p->members + k * m;
+    size_t m = kept_members(p, k, keep, kmem);
+    const size_t *mem = keep ? kmem : p->members + k * p->count;
+    if (m == 0) continue;
+    double dof = (double)m - spec->ddof;
     double mean = r.mean[k], sdn = r.denom[k], su = 0, suc = 0;
     for (size_t a = 0; a < m; a++) {
       size_t i = mem[a];
@@ -397,6 +459,7 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
       if (dbeta) dbeta[ai] += gy[i];
     }
   }
+  free(keep), free(kmem);
   ns_norm_plan_free(&full);
   ns_norm_result_free(&r);
   ns_tensor_free(xt);

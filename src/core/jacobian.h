@@ -10,6 +10,9 @@
  * Per statistic with members k (count m, c = x - mean, s = denom, g = gamma):
  *   eps_at var:  dy_i/dx_j = g_i [ (delta_ij - 1/m) / s - c_i c_j / ((m-ddof) s^3) ]
  *   (uncentered: no 1/m term). For layer norm J 1 = 0 and J c = (eps/s^3) c.
+ * With spec->mask (normalize.h, "Masks") the members are the kept ones (m = their count):
+ * a masked output is the constant 0 and a masked input enters no statistic, so the rows
+ * and the columns of masked elements are 0, and ns_vjp's dL/dx is 0 there.
  */
 #ifndef NS_JACOBIAN_H
 #define NS_JACOBIAN_H

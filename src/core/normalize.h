@@ -65,6 +65,8 @@ typedef struct {
   ns_mode mode;
   ns_running *running; /* borrowed; may be NULL */
   ns_order order;      /* every sum: sequential (default) or numpy's pairwise scheme */
+  /* borrowed; NULL: every element counts; else 1 keeps, 0 leaves out (see "Masks") */
+  const ns_tensor *mask;
 } ns_spec;
 
 void ns_spec_default(ns_spec *s);
@@ -175,5 +177,31 @@ const char *ns_exec_isa(const ns_exec *ex);
  * copied to doubles, every statistic gathered, every operation rounded through
  * ns_round. Kept to test the kernels against; its result's plan has the lists. */
 int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
+
+/* ---- Masks (normalize_mask.c) ----
+ * spec->mask is a tensor that broadcasts to x (numpy's rule: shapes aligned at the last
+ * axis, each mask size 1 or x's size, rank at most x's) and holds only 0 and 1: 1 keeps an
+ * element in its statistic, 0 leaves it out (a padding position). Per statistic with k
+ * kept elements: mean, var = m2 / (k - ddof), denom as usual, over the kept ones only, in
+ * index order with the rounding of the unmasked path, so a mask of ones gives the same
+ * bits as no mask. Outputs at masked positions are exactly 0 (no gamma, no beta). A
+ * statistic with no kept element has mean, var and denom NaN, batch n = 0, is flagged
+ * degenerate, and its outputs (all masked) are 0; in train mode the running statistics
+ * of such a channel are left as they were. */
+
+/* 0 if mask broadcasts to (rank, shape) and holds only 0 and 1; else -1 with err
+ * starting "mask: " and saying what was wrong. */
+int ns_mask_check(const ns_tensor *mask, int rank, const size_t *shape, char *err);
+/* keep[i] = 1 or 0 for each of the n = prod(shape) elements of x: mask broadcast to x.
+ * Checks as ns_mask_check first. keep is the caller's (n bytes). */
+int ns_mask_expand(const ns_tensor *mask, int rank, const size_t *shape, unsigned char *keep,
+                   char *err);
+/* 1 if the mask (already checked against the shape) keeps flat element i of x, else 0: one
+ * element at a time, for drawing (no n-byte list). */
+int ns_mask_keeps(const ns_tensor *mask, int rank, const size_t *shape, size_t i);
+/* The normalization of a masked spec (ns_normalize and ns_normalize_ref send every spec
+ * with a mask here): the reference path's route and roundings over the kept elements.
+ * Also accepts spec->mask NULL (then it equals ns_normalize_ref bit for bit). */
+int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
 
 #endif

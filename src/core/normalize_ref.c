@@ -68,6 +68,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     ns_seterr(err, x ? "no normalization spec" : "no input tensor");
     return -1;
   }
+  if (spec->mask) return ns_normalize_masked(x, spec, res, err); /* normalize_mask.c */
   if (ns_spec_check(spec, err) != 0) return -1;
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);

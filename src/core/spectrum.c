@@ -17,6 +17,8 @@ const char *ns_label_name(ns_label l) {
     return "radial";
   case NS_LABEL_BULK:
     return "bulk";
+  case NS_LABEL_MASKED:
+    return "masked";
   }
   return "?";
 }
@@ -155,6 +157,7 @@ static int eval_denoms(const ns_tensor *x, const ns_spec *spec, double *denom_of
 int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
                        char *err) {
   static const char fn[] = "spectrum";
+  if (spec && spec->mask) return ns_spectrum_closed_masked(x, spec, out, cap, err);
   ns_norm_plan p;
   if (prepare(fn, x, spec, out, &p, err)) return -1;
   size_t n = x->n, m = p.count, k = 0;
@@ -217,6 +220,7 @@ static int cmp_prad(const void *pa, const void *pb) {
 int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
                         size_t cap, char *err) {
   static const char fn[] = "spectrum_numeric";
+  if (spec && spec->mask) return ns_spectrum_numeric_masked(x, spec, J, out, cap, err);
   ns_norm_plan p;
   if (!J) {
     ns_seterr(err, "%s: Jacobian is NULL", fn);
@@ -309,4 +313,14 @@ done:
   free(A), free(V), free(wr), free(wi), free(xv), free(rad), free(c), free(e), free(pr);
   ns_norm_plan_free(&p);
   return rc;
+}
+
+/* ---- shared with spectrum_mask.c ---- */
+double ns_spectrum_tol(const ns_eig *e, size_t k, double noise) {
+  return merge_tol(e, k, noise);
+}
+
+int ns_spectrum_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
+                      char *err) {
+  return merge_out(e, k, noise, out, cap, fn, err);
 }

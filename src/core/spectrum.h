@@ -18,7 +18,7 @@
 #include "core/linalg.h"
 #include "core/normalize.h"
 
-typedef enum { NS_LABEL_ONES = 0, NS_LABEL_RADIAL, NS_LABEL_BULK } ns_label;
+typedef enum { NS_LABEL_ONES = 0, NS_LABEL_RADIAL, NS_LABEL_BULK, NS_LABEL_MASKED } ns_label;
 
 typedef struct {
   double value; /* real part */
@@ -27,7 +27,7 @@ typedef struct {
   int mult; /* multiplicity */
 } ns_eig;
 
-const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk" */
+const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk", "masked" */
 
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
@@ -40,5 +40,22 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
  * the entry count or -1. */
 int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
                         size_t cap, char *err);
+
+/* ---- Masks (spectrum_mask.c; ns_spectrum_closed and ns_spectrum_numeric send a spec with a
+ * mask there). J of a masked spec is 0 in the rows and columns of masked elements, so its
+ * spectrum is that of the kept elements' map plus one 0 per masked element, labelled
+ * "masked" (eigenvector: that element's unit vector). Per statistic with k kept members
+ * the closed form above holds with k for m (none for k = 0). The numeric labels add
+ * "masked" by the squared projection onto the masked coordinates. */
+int ns_spectrum_closed_masked(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
+                              char *err);
+int ns_spectrum_numeric_masked(const ns_tensor *x, const ns_spec *spec, const double *J,
+                               ns_eig *out, size_t cap, char *err);
+/* The merging of spectrum.c for those two: entries of equal label within the tolerance
+ * ns_spectrum_tol (relative 1e-8 plus noise) merged, sorted by value, copied to out;
+ * returns the count or -1 when cap is too small. */
+double ns_spectrum_tol(const ns_eig *e, size_t k, double noise);
+int ns_spectrum_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
+                      char *err);
 
 #endif

@@ -58,6 +58,9 @@
     "variance algorithm: twopass, welford or raw", .names = ns_algo_names)                         \
   FIELD(MODE, "mode", ENUM, mode, NS_MODE_TRAIN, NS_PART_OUTPUT,                                   \
     "train (batch statistics) or eval (running statistics)", .names = ns_mode_names)               \
+  FIELD(MASK, "mask", TENSOR, mask, 0, NS_PART_OUTPUT,                                             \
+    "1 keeps an element in its statistic, 0 leaves it out (padding; output 0): broadcastable to "  \
+    "x; false: none", .flags = NS_FF_FALSE_RESETS)                                                 \
   FIELD(BATCH, "batch", TENSOR, batch, 0, NS_PART_BATCH,                                           \
     "the batch panel's matrix: rows are examples, at least 2")                                     \
   FIELD(BASELINE, "baseline", DOUBLES, baseline, 0, NS_PART_BATCH,                                 \

@@ -576,18 +576,46 @@ static void input_stats(const double *xv, size_t n, ns_result *r) {
   r->x_rms = sqrt(sq / (double)n);
 }
 
+/* The spec's mask for the probe slice t of x: the mask itself when it broadcasts to t, else
+ * (it runs along axis 1 of x) its leading rows, as t's (*own, the caller frees). */
+static const ns_tensor *probe_mask(const ns_tensor *mask, const ns_tensor *t, ns_tensor **own,
+                                   char *err) {
+  *own = NULL;
+  char e[NS_ERRLEN];
+  if (!mask || ns_mask_check(mask, t->rank, t->shape, e) == 0) return mask;
+  size_t shape[NS_MAXRANK];
+  for (int k = 0; k < mask->rank; k++) shape[k] = mask->shape[k];
+  shape[0] = t->shape[0];
+  double *v = malloc(mask->n * sizeof *v);
+  if (!v) {
+    ns_explore_fail(err, "out of memory");
+    return NULL;
+  }
+  ns_tensor_read(mask, v); /* row-major: the leading rows come first */
+  *own = ns_tensor_from(mask->rank, shape, NS_FP64, v, err);
+  free(v);
+  return *own;
+}
+
 /* y(a*x + b) on the probe slice, with the output's spec (and running object). */
 static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spec *spec, double a,
                                double b, char *err) {
   ns_norm_result nr;
   memset(&nr, 0, sizeof nr);
-  ns_tensor *t = affine_copy(s->x, xv, a, b, err), *y = NULL;
+  ns_tensor *t = affine_copy(s->x, xv, a, b, err), *y = NULL, *pm = NULL;
+  ns_spec sp = *spec;
+  if (t && spec->mask && !(sp.mask = probe_mask(spec->mask, t, &pm, err))) {
+    ns_tensor_free(t);
+    return NULL;
+  }
+  spec = &sp;
   if (t && ns_normalize(t, spec, &nr, err) == 0) {
     y = nr.y;
     nr.y = NULL;
   }
   ns_norm_result_free(&nr);
   ns_tensor_free(t);
+  ns_tensor_free(pm);
   return y;
 }
 
@@ -629,6 +657,7 @@ static const char *const cond_words[NS_COND_COUNT] = {
     [NS_COND_ALL_ZERO] = "all zero and eps = 0: rms = 0, y = 0/0",
     [NS_COND_DENOM_INF] = "s = inf: the variance overflows %s",
     [NS_COND_DENOM_BAD] = "the denominator is %g",
+    [NS_COND_MASK_EMPTY] = "the mask keeps no element of a statistic: its outputs are 0",
 };
 
 static const char *const evalsrc_words[NS_EVALSRC_COUNT] = {
@@ -694,7 +723,11 @@ static void degenerate_cond(const ns_state *s, ns_result *r) {
     size_t k = 0;
     while (k < nr->plan.nstat && !nr->degenerate[k]) k++;
     if (k == nr->plan.nstat) return;
-    if (!eval && nr->plan.count <= (size_t)s->ddof)
+    if (spec.mask && nr->batch[k].n == 0)
+      r->cond = NS_COND_MASK_EMPTY;
+    else if (!eval && spec.mask && nr->batch[k].n <= s->ddof)
+      r->cond = NS_COND_DDOF_ONE;
+    else if (!eval && nr->plan.count <= (size_t)s->ddof)
       r->cond = NS_COND_DDOF_ONE;
     else if (!eval && !isfinite(nr->batch[k].mean))
       r->cond = r->x_nan || r->x_inf ? NS_COND_X_NONFINITE : NS_COND_X_OVERFLOW;
@@ -726,11 +759,25 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
   double *yv = malloc(n * sizeof *yv);
   if (!yv) return ns_explore_fail(err, "out of memory");
   ns_tensor_read(r->norm.y, yv);
+  size_t ny = n;
+  if (spec->mask) { /* the kept outputs only (the masked ones are the constant 0) */
+    unsigned char *keep = malloc(n);
+    int bad = !keep ? ns_explore_fail(err, "out of memory")
+                    : ns_mask_expand(spec->mask, x->rank, x->shape, keep, err);
+    if (bad) {
+      free(keep), free(yv);
+      return -1;
+    }
+    ny = 0;
+    for (size_t i = 0; i < n; i++)
+      if (keep[i]) yv[ny++] = yv[i];
+    free(keep);
+  }
   double ys = 0, yq = 0;
-  for (size_t i = 0; i < n; i++) ys += yv[i];
-  r->y_mean = ys / (double)n;
-  for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
-  r->y_std = sqrt(yq / (double)n);
+  for (size_t i = 0; i < ny; i++) ys += yv[i];
+  r->y_mean = ys / (double)ny;
+  for (size_t i = 0; i < ny; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
+  r->y_std = sqrt(yq / (double)ny);
   free(yv);
   degenerate_cond(s, r);
   int prank;

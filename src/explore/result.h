@@ -51,6 +51,7 @@ typedef enum {
   NS_COND_ALL_ZERO,     /* uncentered: all zero and eps 0: rms = 0, y = 0/0 */
   NS_COND_DENOM_INF,    /* the variance overflows the dtype */
   NS_COND_DENOM_BAD,    /* another non-finite denominator (cond_value) */
+  NS_COND_MASK_EMPTY,   /* the mask keeps no element of a statistic: outputs 0, mean NaN */
   NS_COND_COUNT
 } ns_cond;
 
@@ -80,7 +81,7 @@ typedef struct {
 
   /* 3 output: y = r.norm.y with the statistics in r.norm (mean, var, denom, degenerate) */
   ns_norm_result norm;
-  double y_mean, y_std;     /* over all elements of y */
+  double y_mean, y_std;     /* over all elements of y (with a mask: the kept ones) */
   ns_evalsrc evalsrc;       /* where eval mode's statistics came from */
   const char *eval_note;    /* ns_evalsrc_words(evalsrc), NULL in train mode */
   ns_cond cond;             /* why statistics are degenerate (r.norm.ndegenerate of them),

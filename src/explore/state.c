@@ -323,6 +323,7 @@ void ns_state_spec(const ns_state *s, ns_spec *spec) {
   spec->order = s->order;
   spec->mode = s->mode;
   spec->running = NULL;
+  spec->mask = s->mask;
 }
 
 size_t ns_state_bytes(const ns_state *s) {
@@ -502,6 +503,11 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
     return ns_explore_fail(err, "%s: %s", who, e[0] ? e : "does not fit x");
   size_t naff = plan.naffine;
   ns_norm_plan_free(&plan);
+  if (c->mask && ns_mask_check(c->mask, c->x->rank, c->x->shape, e) != 0) {
+    if (ns_patch_has(p, NS_F_MASK)) return ns_explore_fail(err, "%s", e);
+    return ns_explore_fail(err, "%s: does not fit the mask (%s; set mask too, or mask = false)",
+                           who, e + 6); /* e: "mask: ..." */
+  }
   static const ns_field aff[2] = {NS_F_GAMMA, NS_F_BETA};
   for (int i = 0; i < 2; i++) {
     const ns_field_desc *d = &ns_fields[aff[i]];
@@ -583,7 +589,7 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
   const ns_fieldset spec_fields = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) |
                                   NS_FIELDBIT(NS_F_AXES) | NS_FIELDBIT(NS_F_GROUPS) |
                                   NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_BETA) |
-                                  NS_FIELDBIT(NS_F_CENTER);
+                                  NS_FIELDBIT(NS_F_CENTER) | NS_FIELDBIT(NS_F_MASK);
   if ((p->set & spec_fields) && check_spec(&c, p, err) != 0) goto out;
   int reset_baseline = ns_patch_has(p, NS_F_COMPANION) && p->v.companion != s->companion;
   if (c.batch != s->batch) {

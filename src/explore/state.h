@@ -84,6 +84,7 @@ typedef struct {
   ns_algo algo;
   ns_order order;
   ns_mode mode;
+  ns_tensor *mask; /* owned or NULL (no mask): 1 keeps, 0 leaves out; broadcasts to x */
 
   /* Batch panel: BN down the columns, LN across the rows of a B x D matrix. */
   ns_tensor *batch; /* owned, rank 2, fp64, B >= 2 rows, D >= 1 columns, finite */

@@ -535,8 +535,8 @@ static void setstr(lua_State *L, const char *k, const char *v) {
 
 /* Names of the condition codes, as result() reports them (cond = "cancelled", ...). */
 static const char *const cond_names[NS_COND_COUNT + 1] = {
-    "none",      "one_value",    "ddof_one", "x_nonfinite", "x_overflow", "all_equal",
-    "cancelled", "running_zero", "all_zero", "denom_inf",   "denom_bad",  NULL};
+    "none",         "one_value", "ddof_one",  "x_nonfinite", "x_overflow", "all_equal", "cancelled",
+    "running_zero", "all_zero",  "denom_inf", "denom_bad",   "mask_empty", NULL};
 
 void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_createtable(L, 0, 24);

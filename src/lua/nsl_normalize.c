@@ -16,7 +16,7 @@
 
 static const char *const spec_fields[] = {"kind",   "axes",    "groups", "eps",   "eps_at", "ddof",
                                           "center", "gamma",   "beta",   "dtype", "acc",    "algo",
-                                          "mode",   "running", "order",  NULL};
+                                          "mode",   "running", "order",  "mask",  NULL};
 
 /* Pushes spec[name] and returns its type. */
 static int field(lua_State *L, int arg, const char *name) {
@@ -125,6 +125,21 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   /* gamma and beta scratch stays on the stack until the caller returns */
   s->gamma = affine(L, arg, "gamma", &s->ngamma);
   s->beta = affine(L, arg, "beta", &s->nbeta);
+  s->mask = nsl_maskat(L, arg, "mask", x, "spec.mask");
+}
+
+const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,
+                            const char *what) {
+  int ty = field(L, arg, name); /* stays on the stack, with a converted table's box */
+  if (ty == LUA_TNIL || (ty == LUA_TBOOLEAN && !lua_toboolean(L, -1))) return NULL;
+  if (ty != LUA_TTABLE && !luaL_testudata(L, -1, NSL_TENSOR_MT))
+    nsl_argerror(L, arg, "%s must be a tensor or nested array of 0s and 1s (or false), got %s",
+                 what, nsl_got(L, -1));
+  ns_tensor *t = nsl_tensorat(L, -1, arg, what);
+  char e[NS_ERRLEN];
+  if (ns_mask_check(t, x->rank, x->shape, e) != 0)
+    nsl_argerror(L, arg, "%s%s", what, e + 4); /* "mask: ..." -> "spec.mask: ..." */
+  return t;
 }
 
 /* ---- ns.normalize ------------------------------------------------------------------ */
@@ -203,6 +218,11 @@ static int l_normalize(lua_State *L) {
   lua_setfield(L, -2, "degenerate_stats");
   lua_pushinteger(L, (lua_Integer)p->count);
   lua_setfield(L, -2, "count");
+  double *kept = nsl_scratch(L, p->nstat); /* elements each statistic counted (mask: kept) */
+  for (size_t i = 0; i < p->nstat; i++) kept[i] = res->batch[i].n;
+  push_stat(L, p, kept);
+  lua_setfield(L, -3, "n");
+  lua_pop(L, 1);            /* the scratch */
   lua_createtable(L, 4, 0); /* resolved reduction axes, 1-based */
   for (int k = 0, j = 0; k < NS_MAXRANK; k++)
     if (p->axes & (1u << k)) {

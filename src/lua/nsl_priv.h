@@ -90,6 +90,11 @@ void nsl_pushtext_free(lua_State *L, char *text, size_t len);
 /* The normalize spec at arg (nil: defaults), checked field by field against the input
  * x; gamma/beta arrays are Lua scratch pushed on the stack. */
 void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s);
+/* The mask at field `name` of the table at arg for input x (nil or false: NULL), checked by
+ * ns_mask_check with messages naming `what` ("spec.mask"); it (and a converted table's
+ * tensor) stays on the stack. */
+const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,
+                            const char *what);
 /* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64, default 1). */
 void nsl_exec_from_env(ns_exec *ex);
 /* The running-statistics object at idx, or NULL / an argument error. */

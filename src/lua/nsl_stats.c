@@ -40,10 +40,11 @@ static void push_moments(lua_State *L, const ns_moments *m, int ddof, ns_dtype a
   lua_setfield(L, -2, "ddof");
 }
 
-/* ns.moments(x [, {dtype=, acc=, algo=, ddof=}]) -> {n=, mean=, var=, m2=, ddof=} */
+/* ns.moments(x [, {dtype=, acc=, algo=, ddof=, order=, mask=}]) -> {n=, mean=, var=, m2=, ddof=}
+ * (mask: a tensor broadcastable to x of 1s and 0s; the 1s alone count, in index order) */
 static int l_moments(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
-  static const char *const names[] = {"dtype", "acc", "algo", "ddof", "order", NULL};
+  static const char *const names[] = {"dtype", "acc", "algo", "ddof", "order", "mask", NULL};
   static const char *const algos[] = {"twopass", "welford", "raw", NULL}; /* ns_algo order */
   static const char *const orders[] = {"sequential", "pairwise", NULL};   /* ns_order order */
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
@@ -51,6 +52,7 @@ static int l_moments(lua_State *L) {
   int acc = -1, ddof = 0;
   ns_algo algo = NS_ALGO_TWOPASS;
   ns_order order = NS_ORDER_SEQUENTIAL;
+  const ns_tensor *mask = NULL;
   if (nsl_opttable(L, 2, "opts")) {
     nsl_checkfields(L, 2, "option field", names);
     if (lua_getfield(L, 2, "dtype") != LUA_TNIL) dtype = nsl_dtypeat(L, -1, 2, "opts.dtype");
@@ -64,12 +66,23 @@ static int l_moments(lua_State *L) {
     lua_getfield(L, 2, "order");
     order = (ns_order)nsl_choiceat(L, -1, 2, "opts.order", orders, NS_ORDER_SEQUENTIAL);
     lua_pop(L, 1);
+    mask = nsl_maskat(L, 2, "mask", x, "opts.mask");
   }
   if (acc < 0) acc = (dtype == NS_FP16 || dtype == NS_BF16) ? NS_FP32 : dtype;
   double *v = nsl_scratch(L, x->n);
   ns_tensor_read(x, v);
+  size_t n = x->n;
+  if (mask) { /* the kept elements only, still in index order */
+    unsigned char *keep = (unsigned char *)nsl_scratch(L, (x->n + 7) / 8);
+    char err[NS_ERRLEN];
+    if (ns_mask_expand(mask, x->rank, x->shape, keep, err) != 0)
+      return nsl_argerror(L, 2, "opts.%s", err);
+    n = 0;
+    for (size_t i = 0; i < x->n; i++)
+      if (keep[i]) v[n++] = v[i];
+  }
   ns_moments m;
-  ns_moments_compute_ex(v, x->n, 1, dtype, (ns_dtype)acc, algo, order, &m);
+  ns_moments_compute_ex(v, n, 1, dtype, (ns_dtype)acc, algo, order, &m);
   push_moments(L, &m, ddof, (ns_dtype)acc);
   return 1;
 }

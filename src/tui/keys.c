@@ -686,6 +686,7 @@ const tui_unbound tui_unbound_fields[] = {
     {NS_F_EVAL_SIZE, "set{eval_size=...}: evaluation batch size (0: batch_size)"},
     {NS_F_W, "set{W={...}}: the residual branch (false: random from w_seed)"},
     {NS_F_UPSTREAM, "set{upstream={...}}: dL/dy of the backward pass (result().backward)"},
+    {NS_F_MASK, "set{mask={...}}: 1 keeps, 0 leaves an element out (padding; shown as .)"},
 };
 const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
 

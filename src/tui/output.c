@@ -61,7 +61,8 @@ static int verdict_style(double dev, double tol) {
 
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[96], a[32], b[32];
-  snprintf(title, sizeof title, "3 Output y = %s(x)", kind_title(s->kind));
+  snprintf(title, sizeof title, "3 Output y = %s(x%s)", kind_title(s->kind),
+           s->mask ? ", mask" : "");
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   const ns_tensor *y = r->norm.y;
@@ -155,6 +156,14 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
       tui_printf(w, yy, 1, ls, "%-4s", "");
     if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
     char num[32];
+    if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
+      /* masked (padding): out of every statistic, its output the constant 0 */
+      const char *dot = v->ascii ? "." : "\xc2\xb7";
+      int cells = show_probes && r->y_shift && r->y_scale ? 3 : 1;
+      for (int k = 0; k < cells; k++)
+        tui_printf(w, yy, 1 + lab + k * nw + nw - 2, PLOT_S_DIM, "%s", dot);
+      continue;
+    }
     int deg = r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
@@ -198,8 +207,18 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
                sd);
     tui_puts(w, py++, 1, PLOT_S_DIM, line);
   }
-  tui_printf(w, py++, 1, PLOT_S_LABEL, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s",
-             fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b));
+  /* with a mask: how many elements it kept (the statistics saw only those), when it fits */
+  double kept = 0;
+  for (size_t k = 0; s->mask && r->norm.batch && k < r->norm.plan.nstat; k++)
+    kept += r->norm.batch[k].n;
+  char yl[128];
+  fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b);
+  int yn = snprintf(yl, sizeof yl,
+                    "kept" TUI_GLUES "%.0f/%zu:" TUI_GLUES "mean" TUI_GLUES "%s std" TUI_GLUES "%s",
+                    kept, n, a, b);
+  if (!s->mask || yn > iw)
+    snprintf(yl, sizeof yl, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", a, b);
+  tui_printf(w, py++, 1, PLOT_S_LABEL, "%s", yl);
   char dv[32], note[128] = "";
   double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
   /* what the verdicts were judged against, and what breaks scale invariance */

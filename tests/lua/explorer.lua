@@ -25,6 +25,7 @@ local function other_value(f, cur)
     if f.name == "x" then return ns.tensor({{1 / 3, 2, -7.25e-3}, {4, 0.1, 6}}, nil, "fp32") end
     if f.name == "W" then return ns.tensor{{0.5, -1 / 3}, {0.25, 2}} end    -- optional ones
     if f.name == "upstream" then return ns.tensor{1 / 7, -2, 3, 0.5} end
+    if f.name == "mask" then return ns.tensor{1, 0, 1, 1} end -- 1 keeps, 0 leaves out
     return ns.tensor{{1, 2}, {3, 4}, {5, 6}}
   elseif f.type == "string" then return "somewhere.npy" end
   error("no test value for type " .. f.type)

@@ -11,6 +11,8 @@ LUA_MODULE_TESTS = \
 ## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
 ## (a few seconds); must survive and name what was wrong each time.
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua
+## the spec's mask against numpy (tests/data/mask.tsv)
+LUA_MODULE_TESTS += tests/lua/mask.lua
 TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh tests/lua/kernels-env.sh
 EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh \
 	tests/lua/kernels-env.sh

@@ -65,7 +65,7 @@ local fields = {"x", "source", "kind", "axes", "groups", "eps", "eps_at", "ddof"
   "beta", "dtype", "acc", "algo", "mode", "batch", "baseline", "target", "companion", "seed",
   "train_batches", "batch_size", "momentum", "train_source", "train_loc", "train_scale",
   "shift", "scale", "eval_loc", "eval_scale", "eval_size", "placement", "W", "upstream", "order",
-  "w_seed"}
+  "w_seed", "mask"}
 local missing = {}
 for _, f in ipairs(fields) do if s[f] == nil then missing[#missing + 1] = f end end
 ok(#missing == 0, "get() has every field", table.concat(missing, ", "))
