@@ -404,6 +404,11 @@ int ns_spec_check(const ns_spec *s, char *err) {
       ns_seterr(err, "order torch needs acc fp32 or fp64 (torch's float and double kernels)");
       return -1;
     }
+    if (s->mask) { /* the masked path sums in index order or pairwise, never torch's way */
+      ns_seterr(err, "order torch has no masked form (torch's LayerNorm takes no mask): use "
+                     "order sequential or pairwise with a mask");
+      return -1;
+    }
   }
   return 0;
 }

@@ -157,6 +157,8 @@ do
   T.err("spec.mask: element 1 is 2", "jacobian checks it", ns.jacobian, x, {mask = {2, 1, 1}})
   T.err("spec.mask: element 1 is 2", "spectrum checks it", ns.spectrum, x, {mask = {2, 1, 1}})
   T.err("opts.mask: shape (4)", "moments checks it", ns.moments, x, {mask = {1, 1, 1, 1}})
+  T.err("order torch has no masked form", "torch's order refuses a mask (it would not be torch's)",
+        ns.normalize, x, {kind = "layer", order = "torch", dtype = "fp32", mask = {1, 0, 1}})
   local y = ns.normalize(x, {mask = false})
   T.ok(y[1] == ns.normalize(x)[1], "mask = false is no mask")
   -- a row with nothing kept: degenerate, outputs 0
