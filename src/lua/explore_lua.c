@@ -979,7 +979,7 @@ static void plot_cursor(lua_State *L, int idx, int arg, const char *what, ns_pan
 }
 
 /* plot([panel] [, opts]) -> the figure of a panel (explore/panelfig.h) as a string of lines,
- * the cells the screen's figure view shows at that size. panel: a name of ns_panel_names
+ * the cells the screen's figure view shows at that size (without the empty rows below). panel: a name of ns_panel_names
  * (default: the screen's focused panel, headless the first, "input"); opts: width (20..1000,
  * default 100), height (6..500, default 30), ascii, glyphs ("blocks", "braille", "ascii"),
  * color (ANSI escapes), cursor ({row, col}: the input figure's element; default the
@@ -1054,7 +1054,7 @@ static int l_plot(lua_State *L) {
   plot_canvas_free(cv);
   if (!text) return luaL_error(L, "plot: out of memory");
   size_t len = strlen(text);
-  if (len && text[len - 1] == '\n') len--;
+  while (len && text[len - 1] == '\n') len--; /* the empty rows below the figure */
   nsl_pushtext_free(L, text, len);
   return 1;
 }

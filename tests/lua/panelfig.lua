@@ -40,12 +40,13 @@ for _, size in ipairs{{100, 30}, {78, 22}, {118, 38}} do
     local ls = lines(t)
     local widest = 0
     for _, l in ipairs(ls) do widest = math.max(widest, utf8.len(l)) end
-    T.ok(#ls == h and widest <= w, string.format("%s at %dx%d: %d lines, none wider", p, w, h, h),
+    T.ok(#ls <= h and widest <= w and ls[#ls] ~= "",
+      string.format("%s at %dx%d: at most %d lines, none wider, no empty one last", p, w, h, h),
       string.format("%d lines, widest %d", #ls, widest))
     T.ok(widest > w / 2, string.format("%s at %dx%d draws across the box", p, w, h), t)
     local a = e:plot(p, {width = w, height = h, ascii = true})
     T.ok(not a:find("[\128-\255]"), string.format("%s at %dx%d: ascii=true is pure ASCII", p, w, h))
-    T.is(#lines(a), h, string.format("%s at %dx%d: ASCII fills the same height", p, w, h))
+    T.is(#lines(a), #ls, string.format("%s at %dx%d: ASCII takes the same rows", p, w, h))
     T.ok(not t:find("\27", 1, true), p .. ": no escapes without color")
   end
 end
@@ -55,7 +56,7 @@ T.is(e:plot{width = 60, height = 12}, e:plot("input", {width = 60, height = 12})
   "plot(opts) alone takes the options")
 T.is(e:plot("settings"), e:plot("output"), "settings shows the output's figure")
 local b = e:plot("output", {glyphs = "braille", width = 60, height = 14})
-T.is(#lines(b), 14, "braille glyphs draw too")
+T.ok(#lines(b) > 8 and #lines(b) <= 14, "braille glyphs draw too", b)
 
 -- the spectrum: the screen's titles and legends, live with the state
 local s = e:plot("spectrum")
@@ -88,7 +89,7 @@ local refs = {lines(ns.plot.heatmap(r.batch.bn, {width = half, height = H, title
 local got = lines(e:plot("batch", {width = W, height = H}))
 local same = true
 for i = 1, H do
-  local left, right = cells(got[i], 1, half), cells(got[i], half + 3, W)
+  local left, right = cells(got[i] or "", 1, half), cells(got[i] or "", half + 3, W)
   if left ~= (refs[1][i] or ""):gsub(" +$", "") or right ~= (refs[2][i] or ""):gsub(" +$", "") then
     same = false
     T.ok(false, "batch row " .. i, got[i] .. "\n" .. (refs[1][i] or "") .. " | " .. (refs[2][i] or ""))
@@ -107,8 +108,8 @@ local ref = ns.plot.scatter(idx, {x, yflat, sh, sc}, {width = W, height = H,
   labels = {"x", "y", string.format("y(x%+g)", st.shift), string.format("y(%gx)", st.scale)}})
 local out = e:plot("output", {width = W, height = H})
 local rl, ol = lines(ref), lines(out)
-local eq = #ol == H
-for i = 1, H do eq = eq and (ol[i] or "") == (rl[i] or "") end
+local eq = #ol == #rl
+for i = 1, #rl do eq = eq and (ol[i] or "") == (rl[i] or "") end
 T.ok(eq, "output: the scatter of x, y, y(x+b), y(ax) that ns.plot.scatter draws", out .. "\n" .. ref)
 
 -- the cursor's channel joins the input's histograms (x of shape (2, 6, 2, 2): row 9 of the

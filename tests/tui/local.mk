@@ -5,6 +5,8 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
 	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
+## plot(panel): the figure view's cells, headless and at the prompt
+SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
