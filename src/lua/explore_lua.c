@@ -979,12 +979,13 @@ static void plot_cursor(lua_State *L, int idx, int arg, const char *what, ns_pan
 }
 
 /* plot([panel] [, opts]) -> the figure of a panel (explore/panelfig.h) as a string of lines,
- * the cells the screen's figure view shows at that size (without the empty rows below). panel: a name of ns_panel_names
- * (default: the screen's focused panel, headless the first, "input"); opts: width (20..1000,
- * default 100), height (6..500, default 30), ascii, glyphs ("blocks", "braille", "ascii"),
- * color (ANSI escapes), cursor ({row, col}: the input figure's element; default the
- * screen's cursor, else {1, 1}). On the screen it also opens the figure view on the panel
- * (the view fields focus and figure); headless it only returns the text. */
+ * the cells the screen's figure view shows at that size (without the empty rows below).
+ * panel: a name of ns_panel_names (default: the screen's focused panel, headless the
+ * first, "input"); opts: width (20..1000, default 100), height (6..500, default 30),
+ * ascii, glyphs ("blocks", "braille", "ascii"), color (ANSI escapes), cursor ({row, col}:
+ * the input figure's element; default the screen's cursor, else {1, 1}). On the screen it
+ * also opens the figure view on the panel (the view fields focus and figure); headless it
+ * only returns the text. */
 static int l_plot(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
