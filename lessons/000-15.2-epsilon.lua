@@ -32,6 +32,8 @@ eps / s^3, here 1e-5 / (2.5 + 1e-5)^1.5, about 2.5e-6. It is tiny, but it
 is no longer 0: the map now sees the scale of x, a little.]],
      set = {eps = 1e-5},
      focus = "spectrum",
+     -- the spectrum panel's figure (f on the screen): the radial eigenvalue against eps
+     figure = function(s) return plot("spectrum", {width = 78, height = 22}) end,
      claims = function(s)
        claim("c15-eps-radial", eig("radial"))
      end,

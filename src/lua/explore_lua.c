@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 
 #include "explore/file.h"
+#include "explore/panelfig.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -379,6 +380,11 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
   if (lua_type(L, idx) != LUA_TTABLE)
     return luaL_error(L, "set: expected a table of fields, e.g. set{eps = 0}, got %s",
                       type_of(L, idx));
+  if (c->view) { /* the view's push also starts its pending copy from the view as it is */
+    lua_newtable(L);
+    c->view->push(L, c->view_ud);
+    lua_pop(L, 1);
+  }
   patchbox *b = new_patchbox(L); /* +1 */
   int nview = 0;
   lua_pushnil(L);
@@ -389,7 +395,8 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
         luaL_error(L, "set: %s: %s", lua_tostring(L, -2), err);
       nview++;
     } else if (lua_type(L, -2) == LUA_TSTRING && (strcmp(lua_tostring(L, -2), "focus") == 0 ||
-                                                  strcmp(lua_tostring(L, -2), "cursor") == 0)) {
+                                                  strcmp(lua_tostring(L, -2), "cursor") == 0 ||
+                                                  strcmp(lua_tostring(L, -2), "figure") == 0)) {
       /* view hints: only a screen has them; headless they are accepted and ignored, so a
          lesson or a state file runs the same with and without one */
     } else {
@@ -924,12 +931,142 @@ static int l_load(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg state_fns[] = {
-    {"set", l_set},       {"get", l_get},   {"undo", l_undo}, {"redo", l_redo}, {"reset", l_reset},
-    {"result", l_result}, {"dump", l_dump}, {"save", l_save}, {"load", l_load}, {NULL, NULL}};
+/* ---------------------------------------------------------------- plot(panel) */
 
-const char *const nsx_function_names[] = {"set",    "get",  "undo", "redo", "reset",
-                                          "result", "dump", "save", "load", NULL};
+/* plot's options, checked against this one list. */
+static const char *const plot_opt_names[] = {"width", "height", "ascii", "glyphs",
+                                             "color", "cursor", NULL};
+
+/* An integer option lo..hi (def when absent) of the table at arg. */
+static int plot_opt_int(lua_State *L, int arg, const char *name, int lo, int hi, int def) {
+  int v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL) {
+    lua_Integer i;
+    if (!nsl_intat(L, -1, lo, hi, &i))
+      nsl_argerror(L, arg, "opts.%s must be an integer from %d to %d, got %s", name, lo, hi,
+                   nsl_got(L, -1));
+    v = (int)i;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static int plot_opt_bool(lua_State *L, int arg, const char *name) {
+  int ty = lua_getfield(L, arg, name), v = 0;
+  if (ty == LUA_TBOOLEAN)
+    v = lua_toboolean(L, -1);
+  else if (ty != LUA_TNIL)
+    nsl_argerror(L, arg, "opts.%s must be a boolean, got %s", name, nsl_got(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* {row, col} (1-based) at idx into o->row, o->col (0-based); errors blame argument arg. */
+static void plot_cursor(lua_State *L, int idx, int arg, const char *what, ns_panelfig_opts *o) {
+  idx = lua_absindex(L, idx);
+  lua_Integer rc[2];
+  if (lua_type(L, idx) != LUA_TTABLE || lua_rawlen(L, idx) != 2)
+    nsl_argerror(L, arg, "%s must be {row, col} (1-based), got %s", what, nsl_got(L, idx));
+  for (int k = 0; k < 2; k++) {
+    lua_rawgeti(L, idx, k + 1);
+    if (!nsl_intat(L, -1, 1, (lua_Integer)1 << 40, &rc[k]))
+      nsl_argerror(L, arg, "%s[%d] (the %s) must be an integer >= 1, got %s", what, k + 1,
+                   k ? "column" : "row", nsl_got(L, -1));
+    lua_pop(L, 1);
+  }
+  o->row = (size_t)(rc[0] - 1);
+  o->col = (size_t)(rc[1] - 1);
+}
+
+/* plot([panel] [, opts]) -> the figure of a panel (explore/panelfig.h) as a string of lines,
+ * the cells the screen's figure view shows at that size (without the empty rows below).
+ * panel: a name of ns_panel_names (default: the screen's focused panel, headless the
+ * first, "input"); opts: width (20..1000, default 100), height (6..500, default 30),
+ * ascii, glyphs ("blocks", "braille", "ascii"), color (ANSI escapes), cursor ({row, col}:
+ * the input figure's element; default the screen's cursor, else {1, 1}). On the screen it
+ * also opens the figure view on the panel (the view fields focus and figure); headless it
+ * only returns the text. */
+static int l_plot(lua_State *L) {
+  int a;
+  nsx_ctx *c = ctx_args(L, &a);
+  int pa = a, oa = a + 1; /* plot(opts) alone: the options */
+  if (lua_type(L, a) == LUA_TTABLE && lua_isnone(L, a + 1)) pa = 0, oa = a;
+  ns_panelfig_opts o;
+  ns_panelfig_opts_init(&o);
+  o.panel = NS_PANEL_INPUT;
+  int screen = c->view && is_view_field(c->view, "focus") && is_view_field(c->view, "figure");
+  if (c->view) { /* the screen's focus and cursor are the defaults */
+    lua_newtable(L);
+    c->view->push(L, c->view_ud);
+    if (lua_getfield(L, -1, "focus") == LUA_TSTRING) {
+      int k = ns_choice_parse(ns_panel_names, lua_tostring(L, -1));
+      if (k >= 0) o.panel = (ns_panel)k;
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "cursor") == LUA_TTABLE) plot_cursor(L, -1, 0, "cursor", &o);
+    lua_pop(L, 2);
+  }
+  if (pa && !lua_isnoneornil(L, pa)) {
+    int k =
+        lua_type(L, pa) == LUA_TSTRING ? ns_choice_parse(ns_panel_names, lua_tostring(L, pa)) : -1;
+    if (k < 0) {
+      char list[160];
+      return nsl_argerror(L, pa, "panel must be one of %s, got %s",
+                          ns_choice_list(ns_panel_names, list, sizeof list), nsl_got(L, pa));
+    }
+    o.panel = (ns_panel)k;
+  }
+  int color = 0;
+  if (nsl_opttable(L, oa, "opts")) {
+    nsl_checkfields(L, oa, "option", plot_opt_names);
+    o.width = plot_opt_int(L, oa, "width", NS_PANELFIG_MIN_W, 1000, o.width);
+    o.height = plot_opt_int(L, oa, "height", NS_PANELFIG_MIN_H, 500, o.height);
+    int ascii = plot_opt_bool(L, oa, "ascii");
+    lua_getfield(L, oa, "glyphs");
+    int g = nsl_choiceat(L, -1, oa, "opts.glyphs", plot_glyph_names, PLOT_GLYPHS_BLOCKS);
+    if (ascii && !lua_isnil(L, -1) && g != PLOT_GLYPHS_ASCII)
+      nsl_argerror(L, oa, "opts.ascii=true and opts.glyphs='%s' disagree", plot_glyph_names[g]);
+    lua_pop(L, 1);
+    o.glyphs = ascii ? PLOT_GLYPHS_ASCII : (plot_glyphs)g;
+    color = plot_opt_bool(L, oa, "color");
+    o.color = color;
+    if (lua_getfield(L, oa, "cursor") != LUA_TNIL) plot_cursor(L, -1, oa, "opts.cursor", &o);
+    lua_pop(L, 1);
+  }
+  if (screen) { /* open the figure view on the panel, as set{focus = panel, figure = true} */
+    char err[NS_ERRLEN] = "";
+    lua_pushstring(L, ns_panel_names[o.panel]);
+    lua_pushboolean(L, 1);
+    int top = lua_gettop(L);
+    if (c->view->check(L, c->view_ud, "focus", top - 1, err) != 0 ||
+        c->view->check(L, c->view_ud, "figure", top, err) != 0)
+      return luaL_error(L, "plot: %s", err);
+    c->view->commit(c->view_ud);
+    lua_pop(L, 2);
+  }
+  nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
+  ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
+  char err[NS_ERRLEN];
+  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
+  plot_canvas *cv = ns_panel_figure(c->s, r, &o, err);
+  ns_result_free(r); /* the box stays valid (zeroed) until the GC */
+  if (!cv) return luaL_error(L, "plot: %s", err);
+  char *text = color ? plot_canvas_ansi(cv) : plot_canvas_text(cv);
+  plot_canvas_free(cv);
+  if (!text) return luaL_error(L, "plot: out of memory");
+  size_t len = strlen(text);
+  while (len && text[len - 1] == '\n') len--; /* the empty rows below the figure */
+  nsl_pushtext_free(L, text, len);
+  return 1;
+}
+
+static const luaL_Reg state_fns[] = {{"set", l_set},   {"get", l_get},     {"undo", l_undo},
+                                     {"redo", l_redo}, {"reset", l_reset}, {"result", l_result},
+                                     {"dump", l_dump}, {"save", l_save},   {"load", l_load},
+                                     {"plot", l_plot}, {NULL, NULL}};
+
+const char *const nsx_function_names[] = {"set",  "get",  "undo", "redo", "reset", "result",
+                                          "dump", "save", "load", "plot", NULL};
 
 /* The global load: a state file when called with one string naming an existing file,
  * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. */

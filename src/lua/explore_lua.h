@@ -17,6 +17,9 @@
  *   dump()                       the state as a Lua chunk of set{...} (bit for bit)
  *   save(FILE), load(FILE)       dump() written atomically; a state file applied (it runs
  *                                with nothing but set and ns.tensor in reach)
+ *   plot([panel] [, opts])       the panel's figure (explore/panelfig.h) as text, the cells
+ *                                the screen's figure view shows; on the screen it opens
+ *                                that view too (the view fields focus and figure)
  *
  * The fields are those of src/explore/fields.h (`help set` lists them); a tensor field
  * also takes {file = PATH [, sha256 = HEX]}, which loads the file (and sets `source`).
@@ -37,7 +40,9 @@ typedef struct nsx_ctx nsx_ctx;
 
 /* Fields a view (the screen) keeps itself: set{} hands them to check (which validates
  * the value at idx into a pending copy, or fills err and returns -1) and, once the state's
- * fields applied, calls commit; get() calls push to add them to the table on top. */
+ * fields applied, calls commit; get() calls push to add them to the table on top, and set{}
+ * and plot() call it first (into a table they drop), so the view can start its pending copy
+ * from what it shows. */
 typedef struct {
   const char *const *fields; /* NULL-terminated */
   int (*check)(lua_State *L, void *ud, const char *field, int idx, char *err);
@@ -48,7 +53,7 @@ typedef struct {
 /* The names of the functions nsx_open registers (and the explorer's methods). */
 extern const char *const nsx_function_names[];
 
-/* Registers set, get, undo, redo, reset, result, dump, save and load as globals of L. h
+/* Registers set, get, undo, redo, reset, result, dump, save, load and plot as globals of L. h
  * may be NULL (undo and redo then do nothing and return false). load keeps Lua's own
  * load for everything but a state file: load(FILE) with one string naming an existing
  * file applies it; load(chunk, ...) is the standard function. */

@@ -574,7 +574,7 @@ static void wrap_all(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  static const char *const globals[] = {"set", "get", "result", "reset", NULL};
+  static const char *const globals[] = {"set", "get", "result", "reset", "plot", NULL};
   for (const char *const *g = globals; *g; g++) {
     lua_getglobal(L, *g);
     lua_pushstring(L, *g);

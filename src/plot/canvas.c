@@ -123,6 +123,47 @@ int plot_text(plot_canvas *c, int x, int y, int maxw, const char *s, int style) 
   return n;
 }
 
+/* Bytes of s that make its first `cells` code points. */
+static size_t utf8_prefix(const char *s, int cells) {
+  size_t cut = 0;
+  for (int k = 0; s[cut] && k < cells; k++) {
+    uint32_t cp;
+    cut += (size_t)plot_utf8_decode(s + cut, &cp);
+  }
+  return cut;
+}
+
+int plot_text_fit(plot_canvas *c, int x, int y, const char *s, int style) {
+  if (!c || !s || y < 0 || y >= c->h || x >= c->w) return 0;
+  int room = c->w - x;
+  size_t cut = utf8_prefix(s, room);
+  if (s[cut])
+    for (size_t b = cut; b > 0; b--)
+      if (s[b] == ' ' && s[b - 1] != ' ') {
+        cut = b;
+        break;
+      }
+  int n = 0;
+  for (size_t at = 0; at < cut; n++) {
+    uint32_t cp;
+    at += (size_t)plot_utf8_decode(s + at, &cp);
+    plot_put(c, x + n, y, cp, style);
+  }
+  return n;
+}
+
+void plot_canvas_blit(plot_canvas *dst, int x, int y, const plot_canvas *src) {
+  if (!dst || !src) return;
+  for (int r = 0; r < src->h; r++)
+    for (int q = 0; q < src->w; q++) {
+      const plot_cell *cell = &src->cells[(size_t)r * (size_t)src->w + (size_t)q];
+      int tx = x + q, ty = y + r;
+      if ((!cell->ch && cell->style == 0) || tx < 0 || ty < 0 || tx >= dst->w || ty >= dst->h)
+        continue;
+      dst->cells[(size_t)ty * (size_t)dst->w + (size_t)tx] = *cell;
+    }
+}
+
 int plot_printf(plot_canvas *c, int x, int y, int maxw, int style, const char *fmt, ...) {
   char buf[512];
   va_list ap;

@@ -74,6 +74,13 @@ void plot_put(plot_canvas *c, int x, int y, uint32_t ch, int style);
  * canvas edge). Returns the cells written. Non-ASCII characters become '?' on ASCII
  * canvases. */
 int plot_text(plot_canvas *c, int x, int y, int maxw, const char *utf8, int style);
+/* Writes UTF-8 text from (x, y) to the canvas's right edge, as the screen writes a line
+ * of words: all of it when it fits, else up to its last space that does (never inside a
+ * number), a single word longer than the room cut. Returns the cells written. */
+int plot_text_fit(plot_canvas *c, int x, int y, const char *utf8, int style);
+/* Copies the cells of src into dst with src's top left at (x, y), clipped to dst; the
+ * empty cells of src (code point 0, style 0) leave dst's as they are. */
+void plot_canvas_blit(plot_canvas *dst, int x, int y, const plot_canvas *src);
 /* printf into the canvas. */
 int plot_printf(plot_canvas *c, int x, int y, int maxw, int style, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

@@ -28,6 +28,7 @@ typedef struct tui_app {
   tui_panel tab;
   int help_open, help_scroll;
   int figure_open;      /* the focused panel's figure fills the screen */
+  int figure_req;       /* a set{figure=} being validated: 0 none, 1 open, 2 close */
   tui_xview xview;      /* an experiment view fills the screen (TUI_XV_NONE: none) */
   tui_stack_data stack; /* the deep-stack view's runs, made once */
   int stack_shown;      /* their progress when last drawn */

@@ -168,7 +168,8 @@ static void build(tui_panel focus, int width) {
                   "At the prompt: set{kind=\"rms\"} changes the state (one undo step), get() "
                   "shows it, result() has every number on screen (ns.save(\"y.npy\", "
                   "result().y)), set{x=ns.load(\"f.npy\")} opens a file, reset() restores the "
-                  "default, dump() prints the state as a set{} line. Tab completes; the "
+                  "default, dump() prints the state as a set{} line, plot(\"spectrum\") "
+                  "opens a panel's figure and returns it as text. Tab completes; the "
                   "history is shared with `normscope repl`.",
                   width, 2, 2);
   }

@@ -891,7 +891,10 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (a->lay.too_small) return !code && (ch == 'q' || ch == 'Q') ? TUI_R_QUIT : TUI_R_NONE;
   if (a->help_open) return help_key(a, code, ch);
   if (tui_prompt_is_open(a->prompt)) {
+    int figure = a->figure_open;
     tui_prompt_key(a->prompt, code, ch);
+    /* plot(panel) opened the figure view: it takes the keys (: comes back to the prompt) */
+    if (a->figure_open && !figure) tui_prompt_close(a->prompt);
     /* set{}, undo() and friends changed the state through explore's Lua side (on_change
      * marks it); a Lua error only reached the scrollback. */
     clamp_cursor(a);

@@ -6,8 +6,7 @@
 static const char *titles[TUI_PANEL_COUNT] = {"1 Input", "2 Settings",   "3 Output",   "4 Spectrum",
                                               "5 Batch", "6 Train/eval", "7 Precision"};
 
-const char *const tui_panel_names[TUI_PANEL_COUNT + 1] = {
-    "input", "settings", "output", "spectrum", "batch", "train", "precision", NULL};
+const char *const *const tui_panel_names = ns_panel_names; /* explore/panelfig.h */
 
 const char *tui_panel_title(tui_panel p) {
   return (unsigned)p < TUI_PANEL_COUNT ? titles[p] : "?";

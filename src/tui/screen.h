@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "explore/explore.h"
+#include "explore/panelfig.h"
 #include "plot/figure.h"
 #include "plot/plot.h"
 
@@ -31,19 +32,20 @@
 #define TUI_FULL_W 120
 #define TUI_FULL_H 40
 
-/* The panels. */
+/* The panels: explore/panelfig.h's list, whose names set{focus = ...}, get() and
+ * plot(panel) read. */
 typedef enum {
-  TUI_PANEL_INPUT = 0,
-  TUI_PANEL_SETTINGS,
-  TUI_PANEL_OUTPUT,
-  TUI_PANEL_SPECTRUM,
-  TUI_PANEL_BATCH,
-  TUI_PANEL_TRAIN,
-  TUI_PANEL_PRECISION,
-  TUI_PANEL_COUNT
+  TUI_PANEL_INPUT = NS_PANEL_INPUT,
+  TUI_PANEL_SETTINGS = NS_PANEL_SETTINGS,
+  TUI_PANEL_OUTPUT = NS_PANEL_OUTPUT,
+  TUI_PANEL_SPECTRUM = NS_PANEL_SPECTRUM,
+  TUI_PANEL_BATCH = NS_PANEL_BATCH,
+  TUI_PANEL_TRAIN = NS_PANEL_TRAIN,
+  TUI_PANEL_PRECISION = NS_PANEL_PRECISION,
+  TUI_PANEL_COUNT = NS_PANEL_COUNT
 } tui_panel;
-/* Their names for set{focus = ...} and get(), in panel order, NULL-terminated. */
-extern const char *const tui_panel_names[];
+/* Their names (ns_panel_names), in panel order, NULL-terminated. */
+extern const char *const *const tui_panel_names;
 
 /* The view state: what the screen shows, as opposed to what the explorer computes. It is
  * never part of the explorer's state, undo or dump. */

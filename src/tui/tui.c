@@ -216,7 +216,8 @@ static void draw(app *a) {
     doupdate();
     return;
   }
-  if (a->figure_open) { /* the focused panel's figure, full screen, redrawn live */
+  if (a->figure_open && !prompt_open) { /* the focused panel's figure, full screen, redrawn
+                                            live; the prompt (:) shows the panels, as below */
     werase(a->help);
     tui_draw_figure(&a->st, &a->res, a->help, &v);
     if (a->msg[0]) {
@@ -305,8 +306,9 @@ static void draw(app *a) {
 
 /* ---- start-up ---- */
 
-/* The view fields of set{} and get(): focus (a panel name) and cursor ({row, col}). */
-static const char *const view_fields[] = {"focus", "cursor", NULL};
+/* The view fields of set{} and get(): focus (a panel name), cursor ({row, col}) and figure
+ * (true: the figure view is open; plot(panel) sets it with focus). */
+static const char *const view_fields[] = {"focus", "cursor", "figure", NULL};
 
 static int view_check(lua_State *L, void *ud, const char *field, int idx, char *err) {
   app *a = ud;
@@ -320,6 +322,15 @@ static int view_check(lua_State *L, void *ud, const char *field, int idx, char *
       return -1;
     }
     a->pending.focus = (tui_panel)k;
+    return 0;
+  }
+  if (strcmp(field, "figure") == 0) {
+    if (lua_type(L, idx) != LUA_TBOOLEAN) {
+      snprintf(err, NS_ERRLEN, "expected true (open the figure view) or false, got %s",
+               luaL_typename(L, idx));
+      return -1;
+    }
+    a->figure_req = lua_toboolean(L, idx) ? 1 : 2;
     return 0;
   }
   /* cursor */
@@ -346,12 +357,15 @@ static int view_check(lua_State *L, void *ud, const char *field, int idx, char *
 static void view_commit(void *ud) {
   app *a = ud;
   a->view = a->pending;
+  if (a->figure_req) a->figure_open = a->figure_req == 1;
+  a->figure_req = 0;
   a->changed = 1;
 }
 
 static void view_push(lua_State *L, void *ud) {
   app *a = ud;
-  a->pending = a->view;
+  a->pending = a->view; /* set{} calls this first: its checks start from the view as it is */
+  a->figure_req = 0;
   lua_pushstring(L, tui_panel_names[a->view.focus]);
   lua_setfield(L, -2, "focus");
   lua_createtable(L, 2, 0);
@@ -360,6 +374,8 @@ static void view_push(lua_State *L, void *ud) {
   lua_pushinteger(L, a->view.cursor_col + 1);
   lua_rawseti(L, -2, 2);
   lua_setfield(L, -2, "cursor");
+  lua_pushboolean(L, a->figure_open);
+  lua_setfield(L, -2, "figure");
 }
 
 static const nsx_view screen_view = {view_fields, view_check, view_commit, view_push};

@@ -27,8 +27,9 @@ int tui_theme_find(const char *name);
  * ~/.local/state/normscope/last.lua) into buf; NULL when neither variable is set. */
 const char *tui_last_state_path(char *buf, size_t len);
 
-/* The panels' names (set{focus = ...}, a lesson step's focus), NULL-terminated. */
-extern const char *const tui_panel_names[];
+/* The panels' names (set{focus = ...}, a lesson step's focus, plot(panel)), NULL-terminated:
+ * explore/panelfig.h's ns_panel_names. */
+extern const char *const *const tui_panel_names;
 
 /* Runs the explorer until the user quits; restores the terminal on every exit path.
  * Returns the process exit status (0, or 1 when the file could not be opened). */

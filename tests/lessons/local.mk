@@ -33,3 +33,7 @@ tests_lessons_test_lesson_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
 tests_lessons_test_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_lessons_test_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## plot(panel) in a lesson played headless (a step's figure, print in claims)
+TESTS += tests/lessons/test_plot_lesson.sh
+EXTRA_DIST += tests/lessons/test_plot_lesson.sh tests/lessons/plot-figure.lua

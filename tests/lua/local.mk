@@ -7,7 +7,8 @@ LUA_MODULE_TESTS = \
 	tests/lua/rng.lua tests/lua/torch_rng.lua tests/lua/estimators.lua tests/lua/vjp.lua \
 	tests/lua/residual.lua tests/lua/io.lua tests/lua/claims.lua tests/lua/stack.lua \
 	tests/lua/plot.lua tests/lua/figures.lua tests/lua/explorer.lua \
-	tests/lua/experiments.lua tests/lua/kernels.lua
+	tests/lua/experiments.lua tests/lua/kernels.lua \
+	tests/lua/panelfig.lua
 ## tests/fuzz/lua_api_fuzz.lua: every function and method called with wrong arguments
 ## (a few seconds); must survive and name what was wrong each time.
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua

@@ -14,7 +14,7 @@ fi
 n=0
 fail=0
 for t in tensor normalize stats rng torch_rng estimators vjp residual io claims stack plot figures \
-  explorer experiments ../fuzz/lua_api_fuzz; do
+  explorer experiments panelfig ../fuzz/lua_api_fuzz; do
   n=$((n + 1))
   out=$(sh "$here/run-lua.sh" "$here/$t.lua" 2>&1)
   rc=$?

@@ -7,6 +7,8 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
 ## the mask field on screen (issue 10 item 5)
 SCREEN_TESTS += tests/tui/test_screen_mask.sh
+## plot(panel): the figure view's cells, headless and at the prompt
+SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
