@@ -505,10 +505,10 @@ static void properties(void) {
     if (kind == 2) nbad = nbad0; /* bars draw the first series only */
     if (drew && nlegend && o.height >= 14 && o.width >= 30)
       for (size_t k = 0; k < nlegend; k++)
-        if (kind == 3 ? isfinite(o.ref) && !(o.logx && o.ref <= 0) &&
-                            !(o.has_range && (o.ref < o.lo || o.ref > o.hi)) &&
-                            !strstr(text, "the ref")
-                      : !strstr(text, NAMES[k])) {
+        if (kind == 3
+                ? isfinite(o.ref) && !(o.logx && o.ref <= 0) &&
+                      !(o.has_range && (o.ref < o.lo || o.ref > o.hi)) && !strstr(text, "the ref")
+                : !strstr(text, NAMES[k])) {
           if (!fails[4]++) tap_diag("legend lacks %s:\n%s", NAMES[k], text);
           break;
         }
