@@ -4,12 +4,14 @@
 #include "explore/result.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "explore/priv.h"
 #include "core/jacobian.h"
+#include "core/jvp.h"
 #include "core/moments.h"
 #include "core/rng.h"
 
@@ -29,16 +31,28 @@ static void clear_output(ns_result *r) {
   r->probe_n = 0;
 }
 
+static void clear_closed(ns_result *r) {
+  free(r->spec_closed);
+  r->spec_closed = NULL;
+  r->nclosed = 0;
+  r->closed_skip[0] = 0;
+  r->closed_rank = 0;
+  r->neigchk = 0;
+  r->eigchk_ok = 1;
+  r->eigchk_jvp = r->eigchk_fd = 0;
+  r->eigchk_m = 0;
+}
+
+/* The full-Jacobian fields (what a job fills and ns_jac_job_apply moves). */
 static void clear_jac(ns_result *r) {
   free(r->J);
   free(r->J_fd);
-  free(r->spec_closed);
   free(r->spec_numeric);
   free(r->spec_fd);
   r->J = r->J_fd = NULL;
-  r->spec_closed = r->spec_numeric = r->spec_fd = NULL;
-  r->nclosed = r->nnumeric = r->nfd = 0;
-  r->jac_done = 0;
+  r->spec_numeric = r->spec_fd = NULL;
+  r->nnumeric = r->nfd = 0;
+  r->jac_done = r->jac_pending = 0;
   r->jac_skip[0] = 0;
   r->jn = 0;
   r->jac_fd_diff = r->eig_closed_vs_numeric = r->eig_numeric_vs_fd = r->eig_disagree = 0;
@@ -86,6 +100,7 @@ void ns_result_free(ns_result *r) {
   clear_output(r);
   ns_tensor_free(r->y_shift);
   ns_tensor_free(r->y_scale);
+  clear_closed(r);
   clear_jac(r);
   clear_batch(r);
   clear_train(r);
@@ -173,25 +188,19 @@ static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb,
   return m;
 }
 
-/* Needs r's input statistics and output (a degenerate statistic makes J undefined).
- * The analytic J, its closed form and LAPACK spectrum are those of the exact map (fp64,
- * two-pass) at the values the output sees (x rounded to spec's dtype); the finite
- * differences are of the map on screen (spec's dtype, acc and algo), with a step that
- * dtype resolves. r->jac_tol and r->jac_fd_tol say how close each pair must be. */
-static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
+/* The full Jacobian part into r's jac fields, for x (at most NS_EXPLORE_JAC_FULL_LIMIT
+ * elements, no degenerate statistic) under the map on screen spec, whose smallest
+ * denominator is smin; closed is the closed form it is compared with. The analytic J and
+ * its LAPACK spectrum are those of the exact map (fp64, two-pass) at the values the output
+ * sees (x rounded to spec's dtype); the finite differences are of the map on screen
+ * (spec's dtype, acc and algo), with a step that dtype resolves. r->jac_tol and
+ * r->jac_fd_tol say how close each pair must be. Reads nothing but its arguments (a job
+ * runs it in another thread); stops early, jac_done 0, when *cancel becomes nonzero. */
+static void jac_full(const ns_tensor *x, const ns_spec *spec, double smin, const ns_eig *closed,
+                     int nclosed, const atomic_int *cancel, ns_result *r) {
   size_t n = x->n;
   char e[NS_ERRLEN] = "";
   r->jac_done = 0;
-  if (n > NS_EXPLORE_JAC_LIMIT) {
-    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: %zu elements, limit %d", n,
-             NS_EXPLORE_JAC_LIMIT);
-    return;
-  }
-  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
-    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
-             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
-    return;
-  }
   ns_spec exact = *spec;
   exact.dtype = NS_FP64;
   exact.acc = NS_FP64;
@@ -207,12 +216,11 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   r->jn = n;
   r->J = malloc(n * n * sizeof *r->J);
   r->J_fd = malloc(n * n * sizeof *r->J_fd);
-  r->spec_closed = malloc(n * sizeof *r->spec_closed);
   r->spec_numeric = malloc(n * sizeof *r->spec_numeric);
   r->spec_fd = malloc(n * sizeof *r->spec_fd);
   double *sv = malloc(n * sizeof *sv), *xr = malloc(n * sizeof *xr);
   ns_tensor *x64 = NULL;
-  if (!r->J || !r->J_fd || !r->spec_closed || !r->spec_numeric || !r->spec_fd || !sv || !xr) {
+  if (!r->J || !r->J_fd || !r->spec_numeric || !r->spec_fd || !sv || !xr) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: out of memory");
     free(sv);
     free(xr);
@@ -223,16 +231,15 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
     if (fabs(xr[i]) > xmax) xmax = fabs(xr[i]);
   }
   const char *stage = "analytic Jacobian";
+#define CANCELLED (cancel && atomic_load(cancel))
   if (!(x64 = ns_tensor_from(x->rank, x->shape, NS_FP64, xr, e))) goto fail;
   if (ns_jacobian_analytic(x64, &exact, r->J, e) != 0) goto fail;
   /* Central differences of y = (x - mean)/s, relative to J's scale 1/s: truncation about
    * (h/s)^2, rounding of the inputs about u|x|/(s h). h = (u |x| s^2)^(1/3) balances them,
    * and at least 4 ulps of |x| so the dtype resolves the step. fp64 keeps the fixed step
    * the fp64 checks were written for. s: the smallest denominator of the map on screen. */
-  double smin = INFINITY;
-  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
-    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
   if (!isfinite(smin)) smin = 1;
+  if (CANCELLED) goto fail;
   if (r->jac_exact) {
     double h = cbrt(u * xmax * smin * smin);
     if (h < 4 * u * xmax) h = 4 * u * xmax;
@@ -244,15 +251,14 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   }
   r->jac_fd_s = smin;
   stage = "finite-difference Jacobian";
-  if (ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
+  if (CANCELLED || ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
   r->jac_fd_diff = ns_max_abs_diff(r->J, r->J_fd, n * n);
-  stage = "closed-form spectrum";
-  r->nclosed = ns_spectrum_closed(x64, &exact, r->spec_closed, n, e);
-  if (r->nclosed < 0) goto fail;
   stage = "LAPACK spectrum";
+  if (CANCELLED) goto fail;
   r->nnumeric = ns_spectrum_numeric(x64, &exact, r->J, r->spec_numeric, n, e);
   if (r->nnumeric < 0) goto fail;
   stage = "spectrum of the FD Jacobian";
+  if (CANCELLED) goto fail;
   r->nfd = ns_spectrum_numeric(x64, &exact, r->J_fd, r->spec_fd, n, e);
   if (r->nfd < 0) goto fail;
   r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
@@ -281,13 +287,12 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   /* ten times the expected error, in J's units (1/s) */
   r->jac_fd_tol = r->jac_tol + (r->jac_exact ? 10 * r->jac_fd_err / smin : 0);
   r->eig_closed_vs_numeric =
-      r->nclosed > 0
-          ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
-          : NAN;
+      nclosed > 0 ? eig_disagreement(closed, nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
+                  : NAN;
   r->eig_numeric_vs_fd =
       eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n, r->jac_fd_tol / scale);
   r->eig_disagree = r->eig_numeric_vs_fd;
-  if (r->nclosed > 0 && !(r->eig_closed_vs_numeric <= r->eig_disagree))
+  if (nclosed > 0 && !(r->eig_closed_vs_numeric <= r->eig_disagree))
     r->eig_disagree = r->eig_closed_vs_numeric;
   free(sv);
   free(xr);
@@ -298,7 +303,287 @@ fail:
   free(sv);
   free(xr);
   ns_tensor_free(x64);
-  snprintf(r->jac_skip, sizeof r->jac_skip, "%s failed: %.200s", stage, e[0] ? e : "unknown error");
+  if (CANCELLED)
+    snprintf(r->jac_skip, sizeof r->jac_skip, "cancelled");
+  else
+    snprintf(r->jac_skip, sizeof r->jac_skip, "%s failed: %.200s", stage,
+             e[0] ? e : "unknown error");
+#undef CANCELLED
+}
+
+/* x with its values rounded to dtype d: x itself when they already are (its storage is
+ * d, or a dtype d holds exactly), else a copy in d (*own, freed by the caller). */
+static const ns_tensor *at_dtype(const ns_tensor *x, ns_dtype d, ns_tensor **own, char *err) {
+  *own = NULL;
+  if (x->dtype == d || d == NS_FP64 ||
+      (d == NS_FP32 && (x->dtype == NS_FP16 || x->dtype == NS_BF16)))
+    return x;
+  if (!(*own = ns_tensor_new(x->rank, x->shape, d, err))) return NULL;
+  for (size_t i = 0; i < x->n; i++) ns_tensor_set(*own, i, ns_tensor_get(x, i));
+  return *own;
+}
+
+/* The spec of the exact map the spectrum describes: fp64, two-pass, the same statistics. */
+static ns_spec exact_spec(const ns_spec *spec) {
+  ns_spec e = *spec;
+  e.dtype = NS_FP64;
+  e.acc = NS_FP64;
+  e.algo = NS_ALGO_TWOPASS;
+  e.order = NS_ORDER_SEQUENTIAL;
+  return e;
+}
+
+/* The exact m2 of every statistic (train mode), from the cache when x and the grouping
+ * are what it was computed for (c may be NULL: computed into a fresh array, *own). */
+static const double *exact_m2(ns_explore_cache *c, int x_changed, const ns_tensor *xd,
+                              const ns_spec *spec, const ns_norm_plan *p, double **own,
+                              char *err) {
+  int center = ns_spec_center(spec);
+  *own = NULL;
+  if (c && c->m2_valid && !x_changed && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
+      c->m2_axes == spec->axes && c->m2_groups == spec->groups && c->m2_center == center &&
+      c->m2_dtype == (int)xd->dtype)
+    return c->m2;
+  double *m2 = malloc(p->nstat * sizeof *m2);
+  if (!m2 || ns_stat_moments(xd, p, center, NULL, m2, err) != 0) {
+    free(m2);
+    return NULL;
+  }
+  if (!c) return *own = m2;
+  free(c->m2);
+  c->m2 = m2;
+  c->m2_nstat = p->nstat;
+  c->m2_valid = 1;
+  c->m2_kind = (int)spec->kind;
+  c->m2_axes = spec->axes;
+  c->m2_groups = spec->groups;
+  c->m2_center = center;
+  c->m2_dtype = (int)xd->dtype;
+  return m2;
+}
+
+/* The closed-form spectrum at any size and its checks along the labelled eigenvectors
+ * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
+ * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. */
+static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
+                        const ns_spec *spec, ns_result *r) {
+  char e[NS_ERRLEN] = "";
+  clear_closed(r);
+  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->closed_skip, sizeof r->closed_skip, "spectrum undefined: %s",
+             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
+    return;
+  }
+  ns_spec ex = exact_spec(spec);
+  ns_tensor *own = NULL;
+  double *m2own = NULL;
+  const ns_tensor *xd = at_dtype(x, spec->dtype, &own, e);
+  const ns_norm_plan *p = &r->norm.plan;
+  size_t nstat = p->nstat, cap = x->n < 3 * nstat ? x->n : 3 * nstat;
+  int eval = ns_spec_eval_running(spec, x->rank);
+  const double *m2 = NULL;
+  const char *stage = "closed-form spectrum";
+  if (!xd) goto fail;
+  if (!eval && !(m2 = exact_m2(c, x_changed, xd, &ex, p, &m2own, e))) goto fail;
+  if (!(r->spec_closed = malloc(cap * sizeof *r->spec_closed))) {
+    snprintf(e, sizeof e, "out of memory");
+    goto fail;
+  }
+  r->nclosed = ns_spectrum_closed_m2(xd, &ex, m2, r->spec_closed, cap, e);
+  if (r->nclosed < 0) goto fail;
+  double big = 0;
+  for (int i = 0; i < r->nclosed; i++) big = fmax(big, fabs(r->spec_closed[i].value));
+  for (int i = 0; i < r->nclosed; i++)
+    if (fabs(r->spec_closed[i].value) > 1e-10 * big) r->closed_rank += r->spec_closed[i].mult;
+  if (r->nclosed > 0 && !eval) {
+    /* the first statistic, and the most sensitive one (smallest m2: smallest s) */
+    size_t pick[NS_EXPLORE_CHECK_STATS] = {0, 0};
+    int npick = 1;
+    for (size_t k = 1; k < nstat; k++)
+      if (m2[k] < m2[pick[1]]) pick[1] = k;
+    if (pick[1] != 0) npick = 2;
+    stage = "eigenvector check";
+    r->eigchk_m = p->count;
+    for (int q = 0; q < npick; q++) {
+      int nk = ns_spectrum_check(xd, &ex, pick[q], r->eigchk + r->neigchk, 3, e);
+      if (nk < 0) goto fail;
+      for (int i = 0; i < nk; i++) {
+        const ns_eigcheck *ck = &r->eigchk[r->neigchk];
+        r->eigchk_stat[r->neigchk++] = pick[q];
+        double a = ck->jvp_res / ck->jvp_tol, b = ck->fd_res / ck->fd_tol;
+        if (!(a <= 1) || !(b <= 1)) r->eigchk_ok = 0;
+        if (a > r->eigchk_jvp || isnan(a)) r->eigchk_jvp = a;
+        if (b > r->eigchk_fd || isnan(b)) r->eigchk_fd = b;
+      }
+    }
+  }
+  ns_tensor_free(own);
+  free(m2own);
+  return;
+fail:
+  ns_tensor_free(own);
+  free(m2own);
+  clear_closed(r);
+  snprintf(r->closed_skip, sizeof r->closed_skip, "%s failed: %.200s", stage,
+           e[0] ? e : "unknown error");
+}
+
+/* ---------------------------------------------------------------- the Jacobian job */
+
+struct ns_jac_job {
+  ns_tensor *x;      /* a copy of the state's x */
+  ns_spec spec;      /* the map on screen, its arrays pointing at the job's copies */
+  double *gamma, *beta;
+  ns_running run; /* eval mode: the running statistics used */
+  double smin;
+  ns_eig *closed;
+  int nclosed;
+  unsigned gen; /* the cache's jac_gen it was made for */
+  atomic_int cancel;
+  int ran;
+  ns_result part; /* only the jac fields */
+};
+
+void ns_jac_job_free(ns_jac_job *j) {
+  if (!j) return;
+  ns_tensor_free(j->x);
+  free(j->gamma);
+  free(j->beta);
+  ns_running_free(&j->run);
+  free(j->closed);
+  ns_result_free(&j->part);
+  free(j);
+}
+
+/* A job with copies of everything jac_full reads; NULL when out of memory. */
+static ns_jac_job *job_make(const ns_tensor *x, const ns_spec *spec, double smin,
+                            const ns_result *r, unsigned gen) {
+  ns_jac_job *j = calloc(1, sizeof *j);
+  char e[NS_ERRLEN];
+  if (!j) return NULL;
+  atomic_init(&j->cancel, 0);
+  j->spec = *spec;
+  j->smin = smin;
+  j->gen = gen;
+  j->x = ns_tensor_copy(x);
+  int ok = j->x != NULL;
+  if (ok && spec->gamma) {
+    ok = (j->gamma = malloc(spec->ngamma * sizeof *j->gamma)) != NULL;
+    if (ok) memcpy(j->gamma, spec->gamma, spec->ngamma * sizeof *j->gamma);
+    j->spec.gamma = j->gamma;
+  }
+  if (ok && spec->beta) {
+    ok = (j->beta = malloc(spec->nbeta * sizeof *j->beta)) != NULL;
+    if (ok) memcpy(j->beta, spec->beta, spec->nbeta * sizeof *j->beta);
+    j->spec.beta = j->beta;
+  }
+  if (ok && spec->running) {
+    ok = ns_running_copy(&j->run, spec->running, e) == 0;
+    j->spec.running = &j->run;
+  }
+  if (ok && r->nclosed > 0) {
+    ok = (j->closed = malloc((size_t)r->nclosed * sizeof *j->closed)) != NULL;
+    if (ok) memcpy(j->closed, r->spec_closed, (size_t)r->nclosed * sizeof *j->closed);
+    j->nclosed = r->nclosed;
+  }
+  if (!ok) {
+    ns_jac_job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+void ns_jac_job_run(ns_jac_job *j) {
+  if (!j || j->ran) return;
+  jac_full(j->x, &j->spec, j->smin, j->closed, j->nclosed, &j->cancel, &j->part);
+  j->ran = 1;
+}
+
+void ns_jac_job_cancel(ns_jac_job *j) {
+  if (j) atomic_store(&j->cancel, 1);
+}
+
+/* Moves the full-Jacobian fields of src into dst (dst's are freed first). */
+static void move_jac(ns_result *dst, ns_result *src) {
+  clear_jac(dst);
+  dst->jac_done = src->jac_done;
+  memcpy(dst->jac_skip, src->jac_skip, sizeof dst->jac_skip);
+  dst->jn = src->jn;
+  dst->J = src->J;
+  dst->J_fd = src->J_fd;
+  dst->jac_fd_diff = src->jac_fd_diff;
+  dst->spec_numeric = src->spec_numeric;
+  dst->nnumeric = src->nnumeric;
+  dst->spec_fd = src->spec_fd;
+  dst->nfd = src->nfd;
+  dst->eig_closed_vs_numeric = src->eig_closed_vs_numeric;
+  dst->eig_numeric_vs_fd = src->eig_numeric_vs_fd;
+  dst->eig_disagree = src->eig_disagree;
+  dst->jac_exact = src->jac_exact;
+  dst->jac_dtype = src->jac_dtype;
+  dst->jac_acc = src->jac_acc;
+  dst->jac_algo = src->jac_algo;
+  dst->jac_fd_h = src->jac_fd_h;
+  dst->jac_fd_err = src->jac_fd_err;
+  dst->jac_fd_s = src->jac_fd_s;
+  dst->jac_tol = src->jac_tol;
+  dst->jac_fd_tol = src->jac_fd_tol;
+  dst->smax = src->smax;
+  dst->rank_tol = src->rank_tol;
+  dst->rank = src->rank;
+  dst->symmetric = src->symmetric;
+  src->J = src->J_fd = NULL;
+  src->spec_numeric = src->spec_fd = NULL;
+}
+
+int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
+  if (!j || !c || !r || !j->ran || atomic_load(&j->cancel) || !c->valid || j->gen != c->jac_gen ||
+      !r->jac_pending)
+    return 0;
+  move_jac(r, &j->part);
+  ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
+  return 1;
+}
+
+ns_jac_job *ns_explore_take_job(ns_explore_cache *c) {
+  if (!c) return NULL;
+  ns_jac_job *j = c->job;
+  c->job = NULL;
+  return j;
+}
+
+/* The full-Jacobian part: skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or
+ * where J is undefined; else computed now, or left to a job when c->defer_jac. */
+static void jac_part(ns_explore_cache *c, const ns_tensor *x, const ns_spec *spec, ns_result *r) {
+  size_t n = x->n;
+  clear_jac(r);
+  if (c) c->jac_gen++;
+  if (c && c->job) { /* a job nobody took is for an older state */
+    ns_jac_job_free(c->job);
+    c->job = NULL;
+  }
+  if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
+    snprintf(r->jac_skip, sizeof r->jac_skip,
+             "full Jacobian not formed: %zu elements, limit %d", n, NS_EXPLORE_JAC_FULL_LIMIT);
+    return;
+  }
+  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
+             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
+    return;
+  }
+  double smin = INFINITY;
+  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
+    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
+  if (c && c->defer_jac) {
+    c->job = job_make(x, spec, smin, r, c->jac_gen);
+    if (c->job) {
+      r->jac_pending = 1;
+      snprintf(r->jac_skip, sizeof r->jac_skip, "computing the full Jacobian...");
+      return;
+    } /* out of memory for the copies: compute it here */
+  }
+  jac_full(x, spec, smin, r->spec_closed, r->nclosed, NULL, r);
 }
 
 static void batch_probe(const ns_state *s, ns_result *r, char *err, int *rc) {
@@ -747,6 +1032,8 @@ void ns_explore_cache_init(ns_explore_cache *c) {
 void ns_explore_cache_free(ns_explore_cache *c) {
   if (!c) return;
   ns_state_free(&c->prev);
+  ns_jac_job_free(c->job);
+  free(c->m2);
   memset(c, 0, sizeof *c);
 }
 
@@ -823,10 +1110,10 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
   }
 
-  /* 4 spectrum */
+  /* 4 spectrum: the closed form and its checks at any size, then the full J */
   if (parts & NS_PART_JAC) {
-    clear_jac(r);
-    jac_probe(x, &spec, r);
+    closed_part(c, (parts & NS_PART_INPUT) != 0, x, &spec, r);
+    jac_part(c, x, &spec, r);
   }
 
   /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
