@@ -31,6 +31,19 @@ static size_t stat_at(const ns_norm_plan *p, walk w, size_t i0, size_t k0, size_
   return w.step >= 0 ? k0 + (size_t)w.step * a : ns_norm_plan_stat_of(p, i0 + a);
 }
 
+/* The stored values of x[i0 .. i0+len) as doubles: fp64 storage in place, others read
+ * into buf (len doubles). */
+static const double *line_values(const ns_tensor *x, size_t i0, size_t len, double *buf) {
+  if (x->dtype == NS_FP64) return (const double *)x->data + i0;
+  if (x->dtype == NS_FP32) {
+    const float *f = (const float *)x->data + i0;
+    for (size_t a = 0; a < len; a++) buf[a] = f[a];
+  } else {
+    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(x, i0 + a);
+  }
+  return buf;
+}
+
 int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean,
                     double *m2, char *err) {
   if (!x || !p || !m2) {
@@ -41,30 +54,47 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
     ns_seterr(err, "stat_moments: the plan is of %zu elements, x has %zu", p->n, x->n);
     return -1;
   }
+  walk w = walk_of(p);
   double *mu = mean ? mean : malloc(p->nstat * sizeof *mu);
-  if (!mu) {
+  double *buf = x->dtype == NS_FP64 ? NULL : malloc(w.len * sizeof *buf);
+  if (!mu || (x->dtype != NS_FP64 && !buf)) {
+    if (!mean) free(mu);
     ns_seterr(err, "stat_moments: out of memory");
     return -1;
   }
-  walk w = walk_of(p);
   memset(mu, 0, p->nstat * sizeof *mu);
   memset(m2, 0, p->nstat * sizeof *m2);
   if (center) {
     for (size_t i0 = 0; i0 < x->n; i0 += w.len) {
       size_t k0 = ns_norm_plan_stat_of(p, i0);
-      for (size_t a = 0; a < w.len; a++) mu[stat_at(p, w, i0, k0, a)] += ns_tensor_get(x, i0 + a);
+      const double *xv = line_values(x, i0, w.len, buf);
+      if (w.step == 0) { /* one statistic per line: sum in order into it */
+        double acc = mu[k0];
+        for (size_t a = 0; a < w.len; a++) acc += xv[a];
+        mu[k0] = acc;
+      } else {
+        for (size_t a = 0; a < w.len; a++) mu[stat_at(p, w, i0, k0, a)] += xv[a];
+      }
     }
     for (size_t k = 0; k < p->nstat; k++) mu[k] /= (double)p->count;
   }
   for (size_t i0 = 0; i0 < x->n; i0 += w.len) {
     size_t k0 = ns_norm_plan_stat_of(p, i0);
-    for (size_t a = 0; a < w.len; a++) {
-      size_t k = stat_at(p, w, i0, k0, a);
-      double c = ns_tensor_get(x, i0 + a) - mu[k];
-      m2[k] += c * c;
+    const double *xv = line_values(x, i0, w.len, buf);
+    if (w.step == 0) {
+      double acc = m2[k0], mk = mu[k0];
+      for (size_t a = 0; a < w.len; a++) acc += (xv[a] - mk) * (xv[a] - mk);
+      m2[k0] = acc;
+    } else {
+      for (size_t a = 0; a < w.len; a++) {
+        size_t k = stat_at(p, w, i0, k0, a);
+        double c = xv[a] - mu[k];
+        m2[k] += c * c;
+      }
     }
   }
   if (!mean) free(mu);
+  free(buf);
   return 0;
 }
 
@@ -120,39 +150,65 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
       ns_seterr(err, "%s: element %zu of v is not finite", fn, i + 1);
       return -1;
     }
-  /* the statistics exactly as ns_normalize finds them in double (eval: the running ones) */
-  ns_spec s = *spec;
-  s.dtype = NS_FP64;
-  s.acc = NS_FP64;
-  if (s.mode == NS_MODE_TRAIN) s.running = NULL;
-  ns_tensor *xt = ns_tensor_new(x->rank, x->shape, NS_FP64, err);
+  /* The statistics in double: in train mode the two-pass moments in index order, which is
+   * what ns_normalize computes in fp64 (mean = sum/m, var = m2/(m - ddof)); in eval mode
+   * the running ones, as ns_normalize resolves them (from an fp64 copy of x). */
+  int eval = ns_spec_eval_running(spec, x->rank), center = ns_spec_center(spec);
   ns_norm_result r;
   memset(&r, 0, sizeof r);
-  double *sv = NULL, *scv = NULL;
+  ns_norm_plan plan;
+  memset(&plan, 0, sizeof plan);
+  ns_tensor *xt = NULL;
+  double *sv = NULL, *scv = NULL, *buf = NULL;
   int rc = -1;
-  if (!xt) goto out;
-  ns_tensor_read(x, (double *)xt->data);
-  if (ns_normalize(xt, &s, &r, err) != 0) goto out;
-  const ns_norm_plan *p = &r.plan;
-  const double *xv = xt->data;
+  const ns_norm_plan *p = &plan;
+  if (eval) {
+    ns_spec s = *spec;
+    s.dtype = NS_FP64;
+    s.acc = NS_FP64;
+    if (!(xt = ns_tensor_new(x->rank, x->shape, NS_FP64, err))) goto out;
+    ns_tensor_read(x, (double *)xt->data);
+    if (ns_normalize(xt, &s, &r, err) != 0) goto out;
+    p = &r.plan;
+  } else {
+    if (ns_norm_plan_shape(x->rank, x->shape, spec, &plan, err) != 0) goto out;
+    if (ns_spec_check_affine(spec, &plan, x->rank, x->shape, why) != 0) {
+      ns_seterr(err, "%s: %s", fn, why);
+      goto out;
+    }
+    r.mean = malloc(plan.nstat * sizeof *r.mean);
+    r.var = malloc(plan.nstat * sizeof *r.var);
+    r.denom = malloc(plan.nstat * sizeof *r.denom);
+    if (!r.mean || !r.var || !r.denom) {
+      ns_seterr(err, "%s: out of memory", fn);
+      goto out;
+    }
+    if (ns_stat_moments(x, &plan, center, r.mean, r.var, err) != 0) goto out;
+    for (size_t k = 0; k < plan.nstat; k++) {
+      r.var[k] /= (double)plan.count - spec->ddof;
+      r.denom[k] = spec->eps_at == NS_EPS_STD ? sqrt(r.var[k]) + spec->eps
+                                              : sqrt(r.var[k] + spec->eps);
+    }
+  }
   size_t nstat = p->nstat, m = p->count;
-  int eval = ns_spec_eval_running(spec, x->rank), center = ns_spec_center(spec);
   int gconst = !spec->gamma || spec->ngamma == 1;
   double g0 = !spec->gamma ? 1.0 : spec->gamma[0];
   walk w = walk_of(p);
   sv = calloc(nstat, sizeof *sv);
   scv = calloc(nstat, sizeof *scv);
-  if (!sv || !scv) {
+  buf = malloc(w.len * sizeof *buf);
+  if (!sv || !scv || !buf) {
     ns_seterr(err, "%s: out of memory", fn);
     goto out;
   }
   if (!eval) /* sum(v) and sum(c v) per statistic */
     for (size_t i0 = 0; i0 < n; i0 += w.len) {
       size_t k0 = ns_norm_plan_stat_of(p, i0);
+      const double *xv = line_values(x, i0, w.len, buf);
       for (size_t a = 0; a < w.len; a++) {
         size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
         sv[k] += v[i];
-        scv[k] += (xv[i] - r.mean[k]) * v[i];
+        scv[k] += (xv[a] - r.mean[k]) * v[i];
       }
     }
   double dof = (double)m - spec->ddof;
@@ -172,17 +228,24 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
   }
   for (size_t i0 = 0; i0 < n; i0 += w.len) {
     size_t k0 = ns_norm_plan_stat_of(p, i0);
+    const double *xv = line_values(x, i0, w.len, buf);
     for (size_t a = 0; a < w.len; a++) {
       size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
       double g = gconst ? g0 : ns_spec_gamma(spec, p, i);
-      jv[i] = g * ((v[i] - sv[k]) / r.denom[k] - (xv[i] - r.mean[k]) * scv[k]);
+      jv[i] = g * ((v[i] - sv[k]) / r.denom[k] - (xv[a] - r.mean[k]) * scv[k]);
     }
   }
   rc = 0;
 out:
   free(sv);
   free(scv);
+  free(buf);
+  if (!eval) { /* the arrays were ours, not a normalize result's */
+    free(r.mean), free(r.var), free(r.denom);
+    r.mean = r.var = r.denom = NULL;
+  }
   ns_norm_result_free(&r);
+  ns_norm_plan_free(&plan);
   ns_tensor_free(xt);
   return rc;
 }

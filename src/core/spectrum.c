@@ -295,17 +295,14 @@ static void orth(double *v, const double *u, size_t m) {
   for (size_t i = 0; i < m; i++) v[i] -= d * u[i];
 }
 
-int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
-                      int cap, char *err) {
-  static const char fn[] = "spectrum_check";
-  if (!x || !spec || !out || cap < 3) {
-    ns_seterr(err, "%s: %s", fn,
-              !x      ? "input tensor is NULL"
-              : !spec ? "spec is NULL"
-              : !out  ? "output array is NULL"
-                      : "the output needs room for 3 checks");
+int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tensor **out,
+                  ns_spec *out_spec, double *g, char *err) {
+  static const char fn[] = "stat_block";
+  if (!x || !spec || !out || !out_spec || !g) {
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "an output");
     return -1;
   }
+  *out = NULL;
   char why[NS_ERRLEN];
   if (ns_spec_check(spec, why) != 0) {
     ns_seterr(err, "%s: %s", fn, why);
@@ -321,39 +318,69 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
     ns_seterr(err, "%s: statistic %zu of %zu", fn, stat + 1, p.nstat);
     return -1;
   }
-  if (ns_spec_eval_running(spec, x->rank)) return 0; /* J is diagonal: nothing labelled */
+  if (ns_spec_eval_running(spec, x->rank)) return 0; /* J is diagonal: no block map */
   size_t m = p.count;
-  int center = ns_spec_center(spec), rc = -1, nout = 0;
+  int center = ns_spec_center(spec), rc = -1;
   size_t *idx = malloc(m * sizeof *idx);
-  double *xk = malloc(m * sizeof *xk), *v = malloc(m * sizeof *v), *jv = malloc(m * sizeof *jv);
-  double *one = malloc(m * sizeof *one), *rad = malloc(m * sizeof *rad);
-  double *xp = malloc(m * sizeof *xp), *yp = malloc(m * sizeof *yp), *ym = malloc(m * sizeof *ym);
-  ns_tensor *xt = NULL, *t = NULL;
-  if (!idx || !xk || !v || !jv || !one || !rad || !xp || !yp || !ym) {
+  double *xk = malloc(m * sizeof *xk);
+  if (!idx || !xk) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
   if (ns_stat_members(&p, stat, idx, err)) goto done;
-  double g = ns_spec_gamma(spec, &p, idx[0]);
+  *g = ns_spec_gamma(spec, &p, idx[0]);
   for (size_t a = 1; a < m; a++)
-    if (ns_spec_gamma(spec, &p, idx[a]) != g) { /* no closed form on this statistic */
+    if (ns_spec_gamma(spec, &p, idx[a]) != *g) { /* no closed form on this statistic */
       rc = 0;
       goto done;
     }
   for (size_t a = 0; a < m; a++) xk[a] = ns_tensor_get(x, idx[a]);
+  size_t shape1[1] = {m};
+  if (!(*out = ns_tensor_from(1, shape1, NS_FP64, xk, err))) goto done;
+  ns_spec_default(out_spec);
+  out_spec->kind = center ? NS_KIND_LAYER : NS_KIND_RMS;
+  out_spec->center = center;
+  out_spec->eps = spec->eps;
+  out_spec->eps_at = spec->eps_at;
+  out_spec->ddof = spec->ddof;
+  out_spec->gamma = g;
+  out_spec->ngamma = 1;
+  rc = 1;
+done:
+  free(idx), free(xk);
+  ns_norm_plan_free(&p);
+  return rc;
+}
+
+int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
+                      int cap, char *err) {
+  static const char fn[] = "spectrum_check";
+  if (!x || !spec || !out || cap < 3) {
+    ns_seterr(err, "%s: %s", fn,
+              !x      ? "input tensor is NULL"
+              : !spec ? "spec is NULL"
+              : !out  ? "output array is NULL"
+                      : "the output needs room for 3 checks");
+    return -1;
+  }
   /* Statistic k's block of J is J of the same map on its m values alone: a layer (or
    * RMS) norm of a vector with the statistic's gamma, in fp64. */
-  size_t shape1[1] = {m};
-  if (!(xt = ns_tensor_from(1, shape1, NS_FP64, xk, err))) goto done;
+  ns_tensor *xt = NULL, *t = NULL;
   ns_spec s1;
-  ns_spec_default(&s1);
-  s1.kind = center ? NS_KIND_LAYER : NS_KIND_RMS;
-  s1.center = center;
-  s1.eps = spec->eps;
-  s1.eps_at = spec->eps_at;
-  s1.ddof = spec->ddof;
-  s1.gamma = &g;
-  s1.ngamma = 1;
+  double g;
+  int got = ns_stat_block(x, spec, stat, &xt, &s1, &g, err);
+  if (got <= 0) return got;
+  size_t m = xt->n;
+  int center = s1.center, rc = -1, nout = 0;
+  const double *xk = xt->data;
+  double *v = malloc(m * sizeof *v), *jv = malloc(m * sizeof *jv);
+  double *one = malloc(m * sizeof *one), *rad = malloc(m * sizeof *rad);
+  double *xp = malloc(m * sizeof *xp), *yp = malloc(m * sizeof *yp), *ym = malloc(m * sizeof *ym);
+  if (!v || !jv || !one || !rad || !xp || !yp || !ym) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  size_t shape1[1] = {m};
   ns_eig lam[3];
   int nl = ns_spectrum_closed(xt, &s1, lam, 3, err);
   if (nl < 0) goto done;
@@ -428,10 +455,9 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   }
   rc = nout;
 done:
-  free(idx), free(xk), free(v), free(jv), free(one), free(rad), free(xp), free(yp), free(ym);
+  free(v), free(jv), free(one), free(rad), free(xp), free(yp), free(ym);
   ns_tensor_free(xt);
   ns_tensor_free(t);
-  ns_norm_plan_free(&p);
   return rc;
 }
 

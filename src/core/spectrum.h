@@ -61,6 +61,13 @@ typedef struct {
  * error. A check passes when jvp_res <= jvp_tol and fd_res <= fd_tol. */
 int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
                       int cap, char *err);
+/* The map of statistic stat's block on its own: its m values (fp64, in index order) as a
+ * rank-1 tensor *out (the caller frees it) and the layer (centered) or RMS spec *out_spec of
+ * the same eps, eps_at and ddof with gamma *g (the statistic's constant gamma; out_spec
+ * points at g). ns_spectrum_check(*out, out_spec, 0, ...) is the check of that statistic.
+ * Returns 1, 0 when there is no such block (eval mode; gamma not constant on it), -1. */
+int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tensor **out,
+                  ns_spec *out_spec, double *g, char *err);
 /* Numeric labelled spectrum of J (n x n, e.g. from ns_jacobian_*): eigenvalues by LAPACK
  * (dsyevr when J is symmetric, dgeev otherwise), each eigenvector labelled by its squared
  * projection (> 1/2) onto the span of the statistics' ones vectors (ones), their radial

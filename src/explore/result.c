@@ -41,6 +41,7 @@ static void clear_closed(ns_result *r) {
   r->eigchk_ok = 1;
   r->eigchk_jvp = r->eigchk_fd = 0;
   r->eigchk_m = 0;
+  r->eigchk_pending = 0;
 }
 
 /* The full-Jacobian fields (what a job fills and ns_jac_job_apply moves). */
@@ -362,11 +363,48 @@ static const double *exact_m2(ns_explore_cache *c, int x_changed, const ns_tenso
   return m2;
 }
 
+/* The blocks of the statistics whose closed form is checked (ns_stat_block), kept for a
+ * job when the checks are deferred. */
+typedef struct {
+  int n;
+  size_t stat[NS_EXPLORE_CHECK_STATS];
+  ns_tensor *x[NS_EXPLORE_CHECK_STATS];
+  ns_spec spec[NS_EXPLORE_CHECK_STATS];
+  double g[NS_EXPLORE_CHECK_STATS];
+} check_blocks;
+
+static void blocks_free(check_blocks *b) {
+  for (int i = 0; i < b->n; i++) ns_tensor_free(b->x[i]);
+  memset(b, 0, sizeof *b);
+}
+
+/* Runs the checks of the blocks into r's eigchk fields. 0, or -1 with e. */
+static int run_checks(check_blocks *b, ns_result *r, char *e) {
+  r->neigchk = 0;
+  r->eigchk_ok = 1;
+  r->eigchk_jvp = r->eigchk_fd = 0;
+  for (int q = 0; q < b->n; q++) {
+    b->spec[q].gamma = &b->g[q]; /* the block's spec points at its own gamma */
+    int nk = ns_spectrum_check(b->x[q], &b->spec[q], 0, r->eigchk + r->neigchk, 3, e);
+    if (nk < 0) return -1;
+    for (int i = 0; i < nk; i++) {
+      const ns_eigcheck *ck = &r->eigchk[r->neigchk];
+      r->eigchk_stat[r->neigchk++] = b->stat[q];
+      double a = ck->jvp_res / ck->jvp_tol, f = ck->fd_res / ck->fd_tol;
+      if (!(a <= 1) || !(f <= 1)) r->eigchk_ok = 0;
+      if (a > r->eigchk_jvp || isnan(a)) r->eigchk_jvp = a;
+      if (f > r->eigchk_fd || isnan(f)) r->eigchk_fd = f;
+    }
+  }
+  return 0;
+}
+
 /* The closed-form spectrum at any size and its checks along the labelled eigenvectors
  * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
- * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. */
+ * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. With defer
+ * set and large statistics the checks' blocks go to *later (the job) instead. */
 static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
-                        const ns_spec *spec, ns_result *r) {
+                        const ns_spec *spec, int defer, check_blocks *later, ns_result *r) {
   char e[NS_ERRLEN] = "";
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
@@ -377,6 +415,8 @@ static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
   ns_spec ex = exact_spec(spec);
   ns_tensor *own = NULL;
   double *m2own = NULL;
+  check_blocks b;
+  memset(&b, 0, sizeof b);
   const ns_tensor *xd = at_dtype(x, spec->dtype, &own, e);
   const ns_norm_plan *p = &r->norm.plan;
   size_t nstat = p->nstat, cap = x->n < 3 * nstat ? x->n : 3 * nstat;
@@ -405,22 +445,24 @@ static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
     stage = "eigenvector check";
     r->eigchk_m = p->count;
     for (int q = 0; q < npick; q++) {
-      int nk = ns_spectrum_check(xd, &ex, pick[q], r->eigchk + r->neigchk, 3, e);
-      if (nk < 0) goto fail;
-      for (int i = 0; i < nk; i++) {
-        const ns_eigcheck *ck = &r->eigchk[r->neigchk];
-        r->eigchk_stat[r->neigchk++] = pick[q];
-        double a = ck->jvp_res / ck->jvp_tol, b = ck->fd_res / ck->fd_tol;
-        if (!(a <= 1) || !(b <= 1)) r->eigchk_ok = 0;
-        if (a > r->eigchk_jvp || isnan(a)) r->eigchk_jvp = a;
-        if (b > r->eigchk_fd || isnan(b)) r->eigchk_fd = b;
-      }
+      int got = ns_stat_block(xd, &ex, pick[q], &b.x[b.n], &b.spec[b.n], &b.g[b.n], e);
+      if (got < 0) goto fail;
+      if (got) b.stat[b.n++] = pick[q];
+    }
+    if (defer && p->count * (size_t)b.n > NS_EXPLORE_CHECK_SYNC) {
+      *later = b; /* the job owns the blocks now */
+      memset(&b, 0, sizeof b);
+      r->eigchk_pending = 1;
+    } else if (run_checks(&b, r, e) != 0) {
+      goto fail;
     }
   }
+  blocks_free(&b);
   ns_tensor_free(own);
   free(m2own);
   return;
 fail:
+  blocks_free(&b);
   ns_tensor_free(own);
   free(m2own);
   clear_closed(r);
@@ -431,7 +473,11 @@ fail:
 /* ---------------------------------------------------------------- the Jacobian job */
 
 struct ns_jac_job {
-  ns_tensor *x;      /* a copy of the state's x */
+  int full;          /* the full Jacobian is to be computed (else only the checks) */
+  check_blocks blk;  /* the eigenvector checks to run (blk.n == 0: none) */
+  char check_err[NS_ERRLEN];
+  int check_rc;
+  ns_tensor *x;      /* a copy of the state's x (full only) */
   ns_spec spec;      /* the map on screen, its arrays pointing at the job's copies */
   double *gamma, *beta;
   ns_running run; /* eval mode: the running statistics used */
@@ -446,6 +492,7 @@ struct ns_jac_job {
 
 void ns_jac_job_free(ns_jac_job *j) {
   if (!j) return;
+  blocks_free(&j->blk);
   ns_tensor_free(j->x);
   free(j->gamma);
   free(j->beta);
@@ -455,16 +502,21 @@ void ns_jac_job_free(ns_jac_job *j) {
   free(j);
 }
 
-/* A job with copies of everything jac_full reads; NULL when out of memory. */
+/* A job with copies of everything jac_full reads (x NULL: no full Jacobian, only the
+ * checks of blk, which it takes over); NULL when out of memory. */
 static ns_jac_job *job_make(const ns_tensor *x, const ns_spec *spec, double smin,
-                            const ns_result *r, unsigned gen) {
+                            const ns_result *r, check_blocks *blk, unsigned gen) {
   ns_jac_job *j = calloc(1, sizeof *j);
   char e[NS_ERRLEN];
   if (!j) return NULL;
   atomic_init(&j->cancel, 0);
+  j->blk = *blk;
+  memset(blk, 0, sizeof *blk);
   j->spec = *spec;
   j->smin = smin;
   j->gen = gen;
+  j->full = x != NULL;
+  if (!x) return j;
   j->x = ns_tensor_copy(x);
   int ok = j->x != NULL;
   if (ok && spec->gamma) {
@@ -495,7 +547,9 @@ static ns_jac_job *job_make(const ns_tensor *x, const ns_spec *spec, double smin
 
 void ns_jac_job_run(ns_jac_job *j) {
   if (!j || j->ran) return;
-  jac_full(j->x, &j->spec, j->smin, j->closed, j->nclosed, &j->cancel, &j->part);
+  if (j->blk.n) j->check_rc = run_checks(&j->blk, &j->part, j->check_err);
+  if (j->full && !atomic_load(&j->cancel))
+    jac_full(j->x, &j->spec, j->smin, j->closed, j->nclosed, &j->cancel, &j->part);
   j->ran = 1;
 }
 
@@ -538,10 +592,27 @@ static void move_jac(ns_result *dst, ns_result *src) {
 
 int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
   if (!j || !c || !r || !j->ran || atomic_load(&j->cancel) || !c->valid || j->gen != c->jac_gen ||
-      !r->jac_pending)
+      !(r->jac_pending || r->eigchk_pending))
     return 0;
-  move_jac(r, &j->part);
-  ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
+  if (j->blk.n && r->eigchk_pending) {
+    r->eigchk_pending = 0;
+    if (j->check_rc != 0) { /* as closed_part reports a failed check */
+      clear_closed(r);
+      snprintf(r->closed_skip, sizeof r->closed_skip, "eigenvector check failed: %.200s",
+               j->check_err[0] ? j->check_err : "unknown error");
+    } else {
+      r->neigchk = j->part.neigchk;
+      r->eigchk_ok = j->part.eigchk_ok;
+      r->eigchk_jvp = j->part.eigchk_jvp;
+      r->eigchk_fd = j->part.eigchk_fd;
+      memcpy(r->eigchk, j->part.eigchk, sizeof r->eigchk);
+      memcpy(r->eigchk_stat, j->part.eigchk_stat, sizeof r->eigchk_stat);
+    }
+  }
+  if (j->full && r->jac_pending) {
+    move_jac(r, &j->part);
+    ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
+  }
   return 1;
 }
 
@@ -552,38 +623,50 @@ ns_jac_job *ns_explore_take_job(ns_explore_cache *c) {
   return j;
 }
 
-/* The full-Jacobian part: skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or
- * where J is undefined; else computed now, or left to a job when c->defer_jac. */
-static void jac_part(ns_explore_cache *c, const ns_tensor *x, const ns_spec *spec, ns_result *r) {
+/* The spectrum part: the closed form and its checks (closed_part), then the full Jacobian,
+ * skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or where J is undefined, else
+ * computed now or, with c->defer_jac, left to a job with the deferred checks. */
+static void spectrum_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
+                          const ns_spec *spec, ns_result *r) {
   size_t n = x->n;
+  int defer = c && c->defer_jac;
+  check_blocks later;
+  memset(&later, 0, sizeof later);
   clear_jac(r);
   if (c) c->jac_gen++;
   if (c && c->job) { /* a job nobody took is for an older state */
     ns_jac_job_free(c->job);
     c->job = NULL;
   }
+  closed_part(c, x_changed, x, spec, defer, &later, r);
+  int full = 0;
+  double smin = INFINITY;
   if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
-    snprintf(r->jac_skip, sizeof r->jac_skip,
-             "full Jacobian not formed: %zu elements, limit %d", n, NS_EXPLORE_JAC_FULL_LIMIT);
-    return;
-  }
-  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->jac_skip, sizeof r->jac_skip, "full Jacobian not formed: %zu elements, limit %d",
+             n, NS_EXPLORE_JAC_FULL_LIMIT);
+  } else if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
              r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
-    return;
+  } else {
+    full = 1;
+    for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
+      if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
   }
-  double smin = INFINITY;
-  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
-    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
-  if (c && c->defer_jac) {
-    c->job = job_make(x, spec, smin, r, c->jac_gen);
+  if (defer && (full || later.n)) {
+    c->job = job_make(full ? x : NULL, spec, smin, r, &later, c->jac_gen);
     if (c->job) {
-      r->jac_pending = 1;
-      snprintf(r->jac_skip, sizeof r->jac_skip, "computing the full Jacobian...");
+      if (full) {
+        r->jac_pending = 1;
+        snprintf(r->jac_skip, sizeof r->jac_skip, "computing the full Jacobian...");
+      }
       return;
-    } /* out of memory for the copies: compute it here */
+    }
+    /* out of memory for the copies: compute everything here */
+    if (later.n && run_checks(&later, r, r->closed_skip) != 0) clear_closed(r);
+    r->eigchk_pending = 0;
   }
-  jac_full(x, spec, smin, r->spec_closed, r->nclosed, NULL, r);
+  blocks_free(&later);
+  if (full) jac_full(x, spec, smin, r->spec_closed, r->nclosed, NULL, r);
 }
 
 static void batch_probe(const ns_state *s, ns_result *r, char *err, int *rc) {
@@ -837,27 +920,57 @@ static unsigned stale_parts(const ns_state *a, const ns_state *b) {
   return m;
 }
 
-static void input_stats(const double *xv, size_t n, ns_result *r) {
+/* Values t[i0 .. i0+len) as doubles into buf: the big tensors are read in chunks of this
+ * many, so no pass needs a double copy of all of them (128 MB for a 16M-element x). */
+enum { READ_CHUNK = 16384 };
+static void read_range(const ns_tensor *t, size_t i0, size_t len, double *buf) {
+  if (t->dtype == NS_FP64) {
+    memcpy(buf, (const double *)t->data + i0, len * sizeof *buf);
+  } else if (t->dtype == NS_FP32) {
+    const float *f = (const float *)t->data + i0;
+    for (size_t a = 0; a < len; a++) buf[a] = f[a];
+  } else {
+    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(t, i0 + a);
+  }
+}
+
+/* Input statistics over all of x (three passes, each in index order, read in chunks). */
+static void input_stats(const ns_tensor *x, ns_result *r) {
+  size_t n = x->n;
+  double buf[READ_CHUNK];
   r->n = n;
   double sum = 0, sq = 0;
   r->x_min = INFINITY;
   r->x_max = -INFINITY;
   r->x_nan = r->x_inf = 0;
-  for (size_t i = 0; i < n; i++) {
-    r->x_nan += isnan(xv[i]) != 0;
-    r->x_inf += isinf(xv[i]) != 0;
-    sum += xv[i];
-    if (xv[i] < r->x_min) r->x_min = xv[i];
-    if (xv[i] > r->x_max) r->x_max = xv[i];
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(x, i0, len, buf);
+    for (size_t a = 0; a < len; a++) {
+      double v = buf[a];
+      r->x_nan += isnan(v) != 0;
+      r->x_inf += isinf(v) != 0;
+      sum += v;
+      if (v < r->x_min) r->x_min = v;
+      if (v > r->x_max) r->x_max = v;
+    }
   }
   r->x_mean = sum / (double)n;
-  for (size_t i = 0; i < n; i++) {
-    double d = xv[i] - r->x_mean;
-    sq += d * d;
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(x, i0, len, buf);
+    for (size_t a = 0; a < len; a++) {
+      double d = buf[a] - r->x_mean;
+      sq += d * d;
+    }
   }
   r->x_std = sqrt(sq / (double)n);
   sq = 0;
-  for (size_t i = 0; i < n; i++) sq += xv[i] * xv[i];
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(x, i0, len, buf);
+    for (size_t a = 0; a < len; a++) sq += buf[a] * buf[a];
+  }
   r->x_rms = sqrt(sq / (double)n);
 }
 
@@ -1008,15 +1121,19 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
   const ns_tensor *x = s->x;
   size_t n = x->n;
   if (ns_normalize(x, spec, &r->norm, err) != 0) return -1;
-  double *yv = malloc(n * sizeof *yv);
-  if (!yv) return ns_explore_fail(err, "out of memory");
-  ns_tensor_read(r->norm.y, yv);
-  double ys = 0, yq = 0;
-  for (size_t i = 0; i < n; i++) ys += yv[i];
+  double buf[READ_CHUNK], ys = 0, yq = 0;
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(r->norm.y, i0, len, buf);
+    for (size_t a = 0; a < len; a++) ys += buf[a];
+  }
   r->y_mean = ys / (double)n;
-  for (size_t i = 0; i < n; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(r->norm.y, i0, len, buf);
+    for (size_t a = 0; a < len; a++) yq += (buf[a] - r->y_mean) * (buf[a] - r->y_mean);
+  }
   r->y_std = sqrt(yq / (double)n);
-  free(yv);
   degenerate_cond(s, r);
   int prank;
   size_t pshape[4];
@@ -1064,16 +1181,21 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   memset(&eval_run, 0, sizeof eval_run);
   double *xv = NULL;
   int rc = -1;
-  if (parts & (NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
-    if (!(xv = malloc(n * sizeof *xv))) {
+  if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
+    /* the probes and the precision panel read only the leading values of a big x */
+    int prank;
+    size_t pshape[4], lead = probe_slice(x, &prank, pshape);
+    size_t prec = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
+    if (lead < prec) lead = prec;
+    if (!(xv = malloc(lead * sizeof *xv))) {
       ns_explore_fail(err, "out of memory reading x");
       goto out;
     }
-    ns_tensor_read(x, xv);
+    read_range(x, 0, lead, xv);
   }
 
   /* 1 input: two-pass statistics over all elements */
-  if (parts & NS_PART_INPUT) input_stats(xv, n, r);
+  if (parts & NS_PART_INPUT) input_stats(x, r);
 
   /* 6 train/eval first: eval mode of the output may use its running statistics */
   if (parts & NS_PART_TRAIN) {
@@ -1111,10 +1233,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   }
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
-  if (parts & NS_PART_JAC) {
-    closed_part(c, (parts & NS_PART_INPUT) != 0, x, &spec, r);
-    jac_part(c, x, &spec, r);
-  }
+  if (parts & NS_PART_JAC) spectrum_part(c, (parts & NS_PART_INPUT) != 0, x, &spec, r);
 
   /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
   if (parts & NS_PART_RESID) ns_resid_part(s, &spec, r);

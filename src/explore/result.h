@@ -35,6 +35,9 @@
 /* The closed form is checked on this many statistics at most (the first, and the one with
  * the smallest denominator), three labelled directions each. */
 #define NS_EXPLORE_CHECK_STATS 2
+/* Checks of statistics with more elements than this in all (seven normalizations of each
+ * checked statistic) go to the job with the full Jacobian when the update defers it. */
+#define NS_EXPLORE_CHECK_SYNC 65536
 /* Above this many elements of x, the shift/scale probes run on a leading slice of x (whole
  * entries along axis 1, so each statistic stays whole for per-example kinds) and the
  * precision probe on the first values: a keypress on a 1M-element tensor then costs one
@@ -117,6 +120,7 @@ typedef struct {
   double eigchk_jvp;  /* largest jvp_res / jvp_tol of the checks */
   double eigchk_fd;   /* largest fd_res / fd_tol */
   size_t eigchk_m;    /* elements per statistic */
+  int eigchk_pending; /* the checks are being computed off the key path (large statistics) */
   int jac_pending;    /* the full J is being computed off the key path */
   int jac_done;
   char jac_skip[NS_ERRLEN]; /* why not, when !jac_done */
@@ -264,7 +268,8 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
 
 /* The full Jacobian off the key path. With c->defer_jac set, an update that makes the
  * Jacobian part stale and has at most NS_EXPLORE_JAC_FULL_LIMIT elements leaves a job in
- * the cache and r->jac_pending = 1. The job holds copies of everything it reads, so
+ * the cache and r->jac_pending = 1; so does one whose eigenvector checks cover more than
+ * NS_EXPLORE_CHECK_SYNC elements (r->eigchk_pending = 1). The job holds copies of everything it reads, so
  * ns_jac_job_run may run in another thread while the state changes; ns_jac_job_apply then
  * moves its fields into r if r is still the result the job was made for (same jac_gen):
  *
@@ -277,7 +282,7 @@ ns_jac_job *ns_explore_take_job(ns_explore_cache *c);
 void ns_jac_job_run(ns_jac_job *j);
 /* Asks a running job to stop at its next stage (safe from any thread); apply then refuses. */
 void ns_jac_job_cancel(ns_jac_job *j);
-/* 1 when the job's Jacobian went into r (r->jac_pending cleared), 0 when it is stale
+/* 1 when the job's results went into r (the pending flags cleared), 0 when it is stale
  * (another update came since) or was cancelled. */
 int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r);
 void ns_jac_job_free(ns_jac_job *j);

@@ -137,7 +137,9 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
     tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
                first + room < shown ? first + room : shown, r->nclosed);
   y = ih - footer + 1;
-  if (r->neigchk > 0) { /* J v = lambda v by the JVP and by FD, on 1 or 2 statistics */
+  if (r->eigchk_pending) {
+    tui_printf(w, y++, 1, PLOT_S_DIM, "Jv=%sv: checking... (m %zu)", lam, r->eigchk_m);
+  } else if (r->neigchk > 0) { /* J v = lambda v by the JVP and by FD, on 1 or 2 statistics */
     size_t st = r->eigchk_stat[0];
     int nst = r->eigchk_stat[r->neigchk - 1] != st ? 2 : 1;
     tui_printf(w, y++, 1, r->eigchk_ok ? PLOT_S_GOOD : PLOT_S_MARK, "Jv=%sv %s: %d stat%s, m %zu",
