@@ -408,7 +408,7 @@ static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
   char e[NS_ERRLEN] = "";
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
-    snprintf(r->closed_skip, sizeof r->closed_skip, "spectrum undefined: %s",
+    snprintf(r->closed_skip, sizeof r->closed_skip, "Jacobian undefined: %s",
              r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
     return;
   }

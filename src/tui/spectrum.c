@@ -49,12 +49,14 @@ static int is_centered(const ns_state *s) {
   return ns_spec_center(&spec);
 }
 
-/* The check of entry e (ns_spectrum_check's, of the same label and value), or NULL. */
+/* The check of entry e: ns_spectrum_check's of the same label whose value e stands for
+ * (the closed form merges values within 1e-8 of the largest into one entry), or NULL. */
 static const ns_eigcheck *check_of(const ns_result *r, const ns_eig *e) {
+  double big = 0;
+  for (int i = 0; i < r->nclosed; i++) big = fmax(big, fabs(r->spec_closed[i].value));
   for (int i = 0; i < r->neigchk; i++) {
     const ns_eigcheck *c = &r->eigchk[i];
-    if (c->label == e->label && fabs(c->value - e->value) <= 1e-12 * (1 + fabs(e->value)))
-      return c;
+    if (c->label == e->label && fabs(c->value - e->value) <= 1e-8 * big + 1e-12) return c;
   }
   return NULL;
 }
@@ -73,14 +75,14 @@ static void formula_line(const ns_state *s, const ns_result *r, WINDOW *w, int y
                symm ? "" : "  J not symm.");
 }
 
-/* Digits of the largest multiplicity (at least 2): the m column's width. */
+/* The m column's width: 2, or the digits of the largest multiplicity and a space. */
 static int mult_width(const ns_eig *e, int n) {
   int big = 0;
   for (int i = 0; i < n; i++)
     if (e[i].mult > big) big = e[i].mult;
   int wd = 1;
   while (big >= 10) big /= 10, wd++;
-  return wd < 2 ? 2 : wd;
+  return wd < 2 ? 2 : wd + 1; /* a space after a 6-letter label */
 }
 
 /* Without the full J (above NS_EXPLORE_JAC_FULL_LIMIT elements, or while the worker computes
@@ -150,7 +152,7 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
   if (r->jac_pending)
     tui_puts(w, y++, 1, PLOT_S_DIM, "LAPACK on J: computing...");
   else if (r->n > NS_EXPLORE_JAC_FULL_LIMIT)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: J not formed, n > %d", NS_EXPLORE_JAC_FULL_LIMIT);
+    tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: J not formed (n %zu)", r->n);
   else
     tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: %s", r->jac_skip[0] ? r->jac_skip : "not run");
   tui_printf(w, y++, 1, r->closed_rank < (int)r->n ? PLOT_S_POS : PLOT_S_DIM,

@@ -5,6 +5,8 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
 	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
+# the spectrum above the full Jacobian's limit, the worker thread, key folding
+SCREEN_TESTS += tests/tui/test_screen_live.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
