@@ -27,6 +27,29 @@ static walk walk_of(const ns_norm_plan *p) {
   return w;
 }
 
+/* The statistic of the line whose first element has coordinates c (c[last] = 0): the
+ * rule of ns_norm_plan_stat_of, without its divisions by every axis (which cost more than a
+ * short line itself); line_next steps c to the next line. */
+static size_t line_stat(const ns_norm_plan *p, const size_t *c) {
+  size_t s = 0;
+  for (int a = 0; a < p->rank; a++) {
+    size_t k;
+    if (a == 1 && p->groups > 1)
+      k = c[1] / (p->shape[1] / p->groups);
+    else
+      k = (p->axes >> a) & 1u ? 0 : c[a];
+    s = s * p->stat_shape[a] + k;
+  }
+  return s;
+}
+
+static void line_next(const ns_norm_plan *p, size_t *c) {
+  for (int a = p->rank - 2; a >= 0; a--) {
+    if (++c[a] < p->shape[a]) return;
+    c[a] = 0;
+  }
+}
+
 static size_t stat_at(const ns_norm_plan *p, walk w, size_t i0, size_t k0, size_t a) {
   return w.step >= 0 ? k0 + (size_t)w.step * a : ns_norm_plan_stat_of(p, i0 + a);
 }
@@ -44,8 +67,8 @@ static const double *line_values(const ns_tensor *x, size_t i0, size_t len, doub
   return buf;
 }
 
-int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean,
-                    double *m2, char *err) {
+int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
+                    char *err) {
   if (!x || !p || !m2) {
     ns_seterr(err, "stat_moments: %s is NULL", !x ? "input tensor" : !p ? "plan" : "output m2");
     return -1;
@@ -59,14 +82,16 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
   double *buf = x->dtype == NS_FP64 ? NULL : malloc(w.len * sizeof *buf);
   if (!mu || (x->dtype != NS_FP64 && !buf)) {
     if (!mean) free(mu);
+    free(buf);
     ns_seterr(err, "stat_moments: out of memory");
     return -1;
   }
   memset(mu, 0, p->nstat * sizeof *mu);
   memset(m2, 0, p->nstat * sizeof *m2);
   if (center) {
-    for (size_t i0 = 0; i0 < x->n; i0 += w.len) {
-      size_t k0 = ns_norm_plan_stat_of(p, i0);
+    size_t lc[NS_MAXRANK] = {0};
+    for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
+      size_t k0 = line_stat(p, lc);
       const double *xv = line_values(x, i0, w.len, buf);
       if (w.step == 0) { /* one statistic per line: sum in order into it */
         double acc = mu[k0];
@@ -78,8 +103,9 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
     }
     for (size_t k = 0; k < p->nstat; k++) mu[k] /= (double)p->count;
   }
-  for (size_t i0 = 0; i0 < x->n; i0 += w.len) {
-    size_t k0 = ns_norm_plan_stat_of(p, i0);
+  size_t lc[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
+    size_t k0 = line_stat(p, lc);
     const double *xv = line_values(x, i0, w.len, buf);
     if (w.step == 0) {
       double acc = m2[k0], mk = mu[k0];
@@ -109,8 +135,9 @@ int ns_stat_members(const ns_norm_plan *p, size_t k, size_t *idx, char *err) {
   }
   walk w = walk_of(p);
   size_t got = 0;
-  for (size_t i0 = 0; i0 < p->n && got < p->count; i0 += w.len) {
-    size_t k0 = ns_norm_plan_stat_of(p, i0);
+  size_t lc[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < p->n && got < p->count; i0 += w.len, line_next(p, lc)) {
+    size_t k0 = line_stat(p, lc);
     if (w.step == 0) { /* the whole line or none of it */
       if (k0 == k)
         for (size_t a = 0; a < w.len; a++) idx[got++] = i0 + a;
@@ -186,8 +213,8 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
     if (ns_stat_moments(x, &plan, center, r.mean, r.var, err) != 0) goto out;
     for (size_t k = 0; k < plan.nstat; k++) {
       r.var[k] /= (double)plan.count - spec->ddof;
-      r.denom[k] = spec->eps_at == NS_EPS_STD ? sqrt(r.var[k]) + spec->eps
-                                              : sqrt(r.var[k] + spec->eps);
+      r.denom[k] =
+          spec->eps_at == NS_EPS_STD ? sqrt(r.var[k]) + spec->eps : sqrt(r.var[k] + spec->eps);
     }
   }
   size_t nstat = p->nstat, m = p->count;
@@ -201,9 +228,10 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
     ns_seterr(err, "%s: out of memory", fn);
     goto out;
   }
-  if (!eval) /* sum(v) and sum(c v) per statistic */
-    for (size_t i0 = 0; i0 < n; i0 += w.len) {
-      size_t k0 = ns_norm_plan_stat_of(p, i0);
+  if (!eval) { /* sum(v) and sum(c v) per statistic */
+    size_t lc[NS_MAXRANK] = {0};
+    for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc)) {
+      size_t k0 = line_stat(p, lc);
       const double *xv = line_values(x, i0, w.len, buf);
       for (size_t a = 0; a < w.len; a++) {
         size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
@@ -211,6 +239,7 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
         scv[k] += (xv[a] - r.mean[k]) * v[i];
       }
     }
+  }
   double dof = (double)m - spec->ddof;
   for (size_t k = 0; k < nstat; k++) {
     /* reuse the two arrays: sv becomes the subtracted mean of v, scv the factor q sum(c v) */
@@ -226,8 +255,9 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
     sv[k] = !eval && center ? sv[k] / (double)m : 0.0;
     scv[k] *= q;
   }
-  for (size_t i0 = 0; i0 < n; i0 += w.len) {
-    size_t k0 = ns_norm_plan_stat_of(p, i0);
+  size_t lc2[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc2)) {
+    size_t k0 = line_stat(p, lc2);
     const double *xv = line_values(x, i0, w.len, buf);
     for (size_t a = 0; a < w.len; a++) {
       size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);

@@ -31,8 +31,8 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
  * _make for x's shape), in fp64, two passes, each sum in index order: mean[k] (0 when
  * center is 0) and m2[k] = sum (x - mean)^2 over the members (p->nstat values each; mean
  * may be NULL). O(n) time, O(nstat) memory. */
-int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean,
-                    double *m2, char *err);
+int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
+                    char *err);
 
 /* The flat indices of statistic k's members in index order into idx (p->count values).
  * O(n) time, no lists. */

@@ -250,8 +250,8 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
   for (size_t st = 0; st < nstat; st++) {
     double sd = denom_of_m2(m2[st], m, spec), gs = g[st];
     /* radial: J c = g eps/s^3 c (eps in the sqrt) or g eps/s^2 c (eps added to the std) */
-    double radial = spec->eps_at == NS_EPS_STD ? gs * spec->eps / (sd * sd)
-                                               : gs * spec->eps / (sd * sd * sd);
+    double radial =
+        spec->eps_at == NS_EPS_STD ? gs * spec->eps / (sd * sd) : gs * spec->eps / (sd * sd * sd);
     radial += 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
     size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
     if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, 1};
@@ -407,8 +407,7 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
     else if (lb == NS_LABEL_RADIAL) {
       if (!(nc > 0)) continue; /* all values equal: no radial direction to check */
       memcpy(v, rad, m * sizeof *v);
-    }
-    else {
+    } else {
       for (size_t a = 0; a < m; a++) /* a spread-out pattern of signs and sizes */
         v[a] = (double)((a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
       for (int pass = 0; pass < 2; pass++) { /* twice: orthogonal to rounding */

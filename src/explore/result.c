@@ -288,8 +288,7 @@ static void jac_full(const ns_tensor *x, const ns_spec *spec, double smin, const
   /* ten times the expected error, in J's units (1/s) */
   r->jac_fd_tol = r->jac_tol + (r->jac_exact ? 10 * r->jac_fd_err / smin : 0);
   r->eig_closed_vs_numeric =
-      nclosed > 0 ? eig_disagreement(closed, nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
-                  : NAN;
+      nclosed > 0 ? eig_disagreement(closed, nclosed, r->spec_numeric, r->nnumeric, n, 1e-6) : NAN;
   r->eig_numeric_vs_fd =
       eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n, r->jac_fd_tol / scale);
   r->eig_disagree = r->eig_numeric_vs_fd;
@@ -337,8 +336,7 @@ static ns_spec exact_spec(const ns_spec *spec) {
 /* The exact m2 of every statistic (train mode), from the cache when x and the grouping
  * are what it was computed for (c may be NULL: computed into a fresh array, *own). */
 static const double *exact_m2(ns_explore_cache *c, int x_changed, const ns_tensor *xd,
-                              const ns_spec *spec, const ns_norm_plan *p, double **own,
-                              char *err) {
+                              const ns_spec *spec, const ns_norm_plan *p, double **own, char *err) {
   int center = ns_spec_center(spec);
   *own = NULL;
   if (c && c->m2_valid && !x_changed && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
@@ -403,8 +401,8 @@ static int run_checks(check_blocks *b, ns_result *r, char *e) {
  * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
  * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. With defer
  * set and large statistics the checks' blocks go to *later (the job) instead. */
-static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
-                        const ns_spec *spec, int defer, check_blocks *later, ns_result *r) {
+static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x, const ns_spec *spec,
+                        int defer, check_blocks *later, ns_result *r) {
   char e[NS_ERRLEN] = "";
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
@@ -473,12 +471,12 @@ fail:
 /* ---------------------------------------------------------------- the Jacobian job */
 
 struct ns_jac_job {
-  int full;          /* the full Jacobian is to be computed (else only the checks) */
-  check_blocks blk;  /* the eigenvector checks to run (blk.n == 0: none) */
+  int full;         /* the full Jacobian is to be computed (else only the checks) */
+  check_blocks blk; /* the eigenvector checks to run (blk.n == 0: none) */
   char check_err[NS_ERRLEN];
   int check_rc;
-  ns_tensor *x;      /* a copy of the state's x (full only) */
-  ns_spec spec;      /* the map on screen, its arrays pointing at the job's copies */
+  ns_tensor *x; /* a copy of the state's x (full only) */
+  ns_spec spec; /* the map on screen, its arrays pointing at the job's copies */
   double *gamma, *beta;
   ns_running run; /* eval mode: the running statistics used */
   double smin;
@@ -642,8 +640,8 @@ static void spectrum_part(ns_explore_cache *c, int x_changed, const ns_tensor *x
   int full = 0;
   double smin = INFINITY;
   if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
-    snprintf(r->jac_skip, sizeof r->jac_skip, "full Jacobian not formed: %zu elements, limit %d",
-             n, NS_EXPLORE_JAC_FULL_LIMIT);
+    snprintf(r->jac_skip, sizeof r->jac_skip, "full Jacobian not formed: %zu elements, limit %d", n,
+             NS_EXPLORE_JAC_FULL_LIMIT);
   } else if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
              r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");

@@ -112,7 +112,7 @@ typedef struct {
   ns_eig *spec_closed; /* closed form of the exact map (fp64 at x rounded to the dtype) */
   int nclosed;         /* 0: no closed form (or undefined: closed_skip) */
   char closed_skip[NS_ERRLEN];
-  int closed_rank;      /* eigenvalues above 1e-10 of the largest |value| (with multiplicity) */
+  int closed_rank; /* eigenvalues above 1e-10 of the largest |value| (with multiplicity) */
   ns_eigcheck eigchk[3 * NS_EXPLORE_CHECK_STATS]; /* J v = lambda v without J: JVP and FD */
   size_t eigchk_stat[3 * NS_EXPLORE_CHECK_STATS]; /* the statistic (0-based) of each */
   int neigchk;
@@ -127,7 +127,7 @@ typedef struct {
   size_t jn;                /* n */
   double *J, *J_fd;         /* jn*jn, row-major */
   double jac_fd_diff;       /* max |J - J_fd| */
-  ns_eig *spec_numeric; /* LAPACK on the analytic J */
+  ns_eig *spec_numeric;     /* LAPACK on the analytic J */
   int nnumeric;
   ns_eig *spec_fd; /* LAPACK on the FD J */
   int nfd;
@@ -269,8 +269,8 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
 /* The full Jacobian off the key path. With c->defer_jac set, an update that makes the
  * Jacobian part stale and has at most NS_EXPLORE_JAC_FULL_LIMIT elements leaves a job in
  * the cache and r->jac_pending = 1; so does one whose eigenvector checks cover more than
- * NS_EXPLORE_CHECK_SYNC elements (r->eigchk_pending = 1). The job holds copies of everything it reads, so
- * ns_jac_job_run may run in another thread while the state changes; ns_jac_job_apply then
+ * NS_EXPLORE_CHECK_SYNC elements (r->eigchk_pending = 1). The job holds copies of everything it
+ * reads, so ns_jac_job_run may run in another thread while the state changes; ns_jac_job_apply then
  * moves its fields into r if r is still the result the job was made for (same jac_gen):
  *
  *   ns_jac_job *j = ns_explore_take_job(&c);      // the caller owns it

@@ -574,7 +574,8 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   if (r->closed_skip[0]) setstr(L, "closed_skip", r->closed_skip);
   lua_pushinteger(L, r->closed_rank);
   lua_setfield(L, -2, "closed_rank");
-  lua_createtable(L, r->neigchk, 0); /* check: {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
+  lua_createtable(L, r->neigchk,
+                  0); /* check: {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
   for (int i = 0; i < r->neigchk; i++) {
     const ns_eigcheck *ck = &r->eigchk[i];
     lua_createtable(L, 0, 7);

@@ -349,8 +349,8 @@ static void test_compute_claims(void) {
     }
     tap_ok(r.nclosed >= 2 && total == (int)big && r.neigchk == r.nclosed && r.eigchk_ok &&
                r.closed_rank == (int)big - zeros,
-           "big x: closed form (%d entries, rank %d) checked along %d eigenvectors: %s",
-           r.nclosed, r.closed_rank, r.neigchk, r.eigchk_ok ? "ok" : "FAILED");
+           "big x: closed form (%d entries, rank %d) checked along %d eigenvectors: %s", r.nclosed,
+           r.closed_rank, r.neigchk, r.eigchk_ok ? "ok" : "FAILED");
     tap_ok(r.norm.y->n == big, "  output still computed");
     ns_result_free(&r);
   } else {

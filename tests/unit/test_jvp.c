@@ -275,8 +275,10 @@ static void check_large(void) {
     ns_kind kind;
     ns_eps_at at;
     double eps;
-  } big[] = {{4096, NS_KIND_LAYER, NS_EPS_VAR, 1e-5}, {4096, NS_KIND_RMS, NS_EPS_VAR, 1e-5},
-             {4096, NS_KIND_LAYER, NS_EPS_STD, 0.5},  {1000000, NS_KIND_LAYER, NS_EPS_VAR, 1e-5},
+  } big[] = {{4096, NS_KIND_LAYER, NS_EPS_VAR, 1e-5},
+             {4096, NS_KIND_RMS, NS_EPS_VAR, 1e-5},
+             {4096, NS_KIND_LAYER, NS_EPS_STD, 0.5},
+             {1000000, NS_KIND_LAYER, NS_EPS_VAR, 1e-5},
              {1000000, NS_KIND_RMS, NS_EPS_VAR, 0.1}};
   for (size_t c = 0; c < sizeof big / sizeof *big; c++) {
     size_t sh[1] = {big[c].d};
