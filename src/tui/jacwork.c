@@ -76,6 +76,9 @@ void tui_jac_stop(app *a) {
   tui_jacwork *w = a->jacw;
   if (!w) return;
   if (w->running) {
+    /* the job stops at its next stage; one LAPACK call on 1024 elements can take a second,
+     * and the thread is joined all the same: left running, it could be inside OpenBLAS
+     * while the library's destructor frees its buffers at exit */
     ns_jac_job_cancel(w->running);
     if (atomic_load(&w->done) != 2) pthread_join(w->thread, NULL);
     ns_jac_job_free(w->running);
