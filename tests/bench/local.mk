@@ -19,7 +19,7 @@ bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT)
 	$(top_builddir)/tests/bench/bench$(EXEEXT)
 
 ## bench_live (the explorer's start-up, keys on large files, the spectrum at any size): its
-## own program, run after the others by the same target.
+## own program, run by the same target (as its prerequisite, so before the others).
 EXTRA_PROGRAMS += tests/bench/bench_live
 tests_bench_bench_live_SOURCES = tests/bench/bench_live.c
 tests_bench_bench_live_LDADD = libnsexplore.la libnscore.la
