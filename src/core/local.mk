@@ -18,6 +18,7 @@ libnscore_la_SOURCES = \
 	src/core/stack.c src/core/stack.h \
 	src/core/linalg.c src/core/linalg.h \
 	src/core/spectrum.c src/core/spectrum.h \
+	src/core/jvp.c src/core/jvp.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
 	src/core/torch_rng.c src/core/torch_rng.h \
 	src/core/sha256.c src/core/sha256.h \

@@ -252,3 +252,9 @@ int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result 
   }
   return 0;
 }
+
+int ns_mask_unsupported(const ns_spec *spec, const char *fn, char *err) {
+  if (!spec->mask) return 0;
+  ns_seterr(err, "%s: a masked spec is not supported (ns_jacobian honours the mask)", fn);
+  return 1;
+}

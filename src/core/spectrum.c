@@ -2,6 +2,7 @@
  * numerically (the LAPACK wrappers it uses are in linalg.c). */
 #include "core/spectrum.h"
 #include "core/err.h"
+#include "core/jvp.h"
 
 #include <limits.h>
 #include <math.h>
@@ -135,9 +136,15 @@ static double stat_denom(const double *xv, const size_t *mem, size_t m, const ns
   return spec->eps_at == NS_EPS_STD ? sqrt(var) + spec->eps : sqrt(var + spec->eps);
 }
 
-/* Eval-mode denominators as ns_normalize resolves them (fp64, running statistics). */
-static int eval_denoms(const ns_tensor *x, const ns_spec *spec, double *denom_of_elem,
-                       const ns_norm_plan *p, char *err) {
+/* The denominator of a statistic from its m2 (the same arithmetic as stat_denom). */
+static double denom_of_m2(double m2, size_t m, const ns_spec *spec) {
+  double var = m2 / ((double)m - spec->ddof);
+  return spec->eps_at == NS_EPS_STD ? sqrt(var) + spec->eps : sqrt(var + spec->eps);
+}
+
+/* Eval-mode denominators per statistic as ns_normalize resolves them (fp64, running
+ * statistics). */
+static int eval_denoms(const ns_tensor *x, const ns_spec *spec, double *denom, char *err) {
   ns_spec s = *spec;
   s.dtype = NS_FP64;
   s.acc = NS_FP64;
@@ -147,58 +154,314 @@ static int eval_denoms(const ns_tensor *x, const ns_spec *spec, double *denom_of
   ns_norm_result r;
   memset(&r, 0, sizeof r);
   int rc = ns_normalize(xt, &s, &r, err);
-  if (rc == 0)
-    for (size_t i = 0; i < p->n; i++) denom_of_elem[i] = r.denom[p->stat_of[i]];
+  if (rc == 0) memcpy(denom, r.denom, r.plan.nstat * sizeof *denom);
   ns_norm_result_free(&r);
   ns_tensor_free(xt);
   return rc;
 }
 
-int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
-                       char *err) {
+/* gamma of each statistic into g (nstat values) when it is constant over the statistic's
+ * members; returns 0 when it is not (no closed form), 1 when it is. Without gamma, or a
+ * broadcast one, O(nstat); otherwise one walk over the elements. */
+static int gamma_per_stat(const ns_spec *spec, const ns_norm_plan *p, double *g) {
+  if (!spec->gamma || spec->ngamma == 1) {
+    double g0 = spec->gamma ? spec->gamma[0] : 1.0;
+    for (size_t k = 0; k < p->nstat; k++) g[k] = g0;
+    return 1;
+  }
+  unsigned char *seen = calloc(p->nstat, 1);
+  if (!seen) return -1;
+  int ok = 1;
+  for (size_t i = 0; i < p->n && ok; i++) {
+    size_t k = ns_norm_plan_stat_of(p, i);
+    double gi = ns_spec_gamma(spec, p, i);
+    if (!seen[k])
+      g[k] = gi, seen[k] = 1;
+    else if (g[k] != gi)
+      ok = 0;
+  }
+  free(seen);
+  return ok;
+}
+
+int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double *m2, ns_eig *out,
+                          size_t cap, char *err) {
   static const char fn[] = "spectrum";
   if (spec && spec->mask) return ns_spectrum_closed_masked(x, spec, out, cap, err);
   ns_norm_plan p;
-  if (prepare(fn, x, spec, out, &p, err)) return -1;
-  size_t n = x->n, m = p.count, k = 0;
+  memset(&p, 0, sizeof p);
+  if (!x || !spec || !out) {
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
+    return -1;
+  }
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  if (ns_norm_plan_shape(x->rank, x->shape, spec, &p, err)) return -1;
+  if (ns_spec_check_affine(spec, &p, x->rank, x->shape, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  size_t m = p.count, nstat = p.nstat, k = 0;
   int center = ns_spec_center(spec), rc = -1;
-  ns_eig *e = malloc((n + 3 * p.nstat) * sizeof *e);
-  double *xv = malloc(n * sizeof *xv), *c = malloc((m > n ? m : n) * sizeof *c);
-  if (!e || !xv || !c) {
+  ns_eig *e = malloc(3 * nstat * sizeof *e);
+  double *g = malloc(nstat * sizeof *g), *s = malloc(nstat * sizeof *s);
+  double *own = m2 ? NULL : malloc(nstat * sizeof *own);
+  if (!e || !g || !s || (!m2 && !own)) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  int gc = gamma_per_stat(spec, &p, g);
+  if (gc < 0) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
   if (ns_spec_eval_running(spec, x->rank)) {
-    /* J = diag(g_i / s_i): every direction is bulk */
-    if (eval_denoms(x, spec, c, &p, err)) goto done;
-    for (size_t i = 0; i < n; i++)
-      e[k++] = (ns_eig){ns_spec_gamma(spec, &p, i) / c[i], 0, NS_LABEL_BULK, 1};
+    /* J = diag(g_i / s_i): every direction is bulk, one value per statistic when gamma is
+     * constant on it (a batch kind's gamma is per channel, so it is) */
+    if (!gc) { /* gamma varies within a statistic: one entry per element */
+      double *d = malloc(nstat * sizeof *d);
+      ns_eig *pe = malloc(x->n * sizeof *pe);
+      if (!d || !pe || eval_denoms(x, spec, d, err)) {
+        if (!d || !pe) ns_seterr(err, "%s: out of memory", fn);
+        free(d), free(pe);
+        goto done;
+      }
+      for (size_t i = 0; i < x->n; i++)
+        pe[i] = (ns_eig){ns_spec_gamma(spec, &p, i) / d[ns_norm_plan_stat_of(&p, i)], 0,
+                         NS_LABEL_BULK, 1};
+      rc = merge_out(pe, x->n, 0, out, cap, fn, err);
+      free(d), free(pe);
+      goto done;
+    }
+    if (eval_denoms(x, spec, s, err)) goto done;
+    for (size_t st = 0; st < nstat; st++)
+      e[k++] = (ns_eig){g[st] / s[st], 0, NS_LABEL_BULK, (int)m};
     rc = merge_out(e, k, 0, out, cap, fn, err);
     goto done;
   }
-  ns_tensor_read(x, xv);
-  for (size_t st = 0; st < p.nstat; st++) {
-    const size_t *mem = p.members + st * m;
-    double g = ns_spec_gamma(spec, &p, mem[0]);
-    for (size_t a = 1; a < m; a++)
-      if (ns_spec_gamma(spec, &p, mem[a]) != g) { /* no closed form: J is not g times symmetric */
-        rc = 0;
-        goto done;
-      }
-    double s = stat_denom(xv, mem, m, spec, center, c);
+  if (!gc) { /* no closed form: J is not g times a symmetric block */
+    rc = 0;
+    goto done;
+  }
+  if (!m2) {
+    if (ns_stat_moments(x, &p, center, NULL, own, err)) goto done;
+    m2 = own;
+  }
+  for (size_t st = 0; st < nstat; st++) {
+    double sd = denom_of_m2(m2[st], m, spec), gs = g[st];
     /* radial: J c = g eps/s^3 c (eps in the sqrt) or g eps/s^2 c (eps added to the std) */
     double radial =
-        spec->eps_at == NS_EPS_STD ? g * spec->eps / (s * s) : g * spec->eps / (s * s * s);
+        spec->eps_at == NS_EPS_STD ? gs * spec->eps / (sd * sd) : gs * spec->eps / (sd * sd * sd);
     radial += 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
     size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
     if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, 1};
     if (!center || m >= 2) e[k++] = (ns_eig){radial, 0, NS_LABEL_RADIAL, 1};
-    if (nbulk) e[k++] = (ns_eig){g / s, 0, NS_LABEL_BULK, (int)nbulk};
+    if (nbulk) e[k++] = (ns_eig){gs / sd, 0, NS_LABEL_BULK, (int)nbulk};
   }
   rc = merge_out(e, k, 0, out, cap, fn, err);
 done:
-  free(e), free(xv), free(c);
+  free(e), free(g), free(s), free(own);
   ns_norm_plan_free(&p);
+  return rc;
+}
+
+int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
+                       char *err) {
+  return ns_spectrum_closed_m2(x, spec, NULL, out, cap, err);
+}
+
+/* ---- the closed form checked along its eigenvectors, without J ------------------ */
+
+/* ||a - lambda b||_2 over m values. */
+static double resid2(const double *a, double lambda, const double *b, size_t m) {
+  double ss = 0;
+  for (size_t i = 0; i < m; i++) {
+    double d = a[i] - lambda * b[i];
+    ss += d * d;
+  }
+  return sqrt(ss);
+}
+
+static double norm2(const double *v, size_t m) {
+  double ss = 0;
+  for (size_t i = 0; i < m; i++) ss += v[i] * v[i];
+  return sqrt(ss);
+}
+
+/* v -= (v . u) u for a unit u. */
+static void orth(double *v, const double *u, size_t m) {
+  double d = 0;
+  for (size_t i = 0; i < m; i++) d += v[i] * u[i];
+  for (size_t i = 0; i < m; i++) v[i] -= d * u[i];
+}
+
+int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tensor **out,
+                  ns_spec *out_spec, double *g, char *err) {
+  static const char fn[] = "stat_block";
+  if (!x || !spec || !out || !out_spec || !g) {
+    ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "an output");
+    return -1;
+  }
+  if (ns_mask_unsupported(spec, fn, err)) return -1;
+  *out = NULL;
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  ns_norm_plan p;
+  if (ns_norm_plan_shape(x->rank, x->shape, spec, &p, err)) return -1;
+  if (ns_spec_check_affine(spec, &p, x->rank, x->shape, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  if (stat >= p.nstat) {
+    ns_seterr(err, "%s: statistic %zu of %zu", fn, stat + 1, p.nstat);
+    return -1;
+  }
+  if (ns_spec_eval_running(spec, x->rank)) return 0; /* J is diagonal: no block map */
+  size_t m = p.count;
+  int center = ns_spec_center(spec), rc = -1;
+  size_t *idx = malloc(m * sizeof *idx);
+  double *xk = malloc(m * sizeof *xk);
+  if (!idx || !xk) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  if (ns_stat_members(&p, stat, idx, err)) goto done;
+  *g = ns_spec_gamma(spec, &p, idx[0]);
+  for (size_t a = 1; a < m; a++)
+    if (ns_spec_gamma(spec, &p, idx[a]) != *g) { /* no closed form on this statistic */
+      rc = 0;
+      goto done;
+    }
+  for (size_t a = 0; a < m; a++) xk[a] = ns_tensor_get(x, idx[a]);
+  size_t shape1[1] = {m};
+  if (!(*out = ns_tensor_from(1, shape1, NS_FP64, xk, err))) goto done;
+  ns_spec_default(out_spec);
+  out_spec->kind = center ? NS_KIND_LAYER : NS_KIND_RMS;
+  out_spec->center = center;
+  out_spec->eps = spec->eps;
+  out_spec->eps_at = spec->eps_at;
+  out_spec->ddof = spec->ddof;
+  out_spec->gamma = g;
+  out_spec->ngamma = 1;
+  rc = 1;
+done:
+  free(idx), free(xk);
+  ns_norm_plan_free(&p);
+  return rc;
+}
+
+int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
+                      int cap, char *err) {
+  static const char fn[] = "spectrum_check";
+  if (!x || !spec || !out || cap < 3) {
+    ns_seterr(err, "%s: %s", fn,
+              !x      ? "input tensor is NULL"
+              : !spec ? "spec is NULL"
+              : !out  ? "output array is NULL"
+                      : "the output needs room for 3 checks");
+    return -1;
+  }
+  if (ns_mask_unsupported(spec, fn, err)) return -1;
+  /* Statistic k's block of J is J of the same map on its m values alone: a layer (or
+   * RMS) norm of a vector with the statistic's gamma, in fp64. */
+  ns_tensor *xt = NULL, *t = NULL;
+  ns_spec s1;
+  double g;
+  int got = ns_stat_block(x, spec, stat, &xt, &s1, &g, err);
+  if (got <= 0) return got;
+  size_t m = xt->n;
+  int center = s1.center, rc = -1, nout = 0;
+  const double *xk = xt->data;
+  double *v = malloc(m * sizeof *v), *jv = malloc(m * sizeof *jv);
+  double *one = malloc(m * sizeof *one), *rad = malloc(m * sizeof *rad);
+  double *xp = malloc(m * sizeof *xp), *yp = malloc(m * sizeof *yp), *ym = malloc(m * sizeof *ym);
+  if (!v || !jv || !one || !rad || !xp || !yp || !ym) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  size_t shape1[1] = {m};
+  ns_eig lam[3];
+  int nl = ns_spectrum_closed(xt, &s1, lam, 3, err);
+  if (nl < 0) goto done;
+  /* the labelled directions: ones, radial (x - mean; RMS: x), bulk (a fixed pattern with
+   * those two projected out) */
+  double mean = 0;
+  if (center) {
+    for (size_t a = 0; a < m; a++) mean += xk[a];
+    mean /= (double)m;
+  }
+  for (size_t a = 0; a < m; a++) one[a] = 1 / sqrt((double)m), rad[a] = xk[a] - mean;
+  double nc = norm2(rad, m);
+  for (size_t a = 0; a < m; a++) rad[a] = nc > 0 ? rad[a] / nc : 0;
+  /* the FD step: relative to the size of the statistic's spread, so each element moves by
+   * about cbrt(u) of it (balances truncation, (h/|c|)^2, and rounding, u/h) */
+  const double u = 0x1p-52, cu = cbrt(u);
+  double h = cu * (nc > 0 && isfinite(nc) ? nc : 1);
+  double sden = denom_of_m2(nc * nc, m, spec);
+  double scale = fabs(g) / sden; /* the size of J */
+  for (int i = 0; i < nl; i++) {
+    ns_label lb = lam[i].label;
+    if (lb == NS_LABEL_ONES)
+      memcpy(v, one, m * sizeof *v);
+    else if (lb == NS_LABEL_RADIAL) {
+      if (!(nc > 0)) continue; /* all values equal: no radial direction to check */
+      memcpy(v, rad, m * sizeof *v);
+    } else {
+      for (size_t a = 0; a < m; a++) /* a spread-out pattern of signs and sizes */
+        v[a] = (double)((a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
+      for (int pass = 0; pass < 2; pass++) { /* twice: orthogonal to rounding */
+        if (center) orth(v, one, m);
+        orth(v, rad, m);
+      }
+      double nv = norm2(v, m);
+      if (!(nv > 0)) continue;
+      for (size_t a = 0; a < m; a++) v[a] /= nv;
+    }
+    ns_eigcheck *c = &out[nout++];
+    memset(c, 0, sizeof *c);
+    c->label = lb;
+    c->value = lam[i].value;
+    c->h = h;
+    if (ns_jvp(xt, &s1, v, jv, err)) goto done;
+    c->jvp_res = resid2(jv, c->value, v, m);
+    /* rounding of the sums over m terms (each off by up to m ulps): 4 m u of J's size */
+    c->jvp_tol = 4 * u * ((double)m + 16) * scale;
+    /* central differences of ns_normalize along v */
+    double ymax = 0;
+    for (int sgn = 0; sgn < 2; sgn++) {
+      double hs = sgn ? -h : h;
+      for (size_t a = 0; a < m; a++) xp[a] = xk[a] + hs * v[a];
+      ns_tensor_free(t);
+      ns_norm_result r;
+      memset(&r, 0, sizeof r);
+      if (!(t = ns_tensor_from(1, shape1, NS_FP64, xp, err)) || ns_normalize(t, &s1, &r, err)) {
+        ns_norm_result_free(&r);
+        goto done;
+      }
+      ns_tensor_read(r.y, sgn ? ym : yp);
+      ns_norm_result_free(&r);
+    }
+    for (size_t a = 0; a < m; a++) {
+      ymax = fmax(ymax, fabs(yp[a]));
+      jv[a] = (yp[a] - ym[a]) / (2 * h);
+    }
+    c->fd_res = resid2(jv, c->value, v, m);
+    /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
+     * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
+    double hr = h / (nc > 0 ? nc : 1);
+    c->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
+  }
+  rc = nout;
+done:
+  free(v), free(jv), free(one), free(rad), free(xp), free(yp), free(ym);
+  ns_tensor_free(xt);
+  ns_tensor_free(t);
   return rc;
 }
 

@@ -31,8 +31,43 @@ const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk", "masked" */
 
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
- * closed form applies (gamma not constant within a statistic), -1 on error. */
+ * closed form applies (gamma not constant within a statistic), -1 on error. O(n) time
+ * and O(nstat) memory (no J, no index lists): at most min(n, 3 nstat) entries in train
+ * mode, so a 1e6-element vector costs one pass over it. */
 int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap, char *err);
+/* The same with the statistics' m2 given (ns_stat_moments of x under spec's plan, centered
+ * as spec; NULL: computed here): O(nstat) in train mode, for a caller that keeps m2 while
+ * eps, eps_at, ddof or gamma change. */
+int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double *m2, ns_eig *out,
+                          size_t cap, char *err);
+
+/* One labelled eigenpair of the closed form checked without forming J. v is the unit
+ * direction (supported on one statistic's members), value the closed-form eigenvalue. */
+typedef struct {
+  ns_label label;
+  double value;
+  double jvp_res; /* ||J v - value v||_2, J v by ns_jvp (jvp.h) */
+  double jvp_tol; /* what rounding allows: about 4 m u |g|/s */
+  double fd_res;  /* ||(y(x + h v) - y(x - h v)) / 2h - value v||_2, y by ns_normalize */
+  double fd_tol;  /* its expected truncation (times ten) and rounding error */
+  double h;       /* the step: cbrt(u) times ||x - mean|| of the statistic */
+} ns_eigcheck;
+/* Checks the closed-form eigenpairs of statistic stat (0-based) along its ones vector
+ * (centered kinds), its radial vector (x - mean; RMS: x) and a bulk vector orthogonal to
+ * both, in fp64 at x's stored values. The statistic's block of J is the Jacobian of a
+ * layer (RMS) norm of its m values alone, so both products run on those: O(n) to find the
+ * members, then O(m). Writes up to 3 checks (cap >= 3); returns their count, 0 when there
+ * is nothing to check (eval mode: J diagonal; gamma not constant on the statistic), -1 on
+ * error. A check passes when jvp_res <= jvp_tol and fd_res <= fd_tol. */
+int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
+                      int cap, char *err);
+/* The map of statistic stat's block on its own: its m values (fp64, in index order) as a
+ * rank-1 tensor *out (the caller frees it) and the layer (centered) or RMS spec *out_spec of
+ * the same eps, eps_at and ddof with gamma *g (the statistic's constant gamma; out_spec
+ * points at g). ns_spectrum_check(*out, out_spec, 0, ...) is the check of that statistic.
+ * Returns 1, 0 when there is no such block (eval mode; gamma not constant on it), -1. */
+int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tensor **out,
+                  ns_spec *out_spec, double *g, char *err);
 /* Numeric labelled spectrum of J (n x n, e.g. from ns_jacobian_*): eigenvalues by LAPACK
  * (dsyevr when J is symmetric, dgeev otherwise), each eigenvector labelled by its squared
  * projection (> 1/2) onto the span of the statistics' ones vectors (ones), their radial

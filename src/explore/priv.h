@@ -34,5 +34,8 @@ void ns_resid_part(const ns_state *s, const ns_spec *spec, ns_result *r);
 void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r);
 void ns_resid_clear(ns_result *r);
 void ns_vjp_clear(ns_result *r);
+/* vjp_vs_jtg = max |dL/dx - J^T g| when both the backward pass and the full J are there,
+ * else NaN (probes.c; called again when a deferred J arrives). */
+void ns_vjp_check_jtg(ns_result *r);
 
 #endif

@@ -184,16 +184,20 @@ void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r) {
   }
   free(sum);
   free(dot);
-  /* against J^T g when the Jacobian panel computed J for the same map */
-  if (r->jac_done && r->jn == n) {
-    double m = 0;
-    for (size_t j = 0; j < n; j++) {
-      double t = 0;
-      for (size_t i = 0; i < n; i++) t += r->J[i * n + j] * r->g[i];
-      double d = fabs(t - r->dx[j]);
-      if (d > m || isnan(d)) m = d;
-    }
-    r->vjp_vs_jtg = m;
-  }
   r->vjp_done = 1;
+  ns_vjp_check_jtg(r);
+}
+
+void ns_vjp_check_jtg(ns_result *r) {
+  size_t n = r->vn;
+  r->vjp_vs_jtg = NAN;
+  if (!r->vjp_done || !r->jac_done || r->jn != n || !r->J) return;
+  double m = 0;
+  for (size_t j = 0; j < n; j++) {
+    double t = 0;
+    for (size_t i = 0; i < n; i++) t += r->J[i * n + j] * r->g[i];
+    double d = fabs(t - r->dx[j]);
+    if (d > m || isnan(d)) m = d;
+  }
+  r->vjp_vs_jtg = m;
 }

@@ -4,12 +4,14 @@
 #include "explore/result.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "explore/priv.h"
 #include "core/jacobian.h"
+#include "core/jvp.h"
 #include "core/moments.h"
 #include "core/rng.h"
 
@@ -29,16 +31,29 @@ static void clear_output(ns_result *r) {
   r->probe_n = 0;
 }
 
+static void clear_closed(ns_result *r) {
+  free(r->spec_closed);
+  r->spec_closed = NULL;
+  r->nclosed = 0;
+  r->closed_skip[0] = 0;
+  r->closed_rank = 0;
+  r->neigchk = 0;
+  r->eigchk_ok = 1;
+  r->eigchk_jvp = r->eigchk_fd = 0;
+  r->eigchk_m = 0;
+  r->eigchk_pending = 0;
+}
+
+/* The full-Jacobian fields (what a job fills and ns_jac_job_apply moves). */
 static void clear_jac(ns_result *r) {
   free(r->J);
   free(r->J_fd);
-  free(r->spec_closed);
   free(r->spec_numeric);
   free(r->spec_fd);
   r->J = r->J_fd = NULL;
-  r->spec_closed = r->spec_numeric = r->spec_fd = NULL;
-  r->nclosed = r->nnumeric = r->nfd = 0;
-  r->jac_done = 0;
+  r->spec_numeric = r->spec_fd = NULL;
+  r->nnumeric = r->nfd = 0;
+  r->jac_done = r->jac_pending = 0;
   r->jac_skip[0] = 0;
   r->jn = 0;
   r->jac_fd_diff = r->eig_closed_vs_numeric = r->eig_numeric_vs_fd = r->eig_disagree = 0;
@@ -86,6 +101,7 @@ void ns_result_free(ns_result *r) {
   clear_output(r);
   ns_tensor_free(r->y_shift);
   ns_tensor_free(r->y_scale);
+  clear_closed(r);
   clear_jac(r);
   clear_batch(r);
   clear_train(r);
@@ -173,25 +189,19 @@ static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb,
   return m;
 }
 
-/* Needs r's input statistics and output (a degenerate statistic makes J undefined).
- * The analytic J, its closed form and LAPACK spectrum are those of the exact map (fp64,
- * two-pass) at the values the output sees (x rounded to spec's dtype); the finite
- * differences are of the map on screen (spec's dtype, acc and algo), with a step that
- * dtype resolves. r->jac_tol and r->jac_fd_tol say how close each pair must be. */
-static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
+/* The full Jacobian part into r's jac fields, for x (at most NS_EXPLORE_JAC_FULL_LIMIT
+ * elements, no degenerate statistic) under the map on screen spec, whose smallest
+ * denominator is smin; closed is the closed form it is compared with. The analytic J and
+ * its LAPACK spectrum are those of the exact map (fp64, two-pass) at the values the output
+ * sees (x rounded to spec's dtype); the finite differences are of the map on screen
+ * (spec's dtype, acc and algo), with a step that dtype resolves. r->jac_tol and
+ * r->jac_fd_tol say how close each pair must be. Reads nothing but its arguments (a job
+ * runs it in another thread); stops early, jac_done 0, when *cancel becomes nonzero. */
+static void jac_full(const ns_tensor *x, const ns_spec *spec, double smin, const ns_eig *closed,
+                     int nclosed, const atomic_int *cancel, ns_result *r) {
   size_t n = x->n;
   char e[NS_ERRLEN] = "";
   r->jac_done = 0;
-  if (n > NS_EXPLORE_JAC_LIMIT) {
-    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: %zu elements, limit %d", n,
-             NS_EXPLORE_JAC_LIMIT);
-    return;
-  }
-  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
-    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
-             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
-    return;
-  }
   ns_spec exact = *spec;
   exact.dtype = NS_FP64;
   exact.acc = NS_FP64;
@@ -207,12 +217,11 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   r->jn = n;
   r->J = malloc(n * n * sizeof *r->J);
   r->J_fd = malloc(n * n * sizeof *r->J_fd);
-  r->spec_closed = malloc(n * sizeof *r->spec_closed);
   r->spec_numeric = malloc(n * sizeof *r->spec_numeric);
   r->spec_fd = malloc(n * sizeof *r->spec_fd);
   double *sv = malloc(n * sizeof *sv), *xr = malloc(n * sizeof *xr);
   ns_tensor *x64 = NULL;
-  if (!r->J || !r->J_fd || !r->spec_closed || !r->spec_numeric || !r->spec_fd || !sv || !xr) {
+  if (!r->J || !r->J_fd || !r->spec_numeric || !r->spec_fd || !sv || !xr) {
     snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian skipped: out of memory");
     free(sv);
     free(xr);
@@ -223,16 +232,15 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
     if (fabs(xr[i]) > xmax) xmax = fabs(xr[i]);
   }
   const char *stage = "analytic Jacobian";
+#define CANCELLED (cancel && atomic_load(cancel))
   if (!(x64 = ns_tensor_from(x->rank, x->shape, NS_FP64, xr, e))) goto fail;
   if (ns_jacobian_analytic(x64, &exact, r->J, e) != 0) goto fail;
   /* Central differences of y = (x - mean)/s, relative to J's scale 1/s: truncation about
    * (h/s)^2, rounding of the inputs about u|x|/(s h). h = (u |x| s^2)^(1/3) balances them,
    * and at least 4 ulps of |x| so the dtype resolves the step. fp64 keeps the fixed step
    * the fp64 checks were written for. s: the smallest denominator of the map on screen. */
-  double smin = INFINITY;
-  for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
-    if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
   if (!isfinite(smin)) smin = 1;
+  if (CANCELLED) goto fail;
   if (r->jac_exact) {
     double h = cbrt(u * xmax * smin * smin);
     if (h < 4 * u * xmax) h = 4 * u * xmax;
@@ -244,15 +252,14 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   }
   r->jac_fd_s = smin;
   stage = "finite-difference Jacobian";
-  if (ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
+  if (CANCELLED || ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
   r->jac_fd_diff = ns_max_abs_diff(r->J, r->J_fd, n * n);
-  stage = "closed-form spectrum";
-  r->nclosed = ns_spectrum_closed(x64, &exact, r->spec_closed, n, e);
-  if (r->nclosed < 0) goto fail;
   stage = "LAPACK spectrum";
+  if (CANCELLED) goto fail;
   r->nnumeric = ns_spectrum_numeric(x64, &exact, r->J, r->spec_numeric, n, e);
   if (r->nnumeric < 0) goto fail;
   stage = "spectrum of the FD Jacobian";
+  if (CANCELLED) goto fail;
   r->nfd = ns_spectrum_numeric(x64, &exact, r->J_fd, r->spec_fd, n, e);
   if (r->nfd < 0) goto fail;
   r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
@@ -281,13 +288,11 @@ static void jac_probe(const ns_tensor *x, const ns_spec *spec, ns_result *r) {
   /* ten times the expected error, in J's units (1/s) */
   r->jac_fd_tol = r->jac_tol + (r->jac_exact ? 10 * r->jac_fd_err / smin : 0);
   r->eig_closed_vs_numeric =
-      r->nclosed > 0
-          ? eig_disagreement(r->spec_closed, r->nclosed, r->spec_numeric, r->nnumeric, n, 1e-6)
-          : NAN;
+      nclosed > 0 ? eig_disagreement(closed, nclosed, r->spec_numeric, r->nnumeric, n, 1e-6) : NAN;
   r->eig_numeric_vs_fd =
       eig_disagreement(r->spec_numeric, r->nnumeric, r->spec_fd, r->nfd, n, r->jac_fd_tol / scale);
   r->eig_disagree = r->eig_numeric_vs_fd;
-  if (r->nclosed > 0 && !(r->eig_closed_vs_numeric <= r->eig_disagree))
+  if (nclosed > 0 && !(r->eig_closed_vs_numeric <= r->eig_disagree))
     r->eig_disagree = r->eig_closed_vs_numeric;
   free(sv);
   free(xr);
@@ -298,7 +303,371 @@ fail:
   free(sv);
   free(xr);
   ns_tensor_free(x64);
-  snprintf(r->jac_skip, sizeof r->jac_skip, "%s failed: %.200s", stage, e[0] ? e : "unknown error");
+  if (CANCELLED)
+    snprintf(r->jac_skip, sizeof r->jac_skip, "cancelled");
+  else
+    snprintf(r->jac_skip, sizeof r->jac_skip, "%s failed: %.200s", stage,
+             e[0] ? e : "unknown error");
+#undef CANCELLED
+}
+
+/* x with its values rounded to dtype d: x itself when they already are (its storage is
+ * d, or a dtype d holds exactly), else a copy in d (*own, freed by the caller). */
+static const ns_tensor *at_dtype(const ns_tensor *x, ns_dtype d, ns_tensor **own, char *err) {
+  *own = NULL;
+  if (x->dtype == d || d == NS_FP64 ||
+      (d == NS_FP32 && (x->dtype == NS_FP16 || x->dtype == NS_BF16)))
+    return x;
+  if (!(*own = ns_tensor_new(x->rank, x->shape, d, err))) return NULL;
+  for (size_t i = 0; i < x->n; i++) ns_tensor_set(*own, i, ns_tensor_get(x, i));
+  return *own;
+}
+
+/* The spec of the exact map the spectrum describes: fp64, two-pass, the same statistics. */
+static ns_spec exact_spec(const ns_spec *spec) {
+  ns_spec e = *spec;
+  e.dtype = NS_FP64;
+  e.acc = NS_FP64;
+  e.algo = NS_ALGO_TWOPASS;
+  e.order = NS_ORDER_SEQUENTIAL;
+  return e;
+}
+
+/* The exact m2 of every statistic (train mode), from the cache when x and the grouping
+ * are what it was computed for (c may be NULL: computed into a fresh array, *own). */
+static const double *exact_m2(ns_explore_cache *c, int x_changed, const ns_tensor *xd,
+                              const ns_spec *spec, const ns_norm_plan *p, double **own, char *err) {
+  int center = ns_spec_center(spec);
+  *own = NULL;
+  if (c && c->m2_valid && !x_changed && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
+      c->m2_axes == spec->axes && c->m2_groups == spec->groups && c->m2_center == center &&
+      c->m2_dtype == (int)xd->dtype)
+    return c->m2;
+  double *m2 = malloc(p->nstat * sizeof *m2);
+  if (!m2 || ns_stat_moments(xd, p, center, NULL, m2, err) != 0) {
+    free(m2);
+    return NULL;
+  }
+  if (!c) return *own = m2;
+  free(c->m2);
+  c->m2 = m2;
+  c->m2_nstat = p->nstat;
+  c->m2_valid = 1;
+  c->m2_kind = (int)spec->kind;
+  c->m2_axes = spec->axes;
+  c->m2_groups = spec->groups;
+  c->m2_center = center;
+  c->m2_dtype = (int)xd->dtype;
+  return m2;
+}
+
+/* The blocks of the statistics whose closed form is checked (ns_stat_block), kept for a
+ * job when the checks are deferred. */
+typedef struct {
+  int n;
+  size_t stat[NS_EXPLORE_CHECK_STATS];
+  ns_tensor *x[NS_EXPLORE_CHECK_STATS];
+  ns_spec spec[NS_EXPLORE_CHECK_STATS];
+  double g[NS_EXPLORE_CHECK_STATS];
+} check_blocks;
+
+static void blocks_free(check_blocks *b) {
+  for (int i = 0; i < b->n; i++) ns_tensor_free(b->x[i]);
+  memset(b, 0, sizeof *b);
+}
+
+/* Runs the checks of the blocks into r's eigchk fields. 0, or -1 with e. */
+static int run_checks(check_blocks *b, ns_result *r, char *e) {
+  r->neigchk = 0;
+  r->eigchk_ok = 1;
+  r->eigchk_jvp = r->eigchk_fd = 0;
+  for (int q = 0; q < b->n; q++) {
+    b->spec[q].gamma = &b->g[q]; /* the block's spec points at its own gamma */
+    int nk = ns_spectrum_check(b->x[q], &b->spec[q], 0, r->eigchk + r->neigchk, 3, e);
+    if (nk < 0) return -1;
+    for (int i = 0; i < nk; i++) {
+      const ns_eigcheck *ck = &r->eigchk[r->neigchk];
+      r->eigchk_stat[r->neigchk++] = b->stat[q];
+      double a = ck->jvp_res / ck->jvp_tol, f = ck->fd_res / ck->fd_tol;
+      if (!(a <= 1) || !(f <= 1)) r->eigchk_ok = 0;
+      if (a > r->eigchk_jvp || isnan(a)) r->eigchk_jvp = a;
+      if (f > r->eigchk_fd || isnan(f)) r->eigchk_fd = f;
+    }
+  }
+  return 0;
+}
+
+/* The closed-form spectrum at any size and its checks along the labelled eigenvectors
+ * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
+ * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. With defer
+ * set and large statistics the checks' blocks go to *later (the job) instead. */
+static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x, const ns_spec *spec,
+                        int defer, check_blocks *later, ns_result *r) {
+  char e[NS_ERRLEN] = "";
+  clear_closed(r);
+  if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->closed_skip, sizeof r->closed_skip, "Jacobian undefined: %s",
+             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
+    return;
+  }
+  ns_spec ex = exact_spec(spec);
+  ns_tensor *own = NULL;
+  double *m2own = NULL;
+  check_blocks b;
+  memset(&b, 0, sizeof b);
+  const ns_tensor *xd = at_dtype(x, spec->dtype, &own, e);
+  const ns_norm_plan *p = &r->norm.plan;
+  /* up to three eigenvalues a statistic, plus the masked zeros (one entry) */
+  size_t nstat = p->nstat, cap = x->n < 3 * nstat + 1 ? x->n : 3 * nstat + 1;
+  int eval = ns_spec_eval_running(spec, x->rank);
+  const double *m2 = NULL;
+  const char *stage = "closed-form spectrum";
+  if (!xd) goto fail;
+  if (!eval && !(m2 = exact_m2(c, x_changed, xd, &ex, p, &m2own, e))) goto fail;
+  if (!(r->spec_closed = malloc(cap * sizeof *r->spec_closed))) {
+    snprintf(e, sizeof e, "out of memory");
+    goto fail;
+  }
+  r->nclosed = ns_spectrum_closed_m2(xd, &ex, m2, r->spec_closed, cap, e);
+  if (r->nclosed < 0) goto fail;
+  double big = 0;
+  for (int i = 0; i < r->nclosed; i++) big = fmax(big, fabs(r->spec_closed[i].value));
+  for (int i = 0; i < r->nclosed; i++)
+    if (fabs(r->spec_closed[i].value) > 1e-10 * big) r->closed_rank += r->spec_closed[i].mult;
+  /* the eigenvector checks walk whole statistics: a mask's kept subsets are checked by the
+     full J (jacobian.c honours the mask) up to its limit instead */
+  if (r->nclosed > 0 && !eval && !spec->mask) {
+    /* the first statistic, and the most sensitive one (smallest m2: smallest s) */
+    size_t pick[NS_EXPLORE_CHECK_STATS] = {0, 0};
+    int npick = 1;
+    for (size_t k = 1; k < nstat; k++)
+      if (m2[k] < m2[pick[1]]) pick[1] = k;
+    if (pick[1] != 0) npick = 2;
+    stage = "eigenvector check";
+    r->eigchk_m = p->count;
+    for (int q = 0; q < npick; q++) {
+      int got = ns_stat_block(xd, &ex, pick[q], &b.x[b.n], &b.spec[b.n], &b.g[b.n], e);
+      if (got < 0) goto fail;
+      if (got) b.stat[b.n++] = pick[q];
+    }
+    if (defer && p->count * (size_t)b.n > NS_EXPLORE_CHECK_SYNC) {
+      *later = b; /* the job owns the blocks now */
+      memset(&b, 0, sizeof b);
+      r->eigchk_pending = 1;
+    } else if (run_checks(&b, r, e) != 0) {
+      goto fail;
+    }
+  }
+  blocks_free(&b);
+  ns_tensor_free(own);
+  free(m2own);
+  return;
+fail:
+  blocks_free(&b);
+  ns_tensor_free(own);
+  free(m2own);
+  clear_closed(r);
+  snprintf(r->closed_skip, sizeof r->closed_skip, "%s failed: %.200s", stage,
+           e[0] ? e : "unknown error");
+}
+
+/* ---------------------------------------------------------------- the Jacobian job */
+
+struct ns_jac_job {
+  int full;         /* the full Jacobian is to be computed (else only the checks) */
+  check_blocks blk; /* the eigenvector checks to run (blk.n == 0: none) */
+  char check_err[NS_ERRLEN];
+  int check_rc;
+  ns_tensor *x; /* a copy of the state's x (full only) */
+  ns_spec spec; /* the map on screen, its arrays pointing at the job's copies */
+  double *gamma, *beta;
+  ns_running run; /* eval mode: the running statistics used */
+  double smin;
+  ns_eig *closed;
+  int nclosed;
+  unsigned gen; /* the cache's jac_gen it was made for */
+  atomic_int cancel;
+  int ran;
+  ns_result part; /* only the jac fields */
+};
+
+void ns_jac_job_free(ns_jac_job *j) {
+  if (!j) return;
+  blocks_free(&j->blk);
+  ns_tensor_free(j->x);
+  free(j->gamma);
+  free(j->beta);
+  ns_running_free(&j->run);
+  free(j->closed);
+  ns_result_free(&j->part);
+  free(j);
+}
+
+/* A job with copies of everything jac_full reads (x NULL: no full Jacobian, only the
+ * checks of blk, which it takes over); NULL when out of memory. */
+static ns_jac_job *job_make(const ns_tensor *x, const ns_spec *spec, double smin,
+                            const ns_result *r, check_blocks *blk, unsigned gen) {
+  ns_jac_job *j = calloc(1, sizeof *j);
+  char e[NS_ERRLEN];
+  if (!j) return NULL;
+  atomic_init(&j->cancel, 0);
+  j->blk = *blk;
+  memset(blk, 0, sizeof *blk);
+  j->spec = *spec;
+  j->smin = smin;
+  j->gen = gen;
+  j->full = x != NULL;
+  if (!x) return j;
+  j->x = ns_tensor_copy(x);
+  int ok = j->x != NULL;
+  if (ok && spec->gamma) {
+    ok = (j->gamma = malloc(spec->ngamma * sizeof *j->gamma)) != NULL;
+    if (ok) memcpy(j->gamma, spec->gamma, spec->ngamma * sizeof *j->gamma);
+    j->spec.gamma = j->gamma;
+  }
+  if (ok && spec->beta) {
+    ok = (j->beta = malloc(spec->nbeta * sizeof *j->beta)) != NULL;
+    if (ok) memcpy(j->beta, spec->beta, spec->nbeta * sizeof *j->beta);
+    j->spec.beta = j->beta;
+  }
+  if (ok && spec->running) {
+    ok = ns_running_copy(&j->run, spec->running, e) == 0;
+    j->spec.running = &j->run;
+  }
+  if (ok && r->nclosed > 0) {
+    ok = (j->closed = malloc((size_t)r->nclosed * sizeof *j->closed)) != NULL;
+    if (ok) memcpy(j->closed, r->spec_closed, (size_t)r->nclosed * sizeof *j->closed);
+    j->nclosed = r->nclosed;
+  }
+  if (!ok) {
+    ns_jac_job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+void ns_jac_job_run(ns_jac_job *j) {
+  if (!j || j->ran) return;
+  if (j->blk.n) j->check_rc = run_checks(&j->blk, &j->part, j->check_err);
+  if (j->full && !atomic_load(&j->cancel))
+    jac_full(j->x, &j->spec, j->smin, j->closed, j->nclosed, &j->cancel, &j->part);
+  j->ran = 1;
+}
+
+void ns_jac_job_cancel(ns_jac_job *j) {
+  if (j) atomic_store(&j->cancel, 1);
+}
+
+/* Moves the full-Jacobian fields of src into dst (dst's are freed first). */
+static void move_jac(ns_result *dst, ns_result *src) {
+  clear_jac(dst);
+  dst->jac_done = src->jac_done;
+  memcpy(dst->jac_skip, src->jac_skip, sizeof dst->jac_skip);
+  dst->jn = src->jn;
+  dst->J = src->J;
+  dst->J_fd = src->J_fd;
+  dst->jac_fd_diff = src->jac_fd_diff;
+  dst->spec_numeric = src->spec_numeric;
+  dst->nnumeric = src->nnumeric;
+  dst->spec_fd = src->spec_fd;
+  dst->nfd = src->nfd;
+  dst->eig_closed_vs_numeric = src->eig_closed_vs_numeric;
+  dst->eig_numeric_vs_fd = src->eig_numeric_vs_fd;
+  dst->eig_disagree = src->eig_disagree;
+  dst->jac_exact = src->jac_exact;
+  dst->jac_dtype = src->jac_dtype;
+  dst->jac_acc = src->jac_acc;
+  dst->jac_algo = src->jac_algo;
+  dst->jac_fd_h = src->jac_fd_h;
+  dst->jac_fd_err = src->jac_fd_err;
+  dst->jac_fd_s = src->jac_fd_s;
+  dst->jac_tol = src->jac_tol;
+  dst->jac_fd_tol = src->jac_fd_tol;
+  dst->smax = src->smax;
+  dst->rank_tol = src->rank_tol;
+  dst->rank = src->rank;
+  dst->symmetric = src->symmetric;
+  src->J = src->J_fd = NULL;
+  src->spec_numeric = src->spec_fd = NULL;
+}
+
+int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
+  if (!j || !c || !r || !j->ran || atomic_load(&j->cancel) || !c->valid || j->gen != c->jac_gen ||
+      !(r->jac_pending || r->eigchk_pending))
+    return 0;
+  if (j->blk.n && r->eigchk_pending) {
+    r->eigchk_pending = 0;
+    if (j->check_rc != 0) { /* as closed_part reports a failed check */
+      clear_closed(r);
+      snprintf(r->closed_skip, sizeof r->closed_skip, "eigenvector check failed: %.200s",
+               j->check_err[0] ? j->check_err : "unknown error");
+    } else {
+      r->neigchk = j->part.neigchk;
+      r->eigchk_ok = j->part.eigchk_ok;
+      r->eigchk_jvp = j->part.eigchk_jvp;
+      r->eigchk_fd = j->part.eigchk_fd;
+      memcpy(r->eigchk, j->part.eigchk, sizeof r->eigchk);
+      memcpy(r->eigchk_stat, j->part.eigchk_stat, sizeof r->eigchk_stat);
+    }
+  }
+  if (j->full && r->jac_pending) {
+    move_jac(r, &j->part);
+    ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
+  }
+  return 1;
+}
+
+ns_jac_job *ns_explore_take_job(ns_explore_cache *c) {
+  if (!c) return NULL;
+  ns_jac_job *j = c->job;
+  c->job = NULL;
+  return j;
+}
+
+/* The spectrum part: the closed form and its checks (closed_part), then the full Jacobian,
+ * skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or where J is undefined, else
+ * computed now or, with c->defer_jac, left to a job with the deferred checks. */
+static void spectrum_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
+                          const ns_spec *spec, ns_result *r) {
+  size_t n = x->n;
+  int defer = c && c->defer_jac;
+  check_blocks later;
+  memset(&later, 0, sizeof later);
+  clear_jac(r);
+  if (c) c->jac_gen++;
+  if (c && c->job) { /* a job nobody took is for an older state */
+    ns_jac_job_free(c->job);
+    c->job = NULL;
+  }
+  closed_part(c, x_changed, x, spec, defer, &later, r);
+  int full = 0;
+  double smin = INFINITY;
+  if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
+    snprintf(r->jac_skip, sizeof r->jac_skip, "full Jacobian not formed: %zu elements, limit %d", n,
+             NS_EXPLORE_JAC_FULL_LIMIT);
+  } else if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
+    snprintf(r->jac_skip, sizeof r->jac_skip, "Jacobian undefined: %s",
+             r->norm.ndegenerate ? r->degenerate_why : "x holds NaN or Inf");
+  } else {
+    full = 1;
+    for (size_t k = 0; r->norm.denom && k < r->norm.plan.nstat; k++)
+      if (r->norm.denom[k] > 0 && r->norm.denom[k] < smin) smin = r->norm.denom[k];
+  }
+  if (defer && (full || later.n)) {
+    c->job = job_make(full ? x : NULL, spec, smin, r, &later, c->jac_gen);
+    if (c->job) {
+      if (full) {
+        r->jac_pending = 1;
+        snprintf(r->jac_skip, sizeof r->jac_skip, "computing the full Jacobian...");
+      }
+      return;
+    }
+    /* out of memory for the copies: compute everything here */
+    if (later.n && run_checks(&later, r, r->closed_skip) != 0) clear_closed(r);
+    r->eigchk_pending = 0;
+  }
+  blocks_free(&later);
+  if (full) jac_full(x, spec, smin, r->spec_closed, r->nclosed, NULL, r);
 }
 
 static void batch_probe(const ns_state *s, ns_result *r, char *err, int *rc) {
@@ -552,28 +921,69 @@ static unsigned stale_parts(const ns_state *a, const ns_state *b) {
   return m;
 }
 
-static void input_stats(const double *xv, size_t n, ns_result *r) {
+/* Values t[i0 .. i0+len) as doubles into buf: the big tensors are read in chunks of this
+ * many, so no pass needs a double copy of all of them (128 MB for a 16M-element x). */
+enum { READ_CHUNK = 16384 };
+static void read_range(const ns_tensor *t, size_t i0, size_t len, double *buf) {
+  if (t->dtype == NS_FP64) {
+    memcpy(buf, (const double *)t->data + i0, len * sizeof *buf);
+  } else if (t->dtype == NS_FP32) {
+    const float *f = (const float *)t->data + i0;
+    for (size_t a = 0; a < len; a++) buf[a] = f[a];
+  } else {
+    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(t, i0 + a);
+  }
+}
+
+/* Sums for the panels' display statistics over a chunk: eight partial sums (one add chain
+ * each, so the adds overlap instead of waiting on one another: a 16M-element pass costs a
+ * quarter), combined pairwise. sq: of squares of v - c; else of v - c. */
+static double chunk_sum(const double *v, size_t len, double c, int sq) {
+  double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  size_t a = 0;
+  for (; a + 8 <= len; a += 8)
+    for (int k = 0; k < 8; k++) {
+      double d = v[a + k] - c;
+      p[k] += sq ? d * d : d;
+    }
+  for (; a < len; a++) {
+    double d = v[a] - c;
+    p[0] += sq ? d * d : d;
+  }
+  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
+/* Input statistics over all of x (three passes, read in chunks). */
+static void input_stats(const ns_tensor *x, ns_result *r) {
+  size_t n = x->n;
+  double buf[READ_CHUNK];
   r->n = n;
   double sum = 0, sq = 0;
   r->x_min = INFINITY;
   r->x_max = -INFINITY;
   r->x_nan = r->x_inf = 0;
-  for (size_t i = 0; i < n; i++) {
-    r->x_nan += isnan(xv[i]) != 0;
-    r->x_inf += isinf(xv[i]) != 0;
-    sum += xv[i];
-    if (xv[i] < r->x_min) r->x_min = xv[i];
-    if (xv[i] > r->x_max) r->x_max = xv[i];
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(x, i0, len, buf);
+    for (size_t a = 0; a < len; a++) {
+      double v = buf[a];
+      r->x_nan += isnan(v) != 0;
+      r->x_inf += isinf(v) != 0;
+      if (v < r->x_min) r->x_min = v;
+      if (v > r->x_max) r->x_max = v;
+    }
+    sum += chunk_sum(buf, len, 0, 0);
   }
   r->x_mean = sum / (double)n;
-  for (size_t i = 0; i < n; i++) {
-    double d = xv[i] - r->x_mean;
-    sq += d * d;
+  double sq2 = 0;
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(x, i0, len, buf);
+    sq += chunk_sum(buf, len, r->x_mean, 1);
+    sq2 += chunk_sum(buf, len, 0, 1);
   }
   r->x_std = sqrt(sq / (double)n);
-  sq = 0;
-  for (size_t i = 0; i < n; i++) sq += xv[i] * xv[i];
-  r->x_rms = sqrt(sq / (double)n);
+  r->x_rms = sqrt(sq2 / (double)n);
 }
 
 /* The spec's mask for the probe slice t of x: the mask itself when it broadcasts to t, else
@@ -749,6 +1159,48 @@ static void degenerate_cond(const ns_state *s, ns_result *r) {
   ns_cond_format(r, r->degenerate_why, sizeof r->degenerate_why);
 }
 
+/* y's mean and population std over all n elements, in chunks. */
+static int y_moments(ns_result *r, size_t n) {
+  double buf[READ_CHUNK], ys = 0, yq = 0;
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(r->norm.y, i0, len, buf);
+    ys += chunk_sum(buf, len, 0, 0);
+  }
+  r->y_mean = ys / (double)n;
+  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
+    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+    read_range(r->norm.y, i0, len, buf);
+    yq += chunk_sum(buf, len, r->y_mean, 1);
+  }
+  r->y_std = sqrt(yq / (double)n);
+  return 0;
+}
+
+/* The same over the kept outputs only (the masked ones are the constant 0). */
+static int masked_y_moments(const ns_tensor *x, const ns_spec *spec, ns_result *r, char *err) {
+  size_t n = x->n;
+  double *yv = malloc(n * sizeof *yv);
+  unsigned char *keep = malloc(n);
+  if (!yv || !keep || ns_mask_expand(spec->mask, x->rank, x->shape, keep, err) != 0) {
+    if (!yv || !keep) ns_explore_fail(err, "out of memory");
+    free(keep), free(yv);
+    return -1;
+  }
+  ns_tensor_read(r->norm.y, yv);
+  size_t ny = 0;
+  for (size_t i = 0; i < n; i++)
+    if (keep[i]) yv[ny++] = yv[i];
+  free(keep);
+  double ys = 0, yq = 0;
+  for (size_t i = 0; i < ny; i++) ys += yv[i];
+  r->y_mean = ys / (double)ny;
+  for (size_t i = 0; i < ny; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
+  r->y_std = sqrt(yq / (double)ny);
+  free(yv);
+  return 0;
+}
+
 /* The main normalization of x with spec (and, for a large x, of its probe slice on its
  * own: the probes compare against that). */
 static int output_part(const ns_state *s, const double *xv, const ns_spec *spec, ns_result *r,
@@ -756,29 +1208,7 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
   const ns_tensor *x = s->x;
   size_t n = x->n;
   if (ns_normalize(x, spec, &r->norm, err) != 0) return -1;
-  double *yv = malloc(n * sizeof *yv);
-  if (!yv) return ns_explore_fail(err, "out of memory");
-  ns_tensor_read(r->norm.y, yv);
-  size_t ny = n;
-  if (spec->mask) { /* the kept outputs only (the masked ones are the constant 0) */
-    unsigned char *keep = malloc(n);
-    int bad = !keep ? ns_explore_fail(err, "out of memory")
-                    : ns_mask_expand(spec->mask, x->rank, x->shape, keep, err);
-    if (bad) {
-      free(keep), free(yv);
-      return -1;
-    }
-    ny = 0;
-    for (size_t i = 0; i < n; i++)
-      if (keep[i]) yv[ny++] = yv[i];
-    free(keep);
-  }
-  double ys = 0, yq = 0;
-  for (size_t i = 0; i < ny; i++) ys += yv[i];
-  r->y_mean = ys / (double)ny;
-  for (size_t i = 0; i < ny; i++) yq += (yv[i] - r->y_mean) * (yv[i] - r->y_mean);
-  r->y_std = sqrt(yq / (double)ny);
-  free(yv);
+  if ((spec->mask ? masked_y_moments(x, spec, r, err) : y_moments(r, n)) != 0) return -1;
   degenerate_cond(s, r);
   int prank;
   size_t pshape[4];
@@ -794,6 +1224,8 @@ void ns_explore_cache_init(ns_explore_cache *c) {
 void ns_explore_cache_free(ns_explore_cache *c) {
   if (!c) return;
   ns_state_free(&c->prev);
+  ns_jac_job_free(c->job);
+  free(c->m2);
   memset(c, 0, sizeof *c);
 }
 
@@ -824,16 +1256,21 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   memset(&eval_run, 0, sizeof eval_run);
   double *xv = NULL;
   int rc = -1;
-  if (parts & (NS_PART_INPUT | NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
-    if (!(xv = malloc(n * sizeof *xv))) {
+  if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
+    /* the probes and the precision panel read only the leading values of a big x */
+    int prank;
+    size_t pshape[4], lead = probe_slice(x, &prank, pshape);
+    size_t prec = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
+    if (lead < prec) lead = prec;
+    if (!(xv = malloc(lead * sizeof *xv))) {
       ns_explore_fail(err, "out of memory reading x");
       goto out;
     }
-    ns_tensor_read(x, xv);
+    read_range(x, 0, lead, xv);
   }
 
   /* 1 input: two-pass statistics over all elements */
-  if (parts & NS_PART_INPUT) input_stats(xv, n, r);
+  if (parts & NS_PART_INPUT) input_stats(x, r);
 
   /* 6 train/eval first: eval mode of the output may use its running statistics */
   if (parts & NS_PART_TRAIN) {
@@ -870,11 +1307,8 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
   }
 
-  /* 4 spectrum */
-  if (parts & NS_PART_JAC) {
-    clear_jac(r);
-    jac_probe(x, &spec, r);
-  }
+  /* 4 spectrum: the closed form and its checks at any size, then the full J */
+  if (parts & NS_PART_JAC) spectrum_part(c, (parts & NS_PART_INPUT) != 0, x, &spec, r);
 
   /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
   if (parts & NS_PART_RESID) ns_resid_part(s, &spec, r);

@@ -23,10 +23,21 @@
 #include "core/spectrum.h"
 #include "explore/state.h"
 
-/* Jacobian-based probes (analytic/FD Jacobian, spectra, rank) run only when x has at most
- * this many elements; above it they are skipped with a reason (r.jac_skip). 128 keeps a
- * whole recompute inside one 16 ms frame (make bench: about 12 ms at 128, 100 ms at 256). */
+/* The residual block's Jacobians (and the figure's spectrum sweep) run only when x has at
+ * most this many elements; above it they are skipped with a reason. */
 #define NS_EXPLORE_JAC_LIMIT 128
+/* The full Jacobian (analytic and FD J, their LAPACK spectra, rank) is formed only when x
+ * has at most this many elements (r.jac_skip says why not). Up to 1024 it costs about a
+ * second, so the screen computes it in a worker thread (ns_explore_cache.defer_jac) while
+ * the closed-form spectrum and its checks, which cost O(n) at any size, are on screen at
+ * once. */
+#define NS_EXPLORE_JAC_FULL_LIMIT 1024
+/* The closed form is checked on this many statistics at most (the first, and the one with
+ * the smallest denominator), three labelled directions each. */
+#define NS_EXPLORE_CHECK_STATS 2
+/* Checks of statistics with more elements than this in all (seven normalizations of each
+ * checked statistic) go to the job with the full Jacobian when the update defers it. */
+#define NS_EXPLORE_CHECK_SYNC 65536
 /* Above this many elements of x, the shift/scale probes run on a leading slice of x (whole
  * entries along axis 1, so each statistic stays whole for per-example kinds) and the
  * precision probe on the first values: a keypress on a 1M-element tensor then costs one
@@ -96,15 +107,28 @@ typedef struct {
   size_t probe_n;           /* elements of x the probes cover (its leading probe_n values) */
   ns_tensor *y_probe;       /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
 
-  /* 4 spectrum (only when jac_done) */
+  /* 4 spectrum. The closed form and its checks exist at any size (nclosed > 0; else the
+     reason is in closed_skip, "" when there is simply no closed form); the full J only
+     when jac_done (jac_pending: a worker is computing it, see ns_explore_take_job). */
+  ns_eig *spec_closed; /* closed form of the exact map (fp64 at x rounded to the dtype) */
+  int nclosed;         /* 0: no closed form (or undefined: closed_skip) */
+  char closed_skip[NS_ERRLEN];
+  int closed_rank; /* eigenvalues above 1e-10 of the largest |value| (with multiplicity) */
+  ns_eigcheck eigchk[3 * NS_EXPLORE_CHECK_STATS]; /* J v = lambda v without J: JVP and FD */
+  size_t eigchk_stat[3 * NS_EXPLORE_CHECK_STATS]; /* the statistic (0-based) of each */
+  int neigchk;
+  int eigchk_ok;      /* every check within its tolerance (1 when there are none) */
+  double eigchk_jvp;  /* largest jvp_res / jvp_tol of the checks */
+  double eigchk_fd;   /* largest fd_res / fd_tol */
+  size_t eigchk_m;    /* elements per statistic */
+  int eigchk_pending; /* the checks are being computed off the key path (large statistics) */
+  int jac_pending;    /* the full J is being computed off the key path */
   int jac_done;
   char jac_skip[NS_ERRLEN]; /* why not, when !jac_done */
   size_t jn;                /* n */
   double *J, *J_fd;         /* jn*jn, row-major */
   double jac_fd_diff;       /* max |J - J_fd| */
-  ns_eig *spec_closed;      /* closed form; nclosed == 0: no closed form */
-  int nclosed;
-  ns_eig *spec_numeric; /* LAPACK on the analytic J */
+  ns_eig *spec_numeric;     /* LAPACK on the analytic J */
   int nnumeric;
   ns_eig *spec_fd; /* LAPACK on the FD J */
   int nfd;
@@ -192,8 +216,9 @@ typedef struct {
 } ns_result;
 
 /* Computes every panel's content for s into r (r must be zeroed or freed before). 0, or -1
- * with err (r is then freed). Jacobian probes are skipped (r->jac_done = 0, reason in
- * r->jac_skip) when x has more than NS_EXPLORE_JAC_LIMIT elements or a probe fails. */
+ * with err (r is then freed). The full Jacobian is skipped (r->jac_done = 0, reason in
+ * r->jac_skip) when x has more than NS_EXPLORE_JAC_FULL_LIMIT elements or a probe fails;
+ * it is always computed here, synchronously (the result is the same on every call). */
 int ns_explore_compute(const ns_state *s, ns_result *r, char *err);
 void ns_result_free(ns_result *r);
 
@@ -220,15 +245,48 @@ void ns_result_free(ns_result *r);
  *   ns_result_free(&r);
  *   ns_explore_cache_free(&c);
  */
+typedef struct ns_jac_job ns_jac_job;
 typedef struct {
   ns_state prev;       /* the state the result belongs to (deep copy) */
   int valid;           /* prev describes the caller's result */
   unsigned last_parts; /* bit mask of the parts the last update recomputed (0: none) */
+  /* Set by the caller: 1 leaves the full Jacobian to a job (r->jac_pending = 1) instead of
+     computing it inside the update; 0 (the default) computes it at once. */
+  int defer_jac;
+  ns_jac_job *job;  /* the job the last update left, until ns_explore_take_job */
+  unsigned jac_gen; /* counts the recomputes of the Jacobian part (a job knows its own) */
+  /* the exact per-statistic m2 of x at its dtype, kept while only eps, eps_at, ddof or gamma
+     change (the closed form then costs O(nstat)) */
+  double *m2;
+  size_t m2_nstat;
+  int m2_valid, m2_kind, m2_groups, m2_center, m2_dtype;
+  unsigned m2_axes;
 } ns_explore_cache;
 
 void ns_explore_cache_init(ns_explore_cache *c);
 void ns_explore_cache_free(ns_explore_cache *c);
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err);
+
+/* The full Jacobian off the key path. With c->defer_jac set, an update that makes the
+ * Jacobian part stale and has at most NS_EXPLORE_JAC_FULL_LIMIT elements leaves a job in
+ * the cache and r->jac_pending = 1; so does one whose eigenvector checks cover more than
+ * NS_EXPLORE_CHECK_SYNC elements (r->eigchk_pending = 1). The job holds copies of everything it
+ * reads, so ns_jac_job_run may run in another thread while the state changes; ns_jac_job_apply then
+ * moves its fields into r if r is still the result the job was made for (same jac_gen):
+ *
+ *   ns_jac_job *j = ns_explore_take_job(&c);      // the caller owns it
+ *   ...in a thread: ns_jac_job_run(j);
+ *   ...back in the main thread: if (ns_jac_job_apply(j, &c, &r)) redraw();
+ *   ns_jac_job_free(j);
+ */
+ns_jac_job *ns_explore_take_job(ns_explore_cache *c);
+void ns_jac_job_run(ns_jac_job *j);
+/* Asks a running job to stop at its next stage (safe from any thread); apply then refuses. */
+void ns_jac_job_cancel(ns_jac_job *j);
+/* 1 when the job's results went into r (the pending flags cleared), 0 when it is stale
+ * (another update came since) or was cancelled. */
+int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r);
+void ns_jac_job_free(ns_jac_job *j);
 
 /* The entry of list[0..n) to pair an eigenvalue (label, value) with: the closest one with
  * the same label, unless that is farther than tol*(1+|value|) and one of another label is

@@ -573,15 +573,37 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   setnum(L, "shift_dev", r->shift_dev);
   setnum(L, "scale_dev", r->scale_dev);
 
-  lua_createtable(L, 0, 12); /* jacobian */
+  lua_createtable(L, 0, 16); /* jacobian */
   lua_pushboolean(L, r->jac_done);
   lua_setfield(L, -2, "done");
+  /* the closed form and its checks along the eigenvectors exist at any size */
+  nsl_pusheigs(L, r->spec_closed, r->nclosed);
+  lua_setfield(L, -2, "closed");
+  if (r->closed_skip[0]) setstr(L, "closed_skip", r->closed_skip);
+  lua_pushinteger(L, r->closed_rank);
+  lua_setfield(L, -2, "closed_rank");
+  lua_createtable(L, r->neigchk,
+                  0); /* check: {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
+  for (int i = 0; i < r->neigchk; i++) {
+    const ns_eigcheck *ck = &r->eigchk[i];
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, (lua_Integer)r->eigchk_stat[i] + 1);
+    lua_setfield(L, -2, "stat");
+    setstr(L, "label", ns_label_name(ck->label));
+    setnum(L, "value", ck->value);
+    setnum(L, "jvp", ck->jvp_res);
+    setnum(L, "jvp_tol", ck->jvp_tol);
+    setnum(L, "fd", ck->fd_res);
+    setnum(L, "fd_tol", ck->fd_tol);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "check");
+  lua_pushboolean(L, r->eigchk_ok);
+  lua_setfield(L, -2, "check_ok");
   if (!r->jac_done) {
     setstr(L, "skip", r->jac_skip);
   } else {
     setnum(L, "fd_diff", r->jac_fd_diff);
-    nsl_pusheigs(L, r->spec_closed, r->nclosed);
-    lua_setfield(L, -2, "closed");
     nsl_pusheigs(L, r->spec_numeric, r->nnumeric);
     lua_setfield(L, -2, "numeric");
     nsl_pusheigs(L, r->spec_fd, r->nfd);

@@ -9,6 +9,7 @@
 #include "tui/tui.h"
 
 typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS, EDIT_STEP } edit_kind;
+typedef struct tui_jacwork tui_jacwork;
 
 typedef struct tui_app {
   tui_options opt;
@@ -42,10 +43,27 @@ typedef struct tui_app {
   struct tui_player *player; /* the lesson played or the recording made (lesson_pane.c) */
   WINDOW *lwin;              /* the lesson pane */
   struct tui_audit *audit;   /* the audit panel (auditview.c), or NULL before the first a */
+  tui_jacwork *jacw;         /* the full Jacobian's worker (jacwork.c), NULL until needed */
+  int busy;                  /* a recompute is running: the header says so */
+  int folded;                /* keys folded into the last recompute (after the first) */
 } app;
 
 /* The main loop wakes at least this often (signals, pending redraws). */
 #define TICK_MS 250
+/* A recompute slower than this shows the busy mark in the header. */
+#define TUI_BUSY_MS 100.0
+/* How often the main loop looks for the Jacobian worker's result while it runs. */
+#define TUI_JAC_POLL_MS 40
+
+/* ---- jacwork.c: the full Jacobian in a worker thread ---- */
+/* After a recompute: starts (or queues) the job the cache left, if any. */
+void tui_jac_after_recompute(app *a);
+/* 1 while a job runs or waits. */
+int tui_jac_busy(const app *a);
+/* Collects a finished job: 1 when its Jacobian went into a->res (redraw). */
+int tui_jac_poll(app *a);
+/* On the way out: stops and frees the worker. */
+void tui_jac_stop(app *a);
 
 /* ---- keys.c ---- */
 /* Handles one key (code: a curses key code, else a character) by the keymap. Returns the

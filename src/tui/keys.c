@@ -118,8 +118,8 @@ static int vector_per(const app *a) {
 /* ---- the settings panel's rows and the spectrum's entries ---- */
 
 static int spectrum_rows(const app *a) {
-  if (!a->have_res || !a->res.jac_done) return 0;
-  return a->res.nclosed > 0 ? a->res.nclosed : a->res.nnumeric;
+  if (!a->have_res) return 0; /* the closed form is listed at any size, LAPACK's with J */
+  return a->res.nclosed > 0 ? a->res.nclosed : a->res.jac_done ? a->res.nnumeric : 0;
 }
 
 static void select_row(app *a, tui_panel p, long row, int count) {

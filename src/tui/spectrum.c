@@ -3,6 +3,7 @@
  * and the rank at a stated tolerance. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/screen.h"
@@ -48,22 +49,142 @@ static int is_centered(const ns_state *s) {
   return ns_spec_center(&spec);
 }
 
+/* The check of entry e: ns_spectrum_check's of the same label whose value e stands for
+ * (the closed form merges values within 1e-8 of the largest into one entry), or NULL. */
+static const ns_eigcheck *check_of(const ns_result *r, const ns_eig *e) {
+  double big = 0;
+  for (int i = 0; i < r->nclosed; i++) big = fmax(big, fabs(r->spec_closed[i].value));
+  for (int i = 0; i < r->neigchk; i++) {
+    const ns_eigcheck *c = &r->eigchk[i];
+    if (c->label == e->label && fabs(c->value - e->value) <= 1e-8 * big + 1e-12) return c;
+  }
+  return NULL;
+}
+
+/* The formula line at the bottom: what each label's eigenvalue is. */
+static void formula_line(const ns_state *s, const ns_result *r, WINDOW *w, int y, int symm) {
+  const char *sym = is_centered(s) ? "s" : "r";
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  (void)r;
+  if (ns_spec_eval_running(&spec, s->x->rank)) /* the core's rule, explicit axes included */
+    tui_printf(w, y, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");
+  else
+    tui_printf(w, y, 1, PLOT_S_DIM, "%sradial eps/%s^%d  bulk 1/%s%s",
+               is_centered(s) ? "ones 0  " : "", sym, s->eps_at == NS_EPS_VAR ? 3 : 2, sym,
+               symm ? "" : "  J not symm.");
+}
+
+/* The m column's width: 2, or the digits of the largest multiplicity and a space. */
+static int mult_width(const ns_eig *e, int n) {
+  int big = 0;
+  for (int i = 0; i < n; i++)
+    if (e[i].mult > big) big = e[i].mult;
+  int wd = 1;
+  while (big >= 10) big /= 10, wd++;
+  return wd < 2 ? 2 : wd + 1; /* a space after a 6-letter label */
+}
+
+/* Without the full J (above NS_EXPLORE_JAC_FULL_LIMIT elements, or while the worker computes
+ * it): the closed form, each row with its check along its eigenvector (J v by the
+ * closed-form JVP and by central differences, against lambda v), and where LAPACK is. */
+static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  int iw = tui_iw(w), ih = tui_ih(w), footer = 4, y = 1;
+  int mw = mult_width(r->spec_closed, r->nclosed);
+  int ow = iw - 6 - mw - 2 * 8;
+  if (ow > 14) ow = 14;
+  if (ow < 8) ow = 8;
+  int cw = (iw - 6 - mw - ow) / 2; /* the two residual columns */
+  if (cw > 9) cw = 9;
+  if (cw < 6) cw = 6;
+  const char *lam = v->ascii ? "l" : "\xce\xbb"; /* lambda */
+  char hj[16];
+  snprintf(hj, sizeof hj, "%*s|Jv-%sv|", cw - 8 > 0 ? cw - 8 : 0, "", lam);
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%*s%*s%s%*s", "label", mw, "m", ow, "closed", hj, cw,
+             "FD");
+  double *all = malloc((size_t)(r->nclosed > 0 ? r->nclosed : 1) * sizeof *all);
+  int dec = 3, sci = 1;
+  if (all) {
+    for (int i = 0; i < r->nclosed; i++) all[i] = r->spec_closed[i].value;
+    plot_fmt_table_digits(all, (size_t)r->nclosed, ow - 1, 6, &dec, &sci);
+    free(all);
+  }
+  int room = ih - footer - y + 1, shown = r->nclosed;
+  int hidden = room < shown;
+  if (hidden) room--;
+  if (room < 1) room = 1;
+  int sel = v->vs->row[TUI_PANEL_SPECTRUM];
+  if (sel >= shown) sel = shown - 1;
+  if (sel < 0) sel = 0;
+  int first = sel >= room ? sel - room + 1 : 0;
+  for (int i = first; i < shown && i < first + room; i++, y++) {
+    const ns_eig *e = &r->spec_closed[i];
+    const ns_eigcheck *c = check_of(r, e);
+    char val[32], jr[16] = "", fr[16] = "";
+    plot_fmt_table(e->value, ow - 1, dec, sci, val, sizeof val);
+    if (c) {
+      snprintf(jr, sizeof jr, "%.1e", c->jvp_res);
+      snprintf(fr, sizeof fr, "%.1e", c->fd_res);
+    }
+    int bad = c && !(c->jvp_res <= c->jvp_tol && c->fd_res <= c->fd_tol);
+    int style = bad                           ? PLOT_S_MARK
+                : e->label == NS_LABEL_ONES   ? PLOT_S_DIM
+                : e->label == NS_LABEL_RADIAL ? PLOT_S_POS
+                                              : PLOT_S_TEXT;
+    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
+    tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, val,
+               cw, jr, cw, fr);
+  }
+  if (hidden)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
+               first + room < shown ? first + room : shown, r->nclosed);
+  y = ih - footer + 1;
+  if (r->eigchk_pending) {
+    tui_printf(w, y++, 1, PLOT_S_DIM, "Jv=%sv: checking... (m %zu)", lam, r->eigchk_m);
+  } else if (r->neigchk > 0) { /* J v = lambda v by the JVP and by FD, on 1 or 2 statistics */
+    size_t st = r->eigchk_stat[0];
+    int nst = r->eigchk_stat[r->neigchk - 1] != st ? 2 : 1;
+    tui_printf(w, y++, 1, r->eigchk_ok ? PLOT_S_GOOD : PLOT_S_MARK, "Jv=%sv %s: %d stat%s, m %zu",
+               lam, r->eigchk_ok ? "ok" : "FAILS", nst, nst > 1 ? "s" : "", r->eigchk_m);
+  } else {
+    tui_puts(w, y++, 1, PLOT_S_DIM, "no eigenvector check here");
+  }
+  if (r->jac_pending)
+    tui_puts(w, y++, 1, PLOT_S_DIM, "LAPACK on J: computing...");
+  else if (r->n > NS_EXPLORE_JAC_FULL_LIMIT)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: J not formed (n %zu)", r->n);
+  else
+    tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: %s", r->jac_skip[0] ? r->jac_skip : "not run");
+  tui_printf(w, y++, 1, r->closed_rank < (int)r->n ? PLOT_S_POS : PLOT_S_DIM,
+             "rank %d/%zu (closed form)", r->closed_rank, r->n);
+  formula_line(s, r, w, y, 1);
+}
+
 void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   int iw = tui_iw(w), ih = tui_ih(w);
   /* say plainly which map each column is of when that is not the map on screen */
   tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx",
             v);
+  if (!r->jac_done && r->nclosed > 0) {
+    draw_closed(s, r, w, v);
+    return;
+  }
   if (!r->jac_done) {
     /* The reason, wrapped at word boundaries. */
-    const char *why = r->jac_skip[0] ? r->jac_skip : "Jacobian probes skipped (no reason given)";
+    const char *why = r->closed_skip[0] ? r->closed_skip
+                      : r->jac_skip[0]  ? r->jac_skip
+                                        : "Jacobian probes skipped (no reason given)";
     int y = 1 + tui_wrap(w, 1, 1, PLOT_S_MARK, why, ih);
-    if (y <= ih && r->n > NS_EXPLORE_JAC_LIMIT)
-      tui_puts(w, y++, 1, PLOT_S_DIM, "set{x=...} with a smaller x to see it");
+    if (y <= ih && r->jac_pending)
+      tui_puts(w, y++, 1, PLOT_S_DIM, "(no closed form: LAPACK is computing...)");
+    else if (y <= ih && r->n > NS_EXPLORE_JAC_FULL_LIMIT && !r->closed_skip[0])
+      tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here (gamma varies within a statistic)");
     return;
   }
   /* label(6) mult(3), then closed form, LAPACK and finite differences in three equal
    * columns sharing one number format, so agreeing values read the same. */
-  int ow = (iw - 8) / 3;
+  int mwid = r->nclosed > 0 ? mult_width(r->spec_closed, r->nclosed) : 2;
+  int ow = (iw - 6 - mwid) / 3;
   if (ow > 12) ow = 12;
   if (ow < 7) ow = 7;
   int y = 1;
@@ -75,8 +196,9 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
              r->jac_fd_h);
     tui_puts(w, y++, 1, PLOT_S_DIM, what);
   }
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%2s%*s%*s%*s", "label", "m", ow, "closed", ow, "LAPACK",
-             ow, ow >= 10 ? "fin.diff" : "FD");
+  int mw = r->nclosed > 0 ? mwid : mult_width(r->spec_numeric, r->nnumeric);
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%*s%*s%*s%*s", "label", mw, "m", ow, "closed", ow,
+             "LAPACK", ow, ow >= 10 ? "fin.diff" : "FD");
   /* Rows: the closed-form entries when there are any, else the numeric ones. Each is
    * paired with the LAPACK and FD entries by label (result.h's ns_eig_pair), each entry
    * used as often as its multiplicity; ~ marks a pair whose labels differ. */
@@ -141,8 +263,8 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
                     ? PLOT_S_DIM
                     : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
     if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
-    tui_printf(w, y, 1, style, "%-6s%2d%*s%*s%*s", ns_label_name(e->label), e->mult, ow, c[0], ow,
-               c[1], ow, c[2]);
+    tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, c[0],
+               ow, c[1], ow, c[2]);
   }
   if (hidden)
     tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
@@ -189,13 +311,5 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   tui_puts(w, y++, 1, PLOT_S_LABEL, rk);
   tui_puts(w, y++, 1, r->rank < (int)r->jn ? PLOT_S_POS : PLOT_S_DIM,
            rank_meaning(r, rows, nrows, rk, sizeof rk));
-  const char *sym = is_centered(s) ? "s" : "r";
-  ns_spec spec;
-  ns_state_spec(s, &spec);
-  if (ns_spec_eval_running(&spec, s->x->rank)) /* the core's rule, explicit axes included */
-    tui_printf(w, y++, 1, PLOT_S_DIM, "eval: fixed statistics, J diagonal");
-  else
-    tui_printf(w, y++, 1, PLOT_S_DIM, "%sradial eps/%s^%d  bulk 1/%s%s",
-               is_centered(s) ? "ones 0  " : "", sym, s->eps_at == NS_EPS_VAR ? 3 : 2, sym,
-               r->symmetric ? "" : "  J not symm.");
+  formula_line(s, r, w, y, r->symmetric);
 }

@@ -66,9 +66,27 @@ static void recompute(app *a) {
   if (!a->have_res) {
     tui_say(a, PLOT_S_MARK, "cannot compute: %s", err);
   }
+  tui_jac_after_recompute(a); /* the full Jacobian, if stale, goes to the worker */
   clock_gettime(CLOCK_MONOTONIC, &t1);
   a->compute_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   a->changed = 0;
+}
+
+/* Key folding: after a key that changed the state, the keys already waiting (typed during
+ * the last recompute) are handled too before anything is recomputed, so a burst of keys
+ * costs one recompute of the latest state. Each still changes the state through the one
+ * entry point, so undo has every step. Returns the union of the keys' TUI_R_* flags. */
+static unsigned fold_pending(app *a, unsigned r) {
+  a->folded = 0;
+  wtimeout(stdscr, 0);
+  while (!(r & TUI_R_QUIT) && !got_term && !got_int) {
+    wint_t wc;
+    int rc = wget_wch(stdscr, &wc);
+    if (rc == ERR) break;
+    r |= tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    a->folded++;
+  }
+  return r;
 }
 
 /* ---- drawing ---- */
@@ -127,10 +145,16 @@ static void draw_header(app *a) {
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwaddstr(w, 0, COLS - 8, "? help ");
-  if (!a->lay.small) { /* how long the last recompute took (the budget is one frame) */
-    wattrset(w, tui_attr(PLOT_S_DIM) | A_REVERSE);
+  if (!a->lay.small || a->busy) {
+    /* how long the last recompute took (the budget is one frame), marked above 100 ms;
+     * "busy" while a recompute that is expected to be that slow runs */
+    int slow = a->busy || a->compute_ms > TUI_BUSY_MS;
+    wattrset(w, tui_attr(slow ? PLOT_S_MARK : PLOT_S_DIM) | A_REVERSE);
     char ms[48];
-    int l = snprintf(ms, sizeof ms, "calc %.1f ms", a->compute_ms), end = 0;
+    int l = a->busy ? snprintf(ms, sizeof ms, "* busy *")
+                    : snprintf(ms, sizeof ms, "calc %.1f ms%s", a->compute_ms,
+                               tui_jac_busy(a) ? " +J" : ""),
+        end = 0;
     for (int p = 0; p < TUI_PANEL_COUNT; p++)
       if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
         end = a->lay.tab_x[p] + a->lay.tab_w[p];
@@ -174,7 +198,14 @@ static void draw_xview(app *a, const tui_view *v) {
 
 static void draw(app *a) {
   if (a->changed) {
+    /* the last recompute was slow, so this one likely is: say so before it starts */
+    if (a->compute_ms > TUI_BUSY_MS && a->header && !a->lay.too_small) {
+      a->busy = 1;
+      draw_header(a);
+      doupdate();
+    }
     recompute(a);
+    a->busy = 0;
     tui_player_changed(a); /* the try-it's verdict on the new state */
   }
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
@@ -449,6 +480,7 @@ int tui_run(const tui_options *opt) {
   app *a = &A;
   memset(a, 0, sizeof *a);
   ns_explore_cache_init(&a->cache);
+  a->cache.defer_jac = 1; /* the full Jacobian runs in a worker: keys never wait for it */
   a->opt = *opt;
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
@@ -558,8 +590,13 @@ int tui_run(const tui_options *opt) {
     /* while the deep-stack view's thread works, look at its progress ten times a second */
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
-    wtimeout(stdscr, busy || tui_audit_busy(a) ? 100 : TICK_MS);
+    /* while the Jacobian's worker runs, look for its result every few frames */
+    wtimeout(stdscr, tui_jac_busy(a) ? TUI_JAC_POLL_MS : busy || tui_audit_busy(a) ? 100 : TICK_MS);
     int rc = wget_wch(stdscr, &wc);
+    if (tui_jac_poll(a) && rc == ERR && !got_term && !got_int) {
+      draw(a); /* the full Jacobian landed */
+      continue;
+    }
     if (rc == ERR && tui_audit_tick(a) && !got_term && !got_int) { /* the audit's progress */
       draw(a);
       continue;
@@ -593,6 +630,7 @@ int tui_run(const tui_options *opt) {
       continue;
     }
     unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    if (r & TUI_R_RECOMPUTE) r = fold_pending(a, r);
     if (r & TUI_R_QUIT) break;
     if (r & TUI_R_RECOMPUTE) a->changed = 1;
     if (r & TUI_R_RELAYOUT) relayout(a);
@@ -604,6 +642,7 @@ int tui_run(const tui_options *opt) {
 out:
   tui_stack_stop(&a->stack);
   tui_audit_free(a);
+  tui_jac_stop(a);
   free_windows(a);
   restore_terminal();
   if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */

@@ -1,7 +1,8 @@
 /* bench.c: speed and memory of the paths a user waits on (run with `make bench`).
  *
  * 1. One explorer frame: ns_explore_compute for the default example and for inputs of
- *    16, 64 and NS_EXPLORE_JAC_LIMIT elements (the largest that still gets a Jacobian).
+ *    16, 64 and 128 elements (with the full Jacobian, computed synchronously as headless
+ *    callers get it), and just past NS_EXPLORE_JAC_FULL_LIMIT (closed form only).
  *    The screen's budget is one frame, 16 ms; the median and the worst of the runs are
  *    printed against it.
  *    Then single keys on a 2000 x 512 fp32 matrix through ns_explore_update (the screen's
@@ -224,7 +225,7 @@ int main(void) {
   rc |= frame_of_size(16, 100);
   rc |= frame_of_size(64, 50);
   rc |= frame_of_size(128, 20);
-  rc |= frame_of_size(NS_EXPLORE_JAC_LIMIT + 1, 10); /* just past it: no Jacobian */
+  rc |= frame_of_size(NS_EXPLORE_JAC_FULL_LIMIT + 1, 10); /* past it: no full Jacobian */
   rc |= frame_large(10);
   rc |= throughput();
   struct rusage ru;

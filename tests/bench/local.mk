@@ -17,3 +17,14 @@ bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT)
 	else : > tests/bench/refs.tsv; fi
 	$(top_builddir)/tests/bench/bench_norm$(EXEEXT) tests/bench/refs.tsv
 	$(top_builddir)/tests/bench/bench$(EXEEXT)
+
+## bench_live (the explorer's start-up, keys on large files, the spectrum at any size): its
+## own program, run by the same target (as its prerequisite, so before the others).
+EXTRA_PROGRAMS += tests/bench/bench_live
+tests_bench_bench_live_SOURCES = tests/bench/bench_live.c
+tests_bench_bench_live_LDADD = libnsexplore.la libnscore.la
+CLEANFILES += tests/bench/bench_live
+bench: bench-live
+bench-live: tests/bench/bench_live$(EXEEXT) normscope$(EXEEXT)
+	$(top_builddir)/tests/bench/bench_live$(EXEEXT) $(top_builddir)/normscope$(EXEEXT)
+.PHONY: bench-live

@@ -9,6 +9,8 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 SCREEN_TESTS += tests/tui/test_screen_mask.sh
 ## plot(panel): the figure view's cells, headless and at the prompt
 SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
+# the spectrum above the full Jacobian's limit, the worker thread, key folding
+SCREEN_TESTS += tests/tui/test_screen_live.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 

@@ -15,3 +15,10 @@ check_PROGRAMS += tests/unit/test_experiments
 TESTS += tests/unit/test_experiments
 tests_unit_test_experiments_SOURCES = tests/unit/test_experiments.c tests/unit/tap.h
 tests_unit_test_experiments_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## The closed-form Jacobian-vector product, the line walks and the O(n) spectrum with its
+## eigenvector checks (test_jvp.c).
+check_PROGRAMS += tests/unit/test_jvp
+TESTS += tests/unit/test_jvp
+tests_unit_test_jvp_SOURCES = tests/unit/test_jvp.c tests/unit/tap.h
+tests_unit_test_jvp_LDADD = libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -340,8 +340,17 @@ static void test_compute_claims(void) {
   ns_tensor_free(x);
   double t0 = now_ms();
   if (ns_explore_compute(&s, &r, err) == 0) {
-    tap_ok(!r.jac_done && strstr(r.jac_skip, "100000 elements") && strstr(r.jac_skip, "limit 128"),
+    tap_ok(!r.jac_done && strstr(r.jac_skip, "100000 elements") && strstr(r.jac_skip, "limit 1024"),
            "big x: %s", r.jac_skip);
+    int zeros = 0, total = 0;
+    for (int i = 0; i < r.nclosed; i++) {
+      total += r.spec_closed[i].mult;
+      if (r.spec_closed[i].value == 0) zeros += r.spec_closed[i].mult;
+    }
+    tap_ok(r.nclosed >= 2 && total == (int)big && r.neigchk == r.nclosed && r.eigchk_ok &&
+               r.closed_rank == (int)big - zeros,
+           "big x: closed form (%d entries, rank %d) checked along %d eigenvectors: %s", r.nclosed,
+           r.closed_rank, r.neigchk, r.eigchk_ok ? "ok" : "FAILED");
     tap_ok(r.norm.y->n == big, "  output still computed");
     ns_result_free(&r);
   } else {

@@ -1,0 +1,282 @@
+/* jvp.c: J v of a normalization in closed form, and the walks over statistics without
+ * index lists that it and the closed-form spectrum use. See jvp.h. */
+#include "core/jvp.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The flat elements go line by line along the last axis. Within a line the statistic is
+ * constant (the last axis is reduced: step 0) or grows by one per element (it is not:
+ * step 1, the last axis is the fastest of the statistic's index too); a grouped last axis
+ * (group norm of a matrix) changes group inside a line (step -1: ask the plan each time). */
+typedef struct {
+  size_t len; /* elements per line */
+  int step;
+} walk;
+
+static walk walk_of(const ns_norm_plan *p) {
+  walk w;
+  int last = p->rank - 1;
+  w.len = p->shape[last];
+  if (last == 1 && p->groups > 1)
+    w.step = -1;
+  else
+    w.step = (p->axes >> last) & 1u ? 0 : 1;
+  return w;
+}
+
+/* The statistic of the line whose first element has coordinates c (c[last] = 0): the
+ * rule of ns_norm_plan_stat_of, without its divisions by every axis (which cost more than a
+ * short line itself); line_next steps c to the next line. */
+static size_t line_stat(const ns_norm_plan *p, const size_t *c) {
+  size_t s = 0;
+  for (int a = 0; a < p->rank; a++) {
+    size_t k;
+    if (a == 1 && p->groups > 1)
+      k = c[1] / (p->shape[1] / p->groups);
+    else
+      k = (p->axes >> a) & 1u ? 0 : c[a];
+    s = s * p->stat_shape[a] + k;
+  }
+  return s;
+}
+
+static void line_next(const ns_norm_plan *p, size_t *c) {
+  for (int a = p->rank - 2; a >= 0; a--) {
+    if (++c[a] < p->shape[a]) return;
+    c[a] = 0;
+  }
+}
+
+static size_t stat_at(const ns_norm_plan *p, walk w, size_t i0, size_t k0, size_t a) {
+  return w.step >= 0 ? k0 + (size_t)w.step * a : ns_norm_plan_stat_of(p, i0 + a);
+}
+
+/* The stored values of x[i0 .. i0+len) as doubles: fp64 storage in place, others read
+ * into buf (len doubles). */
+static const double *line_values(const ns_tensor *x, size_t i0, size_t len, double *buf) {
+  if (x->dtype == NS_FP64) return (const double *)x->data + i0;
+  if (x->dtype == NS_FP32) {
+    const float *f = (const float *)x->data + i0;
+    for (size_t a = 0; a < len; a++) buf[a] = f[a];
+  } else {
+    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(x, i0 + a);
+  }
+  return buf;
+}
+
+int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
+                    char *err) {
+  if (!x || !p || !m2) {
+    ns_seterr(err, "stat_moments: %s is NULL", !x ? "input tensor" : !p ? "plan" : "output m2");
+    return -1;
+  }
+  if (p->n != x->n || p->nstat == 0) {
+    ns_seterr(err, "stat_moments: the plan is of %zu elements, x has %zu", p->n, x->n);
+    return -1;
+  }
+  walk w = walk_of(p);
+  double *mu = mean ? mean : malloc(p->nstat * sizeof *mu);
+  double *buf = x->dtype == NS_FP64 ? NULL : malloc(w.len * sizeof *buf);
+  if (!mu || (x->dtype != NS_FP64 && !buf)) {
+    if (!mean) free(mu);
+    free(buf);
+    ns_seterr(err, "stat_moments: out of memory");
+    return -1;
+  }
+  memset(mu, 0, p->nstat * sizeof *mu);
+  memset(m2, 0, p->nstat * sizeof *m2);
+  if (center) {
+    size_t lc[NS_MAXRANK] = {0};
+    for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
+      size_t k0 = line_stat(p, lc);
+      const double *xv = line_values(x, i0, w.len, buf);
+      if (w.step == 0) { /* one statistic per line: sum in order into it */
+        double acc = mu[k0];
+        for (size_t a = 0; a < w.len; a++) acc += xv[a];
+        mu[k0] = acc;
+      } else {
+        for (size_t a = 0; a < w.len; a++) mu[stat_at(p, w, i0, k0, a)] += xv[a];
+      }
+    }
+    for (size_t k = 0; k < p->nstat; k++) mu[k] /= (double)p->count;
+  }
+  size_t lc[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
+    size_t k0 = line_stat(p, lc);
+    const double *xv = line_values(x, i0, w.len, buf);
+    if (w.step == 0) {
+      double acc = m2[k0], mk = mu[k0];
+      for (size_t a = 0; a < w.len; a++) acc += (xv[a] - mk) * (xv[a] - mk);
+      m2[k0] = acc;
+    } else {
+      for (size_t a = 0; a < w.len; a++) {
+        size_t k = stat_at(p, w, i0, k0, a);
+        double c = xv[a] - mu[k];
+        m2[k] += c * c;
+      }
+    }
+  }
+  if (!mean) free(mu);
+  free(buf);
+  return 0;
+}
+
+int ns_stat_members(const ns_norm_plan *p, size_t k, size_t *idx, char *err) {
+  if (!p || !idx) {
+    ns_seterr(err, "stat_members: %s is NULL", !p ? "plan" : "output");
+    return -1;
+  }
+  if (k >= p->nstat) {
+    ns_seterr(err, "stat_members: statistic %zu of %zu", k + 1, p->nstat);
+    return -1;
+  }
+  walk w = walk_of(p);
+  size_t got = 0;
+  size_t lc[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < p->n && got < p->count; i0 += w.len, line_next(p, lc)) {
+    size_t k0 = line_stat(p, lc);
+    if (w.step == 0) { /* the whole line or none of it */
+      if (k0 == k)
+        for (size_t a = 0; a < w.len; a++) idx[got++] = i0 + a;
+    } else if (w.step == 1) { /* at most one element of the line */
+      if (k >= k0 && k - k0 < w.len) idx[got++] = i0 + (k - k0);
+    } else {
+      for (size_t a = 0; a < w.len; a++)
+        if (ns_norm_plan_stat_of(p, i0 + a) == k) idx[got++] = i0 + a;
+    }
+  }
+  if (got != p->count) {
+    ns_seterr(err, "stat_members: found %zu members of statistic %zu, expected %zu", got, k + 1,
+              p->count);
+    return -1;
+  }
+  return 0;
+}
+
+int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv, char *err) {
+  static const char fn[] = "jvp";
+  if (!x || !spec || !v || !jv) {
+    ns_seterr(err, "%s: %s is NULL", fn,
+              !x      ? "input tensor"
+              : !spec ? "spec"
+              : !v    ? "vector v"
+                      : "output jv");
+    return -1;
+  }
+  if (ns_mask_unsupported(spec, fn, err)) return -1;
+  char why[NS_ERRLEN];
+  if (ns_spec_check(spec, why) != 0) {
+    ns_seterr(err, "%s: %s", fn, why);
+    return -1;
+  }
+  size_t n = x->n;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(v[i])) {
+      ns_seterr(err, "%s: element %zu of v is not finite", fn, i + 1);
+      return -1;
+    }
+  /* The statistics in double: in train mode the two-pass moments in index order, which is
+   * what ns_normalize computes in fp64 (mean = sum/m, var = m2/(m - ddof)); in eval mode
+   * the running ones, as ns_normalize resolves them (from an fp64 copy of x). */
+  int eval = ns_spec_eval_running(spec, x->rank), center = ns_spec_center(spec);
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  ns_norm_plan plan;
+  memset(&plan, 0, sizeof plan);
+  ns_tensor *xt = NULL;
+  double *sv = NULL, *scv = NULL, *buf = NULL;
+  int rc = -1;
+  const ns_norm_plan *p = &plan;
+  if (eval) {
+    ns_spec s = *spec;
+    s.dtype = NS_FP64;
+    s.acc = NS_FP64;
+    if (!(xt = ns_tensor_new(x->rank, x->shape, NS_FP64, err))) goto out;
+    ns_tensor_read(x, (double *)xt->data);
+    if (ns_normalize(xt, &s, &r, err) != 0) goto out;
+    p = &r.plan;
+  } else {
+    if (ns_norm_plan_shape(x->rank, x->shape, spec, &plan, err) != 0) goto out;
+    if (ns_spec_check_affine(spec, &plan, x->rank, x->shape, why) != 0) {
+      ns_seterr(err, "%s: %s", fn, why);
+      goto out;
+    }
+    r.mean = malloc(plan.nstat * sizeof *r.mean);
+    r.var = malloc(plan.nstat * sizeof *r.var);
+    r.denom = malloc(plan.nstat * sizeof *r.denom);
+    if (!r.mean || !r.var || !r.denom) {
+      ns_seterr(err, "%s: out of memory", fn);
+      goto out;
+    }
+    if (ns_stat_moments(x, &plan, center, r.mean, r.var, err) != 0) goto out;
+    for (size_t k = 0; k < plan.nstat; k++) {
+      r.var[k] /= (double)plan.count - spec->ddof;
+      r.denom[k] =
+          spec->eps_at == NS_EPS_STD ? sqrt(r.var[k]) + spec->eps : sqrt(r.var[k] + spec->eps);
+    }
+  }
+  size_t nstat = p->nstat, m = p->count;
+  int gconst = !spec->gamma || spec->ngamma == 1;
+  double g0 = !spec->gamma ? 1.0 : spec->gamma[0];
+  walk w = walk_of(p);
+  sv = calloc(nstat, sizeof *sv);
+  scv = calloc(nstat, sizeof *scv);
+  buf = malloc(w.len * sizeof *buf);
+  if (!sv || !scv || !buf) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto out;
+  }
+  if (!eval) { /* sum(v) and sum(c v) per statistic */
+    size_t lc[NS_MAXRANK] = {0};
+    for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc)) {
+      size_t k0 = line_stat(p, lc);
+      const double *xv = line_values(x, i0, w.len, buf);
+      for (size_t a = 0; a < w.len; a++) {
+        size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
+        sv[k] += v[i];
+        scv[k] += (xv[a] - r.mean[k]) * v[i];
+      }
+    }
+  }
+  double dof = (double)m - spec->ddof;
+  for (size_t k = 0; k < nstat; k++) {
+    /* reuse the two arrays: sv becomes the subtracted mean of v, scv the factor q sum(c v) */
+    double q = 0, sd = r.denom[k];
+    if (!eval) {
+      if (spec->eps_at == NS_EPS_STD) {
+        double st = sqrt(r.var[k]);
+        q = st > 0 ? 1.0 / (dof * st * sd * sd) : 0.0;
+      } else {
+        q = 1.0 / (dof * sd * sd * sd);
+      }
+    }
+    sv[k] = !eval && center ? sv[k] / (double)m : 0.0;
+    scv[k] *= q;
+  }
+  size_t lc2[NS_MAXRANK] = {0};
+  for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc2)) {
+    size_t k0 = line_stat(p, lc2);
+    const double *xv = line_values(x, i0, w.len, buf);
+    for (size_t a = 0; a < w.len; a++) {
+      size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
+      double g = gconst ? g0 : ns_spec_gamma(spec, p, i);
+      jv[i] = g * ((v[i] - sv[k]) / r.denom[k] - (xv[a] - r.mean[k]) * scv[k]);
+    }
+  }
+  rc = 0;
+out:
+  free(sv);
+  free(scv);
+  free(buf);
+  if (!eval) { /* the arrays were ours, not a normalize result's */
+    free(r.mean), free(r.var), free(r.denom);
+    r.mean = r.var = r.denom = NULL;
+  }
+  ns_norm_result_free(&r);
+  ns_norm_plan_free(&plan);
+  ns_tensor_free(xt);
+  return rc;
+}

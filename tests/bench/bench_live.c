@@ -1,0 +1,297 @@
+/* bench_live.c: what the user of the explorer waits on (run by `make bench`; timings are
+ * printed, never asserted: they depend on the machine).
+ *
+ * 1. Start-up of the real binary: `normscope --version`, and the explorer's first frame
+ *    on the default example (run on a pseudo-terminal until the frame's last line is on
+ *    it). Medians of whole-process wall times.
+ * 2. Keys on the screen's path (ns_explore_update with the full Jacobian deferred to its
+ *    worker, as the screen does) on a 2000x512 and a (64,256,32,32) fp32 tensor: a view key
+ *    (no state change), a settings key (eps), a cell edit. Targets: 16 ms for a view key,
+ *    100 ms for the others.
+ * 3. The spectrum of a layer norm of d values at d = 64, 1024, 4096, 1e6: the closed form
+ *    (O(d)), its checks along the eigenvectors (JVP and central differences), and up to
+ *    d = 1024 the full Jacobian's job (analytic and FD J, two LAPACK spectra) that the
+ *    screen runs in a worker thread.
+ *
+ *   bench_live PATH-TO-NORMSCOPE
+ */
+#define _XOPEN_SOURCE 600
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/jvp.h"
+#include "core/spectrum.h"
+#include "explore/explore.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp);
+  return t[n / 2];
+}
+
+/* ---- 1. start-up ---- */
+
+/* Wall time of one `ns --version` (stdout to /dev/null), in ms; < 0 on failure. */
+static double run_version(const char *ns) {
+  double t0 = now();
+  pid_t p = fork();
+  if (p < 0) return -1;
+  if (p == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) dup2(fd, 1);
+    execl(ns, ns, "--version", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  if (waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
+  return (now() - t0) * 1e3;
+}
+
+/* Wall time from the start of the explorer on a pseudo-terminal (80x24, TERM
+ * xterm-256color, a private HOME) until its first frame's last line ("q quit") is
+ * written, in ms; < 0 on failure. */
+static double run_first_frame(const char *ns, const char *home) {
+  int m = posix_openpt(O_RDWR | O_NOCTTY);
+  if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0) return -1;
+  const char *sname = ptsname(m);
+  if (!sname) return -1;
+  char slave[256];
+  snprintf(slave, sizeof slave, "%s", sname);
+  double t0 = now();
+  pid_t p = fork();
+  if (p < 0) return -1;
+  if (p == 0) {
+    setsid();
+    int s = open(slave, O_RDWR);
+    if (s < 0) _exit(127);
+    dup2(s, 0), dup2(s, 1), dup2(s, 2);
+    close(m);
+    setenv("TERM", "xterm-256color", 1);
+    setenv("LANG", "C.UTF-8", 1);
+    setenv("LINES", "24", 1);
+    setenv("COLUMNS", "80", 1);
+    setenv("HOME", home, 1);
+    setenv("XDG_STATE_HOME", home, 1);
+    execl(ns, ns, (char *)NULL);
+    _exit(127);
+  }
+  char buf[65536];
+  size_t have = 0;
+  double t = -1;
+  while (now() - t0 < 10) {
+    ssize_t k = read(m, buf + have, sizeof buf - 1 - have);
+    if (k <= 0) break;
+    have += (size_t)k;
+    buf[have] = 0;
+    if (strstr(buf, "q quit")) {
+      t = (now() - t0) * 1e3;
+      break;
+    }
+    if (have > sizeof buf / 2) { /* keep the tail: the text may straddle reads */
+      memmove(buf, buf + have - 64, 64);
+      have = 64;
+    }
+  }
+  kill(p, SIGTERM);
+  for (;;) { /* drain until the child lets go of the terminal */
+    ssize_t k = read(m, buf, sizeof buf);
+    if (k <= 0) break;
+  }
+  waitpid(p, NULL, 0);
+  close(m);
+  return t;
+}
+
+static void startup(const char *ns) {
+  enum { REPS = 21 };
+  double t[REPS];
+  int k = 0;
+  run_version(ns); /* warm the page cache */
+  for (int i = 0; i < REPS; i++)
+    if ((t[k] = run_version(ns)) >= 0) k++;
+  if (k)
+    printf("start  normscope --version                 median %8.2f ms   target  5 ms %s\n",
+           median(t, k), median(t, k) <= 5 ? "ok" : "OVER");
+  else
+    printf("start  normscope --version                 failed\n");
+  char home[] = "/tmp/ns-bench-XXXXXX";
+  if (!mkdtemp(home)) return;
+  k = 0;
+  run_first_frame(ns, home);
+  for (int i = 0; i < 11; i++)
+    if ((t[k] = run_first_frame(ns, home)) >= 0) k++;
+  if (k)
+    printf("start  explorer's first frame (default)    median %8.2f ms   target 30 ms %s\n",
+           median(t, k), median(t, k) <= 30 ? "ok" : "OVER");
+  else
+    printf("start  explorer's first frame              failed (no pseudo-terminal?)\n");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+  if (system(cmd) != 0) fprintf(stderr, "bench_live: could not remove %s\n", home);
+}
+
+/* ---- 2. keys ---- */
+
+typedef int (*key_fn)(ns_state *s, int i, char *err);
+
+static int key_view(ns_state *s, int i, char *err) {
+  (void)i;
+  return ns_edit_set_shift(s, NULL, s->shift, err); /* changes nothing */
+}
+static int key_eps(ns_state *s, int i, char *err) {
+  return ns_edit_eps_decade(s, NULL, i % 2 ? -1 : 1, err);
+}
+static int key_cell(ns_state *s, int i, char *err) {
+  return ns_edit_set_x(s, NULL, 7, i % 2 ? 1.5 : -0.5, err);
+}
+
+/* Median and max of reps keys on the screen's path, in ms. */
+static int bench_key(const char *what, const char *name, ns_state *s, key_fn key, int reps,
+                     double budget) {
+  double t[64];
+  char err[NS_ERRLEN];
+  ns_explore_cache c;
+  ns_result r;
+  memset(&r, 0, sizeof r);
+  ns_explore_cache_init(&c);
+  c.defer_jac = 1;
+  int rc = ns_explore_update(&c, s, &r, err);
+  if (reps > 64) reps = 64;
+  for (int i = 0; rc == 0 && i < reps; i++) {
+    double t0 = now();
+    rc = key(s, i, err);
+    if (rc == 0) rc = ns_explore_update(&c, s, &r, err);
+    t[i] = (now() - t0) * 1e3;
+    ns_jac_job_free(ns_explore_take_job(&c)); /* the screen's worker would take it */
+  }
+  if (rc == 0) {
+    double med = median(t, reps);
+    printf("key    %-12s %-22s median %8.2f ms   max %8.2f ms   target %3.0f ms %s\n", what, name,
+           med, t[reps - 1], budget, med <= budget ? "ok" : "OVER");
+  } else {
+    fprintf(stderr, "bench_live: %s %s: %s\n", what, name, err);
+  }
+  ns_result_free(&r);
+  ns_explore_cache_free(&c);
+  return rc;
+}
+
+static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
+  ns_state s;
+  char err[NS_ERRLEN];
+  if (ns_state_init(&s, err) != 0) return -1;
+  ns_tensor *x = ns_tensor_new(rank, shape, NS_FP32, err);
+  if (!x) {
+    ns_state_free(&s);
+    return -1;
+  }
+  unsigned long long q = 88172645463325252ULL;
+  float *xv = x->data;
+  for (size_t i = 0; i < x->n; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    xv[i] = (float)((double)(q >> 11) * 0x1p-53 * 4.0 - 2.0);
+  }
+  ns_state_patch p; /* as the screen opens a file: x in its own dtype */
+  ns_patch_init(&p);
+  p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_DTYPE);
+  p.v.x = x;
+  p.v.dtype = NS_FP32;
+  int rc = ns_state_apply(&s, &p, err);
+  ns_tensor_free(x);
+  if (rc == 0) {
+    rc |= bench_key("view key", name, &s, key_view, 4 * reps, 16);
+    rc |= bench_key("settings eps", name, &s, key_eps, reps, 100);
+    rc |= bench_key("cell edit", name, &s, key_cell, reps, 100);
+  } else {
+    fprintf(stderr, "bench_live: %s: %s\n", name, err);
+  }
+  ns_state_free(&s);
+  return rc;
+}
+
+/* ---- 3. the spectrum ---- */
+
+static int spectrum_at(size_t d) {
+  char err[NS_ERRLEN];
+  size_t shape[1] = {d};
+  ns_tensor *x = ns_tensor_new(1, shape, NS_FP64, err);
+  if (!x) return -1;
+  unsigned long long q = 2463534242ULL;
+  for (size_t i = 0; i < d; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 6.0 - 2.0);
+  }
+  ns_spec sp;
+  ns_spec_default(&sp);
+  ns_eig e[3];
+  ns_eigcheck ck[3];
+  double tc[9], tk[9];
+  int nc = 0, nk = 0, ok = 1;
+  for (int i = 0; i < 9; i++) {
+    double t0 = now();
+    nc = ns_spectrum_closed(x, &sp, e, 3, err);
+    tc[i] = (now() - t0) * 1e3;
+    t0 = now();
+    nk = ns_spectrum_check(x, &sp, 0, ck, 3, err);
+    tk[i] = (now() - t0) * 1e3;
+  }
+  for (int i = 0; i < nk; i++) ok &= ck[i].jvp_res <= ck[i].jvp_tol && ck[i].fd_res <= ck[i].fd_tol;
+  printf("spec   d = %-8zu closed form %8.3f ms   JVP+FD check %8.3f ms (%d directions %s)", d,
+         median(tc, 9), median(tk, 9), nk, nc > 0 && ok ? "agree" : "DISAGREE");
+  if (d <= NS_EXPLORE_JAC_FULL_LIMIT) { /* the worker's job: full J, LAPACK twice */
+    ns_state s;
+    ns_state_init(&s, err);
+    ns_state_patch p;
+    ns_patch_init(&p);
+    p.set = NS_FIELDBIT(NS_F_X);
+    p.v.x = x;
+    ns_explore_cache c;
+    ns_result r;
+    memset(&r, 0, sizeof r);
+    ns_explore_cache_init(&c);
+    c.defer_jac = 1;
+    double tj = -1;
+    if (ns_state_apply(&s, &p, err) == 0 && ns_explore_update(&c, &s, &r, err) == 0) {
+      ns_jac_job *j = ns_explore_take_job(&c);
+      double t0 = now();
+      ns_jac_job_run(j);
+      tj = (now() - t0) * 1e3;
+      ns_jac_job_apply(j, &c, &r);
+      ns_jac_job_free(j);
+    }
+    printf("   full J + LAPACK (worker) %8.1f ms%s", tj, r.jac_done ? "" : " FAILED");
+    ns_result_free(&r);
+    ns_explore_cache_free(&c);
+    ns_state_free(&s);
+  }
+  printf("\n");
+  ns_tensor_free(x);
+  return nc > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  int rc = 0;
+  if (argc > 1) startup(argv[1]);
+  size_t m2[2] = {2000, 512}, a4[4] = {64, 256, 32, 32};
+  rc |= keys_on("2000x512 fp32", 2, m2, 10);
+  rc |= keys_on("(64,256,32,32) fp32", 4, a4, 5);
+  static const size_t ds[] = {64, 1024, 4096, 1000000};
+  for (size_t i = 0; i < sizeof ds / sizeof *ds; i++) rc |= spectrum_at(ds[i]);
+  return rc ? 1 : 0;
+}
