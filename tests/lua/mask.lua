@@ -193,4 +193,19 @@ do
   T.is(e:result().cond, "mask_empty", "explorer: nothing kept is the condition mask_empty")
 end
 
+-- the explorer's spectrum of a masked x: the closed form with its masked zeros agrees with
+-- LAPACK on the masked J, and the eigenvector checks (which would ignore the mask) stay off
+do
+  local e = ns.explorer{x = ns.tensor{1, 2, 3, 4, 5, 6, 7, 9}, kind = "layer",
+                        mask = ns.tensor{1, 1, 1, 1, 1, 1, 0, 0}}
+  local j = e:result().jacobian
+  local masked
+  for _, c in ipairs(j.closed) do if c.label == "masked" then masked = c end end
+  T.is(masked and masked.mult, 2, "explorer: two masked zeros in the closed form")
+  T.ok(j.closed_vs_numeric < 1e-12, "explorer: masked closed form = LAPACK on the masked J",
+       j.closed_vs_numeric)
+  T.is(#j.check, 0, "explorer: no J v = lambda v checks of a masked spec")
+  T.is(j.closed_rank, 5, "explorer: rank of the masked layer norm of 6 kept values is 5")
+end
+
 T.done()
