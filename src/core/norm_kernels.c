@@ -184,7 +184,7 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
     ns_seterr(err, x ? "no normalization spec" : "no input tensor");
     return -1;
   }
-  if (spec->mask) return ns_normalize_masked(x, spec, res, err); /* normalize_mask.c */
+  if (spec->mask) return ns_normalize_ref(x, spec, res, err); /* masks: the reference path */
   ns_exec dflt;
   if (!ex) ns_exec_default(&dflt), ex = &dflt;
   if (ns_spec_check(spec, err) != 0) return -1;

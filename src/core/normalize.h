@@ -202,9 +202,7 @@ int ns_mask_keeps(const ns_tensor *mask, int rank, const size_t *shape, size_t i
 /* For a function that walks whole statistics and has no masked form (fn names it): 1 with
  * err "fn: a masked spec is not supported ..." when spec has a mask, else 0. */
 int ns_mask_unsupported(const ns_spec *spec, const char *fn, char *err);
-/* The normalization of a masked spec (ns_normalize and ns_normalize_ref send every spec
- * with a mask here): the reference path's route and roundings over the kept elements.
- * Also accepts spec->mask NULL (then it equals ns_normalize_ref bit for bit). */
-int ns_normalize_masked(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err);
+/* A masked spec is normalized by the reference path (ns_normalize sends it there), which
+ * gathers only the kept members of each statistic. */
 
 #endif

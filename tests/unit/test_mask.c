@@ -81,7 +81,7 @@ static void ones_equal_none(void) {
             if (mi == 1) s.gamma = g, s.ngamma = 1, s.beta = b, s.nbeta = 1;
             ns_norm_result r0, r1, r2, r3;
             int rc0 = ns_normalize(x, &s, &r0, err);
-            int rc3 = ns_normalize_masked(x, &s, &r3, err); /* no mask: the reference route */
+            int rc3 = ns_normalize_ref(x, &s, &r3, err); /* no mask: the reference route */
             s.mask = mask;
             int rc1 = ns_normalize(x, &s, &r1, err);
             int rc2 = ns_normalize_ref(x, &s, &r2, err);
