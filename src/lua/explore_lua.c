@@ -959,30 +959,6 @@ static int l_load(lua_State *L) {
 static const char *const plot_opt_names[] = {"width", "height", "ascii", "glyphs",
                                              "color", "cursor", NULL};
 
-/* An integer option lo..hi (def when absent) of the table at arg. */
-static int plot_opt_int(lua_State *L, int arg, const char *name, int lo, int hi, int def) {
-  int v = def;
-  if (lua_getfield(L, arg, name) != LUA_TNIL) {
-    lua_Integer i;
-    if (!nsl_intat(L, -1, lo, hi, &i))
-      nsl_argerror(L, arg, "opts.%s must be an integer from %d to %d, got %s", name, lo, hi,
-                   nsl_got(L, -1));
-    v = (int)i;
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-static int plot_opt_bool(lua_State *L, int arg, const char *name) {
-  int ty = lua_getfield(L, arg, name), v = 0;
-  if (ty == LUA_TBOOLEAN)
-    v = lua_toboolean(L, -1);
-  else if (ty != LUA_TNIL)
-    nsl_argerror(L, arg, "opts.%s must be a boolean, got %s", name, nsl_got(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
 /* {row, col} (1-based) at idx into o->row, o->col (0-based); errors blame argument arg. */
 static void plot_cursor(lua_State *L, int idx, int arg, const char *what, ns_panelfig_opts *o) {
   idx = lua_absindex(L, idx);
@@ -1041,16 +1017,10 @@ static int l_plot(lua_State *L) {
   int color = 0;
   if (nsl_opttable(L, oa, "opts")) {
     nsl_checkfields(L, oa, "option", plot_opt_names);
-    o.width = plot_opt_int(L, oa, "width", NS_PANELFIG_MIN_W, 1000, o.width);
-    o.height = plot_opt_int(L, oa, "height", NS_PANELFIG_MIN_H, 500, o.height);
-    int ascii = plot_opt_bool(L, oa, "ascii");
-    lua_getfield(L, oa, "glyphs");
-    int g = nsl_choiceat(L, -1, oa, "opts.glyphs", plot_glyph_names, PLOT_GLYPHS_BLOCKS);
-    if (ascii && !lua_isnil(L, -1) && g != PLOT_GLYPHS_ASCII)
-      nsl_argerror(L, oa, "opts.ascii=true and opts.glyphs='%s' disagree", plot_glyph_names[g]);
-    lua_pop(L, 1);
-    o.glyphs = ascii ? PLOT_GLYPHS_ASCII : (plot_glyphs)g;
-    color = plot_opt_bool(L, oa, "color");
+    o.width = nsl_optint(L, oa, "width", NS_PANELFIG_MIN_W, 1000, o.width);
+    o.height = nsl_optint(L, oa, "height", NS_PANELFIG_MIN_H, 500, o.height);
+    o.glyphs = (plot_glyphs)nsl_optglyphs(L, oa);
+    color = nsl_optbool(L, oa, "color", 0);
     o.color = color;
     if (lua_getfield(L, oa, "cursor") != LUA_TNIL) plot_cursor(L, -1, oa, "opts.cursor", &o);
     lua_pop(L, 1);

@@ -55,6 +55,29 @@ void nsl_checkfiles(lua_State *L, const char *what) {
   if (denied) luaL_error(L, "%s: a lesson runs in a sandbox and cannot read or write files", what);
 }
 
+int nsl_optint(lua_State *L, int arg, const char *name, int lo, int hi, int def) {
+  int v = def;
+  if (lua_getfield(L, arg, name) != LUA_TNIL) {
+    lua_Integer i;
+    if (!nsl_intat(L, -1, lo, hi, &i))
+      nsl_argerror(L, arg, "opts.%s must be an integer from %d to %d, got %s", name, lo, hi,
+                   nsl_got(L, -1));
+    v = (int)i;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+int nsl_optbool(lua_State *L, int arg, const char *name, int def) {
+  int ty = lua_getfield(L, arg, name), v = def;
+  if (ty == LUA_TBOOLEAN)
+    v = lua_toboolean(L, -1);
+  else if (ty != LUA_TNIL)
+    nsl_argerror(L, arg, "opts.%s must be a boolean, got %s", name, nsl_got(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
 int nsl_opttable(lua_State *L, int arg, const char *what) {
   if (lua_isnoneornil(L, arg)) return 0;
   if (lua_type(L, arg) != LUA_TTABLE)

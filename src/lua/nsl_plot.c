@@ -76,28 +76,15 @@ static const char *kind_name(int kind) {
   return "plot";
 }
 
-static int opt_bool(lua_State *L, int arg, const char *name, int def) {
-  int ty = lua_getfield(L, arg, name);
-  int v = def;
-  if (ty == LUA_TBOOLEAN)
-    v = lua_toboolean(L, -1);
-  else if (ty != LUA_TNIL)
-    nsl_argerror(L, arg, "opts.%s must be a boolean, got %s", name, nsl_got(L, -1));
+int nsl_optglyphs(lua_State *L, int arg) {
+  int ascii = nsl_optbool(L, arg, "ascii", 0);
+  lua_getfield(L, arg, "glyphs");
+  int g = nsl_choiceat(L, -1, arg, "opts.glyphs", plot_glyph_names, PLOT_GLYPHS_BLOCKS);
+  int given = !lua_isnil(L, -1);
   lua_pop(L, 1);
-  return v;
-}
-
-static int opt_int(lua_State *L, int arg, const char *name, int lo, int hi, int def) {
-  int v = def;
-  if (lua_getfield(L, arg, name) != LUA_TNIL) {
-    lua_Integer i;
-    if (!nsl_intat(L, -1, lo, hi, &i))
-      nsl_argerror(L, arg, "opts.%s must be an integer from %d to %d, got %s", name, lo, hi,
-                   nsl_got(L, -1));
-    v = (int)i;
-  }
-  lua_pop(L, 1);
-  return v;
+  if (ascii && given && g != PLOT_GLYPHS_ASCII)
+    nsl_argerror(L, arg, "opts.ascii=true and opts.glyphs='%s' disagree", plot_glyph_names[g]);
+  return ascii ? PLOT_GLYPHS_ASCII : g;
 }
 
 /* A string field; the table at arg keeps it alive. */
@@ -185,22 +172,15 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
       nsl_argerror(L, arg, "opts.%s does not apply to %s", options[i].name, kind_name(kind));
     lua_pop(L, 1);
   }
-  o->width = opt_int(L, arg, "width", 10, 1000, o->width);
-  o->height = opt_int(L, arg, "height", 3, 500, o->height);
-  int ascii = opt_bool(L, arg, "ascii", 0);
-  lua_getfield(L, arg, "glyphs");
-  int g = nsl_choiceat(L, -1, arg, "opts.glyphs", plot_glyph_names, PLOT_GLYPHS_BLOCKS);
-  int given = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (ascii && given && g != PLOT_GLYPHS_ASCII)
-    nsl_argerror(L, arg, "opts.ascii=true and opts.glyphs='%s' disagree", plot_glyph_names[g]);
-  o->glyphs = ascii ? PLOT_GLYPHS_ASCII : (plot_glyphs)g;
-  p->color = opt_bool(L, arg, "color", 0);
+  o->width = nsl_optint(L, arg, "width", 10, 1000, o->width);
+  o->height = nsl_optint(L, arg, "height", 3, 500, o->height);
+  o->glyphs = (plot_glyphs)nsl_optglyphs(L, arg);
+  p->color = nsl_optbool(L, arg, "color", 0);
   o->color = p->color;
   o->title = opt_string(L, arg, "title");
   o->xlabel = opt_string(L, arg, "xlabel");
   o->ylabel = opt_string(L, arg, "ylabel");
-  o->legend = opt_bool(L, arg, "legend", -1);
+  o->legend = nsl_optbool(L, arg, "legend", -1);
   int ty = lua_getfield(L, arg, "labels");
   if (ty != LUA_TNIL) {
     if (kind == K_HEATMAP && ty == LUA_TTABLE && lua_rawlen(L, -1) == 0) {
@@ -219,9 +199,9 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
     }
   }
   lua_pop(L, 1);
-  o->bins = opt_int(L, arg, "bins", 1, 1000, 0);
-  o->density = opt_bool(L, arg, "density", 0);
-  o->values = opt_bool(L, arg, "values", -1);
+  o->bins = nsl_optint(L, arg, "bins", 1, 1000, 0);
+  o->density = nsl_optbool(L, arg, "density", 0);
+  o->values = nsl_optbool(L, arg, "values", -1);
   ty = lua_getfield(L, arg, "log");
   if (ty == LUA_TBOOLEAN) {
     o->logx = lua_toboolean(L, -1);

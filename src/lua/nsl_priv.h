@@ -31,6 +31,13 @@
 void nsl_files_deny(lua_State *L);
 void nsl_checkfiles(lua_State *L, const char *what);
 
+/* Options of the table at arg: opts.NAME as an integer lo..hi, or a boolean; def when
+ * absent; else "opts.NAME must be ..." blaming argument arg. */
+int nsl_optint(lua_State *L, int arg, const char *name, int lo, int hi, int def);
+int nsl_optbool(lua_State *L, int arg, const char *name, int def);
+/* opts.ascii and opts.glyphs together (nsl_plot.c): a plot_glyphs value; they must agree. */
+int nsl_optglyphs(lua_State *L, int arg);
+
 /* Raises "bad argument #arg to 'f' (formatted message)". Never returns. */
 int nsl_argerror(lua_State *L, int arg, const char *fmt, ...);
 /* A short description of the value at idx for the end of a message ("got ..."):
