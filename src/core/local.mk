@@ -28,4 +28,4 @@ libnscore_la_SOURCES = \
 libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
 libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm -lpthread
 ## masked normalization (the spec's mask): its path, Jacobian spectra
-libnscore_la_SOURCES += src/core/normalize_mask.c src/core/spectrum_mask.c
+libnscore_la_SOURCES += src/core/normalize_mask.c

@@ -76,7 +76,7 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
 int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
                         size_t cap, char *err);
 
-/* ---- Masks (spectrum_mask.c; ns_spectrum_closed and ns_spectrum_numeric send a spec with a
+/* ---- Masks (the end of spectrum.c; ns_spectrum_closed and ns_spectrum_numeric send a spec with a
  * mask there). J of a masked spec is 0 in the rows and columns of masked elements, so its
  * spectrum is that of the kept elements' map plus one 0 per masked element, labelled
  * "masked" (eigenvector: that element's unit vector). Per statistic with k kept members
@@ -86,11 +86,5 @@ int ns_spectrum_closed_masked(const ns_tensor *x, const ns_spec *spec, ns_eig *o
                               char *err);
 int ns_spectrum_numeric_masked(const ns_tensor *x, const ns_spec *spec, const double *J,
                                ns_eig *out, size_t cap, char *err);
-/* The merging of spectrum.c for those two: entries of equal label within the tolerance
- * ns_spectrum_tol (relative 1e-8 plus noise) merged, sorted by value, copied to out;
- * returns the count or -1 when cap is too small. */
-double ns_spectrum_tol(const ns_eig *e, size_t k, double noise);
-int ns_spectrum_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
-                      char *err);
 
 #endif
