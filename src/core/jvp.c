@@ -31,16 +31,7 @@ static walk walk_of(const ns_norm_plan *p) {
  * rule of ns_norm_plan_stat_of, without its divisions by every axis (which cost more than a
  * short line itself); line_next steps c to the next line. */
 static size_t line_stat(const ns_norm_plan *p, const size_t *c) {
-  size_t s = 0;
-  for (int a = 0; a < p->rank; a++) {
-    size_t k;
-    if (a == 1 && p->groups > 1)
-      k = c[1] / (p->shape[1] / p->groups);
-    else
-      k = (p->axes >> a) & 1u ? 0 : c[a];
-    s = s * p->stat_shape[a] + k;
-  }
-  return s;
+  return ns_norm_plan_stat_at(p, c);
 }
 
 static void line_next(const ns_norm_plan *p, size_t *c) {

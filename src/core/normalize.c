@@ -155,11 +155,8 @@ static void coords_of(const ns_norm_plan *p, size_t i, size_t c[NS_MAXRANK]) {
   }
 }
 
-size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i) {
-  if (!p || i >= p->n) return 0;
-  if (p->stat_of) return p->stat_of[i];
-  size_t c[NS_MAXRANK], s = 0;
-  coords_of(p, i, c);
+size_t ns_norm_plan_stat_at(const ns_norm_plan *p, const size_t *c) {
+  size_t s = 0;
   for (int a = 0; a < p->rank; a++) {
     size_t k;
     if (a == 1 && p->groups > 1)
@@ -169,6 +166,14 @@ size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i) {
     s = s * p->stat_shape[a] + k;
   }
   return s;
+}
+
+size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i) {
+  if (!p || i >= p->n) return 0;
+  if (p->stat_of) return p->stat_of[i];
+  size_t c[NS_MAXRANK];
+  coords_of(p, i, c);
+  return ns_norm_plan_stat_at(p, c);
 }
 
 size_t ns_norm_plan_affine_of(const ns_norm_plan *p, size_t i) {

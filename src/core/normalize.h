@@ -124,6 +124,8 @@ int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_no
 /* Statistic and gamma/beta index of flat element i (< p->n), from the lists when the plan
  * has them, else computed from the shape. */
 size_t ns_norm_plan_stat_of(const ns_norm_plan *p, size_t i);
+/* The same from element coordinates c[0..rank-1] (no divisions to find them). */
+size_t ns_norm_plan_stat_at(const ns_norm_plan *p, const size_t *c);
 size_t ns_norm_plan_affine_of(const ns_norm_plan *p, size_t i);
 void ns_norm_plan_free(ns_norm_plan *p);
 /* 0 if gamma and beta are absent, broadcast (1 value) or have the plan's naffine values;
