@@ -212,7 +212,7 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   }
   const ns_dtype acc = ns_spec_acc(spec);
   const size_t naff = p->naffine;
-  res->y = ns_tensor_new(x->rank, x->shape, spec->dtype, err);
+  res->y = ns_tensor_new_uninit(x->rank, x->shape, spec->dtype, err); /* every element written */
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
   res->denom = malloc(nstat * sizeof *res->denom);
