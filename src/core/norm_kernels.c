@@ -250,7 +250,11 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   j.nstat = nstat;
   j.count = m;
   geometry(p, spec->kind == NS_KIND_GROUP, &j);
-  j.stream = res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
+  /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
+   * zeroed by the operating system through the cache, where plain stores find its lines,
+   * and 16-byte streaming stores of fp16/bf16 measured slower than plain ones either way */
+  j.stream = fits && ns_dtype_size(res->y->dtype) >= 4 &&
+             res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
   j.centered = ns_spec_center(spec);
   j.eval = eval;
   j.ddof = spec->ddof;
