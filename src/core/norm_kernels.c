@@ -1,10 +1,11 @@
 /* norm_kernels.c: ns_normalize_exec: the checks, the job description and the dispatch of
  * the kernels (norm_kernels.h) to the CPU's instruction set and to threads.
  *
- * Memory: the output tensor, five arrays of nstat entries, gamma and beta in acc (naffine
- * entries each, in double and float) and nothing per element. Threads (ns_exec.threads)
- * take disjoint ranges of statistics; each statistic is computed by the same code whatever
- * the range, so the bits do not depend on the number of threads or on the instruction set.
+ * Memory: the output tensor (new and not zeroed, or the caller's, ns_normalize_reuse), five arrays
+ * of nstat entries, gamma and beta in acc (naffine entries each, in double and float) and nothing
+ * per element. Threads (ns_exec.threads) take disjoint ranges of statistics; each statistic is
+ * computed by the same code whatever the range, so the bits do not depend on the number of threads
+ * or on the instruction set.
  */
 #define _DEFAULT_SOURCE 1 /* madvise's MADV_HUGEPAGE (Linux) beside POSIX */
 #include "core/norm_kernels.h"
@@ -148,7 +149,7 @@ static void geometry(const ns_norm_plan *p, int grouped, nk_job *j) {
   }
 }
 
-/* Asks for 2 MB pages under a large, not yet touched output (calloc of a fresh mapping),
+/* Asks for 2 MB pages under a large, not yet touched output (malloc of a fresh mapping),
  * so writing it costs a few hundred page faults instead of one per 4 KB (numpy asks the
  * same for its large arrays). Only a hint: nothing depends on whether it is taken. */
 static void hugepage_hint(void *p, size_t len) {
@@ -173,8 +174,9 @@ static void affine_arrays(const double *v, size_t nv, size_t naff, double fill, 
   }
 }
 
-int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
-                      ns_norm_result *res, char *err) {
+/* ns_normalize_reuse; *reuse is set to NULL once the output owns it. */
+static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor **reuse,
+                     ns_norm_result *res, char *err) {
   if (!res) {
     ns_seterr(err, "no result to fill");
     return -1;
@@ -215,7 +217,13 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   }
   const ns_dtype acc = ns_spec_acc(spec);
   const size_t naff = p->naffine;
-  res->y = ns_tensor_new(x->rank, x->shape, spec->dtype, err);
+  ns_tensor *r = *reuse;
+  int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;
+  for (int a = 0; fits && a < x->rank; a++) fits = r->shape[a] == x->shape[a];
+  if (fits)
+    res->y = r, *reuse = NULL; /* its pages are mapped already: nothing to fault in */
+  else
+    res->y = ns_tensor_new_uninit(x->rank, x->shape, spec->dtype, err); /* all written */
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
   res->denom = malloc(nstat * sizeof *res->denom);
@@ -231,7 +239,7 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
-  hugepage_hint(res->y->data, res->y->n * ns_dtype_size(res->y->dtype));
+  if (!fits) hugepage_hint(res->y->data, res->y->n * ns_dtype_size(res->y->dtype));
   affine_arrays(spec->gamma, spec->ngamma, naff, 1.0, acc, aff, afff);
   affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
   nk_job j;
@@ -245,7 +253,11 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   j.nstat = nstat;
   j.count = m;
   geometry(p, spec->kind == NS_KIND_GROUP, &j);
-  j.stream = res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
+  /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
+   * zeroed by the operating system through the cache, where plain stores find its lines,
+   * and 16-byte streaming stores of fp16/bf16 measured slower than plain ones either way */
+  j.stream = fits && ns_dtype_size(res->y->dtype) >= 4 &&
+             res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
   j.centered = ns_spec_center(spec);
   j.eval = eval;
   j.ddof = spec->ddof;
@@ -274,6 +286,23 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
     return -1;
   }
   return 0;
+}
+
+int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *reuse,
+                       ns_norm_result *res, char *err) {
+  if (reuse && x && (reuse == x || reuse->data == x->data)) {
+    if (res) memset(res, 0, sizeof *res);
+    ns_seterr(err, "the output to reuse is the input tensor itself");
+    return -1; /* the caller keeps x, of course */
+  }
+  int rc = normalize(x, spec, ex, &reuse, res, err);
+  ns_tensor_free(reuse); /* not taken: a shape or dtype that does not fit, or an error */
+  return rc;
+}
+
+int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                      ns_norm_result *res, char *err) {
+  return ns_normalize_reuse(x, spec, ex, NULL, res, err);
 }
 
 /* The default execution (vector instructions where the CPU has them, one thread). */

@@ -93,7 +93,7 @@ typedef struct {
   /* the elements of a statistic, in index order: NK_LEVELS nested loops */
   size_t mext[NK_LEVELS], mstr[NK_LEVELS], mamul[NK_LEVELS];
   int centered, eval, ddof;
-  int stream; /* y is large: the AVX2 kernels write it with non-temporal stores */
+  int stream; /* y is large and reused: the AVX2 kernels write it with non-temporal stores */
   ns_algo algo;
   ns_order order;
   int eps_at_std;

@@ -323,15 +323,18 @@ static inline void nk_v_transpose4d(__m256d r[4]) {
   r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-/* nk_v_pass in double lanes (acc fp64; storage fp64 or fp32), for 4 statistics. */
+/* nk_v_pass in double lanes (acc fp64; storage fp64 or fp32): 8 statistics as two groups
+ * of 4 lanes in the same loop, so two chains of additions are in flight (one group after
+ * the other waited on the adder's latency at every element). */
 NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *bs, const int pass,
                                                 const int centered, const ns_dtype xdt, __m256d *S,
-                                                __m256d *Q, __m256d M, __m256d *D) {
+                                                __m256d *Q, const __m256d *M, __m256d *D) {
   const void *x = j->x;
   const size_t e3 = j->mext[3], t3 = j->mstr[3];
-  int adj = 1;
-  for (int l = 1; l < 4; l++) adj &= bs[l] == bs[0] + (size_t)l;
-  __m256d s = *S, q = *Q, d2 = *D, r[4];
+  int adj[2] = {1, 1};
+  for (int g = 0; g < 2; g++)
+    for (int l = 1; l < 4; l++) adj[g] &= bs[4 * g + l] == bs[4 * g] + (size_t)l;
+  __m256d s[2] = {S[0], S[1]}, q[2] = {Q[0], Q[1]}, d2[2] = {D[0], D[1]}, r[2][4];
   for (size_t i0 = 0; i0 < j->mext[0]; i0++)
     for (size_t i1 = 0; i1 < j->mext[1]; i1++)
       for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
@@ -339,50 +342,62 @@ NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *b
         if (t3 == 1)
           for (; i3 + 4 <= e3; i3 += 4) {
             NK_UNROLL
-            for (int l = 0; l < 4; l++) r[l] = nk_v_load4d(x, bs[l] + o2 + i3, xdt);
-            nk_v_transpose4d(r);
+            for (int g = 0; g < 2; g++) {
+              NK_UNROLL
+              for (int l = 0; l < 4; l++) r[g][l] = nk_v_load4d(x, bs[4 * g + l] + o2 + i3, xdt);
+              nk_v_transpose4d(r[g]);
+            }
             NK_UNROLL
             for (int k = 0; k < 4; k++) {
-              if (pass == 0) {
-                s = _mm256_add_pd(s, r[k]);
-                if (!centered) q = _mm256_add_pd(q, _mm256_mul_pd(r[k], r[k]));
-              } else {
-                __m256d d = _mm256_sub_pd(r[k], M);
-                d2 = _mm256_add_pd(d2, _mm256_mul_pd(d, d));
+              NK_UNROLL
+              for (int g = 0; g < 2; g++) {
+                if (pass == 0) {
+                  s[g] = _mm256_add_pd(s[g], r[g][k]);
+                  if (!centered) q[g] = _mm256_add_pd(q[g], _mm256_mul_pd(r[g][k], r[g][k]));
+                } else {
+                  __m256d d = _mm256_sub_pd(r[g][k], M[g]);
+                  d2[g] = _mm256_add_pd(d2[g], _mm256_mul_pd(d, d));
+                }
               }
             }
           }
         for (; i3 < e3; i3++) {
           size_t o = o2 + i3 * t3;
-          __m256d v =
-              adj ? nk_v_load4d(x, bs[0] + o, xdt)
-                  : _mm256_setr_pd(nk_elem_d(x, bs[0] + o, xdt), nk_elem_d(x, bs[1] + o, xdt),
-                                   nk_elem_d(x, bs[2] + o, xdt), nk_elem_d(x, bs[3] + o, xdt));
-          if (pass == 0) {
-            s = _mm256_add_pd(s, v);
-            if (!centered) q = _mm256_add_pd(q, _mm256_mul_pd(v, v));
-          } else {
-            __m256d d = _mm256_sub_pd(v, M);
-            d2 = _mm256_add_pd(d2, _mm256_mul_pd(d, d));
+          NK_UNROLL
+          for (int g = 0; g < 2; g++) {
+            const size_t *b = bs + 4 * g;
+            __m256d v =
+                adj[g] ? nk_v_load4d(x, b[0] + o, xdt)
+                       : _mm256_setr_pd(nk_elem_d(x, b[0] + o, xdt), nk_elem_d(x, b[1] + o, xdt),
+                                        nk_elem_d(x, b[2] + o, xdt), nk_elem_d(x, b[3] + o, xdt));
+            if (pass == 0) {
+              s[g] = _mm256_add_pd(s[g], v);
+              if (!centered) q[g] = _mm256_add_pd(q[g], _mm256_mul_pd(v, v));
+            } else {
+              __m256d d = _mm256_sub_pd(v, M[g]);
+              d2[g] = _mm256_add_pd(d2[g], _mm256_mul_pd(d, d));
+            }
           }
         }
       }
-  *S = s, *Q = q, *D = d2;
+  for (int g = 0; g < 2; g++) S[g] = s[g], Q[g] = q[g], D[g] = d2[g];
 }
 
 NS_ALWAYS_INLINE static inline void nk_v_twopass_d(const nk_job *j, const size_t *base,
                                                    const int centered, const ns_dtype xdt,
                                                    double *s1, double *s2, double *m2,
                                                    double *mean) {
+  const __m256d z = _mm256_setzero_pd();
+  __m256d S[2] = {z, z}, Q[2] = {z, z}, D[2] = {z, z}, M[2] = {z, z};
+  nk_v_pass_d(j, base, 0, centered, xdt, S, Q, M, D);
   for (int g = 0; g < 2; g++) {
-    __m256d S = _mm256_setzero_pd(), Q = S, D = S;
-    nk_v_pass_d(j, base + 4 * g, 0, centered, xdt, &S, &Q, S, &D);
-    _mm256_storeu_pd(s1 + 4 * g, S);
-    _mm256_storeu_pd(s2 + 4 * g, Q);
-    for (int l = 0; l < 4; l++) mean[4 * g + l] = s1[4 * g + l] / j->rn;
-    nk_v_pass_d(j, base + 4 * g, 1, centered, xdt, &S, &Q, _mm256_loadu_pd(mean + 4 * g), &D);
-    _mm256_storeu_pd(m2 + 4 * g, D);
+    _mm256_storeu_pd(s1 + 4 * g, S[g]);
+    _mm256_storeu_pd(s2 + 4 * g, Q[g]);
   }
+  for (int l = 0; l < 8; l++) mean[l] = s1[l] / j->rn;
+  M[0] = _mm256_loadu_pd(mean), M[1] = _mm256_loadu_pd(mean + 4);
+  nk_v_pass_d(j, base, 1, centered, xdt, S, Q, M, D);
+  for (int g = 0; g < 2; g++) _mm256_storeu_pd(m2 + 4 * g, D[g]);
 }
 /* The map for 8 adjacent statistics at once (their elements sit side by side: base[l] =
  * base[0] + l, gamma/beta constant within each statistic): lane l computes statistic l's

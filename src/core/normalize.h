@@ -171,6 +171,19 @@ void ns_exec_default(ns_exec *e);
 /* ns_normalize with explicit execution settings (NULL: the defaults). */
 int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
                       ns_norm_result *res, char *err);
+/* ns_normalize_exec writing its output into reuse, a tensor the call takes over (NULL:
+ * none; never x itself, which is refused): when reuse has the output's shape and dtype
+ * its memory becomes res->y, otherwise (or on an error) it is freed and res->y is new.
+ * For callers that recompute one shape often, such as the explorer: a fresh 64 MB output
+ * costs the kernel (the operating system) about as long to map and zero as the whole
+ * normalization, a reused one nothing. The bits of y never depend on it.
+ *   ns_tensor *old = res.y;
+ *   res.y = NULL;
+ *   ns_norm_result_free(&res);
+ *   if (ns_normalize_reuse(x, spec, NULL, old, &res, err) != 0) ...
+ */
+int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *reuse,
+                       ns_norm_result *res, char *err);
 /* The instruction set the kernels use under ex: "avx2", "sse2" or "portable". */
 const char *ns_exec_isa(const ns_exec *ex);
 

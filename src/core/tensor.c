@@ -52,7 +52,8 @@ void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len) {
   if (used < len) snprintf(buf + used, len - used, ")");
 }
 
-ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err) {
+/* ns_tensor_new and ns_tensor_new_uninit: zeroed (calloc) or not (malloc) data. */
+static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, int zero, char *err) {
   if ((unsigned)dtype >= NS_DTYPE_COUNT) {
     ns_seterr(err, "unknown dtype %d", (int)dtype);
     return NULL;
@@ -70,7 +71,7 @@ ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *er
     t->n *= t->shape[k];
   }
   t->dtype = dtype;
-  t->data = calloc(t->n, ns_dtype_size(dtype));
+  t->data = zero ? calloc(t->n, ns_dtype_size(dtype)) : malloc(t->n * ns_dtype_size(dtype));
   if (!t->data) {
     char buf[128];
     ns_shape_format(rank, shape, buf, sizeof buf);
@@ -79,6 +80,14 @@ ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *er
     return NULL;
   }
   return t;
+}
+
+ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err) {
+  return tensor_alloc(rank, shape, dtype, 1, err);
+}
+
+ns_tensor *ns_tensor_new_uninit(int rank, const size_t *shape, ns_dtype dtype, char *err) {
+  return tensor_alloc(rank, shape, dtype, 0, err);
 }
 
 ns_tensor *ns_tensor_from(int rank, const size_t *shape, ns_dtype dtype, const double *vals,

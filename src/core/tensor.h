@@ -36,6 +36,10 @@ typedef struct ns_tensor {
 } ns_tensor;
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);
+/* As ns_tensor_new, but the data is not zeroed: for a producer that writes every element
+ * anyway (a kernel's output), which then pays for one write of the bytes instead of two
+ * (calloc clears memory it reuses from the heap). */
+ns_tensor *ns_tensor_new_uninit(int rank, const size_t *shape, ns_dtype dtype, char *err);
 /* New tensor holding vals[0..n-1] rounded to dtype. */
 ns_tensor *ns_tensor_from(int rank, const size_t *shape, ns_dtype dtype, const double *vals,
                           char *err);

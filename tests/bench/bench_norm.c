@@ -4,12 +4,22 @@
  *   bench_norm [REFS.tsv]         times every case and prints one table
  *
  * Per case: normscope's best of REPS runs with 1 and 2 threads (ns_normalize_exec, SIMD on;
- * the portable path too for the first cases), numpy's and torch's best times from REFS.tsv
- * (written by tests/bench/ref_timings.py; a missing value leaves its column empty), the
+ * the portable path too for the first cases) and with 1 thread into a reused output
+ * (ns_normalize_reuse: no fresh pages to fault in and zero), numpy's and torch's best times from
+ * REFS.tsv (written by tests/bench/ref_timings.py; a missing value leaves its column empty), the
  * ratios, the share of this machine's memcpy bandwidth for the bytes the map must move (x
  * read once, y written once: what memcpy of x moves, timed into a touched buffer), and the
  * peak resident memory of a child process that did nothing but this case, against x's size.
  * Timings are printed, never asserted.
+ *
+ * Where the time goes (perf record -e cpu-clock, layer norm (8192,2048) fp32, 1 thread, on
+ * the 2-core VM of issue 8): with a new output about 45% is the system faulting in and
+ * zeroing the 64 MB output (clear_page_erms under the kernels' first stores, 2 MB pages),
+ * the rest the kernels: the output loop (bound by one vdivps per 8 values; the division
+ * stays, it is what the reference computes) and the two sums, each a chain of additions
+ * per statistic with 8 statistics side by side. Into a reused output the kernels alone
+ * run at about 75% of memcpy's bandwidth; into a new one, memcpy itself only manages
+ * about 55% of that ("new%").
  */
 #define _DEFAULT_SOURCE 1 /* wait4 */
 #include <stdint.h>
@@ -75,25 +85,32 @@ static void shape_text(const bcase *c, char *buf, size_t len) {
 /* what the child reports */
 typedef struct {
   double t1, t2, tport, tcopy; /* seconds: 1 thread, 2 threads, portable 1 thread, memcpy */
+  double treuse;               /* 1 thread into the previous call's output */
   double tfresh;               /* calloc of a new buffer (2 MB pages asked) + memcpy + free */
   int ok;
 } bresult;
 
-static double time_norm(const ns_tensor *x, const ns_spec *s, int simd, int threads) {
+/* reuse: every call writes into the previous call's output (ns_normalize_reuse), as the
+ * explorer recomputing one shape can; else each call gets a new output, as numpy's does */
+static double time_norm(const ns_tensor *x, const ns_spec *s, int simd, int threads, int reuse) {
   char err[NS_ERRLEN];
   ns_exec ex = {simd, threads};
   double best = 1e30;
-  for (int r = 0; r < REPS; r++) {
+  ns_tensor *old = NULL;
+  for (int r = 0; r < REPS + reuse; r++) {
     ns_norm_result res;
     double t0 = now();
-    if (ns_normalize_exec(x, s, &ex, &res, err) != 0) {
+    if (ns_normalize_reuse(x, s, &ex, old, &res, err) != 0) {
       fprintf(stderr, "bench_norm: %s\n", err);
       return -1;
     }
     double t = now() - t0;
+    old = NULL;
+    if (reuse) old = res.y, res.y = NULL;
     ns_norm_result_free(&res);
-    if (t < best) best = t;
+    if (t < best && (!reuse || r > 0)) best = t; /* reuse: the first call makes the output */
   }
+  ns_tensor_free(old);
   return best;
 }
 
@@ -114,9 +131,10 @@ static void run_case(const bcase *c, int with_portable, bresult *out) {
   s.kind = c->kind;
   s.groups = c->groups;
   s.dtype = c->dtype;
-  out->t1 = time_norm(x, &s, 1, 1);
-  out->t2 = time_norm(x, &s, 1, 2);
-  out->tport = with_portable ? time_norm(x, &s, 0, 1) : 0;
+  out->t1 = time_norm(x, &s, 1, 1, 0);
+  out->t2 = time_norm(x, &s, 1, 2, 0);
+  out->treuse = time_norm(x, &s, 1, 1, 1);
+  out->tport = with_portable ? time_norm(x, &s, 0, 1, 0) : 0;
   size_t bytes = x->n * ns_dtype_size(x->dtype);
   unsigned char *dst = malloc(bytes);
   if (dst) {
@@ -189,10 +207,10 @@ int main(int argc, char **argv) {
     size_t i = (size_t)strtoul(argv[2], NULL, 10);
     if (i >= NCASES) return 2;
     run_case(&CASES[i], !getenv("BENCH_NOPORT"), &br);
-    printf("%s %s: 1 thread %.2f ms, 2 threads %.2f ms, portable %.2f ms, memcpy %.2f ms, "
-           "into a new buffer %.2f ms\n",
-           CASES[i].name, ns_dtype_name(CASES[i].dtype), br.t1 * 1e3, br.t2 * 1e3, br.tport * 1e3,
-           br.tcopy * 1e3, br.tfresh * 1e3);
+    printf("%s %s: 1 thread %.2f ms, 2 threads %.2f ms, reused output %.2f ms, portable %.2f ms, "
+           "memcpy %.2f ms, into a new buffer %.2f ms\n",
+           CASES[i].name, ns_dtype_name(CASES[i].dtype), br.t1 * 1e3, br.t2 * 1e3, br.treuse * 1e3,
+           br.tport * 1e3, br.tcopy * 1e3, br.tfresh * 1e3);
     return 0;
   }
   double np[NCASES], th[NCASES];
@@ -203,11 +221,11 @@ int main(int argc, char **argv) {
          REPS, ns_exec_isa(&e1), "1.24");
   printf("fp16/bf16 rows: storage and dtype fp16/bf16, acc fp32; 'x fp32' compares with the "
          "fp32 row of the same case\n");
-  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %7s %8s %9s\n", "case", "shape", "dtype",
-         "ns 1thr", "ns 2thr", "portabl", "numpy", "torch", "xnumpy", "xtorch", "memcpy%", "new%",
-         "x fp32", "peak/x");
-  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %7s %7s %7s %7s %8s %9s\n", "", "", "", "ms", "ms",
-         "ms", "ms", "ms", "", "", "", "", "", "");
+  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %8s %7s %7s %7s %7s %7s %8s %9s\n", "case", "shape",
+         "dtype", "ns 1thr", "ns 2thr", "reused", "portabl", "numpy", "torch", "xnumpy", "xtorch",
+         "memcpy%", "new%", "reuse%", "x fp32", "peak/x");
+  printf("%-9s %-18s %-5s %8s %8s %8s %8s %8s %8s %7s %7s %7s %7s %7s %8s %9s\n", "", "", "", "ms",
+         "ms", "ms", "ms", "ms", "ms", "", "", "", "", "", "", "");
   double fp32_t1[NCASES];
   int rc = 0;
   for (size_t i = 0; i < NCASES; i++) {
@@ -255,10 +273,11 @@ int main(int argc, char **argv) {
     cell(a[3], sizeof a[3], np[i] > 0 ? np[i] / t1 : -1, "%6.1fx");
     cell(a[4], sizeof a[4], th[i] > 0 ? th[i] / t1 : -1, "%6.1fx");
     cell(a[5], sizeof a[5], vs32, "%7.2fx");
-    printf("%-9s %-18s %-5s %8.1f %8.1f %8s %8s %8s %7s %7s %6.0f%% %6.0f%% %8s %4.0fMB/%.0f\n",
-           c->name, sh, ns_dtype_name(c->dtype), t1, t2, a[0], a[1], a[2], a[3], a[4],
-           100.0 * br.tcopy * 1e3 / t1, 100.0 * br.tfresh * 1e3 / t1, a[5], ru.ru_maxrss / 1024.0,
-           xmb);
+    printf("%-9s %-18s %-5s %8.1f %8.1f %8.1f %8s %8s %8s %7s %7s %6.0f%% %6.0f%% %6.0f%% %8s "
+           "%4.0fMB/%.0f\n",
+           c->name, sh, ns_dtype_name(c->dtype), t1, t2, br.treuse * 1e3, a[0], a[1], a[2], a[3],
+           a[4], 100.0 * br.tcopy * 1e3 / t1, 100.0 * br.tfresh * 1e3 / t1,
+           100.0 * br.tcopy / br.treuse, a[5], ru.ru_maxrss / 1024.0, xmb);
   }
   /* the kept reference path, i.e. ns_normalize as it was before the kernels, once each */
   printf(
@@ -305,7 +324,9 @@ int main(int argc, char **argv) {
   printf("xnumpy, xtorch: how many times faster than numpy / torch (1 thread each); memcpy%%: "
          "memcpy of x's bytes (one read, one write)\n"
          "into a touched buffer over normscope's 1-thread time; new%%: the same into a new buffer\n"
-         "(calloc, the kernel's page zeroing included, as ns_normalize's output pays it); peak/x: "
+         "(calloc, the kernel's page zeroing included, as ns_normalize's output pays it); reused,\n"
+         "reuse%%: 1 thread writing into the previous call's output (ns_normalize_reuse, no fresh\n"
+         "pages) and memcpy over it; peak/x: "
          "peak resident MB of the case's process / "
          "x's MB (x, y and the program)\n");
   return rc;

@@ -5,7 +5,8 @@
  * tests/data/make-pairwise.py), and the moments' variance rounded to acc.
  *
  * A kernel that changed one operation's rounding, summed one statistic out of order,
- * read a wrong element or let threads overlap fails the random comparison. */
+ * read a wrong element, let threads overlap or left an element of its (not zeroed, or
+ * reused and garbage-filled) output unwritten fails the random comparison. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -201,6 +202,32 @@ static int one_case(int trial, int *refused) {
         ns_norm_result_free(&fast);
       }
       if (have_run) ns_running_free(&runb);
+    }
+  }
+  /* into an output to reuse, full of garbage: every element must be written; a reuse of
+   * the wrong shape or dtype is freed and a new output made (half the trials each) */
+  if (rc_ref == 0 && !bad && !have_run) {
+    int wrong = trial % 2;
+    size_t flat[1] = {x->n + (x->rank == 1)}; /* rank 1: one element too many */
+    ns_tensor *old = wrong ? ns_tensor_new(1, flat, rint_(2) ? s.dtype : NS_FP64, err)
+                           : ns_tensor_new(x->rank, x->shape, s.dtype, err);
+    void *data = old ? old->data : NULL;
+    if (old) memset(old->data, 0xa5, old->n * ns_dtype_size(old->dtype));
+    ns_exec ex = {1, 2};
+    size_t where = 0;
+    if (ns_normalize_reuse(x, &s, &ex, old, &fast, err2) != 0) {
+      tap_diag("trial %d: reuse failed: %s", trial, err2);
+      bad = 1;
+    } else {
+      if (!same_y(ref.y, fast.y, &where)) {
+        tap_diag("trial %d: y written into a reused output differs at %zu: %s", trial, where, what);
+        bad = 1;
+      }
+      if (!wrong && fast.y->data != data) {
+        tap_diag("trial %d: an output of the right shape was not reused", trial);
+        bad = 1;
+      }
+      ns_norm_result_free(&fast);
     }
   }
   if (rc_ref == 0) ns_norm_result_free(&ref);
@@ -493,7 +520,8 @@ int main(void) {
            cases, off);
   }
 
-  /* outputs of 16 MB and more take the streaming stores (odd sizes: unaligned runs) */
+  /* reused fp32/fp64 outputs of 16 MB and more take the streaming stores (odd sizes:
+   * unaligned runs); new ones and fp16 take plain stores */
   {
     char err[NS_ERRLEN];
     static const ns_kind kinds[] = {NS_KIND_BATCH, NS_KIND_LAYER};
@@ -516,7 +544,15 @@ int main(void) {
         int ok =
             ns_normalize_ref(x, &s, &r0, err) == 0 && ns_normalize_exec(x, &s, &e, &r, err) == 0;
         ok = ok && same_y(r0.y, r.y, &w) && same_arr(r0.denom, r.denom, r0.plan.nstat);
-        tap_ok(ok, "%s norm of %zu %s values (streamed output) equals the reference",
+        if (ok) { /* again into that output, garbage-filled */
+          ns_tensor *old = r.y;
+          r.y = NULL;
+          ns_norm_result_free(&r);
+          memset(old->data, 0x5a, n * ns_dtype_size(dts[d]));
+          ok = ns_normalize_reuse(x, &s, &e, old, &r, err) == 0 && r.y->data == old->data &&
+               same_y(r0.y, r.y, &w);
+        }
+        tap_ok(ok, "%s norm of %zu %s values (new and reused output) equals the reference",
                ns_kind_name(s.kind), n, ns_dtype_name(dts[d]));
         if (ok) ns_norm_result_free(&r0), ns_norm_result_free(&r);
         ns_tensor_free(x);
@@ -524,6 +560,25 @@ int main(void) {
   }
 
   pairwise_fixtures();
+
+  /* reuse: the input itself is refused (and stays the caller's); NULL is a plain call */
+  {
+    char err[NS_ERRLEN] = "";
+    size_t shape[2] = {3, 8};
+    ns_tensor *x = ns_tensor_new(2, shape, NS_FP32, err);
+    for (size_t i = 0; i < x->n; i++) ns_tensor_set(x, i, (double)(i % 5));
+    ns_spec s;
+    ns_spec_default(&s);
+    s.dtype = NS_FP32;
+    ns_norm_result r;
+    int rc = ns_normalize_reuse(x, &s, NULL, x, &r, err);
+    tap_ok(rc == -1 && strstr(err, "input") && r.y == NULL && ns_tensor_get(x, 4) == 4.0,
+           "reusing the input as output is refused: %s", err);
+    rc = ns_normalize_reuse(x, &s, NULL, NULL, &r, err);
+    tap_ok(rc == 0 && r.y && r.y != x, "reuse NULL makes a new output");
+    if (rc == 0) ns_norm_result_free(&r);
+    ns_tensor_free(x);
+  }
 
   /* the plan without lists answers like the one with them */
   {
