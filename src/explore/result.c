@@ -1039,7 +1039,7 @@ static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_
     ns_state_spec(s, &spec);
     ns_norm_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (ns_norm_plan_make(s->x->rank, s->x->shape, &spec, &plan, err) != 0) return -1;
+    if (ns_norm_plan_shape(s->x->rank, s->x->shape, &spec, &plan, err) != 0) return -1;
     nstat = plan.nstat;
     ns_norm_plan_free(&plan);
   }
@@ -1203,11 +1203,11 @@ static int masked_y_moments(const ns_tensor *x, const ns_spec *spec, ns_result *
 
 /* The main normalization of x with spec (and, for a large x, of its probe slice on its
  * own: the probes compare against that). */
-static int output_part(const ns_state *s, const double *xv, const ns_spec *spec, ns_result *r,
-                       char *err) {
+static int output_part(const ns_state *s, const double *xv, const ns_spec *spec, const ns_exec *ex,
+                       ns_tensor *reuse, ns_result *r, char *err) {
   const ns_tensor *x = s->x;
   size_t n = x->n;
-  if (ns_normalize(x, spec, &r->norm, err) != 0) return -1;
+  if (ns_normalize_reuse(x, spec, ex, reuse, &r->norm, err) != 0) return -1;
   if ((spec->mask ? masked_y_moments(x, spec, r, err) : y_moments(r, n)) != 0) return -1;
   degenerate_cond(s, r);
   int prank;
@@ -1219,6 +1219,7 @@ static int output_part(const ns_state *s, const double *xv, const ns_spec *spec,
 
 void ns_explore_cache_init(ns_explore_cache *c) {
   memset(c, 0, sizeof *c);
+  ns_exec_default(&c->exec);
 }
 
 void ns_explore_cache_free(ns_explore_cache *c) {
@@ -1290,10 +1291,14 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     spec.running = &eval_run;
   }
   if (parts & NS_PART_OUTPUT) {
+    /* the last y's memory takes the new y when the shape and dtype stayed (a fresh large
+       output costs the system as much to map and zero as the normalization itself) */
+    ns_tensor *old_y = r->norm.y;
+    r->norm.y = NULL;
     clear_output(r);
     r->evalsrc = src;
     r->eval_note = ns_evalsrc_words(src);
-    if (output_part(s, xv, &spec, r, err) != 0) goto out;
+    if (output_part(s, xv, &spec, &c->exec, old_y, r, err) != 0) goto out;
   }
   const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
   if (parts & NS_PART_SHIFT) {

@@ -253,6 +253,9 @@ typedef struct {
   /* Set by the caller: 1 leaves the full Jacobian to a job (r->jac_pending = 1) instead of
      computing it inside the update; 0 (the default) computes it at once. */
   int defer_jac;
+  /* Set by the caller: how the main normalization runs (SIMD, threads: the screen uses
+     every core); the bits never depend on it. ns_exec_default after init. */
+  ns_exec exec;
   ns_jac_job *job;  /* the job the last update left, until ns_explore_take_job */
   unsigned jac_gen; /* counts the recomputes of the Jacobian part (a job knows its own) */
   /* the exact per-statistic m2 of x at its dtype, kept while only eps, eps_at, ddof or gamma

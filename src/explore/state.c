@@ -499,7 +499,7 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
   }
   ns_norm_plan plan;
   memset(&plan, 0, sizeof plan);
-  if (ns_norm_plan_make(c->x->rank, c->x->shape, &spec, &plan, e) != 0)
+  if (ns_norm_plan_shape(c->x->rank, c->x->shape, &spec, &plan, e) != 0)
     return ns_explore_fail(err, "%s: %s", who, e[0] ? e : "does not fit x");
   size_t naff = plan.naffine;
   ns_norm_plan_free(&plan);

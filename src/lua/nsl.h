@@ -11,11 +11,16 @@
 
 #include <lua.h>
 
+#include "core/normalize.h"
 #include "core/spectrum.h"
 #include "core/tensor.h"
 
 /* The module table: ns.tensor, ns.normalize, ... (luaL_requiref-compatible). */
 int luaopen_normscope(lua_State *L);
+
+/* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64; else def_threads,
+ * 1 for the library, the number of cores for the screen). */
+void nsl_exec_from_env(ns_exec *ex, int def_threads);
 
 /* A new state with the standard libraries, the module loaded as global `ns` and in
  * package.loaded["normscope"]. NULL with err on allocation failure. */

@@ -160,8 +160,9 @@ static void push_stat(lua_State *L, const ns_norm_plan *p, const double *v) {
 /* The kernels' settings from the environment: NS_SIMD=off (or 0) forces the portable
  * loops, NS_THREADS=N splits the statistics over N threads (default 1). The core reads no
  * environment; this is where the process's settings reach it. */
-void nsl_exec_from_env(ns_exec *ex) {
+void nsl_exec_from_env(ns_exec *ex, int def_threads) {
   ns_exec_default(ex);
+  ex->threads = def_threads < 1 ? 1 : def_threads > 64 ? 64 : def_threads;
   const char *v = getenv("NS_SIMD");
   if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)) ex->simd = 0;
   v = getenv("NS_THREADS");
@@ -176,7 +177,7 @@ void nsl_exec_from_env(ns_exec *ex) {
  * NS_SIMD and NS_THREADS): "avx2", "sse2" or "portable", and the thread count. */
 static int l_kernels(lua_State *L) {
   ns_exec ex;
-  nsl_exec_from_env(&ex);
+  nsl_exec_from_env(&ex, 1);
   lua_createtable(L, 0, 2);
   lua_pushstring(L, ns_exec_isa(&ex));
   lua_setfield(L, -2, "isa");
@@ -194,7 +195,7 @@ static int l_normalize(lua_State *L) {
   nsl_checkspec(L, 2, x, &spec);
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
-  nsl_exec_from_env(&ex);
+  nsl_exec_from_env(&ex, 1);
   if (ns_normalize_exec(x, &spec, &ex, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
   ns_tensor **y = nsl_newbox(L);
   *y = res->y; /* the box owns y now */

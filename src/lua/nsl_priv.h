@@ -102,8 +102,6 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s);
  * tensor) stays on the stack. */
 const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,
                             const char *what);
-/* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64, default 1). */
-void nsl_exec_from_env(ns_exec *ex);
 /* The running-statistics object at idx, or NULL / an argument error. */
 ns_running *nsl_torunning(lua_State *L, int idx);
 

@@ -481,6 +481,8 @@ int tui_run(const tui_options *opt) {
   memset(a, 0, sizeof *a);
   ns_explore_cache_init(&a->cache);
   a->cache.defer_jac = 1; /* the full Jacobian runs in a worker: keys never wait for it */
+  /* the main normalization uses every core unless NS_THREADS says otherwise */
+  nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
   a->opt = *opt;
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
