@@ -228,6 +228,34 @@ int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *
   return 0; /* applied (even if the undo step could not be recorded) */
 }
 
+int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) {
+  if (!h || !s || i >= s->x->n)
+    return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1,
+                           s ? s->x->n : 0);
+  ns_history_step st;
+  memset(&st, 0, sizeof st);
+  size_t es = ns_dtype_size(s->x->dtype);
+  st.dx_idx = malloc(sizeof *st.dx_idx);
+  st.dx_val = malloc(es);
+  if (!st.dx_idx || !st.dx_val) {
+    step_free(&st);
+    return ns_explore_fail(err, "x: out of memory");
+  }
+  unsigned char *at = (unsigned char *)s->x->data + i * es;
+  memcpy(st.dx_val, at, es);
+  ns_tensor_set(s->x, i, v);
+  if (memcmp(st.dx_val, at, es) == 0) { /* the same bits: nothing to undo */
+    step_free(&st);
+    return 0;
+  }
+  st.set = NS_FIELDBIT(NS_F_X);
+  st.dx_idx[0] = i;
+  st.ndx = 1;
+  free_stack(&h->redo, &h->nredo);
+  if (stack_push(&h->undo, &h->nundo, h->depth, &st, NULL) == 0) history_trim(h);
+  return 0;
+}
+
 static int history_move(ns_history_step **from, size_t *nfrom, ns_history_step **to, size_t *nto,
                         size_t depth, ns_state *s) {
   if (*nfrom == 0) return 0;

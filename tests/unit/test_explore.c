@@ -533,6 +533,20 @@ static void test_history_compact(void) {
   while (ns_history_redo(&h, &s)) n++;
   tap_ok(n == 200 && ns_tensor_get(s.x, 49000) == 1049 && s.eps == 1e-5,
          "redoing all 200 gives the end back");
+  size_t before = h.nundo;
+  tap_ok(ns_edit_set_x(&s, &h, 49000, 1049, err) == 0 && h.nundo == before,
+         "a cell set to the value it holds is no undo step");
+  tap_ok(ns_edit_set_x(&s, &h, 7, 1.0 / 3, err) == 0 && h.nundo == before + 1 &&
+             ns_tensor_get(s.x, 7) == (double)(float)(1.0 / 3),
+         "a cell edit rounds to x's dtype (fp32)");
+  /* x still from a file: the edit goes through the patch route, which forgets the source */
+  free(s.source);
+  s.source = strdup("acts.npy");
+  tap_ok(ns_edit_set_x(&s, &h, 8, 2, err) == 0 && s.source[0] == 0 && ns_tensor_get(s.x, 8) == 2,
+         "editing a loaded file's x forgets the file (source \"\")");
+  ns_history_undo(&h, &s);
+  tap_ok(strcmp(s.source, "acts.npy") == 0 && ns_tensor_get(s.x, 8) == (double)(8 % 97) - 48.5,
+         "undo brings the source and the cell back");
   ns_history_free(&h);
   ns_state_free(&start);
   ns_state_free(&s);
