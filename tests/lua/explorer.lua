@@ -169,4 +169,19 @@ T.ok(not ok5 and tostring(err5):find("too long", 1, true), "an endless state fil
 
 os.remove(tmp)
 os.remove(npy)
+-- the display statistics read fp32 tensors straight from their storage: the same sums, bit
+-- for bit, as the route through doubles that other dtypes take (1003 values: a partial
+-- last group of eight)
+do
+  local v = {}
+  for i = 1, 1003 do v[i] = math.sin(i) * 3 + 0.25 end
+  local x32 = ns.tensor(v):astype("fp32")
+  local a = ns.explorer{x = x32, dtype = "fp32"}:result()
+  local b = ns.explorer{x = x32:astype("fp64"), dtype = "fp32"}:result()
+  T.ok(a.x_mean == b.x_mean and a.x_std == b.x_std and a.x_rms == b.x_rms,
+       "x statistics: fp32 storage = the same values in fp64 storage, bit for bit")
+  T.ok(a.y_mean == b.y_mean and a.y_std == b.y_std,
+       "y statistics: the fp32 route = the double route, bit for bit")
+end
+
 T.done()
