@@ -991,21 +991,38 @@ static void input_stats(const ns_tensor *x, ns_result *r) {
   double buf[READ_CHUNK];
   r->n = n;
   double sum = 0, sq = 0;
-  r->x_min = INFINITY;
-  r->x_max = -INFINITY;
-  r->x_nan = r->x_inf = 0;
+  double mn = INFINITY, mx = -INFINITY;
+  size_t nnan = 0, ninf = 0;
   for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
     size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
-    read_range(x, i0, len, buf);
-    for (size_t a = 0; a < len; a++) {
-      double v = buf[a];
-      r->x_nan += isnan(v) != 0;
-      r->x_inf += isinf(v) != 0;
-      if (v < r->x_min) r->x_min = v;
-      if (v > r->x_max) r->x_max = v;
+    /* min, max (NaN compares false: left out) and the NaN/Inf counts, in locals and in
+       select form so the loop vectorizes; fp32 values compare as their doubles do */
+    if (x->dtype == NS_FP32) {
+      const float *v = (const float *)x->data + i0;
+      for (size_t a = 0; a < len; a++) {
+        double d = v[a];
+        nnan += d != d;
+        ninf += d == INFINITY || d == -INFINITY;
+        mn = d < mn ? d : mn;
+        mx = d > mx ? d : mx;
+      }
+      sum += range_sum(x, i0, len, 0, 0, buf);
+    } else {
+      read_range(x, i0, len, buf);
+      for (size_t a = 0; a < len; a++) {
+        double d = buf[a];
+        nnan += d != d;
+        ninf += d == INFINITY || d == -INFINITY;
+        mn = d < mn ? d : mn;
+        mx = d > mx ? d : mx;
+      }
+      sum += chunk_sum(buf, len, 0, 0);
     }
-    sum += chunk_sum(buf, len, 0, 0);
   }
+  r->x_min = mn;
+  r->x_max = mx;
+  r->x_nan = nnan;
+  r->x_inf = ninf;
   r->x_mean = sum / (double)n;
   double sq2 = 0;
   for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
@@ -1263,6 +1280,14 @@ void ns_explore_cache_free(ns_explore_cache *c) {
  * (a 1M-element x costs a copy per keypress otherwise). */
 static int cache_store(ns_explore_cache *c, const ns_state *s, int x_same, char *err) {
   ns_tensor *keepx = x_same ? c->prev.x : NULL;
+  const ns_tensor *px = c->prev.x, *x = s->x;
+  if (!keepx && px && px->dtype == x->dtype && px->rank == x->rank &&
+      memcmp(px->shape, x->shape, sizeof px->shape) == 0) {
+    /* x changed in its values only (a cell edit): copy them into the kept tensor, whose
+       pages are mapped already (a fresh 64 MB copy costs as much again in page faults) */
+    memcpy(px->data, x->data, x->n * ns_dtype_size(x->dtype));
+    keepx = c->prev.x;
+  }
   if (keepx) c->prev.x = NULL;
   ns_state_free(&c->prev);
   ns_state tmp = *s;

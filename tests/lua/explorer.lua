@@ -182,6 +182,12 @@ do
        "x statistics: fp32 storage = the same values in fp64 storage, bit for bit")
   T.ok(a.y_mean == b.y_mean and a.y_std == b.y_std,
        "y statistics: the fp32 route = the double route, bit for bit")
+  v[5], v[700], v[701] = 0 / 0, math.huge, -math.huge
+  local c = ns.explorer{x = ns.tensor(v):astype("fp32")}:result()
+  local d = ns.explorer{x = ns.tensor(v)}:result()
+  T.ok(c.cond == "x_nonfinite" and d.cond == "x_nonfinite", "NaN and Inf seen in both storages")
+  T.ok(c.x_min == -math.huge and c.x_max == math.huge and d.x_min == -math.huge,
+       "min and max see the infinities and leave the NaN out")
 end
 
 T.done()
