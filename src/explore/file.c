@@ -465,6 +465,24 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err) {
   return rc;
 }
 
+/* fsync of the folder that holds path, so the rename itself is on disk: 0, or an errno.
+ * A folder that cannot be synced by its nature (EINVAL: some file systems) counts as
+ * synced: there is nothing more to do. */
+static int sync_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) return ENOMEM;
+  int e = 0, fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    e = errno;
+  } else {
+    if (fsync(fd) != 0 && errno != EINVAL) e = errno;
+    close(fd);
+  }
+  free(dir);
+  return e;
+}
+
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 16);
@@ -499,6 +517,11 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
     return ns_explore_fail(err, "write error: %s", strerror(e));
   }
   free(tmp);
+  if ((e = sync_folder(path)) != 0)
+    return ns_explore_fail(err,
+                           "written, but its folder cannot be synced (the new name may "
+                           "not survive a crash): %s",
+                           strerror(e));
   return 0;
 }
 
