@@ -3,3 +3,8 @@
 ## state killed with SIGKILL again and again (test_atomic_kill.sh), the file always whole.
 TESTS += tests/cli/bad_input.sh tests/cli/test_atomic_kill.sh
 EXTRA_DIST += tests/cli/bad_input.sh tests/cli/bad_input.tsv tests/cli/test_atomic_kill.sh
+
+## test_manpage.sh: doc/normscope.1 is clean under groff -man -ww and names every
+## subcommand, option and Lua function (the module walked at run time).
+TESTS += tests/cli/test_manpage.sh
+EXTRA_DIST += tests/cli/test_manpage.sh tests/cli/manpage_names.lua
