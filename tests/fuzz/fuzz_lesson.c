@@ -6,7 +6,8 @@
  * holds only the lesson file afterwards (the sandbox has no file system to write to).
  * FUZZ_LESSON_LOAD_ONLY in the environment skips the steps' functions (claims compute the
  * explorer's whole result, ten times the cost of a load): the long runs use it to reach
- * more inputs of the loader itself; the replay in make check runs everything. */
+ * more inputs of the loader itself; the replay in make check runs everything. Tensors
+ * are capped at 4096 elements (NS_MAX_ELEMENTS) for the same reason. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(mkdtemp(dir) != NULL, "cannot make a scratch folder");
     snprintf(path, sizeof path, "%s/l.lua", dir);
     atexit(cleanup);
+    /* small tensors only: C work on big ones is outside the instruction budget and would
+     * make an input slow without reaching more of the loader */
+    setenv("NS_MAX_ELEMENTS", "4096", 1);
   }
   FILE *f = fopen(path, "wb");
   FUZZ_CHECK(f != NULL, "cannot write %s", path);
