@@ -470,8 +470,11 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err) {
  * synced: there is nothing more to do. */
 static int sync_folder(const char *path) {
   const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  size_t n = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+  char *dir = malloc(n + 1); /* not strndup: its block would escape malloc's wrappers */
   if (!dir) return ENOMEM;
+  memcpy(dir, slash ? path : ".", n);
+  dir[n] = '\0';
   int e = 0, fd = open(dir, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
     e = errno;
