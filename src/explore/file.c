@@ -215,6 +215,18 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
     ns_file_map_close(&m);
     return t;
   }
+  if (k == NS_FILE_NPY) { /* the header first: a tensor above the cap is refused unread */
+    ns_file_map m;
+    if (ns_file_map_open(&m, path, NULL, flags, err)) return NULL;
+    char shp[128], why[NS_ERRLEN];
+    int over = ns_elements_check(m.n, why);
+    ns_shape_format(m.rank, m.shape, shp, sizeof shp);
+    ns_file_map_close(&m);
+    if (over) {
+      ns_explore_fail(err, "a tensor of shape %s: %s", shp, why);
+      return NULL;
+    }
+  }
   size_t len = 0;
   char e[NS_ERRLEN] = "";
   char *buf = ns_file_read(path, MAX_TENSOR_FILE, &len, err);
