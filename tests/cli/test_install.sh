@@ -69,7 +69,9 @@ else
   else
     ok "make uninstall removed all $count files"
   fi
-  dirs=$(cd "$T/root" && find . -type d -name 'normscope*' | sort)
+  # the package's own folders (not the prefix, which may itself be named normscope-...)
+  dirs=$(cd "$T/root" && find . -type d \( -path '*/share/normscope' -o -path '*/share/normscope/*' \
+    -o -path '*/share/doc/normscope' \) | sort)
   if [ -n "$dirs" ]; then notok "make uninstall left the package's folders: $dirs"; else ok "and the package's own folders"; fi
 fi
 echo "1..$n"
