@@ -555,8 +555,19 @@ static int check_file(const char *file) {
   return 0;
 }
 
+/* An NS_MAX_ELEMENTS the core cannot use is a usage error here, not a silent default. */
+static int check_max_elements(void) {
+  const char *s = getenv("NS_MAX_ELEMENTS");
+  size_t cap;
+  char err[NS_ERRLEN];
+  if (!s || !*s || ns_max_elements_parse(s, &cap, err) == 0) return 0;
+  fprintf(stderr, PROG ": NS_MAX_ELEMENTS: %s\n", err);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   atexit(close_stdout);
+  if (check_max_elements()) return 2;
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {0};
   char last[1200];

@@ -79,7 +79,7 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
   c_numeric loc;
   c_numeric_enter(&loc);
   double *vals = NULL;
-  size_t nvals = 0, cap = 0, rows = 0, cols = 0, first_line = 0;
+  size_t nvals = 0, cap = 0, rows = 0, cols = 0, first_line = 0, maxn = ns_max_elements();
   const char **fs = NULL;
   size_t *fl = NULL, fcap = 0;
   int header_seen = 0, ok = 0;
@@ -142,9 +142,11 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
                 nf == 1 ? "" : "s", first_line, cols);
       goto done;
     }
-    if (nvals + nf > NS_MAXELEMS) {
-      ns_seterr(err, "line %zu: the CSV text has more than %zu numbers", lineno,
-                (size_t)NS_MAXELEMS);
+    if (nvals + nf > maxn) { /* refused before the values are collected, not after */
+      ns_seterr(err,
+                "line %zu: the CSV text has more than %zu numbers, the cap of elements per "
+                "tensor (NS_MAX_ELEMENTS)",
+                lineno, maxn);
       goto done;
     }
     if (nvals + nf > cap) {

@@ -33,11 +33,20 @@ void ns_exec_default(ns_exec *e) {
 
 typedef void (*nk_fn)(const nk_job *, size_t, size_t);
 
+#ifdef NK_HAVE_AVX2
+#include <cpuid.h>
+/* F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports has no "f16c". */
+static int has_f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+}
+#endif
+
 static nk_fn pick(const ns_exec *ex) {
 #ifdef NK_HAVE_AVX2
   if (ex->simd) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return nk_run_avx2;
+    if (__builtin_cpu_supports("avx2") && has_f16c()) return nk_run_avx2;
   }
 #endif
   (void)ex;

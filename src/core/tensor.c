@@ -2,6 +2,8 @@
 #include "core/tensor.h"
 #include "core/err.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,61 @@ void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len) {
   if (used < len) snprintf(buf + used, len - used, ")");
 }
 
+int ns_max_elements_parse(const char *s, size_t *cap, char *err) {
+  if (!s || !cap) {
+    ns_seterr(err, "no value");
+    return -1;
+  }
+  const char *p = s;
+  while (isspace((unsigned char)*p)) p++;
+  char *end;
+  errno = 0;
+  unsigned long long v = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
+  int ok = isdigit((unsigned char)*p) && !errno;
+  if (ok) {
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+      shift = 10, end++;
+      break;
+    case 'M':
+      shift = 20, end++;
+      break;
+    case 'G':
+      shift = 30, end++;
+      break;
+    default:
+      break;
+    }
+    ok = *end == '\0' && v >= 1 && v <= (NS_MAXELEMS >> shift);
+    v <<= shift;
+  }
+  if (!ok) {
+    ns_seterr(err,
+              "\"%.40s\" is not a number of elements from 1 to %zu (a K, M or G suffix "
+              "multiplies by 2^10, 2^20, 2^30)",
+              s, (size_t)NS_MAXELEMS);
+    return -1;
+  }
+  *cap = (size_t)v;
+  return 0;
+}
+
+size_t ns_max_elements(void) {
+  size_t cap;
+  const char *s = getenv("NS_MAX_ELEMENTS");
+  if (s && *s && ns_max_elements_parse(s, &cap, NULL) == 0) return cap;
+  return NS_DEFAULT_MAX_ELEMENTS;
+}
+
+int ns_elements_check(size_t n, char *err) {
+  size_t cap = ns_max_elements();
+  if (n <= cap) return 0;
+  ns_seterr(err, "%zu elements is above the cap of %zu elements per tensor (NS_MAX_ELEMENTS)", n,
+            cap);
+  return -1;
+}
+
 /* ns_tensor_new and ns_tensor_new_uninit: zeroed (calloc) or not (malloc) data. */
 static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, int zero, char *err) {
   if ((unsigned)dtype >= NS_DTYPE_COUNT) {
@@ -59,6 +116,15 @@ static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, in
     return NULL;
   }
   if (ns_shape_check(rank, shape, err) != 0) return NULL;
+  size_t n = 1;
+  for (int k = 0; k < rank; k++) n *= shape[k]; /* <= NS_MAXELEMS: checked above */
+  char e[NS_ERRLEN];
+  if (ns_elements_check(n, e)) {
+    char buf[128];
+    ns_shape_format(rank, shape, buf, sizeof buf);
+    ns_seterr(err, "a tensor of shape %s: %s", buf, e);
+    return NULL;
+  }
   ns_tensor *t = calloc(1, sizeof *t);
   if (!t) {
     ns_seterr(err, "out of memory allocating a tensor");

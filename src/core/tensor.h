@@ -24,8 +24,14 @@
 #include "core/err.h" /* NS_ERRLEN */
 
 #define NS_MAXRANK 4
-/* Refuse tensors with more elements than this (1 << 31): a clear error, not an OOM. */
+/* The most elements a shape may describe (1 << 31): larger shapes are refused everywhere,
+ * also by the readers that stream a file without holding it. */
 #define NS_MAXELEMS ((size_t)1 << 31)
+/* The cap on the elements of a tensor held in memory, by default 1 << 28 (2 GiB of fp64):
+ * ns_tensor_new, and so every tensor made by the core, the explorer and the Lua module,
+ * refuses more with a message naming both numbers, instead of attempting the allocation.
+ * NS_MAX_ELEMENTS in the environment sets it (see ns_max_elements). */
+#define NS_DEFAULT_MAX_ELEMENTS ((size_t)1 << 28)
 
 typedef struct ns_tensor {
   int rank;                 /* 1..4 */
@@ -50,6 +56,16 @@ double ns_tensor_get(const ns_tensor *t, size_t i);
 void ns_tensor_set(ns_tensor *t, size_t i, double v);
 /* Copies all elements into out[0..n-1] as doubles (exact). */
 void ns_tensor_read(const ns_tensor *t, double *out);
+/* The cap in force: NS_MAX_ELEMENTS when it is set and valid for ns_max_elements_parse,
+ * else NS_DEFAULT_MAX_ELEMENTS. It is read from the environment at each call (the core's
+ * one environment read; nothing is cached), so a caller may change it while running. */
+size_t ns_max_elements(void);
+/* Parses a cap: a whole number from 1 to NS_MAXELEMS, optionally with a K, M or G suffix
+ * (times 2^10, 2^20, 2^30). 0 with *cap set, or -1 with err. */
+int ns_max_elements_parse(const char *s, size_t *cap, char *err);
+/* 0 when a tensor of n elements fits the cap in force, else -1 with err naming n, the cap
+ * and NS_MAX_ELEMENTS. */
+int ns_elements_check(size_t n, char *err);
 /* Checks rank and shape: 0 if acceptable, -1 with err otherwise (rank 1..4, no zero
  * dimension, product <= NS_MAXELEMS and free of overflow). */
 int ns_shape_check(int rank, const size_t *shape, char *err);

@@ -215,6 +215,18 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
     ns_file_map_close(&m);
     return t;
   }
+  if (k == NS_FILE_NPY) { /* the header first: a tensor above the cap is refused unread */
+    ns_file_map m;
+    if (ns_file_map_open(&m, path, NULL, flags, err)) return NULL;
+    char shp[128], why[NS_ERRLEN];
+    int over = ns_elements_check(m.n, why);
+    ns_shape_format(m.rank, m.shape, shp, sizeof shp);
+    ns_file_map_close(&m);
+    if (over) {
+      ns_explore_fail(err, "a tensor of shape %s: %s", shp, why);
+      return NULL;
+    }
+  }
   size_t len = 0;
   char e[NS_ERRLEN] = "";
   char *buf = ns_file_read(path, MAX_TENSOR_FILE, &len, err);
@@ -465,6 +477,27 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err) {
   return rc;
 }
 
+/* fsync of the folder that holds path, so the rename itself is on disk: 0, or an errno.
+ * A folder that cannot be synced by its nature (EINVAL: some file systems) counts as
+ * synced: there is nothing more to do. */
+static int sync_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+  char *dir = malloc(n + 1); /* not strndup: its block would escape malloc's wrappers */
+  if (!dir) return ENOMEM;
+  memcpy(dir, slash ? path : ".", n);
+  dir[n] = '\0';
+  int e = 0, fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    e = errno;
+  } else {
+    if (fsync(fd) != 0 && errno != EINVAL) e = errno;
+    close(fd);
+  }
+  free(dir);
+  return e;
+}
+
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 16);
@@ -499,6 +532,11 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
     return ns_explore_fail(err, "write error: %s", strerror(e));
   }
   free(tmp);
+  if ((e = sync_folder(path)) != 0)
+    return ns_explore_fail(err,
+                           "written, but its folder cannot be synced (the new name may "
+                           "not survive a crash): %s",
+                           strerror(e));
   return 0;
 }
 

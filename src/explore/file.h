@@ -73,8 +73,10 @@ ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err);
 void ns_file_map_close(ns_file_map *m);
 /* Writes a tensor as .npy (its dtype) or .csv (rank 1 or 2), atomically. 0 or -1 with err. */
 int ns_file_save(const char *path, const ns_tensor *t, char *err);
-/* Writes len bytes to path through a temporary file in the same folder, fsync and
- * rename: the old file stays whole until the new one is. 0 or -1 with err. */
+/* Writes len bytes to path through a temporary file in the same folder, fsync, rename,
+ * and fsync of the folder (so the new name is on disk too): the old file stays whole
+ * until the new one is. 0 or -1 with err (also when only the folder's fsync failed: the
+ * file is then in place, but may not survive a crash). */
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else
  * ~/.local/state/normscope, into buf; NULL when neither variable is set. */

@@ -26,6 +26,11 @@ printf 'local s = string.rep("x", 1 << 62)\n' >big.lua
 printf 'os.exit(7)\n' >ex7.lua
 printf 'ns.save(arg[1], ns.tensor({1, 2}))\n' >mknpy.lua
 "$ns" run mknpy.lua "$T/good.npy" || echo "# could not write $T/good.npy"
+# the limits' cases: 121-element files, and lessons that run out of budget
+printf 'local x = ns.rng(1):normal(0, 1, {11, 11})\nns.save("big121.npy", x)\nns.save("big121.csv", x)\n' >mkbig.lua
+"$ns" run mkbig.lua || echo "# could not write big121.npy, big121.csv"
+printf 'lesson{title = "loop", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) while true do end end}}}\n' >loop.lua
+printf 'lesson{title = "mem", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local t = {} for i = 1, 1e8 do t[i] = {i} end end}}}\n' >mem.lua
 
 # helpers of the lua kind
 cat >prelude.lua <<'LUA'
@@ -60,6 +65,9 @@ while IFS='	' read -r id kind want frag input; do
   case "$id" in '#'* | '') continue ;; esac
   [ "$frag" = - ] && frag=""
   n=$((n + 1))
+  # a kind may end in +VAR=VALUE: that case runs with VAR set in its environment
+  envs=""
+  case "$kind" in *+*) envs=${kind#*+}; kind=${kind%%+*} ;; esac
   input=$(printf '%s' "$input" | sed "s|@T|$T|g")
   frag=$(printf '%s' "$frag" | sed "s|@T|$T|g")
   : >case.lua
@@ -82,9 +90,10 @@ while IFS='	' read -r id kind want frag input; do
   esac
   if [ "$kind" = cli ]; then
     # shellcheck disable=SC2086
-    BAD_TMP="$T" timeout 60 "$ns" $input </dev/null >out.txt 2>err.txt
+    BAD_TMP="$T" timeout 60 env $envs "$ns" $input </dev/null >out.txt 2>err.txt
   else
-    BAD_TMP="$T" timeout 60 "$ns" run case.lua </dev/null >out.txt 2>err.txt
+    # shellcheck disable=SC2086
+    BAD_TMP="$T" timeout 60 env $envs "$ns" run case.lua </dev/null >out.txt 2>err.txt
   fi
   got=$?
   why=""

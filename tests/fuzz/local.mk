@@ -5,8 +5,9 @@
 ## tests/fuzz/fuzz_NAME, and `make fuzz-smoke` (part of `make check` there) runs each
 ## briefly on its corpus. A longer run by hand:
 ##   build/tests/fuzz/fuzz_npy -runs=1000000 /tmp/new tests/fuzz/corpus/npy
-FUZZ_HARNESSES = npy csv file cellnum set state
-EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/fuzz_lua.h tests/fuzz/corpus tests/fuzz/fuzz-smoke.sh
+FUZZ_HARNESSES = npy csv file cellnum set state safetensors lesson
+EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/fuzz_lua.h tests/fuzz/corpus tests/fuzz/fuzz-smoke.sh \
+	tests/fuzz/lesson.dict
 
 
 check_PROGRAMS += tests/fuzz/replay_npy
@@ -51,6 +52,20 @@ tests_fuzz_replay_state_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"state"'
 tests_fuzz_replay_state_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_replay_state_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
+check_PROGRAMS += tests/fuzz/replay_safetensors
+TESTS += tests/fuzz/replay_safetensors
+tests_fuzz_replay_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_replay_safetensors_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"safetensors"'
+tests_fuzz_replay_safetensors_CFLAGS = $(AM_CFLAGS)
+tests_fuzz_replay_safetensors_LDADD = libnscore.la -lm
+
+check_PROGRAMS += tests/fuzz/replay_lesson
+TESTS += tests/fuzz/replay_lesson
+tests_fuzz_replay_lesson_SOURCES = tests/fuzz/fuzz_lesson.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_replay_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"lesson"' -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
+tests_fuzz_replay_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+tests_fuzz_replay_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
 if FUZZ
 check_PROGRAMS += tests/fuzz/fuzz_npy
 tests_fuzz_fuzz_npy_SOURCES = tests/fuzz/fuzz_npy.c tests/fuzz/fuzz.h
@@ -82,6 +97,17 @@ tests_fuzz_fuzz_state_SOURCES = tests/fuzz/fuzz_state.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_state_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_fuzz_state_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
 tests_fuzz_fuzz_state_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+check_PROGRAMS += tests/fuzz/fuzz_safetensors
+tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_safetensors_CFLAGS = $(AM_CFLAGS)
+tests_fuzz_fuzz_safetensors_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
+tests_fuzz_fuzz_safetensors_LDADD = libnscore.la -lm
+check_PROGRAMS += tests/fuzz/fuzz_lesson
+tests_fuzz_fuzz_lesson_SOURCES = tests/fuzz/fuzz_lesson.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
+tests_fuzz_fuzz_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+tests_fuzz_fuzz_lesson_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
+tests_fuzz_fuzz_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 TESTS += tests/fuzz/fuzz-smoke.sh
 # the stock-Lua tests load the instrumented normscope.so: lua5.4 preloads clang's ASan
 AM_TESTS_ENVIRONMENT += NS_ASAN_RUNTIME='$(ASAN_RUNTIME)'; export NS_ASAN_RUNTIME;

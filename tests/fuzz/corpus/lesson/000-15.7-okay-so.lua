@@ -1,0 +1,53 @@
+-- Text 000 (chapter 15), section 15.7 ("Okay, so"): what the chapter inherited, changed,
+-- measured and settled, and the question it leaves open. Each step puts back a state from
+-- the earlier lessons.
+local X = {-2, -1, 1, 2}
+
+lesson{
+  title = "Okay, so: what the chapter settled",
+  source = "000_b251982bd6a65d6e.txt",
+  section = "15.7 Okay, so",
+  steps = {
+    {text = [[
+Inherited: two tools from earlier chapters. A centered streaming state
+(n, mean, m2), which the precision panel computes three ways, and the
+spectrum of a Jacobian, which now diagnoses a layer.]],
+     set = {x = {9998, 9999, 10001, 10002}, kind = "layer", eps = 0, dtype = "fp32",
+            shift = 10, scale = 2},
+     focus = "precision"},
+
+    {text = [[
+Changed: a normalization is specified by its invariance, its statistic,
+its eps (value and place) and its placement, not by its name. Every one
+of them is a setting in the settings panel.]],
+     set = {x = X, dtype = "fp64", eps = 1e-5},
+     focus = "settings"},
+
+    {text = [[
+Measured: one set of claims checks invariance, rank and fp32 arithmetic;
+another merges running states and measures the train/eval gap. Every
+number is recomputed by these lessons (normscope verify lists them).]],
+     set = {momentum = 0.1},
+     focus = "train"},
+
+    {text = [[
+Settled: the centered map and the RMS map forget different directions.
+Compare the spectrum of kind layer (ones and radial at 0, eps 0) with
+that of kind rms (radial only).]],
+     set = {eps = 0, kind = "layer"},
+     focus = "spectrum",
+     try = {text = [[
+Switch to kind rms: the "ones" row leaves the spectrum (that direction is
+no longer erased and joins the bulk), and only radial stays at 0.]],
+            check = function(s)
+              return s.kind == "rms" or "the kind is " .. s.kind
+            end,
+            show = {kind = "rms"}}},
+
+    {text = [[
+Open: the Jacobian here is local. What happens when a derivative map that
+is under control meets a curvature boundary that moves along the training
+trajectory? The chapter leaves that for later.]],
+     focus = "spectrum"},
+  },
+}

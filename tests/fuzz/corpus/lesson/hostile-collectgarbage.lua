@@ -1,0 +1,2 @@
+-- hostile: stop the collector
+collectgarbage("stop")

@@ -1,0 +1,2 @@
+-- hostile: string.dump is not there
+local b = string.dump(function() end)

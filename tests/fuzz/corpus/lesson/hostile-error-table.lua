@@ -1,0 +1,2 @@
+-- hostile: an error object that is not a string
+error({code = 7})

@@ -1,0 +1,2 @@
+-- hostile: open a file
+local f = io.open("/etc/passwd")

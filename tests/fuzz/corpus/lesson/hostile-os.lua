@@ -1,0 +1,2 @@
+-- hostile: run a shell command
+os.execute("echo pwned")

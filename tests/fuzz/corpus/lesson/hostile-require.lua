@@ -1,0 +1,2 @@
+-- hostile: load a module
+local m = require("os")
