@@ -7,7 +7,6 @@
 #include "lua/lesson_run.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blasdl.h"
 #include "explore/state.h"
 #include "lua/lesson.h"
 #include "lua/lesson_progress.h"
@@ -594,12 +594,12 @@ static int source_in(const char *src, const char *list) {
   return 0;
 }
 
-/* Lessons multiply small matrices: one BLAS thread is faster there than several spinning
- * (OpenBLAS reads OPENBLAS_NUM_THREADS when it loads, so ask it directly; the reference
- * BLAS has no threads and no such function). The numbers do not depend on it. */
+/* Lessons multiply small matrices: one BLAS thread is faster there than several spinning.
+ * The loader applies it when OpenBLAS loads (at the first matmul or eigenvalue), or at once
+ * if it is loaded already; the reference BLAS has no threads. The numbers do not depend on
+ * it. An explicit OPENBLAS_NUM_THREADS or NS_THREADS wins (nsl_blas_from_env applies it). */
 static void one_blas_thread(void) {
-  void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-  if (set_threads && !getenv("OPENBLAS_NUM_THREADS")) set_threads(1);
+  if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("NS_THREADS")) ns_blas_set_threads(1);
 }
 
 int lesson_cmd_verify(int tsv, const char *sources) {

@@ -97,6 +97,9 @@ const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_te
                             const char *what);
 /* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64, default 1). */
 void nsl_exec_from_env(ns_exec *ex);
+/* nsl_blas.c: the lazily loaded BLAS/LAPACKE's sonames and OpenBLAS's thread count from
+ * NS_LAPACK_SONAME, NS_BLAS_SONAME, OPENBLAS_NUM_THREADS and NS_THREADS. */
+void nsl_blas_from_env(void);
 /* The running-statistics object at idx, or NULL / an argument error. */
 ns_running *nsl_torunning(lua_State *L, int idx);
 

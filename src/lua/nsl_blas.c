@@ -1,0 +1,26 @@
+/* nsl_blas.c: the process's settings for the lazily loaded BLAS and LAPACKE (core/blasdl.h).
+ *
+ * The core reads no environment; this is where these variables reach it, once per Lua state
+ * made (luaopen_normscope), before any linear algebra runs:
+ *   NS_LAPACK_SONAME, NS_BLAS_SONAME   other sonames to open (tests use a missing one to see
+ *                                      the error path); ignored once a library is loaded
+ *   OPENBLAS_NUM_THREADS               OpenBLAS reads it itself: then we set nothing
+ *   NS_THREADS                         otherwise OpenBLAS's thread count (1..64) */
+#include "core/blasdl.h"
+#include "lua/nsl_priv.h"
+
+#include <stdlib.h>
+
+void nsl_blas_from_env(void) {
+  /* A second Lua state in the same process finds the libraries loaded: its names are
+   * refused and the first ones stay, which is the only consistent outcome. */
+  ns_blas_set_sonames(getenv("NS_LAPACK_SONAME"), getenv("NS_BLAS_SONAME"), NULL);
+  const char *v = getenv("OPENBLAS_NUM_THREADS");
+  if (v && *v) return;
+  v = getenv("NS_THREADS");
+  if (v && *v) {
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end == '\0' && t >= 1 && t <= 64) ns_blas_set_threads((int)t);
+  }
+}
