@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/blasdl.h"
 #include "explore/state.h"
 #include "lua/lesson.h"
 #include "lua/lesson_progress.h"
@@ -594,16 +593,7 @@ static int source_in(const char *src, const char *list) {
   return 0;
 }
 
-/* Lessons multiply small matrices: one BLAS thread is faster there than several spinning.
- * The loader applies it when OpenBLAS loads (at the first matmul or eigenvalue), or at once
- * if it is loaded already; the reference BLAS has no threads. The numbers do not depend on
- * it. An explicit OPENBLAS_NUM_THREADS or NS_THREADS wins (nsl_blas_from_env applies it). */
-static void one_blas_thread(void) {
-  if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("NS_THREADS")) ns_blas_set_threads(1);
-}
-
 int lesson_cmd_verify(int tsv, const char *sources) {
-  one_blas_thread();
   char err[LESSON_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);

@@ -12,6 +12,7 @@
 #include "core/tensor_ops.h"
 #include "tap.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,18 @@ static int mapped(const char *needle) {
     if (strstr(line, needle)) found = 1;
   fclose(f);
   return found;
+}
+
+/* OpenBLAS's own thread count, seen through the loaded libblas.so.3; -1 for another BLAS. */
+static int openblas_threads(void) {
+  void *h = dlopen(NS_CBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return -2;
+  void *p = dlsym(h, "openblas_get_num_threads");
+  int (*f)(void);
+  memcpy(&f, &p, sizeof f);
+  int n = p ? f() : -1;
+  dlclose(h);
+  return n;
 }
 
 /* Eigenvalues of [[2,1],[1,2]] are 1 and 3; singular values of [[3,0],[4,5]] are
@@ -127,7 +140,12 @@ int main(void) {
              ns_tensor_get(y, 2) == 139 && ns_tensor_get(y, 3) == 154,
          "sgemm through the loaded table: the hand-computed product %s", err);
   tap_ok(mapped("/libblas") == 1, "the BLAS is mapped after the first matmul");
-  ns_blas_set_threads(2); /* after the load: applied at once, no crash */
+  int t1 = openblas_threads();
+  tap_ok(t1 == 1 || t1 == -1, "the thread count asked before the load was applied (%d)", t1);
+  ns_blas_set_threads(2); /* after the load: applied at once */
+  int t2 = openblas_threads();
+  tap_ok(t2 == 2 || t2 == -1, "a thread count asked after the load is applied at once (%d)", t2);
+  if (t1 == -1) tap_diag("not OpenBLAS behind %s: no threads to check", NS_CBLAS_SONAME);
   ns_blas_set_threads(0);
   ns_tensor_free(ta);
   ns_tensor_free(tb);
