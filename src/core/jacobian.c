@@ -1,10 +1,10 @@
 /* jacobian.c: the derivative of a normalization (analytic and central differences) and
  * the batch-norm backward pass along three routes that must agree. */
 #include "core/jacobian.h"
+#include "core/blasdl.h"
 #include "core/err.h"
 #include "core/linalg.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,6 +486,8 @@ int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *
     return -1;
   }
   if (ns_check_finite_matrix(fn, W, w, w, err)) return -1;
+  const ns_cblas *cb = placement == NS_PLACE_NONE ? NULL : ns_cblas_get(fn, err);
+  if (placement != NS_PLACE_NONE && !cb) return -1;
   /* M = I (x) W, never formed: block b of w rows (or columns) at a time, through BLAS. */
   size_t nb = n / w;
   double *A = placement == NS_PLACE_NONE ? NULL : malloc(n * n * sizeof *A);
@@ -505,8 +507,8 @@ int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *
     if (ns_jacobian_analytic(xt, spec, A, err)) goto done; /* A = J_N(x) */
     /* J = I + M A: rows of block b are W times the same rows of A */
     for (size_t b = 0; b < nb; b++)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)w, (int)n, (int)w, 1.0, W, (int)w,
-                  A + b * w * n, (int)n, 0.0, J + b * w * n, (int)n);
+      cb->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)w, (int)n, (int)w, 1.0, W, (int)w,
+                A + b * w * n, (int)n, 0.0, J + b * w * n, (int)n);
   } else {
     /* z = x + M x, one block at a time, then A = J_N(z) */
     double *z = malloc(n * sizeof *z);
@@ -525,8 +527,8 @@ int ns_residual_jacobian(const ns_tensor *x, const ns_spec *spec, const double *
     if (ns_jacobian_analytic(xt, spec, A, err)) goto done;
     /* J = A (I + M) = A + A M: columns of block b are those columns of A times W */
     for (size_t b = 0; b < nb; b++)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)w, (int)w, 1.0, A + b * w,
-                  (int)n, W, (int)w, 0.0, J + b * w, (int)n);
+      cb->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)w, (int)w, 1.0, A + b * w,
+                (int)n, W, (int)w, 0.0, J + b * w, (int)n);
     for (size_t i = 0; i < n * n; i++) J[i] += A[i];
   }
   if (placement != NS_PLACE_POST)

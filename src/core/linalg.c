@@ -4,9 +4,9 @@
  * native layout) so the caller's matrix is never touched and LAPACKE never has to
  * transpose behind our back. */
 #include "core/linalg.h"
+#include "core/blasdl.h"
 #include "core/err.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +55,8 @@ int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err) {
     ns_seterr(err, "eig_sym: output array is NULL");
     return -1;
   }
+  const ns_lapack *lk = ns_lapack_get("eig_sym", err);
+  if (!lk) return -1;
   lapack_int ln = (lapack_int)n, found = 0, info;
   double *a = colmajor_copy(A, n, n);
   double *z = V ? malloc(n * n * sizeof *z) : NULL;
@@ -66,8 +68,8 @@ int ns_eig_sym(const double *A, size_t n, double *w, double *V, char *err) {
     return -1;
   }
   /* 'U': the upper triangle of the row-major input (its copy is column-major). */
-  info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, V ? 'V' : 'N', 'A', 'U', ln, a, ln, 0.0, 0.0, 0, 0, 0.0,
-                        &found, w, V ? z : &zdummy, V ? ln : 1, isuppz);
+  info = lk->dsyevr(LAPACK_COL_MAJOR, V ? 'V' : 'N', 'A', 'U', ln, a, ln, 0.0, 0.0, 0, 0, 0.0,
+                    &found, w, V ? z : &zdummy, V ? ln : 1, isuppz);
   if (info == 0 && found != ln) info = -1000;
   if (info != 0) {
     free(a), free(z), free(isuppz);
@@ -104,6 +106,8 @@ int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V,
     ns_seterr(err, "eig_general: output array is NULL");
     return -1;
   }
+  const ns_lapack *lk = ns_lapack_get("eig_general", err);
+  if (!lk) return -1;
   lapack_int ln = (lapack_int)n, info;
   double *a = colmajor_copy(A, n, n);
   double *vr = V ? malloc(n * n * sizeof *vr) : NULL;
@@ -115,8 +119,8 @@ int ns_eig_general(const double *A, size_t n, double *wr, double *wi, double *V,
     ns_seterr(err, "eig_general: out of memory for a %zu x %zu matrix", n, n);
     return -1;
   }
-  info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', V ? 'V' : 'N', ln, a, ln, r, im, &vldummy, 1,
-                       V ? vr : &vrdummy, V ? ln : 1);
+  info = lk->dgeev(LAPACK_COL_MAJOR, 'N', V ? 'V' : 'N', ln, a, ln, r, im, &vldummy, 1,
+                   V ? vr : &vrdummy, V ? ln : 1);
   if (info != 0) {
     free(a), free(vr), free(r), free(im), free(ord);
     if (info > 0)
@@ -161,6 +165,8 @@ int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err) {
     return -1;
   }
   if (ns_check_finite_matrix("svdvals", A, m, n, err)) return -1;
+  const ns_lapack *lk = ns_lapack_get("svdvals", err);
+  if (!lk) return -1;
   /* The row-major buffer read column-major is A^T (n x m): same singular values. */
   double *a = malloc(m * n * sizeof *a);
   if (!a) {
@@ -169,8 +175,8 @@ int ns_svdvals(const double *A, size_t m, size_t n, double *s, char *err) {
   }
   memcpy(a, A, m * n * sizeof *a);
   double udummy = 0, vtdummy = 0;
-  lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a,
-                                   (lapack_int)n, s, &udummy, 1, &vtdummy, 1);
+  lapack_int info = lk->dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a,
+                               (lapack_int)n, s, &udummy, 1, &vtdummy, 1);
   free(a);
   if (info != 0) {
     if (info > 0)

@@ -16,7 +16,7 @@ libnscore_la_SOURCES = \
 	src/core/norm_kernels_avx2.c src/core/norm_kernels_impl.h src/core/norm_kernels_body.h \
 	src/core/jacobian.c src/core/jacobian.h \
 	src/core/stack.c src/core/stack.h \
-	src/core/linalg.c src/core/linalg.h \
+	src/core/linalg.c src/core/linalg.h src/core/blasdl.c src/core/blasdl.h \
 	src/core/spectrum.c src/core/spectrum.h \
 	src/core/jvp.c src/core/jvp.h \
 	src/core/rng.c src/core/rng.h src/core/ziggurat_tables.h \
@@ -26,6 +26,7 @@ libnscore_la_SOURCES = \
 	src/core/safetensors.c src/core/safetensors.h \
 	src/core/stream.c src/core/stream.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
+## LAPACKE_LIBS is empty and BLAS_LIBS only the dlopen library: src/core/blasdl.c opens them
 libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm -lpthread
 ## masked normalization (the spec's mask): its path, Jacobian spectra
 libnscore_la_SOURCES += src/core/normalize_mask.c

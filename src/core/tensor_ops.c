@@ -1,8 +1,8 @@
 /* tensor_ops.c: whole-tensor arithmetic (see tensor_ops.h for ownership and rounding). */
 #include "core/tensor_ops.h"
+#include "core/blasdl.h"
 #include "core/err.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -399,14 +399,16 @@ ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
     ns_seterr(err, "matmul dimensions exceed the BLAS integer range");
     return NULL;
   }
+  const ns_cblas *cb = ns_cblas_get("matmul", err);
+  if (!cb) return NULL;
   size_t shape[2] = {m, n};
   ns_dtype dt = ns_dtype_promote(a->dtype, b->dtype);
   if (a->dtype == NS_FP32 && b->dtype == NS_FP32) {
     ns_tensor *y = ns_tensor_new(2, shape, NS_FP32, err);
     if (!y) return NULL;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
-                (const float *)a->data, (int)k, (const float *)b->data, (int)n, 0.0f,
-                (float *)y->data, (int)n);
+    cb->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
+              (const float *)a->data, (int)k, (const float *)b->data, (int)n, 0.0f,
+              (float *)y->data, (int)n);
     return y;
   }
   ns_tensor *y = ns_tensor_new(2, shape, dt, err);
@@ -422,8 +424,8 @@ ns_tensor *ns_op_matmul(const ns_tensor *a, const ns_tensor *b, char *err) {
     return NULL;
   }
   double *out = dt == NS_FP64 ? (double *)y->data : dy;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, da, (int)k,
-              db, (int)n, 0.0, out, (int)n);
+  cb->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, da, (int)k, db,
+            (int)n, 0.0, out, (int)n);
   if (dy)
     for (size_t i = 0; i < m * n; i++) ns_tensor_set(y, i, dy[i]);
   free(da);

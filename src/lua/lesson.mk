@@ -7,7 +7,7 @@ libnslesson_la_SOURCES = src/lua/lesson.c src/lua/lesson.h \
 	src/lua/lesson_run.c src/lua/lesson_run.h src/lua/lesson_progress.c src/lua/lesson_progress.h
 libnslesson_la_CPPFLAGS = $(AM_CPPFLAGS) -DLESSON_PKGDATADIR='"$(pkgdatadir)"' \
 	-DLESSON_SRCDIR='"$(abs_top_srcdir)"'
-libnslesson_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+libnslesson_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS) $(LAPACKE_CFLAGS)
 
 # data/claims.tsv is distributed by Makefile.am's EXTRA_DIST.
 pkgdata_DATA = data/claims.tsv

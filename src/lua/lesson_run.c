@@ -7,7 +7,6 @@
 #include "lua/lesson_run.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -594,16 +593,7 @@ static int source_in(const char *src, const char *list) {
   return 0;
 }
 
-/* Lessons multiply small matrices: one BLAS thread is faster there than several spinning
- * (OpenBLAS reads OPENBLAS_NUM_THREADS when it loads, so ask it directly; the reference
- * BLAS has no threads and no such function). The numbers do not depend on it. */
-static void one_blas_thread(void) {
-  void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-  if (set_threads && !getenv("OPENBLAS_NUM_THREADS")) set_threads(1);
-}
-
 int lesson_cmd_verify(int tsv, const char *sources) {
-  one_blas_thread();
   char err[LESSON_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);

@@ -13,8 +13,9 @@ libnslua_la_SOURCES = \
 	src/lua/nsl_rng.c \
 	src/lua/nsl_io.c \
 	src/lua/nsl_plot.c \
+	src/lua/nsl_blas.c \
 	src/lua/explore_lua.c src/lua/explore_lua.h
-libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS)
+libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS) $(LAPACKE_CFLAGS)
 # ns.plot draws with src/plot (no curses)
 libnslua_la_LIBADD = libnsplot.la
 

@@ -15,7 +15,8 @@
 #endif
 
 int luaopen_normscope(lua_State *L) {
-  lua_newtable(L); /* the module */
+  nsl_blas_from_env(); /* before any linear algebra can load the libraries */
+  lua_newtable(L);     /* the module */
   nsl_open_tensor(L);
   nsl_open_normalize(L);
   nsl_open_stats(L);
