@@ -985,6 +985,15 @@ static double range_sum(const ns_tensor *t, size_t i0, size_t len, double c, int
   return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
 }
 
+/* One value into the input scan: NaN and Inf counts, min and max (NaN compares false and
+ * is left out), in select form so the loops that call it vectorize. */
+static inline void scan_value(double d, size_t *nnan, size_t *ninf, double *mn, double *mx) {
+  *nnan += d != d;
+  *ninf += d == INFINITY || d == -INFINITY;
+  *mn = d < *mn ? d : *mn;
+  *mx = d > *mx ? d : *mx;
+}
+
 /* Input statistics over all of x (three passes, read in chunks). */
 static void input_stats(const ns_tensor *x, ns_result *r) {
   size_t n = x->n;
@@ -999,23 +1008,11 @@ static void input_stats(const ns_tensor *x, ns_result *r) {
        select form so the loop vectorizes; fp32 values compare as their doubles do */
     if (x->dtype == NS_FP32) {
       const float *v = (const float *)x->data + i0;
-      for (size_t a = 0; a < len; a++) {
-        double d = v[a];
-        nnan += d != d;
-        ninf += d == INFINITY || d == -INFINITY;
-        mn = d < mn ? d : mn;
-        mx = d > mx ? d : mx;
-      }
+      for (size_t a = 0; a < len; a++) scan_value(v[a], &nnan, &ninf, &mn, &mx);
       sum += range_sum(x, i0, len, 0, 0, buf);
     } else {
       read_range(x, i0, len, buf);
-      for (size_t a = 0; a < len; a++) {
-        double d = buf[a];
-        nnan += d != d;
-        ninf += d == INFINITY || d == -INFINITY;
-        mn = d < mn ? d : mn;
-        mx = d > mx ? d : mx;
-      }
+      for (size_t a = 0; a < len; a++) scan_value(buf[a], &nnan, &ninf, &mn, &mx);
       sum += chunk_sum(buf, len, 0, 0);
     }
   }
