@@ -115,6 +115,48 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
   return 0;
 }
 
+int ns_stat_moments_some(const ns_tensor *x, const ns_norm_plan *p, int center, const size_t *stats,
+                         size_t k, double *mean, double *m2, char *err) {
+  if (!x || !p || !m2 || (k && !stats)) {
+    ns_seterr(err, "stat_moments: %s is NULL",
+              !x    ? "input tensor"
+              : !p  ? "plan"
+              : !m2 ? "output m2"
+                    : "statistic list");
+    return -1;
+  }
+  if (p->n != x->n || p->nstat == 0) {
+    ns_seterr(err, "stat_moments: the plan is of %zu elements, x has %zu", p->n, x->n);
+    return -1;
+  }
+  size_t *idx = malloc((p->count ? p->count : 1) * sizeof *idx);
+  if (!idx) {
+    ns_seterr(err, "stat_moments: out of memory");
+    return -1;
+  }
+  for (size_t q = 0; q < k; q++) {
+    size_t s = stats[q];
+    if (ns_stat_members(p, s, idx, err) != 0) {
+      free(idx);
+      return -1;
+    }
+    /* the sums of ns_stat_moments, in the same index order: the same bits */
+    double mu = 0, acc = 0;
+    if (center) {
+      for (size_t a = 0; a < p->count; a++) mu += ns_tensor_get(x, idx[a]);
+      mu /= (double)p->count;
+    }
+    for (size_t a = 0; a < p->count; a++) {
+      double c = ns_tensor_get(x, idx[a]) - mu;
+      acc += c * c;
+    }
+    if (mean) mean[s] = mu;
+    m2[s] = acc;
+  }
+  free(idx);
+  return 0;
+}
+
 int ns_stat_members(const ns_norm_plan *p, size_t k, size_t *idx, char *err) {
   if (!p || !idx) {
     ns_seterr(err, "stat_members: %s is NULL", !p ? "plan" : "output");

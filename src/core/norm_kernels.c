@@ -12,9 +12,9 @@
 #include "core/normalize.h"
 #include "core/round.h"
 #include "core/err.h"
+#include "core/split.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,8 +22,6 @@
 #define NK_RUN nk_run_base
 #define NK_AVX2 0
 #include "core/norm_kernels_impl.h"
-
-#define NK_MAXTHREADS 64
 
 void ns_exec_default(ns_exec *e) {
   if (!e) return;
@@ -69,44 +67,19 @@ const char *ns_exec_isa(const ns_exec *ex) {
 typedef struct {
   const nk_job *job;
   nk_fn fn;
-  size_t s0, s1;
-} nk_part;
+} nk_parts;
 
-static void *part_main(void *arg) {
-  nk_part *p = arg;
-  p->fn(p->job, p->s0, p->s1);
-  return NULL;
+/* Blocks [b0, b1) of NK_LANES statistics (the last block may be short). */
+static void part_blocks(void *ctx, size_t b0, size_t b1) {
+  const nk_parts *p = ctx;
+  size_t s1 = b1 * NK_LANES < p->job->nstat ? b1 * NK_LANES : p->job->nstat;
+  p->fn(p->job, b0 * NK_LANES, s1);
 }
 
+/* The statistics split over threads in whole blocks, so no block straddles two threads. */
 static void run_parts(const nk_job *j, nk_fn fn, int threads) {
-  size_t blocks = (j->nstat + NK_LANES - 1) / NK_LANES;
-  if (threads > NK_MAXTHREADS) threads = NK_MAXTHREADS;
-  if (threads < 1) threads = 1;
-  if ((size_t)threads > blocks) threads = (int)blocks;
-  if (threads <= 1) {
-    fn(j, 0, j->nstat);
-    return;
-  }
-  nk_part part[NK_MAXTHREADS];
-  pthread_t tid[NK_MAXTHREADS];
-  int started[NK_MAXTHREADS] = {0};
-  for (int t = 0; t < threads; t++) {
-    size_t b0 = blocks * (size_t)t / (size_t)threads,
-           b1 = blocks * (size_t)(t + 1) / (size_t)threads;
-    part[t].job = j;
-    part[t].fn = fn;
-    part[t].s0 = b0 * NK_LANES;
-    part[t].s1 = b1 * NK_LANES < j->nstat ? b1 * NK_LANES : j->nstat;
-  }
-  for (int t = 1; t < threads; t++)
-    started[t] = pthread_create(&tid[t], NULL, part_main, &part[t]) == 0;
-  part_main(&part[0]);
-  for (int t = 1; t < threads; t++) {
-    if (started[t])
-      pthread_join(tid[t], NULL);
-    else
-      part_main(&part[t]); /* no thread: this one does the part itself */
-  }
+  nk_parts p = {j, fn};
+  ns_split_run((j->nstat + NK_LANES - 1) / NK_LANES, threads, part_blocks, &p);
 }
 
 /* The loops of the job: which axes a statistic's elements and the statistics run over. */
@@ -183,6 +156,46 @@ static void affine_arrays(const double *v, size_t nv, size_t naff, double fill, 
   }
 }
 
+/* The job of normalizing x with spec into res (its plan, y and per-statistic arrays set;
+ * aff/afff: 2 * naffine values each, filled here). */
+static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, int eval,
+                     const ns_running *run, double *aff, float *afff, nk_job *j) {
+  const ns_norm_plan *p = &res->plan;
+  const ns_dtype acc = ns_spec_acc(spec);
+  const size_t naff = p->naffine, m = p->count;
+  affine_arrays(spec->gamma, spec->ngamma, naff, 1.0, acc, aff, afff);
+  affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
+  memset(j, 0, sizeof *j);
+  j->x = x->data;
+  j->y = res->y->data;
+  j->xdt = x->dtype;
+  j->dt = spec->dtype;
+  j->acc = acc;
+  j->n = p->n;
+  j->nstat = p->nstat;
+  j->count = m;
+  geometry(p, spec->kind == NS_KIND_GROUP, j);
+  j->centered = ns_spec_center(spec);
+  j->eval = eval;
+  j->ddof = spec->ddof;
+  j->algo = spec->algo;
+  j->order = spec->order;
+  j->eps_at_std = spec->eps_at == NS_EPS_STD;
+  j->eps = ns_round_fast(spec->eps, acc);
+  j->rn = ns_round_fast((double)m, acc);
+  j->rdof = ns_round_fast((double)m - spec->ddof, acc);
+  j->g64 = aff;
+  j->b64 = aff + naff;
+  j->g32 = afff;
+  j->b32 = afff + naff;
+  j->run = eval ? run : NULL;
+  j->mean = res->mean;
+  j->var = res->var;
+  j->denom = res->denom;
+  j->batch = res->batch;
+  j->degenerate = res->degenerate;
+}
+
 /* ns_normalize_reuse; *reuse is set to NULL once the output owns it. */
 static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor **reuse,
                      ns_norm_result *res, char *err) {
@@ -209,7 +222,7 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     ns_norm_result_free(res);
     return -1;
   }
-  const size_t nstat = p->nstat, m = p->count;
+  const size_t nstat = p->nstat;
   const int eval = ns_spec_eval_running(spec, x->rank);
   ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
   if (eval && !run) {
@@ -224,7 +237,6 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     ns_norm_result_free(res);
     return -1;
   }
-  const ns_dtype acc = ns_spec_acc(spec);
   const size_t naff = p->naffine;
   ns_tensor *r = *reuse;
   int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;
@@ -249,43 +261,13 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     return -1;
   }
   if (!fits) hugepage_hint(res->y->data, res->y->n * ns_dtype_size(res->y->dtype));
-  affine_arrays(spec->gamma, spec->ngamma, naff, 1.0, acc, aff, afff);
-  affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
   nk_job j;
-  memset(&j, 0, sizeof j);
-  j.x = x->data;
-  j.y = res->y->data;
-  j.xdt = x->dtype;
-  j.dt = spec->dtype;
-  j.acc = acc;
-  j.n = p->n;
-  j.nstat = nstat;
-  j.count = m;
-  geometry(p, spec->kind == NS_KIND_GROUP, &j);
+  job_make(x, spec, res, eval, run, aff, afff, &j);
   /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
    * zeroed by the operating system through the cache, where plain stores find its lines,
    * and 16-byte streaming stores of fp16/bf16 measured slower than plain ones either way */
   j.stream = fits && ns_dtype_size(res->y->dtype) >= 4 &&
              res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
-  j.centered = ns_spec_center(spec);
-  j.eval = eval;
-  j.ddof = spec->ddof;
-  j.algo = spec->algo;
-  j.order = spec->order;
-  j.eps_at_std = spec->eps_at == NS_EPS_STD;
-  j.eps = ns_round_fast(spec->eps, acc);
-  j.rn = ns_round_fast((double)m, acc);
-  j.rdof = ns_round_fast((double)m - spec->ddof, acc);
-  j.g64 = aff;
-  j.b64 = aff + naff;
-  j.g32 = afff;
-  j.b32 = afff + naff;
-  j.run = eval ? run : NULL;
-  j.mean = res->mean;
-  j.var = res->var;
-  j.denom = res->denom;
-  j.batch = res->batch;
-  j.degenerate = res->degenerate;
   run_parts(&j, pick(ex), ex->threads);
   free(aff);
   free(afff);
@@ -294,6 +276,67 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     ns_norm_result_free(res);
     return -1;
   }
+  return 0;
+}
+
+int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                        const size_t *stats, size_t k, ns_norm_result *res, char *err) {
+  if (!x || !spec || !res || (k && !stats)) {
+    ns_seterr(err, "restat: %s is NULL",
+              !x      ? "input tensor"
+              : !spec ? "spec"
+              : !res  ? "result"
+                      : "statistic list");
+    return -1;
+  }
+  const ns_norm_plan *p = &res->plan;
+  const ns_tensor *y = res->y;
+  int same = y && res->mean && res->var && res->denom && res->batch && res->degenerate &&
+             y->rank == x->rank && y->n == x->n && p->n == x->n && y->dtype == spec->dtype;
+  for (int a = 0; same && a < x->rank; a++) same = y->shape[a] == x->shape[a];
+  if (!same) {
+    ns_seterr(err, "restat: the result is not a normalization of a tensor of this shape");
+    return -1;
+  }
+  int run =
+      ns_spec_eval_running(spec, x->rank) || (ns_spec_is_batch(spec, x->rank) && spec->running);
+  if (spec->mask || spec->order == NS_ORDER_TORCH || run) {
+    ns_seterr(err, "restat: %s",
+              spec->mask ? "a masked normalization has no kernel"
+              : run      ? "running statistics are read or updated as a whole"
+                         : "torch's order has no kernel");
+    return -1;
+  }
+  if (ns_spec_check(spec, err) != 0) return -1;
+  for (size_t i = 0; i < k; i++)
+    if (stats[i] >= p->nstat) {
+      ns_seterr(err, "restat: statistic %zu of %zu", stats[i] + 1, p->nstat);
+      return -1;
+    }
+  ns_exec dflt;
+  if (!ex) ns_exec_default(&dflt), ex = &dflt;
+  const size_t naff = p->naffine;
+  double *aff = malloc(2 * naff * sizeof *aff + 1);
+  float *afff = malloc(2 * naff * sizeof *afff + 1);
+  if (!aff || !afff) {
+    free(aff);
+    free(afff);
+    ns_seterr(err, "restat: out of memory");
+    return -1;
+  }
+  nk_job j;
+  job_make(x, spec, res, 0, NULL, aff, afff, &j);
+  nk_fn fn = pick(ex);
+  for (size_t i = 0; i < k;) { /* runs of consecutive statistics go together */
+    size_t e = i + 1;
+    while (e < k && stats[e] == stats[e - 1] + 1) e++;
+    fn(&j, stats[i], stats[e - 1] + 1);
+    i = e;
+  }
+  free(aff);
+  free(afff);
+  res->ndegenerate = 0;
+  for (size_t s = 0; s < p->nstat; s++) res->ndegenerate += res->degenerate[s];
   return 0;
 }
 

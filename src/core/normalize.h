@@ -184,6 +184,15 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
  */
 int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *reuse,
                        ns_norm_result *res, char *err);
+/* Recomputes statistics stats[0..k) of res, a result of ns_normalize_exec/_reuse of a
+ * tensor of x's shape under this same spec, after x changed in those statistics' members
+ * only: their outputs, mean, var, denom, batch moments and degenerate flags, the same bits
+ * as a new ns_normalize_exec of x (statistics never depend on one another). The other
+ * statistics are left as they are. For the explorer's cell edit: one statistic of a 64 MB
+ * tensor instead of all of it. Train mode without running statistics, no mask, the kernels'
+ * orders only (-1 with err otherwise: the caller normalizes again). stats ascending. */
+int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                        const size_t *stats, size_t k, ns_norm_result *res, char *err);
 /* The instruction set the kernels use under ex: "avx2", "sse2" or "portable". */
 const char *ns_exec_isa(const ns_exec *ex);
 
