@@ -12,6 +12,7 @@
 #include "explore/priv.h"
 #include "core/jacobian.h"
 #include "core/jvp.h"
+#include "core/split.h"
 #include "core/moments.h"
 #include "core/rng.h"
 
@@ -19,16 +20,22 @@
 
 /* Each part of the result frees and zeroes what it owns, so a part can be recomputed
  * while the others are kept. */
-static void clear_output(ns_result *r) {
-  ns_norm_result_free(&r->norm);
+/* What the output part derives from r->norm (a renormalization of some statistics keeps
+ * r->norm and recomputes these). */
+static void clear_output_derived(ns_result *r) {
   ns_tensor_free(r->y_probe);
   r->y_probe = NULL;
   r->y_mean = r->y_std = 0;
-  r->eval_note = NULL;
-  r->evalsrc = NS_EVALSRC_NONE;
   r->cond = NS_COND_NONE;
   r->degenerate_why[0] = 0;
   r->probe_n = 0;
+}
+
+static void clear_output(ns_result *r) {
+  ns_norm_result_free(&r->norm);
+  clear_output_derived(r);
+  r->eval_note = NULL;
+  r->evalsrc = NS_EVALSRC_NONE;
 }
 
 static void clear_closed(ns_result *r) {
@@ -333,16 +340,36 @@ static ns_spec exact_spec(const ns_spec *spec) {
   return e;
 }
 
+/* What changed in x since the cache's state: nothing (changed 0), some of its values
+ * only, in the statistics stat[0..nstat) (stat_ok: the list is whole; kept by the update
+ * for a cell edit), or more (chunk NULL: assume everything). */
+typedef struct {
+  int changed;
+  unsigned char *chunk; /* per NS_EXPLORE_CHUNK values: 1 where x changed */
+  size_t nchunk;        /* chunks marked */
+  int stat_ok;
+  size_t nstat, stat[NS_EXPLORE_RESTAT_MAX];
+} x_edit;
+
 /* The exact m2 of every statistic (train mode), from the cache when x and the grouping
- * are what it was computed for (c may be NULL: computed into a fresh array, *own). */
-static const double *exact_m2(ns_explore_cache *c, int x_changed, const ns_tensor *xd,
+ * are what it was computed for, updated in the statistics a cell edit touched only (c may
+ * be NULL: computed into a fresh array, *own). */
+static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_tensor *xd,
                               const ns_spec *spec, const ns_norm_plan *p, double **own, char *err) {
   int center = ns_spec_center(spec);
   *own = NULL;
-  if (c && c->m2_valid && !x_changed && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
+  if (c && c->m2_valid && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
       c->m2_axes == spec->axes && c->m2_groups == spec->groups && c->m2_center == center &&
-      c->m2_dtype == (int)xd->dtype)
-    return c->m2;
+      c->m2_dtype == (int)xd->dtype) {
+    if (!ed->changed) return c->m2;
+    if (ed->stat_ok) {
+      if (ns_stat_moments_some(xd, p, center, ed->stat, ed->nstat, NULL, c->m2, err) != 0) {
+        c->m2_valid = 0;
+        return NULL;
+      }
+      return c->m2;
+    }
+  }
   double *m2 = malloc(p->nstat * sizeof *m2);
   if (!m2 || ns_stat_moments(xd, p, center, NULL, m2, err) != 0) {
     free(m2);
@@ -401,8 +428,8 @@ static int run_checks(check_blocks *b, ns_result *r, char *e) {
  * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
  * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. With defer
  * set and large statistics the checks' blocks go to *later (the job) instead. */
-static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x, const ns_spec *spec,
-                        int defer, check_blocks *later, ns_result *r) {
+static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor *x,
+                        const ns_spec *spec, int defer, check_blocks *later, ns_result *r) {
   char e[NS_ERRLEN] = "";
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
@@ -423,7 +450,7 @@ static void closed_part(ns_explore_cache *c, int x_changed, const ns_tensor *x, 
   const double *m2 = NULL;
   const char *stage = "closed-form spectrum";
   if (!xd) goto fail;
-  if (!eval && !(m2 = exact_m2(c, x_changed, xd, &ex, p, &m2own, e))) goto fail;
+  if (!eval && !(m2 = exact_m2(c, ed, xd, &ex, p, &m2own, e))) goto fail;
   if (!(r->spec_closed = malloc(cap * sizeof *r->spec_closed))) {
     snprintf(e, sizeof e, "out of memory");
     goto fail;
@@ -627,7 +654,7 @@ ns_jac_job *ns_explore_take_job(ns_explore_cache *c) {
 /* The spectrum part: the closed form and its checks (closed_part), then the full Jacobian,
  * skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or where J is undefined, else
  * computed now or, with c->defer_jac, left to a job with the deferred checks. */
-static void spectrum_part(ns_explore_cache *c, int x_changed, const ns_tensor *x,
+static void spectrum_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor *x,
                           const ns_spec *spec, ns_result *r) {
   size_t n = x->n;
   int defer = c && c->defer_jac;
@@ -639,7 +666,7 @@ static void spectrum_part(ns_explore_cache *c, int x_changed, const ns_tensor *x
     ns_jac_job_free(c->job);
     c->job = NULL;
   }
-  closed_part(c, x_changed, x, spec, defer, &later, r);
+  closed_part(c, ed, x, spec, defer, &later, r);
   int full = 0;
   double smin = INFINITY;
   if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
@@ -910,8 +937,7 @@ static int state_eval_running(const ns_state *s) {
 
 /* The parts of a result computed for state a that differ for state b: the union of the
  * table's stale masks of the fields that differ, plus the rules that cross panels. */
-static unsigned stale_parts(const ns_state *a, const ns_state *b) {
-  ns_fieldset diff = ns_state_diff(a, b);
+static unsigned stale_parts(ns_fieldset diff, const ns_state *b) {
   unsigned m = 0;
   for (int f = 0; f < NS_F_COUNT; f++)
     if (diff & NS_FIELDBIT(f)) m |= ns_fields[f].stale;
@@ -927,7 +953,7 @@ static unsigned stale_parts(const ns_state *a, const ns_state *b) {
 
 /* Values t[i0 .. i0+len) as doubles into buf: the big tensors are read in chunks of this
  * many, so no pass needs a double copy of all of them (128 MB for a 16M-element x). */
-enum { READ_CHUNK = 16384 };
+enum { READ_CHUNK = NS_EXPLORE_CHUNK };
 static void read_range(const ns_tensor *t, size_t i0, size_t len, double *buf) {
   if (t->dtype == NS_FP64) {
     memcpy(buf, (const double *)t->data + i0, len * sizeof *buf);
@@ -994,41 +1020,95 @@ static inline void scan_value(double d, size_t *nnan, size_t *ninf, double *mn, 
   *mx = d > *mx ? d : *mx;
 }
 
-/* Input statistics over all of x (three passes, read in chunks). */
-static void input_stats(const ns_tensor *x, ns_result *r) {
-  size_t n = x->n;
-  double buf[READ_CHUNK];
-  r->n = n;
-  double sum = 0, sq = 0;
+/* The values of chunk q of t (READ_CHUNK of them, the last one shorter). */
+static size_t chunk_len(size_t n, size_t q) {
+  size_t i0 = q * READ_CHUNK;
+  return n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+}
+
+/* One chunk's summary; scan: also min, max, the NaN/Inf counts and the sum of squares
+ * (x's chunks), else only sum and m2 (y's). */
+static void chunk_summary(const ns_tensor *t, size_t q, int scan, double *buf, ns_chunk_sum *ck) {
+  size_t i0 = q * READ_CHUNK, len = chunk_len(t->n, q);
   double mn = INFINITY, mx = -INFINITY;
   size_t nnan = 0, ninf = 0;
-  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
-    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
+  if (scan) {
     /* min, max (NaN compares false: left out) and the NaN/Inf counts, in locals and in
        select form so the loop vectorizes; fp32 values compare as their doubles do */
-    if (x->dtype == NS_FP32) {
-      const float *v = (const float *)x->data + i0;
+    if (t->dtype == NS_FP32) {
+      const float *v = (const float *)t->data + i0;
       for (size_t a = 0; a < len; a++) scan_value(v[a], &nnan, &ninf, &mn, &mx);
-      sum += range_sum(x, i0, len, 0, 0, buf);
     } else {
-      read_range(x, i0, len, buf);
+      read_range(t, i0, len, buf);
       for (size_t a = 0; a < len; a++) scan_value(buf[a], &nnan, &ninf, &mn, &mx);
-      sum += chunk_sum(buf, len, 0, 0);
     }
   }
+  ck->mn = mn, ck->mx = mx, ck->nnan = nnan, ck->ninf = ninf;
+  ck->sum = range_sum(t, i0, len, 0, 0, buf);
+  ck->m2 = range_sum(t, i0, len, ck->sum / (double)len, 1, buf);
+  ck->sq = scan ? range_sum(t, i0, len, 0, 1, buf) : 0;
+}
+
+typedef struct {
+  const ns_tensor *t;
+  int scan;
+  const unsigned char *dirty;
+  ns_chunk_sum *ck;
+} chunk_job;
+
+static void chunk_part(void *ctx, size_t q0, size_t q1) {
+  const chunk_job *j = ctx;
+  double buf[READ_CHUNK];
+  for (size_t q = q0; q < q1; q++)
+    if (!j->dirty || j->dirty[q]) chunk_summary(j->t, q, j->scan, buf, &j->ck[q]);
+}
+
+/* Summaries of t's chunks into ck: those marked in dirty, or all (dirty NULL), on up to
+ * `threads` threads when there are many (each chunk's sums are its own: the same bits). */
+static void chunk_summaries(const ns_tensor *t, int scan, const unsigned char *dirty, int threads,
+                            ns_chunk_sum *ck) {
+  size_t nck = (t->n + READ_CHUNK - 1) / READ_CHUNK;
+  chunk_job j = {t, scan, dirty, ck};
+  ns_split_run(nck, dirty || nck < 16 ? 1 : threads, chunk_part, &j);
+}
+
+/* Mean and population std of n values from their chunks: the sums added in order, and
+ * the squared deviations combined as Chan, Golub and LeVeque do (each chunk's m2 about its
+ * own mean, plus its size times its mean's squared distance from the whole mean), so an
+ * edit that touched one chunk recomputes one chunk and the same bits come out. */
+static void chunk_moments(const ns_chunk_sum *ck, size_t n, double *mean, double *std) {
+  size_t nck = (n + READ_CHUNK - 1) / READ_CHUNK;
+  double sum = 0, m2 = 0;
+  for (size_t q = 0; q < nck; q++) sum += ck[q].sum;
+  double mu = sum / (double)n;
+  for (size_t q = 0; q < nck; q++) {
+    double len = (double)chunk_len(n, q), d = ck[q].sum / len - mu;
+    m2 += ck[q].m2 + len * d * d;
+  }
+  *mean = mu;
+  *std = sqrt(m2 / (double)n);
+}
+
+/* Input statistics over all of x from its chunks (recomputing the dirty ones, or all). */
+static void input_stats(const ns_tensor *x, ns_chunk_sum *ck, const unsigned char *dirty,
+                        int threads, ns_result *r) {
+  size_t n = x->n, nck = (n + READ_CHUNK - 1) / READ_CHUNK;
+  chunk_summaries(x, 1, dirty, threads, ck);
+  double sq = 0, mn = INFINITY, mx = -INFINITY;
+  size_t nnan = 0, ninf = 0;
+  for (size_t q = 0; q < nck; q++) {
+    sq += ck[q].sq;
+    nnan += ck[q].nnan, ninf += ck[q].ninf;
+    mn = ck[q].mn < mn ? ck[q].mn : mn;
+    mx = ck[q].mx > mx ? ck[q].mx : mx;
+  }
+  r->n = n;
   r->x_min = mn;
   r->x_max = mx;
   r->x_nan = nnan;
   r->x_inf = ninf;
-  r->x_mean = sum / (double)n;
-  double sq2 = 0;
-  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
-    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
-    sq += range_sum(x, i0, len, r->x_mean, 1, buf);
-    sq2 += range_sum(x, i0, len, 0, 1, buf);
-  }
-  r->x_std = sqrt(sq / (double)n);
-  r->x_rms = sqrt(sq2 / (double)n);
+  chunk_moments(ck, n, &r->x_mean, &r->x_std);
+  r->x_rms = sqrt(sq / (double)n);
 }
 
 /* The spec's mask for the probe slice t of x: the mask itself when it broadcasts to t, else
@@ -1054,7 +1134,7 @@ static const ns_tensor *probe_mask(const ns_tensor *mask, const ns_tensor *t, ns
 
 /* y(a*x + b) on the probe slice, with the output's spec (and running object). */
 static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spec *spec, double a,
-                               double b, char *err) {
+                               double b, const ns_exec *ex, char *err) {
   ns_norm_result nr;
   memset(&nr, 0, sizeof nr);
   ns_tensor *t = affine_copy(s->x, xv, a, b, spec->dtype, err), *y = NULL, *pm = NULL;
@@ -1064,7 +1144,7 @@ static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spe
     return NULL;
   }
   spec = &sp;
-  if (t && ns_normalize(t, spec, &nr, err) == 0) {
+  if (t && ns_normalize_exec(t, spec, ex, &nr, err) == 0) {
     y = nr.y;
     nr.y = NULL;
   }
@@ -1204,19 +1284,11 @@ static void degenerate_cond(const ns_state *s, ns_result *r) {
   ns_cond_format(r, r->degenerate_why, sizeof r->degenerate_why);
 }
 
-/* y's mean and population std over all n elements, in chunks. */
-static int y_moments(ns_result *r, size_t n) {
-  double buf[READ_CHUNK], ys = 0, yq = 0;
-  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
-    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
-    ys += range_sum(r->norm.y, i0, len, 0, 0, buf);
-  }
-  r->y_mean = ys / (double)n;
-  for (size_t i0 = 0; i0 < n; i0 += READ_CHUNK) {
-    size_t len = n - i0 < READ_CHUNK ? n - i0 : READ_CHUNK;
-    yq += range_sum(r->norm.y, i0, len, r->y_mean, 1, buf);
-  }
-  r->y_std = sqrt(yq / (double)n);
+/* y's mean and population std over all elements, from its chunks (the dirty ones or all
+ * recomputed). */
+static int y_moments(ns_result *r, ns_chunk_sum *ck, const unsigned char *dirty, int threads) {
+  chunk_summaries(r->norm.y, 0, dirty, threads, ck);
+  chunk_moments(ck, r->norm.y->n, &r->y_mean, &r->y_std);
   return 0;
 }
 
@@ -1244,20 +1316,127 @@ static int masked_y_moments(const ns_tensor *x, const ns_spec *spec, ns_result *
   return 0;
 }
 
+/* The chunks of y that hold members of ed's statistics, marked in a new array (NULL when
+ * out of memory: then every chunk is recomputed). */
+static unsigned char *stat_chunks(const ns_norm_plan *p, const x_edit *ed, size_t nck) {
+  unsigned char *d = calloc(nck, 1);
+  size_t *idx = malloc((p->count ? p->count : 1) * sizeof *idx);
+  char e[NS_ERRLEN];
+  for (size_t q = 0; d && idx && q < ed->nstat; q++) {
+    if (ns_stat_members(p, ed->stat[q], idx, e) != 0) {
+      free(d);
+      d = NULL;
+      break;
+    }
+    for (size_t a = 0; a < p->count; a++) d[idx[a] / READ_CHUNK] = 1;
+  }
+  free(idx);
+  if (!idx) free(d), d = NULL;
+  return d;
+}
+
 /* The main normalization of x with spec (and, for a large x, of its probe slice on its
- * own: the probes compare against that). */
-static int output_part(const ns_state *s, const double *xv, const ns_spec *spec, const ns_exec *ex,
-                       ns_tensor *reuse, ns_result *r, char *err) {
+ * own: the probes compare against that). After a cell edit (ed's statistics known, the
+ * spec as before, y's chunks kept) only the touched statistics are renormalized, into the
+ * last y, with the same bits; otherwise all of it, into the last y's memory when it fits. */
+static int output_part(ns_explore_cache *c, const ns_state *s, const double *xv,
+                       const ns_spec *spec, const x_edit *ed, ns_result *r, char *err) {
   const ns_tensor *x = s->x;
-  size_t n = x->n;
-  if (ns_normalize_reuse(x, spec, ex, reuse, &r->norm, err) != 0) return -1;
-  if ((spec->mask ? masked_y_moments(x, spec, r, err) : y_moments(r, n)) != 0) return -1;
+  unsigned char *ydirty = NULL;
+  int restat = 0;
+  c->last_restat = 0;
+  if (ed->stat_ok && c->yck_ok && r->norm.y && !spec->mask) {
+    char e[NS_ERRLEN];
+    restat = ns_normalize_restat(x, spec, &c->exec, ed->stat, ed->nstat, &r->norm, e) == 0;
+  }
+  c->yck_ok = 0;
+  if (restat) {
+    clear_output_derived(r);
+    c->last_restat = ed->nstat;
+    ydirty = stat_chunks(&r->norm.plan, ed, c->nck);
+  } else {
+    /* the last y's memory takes the new y when the shape and dtype stayed (a fresh large
+       output costs the system as much to map and zero as the normalization itself) */
+    ns_tensor *old_y = r->norm.y;
+    r->norm.y = NULL;
+    clear_output_derived(r);
+    ns_norm_result_free(&r->norm);
+    if (ns_normalize_reuse(x, spec, &c->exec, old_y, &r->norm, err) != 0) return -1;
+  }
+  int rc = spec->mask ? masked_y_moments(x, spec, r, err)
+                      : y_moments(r, c->yck, ydirty, c->exec.threads);
+  free(ydirty);
+  if (rc != 0) return -1;
+  c->yck_ok = !spec->mask;
   degenerate_cond(s, r);
   int prank;
   size_t pshape[4];
   r->probe_n = probe_slice(x, &prank, pshape);
-  if (r->probe_n < n && !(r->y_probe = affine_probe(s, xv, spec, 1, 0, err))) return -1;
+  if (r->probe_n < x->n && !(r->y_probe = affine_probe(s, xv, spec, 1, 0, &c->exec, err)))
+    return -1;
   return 0;
+}
+
+/* Where x differs from the cache's copy, chunk by chunk, into ed (its chunk array the
+ * caller frees); with p (the last result's plan, for a change of x's values alone) also
+ * the statistics of the changed elements. A change of most chunks, or of x's shape or
+ * dtype, leaves ed->chunk NULL: everything is recomputed. -1 when out of memory. */
+static int find_edit(const ns_explore_cache *c, const ns_tensor *x, const ns_norm_plan *p,
+                     x_edit *ed) {
+  memset(ed, 0, sizeof *ed);
+  ed->changed = 1;
+  const ns_tensor *px = c->prev.x;
+  size_t nck = (x->n + READ_CHUNK - 1) / READ_CHUNK, es = ns_dtype_size(x->dtype);
+  if (!c->valid || !c->xck_ok || c->nck != nck || !px || px->dtype != x->dtype ||
+      px->rank != x->rank || memcmp(px->shape, x->shape, (size_t)x->rank * sizeof *x->shape) != 0)
+    return 0;
+  if (!(ed->chunk = calloc(nck, 1))) return -1;
+  const unsigned char *a = px->data, *b = x->data;
+  for (size_t q = 0; q < nck; q++) {
+    size_t off = q * READ_CHUNK * es;
+    if (memcmp(a + off, b + off, chunk_len(x->n, q) * es) != 0) ed->chunk[q] = 1, ed->nchunk++;
+  }
+  if (ed->nchunk > nck / 4 + 1) { /* most of x: a whole rescan costs no more */
+    free(ed->chunk);
+    ed->chunk = NULL;
+    return 0;
+  }
+  if (!p || p->n != x->n || p->nstat == 0) return 0;
+  ed->stat_ok = 1;
+  for (size_t q = 0; ed->stat_ok && q < nck; q++) {
+    if (!ed->chunk[q]) continue;
+    size_t i0 = q * READ_CHUNK, len = chunk_len(x->n, q);
+    for (size_t i = i0; i < i0 + len; i++) {
+      if (memcmp(a + i * es, b + i * es, es) == 0) continue;
+      size_t k = ns_norm_plan_stat_of(p, i), at = ed->nstat;
+      while (at > 0 && ed->stat[at - 1] > k) at--;
+      if (at > 0 && ed->stat[at - 1] == k) continue;
+      if (ed->nstat == NS_EXPLORE_RESTAT_MAX) { /* too many: renormalize all of it */
+        ed->stat_ok = 0;
+        break;
+      }
+      memmove(ed->stat + at + 1, ed->stat + at, (ed->nstat - at) * sizeof *ed->stat);
+      ed->stat[at] = k;
+      ed->nstat++;
+    }
+  }
+  return 0;
+}
+
+/* The chunk arrays sized for n values; their contents are kept only when the size is. */
+static int ensure_chunks(ns_explore_cache *c, size_t n) {
+  size_t nck = (n + READ_CHUNK - 1) / READ_CHUNK;
+  if (c->xck && c->nck == nck) return 0;
+  free(c->xck), free(c->yck);
+  c->xck = malloc((nck ? nck : 1) * sizeof *c->xck);
+  c->yck = malloc((nck ? nck : 1) * sizeof *c->yck);
+  c->nck = nck;
+  c->xck_ok = c->yck_ok = 0;
+  if (c->xck && c->yck) return 0;
+  free(c->xck), free(c->yck);
+  c->xck = c->yck = NULL;
+  c->nck = 0;
+  return -1;
 }
 
 void ns_explore_cache_init(ns_explore_cache *c) {
@@ -1270,19 +1449,26 @@ void ns_explore_cache_free(ns_explore_cache *c) {
   ns_state_free(&c->prev);
   ns_jac_job_free(c->job);
   free(c->m2);
+  free(c->xck);
+  free(c->yck);
   memset(c, 0, sizeof *c);
 }
 
 /* Remembers s as the state the result now belongs to. x is copied only when it changed
- * (a 1M-element x costs a copy per keypress otherwise). */
-static int cache_store(ns_explore_cache *c, const ns_state *s, int x_same, char *err) {
-  ns_tensor *keepx = x_same ? c->prev.x : NULL;
+ * (a 1M-element x costs a copy per keypress otherwise), and then only the chunks ed marks
+ * when it has them. */
+static int cache_store(ns_explore_cache *c, const ns_state *s, const x_edit *ed, char *err) {
+  ns_tensor *keepx = !ed->changed ? c->prev.x : NULL;
   const ns_tensor *px = c->prev.x, *x = s->x;
   if (!keepx && px && px->dtype == x->dtype && px->rank == x->rank &&
       memcmp(px->shape, x->shape, sizeof px->shape) == 0) {
     /* x changed in its values only (a cell edit): copy them into the kept tensor, whose
        pages are mapped already (a fresh 64 MB copy costs as much again in page faults) */
-    memcpy(px->data, x->data, x->n * ns_dtype_size(x->dtype));
+    size_t es = ns_dtype_size(x->dtype), nck = (x->n + READ_CHUNK - 1) / READ_CHUNK;
+    for (size_t q = 0; q < nck; q++)
+      if (!ed->chunk || ed->chunk[q])
+        memcpy((char *)px->data + q * READ_CHUNK * es, (const char *)x->data + q * READ_CHUNK * es,
+               chunk_len(x->n, q) * es);
     keepx = c->prev.x;
   }
   if (keepx) c->prev.x = NULL;
@@ -1298,8 +1484,10 @@ static int cache_store(ns_explore_cache *c, const ns_state *s, int x_same, char 
 }
 
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err) {
-  unsigned parts = c->valid ? stale_parts(&c->prev, s) : NS_PART_ALL;
+  ns_fieldset diff = c->valid ? ns_state_diff(&c->prev, s) : 0;
+  unsigned parts = c->valid ? stale_parts(diff, s) : NS_PART_ALL;
   c->last_parts = parts;
+  c->last_restat = 0;
   if (!c->valid) ns_result_free(r);
   if (!parts) return 0;
   const ns_tensor *x = s->x;
@@ -1308,6 +1496,15 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   memset(&eval_run, 0, sizeof eval_run);
   double *xv = NULL;
   int rc = -1;
+  x_edit ed; /* what changed in x: a cell edit rescans and renormalizes what it touched */
+  memset(&ed, 0, sizeof ed);
+  if (parts & NS_PART_INPUT) {
+    int values_only = c->valid && diff == NS_FIELDBIT(NS_F_X) && r->norm.y;
+    if (find_edit(c, x, values_only ? &r->norm.plan : NULL, &ed) != 0 || ensure_chunks(c, n) != 0) {
+      ns_explore_fail(err, "out of memory");
+      goto out;
+    }
+  }
   if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
     /* the probes and the precision panel read only the leading values of a big x */
     int prank;
@@ -1322,7 +1519,11 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   }
 
   /* 1 input: two-pass statistics over all elements */
-  if (parts & NS_PART_INPUT) input_stats(x, r);
+  if (parts & NS_PART_INPUT) {
+    c->xck_ok = 0;
+    input_stats(x, c->xck, ed.chunk, c->exec.threads, r);
+    c->xck_ok = 1;
+  }
 
   /* 6 train/eval first: eval mode of the output may use its running statistics */
   if (parts & NS_PART_TRAIN) {
@@ -1342,29 +1543,25 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     spec.running = &eval_run;
   }
   if (parts & NS_PART_OUTPUT) {
-    /* the last y's memory takes the new y when the shape and dtype stayed (a fresh large
-       output costs the system as much to map and zero as the normalization itself) */
-    ns_tensor *old_y = r->norm.y;
-    r->norm.y = NULL;
-    clear_output(r);
     r->evalsrc = src;
     r->eval_note = ns_evalsrc_words(src);
-    if (output_part(s, xv, &spec, &c->exec, old_y, r, err) != 0) goto out;
+    if (ed.stat_ok && (diff != NS_FIELDBIT(NS_F_X) || spec.running)) ed.stat_ok = 0;
+    if (output_part(c, s, xv, &spec, &ed, r, err) != 0) goto out;
   }
   const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
   if (parts & NS_PART_SHIFT) {
     ns_tensor_free(r->y_shift);
-    if (!(r->y_shift = affine_probe(s, xv, &spec, 1, s->shift, err))) goto out;
+    if (!(r->y_shift = affine_probe(s, xv, &spec, 1, s->shift, &c->exec, err))) goto out;
     r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
   }
   if (parts & NS_PART_SCALE) {
     ns_tensor_free(r->y_scale);
-    if (!(r->y_scale = affine_probe(s, xv, &spec, s->scale, 0, err))) goto out;
+    if (!(r->y_scale = affine_probe(s, xv, &spec, s->scale, 0, &c->exec, err))) goto out;
     r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
   }
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
-  if (parts & NS_PART_JAC) spectrum_part(c, (parts & NS_PART_INPUT) != 0, x, &spec, r);
+  if (parts & NS_PART_JAC) spectrum_part(c, &ed, x, &spec, r);
 
   /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
   if (parts & NS_PART_RESID) ns_resid_part(s, &spec, r);
@@ -1383,11 +1580,12 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     r->prec_n = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
     precision_probe(xv, r->prec_n, s, r);
   }
-  rc = cache_store(c, s, !(parts & NS_PART_INPUT), err);
+  rc = cache_store(c, s, &ed, err);
   c->valid = rc == 0;
 out:
   ns_running_free(&eval_run);
   free(xv);
+  free(ed.chunk);
   if (rc != 0) {
     ns_result_free(r);
     c->valid = 0;

@@ -246,6 +246,16 @@ void ns_result_free(ns_result *r);
  *   ns_explore_cache_free(&c);
  */
 typedef struct ns_jac_job ns_jac_job;
+/* What one chunk of NS_EXPLORE_CHUNK consecutive values adds to the display statistics
+ * (x: every field; y: sum and m2). A cell edit recomputes the chunks it touched only. */
+typedef struct {
+  double sum, m2, sq; /* sum; sum of (v - the chunk's mean)^2; sum of v^2 */
+  double mn, mx;      /* over the non-NaN values */
+  size_t nnan, ninf;
+} ns_chunk_sum;
+#define NS_EXPLORE_CHUNK 16384
+/* A cell edit renormalizes the statistics it touched alone up to this many of them. */
+#define NS_EXPLORE_RESTAT_MAX 64
 typedef struct {
   ns_state prev;       /* the state the result belongs to (deep copy) */
   int valid;           /* prev describes the caller's result */
@@ -264,6 +274,12 @@ typedef struct {
   size_t m2_nstat;
   int m2_valid, m2_kind, m2_groups, m2_center, m2_dtype;
   unsigned m2_axes;
+  /* the chunks of prev.x and of the result's y (NULL: not kept) and how many there are;
+     with them a cell edit rescans, renormalizes and copies only what it touched */
+  ns_chunk_sum *xck, *yck;
+  size_t nck;
+  int xck_ok, yck_ok;   /* they describe prev.x and the result's y */
+  size_t last_restat;   /* statistics the last update renormalized alone (0: all or none) */ /* statistics the last update renormalized alone (0: all or none) */
 } ns_explore_cache;
 
 void ns_explore_cache_init(ns_explore_cache *c);

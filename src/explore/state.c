@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,14 @@ static char *dup_string(const char *s) {
   return d;
 }
 
+void ns_state_stamp_x(ns_state *s) {
+  static _Atomic uint64_t next = 1; /* stamps are never reused, so never confused */
+  s->x_stamp = atomic_fetch_add(&next, 1);
+}
+
 int ns_state_init(ns_state *s, char *err) {
   memset(s, 0, sizeof *s);
+  ns_state_stamp_x(s);
   for (int f = 0; f < NS_F_COUNT; f++) {
     const ns_field_desc *d = &ns_fields[f];
     switch (d->type) {
@@ -266,6 +273,7 @@ int ns_field_equal(ns_field f, const ns_state *a, const ns_state *b) {
   const ns_field_desc *d = &ns_fields[f];
   switch (d->type) {
   case NS_FT_TENSOR:
+    if (f == NS_F_X && a->x_stamp && a->x_stamp == b->x_stamp) return 1; /* see x_stamp */
     return ns_same_tensor(*CAT(a, ns_tensor *, d->off), *CAT(b, ns_tensor *, d->off));
   case NS_FT_STRING: {
     const char *x = *CAT(a, char *, d->off), *y = *CAT(b, char *, d->off);
@@ -653,6 +661,7 @@ out:
       keep_replaced(s, &c, old, replaced);
     else
       free_new(s, &c); /* s's old arrays that c replaced */
+    if (c.x != s->x) ns_state_stamp_x(&c);
     *s = c;
   } else {
     free_new(&c, s);

@@ -117,6 +117,11 @@ typedef struct {
   ns_tensor *W;        /* owned or NULL (random, from w_seed) */
   ns_tensor *upstream; /* owned or NULL (random, from w_seed) */
   uint64_t w_seed;
+  /* Not a field: a number that changes whenever x may have changed (a new tensor, an
+   * element written in place by the history), kept by ns_state_copy. Equal nonzero stamps
+   * mean equal x, so comparing two states (the screen's cache, every key) does not read a
+   * 64 MB x twice. */
+  uint64_t x_stamp;
 } ns_state;
 
 /* How a field's value is converted, checked, copied and compared. */
@@ -212,6 +217,8 @@ int ns_field_equal(ns_field f, const ns_state *a, const ns_state *b);
 int ns_state_equal(const ns_state *a, const ns_state *b);
 /* The fields whose values differ. */
 ns_fieldset ns_state_diff(const ns_state *a, const ns_state *b);
+/* Gives s->x a new stamp (see x_stamp): call after writing into s->x in place. */
+void ns_state_stamp_x(ns_state *s);
 
 /* Applies p to s. Every given field is checked by its type's rule (range, choices,
  * finiteness), then the combination (the spec must be valid for x: axes within x's rank,

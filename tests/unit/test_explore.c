@@ -35,6 +35,7 @@ static void test_defaults(void) {
   ns_state c;
   tap_ok(ns_state_copy(&c, &s, err) == 0 && ns_state_equal(&c, &s), "copy is equal");
   ns_tensor_set(c.x, 2, 7);
+  ns_state_stamp_x(&c); /* written in place: the state is told (state.h, x_stamp) */
   tap_ok(!ns_state_equal(&c, &s) && ns_tensor_get(s.x, 2) == 1, "copy is deep");
   ns_state_free(&c);
   ns_state_free(&s);

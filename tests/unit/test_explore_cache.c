@@ -368,8 +368,174 @@ static const step steps[] = {
     {"train mode", k_mode, 1},
 };
 
+/* ---- cell edits on an x of many chunks: only the touched chunks are rescanned and the
+ * touched statistics renormalized, and the result still equals a fresh compute ---- */
+
+typedef struct {
+  const char *name;
+  ns_kind kind;
+  int groups;
+  ns_dtype xdt, dt;
+  ns_algo algo;
+  ns_mode mode;
+  int eps_at_std, restat; /* restat: the edit is expected to renormalize alone */
+} big_case;
+
+static const big_case big_cases[] = {
+    {"layer fp32", NS_KIND_LAYER, 1, NS_FP32, NS_FP32, NS_ALGO_WELFORD, NS_MODE_TRAIN, 0, 1},
+    {"batch fp32", NS_KIND_BATCH, 1, NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_MODE_TRAIN, 0, 1},
+    {"instance fp16", NS_KIND_INSTANCE, 1, NS_FP32, NS_FP16, NS_ALGO_WELFORD, NS_MODE_TRAIN, 1, 1},
+    {"group4 bf16", NS_KIND_GROUP, 4, NS_FP32, NS_BF16, NS_ALGO_RAW, NS_MODE_TRAIN, 0, 1},
+    {"rms fp64 x", NS_KIND_RMS, 1, NS_FP64, NS_FP64, NS_ALGO_TWOPASS, NS_MODE_TRAIN, 0, 1},
+    {"layer x fp64 in fp32", NS_KIND_LAYER, 1, NS_FP64, NS_FP32, NS_ALGO_TWOPASS, NS_MODE_TRAIN, 0,
+     1},
+    {"batch eval (running)", NS_KIND_BATCH, 1, NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_MODE_EVAL, 0,
+     0},
+};
+
+static int big_state(ns_state *s, const big_case *bc, char *err) {
+  size_t shape[4] = {5, 8, 48, 40}; /* 76800 values: 5 chunks of the display scan */
+  ns_tensor *x = ns_tensor_new(4, shape, bc->xdt, err);
+  if (!x) return -1;
+  uint64_t q = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < x->n; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 6.0 - 2.0 + (double)(i % 7));
+  }
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_GROUPS) |
+          NS_FIELDBIT(NS_F_DTYPE) | NS_FIELDBIT(NS_F_ALGO) | NS_FIELDBIT(NS_F_MODE) |
+          NS_FIELDBIT(NS_F_EPS_AT);
+  p.v.x = x;
+  p.v.kind = bc->kind;
+  p.v.groups = bc->groups;
+  p.v.dtype = bc->dt;
+  p.v.algo = bc->algo;
+  p.v.mode = bc->mode;
+  p.v.eps_at = bc->eps_at_std ? NS_EPS_STD : NS_EPS_VAR;
+  int rc = ns_state_apply(s, &p, err);
+  ns_tensor_free(x);
+  return rc;
+}
+
+static void big_edits(void) {
+  char err[NS_ERRLEN];
+  for (size_t b = 0; b < sizeof big_cases / sizeof *big_cases; b++) {
+    const big_case *bc = &big_cases[b];
+    ns_state s;
+    ns_history h;
+    ns_explore_cache c;
+    ns_result r;
+    memset(&r, 0, sizeof r);
+    ns_explore_cache_init(&c);
+    ns_history_init(&h, 100);
+    if (ns_state_init(&s, err) != 0 || big_state(&s, bc, err) != 0) {
+      tap_ok(0, "%s: state: %s", bc->name, err);
+      ns_state_free(&s);
+      continue;
+    }
+    tap_ok(ns_explore_update(&c, &s, &r, err) == 0, "%s: first update%s%s", bc->name,
+           c.valid ? "" : ": ", c.valid ? "" : err);
+    /* one cell (as the screen edits: through the history), a NaN and back, two cells of
+       different statistics at once, one cell of the last chunk */
+    struct {
+      const char *what;
+      size_t i[2];
+      double v[2];
+      int n;
+    } ed[] = {{"one cell", {1234}, {7.5}, 1},
+              {"a NaN", {40000}, {NAN}, 1},
+              {"the NaN back", {40000}, {-3.25}, 1},
+              {"two cells", {17, 61000}, {0.5, -9}, 2},
+              {"the last cell", {76799}, {1e4}, 1}};
+    for (size_t k = 0; k < sizeof ed / sizeof *ed; k++) {
+      int rc = 0;
+      for (int m = 0; m < ed[k].n && rc == 0; m++)
+        rc = ns_edit_set_x(&s, &h, ed[k].i[m], ed[k].v[m], err);
+      if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+      ns_result fresh;
+      int fc = rc == 0 ? ns_explore_compute(&s, &fresh, err) : -1;
+      const char *d = fc == 0 ? result_diff(&r, &fresh) : "update or fresh compute failed";
+      tap_ok(d == NULL, "%s: %s: the result equals a fresh compute%s%s", bc->name, ed[k].what,
+             d ? ": differs in " : "", d ? d : "");
+      if (fc == 0) ns_result_free(&fresh);
+      /* the statistics touched: one per cell (two cells of one statistic count once) */
+      size_t want = 0;
+      if (bc->restat && rc == 0) {
+        size_t k0 = ns_norm_plan_stat_of(&r.norm.plan, ed[k].i[0]);
+        want = ed[k].n == 2 && ns_norm_plan_stat_of(&r.norm.plan, ed[k].i[1]) != k0 ? 2 : 1;
+      }
+      tap_ok(c.last_restat == want, "%s: %s renormalized %zu statistic(s) alone (want %zu)",
+             bc->name, ed[k].what, c.last_restat, want);
+    }
+    /* undo takes x back (a patch into x in place): the result is the first one again */
+    int rc = 0;
+    while (ns_history_undo(&h, &s) == 1) {
+    }
+    if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+    ns_state first;
+    ns_result fresh;
+    int fc = ns_state_init(&first, err) == 0 && big_state(&first, bc, err) == 0
+                 ? ns_explore_compute(&first, &fresh, err)
+                 : -1;
+    const char *d = rc == 0 && fc == 0 ? result_diff(&r, &fresh) : "undo or compute failed";
+    tap_ok(d == NULL, "%s: undoing every edit gives the first result%s%s", bc->name,
+           d ? ": differs in " : "", d ? d : "");
+    if (fc == 0) ns_result_free(&fresh);
+    ns_state_free(&first);
+    /* redo puts the first edit back in place: the cache sees it (x's stamp changed) */
+    rc = ns_history_redo(&h, &s) == 1 ? ns_explore_update(&c, &s, &r, err) : -1;
+    fc = rc == 0 ? ns_explore_compute(&s, &fresh, err) : -1;
+    d = fc == 0 ? result_diff(&r, &fresh) : "redo or compute failed";
+    tap_ok(d == NULL && ns_tensor_get(s.x, 1234) == ns_round(7.5, bc->xdt),
+           "%s: redo of the first edit: the result equals a fresh compute%s%s", bc->name,
+           d ? ": differs in " : "", d ? d : "");
+    if (fc == 0) ns_result_free(&fresh);
+    ns_result_free(&r);
+    ns_explore_cache_free(&c);
+    ns_history_free(&h);
+    ns_state_free(&s);
+  }
+}
+
+/* Two states compare their x by its stamp when they share it: a copy is equal without
+ * reading x, every change made through the state or the history gives a new stamp. */
+static void stamps(void) {
+  char err[NS_ERRLEN];
+  ns_state a, b;
+  ns_history h;
+  ns_history_init(&h, 10);
+  ns_state_init(&a, err);
+  ns_state_copy(&b, &a, err);
+  tap_ok(a.x_stamp != 0 && b.x_stamp == a.x_stamp && ns_state_diff(&a, &b) == 0,
+         "stamps: a copy shares x's stamp and equals its original");
+  ns_state c;
+  ns_state_init(&c, err);
+  tap_ok(c.x_stamp != a.x_stamp && ns_state_diff(&a, &c) == 0,
+         "stamps: another state has another stamp, and its equal x is compared by value");
+  ns_history_set_x(&h, &b, 0, 42, err);
+  tap_ok(b.x_stamp != a.x_stamp && ns_state_diff(&a, &b) == NS_FIELDBIT(NS_F_X),
+         "stamps: a cell written in place gives x a new stamp and a difference");
+  ns_history_undo(&h, &b);
+  tap_ok(b.x_stamp != a.x_stamp && ns_state_diff(&a, &b) == 0,
+         "stamps: undo restamps x, which then equals the original by value");
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = NS_FIELDBIT(NS_F_X);
+  p.v.x = a.x;
+  uint64_t before = c.x_stamp;
+  ns_state_apply(&c, &p, err);
+  tap_ok(c.x_stamp != before, "stamps: x set by a patch (a new tensor) gets a new stamp");
+  ns_history_free(&h);
+  ns_state_free(&a);
+  ns_state_free(&b);
+  ns_state_free(&c);
+}
+
 int main(void) {
   char err[NS_ERRLEN];
+  stamps();
   ns_state s;
   if (ns_state_init(&s, err) != 0) {
     tap_ok(0, "init: %s", err);
@@ -435,5 +601,6 @@ int main(void) {
   ns_result_free(&r);
   ns_explore_cache_free(&c);
   ns_state_free(&s);
+  big_edits();
   return tap_done();
 }
