@@ -150,8 +150,10 @@ static void step_swap(ns_history_step *st, ns_state *s) {
     unsigned char *data = s->x->data;
     for (size_t k = 0; k < st->ndx; k++)
       swap_bytes(data + st->dx_idx[k] * es, st->dx_val + k * es, es);
+    ns_state_stamp_x_at(s, st->dx_idx, st->ndx); /* written in place */
+  } else if (st->set & NS_FIELDBIT(NS_F_X)) {
+    ns_state_stamp_x(s); /* another tensor */
   }
-  if (st->set & NS_FIELDBIT(NS_F_X)) ns_state_stamp_x(s); /* x swapped or written in place */
 }
 
 /* Turns the change of x (old -> cur, same shape and dtype) into an element list when few
@@ -245,7 +247,7 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
   unsigned char *at = (unsigned char *)s->x->data + i * es;
   memcpy(st.dx_val, at, es);
   ns_tensor_set(s->x, i, v);
-  ns_state_stamp_x(s);
+  ns_state_stamp_x_at(s, &i, 1);
   if (memcmp(st.dx_val, at, es) == 0) { /* the same bits: nothing to undo */
     step_free(&st);
     return 0;

@@ -340,15 +340,15 @@ static ns_spec exact_spec(const ns_spec *spec) {
   return e;
 }
 
-/* What changed in x since the cache's state: nothing (changed 0), some of its values
- * only, in the statistics stat[0..nstat) (stat_ok: the list is whole; kept by the update
- * for a cell edit), or more (chunk NULL: assume everything). */
+/* What changed in x since the cache's state: nothing (changed 0), a few of its values
+ * (x's log of in-place writes: at most NS_STATE_XLOG) in the chunks marked and, with
+ * stat_ok, the statistics stat[0..nstat), or more (chunk NULL: assume everything). */
 typedef struct {
   int changed;
   unsigned char *chunk; /* per NS_EXPLORE_CHUNK values: 1 where x changed */
   size_t nchunk;        /* chunks marked */
   int stat_ok;
-  size_t nstat, stat[NS_EXPLORE_RESTAT_MAX];
+  size_t nstat, stat[NS_STATE_XLOG];
 } x_edit;
 
 /* The exact m2 of every statistic (train mode), from the cache when x and the grouping
@@ -1377,48 +1377,38 @@ static int output_part(ns_explore_cache *c, const ns_state *s, const double *xv,
   return 0;
 }
 
-/* Where x differs from the cache's copy, chunk by chunk, into ed (its chunk array the
- * caller frees); with p (the last result's plan, for a change of x's values alone) also
- * the statistics of the changed elements. A change of most chunks, or of x's shape or
- * dtype, leaves ed->chunk NULL: everything is recomputed. -1 when out of memory. */
-static int find_edit(const ns_explore_cache *c, const ns_tensor *x, const ns_norm_plan *p,
+/* What changed in x since the cache's state, into ed (its chunk array the caller frees):
+ * from x's log of in-place writes (a cell edit, its undo and redo) when it reaches back to
+ * the cache's stamp, with p (the last result's plan, for a change of x's values alone)
+ * also the statistics of the written elements. Otherwise ed->chunk stays NULL: everything
+ * is recomputed. -1 when out of memory. */
+static int find_edit(const ns_explore_cache *c, const ns_state *s, const ns_norm_plan *p,
                      x_edit *ed) {
   memset(ed, 0, sizeof *ed);
   ed->changed = 1;
-  const ns_tensor *px = c->prev.x;
-  size_t nck = (x->n + READ_CHUNK - 1) / READ_CHUNK, es = ns_dtype_size(x->dtype);
-  if (!c->valid || !c->xck_ok || c->nck != nck || !px || px->dtype != x->dtype ||
-      px->rank != x->rank || memcmp(px->shape, x->shape, (size_t)x->rank * sizeof *x->shape) != 0)
-    return 0;
-  if (!(ed->chunk = calloc(nck, 1))) return -1;
-  const unsigned char *a = px->data, *b = x->data;
-  for (size_t q = 0; q < nck; q++) {
-    size_t off = q * READ_CHUNK * es;
-    if (memcmp(a + off, b + off, chunk_len(x->n, q) * es) != 0) ed->chunk[q] = 1, ed->nchunk++;
-  }
-  if (ed->nchunk > nck / 4 + 1) { /* most of x: a whole rescan costs no more */
-    free(ed->chunk);
-    ed->chunk = NULL;
-    return 0;
+  const ns_tensor *x = s->x;
+  size_t nck = (x->n + READ_CHUNK - 1) / READ_CHUNK, at[NS_STATE_XLOG];
+  int k = c->valid && c->xck_ok && c->nck == nck ? ns_state_x_changes(s, c->prev.x_stamp, at) : -1;
+  if (k < 0) return 0;
+  if (!(ed->chunk = calloc(nck ? nck : 1, 1))) return -1;
+  for (int i = 0; i < k; i++) {
+    if (at[i] >= x->n) { /* not this x's: trust nothing */
+      free(ed->chunk);
+      ed->chunk = NULL;
+      return 0;
+    }
+    ed->nchunk += !ed->chunk[at[i] / READ_CHUNK];
+    ed->chunk[at[i] / READ_CHUNK] = 1;
   }
   if (!p || p->n != x->n || p->nstat == 0) return 0;
   ed->stat_ok = 1;
-  for (size_t q = 0; ed->stat_ok && q < nck; q++) {
-    if (!ed->chunk[q]) continue;
-    size_t i0 = q * READ_CHUNK, len = chunk_len(x->n, q);
-    for (size_t i = i0; i < i0 + len; i++) {
-      if (memcmp(a + i * es, b + i * es, es) == 0) continue;
-      size_t k = ns_norm_plan_stat_of(p, i), at = ed->nstat;
-      while (at > 0 && ed->stat[at - 1] > k) at--;
-      if (at > 0 && ed->stat[at - 1] == k) continue;
-      if (ed->nstat == NS_EXPLORE_RESTAT_MAX) { /* too many: renormalize all of it */
-        ed->stat_ok = 0;
-        break;
-      }
-      memmove(ed->stat + at + 1, ed->stat + at, (ed->nstat - at) * sizeof *ed->stat);
-      ed->stat[at] = k;
-      ed->nstat++;
-    }
+  for (int i = 0; i < k; i++) {
+    size_t st = ns_norm_plan_stat_of(p, at[i]), j = ed->nstat;
+    while (j > 0 && ed->stat[j - 1] > st) j--;
+    if (j > 0 && ed->stat[j - 1] == st) continue;
+    memmove(ed->stat + j + 1, ed->stat + j, (ed->nstat - j) * sizeof *ed->stat);
+    ed->stat[j] = st;
+    ed->nstat++;
   }
   return 0;
 }
@@ -1454,33 +1444,13 @@ void ns_explore_cache_free(ns_explore_cache *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* Remembers s as the state the result now belongs to. x is copied only when it changed
- * (a 1M-element x costs a copy per keypress otherwise), and then only the chunks ed marks
- * when it has them. */
-static int cache_store(ns_explore_cache *c, const ns_state *s, const x_edit *ed, char *err) {
-  ns_tensor *keepx = !ed->changed ? c->prev.x : NULL;
-  const ns_tensor *px = c->prev.x, *x = s->x;
-  if (!keepx && px && px->dtype == x->dtype && px->rank == x->rank &&
-      memcmp(px->shape, x->shape, sizeof px->shape) == 0) {
-    /* x changed in its values only (a cell edit): copy them into the kept tensor, whose
-       pages are mapped already (a fresh 64 MB copy costs as much again in page faults) */
-    size_t es = ns_dtype_size(x->dtype), nck = (x->n + READ_CHUNK - 1) / READ_CHUNK;
-    for (size_t q = 0; q < nck; q++)
-      if (!ed->chunk || ed->chunk[q])
-        memcpy((char *)px->data + q * READ_CHUNK * es, (const char *)x->data + q * READ_CHUNK * es,
-               chunk_len(x->n, q) * es);
-    keepx = c->prev.x;
-  }
-  if (keepx) c->prev.x = NULL;
+/* Remembers s as the state the result now belongs to, without x: x's stamp says whether
+ * it changed and its log what (a copy of a 64 MB x would cost 64 MB and a copy per edit). */
+static int cache_store(ns_explore_cache *c, const ns_state *s, char *err) {
   ns_state_free(&c->prev);
   ns_state tmp = *s;
-  if (keepx) tmp.x = NULL;
-  if (ns_state_copy(&c->prev, &tmp, err) != 0) {
-    ns_tensor_free(keepx);
-    return -1;
-  }
-  if (keepx) c->prev.x = keepx;
-  return 0;
+  tmp.x = NULL;
+  return ns_state_copy(&c->prev, &tmp, err);
 }
 
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err) {
@@ -1500,7 +1470,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   memset(&ed, 0, sizeof ed);
   if (parts & NS_PART_INPUT) {
     int values_only = c->valid && diff == NS_FIELDBIT(NS_F_X) && r->norm.y;
-    if (find_edit(c, x, values_only ? &r->norm.plan : NULL, &ed) != 0 || ensure_chunks(c, n) != 0) {
+    if (find_edit(c, s, values_only ? &r->norm.plan : NULL, &ed) != 0 || ensure_chunks(c, n) != 0) {
       ns_explore_fail(err, "out of memory");
       goto out;
     }
@@ -1580,7 +1550,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     r->prec_n = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
     precision_probe(xv, r->prec_n, s, r);
   }
-  rc = cache_store(c, s, &ed, err);
+  rc = cache_store(c, s, err);
   c->valid = rc == 0;
 out:
   ns_running_free(&eval_run);

@@ -254,10 +254,9 @@ typedef struct {
   size_t nnan, ninf;
 } ns_chunk_sum;
 #define NS_EXPLORE_CHUNK 16384
-/* A cell edit renormalizes the statistics it touched alone up to this many of them. */
-#define NS_EXPLORE_RESTAT_MAX 64
 typedef struct {
-  ns_state prev;       /* the state the result belongs to (deep copy) */
+  ns_state prev;       /* the state the result belongs to (a deep copy without x: its stamp
+                          and log say what changed) */
   int valid;           /* prev describes the caller's result */
   unsigned last_parts; /* bit mask of the parts the last update recomputed (0: none) */
   /* Set by the caller: 1 leaves the full Jacobian to a job (r->jac_pending = 1) instead of
@@ -274,11 +273,11 @@ typedef struct {
   size_t m2_nstat;
   int m2_valid, m2_kind, m2_groups, m2_center, m2_dtype;
   unsigned m2_axes;
-  /* the chunks of prev.x and of the result's y (NULL: not kept) and how many there are;
-     with them a cell edit rescans, renormalizes and copies only what it touched */
+  /* the chunks of the result's x and y (NULL: not kept) and how many there are; with
+     them a cell edit rescans and renormalizes only what it touched */
   ns_chunk_sum *xck, *yck;
   size_t nck;
-  int xck_ok, yck_ok;   /* they describe prev.x and the result's y */
+  int xck_ok, yck_ok;   /* they describe the result's x and y */
   size_t last_restat;   /* statistics the last update renormalized alone (0: all or none) */ /* statistics the last update renormalized alone (0: all or none) */
 } ns_explore_cache;
 

@@ -115,9 +115,49 @@ static char *dup_string(const char *s) {
   return d;
 }
 
-void ns_state_stamp_x(ns_state *s) {
+static uint64_t new_stamp(void) {
   static _Atomic uint64_t next = 1; /* stamps are never reused, so never confused */
-  s->x_stamp = atomic_fetch_add(&next, 1);
+  return atomic_fetch_add(&next, 1);
+}
+
+void ns_state_stamp_x(ns_state *s) {
+  s->x_stamp = s->x_log_base = new_stamp();
+  s->x_log_n = 0;
+}
+
+void ns_state_stamp_x_at(ns_state *s, const size_t *at, size_t k) {
+  if (k > NS_STATE_XLOG) {
+    ns_state_stamp_x(s);
+    return;
+  }
+  uint64_t st = new_stamp();
+  int drop = s->x_log_n + (int)k - NS_STATE_XLOG;
+  if (drop > 0) {
+    /* the oldest entries go, whole stamps at a time: the log then starts after them */
+    while (drop < s->x_log_n && s->x_log[drop].stamp == s->x_log[drop - 1].stamp) drop++;
+    s->x_log_base = s->x_log[drop - 1].stamp;
+    memmove(s->x_log, s->x_log + drop, (size_t)(s->x_log_n - drop) * sizeof *s->x_log);
+    s->x_log_n -= drop;
+  }
+  for (size_t i = 0; i < k; i++) {
+    s->x_log[s->x_log_n].stamp = st;
+    s->x_log[s->x_log_n++].at = at[i];
+  }
+  s->x_stamp = st;
+}
+
+int ns_state_x_changes(const ns_state *s, uint64_t since, size_t *at) {
+  if (since == s->x_stamp) return 0;
+  int from = -1;
+  if (since == s->x_log_base)
+    from = 0;
+  else
+    for (int i = 0; i < s->x_log_n; i++)
+      if (s->x_log[i].stamp == since) from = i + 1; /* after the last entry of that stamp */
+  if (from < 0 || s->x_log_base == 0) return -1;
+  int k = 0;
+  for (int i = from; i < s->x_log_n; i++) at[k++] = s->x_log[i].at;
+  return k;
 }
 
 int ns_state_init(ns_state *s, char *err) {

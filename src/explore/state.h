@@ -65,6 +65,9 @@ extern const char *const ns_placement_names[]; /* "none", "pre", "post", NULL */
 /* The whole explorer state: plain data, one member per field of fields.h (momentum also
  * sets `cumulative`; nbaseline always equals the batch's column count). View state (the
  * focused panel, cursors, scroll positions) is not here: it belongs to the screen. */
+/* In-place writes of x the state remembers (x_log), for the screen's cell edits. */
+#define NS_STATE_XLOG 16
+
 typedef struct {
   ns_tensor *x;  /* the input (owned), rank 1..4, any storage dtype */
   char *source;  /* owned; "" or the file x was loaded from */
@@ -117,11 +120,17 @@ typedef struct {
   ns_tensor *W;        /* owned or NULL (random, from w_seed) */
   ns_tensor *upstream; /* owned or NULL (random, from w_seed) */
   uint64_t w_seed;
-  /* Not a field: a number that changes whenever x may have changed (a new tensor, an
+  /* Not fields: a number that changes whenever x may have changed (a new tensor, an
    * element written in place by the history), kept by ns_state_copy. Equal nonzero stamps
    * mean equal x, so comparing two states (the screen's cache, every key) does not read a
-   * 64 MB x twice. */
-  uint64_t x_stamp;
+   * 64 MB x twice. The log holds the last elements written in place, each with the stamp
+   * it gave x, oldest first, from x_log_base on (ns_state_x_changes). */
+  uint64_t x_stamp, x_log_base;
+  int x_log_n;
+  struct {
+    uint64_t stamp;
+    size_t at;
+  } x_log[NS_STATE_XLOG];
 } ns_state;
 
 /* How a field's value is converted, checked, copied and compared. */
@@ -217,8 +226,15 @@ int ns_field_equal(ns_field f, const ns_state *a, const ns_state *b);
 int ns_state_equal(const ns_state *a, const ns_state *b);
 /* The fields whose values differ. */
 ns_fieldset ns_state_diff(const ns_state *a, const ns_state *b);
-/* Gives s->x a new stamp (see x_stamp): call after writing into s->x in place. */
+/* Gives s->x a new stamp (see x_stamp) and empties its log: call after changing s->x in
+ * any way other than the history's own writes. */
 void ns_state_stamp_x(ns_state *s);
+/* The same after elements at[0..k) were written in place: they go into the log. */
+void ns_state_stamp_x_at(ns_state *s, const size_t *at, size_t k);
+/* The elements written in place since x had stamp `since`, into at (NS_STATE_XLOG of
+ * room, in the order written, possibly repeated): how many (0 when the stamp is s's own),
+ * or -1 when the log does not reach back to it (x may differ anywhere). */
+int ns_state_x_changes(const ns_state *s, uint64_t since, size_t *at);
 
 /* Applies p to s. Every given field is checked by its type's rule (range, choices,
  * finiteness), then the combination (the spec must be valid for x: axes within x's rank,

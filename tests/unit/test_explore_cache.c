@@ -469,6 +469,20 @@ static void big_edits(void) {
       tap_ok(c.last_restat == want, "%s: %s renormalized %zu statistic(s) alone (want %zu)",
              bc->name, ed[k].what, c.last_restat, want);
     }
+    /* more cells than x's log holds between two updates: everything is recomputed */
+    {
+      int rc = 0;
+      for (size_t m = 0; m < NS_STATE_XLOG + 4 && rc == 0; m++)
+        rc = ns_edit_set_x(&s, &h, 3000 * m + 11, 0.125 * (double)m, err);
+      if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+      ns_result fresh;
+      int fc = rc == 0 ? ns_explore_compute(&s, &fresh, err) : -1;
+      const char *d = fc == 0 ? result_diff(&r, &fresh) : "update or fresh compute failed";
+      tap_ok(d == NULL && c.last_restat == 0,
+             "%s: %d cells at once: recomputed whole (%zu alone), equal to a fresh compute%s%s",
+             bc->name, NS_STATE_XLOG + 4, c.last_restat, d ? ": differs in " : "", d ? d : "");
+      if (fc == 0) ns_result_free(&fresh);
+    }
     /* undo takes x back (a patch into x in place): the result is the first one again */
     int rc = 0;
     while (ns_history_undo(&h, &s) == 1) {
@@ -527,6 +541,30 @@ static void stamps(void) {
   uint64_t before = c.x_stamp;
   ns_state_apply(&c, &p, err);
   tap_ok(c.x_stamp != before, "stamps: x set by a patch (a new tensor) gets a new stamp");
+  /* the log of in-place writes: what changed since each earlier stamp, while it reaches */
+  uint64_t st[NS_STATE_XLOG + 6];
+  st[0] = b.x_stamp;
+  int ok = 1;
+  for (int m = 1; m < NS_STATE_XLOG + 6; m++) {
+    ns_history_set_x(&h, &b, (size_t)m % 4, 10.0 + m, err);
+    st[m] = b.x_stamp;
+  }
+  for (int m = 0; m < NS_STATE_XLOG + 6; m++) {
+    size_t at[NS_STATE_XLOG];
+    int k = ns_state_x_changes(&b, st[m], at), last = NS_STATE_XLOG + 5, want = last - m;
+    if (want > NS_STATE_XLOG) want = -1;
+    ok &= k == want;
+    for (int i = 0; i < k; i++) ok &= at[i] == (size_t)(m + 1 + i) % 4;
+  }
+  tap_ok(ok,
+         "stamps: the log gives the cells written since each of the last %d stamps, in "
+         "order, and -1 before them",
+         NS_STATE_XLOG);
+  size_t at[NS_STATE_XLOG];
+  uint64_t was = b.x_stamp;
+  ns_state_apply(&b, &p, err);
+  tap_ok(ns_state_x_changes(&b, was, at) == -1 && ns_state_x_changes(&b, b.x_stamp, at) == 0,
+         "stamps: after a new x the log reaches back to nothing before it");
   ns_history_free(&h);
   ns_state_free(&a);
   ns_state_free(&b);
