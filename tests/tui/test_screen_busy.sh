@@ -61,20 +61,17 @@ single() { calc_shown && ! header | grep -qE "calc [0-9.]* ms, [0-9]+ keys"; }
 # log_on FILE: from now on, a copy of everything the program writes to the terminal
 log_on() { : >"$1" && T pipe-pane -t "$SES" -o "cat >>'$1'"; }
 # log_sync FILE: what the program wrote so far has reached FILE: open the help screen
-# (whose title the program writes only there) and wait for that title in FILE
+# (whose title the program writes only there), wait for that title in FILE, close it
+# again and wait until it is gone (so the next key is not read as Alt+key after Esc)
 log_sync() {
   keys '?'
   i=0
-  while [ $i -lt 200 ]; do
-    if grep -qF "Esc closes" "$1"; then
-      keys Escape
-      return 0
-    fi
+  while [ $i -lt 200 ] && ! grep -qF "Esc closes" "$1"; do
     sleep 0.05
     i=$((i + 1))
   done
   keys Escape
-  return 1
+  gone "Esc closes" && [ $i -lt 200 ]
 }
 
 # ---- 1. slow recomputes: the busy mark, and keys folded while one runs
