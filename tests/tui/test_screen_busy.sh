@@ -56,6 +56,8 @@ wait_header() {
   done
   return 1
 }
+# note WHAT: the header's read-out as a TAP comment (information, never a check)
+note() { echo "# $1: $(header | grep -o 'calc [0-9.]* ms[^?]*' | sed 's/ *$//')"; }
 # the header's read-out names no folded keys: this recompute was for one key
 single() { calc_shown && ! header | grep -qE "calc [0-9.]* ms, [0-9]+ keys"; }
 # log_on FILE: from now on, a copy of everything the program writes to the terminal
@@ -133,9 +135,11 @@ start $W $H "$tmp/big.npy"
 check "big: the screen is up" wait_for "x (64, 256, 32, 32) from" 120
 check "big: eps starts at 1e-05" wait_re "eps +1e-05" 60
 check "big: the first frame's time is shown" wait_calc "[0-9.]+ ms" 60
+note "big: the first frame"
 keys e e e e e
 check "big: five e presses in one burst: eps 1e-10" wait_re "eps +1e-10" 120
 check "big: one recompute for the five: '5 keys'" wait_calc "[0-9.]+ ms, 5 keys" 60
+note "big: the burst"
 # the eigenvector checks land after the frame (off the key path): wait for them
 check "big: the spectrum's checks landed" wait_re "Jv=[^ ]*v ok: " 60
 panels >"$tmp/after_burst"
@@ -148,6 +152,7 @@ for k in 6 7 8 9 10; do
   keys e
   check "big: e alone: eps 1e-$(printf %02d $k)" wait_re "eps +1e-$(printf %02d $k)" 60
   check "big: ... its own recompute" single
+  note "big: e alone"
 done
 check "big: the spectrum's checks landed again" wait_re "Jv=[^ ]*v ok: " 60
 panels >"$tmp/after_singles"
