@@ -194,7 +194,7 @@ static int bench_key(const char *what, const char *name, ns_state *s, key_fn key
   }
   if (rc == 0) {
     double med = median(t, reps);
-    printf("key    %-12s %-23s median %8.2f ms   max %8.2f ms   target %3.0f ms %s\n", what, name,
+    printf("key    %-12s %-22s median %8.2f ms   max %8.2f ms   target %3.0f ms %s\n", what, name,
            med, t[reps - 1], budget, med <= budget ? "ok" : "OVER");
   } else {
     fprintf(stderr, "bench_live: %s %s: %s\n", what, name, err);
