@@ -45,7 +45,8 @@ typedef struct tui_app {
   struct tui_audit *audit;   /* the audit panel (auditview.c), or NULL before the first a */
   tui_jacwork *jacw;         /* the full Jacobian's worker (jacwork.c), NULL until needed */
   int busy;                  /* a recompute is running: the header says so */
-  int folded;                /* keys folded into the last recompute (after the first) */
+  int folded;                /* keys folded into the coming recompute (after the first) */
+  int calc_keys;             /* keys the last recompute covered (the header shows > 1) */
 } app;
 
 /* The main loop wakes at least this often (signals, pending redraws). */

@@ -58,10 +58,31 @@ static void on_crash(int sig) {
   raise(sig);
 }
 
+/* NS_TUI_SLOW_MS: milliseconds added to every recompute (0 to 60000, default 0), a slow
+ * machine's stand-in for the screen tests of the busy mark and of key folding
+ * (tests/tui/test_screen_busy.sh), which must not depend on how fast this one is. Read once
+ * at start-up; the numerics never see it. */
+static long slow_ms;
+
+static void read_slow_ms(void) {
+  const char *v = getenv("NS_TUI_SLOW_MS");
+  char *end;
+  long ms = v && v[0] ? strtol(v, &end, 10) : 0;
+  slow_ms = v && v[0] && *end == 0 && ms > 0 && ms <= 60000 ? ms : 0;
+}
+
 static void recompute(app *a) {
   char err[NS_ERRLEN];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (slow_ms > 0) {
+    struct timespec d = {slow_ms / 1000, (slow_ms % 1000) * 1000000L};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+  }
+  /* the keys this recompute covers: the one that asked for it and those folded after it */
+  a->calc_keys = 1 + a->folded;
+  a->folded = 0;
   a->have_res = ns_explore_update(&a->cache, &a->st, &a->res, err) == 0;
   if (!a->have_res) {
     tui_say(a, PLOT_S_MARK, "cannot compute: %s", err);
@@ -150,15 +171,23 @@ static void draw_header(app *a) {
      * "busy" while a recompute that is expected to be that slow runs */
     int slow = a->busy || a->compute_ms > TUI_BUSY_MS;
     wattrset(w, tui_attr(slow ? PLOT_S_MARK : PLOT_S_DIM) | A_REVERSE);
-    char ms[48];
-    int l = a->busy ? snprintf(ms, sizeof ms, "* busy *")
-                    : snprintf(ms, sizeof ms, "calc %.1f ms%s", a->compute_ms,
-                               tui_jac_busy(a) ? " +J" : ""),
-        end = 0;
+    /* ", 5 keys": that many keys were folded into the last recompute (dropped first
+     * when the header is short of room) */
+    char ms[64], keys[24] = "";
+    if (a->calc_keys > 1) snprintf(keys, sizeof keys, ", %d keys", a->calc_keys);
+    int end = 0;
     for (int p = 0; p < TUI_PANEL_COUNT; p++)
       if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
         end = a->lay.tab_x[p] + a->lay.tab_w[p];
-    if (COLS - 9 - l > end) mvwaddstr(w, 0, COLS - 9 - l, ms);
+    for (int full = 1; full >= 0; full--) {
+      int l = a->busy ? snprintf(ms, sizeof ms, "* busy *")
+                      : snprintf(ms, sizeof ms, "calc %.1f ms%s%s", a->compute_ms, full ? keys : "",
+                                 tui_jac_busy(a) ? " +J" : "");
+      if (COLS - 9 - l > end) {
+        mvwaddstr(w, 0, COLS - 9 - l, ms);
+        break;
+      }
+    }
   }
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);
@@ -484,6 +513,7 @@ int tui_run(const tui_options *opt) {
   /* the main normalization uses every core unless NS_THREADS says otherwise */
   nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
   a->opt = *opt;
+  read_slow_ms();
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);

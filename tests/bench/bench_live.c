@@ -6,8 +6,9 @@
  *    it). Medians of whole-process wall times.
  * 2. Keys on the screen's path (ns_explore_update with the full Jacobian deferred to its
  *    worker, as the screen does) on a 2000x512 and a (64,256,32,32) fp32 tensor: a view key
- *    (no state change), a settings key (eps), a cell edit. Targets: 16 ms for a view key,
- *    100 ms for the others.
+ *    (no state change), settings keys (eps; the shift probe's b; the train batches' seed),
+ *    a cell edit. Targets (issue 8): 16 ms for a view key, 100 ms for the others. (bench's
+ *    frame lines are the same tensors from scratch, what a load costs.)
  * 3. The spectrum of a layer norm of d values at d = 64, 1024, 4096, 1e6: the closed form
  *    (O(d)), its checks along the eigenvectors (JVP and central differences), and up to
  *    d = 1024 the full Jacobian's job (analytic and FD J, two LAPACK spectra) that the
@@ -157,6 +158,16 @@ static int key_view(ns_state *s, int i, char *err) {
 static int key_eps(ns_state *s, int i, char *err) {
   return ns_edit_eps_decade(s, NULL, i % 2 ? -1 : 1, err);
 }
+static int key_shift(ns_state *s, int i, char *err) {
+  return ns_edit_set_shift(s, NULL, i % 2 ? 10 : 3, err);
+}
+static int key_seed(ns_state *s, int i, char *err) {
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = NS_FIELDBIT(NS_F_SEED);
+  p.v.seed = 1000u + (unsigned)i;
+  return ns_state_apply(s, &p, err);
+}
 static ns_history bench_hist; /* the screen records every key in its undo history */
 static int key_cell(ns_state *s, int i, char *err) {
   return ns_edit_set_x(s, &bench_hist, 7, i % 2 ? 1.5 : -0.5, err);
@@ -218,6 +229,8 @@ static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
   if (rc == 0) {
     rc |= bench_key("view key", name, &s, key_view, 4 * reps, 16);
     rc |= bench_key("settings eps", name, &s, key_eps, reps, 100);
+    rc |= bench_key("probe shift", name, &s, key_shift, reps, 100);
+    rc |= bench_key("train seed", name, &s, key_seed, reps, 100);
     ns_history_init(&bench_hist, 1000);
     rc |= bench_key("cell edit", name, &s, key_cell, reps, 100);
     ns_history_free(&bench_hist);

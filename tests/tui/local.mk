@@ -11,6 +11,8 @@ SCREEN_TESTS += tests/tui/test_screen_mask.sh
 SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 # the spectrum above the full Jacobian's limit, the worker thread, key folding
 SCREEN_TESTS += tests/tui/test_screen_live.sh
+# the busy mark and key folding, each shown to happen (issue 8)
+SCREEN_TESTS += tests/tui/test_screen_busy.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
