@@ -4,8 +4,9 @@
  * 1. Start-up of the real binary: `normscope --version`, and the explorer's first frame
  *    on the default example (run on a pseudo-terminal until the frame's last line is on
  *    it). Medians of whole-process wall times.
- * 2. Keys on the screen's path (ns_explore_update with the full Jacobian deferred to its
- *    worker, as the screen does) on a 2000x512 and a (64,256,32,32) fp32 tensor: a view key
+ * 2. Keys on the screen's path (ns_explore_update on every core, NS_THREADS aside, with the
+ *    full Jacobian deferred to its worker, as the screen does) on a 2000x512 and a
+ *    (64,256,32,32) fp32 tensor: a view key
  *    (no state change), settings keys (eps; the shift probe's b; the train batches' seed),
  *    a cell edit. Targets (issue 8): 16 ms for a view key, 100 ms for the others. (bench's
  *    frame lines are the same tensors from scratch, what a load costs.)
@@ -149,6 +150,14 @@ static void startup(const char *ns) {
 
 /* ---- 2. keys ---- */
 
+/* The screen normalizes on every core unless NS_THREADS says otherwise (tui.c); so do
+ * these keys. */
+static int screen_threads(void) {
+  const char *v = getenv("NS_THREADS");
+  long t = v && *v ? strtol(v, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  return t < 1 ? 1 : t > 64 ? 64 : (int)t;
+}
+
 typedef int (*key_fn)(ns_state *s, int i, char *err);
 
 static int key_view(ns_state *s, int i, char *err) {
@@ -183,6 +192,7 @@ static int bench_key(const char *what, const char *name, ns_state *s, key_fn key
   memset(&r, 0, sizeof r);
   ns_explore_cache_init(&c);
   c.defer_jac = 1;
+  c.exec.threads = screen_threads();
   int rc = ns_explore_update(&c, s, &r, err);
   if (reps > 64) reps = 64;
   for (int i = 0; rc == 0 && i < reps; i++) {
