@@ -25,8 +25,8 @@ uninstall-package-dirs:
 ## writes on the way out (autosave, lesson progress, a recorded lesson: the real binary
 ## in tmux, SIGTERM then SIGKILL at a random moment; progress_dump reads the progress
 ## file with lesson_progress_load).
-TESTS += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh
-EXTRA_DIST += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh
+TESTS += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh tests/cli/test_history_sessions.sh
+EXTRA_DIST += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh tests/cli/test_history_sessions.sh
 check_PROGRAMS += tests/cli/history_dump tests/cli/progress_dump tests/cli/kill_on_write
 tests_cli_kill_on_write_SOURCES = tests/cli/kill_on_write.c
 tests_cli_history_dump_SOURCES = tests/cli/history_dump.c

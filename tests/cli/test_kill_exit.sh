@@ -143,6 +143,7 @@ while [ $k -lt "$kills" ]; do
   screen "a$k" --state "$T/$s.lua" || { not_ok "autosave $k: the screen did not start"; continue; }
   quit_killed "$state/last.lua" $k
   # the file before this session, or the state this session quit with
+  l=""
   if got=$(the_same "$state/last.lua" "$T/$prev" "$T/$s.lua") &&
     l=$("$ns" run "$T/load.lua" "$state/last.lua" 2>&1); then
     ok "autosave $k (state $s): $how; last.lua is $got, whole, and loads ($l)"
