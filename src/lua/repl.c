@@ -552,9 +552,11 @@ int nslr_history_open(int quiet) {
 
 void nslr_history_add(const char *entry) {
   if (!entry || !entry[0]) return;
-  if (hist_writable && hist_changed()) { /* another session wrote: take its entries first */
+  /* Another session wrote: take its entries (which include ours written before) first.
+   * A file that cannot be read now leaves our entries as they are. */
+  if (hist_writable && hist_changed() && access(hist_path, R_OK) == 0) {
     clear_history();
-    (void)read_history(hist_path); /* unreadable now: ours are kept in memory below */
+    (void)read_history(hist_path);
     hist_note_file();
   }
   HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
