@@ -24,6 +24,7 @@ SOCK=nskill-$$
 tm() { "$TMUX_BIN" -L "$SOCK" "$@"; }
 cleanup() {
   tm kill-server >/dev/null 2>&1
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
   rm -rf "$T"
 }
 trap cleanup EXIT
