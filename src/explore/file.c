@@ -499,6 +499,14 @@ static int sync_folder(const char *path) {
 }
 
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
+  return ns_file_write_atomic_mode(path, data, len, 0644, err);
+}
+
+int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
+                              char *err) {
+  if (!path || !path[0]) return ns_explore_fail(err, "no path");
+  if (len && !data) return ns_explore_fail(err, "no data");
+  if (mode & ~0777u) return ns_explore_fail(err, "mode %o is not a file permission", mode);
   size_t n = strlen(path);
   char *tmp = malloc(n + 16);
   if (!tmp) return ns_explore_fail(err, "out of memory");
@@ -523,7 +531,9 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
     left -= (size_t)w;
   }
   if (!e && fsync(fd) != 0) e = errno;
-  (void)fchmod(fd, 0644); /* mkstemp makes 0600: a saved file is an ordinary file */
+  /* mkstemp makes 0600; the mode is set before the name is visible. A file system that
+   * cannot change it leaves 0600, the safe side. */
+  (void)fchmod(fd, (mode_t)mode);
   if (close(fd) != 0 && !e) e = errno;
   if (!e && rename(tmp, path) != 0) e = errno;
   if (e) {

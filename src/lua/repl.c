@@ -17,11 +17,14 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "core/err.h"
+#include "explore/file.h"
 #include "lua/complete.h"
 
 #define PROMPT1 "> "
@@ -382,17 +385,82 @@ int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_write
 
 /* ---------------------------------------------------------------- history */
 
-static int hist_ready;    /* nslr_history_init ran */
-static char *hist_path;   /* NULL: no file */
-static int hist_writable; /* appending to the file works */
+/* The file is rewritten whole on every entry through ns_file_write_atomic_mode
+ * (temporary file, fsync, rename, fsync of the folder, mode 0600): a crash or SIGKILL
+ * leaves the previous file or the new one, never a mix. Another session's writes are
+ * seen by the file's identity changing (every rename makes a new inode); its entries are
+ * then read back before ours is added, so two sessions do not erase each other's. */
+static int hist_ready;        /* nslr_history_init ran */
+static char *hist_path;       /* NULL: no file */
+static int hist_writable;     /* writing the file works */
+static struct stat hist_seen; /* the file as last read or written by us */
+static int hist_seen_ok;      /* hist_seen is valid (the file existed) */
 
 static int hist_quiet;     /* keep warnings in hist_err only (the screen shows them) */
 static char hist_err[512]; /* the last warning, "" if none */
 
-static void hist_warn(const char *what, const char *path, int err) {
+static void hist_warn_msg(const char *what, const char *path, const char *why) {
   snprintf(hist_err, sizeof hist_err, "normscope: history: %s %s: %s (history is not saved)", what,
-           path ? path : "", err ? strerror(err) : "no home folder");
+           path ? path : "", why);
   if (!hist_quiet) fprintf(stderr, "%s\n", hist_err);
+}
+
+static void hist_warn(const char *what, const char *path, int err) {
+  hist_warn_msg(what, path, err ? strerror(err) : "no home folder");
+}
+
+/* Remembers the file's identity after reading or writing it. */
+static void hist_note_file(void) {
+  hist_seen_ok = stat(hist_path, &hist_seen) == 0;
+}
+
+/* 1 when someone else replaced the file since hist_note_file (inode, size or time). */
+static int hist_changed(void) {
+  struct stat st;
+  if (stat(hist_path, &st) != 0) return 0; /* gone: nothing to take over */
+  if (!hist_seen_ok) return 1;
+  return st.st_ino != hist_seen.st_ino || st.st_dev != hist_seen.st_dev ||
+         st.st_size != hist_seen.st_size || st.st_mtime != hist_seen.st_mtime;
+}
+
+/* readline's in-memory history in its own file format, as read_history reads it back
+ * with history_multiline_entries: each entry is a "#<seconds>" line and then its lines.
+ * malloc'd, length in *len; NULL when out of memory. */
+static char *hist_serialize(size_t *len) {
+  HIST_ENTRY **list = history_list();
+  size_t cap = 1;
+  for (int i = 0; list && list[i]; i++) cap += strlen(list[i]->line ? list[i]->line : "") + 32;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  size_t at = 0;
+  for (int i = 0; list && list[i]; i++) {
+    time_t t = history_get_time(list[i]); /* 0: none or unreadable, so now */
+    if (t <= 0) t = time(NULL);
+    at += (size_t)snprintf(buf + at, cap - at, "#%lld\n%s\n", (long long)t,
+                           list[i]->line ? list[i]->line : "");
+  }
+  buf[at] = '\0';
+  *len = at;
+  return buf;
+}
+
+/* Writes the whole history to the file, atomically and private. 0, or -1 with a warning. */
+static int hist_write(void) {
+  size_t len = 0;
+  char *buf = hist_serialize(&len);
+  if (!buf) {
+    hist_warn("cannot write", hist_path, ENOMEM);
+    return -1;
+  }
+  char err[NS_ERRLEN];
+  int rc = ns_file_write_atomic_mode(hist_path, buf, len, 0600, err);
+  free(buf);
+  if (rc != 0) {
+    hist_warn_msg("cannot write", hist_path, err);
+    return -1;
+  }
+  hist_note_file();
+  return 0;
 }
 
 /* mkdir -p with mode 0700 for the created folders. Returns 0 or -1 with errno. */
@@ -461,6 +529,10 @@ int nslr_history_open(int quiet) {
     free(dir);
     return -1;
   }
+  /* Writing makes a temporary file in the folder and renames it over the file: the
+   * folder must be writable (the file itself is never opened for writing). */
+  int can_write = access(dir, W_OK | X_OK) == 0;
+  int write_errno = errno;
   strcat(dir, "/history");
   hist_path = dir;
 
@@ -469,33 +541,34 @@ int nslr_history_open(int quiet) {
     hist_warn("cannot read", hist_path, e);
     return -1;
   }
-  /* append_history needs the file to exist; opening it here also tests writing. */
-  int fd = open(hist_path, O_WRONLY | O_APPEND | O_CREAT, 0600);
-  if (fd < 0) {
-    hist_warn("cannot write", hist_path, errno);
+  hist_note_file();
+  if (!can_write) {
+    hist_warn("cannot write", hist_path, write_errno);
     return -1;
   }
-  close(fd);
   hist_writable = 1;
   return 0;
 }
 
 void nslr_history_add(const char *entry) {
   if (!entry || !entry[0]) return;
+  /* Another session wrote: take its entries (which include ours written before) first.
+   * A file that cannot be read now leaves our entries as they are. */
+  if (hist_writable && hist_changed() && access(hist_path, R_OK) == 0) {
+    clear_history();
+    (void)read_history(hist_path);
+    hist_note_file();
+  }
   HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
   if (last && last->line && strcmp(last->line, entry) == 0) return;
   add_history(entry);
-  if (hist_writable) {
-    int e = append_history(1, hist_path);
-    if (e != 0) {
-      hist_warn("cannot write", hist_path, e);
-      hist_writable = 0;
-    }
-  }
+  using_history(); /* Up starts from the newest entry (also after a merge) */
+  if (hist_writable && hist_write() != 0) hist_writable = 0;
 }
 
 void nslr_history_save(void) {
-  if (hist_writable) history_truncate_file(hist_path, NSLR_HISTORY_MAX);
+  /* Nothing left to do: every nslr_history_add wrote the whole file, at most
+   * NSLR_HISTORY_MAX entries (readline's history is stifled to that). */
 }
 
 /* ---------------------------------------------------------------- completion */
@@ -615,9 +688,11 @@ static void on_line(char *line) {
     rl_callback_handler_install(PROMPT2, on_line);
     return;
   }
+  /* The prompt first: readline puts the terminal back in its own mode, so keys typed
+   * while the history file is written (two fsyncs) wait for it, not echoed by the tty. */
+  rl_callback_handler_install(PROMPT1, on_line);
   nslr_history_add(chunk);
   free(chunk);
-  rl_callback_handler_install(PROMPT1, on_line);
 }
 
 /* Ctrl-Z at the prompt: give the terminal back in its normal mode, stop, and take it

@@ -75,11 +75,15 @@ int nslr_history_open(int quiet);
 /* The last history warning (one line, no newline), or NULL if all went well. */
 const char *nslr_history_error(void);
 
-/* Adds an entry (a line or a whole multi-line chunk) to the history and appends it to
- * the file. Empty entries and repeats of the previous entry are skipped. */
+/* Adds an entry (a line or a whole multi-line chunk) to the history and rewrites the
+ * file whole and atomically (temporary file, fsync, rename; mode 0600), so a crash
+ * leaves the old file or the new one. When another session replaced the file since,
+ * its entries are read back first. Empty entries and repeats of the previous entry
+ * are skipped. */
 void nslr_history_add(const char *entry);
 
-/* Trims the history file to NSLR_HISTORY_MAX entries; call once before exiting. */
+/* Call once before exiting. Nothing is left to write today (every nslr_history_add
+ * rewrote the file whole); kept so callers need not know that. */
 void nslr_history_save(void);
 
 /* Makes readline complete Lua names in state L (see complete.h): sets

@@ -554,6 +554,8 @@ static const char *dump_line(const char *dump, const char *name, int *len) {
     const char *e = strchr(s, '\n');
     if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
         strncmp(s + 2 + nl, " = ", 3) == 0) {
+      /* a long value (a tensor) goes on over lines indented deeper than a field's */
+      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
       *len = (int)(e ? e - s : (long)strlen(s));
       return s;
     }

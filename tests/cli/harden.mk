@@ -19,3 +19,19 @@ uninstall-hook: uninstall-package-dirs
 uninstall-package-dirs:
 	-rmdir $(DESTDIR)$(pkgdatadir)/lessons $(DESTDIR)$(pkgdatadir) $(DESTDIR)$(docdir) 2>/dev/null
 .PHONY: uninstall-package-dirs
+
+## SIGKILL during every kind of write (issue 14): the REPL history (the real `normscope
+## repl`, read back with history_dump, which reads it as normscope does), and the screen's
+## writes on the way out (autosave, lesson progress, a recorded lesson: the real binary
+## in tmux, SIGTERM then SIGKILL at a random moment; progress_dump reads the progress
+## file with lesson_progress_load).
+TESTS += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh tests/cli/test_history_sessions.sh
+EXTRA_DIST += tests/cli/test_kill_history.sh tests/cli/test_kill_exit.sh tests/cli/test_history_sessions.sh
+check_PROGRAMS += tests/cli/history_dump tests/cli/progress_dump tests/cli/kill_on_write
+tests_cli_kill_on_write_SOURCES = tests/cli/kill_on_write.c
+tests_cli_history_dump_SOURCES = tests/cli/history_dump.c
+tests_cli_history_dump_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
+tests_cli_history_dump_LDADD = libnsrepl.la libnsexplore.la libnscore.la $(LUA_LIBS) \
+	$(READLINE_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_cli_progress_dump_SOURCES = tests/cli/progress_dump.c src/lua/lesson_progress.c
+tests_cli_progress_dump_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
