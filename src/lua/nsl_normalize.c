@@ -196,7 +196,12 @@ static int l_normalize(lua_State *L) {
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
   nsl_exec_from_env(&ex, 1);
-  if (ns_normalize_exec(x, &spec, &ex, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
+  /* the memory of an output a loop dropped, when one of this size waits (freed if not
+     taken); the masked and torch-order paths make their own */
+  ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH
+                         ? NULL
+                         : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
+  if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
   ns_tensor **y = nsl_newbox(L);
   *y = res->y; /* the box owns y now */
   res->y = NULL;

@@ -77,6 +77,10 @@ unsigned nsl_checkaxes(lua_State *L, int arg, const char *what, int rank);
 /* Pushes an empty tensor userdata and returns its slot: store a tensor there and the
  * GC owns it. A slot left NULL is harmless. */
 ns_tensor **nsl_newbox(lua_State *L);
+/* The data of the last large tensor the collector freed (see nsl_tensor.c), as a tensor of
+ * this shape and dtype when it has that many elements of it, else NULL. For outputs that
+ * overwrite every element (ns_normalize_reuse): its contents are whatever it held. */
+ns_tensor *nsl_take_spare(lua_State *L, int rank, const size_t *shape, ns_dtype dtype);
 /* The tensor at arg, or one converted from a (nested) table of numbers, in which case
  * its box is pushed on the stack (so use absolute indices). `what` names the argument
  * in messages ("values", "x"). */

@@ -7,15 +7,18 @@ tests_bench_bench_SOURCES = tests/bench/bench.c
 tests_bench_bench_LDADD = libnsexplore.la libnscore.la
 tests_bench_bench_norm_SOURCES = tests/bench/bench_norm.c
 tests_bench_bench_norm_LDADD = libnscore.la
-CLEANFILES += tests/bench/bench tests/bench/bench_norm tests/bench/refs.tsv
-EXTRA_DIST += tests/bench/ref_timings.py
+CLEANFILES += tests/bench/bench tests/bench/bench_norm tests/bench/refs.tsv tests/bench/cases.tsv
+EXTRA_DIST += tests/bench/ref_timings.py tests/bench/bench_lua.lua
 
-bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT)
+bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT) normscope$(EXEEXT)
 	@if test -x /usr/bin/python3; then \
 	  $(top_builddir)/tests/bench/bench_norm$(EXEEXT) --cases | \
 	    /usr/bin/python3 $(top_srcdir)/tests/bench/ref_timings.py > tests/bench/refs.tsv || :; \
 	else : > tests/bench/refs.tsv; fi
 	$(top_builddir)/tests/bench/bench_norm$(EXEEXT) tests/bench/refs.tsv
+	$(top_builddir)/tests/bench/bench_norm$(EXEEXT) --cases > tests/bench/cases.tsv
+	$(top_builddir)/normscope$(EXEEXT) run $(top_srcdir)/tests/bench/bench_lua.lua \
+	  tests/bench/cases.tsv tests/bench/refs.tsv
 	$(top_builddir)/tests/bench/bench$(EXEEXT)
 
 ## bench_live (the explorer's start-up, keys on large files, the spectrum at any size): its
