@@ -26,8 +26,7 @@ static void cleanup(void) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char *const names[] = {"a.npy", "b.csv", "C.NPY", "d.Csv", "e.txt", "f", "g.npy"};
   if (!dir[0]) {
-    snprintf(dir, sizeof dir, "/tmp/nsfuzz.XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "cannot make a scratch folder");
+    fuzz_scratch(dir, sizeof dir, "nsfuzz");
     atexit(cleanup);
   }
   if (size < 1) return 0;

@@ -1,9 +1,9 @@
 /* fuzz_lesson.c: arbitrary bytes as a lesson file, through the sandboxed loader. The bytes
- * are written to a scratch file and given to lesson_load with a small budget (so runaway
- * inputs end quickly) and the project's claims registry. Either the load is refused with a
- * message, or it gives a lesson of at least one step whose every claims, figure and check
- * either runs or is refused with a message. Whatever the lesson does, the scratch folder
- * holds only the lesson file afterwards (the sandbox has no file system to write to).
+ * are written to a scratch file (on a tmpfs when there is one) and given to lesson_load
+ * with a small budget (so runaway inputs end quickly) and the project's claims registry. Either the
+ * load is refused with a message, or it gives a lesson of at least one step whose every claims,
+ * figure and check either runs or is refused with a message. Whatever the lesson does, the scratch
+ * folder holds only the lesson file afterwards (the sandbox has no file system to write to).
  * FUZZ_LESSON_LOAD_ONLY in the environment skips the steps' functions (claims compute the
  * explorer's whole result, ten times the cost of a load): the long runs use it to reach
  * more inputs of the loader itself; the replay in make check runs everything. Tensors
@@ -59,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(rpath, sizeof rpath, "%s/data/claims.tsv", top && *top ? top : FUZZ_SRCDIR);
     reg = lesson_registry_load(rpath, err);
     FUZZ_CHECK(reg != NULL, "the claims registry: %s", err);
-    snprintf(dir, sizeof dir, "/tmp/nsfuzz-lesson.XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "cannot make a scratch folder");
+    fuzz_scratch(dir, sizeof dir, "nsfuzz-lesson");
     snprintf(path, sizeof path, "%s/l.lua", dir);
     atexit(cleanup);
     /* small tensors only: C work on big ones is outside the instruction budget and would
@@ -75,7 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   lesson_options_init(&o);
   o.registry = reg;
   o.mem_limit = 16u << 20;
-  o.step_limit = 200000;
+  /* twice what the hungriest shipped lesson needs in one call (001-s04's functions take
+   * about 10,000 VM instructions, every load under 2,000): a runaway loop ends ten times
+   * sooner than it did at 200,000, and every real lesson still runs whole */
+  o.step_limit = 20000;
   o.out = quiet;
   o.on_claim = on_claim;
   err[0] = '\0';
