@@ -367,6 +367,7 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
         c->m2_valid = 0;
         return NULL;
       }
+      c->m2_gen++;
       return c->m2;
     }
   }
@@ -378,6 +379,7 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
   if (!c) return *own = m2;
   free(c->m2);
   c->m2 = m2;
+  c->m2_gen++;
   c->m2_nstat = p->nstat;
   c->m2_valid = 1;
   c->m2_kind = (int)spec->kind;
@@ -1531,7 +1533,11 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   }
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
+  unsigned m2_gen = c->m2_gen;
   if (parts & NS_PART_JAC) spectrum_part(c, &ed, x, &spec, r);
+  /* the kept m2 belongs to the x it was computed for: when x changed and the spectrum did
+     not update it (eval mode, NaN in x, a degenerate statistic), it is no one's now */
+  if (ed.changed && c->m2_gen == m2_gen) c->m2_valid = 0;
 
   /* the residual block and the backward pass (after J: the pass is checked against J^T g) */
   if (parts & NS_PART_RESID) ns_resid_part(s, &spec, r);

@@ -273,6 +273,8 @@ typedef struct {
   size_t m2_nstat;
   int m2_valid, m2_kind, m2_groups, m2_center, m2_dtype;
   unsigned m2_axes;
+  unsigned m2_gen; /* counts the times m2 was computed or updated (a change of x that did
+                      not bring it up to date, in eval mode or with NaN in x, drops it) */
   /* the chunks of the result's x and y (NULL: not kept) and how many there are; with
      them a cell edit rescans and renormalizes only what it touched */
   ns_chunk_sum *xck, *yck;
