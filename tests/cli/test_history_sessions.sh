@@ -26,11 +26,13 @@ exec 3>"$T/a" 4>"$T/b"
 # both sessions have read the (missing) file before anyone types
 sleep 0.5
 
-# say FD LINE: types LINE into a session and waits until the file holds it
+# say FD LINE: types LINE into a session and waits until the file holds it (up to 60 s: a
+# session under ASan on a loaded machine is slow, and typing on before the write lands
+# would race the two writers, which nothing locks)
 say() {
   echo "$2" >&"$1"
   w=0
-  while ! grep -qx -- "$2" "$hist" 2>/dev/null && [ $w -lt 200 ]; do
+  while ! grep -qx -- "$2" "$hist" 2>/dev/null && [ $w -lt 1200 ]; do
     sleep 0.05
     w=$((w + 1))
   done
