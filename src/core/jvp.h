@@ -36,8 +36,8 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
 /* The same for statistics stats[0..k) only, into mean[stats[i]] and m2[stats[i]] (the other
  * entries untouched): the same bits as ns_stat_moments, in O(n / last axis + k count)
  * time and O(count) memory. For updating the m2 of the statistics a cell edit touched. */
-int ns_stat_moments_some(const ns_tensor *x, const ns_norm_plan *p, int center,
-                         const size_t *stats, size_t k, double *mean, double *m2, char *err);
+int ns_stat_moments_some(const ns_tensor *x, const ns_norm_plan *p, int center, const size_t *stats,
+                         size_t k, double *mean, double *m2, char *err);
 
 /* The flat indices of statistic k's members in index order into idx (p->count values).
  * O(n) time, no lists. */

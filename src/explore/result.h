@@ -279,8 +279,8 @@ typedef struct {
      them a cell edit rescans and renormalizes only what it touched */
   ns_chunk_sum *xck, *yck;
   size_t nck;
-  int xck_ok, yck_ok;   /* they describe the result's x and y */
-  size_t last_restat;   /* statistics the last update renormalized alone (0: all or none) */ /* statistics the last update renormalized alone (0: all or none) */
+  int xck_ok, yck_ok; /* they describe the result's x and y */
+  size_t last_restat; /* statistics the last update renormalized alone (0: all or none) */
 } ns_explore_cache;
 
 void ns_explore_cache_init(ns_explore_cache *c);
