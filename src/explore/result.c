@@ -346,7 +346,6 @@ static ns_spec exact_spec(const ns_spec *spec) {
 typedef struct {
   int changed;
   unsigned char *chunk; /* per NS_EXPLORE_CHUNK values: 1 where x changed */
-  size_t nchunk;        /* chunks marked */
   int stat_ok;
   size_t nstat, stat[NS_STATE_XLOG];
 } x_edit;
@@ -1324,16 +1323,13 @@ static unsigned char *stat_chunks(const ns_norm_plan *p, const x_edit *ed, size_
   unsigned char *d = calloc(nck, 1);
   size_t *idx = malloc((p->count ? p->count : 1) * sizeof *idx);
   char e[NS_ERRLEN];
-  for (size_t q = 0; d && idx && q < ed->nstat; q++) {
-    if (ns_stat_members(p, ed->stat[q], idx, e) != 0) {
-      free(d);
-      d = NULL;
-      break;
-    }
-    for (size_t a = 0; a < p->count; a++) d[idx[a] / READ_CHUNK] = 1;
+  int ok = d && idx;
+  for (size_t q = 0; ok && q < ed->nstat; q++) {
+    ok = ns_stat_members(p, ed->stat[q], idx, e) == 0;
+    for (size_t a = 0; ok && a < p->count; a++) d[idx[a] / READ_CHUNK] = 1;
   }
   free(idx);
-  if (!idx) free(d), d = NULL;
+  if (!ok) free(d), d = NULL;
   return d;
 }
 
@@ -1399,7 +1395,6 @@ static int find_edit(const ns_explore_cache *c, const ns_state *s, const ns_norm
       ed->chunk = NULL;
       return 0;
     }
-    ed->nchunk += !ed->chunk[at[i] / READ_CHUNK];
     ed->chunk[at[i] / READ_CHUNK] = 1;
   }
   if (!p || p->n != x->n || p->nstat == 0) return 0;
