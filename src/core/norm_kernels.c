@@ -2,8 +2,8 @@
  * the kernels (norm_kernels.h) to the CPU's instruction set and to threads.
  *
  * Memory: the output tensor (new and not zeroed, or the caller's, ns_normalize_reuse), five arrays
- * of nstat entries, gamma and beta in acc (naffine entries each, in double and float) and nothing
- * per element. Threads (ns_exec.threads) take disjoint ranges of statistics; each statistic is
+ * of nstat entries, gamma and beta in acc (naffine entries each in double and float, or one each
+ * when neither varies) and nothing per element. Threads (ns_exec.threads) take disjoint ranges of statistics; each statistic is
  * computed by the same code whatever the range, so the bits do not depend on the number of threads
  * or on the instruction set.
  */
@@ -169,13 +169,20 @@ static void affine_arrays(const double *v, size_t nv, size_t naff, double fill, 
   }
 }
 
+/* How many gamma/beta values the kernels walk: one when neither varies (both absent or
+ * broadcast from one value), so the output loops read no arrays of ones and zeros. */
+static size_t affine_walked(const ns_spec *spec, const ns_norm_plan *p) {
+  int uniform = (!spec->gamma || spec->ngamma == 1) && (!spec->beta || spec->nbeta == 1);
+  return uniform ? 1 : p->naffine;
+}
+
 /* The job of normalizing x with spec into res (its plan, y and per-statistic arrays set;
- * aff/afff: 2 * naffine values each, filled here). */
+ * aff/afff: 2 * affine_walked values each, filled here). */
 static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, int eval,
                      const ns_running *run, double *aff, float *afff, nk_job *j) {
   const ns_norm_plan *p = &res->plan;
   const ns_dtype acc = ns_spec_acc(spec);
-  const size_t naff = p->naffine, m = p->count;
+  const size_t naff = affine_walked(spec, p), m = p->count;
   affine_arrays(spec->gamma, spec->ngamma, naff, 1.0, acc, aff, afff);
   affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
   memset(j, 0, sizeof *j);
@@ -188,6 +195,10 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   j->nstat = p->nstat;
   j->count = m;
   geometry(p, spec->kind == NS_KIND_GROUP, j);
+  if (naff == 1) { /* every element takes gamma[0] and beta[0] */
+    memset(j->samul, 0, sizeof j->samul);
+    memset(j->mamul, 0, sizeof j->mamul);
+  }
   j->centered = ns_spec_center(spec);
   j->eval = eval;
   j->ddof = spec->ddof;
@@ -250,7 +261,7 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     ns_norm_result_free(res);
     return -1;
   }
-  const size_t naff = p->naffine;
+  const size_t naff = affine_walked(spec, p);
   ns_tensor *r = *reuse;
   int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;
   for (int a = 0; fits && a < x->rank; a++) fits = r->shape[a] == x->shape[a];
@@ -328,7 +339,7 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
     }
   ns_exec dflt;
   if (!ex) ns_exec_default(&dflt), ex = &dflt;
-  const size_t naff = p->naffine;
+  const size_t naff = affine_walked(spec, p);
   double *aff = malloc(2 * naff * sizeof *aff + 1);
   float *afff = malloc(2 * naff * sizeof *afff + 1);
   if (!aff || !afff) {
