@@ -109,6 +109,9 @@ int ns_elements_check(size_t n, char *err) {
   return -1;
 }
 
+#define NS_HUGE_PAGE ((size_t)2 << 20)
+#define NS_HUGE_ALIGN_MIN (4 * NS_HUGE_PAGE)
+
 /* ns_tensor_new and ns_tensor_new_uninit: zeroed (calloc) or not (malloc) data. */
 static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, int zero, char *err) {
   if ((unsigned)dtype >= NS_DTYPE_COUNT) {
@@ -137,7 +140,16 @@ static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, in
     t->n *= t->shape[k];
   }
   t->dtype = dtype;
-  t->data = zero ? calloc(t->n, ns_dtype_size(dtype)) : malloc(t->n * ns_dtype_size(dtype));
+  size_t bytes = t->n * ns_dtype_size(dtype);
+  if (zero)
+    t->data = calloc(t->n, ns_dtype_size(dtype));
+  else if (bytes >= NS_HUGE_ALIGN_MIN) {
+    /* a large buffer about to be written whole (an output): on a 2 MB boundary, so 2 MB
+     * pages can back all of it and not only its aligned middle (ns_normalize asks for them) */
+    void *p = NULL;
+    t->data = posix_memalign(&p, NS_HUGE_PAGE, bytes) == 0 ? p : NULL;
+  } else
+    t->data = malloc(bytes);
   if (!t->data) {
     char buf[128];
     ns_shape_format(rank, shape, buf, sizeof buf);
