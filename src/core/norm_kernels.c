@@ -3,9 +3,9 @@
  *
  * Memory: the output tensor (new and not zeroed, or the caller's, ns_normalize_reuse), five arrays
  * of nstat entries, gamma and beta in acc (naffine entries each in double and float, or one each
- * when neither varies) and nothing per element. Threads (ns_exec.threads) take disjoint ranges of statistics; each statistic is
- * computed by the same code whatever the range, so the bits do not depend on the number of threads
- * or on the instruction set.
+ * when neither varies) and nothing per element. Threads (ns_exec.threads) take disjoint ranges
+ * of statistics; each statistic is computed by the same code whatever the range, so the bits do
+ * not depend on the number of threads or on the instruction set.
  */
 #define _DEFAULT_SOURCE 1 /* madvise's MADV_HUGEPAGE (Linux) beside POSIX */
 #include "core/norm_kernels.h"
