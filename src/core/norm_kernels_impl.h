@@ -503,7 +503,7 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
               } else {
                 if (centered) x8 = _mm256_sub_ps(x8, M[v]);
                 x8 = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(x8, D[v]), S[v]), Q[v]);
-                nk_v_store8(j->y, o + 8 * v, x8, xdt, 0);
+                nk_v_store8(j->y, o + 8 * v, x8, xdt, j->stream);
               }
             }
           }
@@ -563,7 +563,10 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
               } else {
                 if (centered) x4 = _mm256_sub_pd(x4, M[v]);
                 x4 = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(x4, D[v]), S[v]), Q[v]);
-                _mm256_storeu_pd(y + o + 4 * v, x4);
+                if (j->stream && (uintptr_t)(y + o + 4 * v) % 32 == 0)
+                  _mm256_stream_pd(y + o + 4 * v, x4);
+                else
+                  _mm256_storeu_pd(y + o + 4 * v, x4);
               }
             }
           }
