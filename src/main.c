@@ -568,6 +568,7 @@ static int check_max_elements(void) {
 int main(int argc, char **argv) {
   atexit(close_stdout);
   if (check_max_elements()) return 2;
+  nsl_blas_from_env(); /* every command, Lua state or not: sonames and one OpenBLAS thread */
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {0};
   char last[1200];

@@ -11,7 +11,7 @@
  * ns.stack{norm = "batch"} 0.68 s vs 0.86 s wall. The small matrices normscope multiplies
  * gain nothing from more threads, and idle OpenBLAS threads spin against the explorer. */
 #include "core/blasdl.h"
-#include "lua/nsl_priv.h"
+#include "lua/nsl.h"
 
 #include <stdlib.h>
 

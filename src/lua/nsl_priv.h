@@ -106,9 +106,6 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s);
  * tensor) stays on the stack. */
 const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,
                             const char *what);
-/* nsl_blas.c: the lazily loaded BLAS/LAPACKE's sonames and OpenBLAS's thread count from
- * NS_LAPACK_SONAME, NS_BLAS_SONAME, OPENBLAS_NUM_THREADS and NS_THREADS. */
-void nsl_blas_from_env(void);
 /* The running-statistics object at idx, or NULL / an argument error. */
 ns_running *nsl_torunning(lua_State *L, int idx);
 

@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/blasdl.h"
 #include "explore/explore.h"
 #include "core/normalize.h"
 
@@ -169,6 +170,10 @@ int main(void) {
   ns_state s;
   char err[NS_ERRLEN];
   int rc = 0;
+  /* one OpenBLAS thread, as the normscope program sets it (src/lua/nsl_blas.c): left to
+     itself OpenBLAS starts one per core, and on a busy 2-core machine its spinning threads
+     made a 128-element frame with the full Jacobian take 345 ms instead of 6 ms */
+  ns_blas_set_threads(1);
   if (ns_state_init(&s, err) != 0) {
     fprintf(stderr, "bench: %s\n", err);
     return 1;

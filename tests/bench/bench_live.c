@@ -29,6 +29,7 @@
 
 #include "core/jvp.h"
 #include "core/spectrum.h"
+#include "core/blasdl.h"
 #include "explore/explore.h"
 
 static double now(void) {
@@ -313,6 +314,10 @@ static int spectrum_at(size_t d) {
 
 int main(int argc, char **argv) {
   int rc = 0;
+  /* one OpenBLAS thread, as the normscope program sets it (src/lua/nsl_blas.c): left to
+     itself OpenBLAS starts one per core, and on a busy 2-core machine its spinning threads
+     made a 128-element frame with the full Jacobian take 345 ms instead of 6 ms */
+  ns_blas_set_threads(1);
   if (argc > 1) startup(argv[1]);
   size_t m2[2] = {2000, 512}, a4[4] = {64, 256, 32, 32};
   rc |= keys_on("2000x512 fp32", 2, m2, 10);
