@@ -24,6 +24,11 @@ uint16_t ns_fp16_bits(double v);
 double ns_fp16_value(uint16_t bits);
 uint16_t ns_bf16_bits(double v);
 double ns_bf16_value(uint16_t bits);
+/* The straightforward versions the four above are tested against (ns_bf16_value's widening
+ * is its own reference): rounding by integer arithmetic on the double's bits, ldexp. */
+uint16_t ns_fp16_bits_ref(double v);
+double ns_fp16_value_ref(uint16_t bits);
+uint16_t ns_bf16_bits_ref(double v);
 
 /* "fp64", "fp32", "fp16", "bf16". */
 /* The canonical names in enum order, NULL-terminated: "fp64", "fp32", "fp16", "bf16". */

@@ -12,7 +12,7 @@ libnscore_la_SOURCES = \
 	src/core/torchorder.c src/core/torchorder.h \
 	src/core/normalize.c src/core/normalize.h \
 	src/core/running.c src/core/running.h \
-	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h \
+	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h src/core/half.h \
 	src/core/split.c src/core/split.h \
 	src/core/norm_kernels_avx2.c src/core/norm_kernels_impl.h src/core/norm_kernels_body.h \
 	src/core/jacobian.c src/core/jacobian.h \

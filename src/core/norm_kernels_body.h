@@ -24,9 +24,24 @@ NS_ALWAYS_INLINE static inline KT KN(ld)(const void *x, size_t i, ns_dtype xdt, 
     return (KT)((const double *)x)[i];
   case NS_FP16:
     return (KT)nk_h2f(((const uint16_t *)x)[i]);
-  default:
+  case NS_BF16:
     return (KT)nk_b2f(((const uint16_t *)x)[i]);
+  case NK_F32_AS_F16:
+    return (KT)nk_h2f(nk_f2h(((const float *)x)[i]));
+  default: /* NK_F32_AS_BF16 */
+    return (KT)nk_b2f(nk_f2b(((const float *)x)[i]));
   }
+#endif
+}
+
+/* The vector loops' storage pairs: x as loaded by nk_v_load8 and y as nk_v_store8 writes it
+ * (float lanes), or both fp64 (double lanes). */
+NS_ALWAYS_INLINE static inline int KN(vec_pair)(ns_dtype xdt, ns_dtype ydt) {
+#if KF32
+  return (xdt == ydt && xdt != NS_FP64) || (xdt == NK_F32_AS_F16 && ydt == NS_FP16) ||
+         (xdt == NK_F32_AS_BF16 && ydt == NS_BF16);
+#else
+  return xdt == ydt && xdt == NS_FP64;
 #endif
 }
 
@@ -144,7 +159,7 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
           const KT g = G[q2], b = B[q2];
           size_t i3 = 0;
 #if NK_AVX2 && !KGEN
-          if (xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
+          if (KN(vec_pair)(xdt, ydt)) {
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den), vg = _mm256_set1_ps(g),
                          vb = _mm256_set1_ps(b);
@@ -185,7 +200,7 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
           const KT *g = G + q2, *b = B + q2;
           size_t i3 = 0;
 #if NK_AVX2 && !KGEN
-          if (xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
+          if (KN(vec_pair)(xdt, ydt)) {
 #if KF32
             const __m256 vm = _mm256_set1_ps(mu), vd = _mm256_set1_ps(den);
             if (j->stream)
@@ -286,7 +301,8 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     KT s1[NK_LANES] = {0}, s2[NK_LANES] = {0}, mk[NK_LANES];
     int done = 0;
 #if NK_AVX2 && KF32 && !KGEN
-    if (xdt == NS_FP32 || xdt == NS_FP16 || xdt == NS_BF16) {
+    if (xdt == NS_FP32 || xdt == NS_FP16 || xdt == NS_BF16 || xdt == NK_F32_AS_F16 ||
+        xdt == NK_F32_AS_BF16) {
       KT t2[NK_LANES];
       nk_v_twopass(j, base, centered, xdt, s1, s2, t2, mean);
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
@@ -332,13 +348,12 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
 #if NK_AVX2 && !KGEN
   /* 8 adjacent statistics whose elements are not contiguous (batch norm over (B, D)):
    * vectors run across the statistics instead of along them */
-  int adj =
-      nb == NK_LANES && j->mstr[3] != 1 && xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64);
+  int adj = nb == NK_LANES && j->mstr[3] != 1 && KN(vec_pair)(xdt, ydt);
   for (int q = 0; q < NK_LEVELS; q++) adj &= j->mamul[q] == 0;
   for (size_t l = 1; l < NK_LANES; l++) adj &= base[l] == base[0] + l;
   if (adj) {
 #if KF32
-    nk_v_out_lanes(j, base[0], abase, muk, denk, centered, xdt);
+    nk_v_out_lanes(j, base[0], abase, muk, denk, centered, xdt, ydt);
 #else
     nk_v_out_lanes_d(j, base[0], abase, muk, denk, centered);
 #endif
@@ -355,7 +370,7 @@ NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s
   /* adjacent statistics with strided elements: wide blocks along each row of statistics */
   if (j->nsl > 0 && j->sstr[j->nsl - 1] == 1 && j->mstr[3] != 1 && j->algo == NS_ALGO_TWOPASS &&
       j->mamul[0] == 0 && j->mamul[1] == 0 && j->mamul[2] == 0 && j->mamul[3] == 0 &&
-      j->order == NS_ORDER_SEQUENTIAL && xdt == ydt && (KF32 ? xdt != NS_FP64 : xdt == NS_FP64)) {
+      j->order == NS_ORDER_SEQUENTIAL && KN(vec_pair)(xdt, ydt)) {
     const size_t row = j->sext[j->nsl - 1];
     size_t s = s0;
     while (s < s1) {
@@ -370,7 +385,7 @@ NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s
           KN(block)(j, s, nw, 0, xdt, ydt);
       } else {
 #if KF32
-        nk_v_wide(j, s, nw, j->centered, xdt);
+        nk_v_wide(j, s, nw, j->centered, xdt, ydt);
 #else
         nk_v_wide_d(j, s, nw, j->centered);
 #endif

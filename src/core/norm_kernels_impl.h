@@ -182,6 +182,8 @@ static inline __m128i nk_v_f2b(__m256 v) {
 /* 8 consecutive elements of x from element i, as floats */
 static inline __m256 nk_v_load8(const void *x, size_t i, ns_dtype xdt) {
   if (xdt == NS_FP32) return _mm256_loadu_ps((const float *)x + i);
+  if (xdt == NK_F32_AS_F16) return nk_v_h2f(nk_v_f2h(_mm256_loadu_ps((const float *)x + i)));
+  if (xdt == NK_F32_AS_BF16) return nk_v_b2f(nk_v_f2b(_mm256_loadu_ps((const float *)x + i)));
   __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)x + i));
   return xdt == NS_FP16 ? nk_v_h2f(h) : nk_v_b2f(h);
 }
@@ -207,10 +209,13 @@ static inline void nk_v_store8(void *y, size_t i, __m256 v, ns_dtype ydt, int st
 
 /* element base[l] + o of x for each lane l */
 static inline __m256 nk_v_lanes(const void *x, const size_t *base, size_t o, ns_dtype xdt) {
-  if (xdt == NS_FP32) {
+  if (xdt == NS_FP32 || xdt == NK_F32_AS_F16 || xdt == NK_F32_AS_BF16) {
     const float *f = (const float *)x + o;
-    return _mm256_setr_ps(f[base[0]], f[base[1]], f[base[2]], f[base[3]], f[base[4]], f[base[5]],
-                          f[base[6]], f[base[7]]);
+    __m256 v = _mm256_setr_ps(f[base[0]], f[base[1]], f[base[2]], f[base[3]], f[base[4]],
+                              f[base[5]], f[base[6]], f[base[7]]);
+    return xdt == NS_FP32         ? v
+           : xdt == NK_F32_AS_F16 ? nk_v_h2f(nk_v_f2h(v))
+                                  : nk_v_b2f(nk_v_f2b(v));
   }
   const uint16_t *h = (const uint16_t *)x + o;
   __m128i v =
@@ -403,7 +408,7 @@ NS_ALWAYS_INLINE static inline void nk_v_twopass_d(const nk_job *j, const size_t
  * base[0] + l, gamma/beta constant within each statistic): lane l computes statistic l's
  * elements with exactly the scalar operations, 8 values per load and store. */
 static inline void nk_v_out_lanes(const nk_job *j, size_t b0, const size_t *abase, const float *mu,
-                                  const float *den, int centered, ns_dtype xdt) {
+                                  const float *den, int centered, ns_dtype xdt, ns_dtype ydt) {
   const __m256 M = _mm256_loadu_ps(mu), Dn = _mm256_loadu_ps(den);
   const float *G = j->g32, *B = j->b32;
   const __m256 Gv = _mm256_setr_ps(G[abase[0]], G[abase[1]], G[abase[2]], G[abase[3]], G[abase[4]],
@@ -419,7 +424,7 @@ static inline void nk_v_out_lanes(const nk_job *j, size_t b0, const size_t *abas
           __m256 v = nk_v_load8(j->x, o, xdt);
           if (centered) v = _mm256_sub_ps(v, M);
           v = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(v, Dn), Gv), Bv);
-          nk_v_store8(j->y, o, v, xdt, 0);
+          nk_v_store8(j->y, o, v, ydt, 0);
         }
       }
 }
@@ -451,7 +456,8 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
  * go together, so every row segment read is whole cache lines, and each lane is one
  * statistic summed in index order as everywhere else. Twopass, sequential order only. */
 #define NK_WIDE 256
-static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt) {
+static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt,
+                      ns_dtype ydt) {
   const size_t nv = nw / 8;
   size_t b0, a0;
   nk_stat_base(j, s, &b0, &a0);
@@ -503,7 +509,7 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
               } else {
                 if (centered) x8 = _mm256_sub_ps(x8, M[v]);
                 x8 = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(x8, D[v]), S[v]), Q[v]);
-                nk_v_store8(j->y, o + 8 * v, x8, xdt, j->stream);
+                nk_v_store8(j->y, o + 8 * v, x8, ydt, j->stream);
               }
             }
           }
@@ -625,7 +631,13 @@ void NK_RUN(const nk_job *j, size_t s0, size_t s1) {
 static void nk_dispatch(const nk_job *j, size_t s0, size_t s1) {
   const ns_dtype x = j->xdt, y = j->dt;
   int native = nk_within(x, j->dt) && nk_within(x, j->acc);
-  if (native && j->acc == NS_FP32) {
+  if (j->acc == NS_FP32 && x == NS_FP32 && (y == NS_FP16 || y == NS_BF16)) {
+    /* fp32 values rounded to the spec's 16-bit dtype as they are read (NK_F32_AS_F16) */
+    if (y == NS_FP16)
+      run_f32(j, s0, s1, NK_F32_AS_F16, NS_FP16);
+    else
+      run_f32(j, s0, s1, NK_F32_AS_BF16, NS_BF16);
+  } else if (native && j->acc == NS_FP32) {
     if (x == NS_FP32 && y == NS_FP32)
       run_f32(j, s0, s1, NS_FP32, NS_FP32);
     else if (x == NS_FP16 && y == NS_FP16)

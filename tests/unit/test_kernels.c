@@ -385,31 +385,31 @@ static int bits_eq16(uint16_t a, uint16_t b) {
 static void conversions(void) {
   int bad_h2f = 0, bad_f2h = 0, bad_f2b = 0;
   for (uint32_t h = 0; h < 65536; h++) {
-    double want = ns_fp16_value((uint16_t)h);
+    double want = ns_fp16_value_ref((uint16_t)h);
     float got = nk_h2f((uint16_t)h);
     if (!same((double)got, want) || !signbit(got) != !signbit(want)) bad_h2f++;
     if (!same((double)nk_b2f((uint16_t)h), ns_bf16_value((uint16_t)h))) bad_h2f++;
   }
   for (int fmt = 0; fmt < 2; fmt++)
     for (uint32_t h = 0; h < 65535; h++) {
-      double a = fmt ? ns_bf16_value((uint16_t)h) : ns_fp16_value((uint16_t)h);
-      double b = fmt ? ns_bf16_value((uint16_t)(h + 1)) : ns_fp16_value((uint16_t)(h + 1));
+      double a = fmt ? ns_bf16_value((uint16_t)h) : ns_fp16_value_ref((uint16_t)h);
+      double b = fmt ? ns_bf16_value((uint16_t)(h + 1)) : ns_fp16_value_ref((uint16_t)(h + 1));
       float probe[6] = {(float)a, (float)((a + b) / 2), 0, 0, 0, 0};
       probe[2] = nextafterf(probe[1], INFINITY);
       probe[3] = nextafterf(probe[1], -INFINITY);
       probe[4] = nextafterf(probe[0], INFINITY);
       probe[5] = nextafterf(probe[0], -INFINITY);
       for (int k = 0; k < 6; k++) {
-        if (fmt == 0 && !bits_eq16(nk_f2h(probe[k]), ns_fp16_bits(probe[k]))) bad_f2h++;
-        if (fmt == 1 && !bits_eq16(nk_f2b(probe[k]), ns_bf16_bits(probe[k]))) bad_f2b++;
+        if (fmt == 0 && !bits_eq16(nk_f2h(probe[k]), ns_fp16_bits_ref(probe[k]))) bad_f2h++;
+        if (fmt == 1 && !bits_eq16(nk_f2b(probe[k]), ns_bf16_bits_ref(probe[k]))) bad_f2b++;
       }
     }
   for (int k = 0; k < 2000000; k++) {
     uint32_t u = (uint32_t)rnd();
     float f;
     memcpy(&f, &u, sizeof f);
-    if (nk_f2h(f) != ns_fp16_bits(f)) bad_f2h++;
-    if (nk_f2b(f) != ns_bf16_bits(f)) bad_f2b++;
+    if (nk_f2h(f) != ns_fp16_bits_ref(f)) bad_f2h++;
+    if (nk_f2b(f) != ns_bf16_bits_ref(f)) bad_f2b++;
   }
 #ifdef NK_HAVE_AVX2
   __builtin_cpu_init();
@@ -423,9 +423,9 @@ static void conversions(void) {
       for (int k = 0; k < N; k++) {
         uint32_t pick = (uint32_t)rnd();
         uint16_t p16 = (uint16_t)(pick >> 8);
-        double a = pick & 1 ? ns_bf16_value(p16) : ns_fp16_value(p16);
+        double a = pick & 1 ? ns_bf16_value(p16) : ns_fp16_value_ref(p16);
         double nx =
-            pick & 1 ? ns_bf16_value((uint16_t)(p16 + 1)) : ns_fp16_value((uint16_t)(p16 + 1));
+            pick & 1 ? ns_bf16_value((uint16_t)(p16 + 1)) : ns_fp16_value_ref((uint16_t)(p16 + 1));
         float f = (float)a;
         switch ((pick >> 1) & 7) {
         case 0:
@@ -448,7 +448,7 @@ static void conversions(void) {
       }
       nk_avx2_convert(in, N, h, b, fh, fb);
       for (int k = 0; k < N; k++) {
-        uint16_t wh = ns_fp16_bits(in[k]), wb = ns_bf16_bits(in[k]);
+        uint16_t wh = ns_fp16_bits_ref(in[k]), wb = ns_bf16_bits_ref(in[k]);
         if (h[k] != wh || b[k] != wb) bad_v++;
         float rh = nk_h2f(h[k]), rb = nk_b2f(b[k]);
         if (memcmp(&rh, &fh[k], sizeof rh) != 0 || memcmp(&rb, &fb[k], sizeof rb) != 0) bad_v++;
@@ -458,6 +458,24 @@ static void conversions(void) {
            bad_v);
   }
 #endif
+  /* dtype.c's own fast versions (half.h for values that are floats) against its
+     references, on doubles that are floats and doubles that are not */
+  int bad_dt = 0;
+  for (uint32_t h = 0; h < 65536; h++)
+    if (!same(ns_fp16_value((uint16_t)h), ns_fp16_value_ref((uint16_t)h)) ||
+        !signbit(ns_fp16_value((uint16_t)h)) != !signbit(ns_fp16_value_ref((uint16_t)h)))
+      bad_dt++;
+  for (int k = 0; k < 2000000; k++) {
+    uint64_t u = rnd();
+    double d;
+    memcpy(&d, &u, sizeof d);
+    if (k % 4 == 0) d = (double)(float)d;              /* a float */
+    if (k % 4 == 1) d = ldexp((double)(u >> 11), -70); /* a small one in fp16's range */
+    if (k % 4 == 2) d = (double)(float)(d * 0x1p-1000);
+    if (ns_fp16_bits(d) != ns_fp16_bits_ref(d) || ns_bf16_bits(d) != ns_bf16_bits_ref(d)) bad_dt++;
+  }
+  tap_ok(bad_dt == 0, "ns_fp16_value/_bits and ns_bf16_bits equal their references (%d off)",
+         bad_dt);
   tap_ok(bad_h2f == 0, "fp16/bf16 -> float equals dtype.c for all 65536 patterns (%d off)",
          bad_h2f);
   tap_ok(bad_f2h == 0, "float -> fp16 equals ns_fp16_bits at every midpoint (%d off)", bad_f2h);
