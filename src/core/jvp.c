@@ -49,12 +49,7 @@ static size_t stat_at(const ns_norm_plan *p, walk w, size_t i0, size_t k0, size_
  * into buf (len doubles). */
 static const double *line_values(const ns_tensor *x, size_t i0, size_t len, double *buf) {
   if (x->dtype == NS_FP64) return (const double *)x->data + i0;
-  if (x->dtype == NS_FP32) {
-    const float *f = (const float *)x->data + i0;
-    for (size_t a = 0; a < len; a++) buf[a] = f[a];
-  } else {
-    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(x, i0 + a);
-  }
+  ns_tensor_read_range(x, i0, len, buf);
   return buf;
 }
 

@@ -1,5 +1,6 @@
 /* tensor.c: allocation, typed storage and element access of dense tensors. */
 #include "core/tensor.h"
+#include "core/half.h"
 #include "core/err.h"
 
 #include <ctype.h>
@@ -226,9 +227,55 @@ void ns_tensor_set(ns_tensor *t, size_t i, double v) {
 }
 
 void ns_tensor_read(const ns_tensor *t, double *out) {
-  if (t->dtype == NS_FP64) {
-    memcpy(out, t->data, t->n * sizeof(double));
-    return;
+  ns_tensor_read_range(t, 0, t->n, out);
+}
+
+void ns_tensor_read_range(const ns_tensor *t, size_t i0, size_t len, double *out) {
+  switch (t->dtype) {
+  case NS_FP64:
+    memcpy(out, (const double *)t->data + i0, len * sizeof(double));
+    break;
+  case NS_FP32: {
+    const float *f = (const float *)t->data + i0;
+    for (size_t a = 0; a < len; a++) out[a] = f[a];
+    break;
   }
-  for (size_t i = 0; i < t->n; i++) out[i] = ns_tensor_get(t, i);
+  case NS_FP16: {
+    const uint16_t *h = (const uint16_t *)t->data + i0;
+    for (size_t a = 0; a < len; a++) out[a] = nk_h2f(h[a]); /* exactly ns_fp16_value */
+    break;
+  }
+  case NS_BF16: {
+    const uint16_t *h = (const uint16_t *)t->data + i0;
+    for (size_t a = 0; a < len; a++) out[a] = nk_b2f(h[a]); /* exactly ns_bf16_value */
+    break;
+  }
+  default:
+    for (size_t a = 0; a < len; a++) out[a] = ns_tensor_get(t, i0 + a);
+  }
+}
+
+void ns_tensor_write_range(ns_tensor *t, size_t i0, size_t len, const double *v) {
+  switch (t->dtype) {
+  case NS_FP64:
+    memcpy((double *)t->data + i0, v, len * sizeof(double));
+    break;
+  case NS_FP32: {
+    float *f = (float *)t->data + i0;
+    for (size_t a = 0; a < len; a++) f[a] = (float)v[a];
+    break;
+  }
+  case NS_FP16: {
+    uint16_t *h = (uint16_t *)t->data + i0;
+    for (size_t a = 0; a < len; a++) h[a] = ns_fp16_bits(v[a]);
+    break;
+  }
+  case NS_BF16: {
+    uint16_t *h = (uint16_t *)t->data + i0;
+    for (size_t a = 0; a < len; a++) h[a] = ns_bf16_bits(v[a]);
+    break;
+  }
+  default:
+    for (size_t a = 0; a < len; a++) ns_tensor_set(t, i0 + a, v[a]);
+  }
 }

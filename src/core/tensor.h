@@ -56,6 +56,11 @@ double ns_tensor_get(const ns_tensor *t, size_t i);
 void ns_tensor_set(ns_tensor *t, size_t i, double v);
 /* Copies all elements into out[0..n-1] as doubles (exact). */
 void ns_tensor_read(const ns_tensor *t, double *out);
+/* Copies elements [i0, i0+len) into out[0..len-1] as doubles (exact), one loop per dtype
+ * (ns_tensor_get's switch and call per element cost more than the conversion). */
+void ns_tensor_read_range(const ns_tensor *t, size_t i0, size_t len, double *out);
+/* Stores v[0..len-1] into elements [i0, i0+len), rounded to t's dtype as ns_tensor_set does. */
+void ns_tensor_write_range(ns_tensor *t, size_t i0, size_t len, const double *v);
 /* The cap in force: NS_MAX_ELEMENTS when it is set and valid for ns_max_elements_parse,
  * else NS_DEFAULT_MAX_ELEMENTS. It is read from the environment at each call (the core's
  * one environment read; nothing is cached), so a caller may change it while running. */

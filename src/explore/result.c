@@ -320,14 +320,45 @@ fail:
 
 /* x with its values rounded to dtype d: x itself when they already are (its storage is
  * d, or a dtype d holds exactly), else a copy in d (*own, freed by the caller). */
-static const ns_tensor *at_dtype(const ns_tensor *x, ns_dtype d, ns_tensor **own, char *err) {
+static const ns_tensor *at_dtype(ns_explore_cache *c, const ns_state *s, ns_dtype d,
+                                 ns_tensor **own, char *err) {
+  const ns_tensor *x = s->x;
   *own = NULL;
   if (x->dtype == d || d == NS_FP64 ||
-      (d == NS_FP32 && (x->dtype == NS_FP16 || x->dtype == NS_BF16)))
+      (d == NS_FP32 && (x->dtype == NS_FP16 || x->dtype == NS_BF16))) {
+    if (c) ns_tensor_free(c->xd), c->xd = NULL; /* not needed: give its memory back */
     return x;
-  if (!(*own = ns_tensor_new(x->rank, x->shape, d, err))) return NULL;
-  for (size_t i = 0; i < x->n; i++) ns_tensor_set(*own, i, ns_tensor_get(x, i));
-  return *own;
+  }
+  ns_tensor *t = c ? c->xd : NULL;
+  int fits = t && t->dtype == d && t->rank == x->rank && t->n == x->n;
+  for (int a = 0; fits && a < x->rank; a++) fits = t->shape[a] == x->shape[a];
+  if (fits) {
+    size_t at[NS_STATE_XLOG];
+    int k = c->xd_stamp == s->x_stamp ? 0 : ns_state_x_changes(s, c->xd_stamp, at);
+    for (int i = 0; i < k && fits; i++) fits = at[i] < x->n;
+    if (fits && k >= 0) { /* the cell writes since: those elements alone */
+      for (int i = 0; i < k; i++) ns_tensor_set(t, at[i], ns_tensor_get(x, at[i]));
+      c->xd_stamp = s->x_stamp;
+      return t;
+    }
+  }
+  if (c) ns_tensor_free(c->xd), c->xd = NULL;
+  double *buf = malloc(NS_EXPLORE_CHUNK * sizeof *buf);
+  if (!buf || !(t = ns_tensor_new_uninit(x->rank, x->shape, d, err))) {
+    if (!buf) ns_explore_fail(err, "out of memory");
+    free(buf);
+    return NULL;
+  }
+  for (size_t i0 = 0; i0 < x->n; i0 += NS_EXPLORE_CHUNK) {
+    size_t len = x->n - i0 < NS_EXPLORE_CHUNK ? x->n - i0 : NS_EXPLORE_CHUNK;
+    ns_tensor_read_range(x, i0, len, buf);
+    ns_tensor_write_range(t, i0, len, buf);
+  }
+  free(buf);
+  if (!c) return *own = t;
+  c->xd = t;
+  c->xd_stamp = s->x_stamp;
+  return t;
 }
 
 /* The spec of the exact map the spectrum describes: fp64, two-pass, the same statistics. */
@@ -429,8 +460,9 @@ static int run_checks(check_blocks *b, ns_result *r, char *e) {
  * (ns_spectrum_check), for the first statistic and the one with the smallest denominator.
  * O(n) when x changed, else O(nstat) plus O(n / last axis + m) for the checks. With defer
  * set and large statistics the checks' blocks go to *later (the job) instead. */
-static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor *x,
+static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s,
                         const ns_spec *spec, int defer, check_blocks *later, ns_result *r) {
+  const ns_tensor *x = s->x;
   char e[NS_ERRLEN] = "";
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
@@ -443,7 +475,7 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor *
   double *m2own = NULL;
   check_blocks b;
   memset(&b, 0, sizeof b);
-  const ns_tensor *xd = at_dtype(x, spec->dtype, &own, e);
+  const ns_tensor *xd = at_dtype(c, s, spec->dtype, &own, e);
   const ns_norm_plan *p = &r->norm.plan;
   /* up to three eigenvalues a statistic, plus the masked zeros (one entry) */
   size_t nstat = p->nstat, cap = x->n < 3 * nstat + 1 ? x->n : 3 * nstat + 1;
@@ -655,8 +687,9 @@ ns_jac_job *ns_explore_take_job(ns_explore_cache *c) {
 /* The spectrum part: the closed form and its checks (closed_part), then the full Jacobian,
  * skipped (with the reason) above NS_EXPLORE_JAC_FULL_LIMIT or where J is undefined, else
  * computed now or, with c->defer_jac, left to a job with the deferred checks. */
-static void spectrum_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor *x,
+static void spectrum_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s,
                           const ns_spec *spec, ns_result *r) {
+  const ns_tensor *x = s->x;
   size_t n = x->n;
   int defer = c && c->defer_jac;
   check_blocks later;
@@ -667,7 +700,7 @@ static void spectrum_part(ns_explore_cache *c, const x_edit *ed, const ns_tensor
     ns_jac_job_free(c->job);
     c->job = NULL;
   }
-  closed_part(c, ed, x, spec, defer, &later, r);
+  closed_part(c, ed, s, spec, defer, &later, r);
   int full = 0;
   double smin = INFINITY;
   if (n > NS_EXPLORE_JAC_FULL_LIMIT) {
@@ -956,14 +989,7 @@ static unsigned stale_parts(ns_fieldset diff, const ns_state *b) {
  * many, so no pass needs a double copy of all of them (128 MB for a 16M-element x). */
 enum { READ_CHUNK = NS_EXPLORE_CHUNK };
 static void read_range(const ns_tensor *t, size_t i0, size_t len, double *buf) {
-  if (t->dtype == NS_FP64) {
-    memcpy(buf, (const double *)t->data + i0, len * sizeof *buf);
-  } else if (t->dtype == NS_FP32) {
-    const float *f = (const float *)t->data + i0;
-    for (size_t a = 0; a < len; a++) buf[a] = f[a];
-  } else {
-    for (size_t a = 0; a < len; a++) buf[a] = ns_tensor_get(t, i0 + a);
-  }
+  ns_tensor_read_range(t, i0, len, buf);
 }
 
 /* Sums for the panels' display statistics over a chunk: eight partial sums (one add chain
@@ -1431,6 +1457,7 @@ void ns_explore_cache_free(ns_explore_cache *c) {
   ns_state_free(&c->prev);
   ns_jac_job_free(c->job);
   free(c->m2);
+  ns_tensor_free(c->xd);
   free(c->xck);
   free(c->yck);
   memset(c, 0, sizeof *c);
@@ -1524,7 +1551,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
   unsigned m2_gen = c->m2_gen;
-  if (parts & NS_PART_JAC) spectrum_part(c, &ed, x, &spec, r);
+  if (parts & NS_PART_JAC) spectrum_part(c, &ed, s, &spec, r);
   /* the kept m2 belongs to the x it was computed for: when x changed and the spectrum did
      not update it (eval mode, NaN in x, a degenerate statistic), it is no one's now */
   if (ed.changed && c->m2_gen == m2_gen) c->m2_valid = 0;

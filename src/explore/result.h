@@ -275,6 +275,11 @@ typedef struct {
   unsigned m2_axes;
   unsigned m2_gen; /* counts the times m2 was computed or updated (a change of x that did
                       not bring it up to date, in eval mode or with NaN in x, drops it) */
+  /* x rounded to a narrower dtype than its own (an fp32 file seen at fp16), as the closed
+     form reads it, for x's stamp xd_stamp: kept while x is, and a cell edit rewrites only
+     the elements x's log names (NULL while the dtype needs no copy) */
+  ns_tensor *xd;
+  uint64_t xd_stamp;
   /* the chunks of the result's x and y (NULL: not kept) and how many there are; with
      them a cell edit rescans and renormalizes only what it touched */
   ns_chunk_sum *xck, *yck;

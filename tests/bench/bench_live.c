@@ -7,7 +7,8 @@
  * 2. Keys on the screen's path (ns_explore_update on every core, NS_THREADS aside, with the
  *    full Jacobian deferred to its worker, as the screen does) on a 2000x512 and a
  *    (64,256,32,32) fp32 tensor: a view key
- *    (no state change), settings keys (eps; the shift probe's b; the train batches' seed),
+ *    (no state change), settings keys (eps; the kind and the dtype, which change more than
+ *    the output; the shift probe's b; the train batches' seed),
  *    a cell edit. Targets (issue 8): 16 ms for a view key, 100 ms for the others. (bench's
  *    frame lines are the same tensors from scratch, what a load costs.)
  * 3. The spectrum of a layer norm of d values at d = 64, 1024, 4096, 1e6: the closed form
@@ -168,6 +169,14 @@ static int key_view(ns_state *s, int i, char *err) {
 static int key_eps(ns_state *s, int i, char *err) {
   return ns_edit_eps_decade(s, NULL, i % 2 ? -1 : 1, err);
 }
+/* settings keys that change more than the output: the kind (layer <-> rms: other
+   statistics, another closed-form spectrum) and the dtype (fp32 <-> fp16: x is read rounded) */
+static int key_kind(ns_state *s, int i, char *err) {
+  return ns_edit_cycle_kind(s, NULL, i % 2 ? -1 : 1, err);
+}
+static int key_dtype(ns_state *s, int i, char *err) {
+  return ns_edit_cycle_dtype(s, NULL, i % 2 ? -1 : 1, err);
+}
 static int key_shift(ns_state *s, int i, char *err) {
   return ns_edit_set_shift(s, NULL, i % 2 ? 10 : 3, err);
 }
@@ -240,6 +249,9 @@ static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
   if (rc == 0) {
     rc |= bench_key("view key", name, &s, key_view, 4 * reps, 16);
     rc |= bench_key("settings eps", name, &s, key_eps, reps, 100);
+    /* an even count, so the keys after them find the kind and dtype they started from */
+    rc |= bench_key("kind key", name, &s, key_kind, reps + reps % 2, 100);
+    rc |= bench_key("dtype key", name, &s, key_dtype, reps + reps % 2, 100);
     rc |= bench_key("probe shift", name, &s, key_shift, reps, 100);
     rc |= bench_key("train seed", name, &s, key_seed, reps, 100);
     ns_history_init(&bench_hist, 1000);
