@@ -41,3 +41,11 @@ tests_cli_progress_dump_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(B
 ## duplicates kept, file order). The content only: the load's speed is not asserted.
 TESTS += tests/cli/test_progress_load.sh
 EXTRA_DIST += tests/cli/test_progress_load.sh
+
+## test_history_lock.sh: three REPL sessions writing the history at once keep every entry
+## (read-back and write under the lock on <history>.lock), and a lock held elsewhere
+## (hold_lock) delays an entry by a bounded wait, with one warning, never loses it.
+TESTS += tests/cli/test_history_lock.sh
+EXTRA_DIST += tests/cli/test_history_lock.sh
+check_PROGRAMS += tests/cli/hold_lock
+tests_cli_hold_lock_SOURCES = tests/cli/hold_lock.c
