@@ -555,12 +555,12 @@ static int check_file(const char *file) {
   return 0;
 }
 
-/* An NS_MAX_ELEMENTS the core cannot use is a usage error here, not a silent default. */
+/* NS_MAX_ELEMENTS to the core, for every subcommand (also those that make tensors without
+ * Lua: the explorer, audit). A value the core cannot use is a usage error here, not a
+ * silent default. */
 static int check_max_elements(void) {
-  const char *s = getenv("NS_MAX_ELEMENTS");
-  size_t cap;
   char err[NS_ERRLEN];
-  if (!s || !*s || ns_max_elements_parse(s, &cap, err) == 0) return 0;
+  if (nsl_max_elements_from_env(err) == 0) return 0;
   fprintf(stderr, PROG ": NS_MAX_ELEMENTS: %s\n", err);
   return 2;
 }

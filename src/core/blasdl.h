@@ -8,8 +8,9 @@
  * ask first (the explorer's Jacobian worker calls LAPACK). A library that cannot be loaded is
  * an error message through err, the same one on every later call, never a crash.
  *
- * This file holds the core's one exception to "no globals": the resolved function tables and
- * the two settings below. The process owns them; nothing is ever unloaded. Typical call:
+ * This file holds the core's one exception to "no globals" besides the element cap of
+ * tensor.h: the resolved function tables and the two settings below. The process owns them;
+ * nothing is ever unloaded. Typical call:
  *   const ns_lapack *lk = ns_lapack_get("eig_sym", err);
  *   if (!lk) return -1;               // "eig_sym: cannot load liblapacke.so.3: ..."
  *   info = lk->dsyevr(LAPACK_COL_MAJOR, ...);

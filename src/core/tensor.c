@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,11 +96,20 @@ int ns_max_elements_parse(const char *s, size_t *cap, char *err) {
   return 0;
 }
 
+/* The element cap (tensor.h): relaxed atomics, as it orders nothing else. */
+static _Atomic size_t max_elements = NS_DEFAULT_MAX_ELEMENTS;
+
 size_t ns_max_elements(void) {
-  size_t cap;
-  const char *s = getenv("NS_MAX_ELEMENTS");
-  if (s && *s && ns_max_elements_parse(s, &cap, NULL) == 0) return cap;
-  return NS_DEFAULT_MAX_ELEMENTS;
+  return atomic_load_explicit(&max_elements, memory_order_relaxed);
+}
+
+int ns_set_max_elements(size_t cap, char *err) {
+  if (cap < 1 || cap > NS_MAXELEMS) {
+    ns_seterr(err, "%zu is not a number of elements from 1 to %zu", cap, (size_t)NS_MAXELEMS);
+    return -1;
+  }
+  atomic_store_explicit(&max_elements, cap, memory_order_relaxed);
+  return 0;
 }
 
 int ns_elements_check(size_t n, char *err) {

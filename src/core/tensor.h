@@ -30,7 +30,8 @@
 /* The cap on the elements of a tensor held in memory, by default 1 << 28 (2 GiB of fp64):
  * ns_tensor_new, and so every tensor made by the core, the explorer and the Lua module,
  * refuses more with a message naming both numbers, instead of attempting the allocation.
- * NS_MAX_ELEMENTS in the environment sets it (see ns_max_elements). */
+ * ns_set_max_elements changes it; the core reads no environment: the program's entry
+ * points (main, luaopen_normscope) pass NS_MAX_ELEMENTS on (nsl_max_elements_from_env). */
 #define NS_DEFAULT_MAX_ELEMENTS ((size_t)1 << 28)
 
 typedef struct ns_tensor {
@@ -61,10 +62,15 @@ void ns_tensor_read(const ns_tensor *t, double *out);
 void ns_tensor_read_range(const ns_tensor *t, size_t i0, size_t len, double *out);
 /* Stores v[0..len-1] into elements [i0, i0+len), rounded to t's dtype as ns_tensor_set does. */
 void ns_tensor_write_range(ns_tensor *t, size_t i0, size_t len, const double *v);
-/* The cap in force: NS_MAX_ELEMENTS when it is set and valid for ns_max_elements_parse,
- * else NS_DEFAULT_MAX_ELEMENTS. It is read from the environment at each call (the core's
- * one environment read; nothing is cached), so a caller may change it while running. */
+/* The cap in force: NS_DEFAULT_MAX_ELEMENTS until ns_set_max_elements changes it.
+ *
+ * The cap is a process-wide value, the core's one configuration global (blasdl.h keeps the
+ * other state the core holds for the process: the loaded libraries). It is atomic, so any
+ * thread may read it while another sets it; a tensor already made is not affected.
+ *   ns_set_max_elements(1000, err);   // then ns_tensor_new refuses 1001 elements */
 size_t ns_max_elements(void);
+/* Sets the cap: 1 to NS_MAXELEMS. 0, or -1 with err and the cap unchanged. */
+int ns_set_max_elements(size_t cap, char *err);
 /* Parses a cap: a whole number from 1 to NS_MAXELEMS, optionally with a K, M or G suffix
  * (times 2^10, 2^20, 2^30). 0 with *cap set, or -1 with err. */
 int ns_max_elements_parse(const char *s, size_t *cap, char *err);

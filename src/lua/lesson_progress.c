@@ -45,6 +45,42 @@ static int add(lesson_progress *p, const char *name, int step, int nsteps, int s
   return 0;
 }
 
+/* FNV-1a of a name, for the set of names seen while loading. */
+static size_t name_hash(const char *s) {
+  size_t h = (size_t)14695981039346656037ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * (size_t)1099511628211ull;
+  return h;
+}
+
+/* The set of names loaded so far: open addressing over row numbers plus one (0 is an
+ * empty slot), at most half full. One probe sequence per row makes a load linear in the
+ * file's rows; a linear lesson_progress_find per row made it quadratic (40,000 rows took
+ * seconds, most of it in strcmp). */
+typedef struct {
+  size_t *slot;
+  size_t size; /* a power of two, 0 before the first row */
+} name_set;
+
+/* The slot of name: where it is, or the empty slot where it would go. */
+static size_t *set_slot(const name_set *s, const lesson_progress *p, const char *name) {
+  size_t i = name_hash(name) & (s->size - 1);
+  while (s->slot[i] && strcmp(p->rows[s->slot[i] - 1].name, name) != 0) i = (i + 1) & (s->size - 1);
+  return &s->slot[i];
+}
+
+/* Makes room for one more name (rehashing the rows p holds). 0 or -1. */
+static int set_reserve(name_set *s, const lesson_progress *p) {
+  if (2 * (p->n + 1) <= s->size) return 0;
+  size_t size = s->size ? 2 * s->size : 64;
+  size_t *slot = calloc(size, sizeof *slot);
+  if (!slot) return -1;
+  free(s->slot);
+  s->slot = slot;
+  s->size = size;
+  for (size_t i = 0; i < p->n; i++) *set_slot(s, p, p->rows[i].name) = i + 1;
+  return 0;
+}
+
 void lesson_progress_load(lesson_progress *p) {
   if (!p) return;
   p->rows = NULL;
@@ -54,13 +90,29 @@ void lesson_progress_load(lesson_progress *p) {
   FILE *f = fopen(path, "r");
   if (!f) return;
   char line[1024], name[512];
+  name_set seen = {NULL, 0};
+  size_t cap = 0; /* rows allocated: doubled, so the appends are linear too */
   while (fgets(line, sizeof line, f)) {
-    int step, nsteps, seen;
-    if (sscanf(line, "%511[^\t]\t%d\t%d\t%d", name, &step, &nsteps, &seen) != 4) continue;
-    if (step < 1 || nsteps < 1 || step > nsteps || seen < step || seen > nsteps) continue;
-    if (lesson_progress_find(p, name)) continue; /* keep the first of duplicates */
-    if (add(p, name, step, nsteps, seen) != 0) break;
+    int step, nsteps, seen_step;
+    if (sscanf(line, "%511[^\t]\t%d\t%d\t%d", name, &step, &nsteps, &seen_step) != 4) continue;
+    if (step < 1 || nsteps < 1 || step > nsteps || seen_step < step || seen_step > nsteps) continue;
+    if (set_reserve(&seen, p) != 0) break;
+    size_t *at = set_slot(&seen, p, name);
+    if (*at) continue; /* keep the first of duplicates */
+    if (p->n == cap) {
+      size_t ncap = cap ? 2 * cap : 16;
+      lesson_progress_row *r = realloc(p->rows, ncap * sizeof *r);
+      if (!r) break;
+      p->rows = r;
+      cap = ncap;
+    }
+    char *nm = malloc(strlen(name) + 1);
+    if (!nm) break;
+    strcpy(nm, name);
+    p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen_step};
+    *at = p->n;
   }
+  free(seen.slot);
   fclose(f);
 }
 

@@ -15,6 +15,8 @@
 #endif
 
 int luaopen_normscope(lua_State *L) {
+  /* the element cap from NS_MAX_ELEMENTS; a bad value keeps the cap (main reports it) */
+  (void)nsl_max_elements_from_env(NULL);
   nsl_blas_from_env(); /* before any linear algebra can load the libraries */
   lua_newtable(L);     /* the module */
   nsl_open_tensor(L);

@@ -26,6 +26,12 @@ void nsl_exec_from_env(ns_exec *ex, int def_threads);
  * made calls it; the program also calls it first thing, for commands that make none). */
 void nsl_blas_from_env(void);
 
+/* Passes NS_MAX_ELEMENTS from the environment to the core (ns_set_max_elements): read once
+ * by each entry point, luaopen_normscope and main. Unset or empty leaves the cap as it is;
+ * a value ns_max_elements_parse refuses also leaves it, and returns -1 with err (the
+ * program reports that as a usage error, the module ignores it). 0 otherwise. */
+int nsl_max_elements_from_env(char *err);
+
 /* A new state with the standard libraries, the module loaded as global `ns` and in
  * package.loaded["normscope"]. NULL with err on allocation failure. */
 lua_State *nsl_newstate(char *err);

@@ -954,3 +954,11 @@ void nsl_open_tensor(lua_State *L) {
   lua_pop(L, 1); /* drop the metatable */
   luaL_setfuncs(L, functions, 0);
 }
+
+int nsl_max_elements_from_env(char *err) {
+  const char *s = getenv("NS_MAX_ELEMENTS");
+  size_t cap;
+  if (!s || !*s) return 0;
+  if (ns_max_elements_parse(s, &cap, err) != 0) return -1;
+  return ns_set_max_elements(cap, err);
+}

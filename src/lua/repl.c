@@ -389,15 +389,27 @@ int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_write
  * (temporary file, fsync, rename, fsync of the folder, mode 0600): a crash or SIGKILL
  * leaves the previous file or the new one, never a mix. Another session's writes are
  * seen by the file's identity changing (every rename makes a new inode); its entries are
- * then read back before ours is added, so two sessions do not erase each other's. */
+ * then read back before ours is added, so two sessions do not erase each other's.
+ *
+ * Read-back and write are one step under an advisory lock (fcntl) on the file beside it,
+ * <history>.lock (mode 0600, never removed): without it, two sessions writing at the same
+ * moment could each read the file before the other's rename, and the second rename would
+ * drop the first one's entry. The wait is bounded (HIST_LOCK_WAIT_MS): a lock that cannot
+ * be had (held by a stuck process, or a folder where locks fail) is warned about once and
+ * the entry written anyway, and while it stays unavailable later entries wait only
+ * HIST_LOCK_RETRY_MS, so the REPL never hangs on it. */
+#define HIST_LOCK_WAIT_MS 5000
+#define HIST_LOCK_RETRY_MS 200
 static int hist_ready;        /* nslr_history_init ran */
 static char *hist_path;       /* NULL: no file */
 static int hist_writable;     /* writing the file works */
 static struct stat hist_seen; /* the file as last read or written by us */
 static int hist_seen_ok;      /* hist_seen is valid (the file existed) */
 
-static int hist_quiet;     /* keep warnings in hist_err only (the screen shows them) */
-static char hist_err[512]; /* the last warning, "" if none */
+static int hist_quiet;       /* keep warnings in hist_err only (the screen shows them) */
+static char hist_err[512];   /* the last warning, "" if none */
+static int hist_lock_failed; /* the last lock attempt failed: retry briefly only */
+static int hist_lock_warned; /* the lock's warning was given (once per session) */
 
 static void hist_warn_msg(const char *what, const char *path, const char *why) {
   snprintf(hist_err, sizeof hist_err, "normscope: history: %s %s: %s (history is not saved)", what,
@@ -407,6 +419,77 @@ static void hist_warn_msg(const char *what, const char *path, const char *why) {
 
 static void hist_warn(const char *what, const char *path, int err) {
   hist_warn_msg(what, path, err ? strerror(err) : "no home folder");
+}
+
+/* The lock's warning, once per session: the entry is still written. */
+static void hist_lock_warn(const char *lock, const char *why) {
+  if (hist_lock_warned) return;
+  hist_lock_warned = 1;
+  snprintf(hist_err, sizeof hist_err,
+           "normscope: history: cannot lock %s: %s (writing without the lock: another "
+           "session's entry written at the same moment may be lost)",
+           lock, why);
+  if (!hist_quiet) fprintf(stderr, "%s\n", hist_err);
+}
+
+static long ms_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Takes the write lock on <history>.lock, waiting at most HIST_LOCK_WAIT_MS (polled:
+ * fcntl's blocking wait could only be bounded by a signal). Returns the descriptor to
+ * give hist_unlock, or -1 when the lock was not had (warned once). */
+static int hist_lock(void) {
+  size_t n = strlen(hist_path) + sizeof ".lock";
+  char *lock = malloc(n);
+  if (!lock) {
+    hist_lock_warn(hist_path, strerror(ENOMEM));
+    return -1;
+  }
+  snprintf(lock, n, "%s.lock", hist_path);
+  int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    hist_lock_warn(lock, strerror(errno));
+    free(lock);
+    return -1;
+  }
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
+  long limit = hist_lock_failed ? HIST_LOCK_RETRY_MS : HIST_LOCK_WAIT_MS;
+  long pause_us = 500; /* doubled up to 8 ms: short, as the holder keeps it briefly */
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (fcntl(fd, F_SETLK, &fl) != 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    if ((e != EACCES && e != EAGAIN) || ms_since(&t0) >= limit) {
+      char why[128];
+      if (e == EACCES || e == EAGAIN)
+        snprintf(why, sizeof why, "still held by another process after %ld ms", limit);
+      else
+        snprintf(why, sizeof why, "%s", strerror(e));
+      hist_lock_warn(lock, why);
+      hist_lock_failed = 1;
+      close(fd);
+      free(lock);
+      return -1;
+    }
+    struct timespec d = {0, pause_us * 1000};
+    nanosleep(&d, NULL);
+    if (pause_us < 8000) pause_us *= 2;
+  }
+  hist_lock_failed = 0;
+  free(lock);
+  return fd;
+}
+
+/* Releases the lock of hist_lock (closing its descriptor drops it); -1 is fine. */
+static void hist_unlock(int fd) {
+  if (fd >= 0) close(fd);
 }
 
 /* Remembers the file's identity after reading or writing it. */
@@ -419,8 +502,13 @@ static int hist_changed(void) {
   struct stat st;
   if (stat(hist_path, &st) != 0) return 0; /* gone: nothing to take over */
   if (!hist_seen_ok) return 1;
+  /* the times to the nanosecond: inode numbers are reused, and a file replaced twice in
+   * one second may come back with our old number and size */
   return st.st_ino != hist_seen.st_ino || st.st_dev != hist_seen.st_dev ||
-         st.st_size != hist_seen.st_size || st.st_mtime != hist_seen.st_mtime;
+         st.st_size != hist_seen.st_size || st.st_mtim.tv_sec != hist_seen.st_mtim.tv_sec ||
+         st.st_mtim.tv_nsec != hist_seen.st_mtim.tv_nsec ||
+         st.st_ctim.tv_sec != hist_seen.st_ctim.tv_sec ||
+         st.st_ctim.tv_nsec != hist_seen.st_ctim.tv_nsec;
 }
 
 /* readline's in-memory history in its own file format, as read_history reads it back
@@ -552,6 +640,7 @@ int nslr_history_open(int quiet) {
 
 void nslr_history_add(const char *entry) {
   if (!entry || !entry[0]) return;
+  int lock = hist_writable ? hist_lock() : -1; /* until our write has been renamed */
   /* Another session wrote: take its entries (which include ours written before) first.
    * A file that cannot be read now leaves our entries as they are. */
   if (hist_writable && hist_changed() && access(hist_path, R_OK) == 0) {
@@ -560,10 +649,14 @@ void nslr_history_add(const char *entry) {
     hist_note_file();
   }
   HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-  if (last && last->line && strcmp(last->line, entry) == 0) return;
+  if (last && last->line && strcmp(last->line, entry) == 0) {
+    hist_unlock(lock);
+    return;
+  }
   add_history(entry);
   using_history(); /* Up starts from the newest entry (also after a merge) */
   if (hist_writable && hist_write() != 0) hist_writable = 0;
+  hist_unlock(lock);
 }
 
 void nslr_history_save(void) {

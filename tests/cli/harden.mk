@@ -35,3 +35,17 @@ tests_cli_history_dump_LDADD = libnsrepl.la libnsexplore.la libnscore.la $(LUA_L
 	$(READLINE_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 tests_cli_progress_dump_SOURCES = tests/cli/progress_dump.c src/lua/lesson_progress.c
 tests_cli_progress_dump_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## test_progress_load.sh: a 50,000-line lesson-progress file read by lesson_progress_load
+## (progress_dump) matches an awk reference of the file's rules (valid rows, first of
+## duplicates kept, file order). The content only: the load's speed is not asserted.
+TESTS += tests/cli/test_progress_load.sh
+EXTRA_DIST += tests/cli/test_progress_load.sh
+
+## test_history_lock.sh: three REPL sessions writing the history at once keep every entry
+## (read-back and write under the lock on <history>.lock), and a lock held elsewhere
+## (hold_lock) delays an entry by a bounded wait, with one warning, never loses it.
+TESTS += tests/cli/test_history_lock.sh
+EXTRA_DIST += tests/cli/test_history_lock.sh
+check_PROGRAMS += tests/cli/hold_lock
+tests_cli_hold_lock_SOURCES = tests/cli/hold_lock.c

@@ -28,7 +28,8 @@ sleep 0.5
 
 # say FD LINE: types LINE into a session and waits until the file holds it (up to 60 s: a
 # session under ASan on a loaded machine is slow, and typing on before the write lands
-# would race the two writers, which nothing locks)
+# would leave the order of the two sessions' entries to chance; test_history_lock.sh
+# is the test of writes at the same moment)
 say() {
   echo "$2" >&"$1"
   w=0

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/tensor.h"
 #include "fuzz.h"
 #include "lua/lesson.h"
 
@@ -64,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     atexit(cleanup);
     /* small tensors only: C work on big ones is outside the instruction budget and would
      * make an input slow without reaching more of the loader */
-    setenv("NS_MAX_ELEMENTS", "4096", 1);
+    ns_set_max_elements(4096, NULL);
   }
   FILE *f = fopen(path, "wb");
   FUZZ_CHECK(f != NULL, "cannot write %s", path);
