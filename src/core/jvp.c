@@ -2,8 +2,10 @@
  * index lists that it and the closed-form spectrum use. See jvp.h. */
 #include "core/jvp.h"
 #include "core/err.h"
+#include "core/split.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,31 +55,35 @@ static const double *line_values(const ns_tensor *x, size_t i0, size_t len, doub
   return buf;
 }
 
-int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
-                    char *err) {
-  if (!x || !p || !m2) {
-    ns_seterr(err, "stat_moments: %s is NULL", !x ? "input tensor" : !p ? "plan" : "output m2");
-    return -1;
-  }
-  if (p->n != x->n || p->nstat == 0) {
-    ns_seterr(err, "stat_moments: the plan is of %zu elements, x has %zu", p->n, x->n);
-    return -1;
-  }
-  walk w = walk_of(p);
-  double *mu = mean ? mean : malloc(p->nstat * sizeof *mu);
+/* ns_stat_moments_exec's work on statistics [klo, khi): every line is walked in order but
+ * only those of these statistics are read (with step 0 a line has one statistic; other
+ * walks get the whole range), so each statistic is summed exactly as by one thread. */
+typedef struct {
+  const ns_tensor *x;
+  const ns_norm_plan *p;
+  walk w;
+  int center;
+  double *mu, *m2;
+  atomic_int fail; /* a part could not get its line buffer */
+} moments_job;
+
+static void moments_part(void *ctx, size_t klo, size_t khi) {
+  moments_job *j = ctx;
+  const ns_tensor *x = j->x;
+  const ns_norm_plan *p = j->p;
+  const walk w = j->w;
+  double *mu = j->mu, *m2 = j->m2;
   double *buf = x->dtype == NS_FP64 ? NULL : malloc(w.len * sizeof *buf);
-  if (!mu || (x->dtype != NS_FP64 && !buf)) {
-    if (!mean) free(mu);
-    free(buf);
-    ns_seterr(err, "stat_moments: out of memory");
-    return -1;
+  if (x->dtype != NS_FP64 && !buf) {
+    atomic_store(&j->fail, 1);
+    return;
   }
-  memset(mu, 0, p->nstat * sizeof *mu);
-  memset(m2, 0, p->nstat * sizeof *m2);
-  if (center) {
+  const int all = w.step != 0 || (klo == 0 && khi == p->nstat);
+  if (j->center) {
     size_t lc[NS_MAXRANK] = {0};
     for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
       size_t k0 = line_stat(p, lc);
+      if (!all && (k0 < klo || k0 >= khi)) continue;
       const double *xv = line_values(x, i0, w.len, buf);
       if (w.step == 0) { /* one statistic per line: sum in order into it */
         double acc = mu[k0];
@@ -87,11 +93,12 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
         for (size_t a = 0; a < w.len; a++) mu[stat_at(p, w, i0, k0, a)] += xv[a];
       }
     }
-    for (size_t k = 0; k < p->nstat; k++) mu[k] /= (double)p->count;
+    for (size_t k = klo; k < khi; k++) mu[k] /= (double)p->count;
   }
   size_t lc[NS_MAXRANK] = {0};
   for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
     size_t k0 = line_stat(p, lc);
+    if (!all && (k0 < klo || k0 >= khi)) continue;
     const double *xv = line_values(x, i0, w.len, buf);
     if (w.step == 0) {
       double acc = m2[k0], mk = mu[k0];
@@ -105,8 +112,40 @@ int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, doubl
       }
     }
   }
-  if (!mean) free(mu);
   free(buf);
+}
+
+int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
+                    char *err) {
+  return ns_stat_moments_exec(x, p, center, mean, m2, 1, err);
+}
+
+int ns_stat_moments_exec(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean,
+                         double *m2, int threads, char *err) {
+  if (!x || !p || !m2) {
+    ns_seterr(err, "stat_moments: %s is NULL", !x ? "input tensor" : !p ? "plan" : "output m2");
+    return -1;
+  }
+  if (p->n != x->n || p->nstat == 0) {
+    ns_seterr(err, "stat_moments: the plan is of %zu elements, x has %zu", p->n, x->n);
+    return -1;
+  }
+  moments_job j = {x, p, walk_of(p), center, mean ? mean : malloc(p->nstat * sizeof *j.mu), m2, 0};
+  if (!j.mu) {
+    ns_seterr(err, "stat_moments: out of memory");
+    return -1;
+  }
+  memset(j.mu, 0, p->nstat * sizeof *j.mu);
+  memset(m2, 0, p->nstat * sizeof *m2);
+  if (j.w.step == 0 && threads > 1)
+    ns_split_run(p->nstat, threads, moments_part, &j);
+  else
+    moments_part(&j, 0, p->nstat);
+  if (!mean) free(j.mu);
+  if (atomic_load(&j.fail)) {
+    ns_seterr(err, "stat_moments: out of memory");
+    return -1;
+  }
   return 0;
 }
 

@@ -33,6 +33,10 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
  * may be NULL). O(n) time, O(nstat) memory. */
 int ns_stat_moments(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean, double *m2,
                     char *err);
+/* ns_stat_moments with the statistics split over threads (when each line along the last
+ * axis belongs to one statistic; else one thread): the same bits whatever the count. */
+int ns_stat_moments_exec(const ns_tensor *x, const ns_norm_plan *p, int center, double *mean,
+                         double *m2, int threads, char *err);
 /* The same for statistics stats[0..k) only, into mean[stats[i]] and m2[stats[i]] (the other
  * entries untouched): the same bits as ns_stat_moments, in O(n / last axis + k count)
  * time and O(count) memory. For updating the m2 of the statistics a cell edit touched. */

@@ -402,7 +402,7 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
     }
   }
   double *m2 = malloc(p->nstat * sizeof *m2);
-  if (!m2 || ns_stat_moments(xd, p, center, NULL, m2, err) != 0) {
+  if (!m2 || ns_stat_moments_exec(xd, p, center, NULL, m2, c ? c->exec.threads : 1, err) != 0) {
     free(m2);
     return NULL;
   }

@@ -125,6 +125,11 @@ static int restat_case(int trial, const ns_tensor *x, const ns_spec *s, const ns
     for (size_t q = 0; !f && q < k; q++)
       if (!same(mua[stats[q]], mub[stats[q]]) || !same(m2a[stats[q]], m2b[stats[q]]))
         f = "exact moments of the changed statistics";
+    for (int th = 2; !f && th <= 3; th++) { /* split over threads: the same bits */
+      if (ns_stat_moments_exec(x2, &fresh.plan, center, mub, m2b, th, err) != 0) f = err;
+      for (size_t q = 0; !f && q < ns; q++)
+        if (!same(mua[q], mub[q]) || !same(m2a[q], m2b[q])) f = "exact moments on threads";
+    }
     free(m2a), free(m2b), free(mua), free(mub);
   }
   if (f) {
