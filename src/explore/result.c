@@ -1025,14 +1025,6 @@ NS_PARTIAL_SUMS(chunk_sum_f32, float)
 #undef NS_DEV2
 #undef NS_DEV
 
-/* chunk_sum of t's values [i0, i0+len): fp32 values straight from the tensor, other dtypes
- * through buf (READ_CHUNK doubles). */
-static double range_sum(const ns_tensor *t, size_t i0, size_t len, double c, int sq, double *buf) {
-  if (t->dtype == NS_FP32) return chunk_sum_f32((const float *)t->data + i0, len, c, sq);
-  read_range(t, i0, len, buf);
-  return chunk_sum(buf, len, c, sq);
-}
-
 /* One value into the input scan: NaN and Inf counts, min and max (NaN compares false and
  * is left out), in select form so the loops that call it vectorize. */
 static inline void scan_value(double d, size_t *nnan, size_t *ninf, double *mn, double *mx) {
@@ -1054,21 +1046,28 @@ static void chunk_summary(const ns_tensor *t, size_t q, int scan, double *buf, n
   size_t i0 = q * READ_CHUNK, len = chunk_len(t->n, q);
   double mn = INFINITY, mx = -INFINITY;
   size_t nnan = 0, ninf = 0;
+  /* fp32 is summed straight from the tensor; other dtypes are read into buf once for
+     every pass below (fp64 copied, fp16/bf16 converted) */
+  const int direct = t->dtype == NS_FP32;
+  if (!direct) read_range(t, i0, len, buf);
   if (scan) {
     /* min, max (NaN compares false: left out) and the NaN/Inf counts, in locals and in
        select form so the loop vectorizes; fp32 values compare as their doubles do */
-    if (t->dtype == NS_FP32) {
+    if (direct) {
       const float *v = (const float *)t->data + i0;
       for (size_t a = 0; a < len; a++) scan_value(v[a], &nnan, &ninf, &mn, &mx);
     } else {
-      read_range(t, i0, len, buf);
       for (size_t a = 0; a < len; a++) scan_value(buf[a], &nnan, &ninf, &mn, &mx);
     }
   }
   ck->mn = mn, ck->mx = mx, ck->nnan = nnan, ck->ninf = ninf;
-  ck->sum = range_sum(t, i0, len, 0, 0, buf);
-  ck->m2 = range_sum(t, i0, len, ck->sum / (double)len, 1, buf);
-  ck->sq = scan ? range_sum(t, i0, len, 0, 1, buf) : 0;
+#define NS_CHUNK_SUM(c, sq)                                                                        \
+  (direct ? chunk_sum_f32((const float *)t->data + i0, len, (c), (sq))                             \
+          : chunk_sum(buf, len, (c), (sq)))
+  ck->sum = NS_CHUNK_SUM(0, 0);
+  ck->m2 = NS_CHUNK_SUM(ck->sum / (double)len, 1);
+  ck->sq = scan ? NS_CHUNK_SUM(0, 1) : 0;
+#undef NS_CHUNK_SUM
 }
 
 typedef struct {
