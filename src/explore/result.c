@@ -320,6 +320,23 @@ fail:
 
 /* x with its values rounded to dtype d: x itself when they already are (its storage is
  * d, or a dtype d holds exactly), else a copy in d (*own, freed by the caller). */
+/* Chunks [q0, q1) of x rounded into t (at_dtype's copy), one chunk of doubles at a time. */
+typedef struct {
+  const ns_tensor *x;
+  ns_tensor *t;
+} round_job;
+
+static void round_part(void *ctx, size_t q0, size_t q1) {
+  const round_job *j = ctx;
+  double buf[NS_EXPLORE_CHUNK];
+  for (size_t q = q0; q < q1; q++) {
+    size_t i0 = q * NS_EXPLORE_CHUNK, len = j->x->n - i0;
+    if (len > NS_EXPLORE_CHUNK) len = NS_EXPLORE_CHUNK;
+    ns_tensor_read_range(j->x, i0, len, buf);
+    ns_tensor_write_range(j->t, i0, len, buf);
+  }
+}
+
 static const ns_tensor *at_dtype(ns_explore_cache *c, const ns_state *s, ns_dtype d,
                                  ns_tensor **own, char *err) {
   const ns_tensor *x = s->x;
@@ -343,18 +360,10 @@ static const ns_tensor *at_dtype(ns_explore_cache *c, const ns_state *s, ns_dtyp
     }
   }
   if (c) ns_tensor_free(c->xd), c->xd = NULL;
-  double *buf = malloc(NS_EXPLORE_CHUNK * sizeof *buf);
-  if (!buf || !(t = ns_tensor_new_uninit(x->rank, x->shape, d, err))) {
-    if (!buf) ns_explore_fail(err, "out of memory");
-    free(buf);
-    return NULL;
-  }
-  for (size_t i0 = 0; i0 < x->n; i0 += NS_EXPLORE_CHUNK) {
-    size_t len = x->n - i0 < NS_EXPLORE_CHUNK ? x->n - i0 : NS_EXPLORE_CHUNK;
-    ns_tensor_read_range(x, i0, len, buf);
-    ns_tensor_write_range(t, i0, len, buf);
-  }
-  free(buf);
+  if (!(t = ns_tensor_new_uninit(x->rank, x->shape, d, err))) return NULL;
+  round_job j = {x, t};
+  size_t nck = (x->n + NS_EXPLORE_CHUNK - 1) / NS_EXPLORE_CHUNK;
+  ns_split_run(nck, c && nck >= 16 ? c->exec.threads : 1, round_part, &j);
   if (!c) return *own = t;
   c->xd = t;
   c->xd_stamp = s->x_stamp;
