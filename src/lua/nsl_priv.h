@@ -106,8 +106,11 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s);
  * tensor) stays on the stack. */
 const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,
                             const char *what);
-/* The running-statistics object at idx, or NULL / an argument error. */
-ns_running *nsl_torunning(lua_State *L, int idx);
+/* The running-statistics object at idx, or NULL (inline: nsl_normalize.c and nsl_io.c then
+ * call nothing of nsl_stats.c, which calls nsl_normalize.c's nsl_maskat). */
+static inline ns_running *nsl_torunning(lua_State *L, int idx) {
+  return luaL_testudata(L, idx, NSL_RUNNING_MT);
+}
 
 /* Each file adds its functions to the module table at the top of the stack. */
 void nsl_open_tensor(lua_State *L);

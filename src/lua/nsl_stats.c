@@ -174,10 +174,6 @@ static int l_c4(lua_State *L) {
 
 /* ---- running statistics ------------------------------------------------------------ */
 
-ns_running *nsl_torunning(lua_State *L, int idx) {
-  return luaL_testudata(L, idx, NSL_RUNNING_MT);
-}
-
 static ns_running *checkrunning(lua_State *L, int idx) {
   ns_running *r = nsl_torunning(L, idx);
   if (!r) nsl_argerror(L, idx, "running-statistics object expected, got %s", nsl_got(L, idx));
