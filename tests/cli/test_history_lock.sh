@@ -58,8 +58,15 @@ cat "$T/b.lines" >&4 &
 cat "$T/c.lines" >&5 &
 wait $! 2>/dev/null
 exec 3>&- 4>&- 5>&-
-# the sessions end at end of input; one stuck for 120 s is killed (and fails the checks)
-( sleep 120; for p in $pids; do kill "$p" 2>/dev/null; done ) &
+# the sessions end at end of input; one stuck for 120 s is killed (and fails the checks).
+# The guard sleeps in short steps and away from the TAP pipe: killed, it leaves no
+# 120-second sleep behind to hold the pipe open (the harness waited for it) or to kill
+# reused process ids later.
+(
+  i=0
+  while [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+  for p in $pids; do kill "$p" 2>/dev/null; done
+) >/dev/null 2>&1 &
 guard=$!
 for p in $pids; do wait "$p"; done
 kill "$guard" 2>/dev/null
