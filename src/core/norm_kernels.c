@@ -7,7 +7,6 @@
  * of statistics; each statistic is computed by the same code whatever the range, so the bits do
  * not depend on the number of threads or on the instruction set.
  */
-#define _DEFAULT_SOURCE 1 /* madvise's MADV_HUGEPAGE (Linux) beside POSIX */
 #include "core/norm_kernels.h"
 #include "core/normalize.h"
 #include "core/round.h"
@@ -18,7 +17,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define NK_RUN nk_run_base
 #define NK_AVX2 0
@@ -142,21 +140,6 @@ static void geometry(const ns_norm_plan *p, int grouped, nk_job *j) {
     else
       j->mext[l] = me[l - pad], j->mstr[l] = ms[l - pad], j->mamul[l] = ma[l - pad];
   }
-}
-
-/* Asks for 2 MB pages under a large, not yet touched output (malloc of a fresh mapping),
- * so writing it costs a few hundred page faults instead of one per 4 KB (numpy asks the
- * same for its large arrays). Only a hint: nothing depends on whether it is taken. */
-static void hugepage_hint(void *p, size_t len) {
-#ifdef MADV_HUGEPAGE
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  if (len < 4 * huge) return;
-  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + len) & ~(huge - 1);
-  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)len;
-#endif
 }
 
 /* gamma or beta in acc, naff values (v broadcast when it has one), or absent (fill). */
@@ -284,7 +267,6 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
-  if (!fits) hugepage_hint(res->y->data, res->y->n * ns_dtype_size(res->y->dtype));
   nk_job j;
   job_make(x, spec, res, eval, run, aff, afff, &j);
   /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
