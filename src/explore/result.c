@@ -1070,13 +1070,11 @@ static void chunk_summary(const ns_tensor *t, size_t q, int scan, double *buf, n
     }
   }
   ck->mn = mn, ck->mx = mx, ck->nnan = nnan, ck->ninf = ninf;
-#define NS_CHUNK_SUM(c, sq)                                                                        \
-  (direct ? chunk_sum_f32((const float *)t->data + i0, len, (c), (sq))                             \
-          : chunk_sum(buf, len, (c), (sq)))
-  ck->sum = NS_CHUNK_SUM(0, 0);
-  ck->m2 = NS_CHUNK_SUM(ck->sum / (double)len, 1);
-  ck->sq = scan ? NS_CHUNK_SUM(0, 1) : 0;
-#undef NS_CHUNK_SUM
+  const float *f = direct ? (const float *)t->data + i0 : NULL;
+  ck->sum = f ? chunk_sum_f32(f, len, 0, 0) : chunk_sum(buf, len, 0, 0);
+  double c = ck->sum / (double)len;
+  ck->m2 = f ? chunk_sum_f32(f, len, c, 1) : chunk_sum(buf, len, c, 1);
+  ck->sq = !scan ? 0 : f ? chunk_sum_f32(f, len, 0, 1) : chunk_sum(buf, len, 0, 1);
 }
 
 typedef struct {
