@@ -318,8 +318,6 @@ fail:
 #undef CANCELLED
 }
 
-/* x with its values rounded to dtype d: x itself when they already are (its storage is
- * d, or a dtype d holds exactly), else a copy in d (*own, freed by the caller). */
 /* Chunks [q0, q1) of x rounded into t (at_dtype's copy), one chunk of doubles at a time. */
 typedef struct {
   const ns_tensor *x;
@@ -337,6 +335,10 @@ static void round_part(void *ctx, size_t q0, size_t q1) {
   }
 }
 
+/* s->x with its values rounded to dtype d: x itself when they already are (its storage is
+ * d, or a dtype d holds exactly), else a copy in d. With a cache the copy is c->xd, kept for
+ * x's stamp and brought up to date from x's log of cell writes; without one it is a new
+ * tensor in *own, freed by the caller. */
 static const ns_tensor *at_dtype(ns_explore_cache *c, const ns_state *s, ns_dtype d,
                                  ns_tensor **own, char *err) {
   const ns_tensor *x = s->x;
