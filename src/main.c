@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd_audit.h"
+#include "audit/cmd_audit.h"
 #include "explore/file.h"
-#include "lua/lesson_progress.h"
-#include "lua/lesson_run.h"
+#include "lesson/lesson_progress.h"
+#include "lesson/lesson_run.h"
 #include "lua/nsl.h"
-#include "lua/repl.h"
+#include "repl/repl.h"
 #include "tui/tui.h"
 
 #define PROG "normscope"

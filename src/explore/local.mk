@@ -9,6 +9,5 @@ libnsexplore_la_SOURCES = \
 	src/explore/edit.c src/explore/edit.h \
 	src/explore/result.c src/explore/result.h src/explore/probes.c \
 	src/explore/file.c src/explore/file.h \
-	src/explore/audit.c src/explore/audit.h \
 	src/explore/panelfig.c src/explore/panelfig.h
 libnsexplore_la_CFLAGS = $(AM_CFLAGS)

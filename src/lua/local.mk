@@ -22,7 +22,7 @@ libnslua_la_LIBADD = libnsplot.la
 luacmod_LTLIBRARIES += normscope.la
 normscope_la_SOURCES =
 normscope_la_LDFLAGS = -module -avoid-version -shared
-normscope_la_LIBADD = libnslua.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+normscope_la_LIBADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 # Lua looks only for normscope.so; libtool's normscope.la beside it is noise there.
 # (Without the .la, libtool's uninstall cannot find the .so: remove it by name.)

@@ -1,6 +1,6 @@
 /* nsl_io.c: ns.load / ns.save for .npy, .csv and .safetensors files, through the one
  * file loader of src/explore/file.h, with messages that name the path; ns.tensors lists a
- * .safetensors file; ns.audit runs the audit of src/explore/audit.h. */
+ * .safetensors file; ns.audit runs the audit of src/audit/audit.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "explore/audit.h"
+#include "audit/audit.h"
 #include "explore/file.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"

@@ -1,4 +1,4 @@
-/* auditview.c: the audit panel (key a; issue 13): the checks of explore/audit.h on what
+/* auditview.c: the audit panel (key a; issue 13): the checks of audit/audit.h on what
  * the explorer shows, a cursor over the findings, and Enter to put the explorer in the
  * state that shows the selected one.
  *
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "explore/audit.h"
+#include "audit/audit.h"
 #include "explore/file.h"
 #include "tui/app.h"
 #include "tui/screen.h"

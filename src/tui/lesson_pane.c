@@ -1,12 +1,12 @@
 /* lesson_pane.c: the lesson player and the recorder of the explorer screen.
  *
- * Player: `normscope lesson X` loads X with the engine (lua/lesson.h) and shows a pane under
+ * Player: `normscope lesson X` loads X with the engine (lesson/lesson.h) and shows a pane under
  * the panels: a bar with the title and "step k/n" and a marker per step, the step's text,
  * its try-it and, live, the try's verdict on the learner's state. Every step change goes
  * through lesson_apply (one undoable change that puts the step's snapshot in place, so
  * stepping back restores a state bit for bit); the step's focus moves the screen's focus.
  * --present draws the lesson text and the focused panel alone on the whole screen.
- * The learner's place is kept in lesson-progress (lua/lesson_progress.h) on every step.
+ * The learner's place is kept in lesson-progress (lesson/lesson_progress.h) on every step.
  *
  * Recorder: `normscope record FILE.lua` starts the explorer as usual; M marks a step: the
  * fields that differ from the previous mark (the default state for the first) become that
@@ -20,9 +20,9 @@
 #include <time.h>
 
 #include "explore/file.h"
-#include "lua/lesson.h"
-#include "lua/lesson_progress.h"
-#include "lua/lesson_run.h"
+#include "lesson/lesson.h"
+#include "lesson/lesson_progress.h"
+#include "lesson/lesson_run.h"
 #include "tui/app.h"
 #include "tui/screen.h"
 

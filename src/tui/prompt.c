@@ -17,8 +17,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "lua/complete.h"
-#include "lua/repl.h"
+#include "repl/complete.h"
+#include "repl/repl.h"
 #include "tui/screen.h"
 
 #define SB_MAX 2000

@@ -8,7 +8,7 @@ tests_alloc_test_allocfail_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_alloc_test_allocfail_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_alloc_test_allocfail_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
-tests_alloc_test_allocfail_LDADD = libnslua.la libnsexplore.la libnscore.la \
+tests_alloc_test_allocfail_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 ## test_limits: the element cap (NS_MAX_ELEMENTS) and the Jacobian limit refuse with a
@@ -27,4 +27,4 @@ TESTS += tests/alloc/test_fsync
 tests_alloc_test_fsync_SOURCES = tests/alloc/test_fsync.c tests/unit/tap.h
 tests_alloc_test_fsync_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_alloc_test_fsync_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=fsync
-tests_alloc_test_fsync_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_alloc_test_fsync_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

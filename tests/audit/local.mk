@@ -6,7 +6,7 @@ check_PROGRAMS += tests/audit/test_safetensors
 TESTS += tests/audit/test_safetensors
 tests_audit_test_safetensors_SOURCES = tests/audit/test_safetensors.c
 tests_audit_test_safetensors_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
-tests_audit_test_safetensors_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_audit_test_safetensors_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 ## Lua tests run through `normscope run` (LUA_LOG_COMPILER) and, by stock.sh, again under
 ## stock lua5.4 with normscope.so.
@@ -19,7 +19,7 @@ check_PROGRAMS += tests/audit/test_audit
 TESTS += tests/audit/test_audit
 tests_audit_test_audit_SOURCES = tests/audit/test_audit.c
 tests_audit_test_audit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
-tests_audit_test_audit_LDADD = libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) \
+tests_audit_test_audit_LDADD = libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) \
 	$(BLAS_LIBS) -lm
 
 ## `make bench` also times the audit on a generated file (tests/audit/bench.sh).

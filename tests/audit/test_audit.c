@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "explore/audit.h"
+#include "audit/audit.h"
 #include "explore/state.h"
 #include "tap.h"
 

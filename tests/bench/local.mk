@@ -4,7 +4,7 @@
 ## explorer's frames and keys.
 EXTRA_PROGRAMS = tests/bench/bench tests/bench/bench_norm
 tests_bench_bench_SOURCES = tests/bench/bench.c
-tests_bench_bench_LDADD = libnsexplore.la libnscore.la
+tests_bench_bench_LDADD = libnsaudit.la libnsexplore.la libnscore.la
 tests_bench_bench_norm_SOURCES = tests/bench/bench_norm.c
 tests_bench_bench_norm_LDADD = libnscore.la
 CLEANFILES += tests/bench/bench tests/bench/bench_norm tests/bench/refs.tsv tests/bench/cases.tsv
@@ -25,7 +25,7 @@ bench: tests/bench/bench$(EXEEXT) tests/bench/bench_norm$(EXEEXT) normscope$(EXE
 ## own program, run by the same target (as its prerequisite, so before the others).
 EXTRA_PROGRAMS += tests/bench/bench_live
 tests_bench_bench_live_SOURCES = tests/bench/bench_live.c
-tests_bench_bench_live_LDADD = libnsexplore.la libnscore.la
+tests_bench_bench_live_LDADD = libnsaudit.la libnsexplore.la libnscore.la
 CLEANFILES += tests/bench/bench_live
 bench: bench-live
 bench-live: tests/bench/bench_live$(EXEEXT) normscope$(EXEEXT)

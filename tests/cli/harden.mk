@@ -31,10 +31,10 @@ check_PROGRAMS += tests/cli/history_dump tests/cli/progress_dump tests/cli/kill_
 tests_cli_kill_on_write_SOURCES = tests/cli/kill_on_write.c
 tests_cli_history_dump_SOURCES = tests/cli/history_dump.c
 tests_cli_history_dump_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
-tests_cli_history_dump_LDADD = libnsrepl.la libnsexplore.la libnscore.la $(LUA_LIBS) \
+tests_cli_history_dump_LDADD = libnsrepl.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) \
 	$(READLINE_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
-tests_cli_progress_dump_SOURCES = tests/cli/progress_dump.c src/lua/lesson_progress.c
-tests_cli_progress_dump_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_cli_progress_dump_SOURCES = tests/cli/progress_dump.c src/lesson/lesson_progress.c
+tests_cli_progress_dump_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 ## test_progress_load.sh: a 50,000-line lesson-progress file read by lesson_progress_load
 ## (progress_dump) matches an awk reference of the file's rules (valid rows, first of

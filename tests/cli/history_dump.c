@@ -8,7 +8,7 @@
 
 #include <readline/history.h>
 
-#include "lua/repl.h"
+#include "repl/repl.h"
 
 int main(int argc, char **argv) {
   (void)argv;

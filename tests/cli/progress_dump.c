@@ -4,7 +4,7 @@
  * screen's writes (test_kill_exit.sh): a torn file shows as missing or wrong rows. */
 #include <stdio.h>
 
-#include "lua/lesson_progress.h"
+#include "lesson/lesson_progress.h"
 
 int main(int argc, char **argv) {
   (void)argv;

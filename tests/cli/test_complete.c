@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/complete.h"
-#include "lua/repl.h"
+#include "repl/complete.h"
+#include "repl/repl.h"
 #include "tap.h"
 
 /* Completes the word that ends the line and compares the candidates, joined by

@@ -62,7 +62,7 @@ done
 for c in $cmds; do "$ns" help "$c" 2>&1; done >>"$T/help.txt"
 {
   grep -oE -- '(^|[][ (,|])--?[a-zA-Z][a-zA-Z0-9-]*' "$T/help.txt" | sed 's/^[][ (,|]//'
-  cat "$top"/src/main.c "$top"/src/cmd_*.c "$top"/src/lua/lesson_run.c 2>/dev/null |
+  cat "$top"/src/main.c "$top"/src/audit/cmd_*.c "$top"/src/lesson/lesson_run.c 2>/dev/null |
     grep -oE '"--?[a-zA-Z][a-zA-Z0-9-]*"' | tr -d '"'
 } | sort -u >"$T/options.txt"
 while read -r opt; do

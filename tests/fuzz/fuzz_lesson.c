@@ -16,7 +16,7 @@
 
 #include "core/tensor.h"
 #include "fuzz.h"
-#include "lua/lesson.h"
+#include "lesson/lesson.h"
 
 #ifndef FUZZ_SRCDIR
 #define FUZZ_SRCDIR "."

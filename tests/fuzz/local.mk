@@ -29,28 +29,28 @@ TESTS += tests/fuzz/replay_file
 tests_fuzz_replay_file_SOURCES = tests/fuzz/fuzz_file.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_file_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"file"'
 tests_fuzz_replay_file_CFLAGS = $(AM_CFLAGS)
-tests_fuzz_replay_file_LDADD = libnsexplore.la libnscore.la -lm
+tests_fuzz_replay_file_LDADD = libnsaudit.la libnsexplore.la libnscore.la -lm
 
 check_PROGRAMS += tests/fuzz/replay_cellnum
 TESTS += tests/fuzz/replay_cellnum
 tests_fuzz_replay_cellnum_SOURCES = tests/fuzz/fuzz_cellnum.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_cellnum_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"cellnum"'
 tests_fuzz_replay_cellnum_CFLAGS = $(AM_CFLAGS)
-tests_fuzz_replay_cellnum_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_replay_cellnum_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 check_PROGRAMS += tests/fuzz/replay_set
 TESTS += tests/fuzz/replay_set
 tests_fuzz_replay_set_SOURCES = tests/fuzz/fuzz_set.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_set_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"set"'
 tests_fuzz_replay_set_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_fuzz_replay_set_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_replay_set_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 check_PROGRAMS += tests/fuzz/replay_state
 TESTS += tests/fuzz/replay_state
 tests_fuzz_replay_state_SOURCES = tests/fuzz/fuzz_state.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_state_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"state"'
 tests_fuzz_replay_state_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_fuzz_replay_state_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_replay_state_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 check_PROGRAMS += tests/fuzz/replay_safetensors
 TESTS += tests/fuzz/replay_safetensors
@@ -64,7 +64,7 @@ TESTS += tests/fuzz/replay_lesson
 tests_fuzz_replay_lesson_SOURCES = tests/fuzz/fuzz_lesson.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"lesson"' -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 tests_fuzz_replay_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_fuzz_replay_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_replay_lesson_LDADD = libnslesson.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 if FUZZ
 check_PROGRAMS += tests/fuzz/fuzz_npy
@@ -81,22 +81,22 @@ check_PROGRAMS += tests/fuzz/fuzz_file
 tests_fuzz_fuzz_file_SOURCES = tests/fuzz/fuzz_file.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_file_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_file_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
-tests_fuzz_fuzz_file_LDADD = libnsexplore.la libnscore.la -lm
+tests_fuzz_fuzz_file_LDADD = libnsaudit.la libnsexplore.la libnscore.la -lm
 check_PROGRAMS += tests/fuzz/fuzz_cellnum
 tests_fuzz_fuzz_cellnum_SOURCES = tests/fuzz/fuzz_cellnum.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_cellnum_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_cellnum_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
-tests_fuzz_fuzz_cellnum_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_fuzz_cellnum_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/fuzz/fuzz_set
 tests_fuzz_fuzz_set_SOURCES = tests/fuzz/fuzz_set.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_set_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_fuzz_set_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
-tests_fuzz_fuzz_set_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_fuzz_set_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/fuzz/fuzz_state
 tests_fuzz_fuzz_state_SOURCES = tests/fuzz/fuzz_state.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_state_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_fuzz_state_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
-tests_fuzz_fuzz_state_LDADD = libnslua.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_fuzz_state_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/fuzz/fuzz_safetensors
 tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_safetensors_CFLAGS = $(AM_CFLAGS)
@@ -107,7 +107,7 @@ tests_fuzz_fuzz_lesson_SOURCES = tests/fuzz/fuzz_lesson.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
 tests_fuzz_fuzz_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_fuzz_lesson_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
-tests_fuzz_fuzz_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_fuzz_fuzz_lesson_LDADD = libnslesson.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 TESTS += tests/fuzz/fuzz-smoke.sh
 # the stock-Lua tests load the instrumented normscope.so: lua5.4 preloads clang's ASan
 AM_TESTS_ENVIRONMENT += NS_ASAN_RUNTIME='$(ASAN_RUNTIME)'; export NS_ASAN_RUNTIME;

@@ -31,7 +31,7 @@ tests_lessons_test_lesson_SOURCES = tests/lessons/test_lesson.c tests/unit/tap.h
 tests_lessons_test_lesson_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
 	-DLESSON_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_lessons_test_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_lessons_test_lesson_LDADD = libnslesson.la libnslua.la libnsexplore.la libnsplot.la libnscore.la \
+tests_lessons_test_lesson_LDADD = libnslesson.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 ## plot(panel) in a lesson played headless (a step's figure, print in claims)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "explore/explore.h"
-#include "lua/lesson.h"
+#include "lesson/lesson.h"
 #include "tap.h"
 
 #ifndef LESSON_TEST_SRCDIR

@@ -33,5 +33,5 @@ tests_tui_test_keymap_SOURCES = tests/tui/test_keymap.c
 tests_tui_test_keymap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
 	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1
 tests_tui_test_keymap_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(LUA_CFLAGS)
-tests_tui_test_keymap_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsexplore.la libnsplot.la \
+tests_tui_test_keymap_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la \
 	libnscore.la $(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

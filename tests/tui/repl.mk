@@ -10,4 +10,4 @@ TESTS += tests/cli/test_complete
 tests_cli_test_complete_SOURCES = tests/cli/test_complete.c tests/unit/tap.h
 tests_cli_test_complete_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_cli_test_complete_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_cli_test_complete_LDADD = libnsrepl.la libnsexplore.la libnscore.la $(LUA_LIBS) $(READLINE_LIBS) -lm
+tests_cli_test_complete_LDADD = libnsrepl.la libnsaudit.la libnsexplore.la libnscore.la $(LUA_LIBS) $(READLINE_LIBS) -lm

@@ -3,15 +3,15 @@ check_PROGRAMS += tests/unit/test_explore tests/unit/test_explore_cache tests/un
 TESTS += tests/unit/test_explore tests/unit/test_explore_cache tests/unit/test_explore_lua
 tests_unit_test_explore_SOURCES = tests/unit/test_explore.c tests/unit/tap.h
 tests_unit_test_explore_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_explore_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_unit_test_explore_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 tests_unit_test_explore_cache_SOURCES = tests/unit/test_explore_cache.c tests/unit/tap.h
 tests_unit_test_explore_cache_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_explore_cache_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_unit_test_explore_cache_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 EXTRA_DIST += tests/lua/test_explore_state.lua
 tests_unit_test_explore_lua_SOURCES = tests/unit/test_explore_lua.c
 tests_unit_test_explore_lua_CPPFLAGS = $(AM_CPPFLAGS) -DNSX_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_test_explore_lua_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_unit_test_explore_lua_LDADD = libnslua.la libnsexplore.la libnscore.la \
+tests_unit_test_explore_lua_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -5,5 +5,5 @@ TESTS += tests/unit/test_max_elements
 tests_unit_test_max_elements_SOURCES = tests/unit/test_max_elements.c tests/unit/tap.h
 tests_unit_test_max_elements_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_max_elements_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-tests_unit_test_max_elements_LDADD = libnslua.la libnsexplore.la libnscore.la \
+tests_unit_test_max_elements_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm

@@ -1,5 +1,5 @@
 /* cmd_audit.c: `normscope audit FILE [OPTION]...`, the command line of the audit
- * (src/explore/audit.h does the work). Exit 0 when the audit ran, whatever it found;
+ * (src/audit/audit.h does the work). Exit 0 when the audit ran, whatever it found;
  * 1 when the input cannot be read; 2 on bad usage. */
 #include "config.h"
 
@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd_audit.h"
+#include "audit/cmd_audit.h"
 #include "core/normalize.h"
-#include "explore/audit.h"
+#include "audit/audit.h"
 #include "explore/file.h"
 
 #define PROG "normscope"

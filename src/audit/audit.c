@@ -13,7 +13,7 @@
  *                       (H = var of slice means / mean slice variance + var of log slice
  *                       variances); warn when another layout's H is 4 times the used one's
  *                       and above 0.05. */
-#include "explore/audit.h"
+#include "audit/audit.h"
 
 #include <math.h>
 #include <stdarg.h>

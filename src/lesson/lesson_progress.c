@@ -1,5 +1,5 @@
 /* lesson_progress.c: the learner's place in each lesson (lesson_progress.h). */
-#include "lua/lesson_progress.h"
+#include "lesson/lesson_progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* cmd_audit.h: the `audit` command of the command line (src/cmd_audit.c). */
+/* cmd_audit.h: the `audit` command of the command line (src/audit/cmd_audit.c). */
 #ifndef NS_CMD_AUDIT_H
 #define NS_CMD_AUDIT_H
 

@@ -1,5 +1,5 @@
 /* complete.c: completion of Lua names (globals, fields, methods); see complete.h. */
-#include "lua/complete.h"
+#include "repl/complete.h"
 
 #include <ctype.h>
 #include <lauxlib.h>

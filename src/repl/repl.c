@@ -2,7 +2,7 @@
  * and completion, and the plain REPL of `normscope repl`. See repl.h. */
 #include "config.h"
 
-#include "lua/repl.h"
+#include "repl/repl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,7 +25,7 @@
 
 #include "core/err.h"
 #include "explore/file.h"
-#include "lua/complete.h"
+#include "repl/complete.h"
 
 #define PROMPT1 "> "
 #define PROMPT2 ">> "

@@ -4,7 +4,7 @@
 #include "config.h"
 #endif
 
-#include "lua/lesson_run.h"
+#include "lesson/lesson_run.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "explore/state.h"
-#include "lua/lesson.h"
-#include "lua/lesson_progress.h"
+#include "lesson/lesson.h"
+#include "lesson/lesson_progress.h"
 
 #define PROG "normscope"
 

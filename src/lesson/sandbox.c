@@ -1,0 +1,565 @@
+/* sandbox.c: the Lua state a lesson runs in (lesson.h), and its limits.
+ *
+ * Every call into lesson code goes through lesson_sb_run: it resets the instruction count and
+ * runs a C trampoline in protected mode with a message handler that adds FILE:LINE when the
+ * error has none. The count hook ends runaway code; once the budget is spent (or the
+ * allocator has refused memory) the sandbox's pcall/xpcall re-raise, so lesson code cannot
+ * catch its own end and carry on. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "lesson/lesson_priv.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "core/dtype.h"
+#include "lua/explore_lua.h"
+#include "lua/nsl.h"
+#include "lua/nsl_priv.h"
+
+/* ------------------------------------------------------------------ options */
+
+/* A size like 64M, 1G, 500000 (bytes); 0 on anything else. */
+static size_t parse_size(const char *s) {
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !(v > 0)) return 0;
+  double mul = 1;
+  switch (toupper((unsigned char)*end)) {
+  case 'K':
+    mul = 1024.0, end++;
+    break;
+  case 'M':
+    mul = 1024.0 * 1024, end++;
+    break;
+  case 'G':
+    mul = 1024.0 * 1024 * 1024, end++;
+    break;
+  default:
+    break;
+  }
+  if (toupper((unsigned char)*end) == 'B') end++;
+  if (*end) return 0;
+  v *= mul;
+  return v >= 1e15 ? 0 : (size_t)v;
+}
+
+void lesson_options_init(lesson_options *o) {
+  memset(o, 0, sizeof *o);
+  o->mem_limit = parse_size(getenv("NS_LESSON_MEM"));
+  const char *st = getenv("NS_LESSON_STEPS");
+  if (st && *st) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(st, &end, 10);
+    if (!errno && !*end && v > 0) o->step_limit = v;
+  }
+}
+
+
+/* Limits the Lua heap: refusing a growth makes Lua raise a memory error (after a GC). */
+void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  sandbox *sb = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    sb->used -= old;
+    return NULL;
+  }
+  if (nsize > old && nsize - old > sb->limit - sb->used) {
+    sb->mem_hit = 1;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p) {
+    if (nsize <= old) return ptr; /* Lua assumes shrinking never fails */
+    sb->mem_hit = 1;
+    return NULL;
+  }
+  sb->used = sb->used - old + nsize;
+  return p;
+}
+
+static sandbox *sb_of(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+/* Counts instructions; remembers where the lesson is (for memory errors, which carry no
+ * position); ends the call when the budget is spent. */
+void lesson_sb_hook(lua_State *L, lua_Debug *ar) {
+  sandbox *sb = sb_of(L);
+  if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+    snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src, ar->currentline);
+  sb->count += HOOK_EVERY;
+  if (sb->count > sb->budget) {
+    sb->dead = 1;
+    lua_pushfstring(L,
+                    "%s: instruction budget exceeded (%I VM instructions per call; "
+                    "NS_LESSON_STEPS raises it)",
+                    sb->where, (lua_Integer)sb->budget);
+    lua_error(L);
+  }
+}
+
+/* Whether msg starts with "chunk:LINE:" (a Lua error position). */
+static int has_position(const char *m) {
+  const char *c = strchr(m, ':');
+  while (c) {
+    const char *d = c + 1;
+    if (isdigit((unsigned char)*d)) {
+      while (isdigit((unsigned char)*d)) d++;
+      if (*d == ':') return 1;
+    }
+    if (c - m > LUA_IDSIZE + 8) return 0;
+    c = strchr(c + 1, ':');
+  }
+  return 0;
+}
+
+/* Message handler: a string message with a position stays; others get the position of the
+ * innermost Lua function on the stack. */
+static int sb_msgh(lua_State *L) {
+  const char *m = lua_tostring(L, 1);
+  if (m && has_position(m)) return 1;
+  char where[LUA_IDSIZE + 32] = "";
+  lua_Debug ar;
+  for (int lv = 1; lua_getstack(L, lv, &ar); lv++) {
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+      snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+      break;
+    }
+  }
+  if (!m) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      m = lua_tostring(L, -1);
+    else
+      m = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  lua_pushfstring(L, "%s%s", where, m);
+  return 1;
+}
+
+/* pcall and xpcall as the base library has them, except that the end of the budget and a
+ * refused allocation pass through. */
+static int sb_finish(lua_State *L, int status, int extra) {
+  sandbox *sb = sb_of(L);
+  if (sb->dead || (status == LUA_ERRMEM && sb->mem_hit)) return lua_error(L);
+  if (status != LUA_OK) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - extra;
+}
+
+static int sb_pcall(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1); /* first result if no error */
+  lua_insert(L, 1);
+  int status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+  return sb_finish(L, status, 0);
+}
+
+static int sb_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2); /* f msgh true f args... */
+  int status = lua_pcall(L, n - 2, LUA_MULTRET, 2);
+  return sb_finish(L, status, 2);
+}
+
+/* string.rep that refuses, with a position, a result larger than the memory left. */
+static int sb_rep(lua_State *L) {
+  size_t l, lsep = 0;
+  luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_optlstring(L, 3, "", &lsep);
+  if (n > 0) {
+    sandbox *sb = sb_of(L);
+    /* the result is built in a buffer, then copied into the string: twice its size */
+    double total = (double)l * (double)n + (double)lsep * (double)(n - 1);
+    if (2 * total > (double)(sb->limit - sb->used)) {
+      char bytes[64];
+      snprintf(bytes, sizeof bytes, "%.0f", total);
+      return luaL_error(L,
+                        "string.rep: a result of %s bytes is over the lesson's memory limit "
+                        "(%d MiB; NS_LESSON_MEM raises it)",
+                        bytes, (int)(sb->limit >> 20));
+    }
+    luaL_where(L, 1); /* a memory error inside carries no position: keep this one */
+    snprintf(sb->where, sizeof sb->where, "%s", lua_tostring(L, -1));
+    size_t wl = strlen(sb->where);
+    while (wl > 0 && (sb->where[wl - 1] == ' ' || sb->where[wl - 1] == ':')) sb->where[--wl] = 0;
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* string.find, match, gmatch and gsub run in C, where the count hook never fires, and a
+ * pattern with k quantifiers can backtrack about n^(k+1) times on a subject of n bytes.
+ * Refuse the cases above MATCH_COST, with a position. */
+#define MATCH_COST 1e9
+
+static int sb_match(lua_State *L) {
+  size_t n, lp;
+  luaL_checklstring(L, 1, &n);
+  const char *p = luaL_checklstring(L, 2, &lp);
+  int q = 0;
+  for (size_t i = 0; i < lp; i++) {
+    if (p[i] == '%')
+      i++; /* an escaped character */
+    else if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
+      q++;
+  }
+  if (q > 0 && pow((double)n + 1, q + 1) > MATCH_COST)
+    return luaL_error(L,
+                      "string.%s: a pattern with %d repetition%s on %d bytes could run for "
+                      "hours; lessons keep patterns simple or subjects short",
+                      lua_tostring(L, lua_upvalueindex(2)), q, q == 1 ? "" : "s", (int)n);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* print: one line to the lesson's output. */
+static int sb_print(lua_State *L) {
+  lesson *ls = lua_touserdata(L, lua_upvalueindex(1));
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    size_t len;
+    const char *s = luaL_tolstring(L, i, &len); /* +1 */
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_addvalue(&b);
+    (void)s;
+  }
+  luaL_pushresult(&b);
+  const char *line = lua_tostring(L, -1);
+  if (ls->opt.out)
+    ls->opt.out(ls->opt.ud, line);
+  else {
+    fputs(line, stdout);
+    fputc('\n', stdout);
+  }
+  return 0;
+}
+
+/* ---- tensors count against the memory cap ----
+ * Tensor storage is C memory that the allocator never sees. Every C function the lesson
+ * can reach from ns.*, from the module's metatables and from the explorer globals is
+ * wrapped: each tensor it returns gets a tracker (a userdata holding the tensor's bytes)
+ * in a weak-keyed table, so when the tensor is collected its tracker goes too and gives
+ * the bytes back. When Lua heap plus live tensors pass the cap, a full collection runs;
+ * if they still do, the call ends as a memory bomb. */
+#define TRACK_MT "normscope.lesson.tracker"
+#define LIVE_KEY "normscope.lesson.live"
+
+static int tracker_gc(lua_State *L) {
+  size_t *b = lua_touserdata(L, 1);
+  sandbox *sb = sb_of(L);
+  sb->cbytes -= *b <= sb->cbytes ? *b : sb->cbytes;
+  *b = 0;
+  return 0;
+}
+
+/* Tracks the tensor at idx, or the tensors in the table at idx down to depth levels. */
+static void track_value(lua_State *L, int idx, int depth) {
+  idx = lua_absindex(L, idx);
+  ns_tensor *t = nsl_totensor(L, idx);
+  if (t) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_KEY); /* live */
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, -2) == LUA_TNIL) { /* live nil */
+      lua_pop(L, 1);
+      size_t bytes = sizeof *t + t->n * ns_dtype_size(t->dtype);
+      size_t *b = lua_newuserdatauv(L, sizeof *b, 0); /* live tracker */
+      *b = bytes;
+      luaL_setmetatable(L, TRACK_MT);
+      lua_pushvalue(L, idx);
+      lua_insert(L, -2); /* live tensor tracker */
+      lua_rawset(L, -3); /* live */
+      sb_of(L)->cbytes += bytes;
+    } else
+      lua_pop(L, 1);
+    lua_pop(L, 1);
+    return;
+  }
+  if (depth > 0 && lua_type(L, idx) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      track_value(L, -1, depth - 1);
+      lua_pop(L, 1);
+    }
+  }
+}
+
+static int sb_tracked(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  int st = lua_pcall(L, n, LUA_MULTRET, 0);
+  sandbox *sb = sb_of(L);
+  if (st != LUA_OK) {
+    /* called from here the function has no name: argument errors say '?'; put it back */
+    const char *m = lua_tostring(L, -1);
+    const char *q = m && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
+    if (q) {
+      const char *name = lua_tostring(L, lua_upvalueindex(2));
+      const char *hash = strstr(m, "bad argument #");
+      int arg = hash && hash < q ? atoi(hash + 14) : 0;
+      if (lua_toboolean(L, lua_upvalueindex(3)) && arg > 0) { /* a method: self is not #1 */
+        if (arg == 1)
+          lua_pushfstring(L, "%scalling '%s' on bad self%s",
+                          lua_pushlstring(L, m, (size_t)(hash - m)), name, q + 7);
+        else
+          lua_pushfstring(L, "%sbad argument #%d to '%s'%s",
+                          lua_pushlstring(L, m, (size_t)(hash - m)), arg - 1, name, q + 7);
+      } else
+        lua_pushfstring(L, "%s to '%s'%s", lua_pushlstring(L, m, (size_t)(q - m)), name, q + 7);
+    }
+    return lua_error(L);
+  }
+  int nr = lua_gettop(L);
+  for (int i = 1; i <= nr; i++) track_value(L, i, 2);
+  if (sb->used + sb->cbytes > sb->limit) {
+    lua_gc(L, LUA_GCCOLLECT); /* dead tensors are freed; their trackers go in the next one */
+    lua_gc(L, LUA_GCCOLLECT);
+    if (sb->used + sb->cbytes > sb->limit) {
+      sb->dead = 1;
+      return luaL_error(L,
+                        "memory limit exceeded: tensors hold %d MiB (the lesson may use %d MiB; "
+                        "NS_LESSON_MEM raises it)",
+                        (int)(sb->cbytes >> 20), (int)(sb->limit >> 20));
+    }
+  }
+  return nr;
+}
+
+static const char *const mt_skip[] = {"__gc", "__close", "__mode", "__name", "__metatable", NULL};
+
+/* Wraps every C function of the table at idx (keeping their names), and the functions of the
+ * tables that are upvalues of a C-closure __index. */
+static void wrap_table(lua_State *L, int idx, int depth, int method) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) { /* key value */
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -2);
+      int skip = 0;
+      for (const char *const *s = mt_skip; *s; s++) skip |= strcmp(k, *s) == 0;
+      if (!skip && lua_iscfunction(L, -1)) {
+        for (int u = 1; lua_getupvalue(L, -1, u); u++) { /* method tables of __index */
+          if (lua_type(L, -1) == LUA_TTABLE) wrap_table(L, -1, 0, 1);
+          lua_pop(L, 1);
+        }
+        lua_pushvalue(L, -2); /* key value key */
+        lua_pushboolean(L, method);
+        lua_pushcclosure(L, sb_tracked, 3);
+        lua_pushvalue(L, -2); /* key wrapped key */
+        lua_insert(L, -2);
+        lua_rawset(L, idx); /* key */
+        continue;
+      }
+      if (!skip && lua_type(L, -1) == LUA_TTABLE && (depth > 0 || strcmp(k, "__index") == 0))
+        wrap_table(L, -1, depth > 0 ? depth - 1 : 0, method || strcmp(k, "__index") == 0);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Wraps ns (and its subtables), the module's metatables and the explorer globals. */
+static void wrap_all(lua_State *L) {
+  luaL_newmetatable(L, TRACK_MT);
+  lua_pushcfunction(L, tracker_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, LIVE_KEY);
+
+  lua_getglobal(L, "ns");
+  wrap_table(L, -1, 1, 0);
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, LUA_REGISTRYINDEX)) { /* the module's metatables, "normscope.*" */
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE &&
+        strncmp(lua_tostring(L, -2), "normscope.", 10) == 0 &&
+        strncmp(lua_tostring(L, -2), "normscope.lesson.", 17) != 0) {
+      wrap_table(L, -1, 0, 0);
+      /* getmetatable(t) gives false: a lesson cannot swap a tensor's __gc and leak */
+      lua_pushboolean(L, 0);
+      lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+  }
+  static const char *const globals[] = {"set", "get", "result", "reset", "plot", NULL};
+  for (const char *const *g = globals; *g; g++) {
+    lua_getglobal(L, *g);
+    lua_pushstring(L, *g);
+    lua_pushboolean(L, 0);
+    lua_pushcclosure(L, sb_tracked, 3);
+    lua_setglobal(L, *g);
+  }
+}
+
+/* Text-only load, collectgarbage without the tuning options, and setmetatable without __gc:
+ * Lua runs finalizers with hooks off, so one could loop beyond the budget. */
+static const char sb_prelude[] =
+    "local load, error, collectgarbage = load, error, collectgarbage\n"
+    "_G.load = function(chunk, name, mode, ...)\n"
+    "  if mode ~= nil and mode ~= 't' then\n"
+    "    error(\"load: lessons load text chunks only (mode 't')\", 2)\n"
+    "  end\n"
+    "  return load(chunk, name, 't', ...)\n"
+    "end\n"
+    "local setmetatable, rawget, type = setmetatable, rawget, type\n"
+    "_G.setmetatable = function(t, mt)\n"
+    "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+    "    error('setmetatable: lessons cannot set __gc (finalizers run outside the ' ..\n"
+    "          'instruction budget)', 2)\n"
+    "  end\n"
+    "  return setmetatable(t, mt)\n"
+    "end\n"
+    "_G.collectgarbage = function(opt, ...)\n"
+    "  if opt == nil or opt == 'collect' or opt == 'count' or opt == 'step' then\n"
+    "    return collectgarbage(opt, ...)\n"
+    "  end\n"
+    "  error(\"collectgarbage: lessons may use 'collect', 'count' and 'step' only\", 2)\n"
+    "end\n";
+
+
+/* ns functions a lesson does not get: they read or write files. */
+static const char *const ns_denied[] = {"load", "save", "tensors", NULL};
+/* Base functions a lesson does not get. */
+static const char *const base_denied[] = {"dofile", "loadfile", "require", NULL};
+
+/* Protected body of the sandbox setup (argument 1: the lesson). */
+int lesson_sb_open(lua_State *L) {
+  lesson *ls = lua_touserdata(L, 1);
+  luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+  luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+  luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+  luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+  luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
+  lua_pop(L, 5);
+  for (const char *const *d = base_denied; *d; d++) {
+    lua_pushnil(L);
+    lua_setglobal(L, *d);
+  }
+  lua_getglobal(L, "string"); /* string */
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_getfield(L, -1, "rep");
+  lua_pushcclosure(L, sb_rep, 1);
+  lua_setfield(L, -2, "rep");
+  static const char *const matchers[] = {"find", "match", "gmatch", "gsub", NULL};
+  for (const char *const *m = matchers; *m; m++) {
+    lua_getfield(L, -1, *m);
+    lua_pushstring(L, *m);
+    lua_pushcclosure(L, sb_match, 2);
+    lua_setfield(L, -2, *m);
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, sb_pcall);
+  lua_setglobal(L, "pcall");
+  lua_pushcfunction(L, sb_xpcall);
+  lua_setglobal(L, "xpcall");
+  lua_pushlightuserdata(L, ls);
+  lua_pushcclosure(L, sb_print, 1);
+  lua_setglobal(L, "print");
+  if (luaL_loadbufferx(L, sb_prelude, sizeof sb_prelude - 1, "=prelude", "t") != LUA_OK)
+    return lua_error(L);
+  lua_call(L, 0, 0);
+
+  nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
+  luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
+  for (const char *const *d = ns_denied; *d; d++) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, *d);
+  }
+  lua_setglobal(L, "ns");
+
+  /* explorer adapter: set/get/result/reset over ls->cur (no undo history in a lesson) */
+  nsx_open_ex(L, &ls->cur, NULL, NULL, NULL, NSX_NO_FILES); /* no save/load: no files */
+  lua_pushnil(L);
+  lua_setglobal(L, "undo");
+  lua_pushnil(L);
+  lua_setglobal(L, "redo");
+
+  wrap_all(L);
+
+  lua_pushlightuserdata(L, ls);
+  lua_pushcclosure(L, lesson_l_lesson, 1);
+  lua_setglobal(L, "lesson");
+  lua_pushlightuserdata(L, ls);
+  lua_pushcclosure(L, lesson_l_claim, 1);
+  lua_setglobal(L, "claim");
+  return 0;
+}
+
+/* Runs fn(ud) in protected mode with a fresh instruction budget; nres results stay on the
+ * stack on success. On failure err gets "FILE:LINE: message" (prefix, when not NULL, goes
+ * before a message that has no position) and the stack is as before. */
+int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *prefix, char *err) {
+  lua_State *L = ls->L;
+  sandbox *sb = &ls->sb;
+  sb->count = 0;
+  sb->dead = 0;
+  sb->mem_hit = 0;
+  snprintf(sb->where, sizeof sb->where, "%s", ls->name);
+  int base = lua_gettop(L);
+  lua_pushcfunction(L, sb_msgh);
+  lua_pushcfunction(L, fn);
+  lua_pushlightuserdata(L, ud);
+  int status = lua_pcall(L, 1, nres, base + 1);
+  if (status == LUA_OK) {
+    lua_remove(L, base + 1);
+    return 0;
+  }
+  char msg[LESSON_ERRLEN];
+  if (sb->mem_hit && !sb->dead) /* a refused allocation, maybe re-raised by a wrapper */
+    snprintf(msg, sizeof msg,
+             "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",
+             sb->where, sb->limit >> 20);
+  else {
+    const char *m = lua_tostring(L, -1);
+    if (!m) m = status == LUA_ERRMEM ? "not enough memory" : "error";
+    if (prefix && !has_position(m))
+      snprintf(msg, sizeof msg, "%s: %s", prefix, m);
+    else
+      snprintf(msg, sizeof msg, "%s", m);
+  }
+  size_t nl = strlen(ls->name);
+  if (strncmp(msg, ls->name, nl) == 0 && msg[nl] == ':' && ls->name != ls->path)
+    snprintf(err, LESSON_ERRLEN, "%s%s", ls->path, msg + nl);
+  else
+    snprintf(err, LESSON_ERRLEN, "%s", msg);
+  lua_settop(L, base);
+  return -1;
+}
+
