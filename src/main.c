@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit/cmd_audit.h"
+#include "core/kinds.h"
 #include "explore/file.h"
 #include "lesson/lesson_progress.h"
 #include "lesson/lesson_run.h"
@@ -192,9 +193,9 @@ static int usage_error(const char *what, const char *why, const char *help_for) 
 static void print_overview(void) {
   printf("Usage: " PROG " [OPTION]... [FILE.npy|FILE.csv]\n"
          "  or:  " PROG " COMMAND [ARG]...\n"
-         "Explore normalization layers (layer, RMS, batch, instance and group norm) in the\n"
-         "terminal: outputs, invariances, Jacobian spectra, batch coupling, train/eval gaps\n"
-         "and floating-point precision, updated live as you change the input or settings.\n"
+         "Explore normalization layers in the terminal: outputs, invariances, Jacobian\n"
+         "spectra, batch coupling, train/eval gaps and floating-point precision, updated\n"
+         "live as you change the input or settings. Kinds:" NS_KIND_WORDS ".\n"
          "\n"
          "Without a FILE the explorer opens on x = (-2, -1, 1, 2); with a .npy or .csv\n"
          "FILE, on the tensor it holds.\n"

@@ -81,9 +81,14 @@ unsigned ns_layout_axes(ns_kind k, ns_layout l, char *err) {
       return 0;
     }
     return all & ~ch & ~1u; /* may be 0 (bd): only the channels within a group */
-  default:                  /* layer, rms: the features of a token, or everything but the example */
+  case NS_KIND_LAYER:       /* the features of a token, or everything but the example */
+  case NS_KIND_RMS:
     return (l == NS_LAYOUT_BTD || l == NS_LAYOUT_BD) ? ch : all & ~1u;
+  default:
+    break;
   }
+  ns_explore_fail(err, "%s norm has no layout axes", ns_kind_name(k));
+  return 0;
 }
 
 void ns_audit_opts_init(ns_audit_opts *o) {
@@ -945,6 +950,8 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
   r->group_axis = -1;
   r->layout = -1;
   r->layout_suggest = -1;
+  if (!ns_kind_get((int)o->kind))
+    return ns_explore_fail(err, "unknown normalization kind %d", (int)o->kind);
   if (!ns_eps_ok(o->eps)) return ns_explore_fail(err, "eps " NS_EPS_RULE ", got %g", o->eps);
   if (o->kind == NS_KIND_GROUP && o->axes)
     return ns_explore_fail(err, "group norm takes its axes from the groups: give --groups, not "
@@ -959,8 +966,7 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
   } else if (r->rank == 4) {
     r->layout = NS_LAYOUT_NCHW;
   } else if (r->rank == 3) {
-    r->layout =
-        (o->kind == NS_KIND_LAYER || o->kind == NS_KIND_RMS) ? NS_LAYOUT_BTD : NS_LAYOUT_NCL;
+    r->layout = ns_kinds[o->kind].per_element ? NS_LAYOUT_BTD : NS_LAYOUT_NCL;
   } else if (r->rank == 2) {
     r->layout = NS_LAYOUT_BD;
   }
@@ -1023,7 +1029,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   a.m = m;
   a.o = o;
   a.r = r;
-  a.center = o->kind != NS_KIND_RMS;
+  a.center = ns_kinds[o->kind].center;
   a.chunk = o->chunk ? o->chunk : NS_AUDIT_CHUNK;
   char e[NS_ERRLEN] = "";
   int rc = ns_statmap_make(r->rank, r->shape, r->axes, r->group_axis, (size_t)r->groups, &a.map, e);

@@ -26,7 +26,7 @@ const char cmd_audit_help[] =
     "Audit the normalization of an activation tensor read from FILE (.npy, .csv or\n"
     ".safetensors), of any size: the file is mapped and streamed in chunks, twice.\n"
     "\n"
-    "  --kind K         layer (default), rms, batch, instance or group\n"
+    "  --kind K         one of" NS_KIND_WORDS " (default layer)\n"
     "  --axes A         1-based reduction axes, e.g. 1,3,4 (default: the kind's, or the\n"
     "                   layout's)\n"
     "  --groups G       channel groups of group norm\n"
@@ -250,7 +250,7 @@ int cmd_audit(int argc, char **argv, int first) {
     case 0: {
       ns_kind k;
       if (ns_kind_parse(v, &k) != 0)
-        return usage(v, "--kind must be layer, rms, batch, instance or group");
+        return usage(v, "--kind must be one of" NS_KIND_WORDS);
       o.kind = k;
       break;
     }

@@ -10,7 +10,7 @@ libnscore_la_SOURCES = \
 	src/core/estimators.c src/core/estimators.h \
 	src/core/moments.c src/core/moments.h \
 	src/core/torchorder.c src/core/torchorder.h \
-	src/core/normalize.c src/core/normalize.h \
+	src/core/kinds.h src/core/normalize.c src/core/normalize.h \
 	src/core/running.c src/core/running.h \
 	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h src/core/half.h \
 	src/core/split.c src/core/split.h \

@@ -177,7 +177,7 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   j->n = p->n;
   j->nstat = p->nstat;
   j->count = m;
-  geometry(p, spec->kind == NS_KIND_GROUP, j);
+  geometry(p, ns_kinds[spec->kind].grouped, j);
   if (naff == 1) { /* every element takes gamma[0] and beta[0] */
     memset(j->samul, 0, sizeof j->samul);
     memset(j->mamul, 0, sizeof j->mamul);

@@ -4,7 +4,7 @@
  *
  * Decisions not fixed by the header:
  * - A spec is a "batch kind" (running statistics are updated in train mode and used in
- *   eval mode) when kind is NS_KIND_BATCH, or when explicit axes include axis 1 (the
+ *   eval mode) when its kinds.h row says batch, or when explicit axes include axis 1 (the
  *   batch axis) of an input of rank >= 2: such a statistic mixes examples. Every other
  *   kind ignores spec->running and normalizes with its own statistics in both modes.
  * - Group kind with explicit axes: the axes must include axis 2 (channels), which is
@@ -54,18 +54,34 @@ void ns_spec_default(ns_spec *s) {
   s->running = NULL;
 }
 
-const char *const ns_kind_names[] = {"layer", "rms", "batch", "instance", "group", NULL};
+#define NS_KIND_ROW_(ID, name, title, a1, a2, a3, a4, undef, center, batch, per_element,        \
+                     grouped)                                                                      \
+  {name, title, {a1, a2, a3, a4}, undef, center, batch, per_element, grouped},
+const ns_kind_info ns_kinds[NS_KIND_COUNT] = {NS_KINDS(NS_KIND_ROW_)};
+#undef NS_KIND_ROW_
+#define NS_KIND_NAME_(ID, name, ...) name,
+const char *const ns_kind_names[] = {NS_KINDS(NS_KIND_NAME_) NULL};
+#undef NS_KIND_NAME_
 const char *const ns_eps_at_names[] = {"var", "std", NULL};
 const char *const ns_mode_names[] = {"train", "eval", NULL};
-#define NKINDS 5
+
+const ns_kind_info *ns_kind_get(int k) {
+  return k >= 0 && k < NS_KIND_COUNT ? &ns_kinds[k] : NULL;
+}
 
 const char *ns_kind_name(ns_kind k) {
-  return (unsigned)k < NKINDS ? ns_kind_names[k] : "?";
+  const ns_kind_info *ki = ns_kind_get((int)k);
+  return ki ? ki->name : "?";
+}
+
+const char *ns_kind_title(ns_kind k) {
+  const ns_kind_info *ki = ns_kind_get((int)k);
+  return ki ? ki->title : "?";
 }
 
 int ns_kind_parse(const char *name, ns_kind *out) {
   if (!name) return -1;
-  for (int k = 0; k < NKINDS; k++) {
+  for (int k = 0; k < NS_KIND_COUNT; k++) {
     if (strcmp(name, ns_kind_names[k]) == 0) {
       if (out) *out = (ns_kind)k;
       return 0;
@@ -83,7 +99,10 @@ const char *ns_mode_name(ns_mode m) {
 }
 
 int ns_spec_center(const ns_spec *s) {
-  if (s->center < 0) return s->kind != NS_KIND_RMS;
+  if (s->center < 0) {
+    const ns_kind_info *ki = ns_kind_get((int)s->kind);
+    return ki ? ki->center : 1;
+  }
   return s->center != 0;
 }
 
@@ -93,49 +112,30 @@ ns_dtype ns_spec_acc(const ns_spec *s) {
   return s->dtype;
 }
 
-/* Bit k = 0-based axis k; DESIGN.md section 4 lists them 1-based. */
+/* Bit k = 0-based axis k; kinds.h's rows list them per rank. */
 unsigned ns_default_axes(ns_kind k, int rank, char *err) {
   if (rank < 1 || rank > NS_MAXRANK) {
     ns_seterr(err, "rank %d is not supported (1 to %d)", rank, NS_MAXRANK);
     return 0;
   }
-  switch (k) {
-  case NS_KIND_LAYER:
-  case NS_KIND_RMS: {
-    static const unsigned m[] = {0x1, 0x2, 0x4, 0xE};
-    return m[rank - 1];
-  }
-  case NS_KIND_BATCH: {
-    static const unsigned m[] = {0x1, 0x1, 0x5, 0xD};
-    return m[rank - 1];
-  }
-  case NS_KIND_INSTANCE:
-    if (rank < 3) {
-      ns_seterr(err,
-                "instance norm needs a rank 3 (B, C, L) or rank 4 (N, C, H, W) input, got rank %d",
-                rank);
-      return 0;
-    }
-    return rank == 3 ? 0x4 : 0xC;
-  case NS_KIND_GROUP: {
-    /* axis 2 (bit 1) stands for "channels within a group" */
-    static const unsigned m[] = {0, 0x2, 0x6, 0xE};
-    if (rank < 2) {
-      ns_seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
-      return 0;
-    }
-    return m[rank - 1];
-  }
-  default:
+  const ns_kind_info *ki = ns_kind_get((int)k);
+  if (!ki) {
     ns_seterr(err, "unknown normalization kind %d", (int)k);
     return 0;
   }
+  unsigned m = ki->axes[rank - 1];
+  if (!m && ki->undefined)
+    ns_seterr(err, ki->undefined, rank);
+  else if (!m)
+    ns_seterr(err, "%s norm has no default axes at rank %d", ki->name, rank);
+  return m;
 }
 
 /* ---- plan ---- */
 
 int ns_spec_is_batch(const ns_spec *s, int rank) {
-  return s->kind == NS_KIND_BATCH || (s->axes != 0 && (s->axes & 1u) && rank >= 2);
+  const ns_kind_info *ki = ns_kind_get((int)s->kind);
+  return (ki && ki->batch) || (s->axes != 0 && (s->axes & 1u) && rank >= 2);
 }
 
 int ns_spec_eval_running(const ns_spec *s, int rank) {
@@ -208,7 +208,7 @@ int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_no
     return -1;
   }
   if (ns_shape_check(rank, shape, err) != 0) return -1;
-  if ((unsigned)spec->kind >= NKINDS) {
+  if ((unsigned)spec->kind >= NS_KIND_COUNT) {
     ns_seterr(err, "unknown normalization kind %d", (int)spec->kind);
     return -1;
   }
@@ -227,15 +227,17 @@ int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_no
     axes = ns_default_axes(spec->kind, rank, err);
     if (!axes) return -1;
   }
-  int grouped = spec->kind == NS_KIND_GROUP;
+  const ns_kind_info *ki = &ns_kinds[spec->kind];
+  int grouped = ki->grouped;
   size_t G = 1, C = rank >= 2 ? shape[1] : 1;
   if (grouped) {
     if (rank < 2) {
-      ns_seterr(err, "group norm needs channels on axis 2: rank 1 input is not supported");
+      ns_seterr(err, "%s norm needs channels on axis 2: rank 1 input is not supported", ki->name);
       return -1;
     }
     if (!(axes & 2u)) {
-      ns_seterr(err, "group norm reduces within channel groups: its axes must include axis 2");
+      ns_seterr(err, "%s norm reduces within channel groups: its axes must include axis 2",
+                ki->name);
       return -1;
     }
     if (spec->groups < 1) {
@@ -249,7 +251,7 @@ int ns_norm_plan_shape(int rank, const size_t *shape, const ns_spec *spec, ns_no
     }
   }
   size_t n = 1, nstat = 1, naff = 1;
-  int per_element = spec->kind == NS_KIND_LAYER || spec->kind == NS_KIND_RMS;
+  int per_element = ki->per_element;
   for (int a = 0; a < NS_MAXRANK; a++) p->stat_shape[a] = 1;
   for (int a = 0; a < rank; a++) {
     n *= shape[a];
@@ -283,7 +285,7 @@ int ns_norm_plan_make(int rank, const size_t *shape, const ns_spec *spec, ns_nor
   ns_shape_format(rank, shape, sh, sizeof sh);
   const size_t n = p->n, nstat = p->nstat, G = p->groups, C = rank >= 2 ? shape[1] : 1;
   const unsigned axes = p->axes;
-  const int grouped = spec->kind == NS_KIND_GROUP, per_element = p->per_element;
+  const int grouped = ns_kinds[spec->kind].grouped, per_element = p->per_element;
   p->members = malloc(n * sizeof *p->members);
   p->stat_of = malloc(n * sizeof *p->stat_of);
   p->affine_of = malloc(n * sizeof *p->affine_of);
@@ -361,7 +363,7 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "no normalization spec");
     return -1;
   }
-  if ((unsigned)s->kind >= NKINDS) {
+  if ((unsigned)s->kind >= NS_KIND_COUNT) {
     ns_seterr(err, "unknown normalization kind %d", (int)s->kind);
     return -1;
   }
@@ -423,7 +425,7 @@ static int check_affine(const char *what, size_t nv, const ns_spec *s, const ns_
   if (nv == 1 || nv == p->naffine) return 0;
   char sh[96];
   ns_shape_format(rank, shape, sh, sizeof sh);
-  int per_element = s->kind == NS_KIND_LAYER || s->kind == NS_KIND_RMS;
+  int per_element = p->per_element;
   ns_seterr(err, "%s has %zu values; %s norm of shape %s needs 1 or %zu (one per %s)", what, nv,
             ns_kind_name(s->kind), sh, p->naffine,
             per_element ? "normalized element" : "channel of axis 2");

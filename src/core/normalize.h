@@ -31,17 +31,11 @@
 
 #include <stddef.h>
 
+#include "core/kinds.h"
 #include "core/moments.h"
 #include "core/running.h"
 #include "core/tensor.h"
 
-typedef enum {
-  NS_KIND_LAYER = 0,
-  NS_KIND_RMS,
-  NS_KIND_BATCH,
-  NS_KIND_INSTANCE,
-  NS_KIND_GROUP
-} ns_kind;
 typedef enum { NS_EPS_VAR = 0, NS_EPS_STD } ns_eps_at;
 typedef enum { NS_MODE_TRAIN = 0, NS_MODE_EVAL } ns_mode;
 
@@ -80,20 +74,21 @@ int ns_eps_ok(double eps);
 int ns_spec_check(const ns_spec *s, char *err);
 /* The names of each enum, in enum order, NULL-terminated (for luaL_checkoption-style
  * lookups): the one list every caller spells them from. */
-extern const char *const ns_kind_names[];   /* "layer", "rms", "batch", "instance", "group" */
+extern const char *const ns_kind_names[];   /* from kinds.h: "layer", "rms", ... */
 extern const char *const ns_eps_at_names[]; /* "var", "std" */
 extern const char *const ns_mode_names[];   /* "train", "eval" */
-const char *ns_kind_name(ns_kind k);        /* "layer", "rms", "batch", "instance", "group" */
+const char *ns_kind_name(ns_kind k);        /* ns_kind_names[k], "?" outside the enum */
+const char *ns_kind_title(ns_kind k);       /* "LayerNorm", ...; "?" outside the enum */
 int ns_kind_parse(const char *name, ns_kind *out);
 const char *ns_eps_at_name(ns_eps_at e); /* "var", "std" */
 const char *ns_mode_name(ns_mode m);     /* "train", "eval" */
-int ns_spec_center(const ns_spec *s);    /* resolved centering */
+int ns_spec_center(const ns_spec *s);    /* resolved centering (the kind's default for -1) */
 ns_dtype ns_spec_acc(const ns_spec *s);  /* resolved accumulation dtype */
 /* 1 if the spec is a batch kind at this rank (kind batch, or explicit axes that include
  * axis 1 of an input of rank >= 2): only these read and update running statistics. */
 int ns_spec_is_batch(const ns_spec *s, int rank);
-/* Default reduction axes (bit mask) of a kind at a rank, as in DESIGN.md section 4;
- * 0 with err when the kind is undefined at that rank (instance/group at rank 1 or 2...). */
+/* Default reduction axes (bit mask) of a kind at a rank, from kinds.h; 0 with err when
+ * the kind is undefined at that rank (instance at rank 1 or 2, group at rank 1). */
 unsigned ns_default_axes(ns_kind k, int rank, char *err);
 
 /* Which elements each statistic reduces over. */
@@ -111,7 +106,7 @@ typedef struct {
   int rank;                      /* x's rank and shape */
   size_t shape[NS_MAXRANK];
   size_t groups;   /* channel groups (1 unless kind group) */
-  int per_element; /* gamma/beta per normalized element (layer, rms), else per channel */
+  int per_element; /* gamma/beta per normalized element (kinds.h), else per channel */
 } ns_norm_plan;
 
 /* The full plan, with the members/stat_of/affine_of lists (3 * 8 bytes per element). */

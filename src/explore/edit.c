@@ -23,9 +23,9 @@ int ns_edit_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
   ns_patch_init(&p);
   p.set = NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_AXES);
   p.v.axes = 0;
-  int step = dir < 0 ? NS_KIND_GROUP : 1;
-  for (int i = 1; i <= NS_KIND_GROUP + 1; i++) {
-    p.v.kind = (ns_kind)(((int)s->kind + i * step) % (NS_KIND_GROUP + 1));
+  int step = dir < 0 ? NS_KIND_COUNT - 1 : 1;
+  for (int i = 1; i <= NS_KIND_COUNT; i++) {
+    p.v.kind = (ns_kind)(((int)s->kind + i * step) % NS_KIND_COUNT);
     char e[NS_ERRLEN];
     if (ns_default_axes(p.v.kind, s->x->rank, e) == 0) continue;
     /* gamma/beta sized for the old kind would not fit: drop them with the change */

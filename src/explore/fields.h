@@ -27,7 +27,7 @@
   FIELD(SOURCE, "source", STRING, source, 0, 0,                                                    \
     "where x came from (a file name), or \"\"; set by loading a file")                             \
   FIELD(KIND, "kind", ENUM, kind, NS_KIND_LAYER, NS_PART_OUTPUT,                                   \
-    "layer, rms, batch, instance or group", .names = ns_kind_names)                                \
+    "the normalization: one of" NS_KIND_WORDS, .names = ns_kind_names)                           \
   FIELD(AXES, "axes", AXES, axes, 0, NS_PART_OUTPUT,                                               \
     "1-based reduction axes, e.g. {2,3,4}, or \"default\" (the kind's)")                           \
   FIELD(GROUPS, "groups", INT, groups, 1, NS_PART_OUTPUT,                                          \

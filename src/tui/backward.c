@@ -70,7 +70,9 @@ void tui_draw_backward(const ns_state *s, const ns_result *r, WINDOW *w, const t
   y += (int)shown;
   if (shown < n) tui_printf(w, y++, 1, PLOT_S_DIM, "... %zu more (result().backward)", n - shown);
   y = ih - 3;
-  int centered = s->center == 1 || (s->center == -1 && s->kind != NS_KIND_RMS);
+  ns_spec sp;
+  ns_state_spec(s, &sp);
+  int centered = ns_spec_center(&sp);
   double tol = 1e-9 * (big > 0 ? big : 1);
   if (centered)
     check_line(w, y++, "sum of dL/dx per statistic, max |.|", r->dx_sum_max, tol,

@@ -275,7 +275,6 @@ static unsigned apply(app *a, ns_state_patch *p, const char *what) {
 }
 
 /* k K: the next kind the input's rank allows; the skipped ones are named with the reason. */
-#define NKINDS ((int)NS_KIND_GROUP + 1)
 static unsigned act_kind(app *a, int which) {
   char err[NS_ERRLEN];
   ns_kind old = a->st.kind;
@@ -283,8 +282,8 @@ static unsigned act_kind(app *a, int which) {
   if (ns_edit_cycle_kind(&a->st, &a->hist, dir, err) != 0)
     return tui_say(a, PLOT_S_MARK, "%s", err);
   char skipped[96] = "", why[NS_ERRLEN] = "";
-  for (int k = ((int)old + dir + NKINDS) % NKINDS; k != (int)a->st.kind;
-       k = (k + dir + NKINDS) % NKINDS) {
+  for (int k = ((int)old + dir + NS_KIND_COUNT) % NS_KIND_COUNT; k != (int)a->st.kind;
+       k = (k + dir + NS_KIND_COUNT) % NS_KIND_COUNT) {
     size_t at = strlen(skipped);
     snprintf(skipped + at, sizeof skipped - at, "%s%s", at ? ", " : "", ns_kind_name((ns_kind)k));
     if (!why[0]) { /* the reason the first skipped kind gives, from the core's own check */
@@ -578,7 +577,7 @@ const tui_binding tui_keymap[] = {
    "remove the element (column) / the row / the column under the cursor", TUI_SEC_EDIT,
    F(X) | F(BATCH)},
   {"k K", {'k', 'K'}, act_kind, TUI_PALL, NULL, "kind",
-   "next / previous kind the input's rank allows (layer rms batch instance group)",
+   "next / previous kind the input's rank allows:" NS_KIND_WORDS,
    TUI_SEC_SETTINGS, F(KIND)},
   {"A M-a", {'A', TUI_ALT('a')}, act_axes, TUI_PALL, NULL, "axes",
    "next / previous reduction axes (1-based; default, then each subset)", TUI_SEC_SETTINGS,

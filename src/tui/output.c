@@ -7,22 +7,6 @@
 
 #include "tui/screen.h"
 
-static const char *kind_title(ns_kind k) {
-  switch (k) {
-  case NS_KIND_LAYER:
-    return "LayerNorm";
-  case NS_KIND_RMS:
-    return "RMSNorm";
-  case NS_KIND_BATCH:
-    return "BatchNorm";
-  case NS_KIND_INSTANCE:
-    return "InstanceNorm";
-  case NS_KIND_GROUP:
-    return "GroupNorm";
-  }
-  return "?";
-}
-
 /* How far a probe may move y and still count as invariant: what rounding to the dtype
  * can do, 32 ulps of the largest output plus, for the shift probe, the rounding of the
  * shifted input itself (|x| + |b| in ulps, divided by the smallest denominator), so an
@@ -61,7 +45,7 @@ static int verdict_style(double dev, double tol) {
 
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[96], a[32], b[32];
-  snprintf(title, sizeof title, "3 Output y = %s(x%s)", kind_title(s->kind),
+  snprintf(title, sizeof title, "3 Output y = %s(x%s)", ns_kind_title(s->kind),
            s->mask ? ", mask" : "");
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);

@@ -593,6 +593,39 @@ static void test_cycles_change_something(void) {
   ns_state_free(&s);
 }
 
+/* k and K walk the kinds table: on a rank 4 input, where every kind is defined, the
+ * cycle visits each kind once and comes back to the start, in both directions. */
+static void test_kind_cycle(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_state_init(&s, err);
+  size_t shape[4] = {2, 4, 2, 2};
+  ns_tensor *x = ns_tensor_new(4, shape, NS_FP64, err);
+  for (size_t i = 0; i < x->n; i++) ns_tensor_set(x, i, (double)(i % 7) - 3);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_X);
+  p.v.x = x;
+  err[0] = 0;
+  tap_ok(ns_state_apply(&s, &p, err) == 0, "a rank 4 x %s", err);
+  ns_tensor_free(x);
+  ns_history h;
+  ns_history_init(&h, 64);
+  for (int dir = 1; dir >= -1; dir -= 2) {
+    int seen[NS_KIND_COUNT] = {0}, ok = 1;
+    ns_kind start = s.kind;
+    for (int i = 0; i < NS_KIND_COUNT; i++) {
+      ok &= ns_edit_cycle_kind(&s, &h, dir, err) == 0;
+      seen[s.kind]++;
+    }
+    for (int k = 0; k < NS_KIND_COUNT; k++) ok &= seen[k] == 1;
+    tap_ok(ok && s.kind == start, "%s: %d presses visit every kind once and return to %s",
+           dir > 0 ? "k" : "K", NS_KIND_COUNT, ns_kind_name(start));
+  }
+  ns_history_free(&h);
+  ns_state_free(&s);
+}
+
 int main(void) {
   test_degenerate();
   test_defaults();
@@ -603,5 +636,6 @@ int main(void) {
   test_eval_mode();
   test_history_compact();
   test_cycles_change_something();
+  test_kind_cycle();
   return tap_done();
 }

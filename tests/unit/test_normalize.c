@@ -264,10 +264,79 @@ static void claims(void) {
   ns_tensor_free(t);
 }
 
+/* ---- the kinds table (kinds.h) ---- */
+
+/* Every row is complete and agrees with what the core does with it: names parse back,
+ * default axes are inside the rank and plan, the undefined ranks say why, and the
+ * centering, batch, per_element and grouped columns are what the spec and plan report. */
+static void kinds_table(void) {
+  int bad = 0, nnames = 0;
+  while (ns_kind_names[nnames]) nnames++;
+  tap_ok(nnames == NS_KIND_COUNT, "ns_kind_names has NS_KIND_COUNT (%d) names (%d)", NS_KIND_COUNT,
+         nnames);
+  char words[256] = "";
+  for (int k = 0; k < NS_KIND_COUNT; k++) {
+    const ns_kind_info *ki = ns_kind_get(k);
+    ns_kind back = NS_KIND_COUNT;
+    size_t at = strlen(words);
+    snprintf(words + at, sizeof words - at, " %s", ns_kind_names[k]);
+    if (!ki || !ki->name[0] || !ki->title || !ki->title[0] || ki->name != ns_kind_names[k] ||
+        ns_kind_parse(ki->name, &back) != 0 || back != (ns_kind)k ||
+        strcmp(ns_kind_title((ns_kind)k), ki->title) != 0) {
+      bad++;
+      tap_diag("kind %d: name or title", k);
+      continue;
+    }
+    for (int j = 0; j < k; j++)
+      if (strcmp(ns_kinds[j].name, ki->name) == 0 || strcmp(ns_kinds[j].title, ki->title) == 0) {
+        bad++;
+        tap_diag("kind %d repeats kind %d's name or title", k, j);
+      }
+    for (int rank = 1; rank <= 4; rank++) {
+      unsigned ax = ki->axes[rank - 1];
+      err[0] = 0;
+      if (ns_default_axes((ns_kind)k, rank, err) != ax || (ax >> rank) ||
+          (!ax && (!ki->undefined || !err[0]))) {
+        bad++;
+        tap_diag("%s rank %d: axes 0x%x, err '%s'", ki->name, rank, ax, err);
+        continue;
+      }
+      if (!ax) continue;
+      size_t shape[4] = {2, 4, 3, 2};
+      ns_spec s;
+      ns_spec_default(&s);
+      s.kind = (ns_kind)k;
+      s.groups = ki->grouped ? 2 : 1;
+      ns_norm_plan p;
+      if (ns_norm_plan_shape(rank, shape, &s, &p, err) != 0 || p.axes != ax ||
+          p.per_element != ki->per_element || (p.groups > 1) != ki->grouped ||
+          ns_spec_is_batch(&s, rank) != ki->batch ||
+          ns_spec_center(&s) != ki->center) {
+        bad++;
+        tap_diag("%s rank %d: the plan disagrees with the row (%s)", ki->name, rank, err);
+      }
+      ns_norm_plan_free(&p);
+    }
+  }
+  tap_ok(bad == 0, "every kind's row: names, titles, default axes, centering, batch, affine");
+  tap_ok(strcmp(words, NS_KIND_WORDS) == 0, "NS_KIND_WORDS is the names in order: '%s'",
+         NS_KIND_WORDS);
+  ns_spec s;
+  ns_spec_default(&s);
+  s.kind = NS_KIND_COUNT;
+  size_t shape[2] = {3, 4};
+  ns_norm_plan p;
+  tap_ok(!ns_kind_get(-1) && !ns_kind_get(NS_KIND_COUNT) &&
+             strcmp(ns_kind_name(NS_KIND_COUNT), "?") == 0 &&
+             strcmp(ns_kind_title(NS_KIND_COUNT), "?") == 0 && ns_spec_check(&s, err) != 0 &&
+             ns_norm_plan_shape(2, shape, &s, &p, err) != 0 && strstr(err, "unknown"),
+         "a kind past the table is refused everywhere: %s", err);
+}
+
 /* ---- default axes and plan shapes ---- */
 
 static void axes_table(void) {
-  /* DESIGN.md section 4, 1-based axes written as digits; group's "2" = channels in groups */
+  /* written out by hand (1-based digits) against kinds.h; group's "2" = channels in groups */
   static const struct {
     ns_kind k;
     const char *ax[4];
@@ -289,7 +358,7 @@ static void axes_table(void) {
       }
     }
   }
-  tap_ok(bad == 0, "default axes of every kind at every rank match DESIGN.md");
+  tap_ok(bad == 0, "default axes of every kind at every rank match the hand-written table");
   tap_ok(ns_default_axes(NS_KIND_INSTANCE, 2, err) == 0 && strstr(err, "instance"),
          "instance at rank 2 refused: %s", err);
   tap_ok(ns_default_axes(NS_KIND_LAYER, 5, err) == 0, "rank 5 refused: %s", err);
@@ -1125,6 +1194,7 @@ static void fast_paths(void) {
 
 int main(void) {
   claims();
+  kinds_table();
   axes_table();
   against_reference();
   identities();
