@@ -1208,22 +1208,13 @@ static int eval_running(const ns_state *s, const ns_result *r, size_t nstat, ns_
   return 0;
 }
 
-/* The words of the condition codes: the one table every caller turns codes into words with
- * (%s: the dtype, %g: the value). */
-static const char *const cond_words[NS_COND_COUNT] = {
-    [NS_COND_NONE] = "",
-    [NS_COND_ONE_VALUE] = "1 value per statistic: x - mean = 0, so y = beta",
-    [NS_COND_DDOF_ONE] = "1 value and ddof 1: variance 0/0",
-    [NS_COND_X_NONFINITE] = "x holds NaN or Inf",
-    [NS_COND_X_OVERFLOW] = "x overflows %s (inf)",
-    [NS_COND_ALL_EQUAL] = "all equal and eps = 0: s = 0, y = 0/0",
-    [NS_COND_CANCELLED] = "variance cancelled to 0 in %s (the values differ): s = 0, y = +-inf",
-    [NS_COND_RUNNING_ZERO] = "running var 0 and eps = 0: s = 0, y = +-inf or 0/0",
-    [NS_COND_ALL_ZERO] = "all zero and eps = 0: rms = 0, y = 0/0",
-    [NS_COND_DENOM_INF] = "s = inf: the variance overflows %s",
-    [NS_COND_DENOM_BAD] = "the denominator is %g",
-    [NS_COND_MASK_EMPTY] = "the mask keeps no element of a statistic: its outputs are 0",
-};
+/* The names and words of the condition codes, from result.h's NS_CONDS. */
+#define NS_COND_NAME_(ID, name, words) name,
+const char *const ns_cond_names[NS_COND_COUNT + 1] = {NS_CONDS(NS_COND_NAME_) NULL};
+#undef NS_COND_NAME_
+#define NS_COND_WORDS_(ID, name, words) words,
+static const char *const cond_words[NS_COND_COUNT] = {NS_CONDS(NS_COND_WORDS_)};
+#undef NS_COND_WORDS_
 
 static const char *const evalsrc_words[NS_EVALSRC_COUNT] = {
     [NS_EVALSRC_NONE] = NULL,

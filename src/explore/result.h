@@ -48,23 +48,39 @@
 /* Finite-difference step of the FD Jacobian. */
 #define NS_EXPLORE_FD_H 1e-6
 
-/* What makes the output's statistics degenerate (the first degenerate one), or y trivial. */
-typedef enum {
-  NS_COND_NONE = 0,
-  NS_COND_ONE_VALUE,    /* one value per statistic of a centered kind: y = beta */
-  NS_COND_DDOF_ONE,     /* one value and ddof 1: the variance is 0/0 */
-  NS_COND_X_NONFINITE,  /* x holds NaN or Inf */
-  NS_COND_X_OVERFLOW,   /* the mean overflows the dtype */
-  NS_COND_ALL_EQUAL,    /* all values equal and eps 0: s = 0, y = 0/0 */
-  NS_COND_CANCELLED,    /* the values differ but the variance cancelled to 0 in the
-                           accumulation dtype (raw moments): s = 0, y = +-inf */
-  NS_COND_RUNNING_ZERO, /* eval mode with a running variance 0 and eps 0 */
-  NS_COND_ALL_ZERO,     /* uncentered: all zero and eps 0: rms = 0, y = 0/0 */
-  NS_COND_DENOM_INF,    /* the variance overflows the dtype */
-  NS_COND_DENOM_BAD,    /* another non-finite denominator (cond_value) */
-  NS_COND_MASK_EMPTY,   /* the mask keeps no element of a statistic: outputs 0, mean NaN */
-  NS_COND_COUNT
-} ns_cond;
+/* What makes the output's statistics degenerate (the first degenerate one), or y trivial.
+ * One row per code: C(ID, name, words). name is what result().cond says; words is the
+ * sentence ns_cond_format fills in (%s: the dtype, %g: the value). */
+/* clang-format off */
+#define NS_CONDS(C)                                                                                \
+  C(NONE, "none", "")                                                                              \
+  /* one value per statistic of a centered kind: y = beta */                                       \
+  C(ONE_VALUE, "one_value", "1 value per statistic: x - mean = 0, so y = beta")                    \
+  /* one value and ddof 1: the variance is 0/0 */                                                  \
+  C(DDOF_ONE, "ddof_one", "1 value and ddof 1: variance 0/0")                                      \
+  C(X_NONFINITE, "x_nonfinite", "x holds NaN or Inf")                                              \
+  /* the mean overflows the dtype */                                                               \
+  C(X_OVERFLOW, "x_overflow", "x overflows %s (inf)")                                              \
+  /* all values equal and eps 0 */                                                                 \
+  C(ALL_EQUAL, "all_equal", "all equal and eps = 0: s = 0, y = 0/0")                               \
+  /* the values differ but the variance cancelled to 0 in the accumulation dtype (raw) */          \
+  C(CANCELLED, "cancelled",                                                                        \
+    "variance cancelled to 0 in %s (the values differ): s = 0, y = +-inf")                         \
+  /* eval mode with a running variance 0 and eps 0 */                                              \
+  C(RUNNING_ZERO, "running_zero", "running var 0 and eps = 0: s = 0, y = +-inf or 0/0")            \
+  /* uncentered: all zero and eps 0 */                                                             \
+  C(ALL_ZERO, "all_zero", "all zero and eps = 0: rms = 0, y = 0/0")                                \
+  C(DENOM_INF, "denom_inf", "s = inf: the variance overflows %s")                                  \
+  /* another non-finite denominator (cond_value) */                                                \
+  C(DENOM_BAD, "denom_bad", "the denominator is %g")                                               \
+  /* the mask keeps no element of a statistic: outputs 0, mean NaN */                              \
+  C(MASK_EMPTY, "mask_empty", "the mask keeps no element of a statistic: its outputs are 0")
+/* clang-format on */
+#define NS_COND_ENUM_(ID, name, words) NS_COND_##ID,
+typedef enum { NS_CONDS(NS_COND_ENUM_) NS_COND_COUNT } ns_cond;
+#undef NS_COND_ENUM_
+/* The names, in enum order, NULL-terminated. */
+extern const char *const ns_cond_names[NS_COND_COUNT + 1];
 
 /* Where eval mode takes the statistics of the output from. */
 typedef enum {

@@ -540,11 +540,6 @@ static void setstr(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
-/* Names of the condition codes, as result() reports them (cond = "cancelled", ...). */
-static const char *const cond_names[NS_COND_COUNT + 1] = {
-    "none",         "one_value", "ddof_one",  "x_nonfinite", "x_overflow", "all_equal", "cancelled",
-    "running_zero", "all_zero",  "denom_inf", "denom_bad",   "mask_empty", NULL};
-
 void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_createtable(L, 0, 24);
   lua_pushinteger(L, (lua_Integer)r->n);
@@ -563,7 +558,7 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
   setdoubles(L, "denom", r->norm.denom, r->norm.plan.nstat);
   lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
   lua_setfield(L, -2, "ndegenerate");
-  setstr(L, "cond", cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
+  setstr(L, "cond", ns_cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
   if (r->cond != NS_COND_NONE) setstr(L, "why", r->degenerate_why);
   if (r->eval_note) setstr(L, "eval_note", r->eval_note);
   nsl_pushtensor(L, ns_tensor_copy(r->y_shift));
