@@ -36,11 +36,97 @@ static void list_text(const double *a, size_t n, const char *none, char *buf, si
   }
 }
 
-/* The rows, in screen order: the field each shows (its keys come from the keymap). */
-const int tui_settings_rows[] = {NS_F_KIND, NS_F_AXES,   NS_F_GROUPS, NS_F_EPS,     NS_F_EPS_AT,
-                                 NS_F_DDOF, NS_F_CENTER, NS_F_GAMMA,  NS_F_BETA,    NS_F_DTYPE,
-                                 NS_F_ACC,  NS_F_ALGO,   NS_F_MODE,   NS_F_MOMENTUM};
+/* Each row's value, long (full) or short (narrow panel), into buf. */
+typedef void settings_fmt(const ns_state *s, int full, char *buf, size_t len);
+
+static void fmt_kind(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%s", ns_kind_name(s->kind));
+}
+static void fmt_axes(const ns_state *s, int full, char *buf, size_t len) {
+  axes_text(s, buf, len);
+}
+static void fmt_groups(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%d", s->groups);
+}
+static void fmt_eps(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%.3g", s->eps);
+}
+static void fmt_eps_at(const ns_state *s, int full, char *buf, size_t len) {
+  int var = s->eps_at == NS_EPS_VAR;
+  snprintf(buf, len, "%s", full ? (var ? "var (in sqrt)" : "std (+ eps)") : (var ? "var" : "std"));
+}
+static void fmt_ddof(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%s", full ? (s->ddof ? "1 (n-1)" : "0 (n)") : (s->ddof ? "1" : "0"));
+}
+static void fmt_center(const ns_state *s, int full, char *buf, size_t len) {
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  snprintf(buf, len, "%s",
+           s->center < 0 ? (ns_spec_center(&spec) ? "on*" : "off*") : (s->center ? "on" : "off"));
+}
+static void fmt_gamma(const ns_state *s, int full, char *buf, size_t len) {
+  list_text(s->gamma, s->ngamma, "1*", buf, len);
+}
+static void fmt_beta(const ns_state *s, int full, char *buf, size_t len) {
+  list_text(s->beta, s->nbeta, "0*", buf, len);
+}
+static void fmt_dtype(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%s", ns_dtype_name(s->dtype));
+}
+static void fmt_acc(const ns_state *s, int full, char *buf, size_t len) {
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  if (s->acc < 0)
+    snprintf(buf, len, "%s*", ns_dtype_name(ns_spec_acc(&spec)));
+  else
+    snprintf(buf, len, "%s", ns_dtype_name((ns_dtype)s->acc));
+}
+static void fmt_algo(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%s", ns_algo_name(s->algo));
+}
+static void fmt_mode(const ns_state *s, int full, char *buf, size_t len) {
+  snprintf(buf, len, "%s", ns_mode_name(s->mode));
+}
+static void fmt_momentum(const ns_state *s, int full, char *buf, size_t len) {
+  if (s->cumulative)
+    snprintf(buf, len, "cumulative");
+  else
+    snprintf(buf, len, "%g", s->momentum);
+}
+
+/* The rows, in screen order, once: R(field, label, short label, value). Their keys come
+ * from the keymap. */
+#define SETTINGS_ROWS(R)                                                                           \
+  R(KIND, "kind", "kind", fmt_kind)                                                                \
+  R(AXES, "axes", "axes", fmt_axes)                                                                \
+  R(GROUPS, "groups", "grp", fmt_groups)                                                           \
+  R(EPS, "eps", "eps", fmt_eps)                                                                    \
+  R(EPS_AT, "eps placement", "eps@", fmt_eps_at)                                                   \
+  R(DDOF, "ddof", "ddof", fmt_ddof)                                                                \
+  R(CENTER, "centering", "ctr", fmt_center)                                                        \
+  R(GAMMA, "gamma", "gamma", fmt_gamma)                                                            \
+  R(BETA, "beta", "beta", fmt_beta)                                                                \
+  R(DTYPE, "dtype", "dtype", fmt_dtype)                                                            \
+  R(ACC, "accumulate", "acc", fmt_acc)                                                             \
+  R(ALGO, "variance algo", "algo", fmt_algo)                                                       \
+  R(MODE, "mode", "mode", fmt_mode)                                                                \
+  R(MOMENTUM, "momentum", "mom", fmt_momentum)
+
+#define SETTINGS_FIELD_(f, label, shortlabel, fmt) NS_F_##f,
+const int tui_settings_rows[] = {SETTINGS_ROWS(SETTINGS_FIELD_)};
+#undef SETTINGS_FIELD_
 const int tui_nsettings = (int)(sizeof tui_settings_rows / sizeof tui_settings_rows[0]);
+
+static const struct {
+  const char *name, *shortname;
+  settings_fmt *format;
+} settings_rows[] = {
+#define SETTINGS_DESC_(f, label, shortlabel, fmt) {label, shortlabel, fmt},
+    SETTINGS_ROWS(SETTINGS_DESC_)
+#undef SETTINGS_DESC_
+};
+#define NROWS (sizeof settings_rows / sizeof settings_rows[0])
+_Static_assert(NROWS <= TUI_NSETTINGS_MAX, "panel 2 has more rows than TUI_NSETTINGS_MAX");
 
 /* What a trailing `*` on a value means (nothing was set: the default applies). */
 #define DEFAULT_NOTE "* = default (kind's or dtype's)"
@@ -48,49 +134,21 @@ const int tui_nsettings = (int)(sizeof tui_settings_rows / sizeof tui_settings_r
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)r;
   tui_frame(w, "2 Settings", v);
-  char axes[64], eps[32], gam[96], bet[96], mom[48], acc[32];
-  axes_text(s, axes, sizeof axes);
-  snprintf(eps, sizeof eps, "%.3g", s->eps);
-  list_text(s->gamma, s->ngamma, "1*", gam, sizeof gam);
-  list_text(s->beta, s->nbeta, "0*", bet, sizeof bet);
-  if (s->cumulative)
-    snprintf(mom, sizeof mom, "cumulative");
-  else
-    snprintf(mom, sizeof mom, "%g", s->momentum);
-  ns_spec spec;
-  ns_state_spec(s, &spec);
-  if (s->acc < 0)
-    snprintf(acc, sizeof acc, "%s*", ns_dtype_name(ns_spec_acc(&spec)));
-  else
-    snprintf(acc, sizeof acc, "%s", ns_dtype_name((ns_dtype)s->acc));
-  const char *center =
-      s->center < 0 ? (ns_spec_center(&spec) ? "on*" : "off*") : (s->center ? "on" : "off");
-  char groups[16];
-  snprintf(groups, sizeof groups, "%d", s->groups);
   int narrow = tui_iw(w) < 50;
   struct {
-    const char *name, *shortname, *value, *shortvalue;
-  } rows[] = {
-      {"kind", "kind", ns_kind_name(s->kind), ns_kind_name(s->kind)},
-      {"axes", "axes", axes, axes},
-      {"groups", "grp", groups, groups},
-      {"eps", "eps", eps, eps},
-      {"eps placement", "eps@", s->eps_at == NS_EPS_VAR ? "var (in sqrt)" : "std (+ eps)",
-       s->eps_at == NS_EPS_VAR ? "var" : "std"},
-      {"ddof", "ddof", s->ddof ? "1 (n-1)" : "0 (n)", s->ddof ? "1" : "0"},
-      {"centering", "ctr", center, center},
-      {"gamma", "gamma", gam, gam},
-      {"beta", "beta", bet, bet},
-      {"dtype", "dtype", ns_dtype_name(s->dtype), ns_dtype_name(s->dtype)},
-      {"accumulate", "acc", acc, acc},
-      {"variance algo", "algo", ns_algo_name(s->algo), ns_algo_name(s->algo)},
-      {"mode", "mode", ns_mode_name(s->mode), ns_mode_name(s->mode)},
-      {"momentum", "mom", mom, mom},
-  };
+    const char *name, *shortname;
+    char value[96], shortvalue[96];
+  } rows[NROWS];
+  for (size_t i = 0; i < NROWS; i++) {
+    rows[i].name = settings_rows[i].name;
+    rows[i].shortname = settings_rows[i].shortname;
+    settings_rows[i].format(s, 1, rows[i].value, sizeof rows[i].value);
+    settings_rows[i].format(s, 0, rows[i].shortvalue, sizeof rows[i].shortvalue);
+  }
   int n = (int)(sizeof rows / sizeof rows[0]), ih = tui_ih(w);
   int sel = v->focused ? v->vs->row[TUI_PANEL_SETTINGS] : -1;
-  char keys[TUI_NSETTINGS_MAX][24];
-  for (int i = 0; i < n && i < TUI_NSETTINGS_MAX; i++)
+  char keys[NROWS][24];
+  for (int i = 0; i < n; i++)
     tui_field_keys(tui_settings_rows[i], keys[i], sizeof keys[i]);
   if (narrow && ih < n) {
     /* Two columns of short entries: key, name, value. */
