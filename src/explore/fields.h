@@ -111,6 +111,35 @@
     .flags = NS_FF_FALSE_RESETS)                                                                   \
   FIELD(W_SEED, "w_seed", SEED, w_seed, 1, NS_PART_RESID | NS_PART_VJP,                            \
     "seed of the random W (normal, sd 1/sqrt(d)) and upstream gradient (normal)")
+
+/* The fields above that are the normalization spec's (core/normalize.h ns_spec), once:
+ * S(ID, member, copy, flags). ns_state_spec copies them, the shape check of ns_state_apply runs
+ * when a field flagged NS_SPEC_SHAPE changes, the m2 cache is keyed by those flagged
+ * NS_SPEC_M2, and ns.normalize{} accepts their names (plus its own "running").
+ *   ID     the field NS_F_##ID
+ *   member the ns_state member, and the ns_spec member of the same name
+ *   copy   SCALAR (the value) or ARRAY (pointer and count n##member, NULL when empty)
+ *   flags  NS_SPEC_SHAPE: checked against x's shape (plan, mask, gamma/beta lengths);
+ *          NS_SPEC_M2: the exact second moments depend on it (with the resolved
+ *          centering and x's dtype, which the cache keeps beside these) */
+#define NS_SPEC_SHAPE 1
+#define NS_SPEC_M2 2
+#define NS_SPEC_FIELDS(S)                                                                          \
+  S(KIND, kind, SCALAR, NS_SPEC_SHAPE | NS_SPEC_M2)                                                \
+  S(AXES, axes, SCALAR, NS_SPEC_SHAPE | NS_SPEC_M2)                                                \
+  S(GROUPS, groups, SCALAR, NS_SPEC_SHAPE | NS_SPEC_M2)                                            \
+  S(EPS, eps, SCALAR, 0)                                                                           \
+  S(EPS_AT, eps_at, SCALAR, 0)                                                                     \
+  S(DDOF, ddof, SCALAR, 0)                                                                         \
+  S(CENTER, center, SCALAR, NS_SPEC_SHAPE)                                                         \
+  S(GAMMA, gamma, ARRAY, NS_SPEC_SHAPE)                                                            \
+  S(BETA, beta, ARRAY, NS_SPEC_SHAPE)                                                              \
+  S(ORDER, order, SCALAR, 0)                                                                       \
+  S(DTYPE, dtype, SCALAR, 0)                                                                       \
+  S(ACC, acc, SCALAR, 0)                                                                           \
+  S(ALGO, algo, SCALAR, 0)                                                                         \
+  S(MODE, mode, SCALAR, 0)                                                                         \
+  S(MASK, mask, SCALAR, NS_SPEC_SHAPE)
 /* clang-format on */
 
 #endif

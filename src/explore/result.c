@@ -399,9 +399,8 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
                               const ns_spec *spec, const ns_norm_plan *p, double **own, char *err) {
   int center = ns_spec_center(spec);
   *own = NULL;
-  if (c && c->m2_valid && c->m2_nstat == p->nstat && c->m2_kind == (int)spec->kind &&
-      c->m2_axes == spec->axes && c->m2_groups == spec->groups && c->m2_center == center &&
-      c->m2_dtype == (int)xd->dtype) {
+  if (c && c->m2_valid && c->m2_nstat == p->nstat && ns_spec_same_m2(&c->m2_spec, spec) &&
+      c->m2_center == center && c->m2_dtype == (int)xd->dtype) {
     if (!ed->changed) return c->m2;
     if (ed->stat_ok) {
       if (ns_stat_moments_some(xd, p, center, ed->stat, ed->nstat, NULL, c->m2, err) != 0) {
@@ -423,9 +422,7 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
   c->m2_gen++;
   c->m2_nstat = p->nstat;
   c->m2_valid = 1;
-  c->m2_kind = (int)spec->kind;
-  c->m2_axes = spec->axes;
-  c->m2_groups = spec->groups;
+  c->m2_spec = *spec; /* only its NS_SPEC_M2 fields are read; its pointers are not */
   c->m2_center = center;
   c->m2_dtype = (int)xd->dtype;
   return m2;

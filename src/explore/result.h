@@ -287,8 +287,8 @@ typedef struct {
      change (the closed form then costs O(nstat)) */
   double *m2;
   size_t m2_nstat;
-  int m2_valid, m2_kind, m2_groups, m2_center, m2_dtype;
-  unsigned m2_axes;
+  int m2_valid, m2_center, m2_dtype;
+  ns_spec m2_spec; /* its NS_SPEC_M2 fields (ns_spec_same_m2) key the cache */
   unsigned m2_gen; /* counts the times m2 was computed or updated (a change of x that did
                       not bring it up to date, in eval mode or with NaN in x, drops it) */
   /* x rounded to a narrower dtype than its own (an fp32 file seen at fp16), as the closed

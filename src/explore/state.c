@@ -352,26 +352,36 @@ int ns_state_equal(const ns_state *a, const ns_state *b) {
   return ns_state_diff(a, b) == 0;
 }
 
+#define SPEC_COPY_SCALAR(m) spec->m = s->m;
+#define SPEC_COPY_ARRAY(m)                                                                         \
+  spec->m = s->n##m ? s->m : NULL;                                                                 \
+  spec->n##m = s->n##m;
+#define SPEC_COPY_(ID, member, copy, flags) SPEC_COPY_##copy(member)
 void ns_state_spec(const ns_state *s, ns_spec *spec) {
   ns_spec_default(spec);
-  spec->kind = s->kind;
-  spec->axes = s->axes;
-  spec->groups = s->groups;
-  spec->eps = s->eps;
-  spec->eps_at = s->eps_at;
-  spec->ddof = s->ddof;
-  spec->center = s->center;
-  spec->gamma = s->ngamma ? s->gamma : NULL;
-  spec->ngamma = s->ngamma;
-  spec->beta = s->nbeta ? s->beta : NULL;
-  spec->nbeta = s->nbeta;
-  spec->dtype = s->dtype;
-  spec->acc = s->acc;
-  spec->algo = s->algo;
-  spec->order = s->order;
-  spec->mode = s->mode;
+  NS_SPEC_FIELDS(SPEC_COPY_)
   spec->running = NULL;
-  spec->mask = s->mask;
+}
+#undef SPEC_COPY_
+#undef SPEC_COPY_ARRAY
+#undef SPEC_COPY_SCALAR
+
+ns_fieldset ns_spec_fieldset(int flags) {
+  ns_fieldset set = 0;
+#define SPEC_BIT_(ID, member, copy, fl)                                                            \
+  if ((fl) & flags) set |= NS_FIELDBIT(NS_F_##ID);
+  NS_SPEC_FIELDS(SPEC_BIT_)
+#undef SPEC_BIT_
+  return set;
+}
+
+int ns_spec_same_m2(const ns_spec *a, const ns_spec *b) {
+  int same = 1;
+#define SPEC_SAME_(ID, member, copy, fl)                                                           \
+  if ((fl) & NS_SPEC_M2) same &= a->member == b->member;
+  NS_SPEC_FIELDS(SPEC_SAME_)
+#undef SPEC_SAME_
+  return same;
 }
 
 size_t ns_state_bytes(const ns_state *s) {
@@ -634,10 +644,7 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
   }
 
   /* 2. the combination */
-  const ns_fieldset spec_fields = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) |
-                                  NS_FIELDBIT(NS_F_AXES) | NS_FIELDBIT(NS_F_GROUPS) |
-                                  NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_BETA) |
-                                  NS_FIELDBIT(NS_F_CENTER) | NS_FIELDBIT(NS_F_MASK);
+  const ns_fieldset spec_fields = NS_FIELDBIT(NS_F_X) | ns_spec_fieldset(NS_SPEC_SHAPE);
   if ((p->set & spec_fields) && check_spec(&c, p, err) != 0) goto out;
   int reset_baseline = ns_patch_has(p, NS_F_COMPANION) && p->v.companion != s->companion;
   if (c.batch != s->batch) {

@@ -243,8 +243,17 @@ int ns_state_x_changes(const ns_state *s, uint64_t since, size_t *at);
  * >= 0, got -1") and s is unchanged. */
 int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err);
 
-/* Fills an ns_spec (borrowing s's gamma/beta) from the state; running = NULL. */
+/* Fills an ns_spec (borrowing s's gamma/beta) from the state; running = NULL. The fields
+ * copied are fields.h's NS_SPEC_FIELDS. */
 void ns_state_spec(const ns_state *s, ns_spec *spec);
+/* The spec fields (NS_SPEC_FIELDS) whose flags include one of flags, as a field set. */
+ns_fieldset ns_spec_fieldset(int flags);
+/* 1 if a and b agree on every NS_SPEC_M2 field (the grouping the exact moments use). */
+int ns_spec_same_m2(const ns_spec *a, const ns_spec *b);
+/* The number of spec fields (NS_SPEC_FIELDS rows). */
+#define NS_SPEC_ROW_(ID, member, copy, flags) +1
+enum { NS_SPEC_NFIELDS = 0 NS_SPEC_FIELDS(NS_SPEC_ROW_) };
+#undef NS_SPEC_ROW_
 
 /* Bytes a state holds (tensors and arrays). */
 size_t ns_state_bytes(const ns_state *s);

@@ -9,14 +9,22 @@
 #include "core/jacobian.h"
 #include "core/spectrum.h"
 #include "core/stack.h"
+#include "explore/state.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
 #define NSL_RESULT_MT "normscope.normresult"
 
-static const char *const spec_fields[] = {"kind",   "axes",    "groups", "eps",   "eps_at", "ddof",
-                                          "center", "gamma",   "beta",   "dtype", "acc",    "algo",
-                                          "mode",   "running", "order",  "mask",  NULL};
+/* The names a spec table may hold: the explorer's spec fields (fields.h NS_SPEC_FIELDS,
+ * named as set{} names them), and running, which only ns.normalize{} takes. */
+static void spec_fields(const char *names[NS_SPEC_NFIELDS + 2]) {
+  size_t k = 0;
+#define SPEC_NAME_(ID, member, copy, flags) names[k++] = ns_fields[NS_F_##ID].name;
+  NS_SPEC_FIELDS(SPEC_NAME_)
+#undef SPEC_NAME_
+  names[k++] = "running";
+  names[k] = NULL;
+}
 
 /* Pushes spec[name] and returns its type. */
 static int field(lua_State *L, int arg, const char *name) {
@@ -64,7 +72,9 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   ns_spec_default(s); /* the choices: the core's name lists, in enum order */
   if (!nsl_opttable(L, arg, "spec")) return;
   arg = lua_absindex(L, arg);
-  nsl_checkfields(L, arg, "spec field", spec_fields);
+  const char *names[NS_SPEC_NFIELDS + 2];
+  spec_fields(names);
+  nsl_checkfields(L, arg, "spec field", names);
   s->kind = (ns_kind)choice(L, arg, "kind", ns_kind_names, NS_KIND_LAYER);
   s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", ns_eps_at_names, NS_EPS_VAR);
   s->algo = (ns_algo)choice(L, arg, "algo", ns_algo_names, NS_ALGO_TWOPASS);
@@ -77,7 +87,8 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
 
   if (field(L, arg, "groups") != LUA_TNIL) {
     lua_Integer g;
-    if (!nsl_intat(L, -1, 1, 1 << 30, &g))
+    const ns_field_desc *d = &ns_fields[NS_F_GROUPS]; /* set{}'s range */
+    if (!nsl_intat(L, -1, (lua_Integer)d->lo, (lua_Integer)d->hi, &g))
       nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s", nsl_got(L, -1));
     s->groups = (int)g;
   }
@@ -95,7 +106,8 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
 
   if (field(L, arg, "ddof") != LUA_TNIL) {
     lua_Integer d;
-    if (!nsl_intat(L, -1, 0, 1, &d))
+    const ns_field_desc *fd = &ns_fields[NS_F_DDOF]; /* set{}'s range */
+    if (!nsl_intat(L, -1, (lua_Integer)fd->lo, (lua_Integer)fd->hi, &d))
       nsl_argerror(L, arg, "spec.ddof must be 0 or 1, got %s", nsl_got(L, -1));
     s->ddof = (int)d;
   }
