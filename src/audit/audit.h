@@ -1,4 +1,4 @@
-/* audit.h: the normalization audit of an activation tensor (issue 13; the chapters'
+/* audit.h: the normalization audit of an activation tensor (the chapters'
  * "a normalisation audit tests dependencies, not only moments" and "a practical
  * diagnostic sequence"), on files of any size.
  *

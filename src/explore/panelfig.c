@@ -76,8 +76,8 @@ static size_t firstn(size_t n) {
 /* ---- input: histograms, per channel for a tensor of rank 3 or 4, and the per-channel
  * statistics of x and of y for a loaded file ---------------------------------------------- */
 
-/* Channels are axis 2 (1-based), as DESIGN.md reads the shapes: C of (N,C,H,W) and
- * (B,C,L), D of (B,D); the one batch norm keeps and group norm groups. */
+/* Channels are axis 2 (1-based), as doc/ARCHITECTURE.md reads the shapes: C of (N,C,H,W)
+ * and (B,C,L), D of (B,D); the one batch norm keeps and group norm groups. */
 typedef struct {
   size_t C, inner; /* channels; elements of one channel per leading index */
 } chanlayout;

@@ -1,4 +1,4 @@
-/* auditview.c: the audit panel (key a; issue 13): the checks of audit/audit.h on what
+/* auditview.c: the audit panel (key a): the checks of audit/audit.h on what
  * the explorer shows, a cursor over the findings, and Enter to put the explorer in the
  * state that shows the selected one.
  *

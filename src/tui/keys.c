@@ -464,7 +464,7 @@ static unsigned act_quit(app *a, int which) {
   return TUI_R_QUIT;
 }
 
-/* ---- the experiment views (issue 10) and the fields they show ---- */
+/* ---- the experiment views and the fields they show ---- */
 
 /* R B V L: open an experiment view, or close it when it is the one open. */
 static unsigned act_xview(app *a, int which) {
@@ -620,7 +620,7 @@ const tui_binding tui_keymap[] = {
    "half / twice as many training batches", TUI_SEC_PROBES, F(TRAIN_BATCHES)},
   {"r", {'r'}, act_seed, TUI_PALL, NULL, NULL, "another seed for the training draws",
    TUI_SEC_PROBES, F(SEED)},
-  /* the experiment views and their fields (issue 10) */
+  /* the experiment views and their fields */
   {"D B V L", {'D', 'B', 'V', 'L'}, act_xview, TUI_PALL, NULL, "views",
    "views: D residual block (placement), B backward pass, V shifted evaluation, "
    "L deep stacks; the same key or Esc closes", TUI_SEC_EXPERIMENTS, 0},
@@ -645,7 +645,7 @@ const tui_binding tui_keymap[] = {
    TUI_SEC_OTHER, 0},
   {"f", {'f'}, act_figure, TUI_PALL, NULL, "figure",
    "the focused panel's figure, large and live (f or Esc closes)", TUI_SEC_OTHER, 0},
-  /* the audit panel (issue 13, auditview.c) */
+  /* the audit panel (auditview.c) */
   {"a", {'a'}, tui_act_audit, TUI_PALL, NULL, "audit",
    "audit x (or the file it came from) with these settings: each check's verdict; Enter on "
    "one shows it here (one undo step); a or Esc closes", TUI_SEC_OTHER, 0},

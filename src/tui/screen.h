@@ -197,7 +197,7 @@ int tui_ih(WINDOW *w);
 /* %.6g-style number, "nan"/"inf" readable, into buf. */
 const char *tui_num(double v, char *buf, size_t len);
 
-/* ---- the experiment views (issue 10): each fills the screen like the figure view and is
+/* ---- the experiment views: each fills the screen like the figure view and is
  * redrawn live from the state and result; keys R B V L open and close them ---- */
 typedef enum {
   TUI_XV_NONE = 0,

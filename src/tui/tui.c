@@ -193,7 +193,7 @@ static void draw_header(app *a) {
   wnoutrefresh(w);
 }
 
-/* The open experiment view (issue 10) fills the screen; the message line stays below. */
+/* The open experiment view fills the screen; the message line stays below. */
 static void draw_xview(app *a, const tui_view *v) {
   werase(a->help);
   tui_view xv = *v;

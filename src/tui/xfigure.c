@@ -1,4 +1,4 @@
-/* xfigure.c: the figure view (f) of an experiment view (issue 10), drawn with the plot
+/* xfigure.c: the figure view (f) of an experiment view, drawn with the plot
  * layer from the state and result like the panels' figures (figure.c):
  *   residual block  J_pre and J_post as heatmaps side by side
  *   backward pass   dL/dx and its three paths as a heatmap (one row per element)

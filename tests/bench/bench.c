@@ -3,9 +3,9 @@
  * 1. Frames from scratch: ns_explore_compute of a whole result, as the explorer does when
  *    it opens x. For the default example and inputs of 16, 64 and 128 elements (with the
  *    full Jacobian, computed synchronously as headless callers get it), and just past
- *    NS_EXPLORE_JAC_FULL_LIMIT (closed form only), the budget is one 16 ms frame (DESIGN.md:
- *    every change within a frame at the default sizes). On a 2000 x 512 and a
- *    (64,256,32,32) fp32 tensor it is issue 8's 100 ms for a settings key, the most a load
+ *    NS_EXPLORE_JAC_FULL_LIMIT (closed form only), the budget is one 16 ms frame
+ *    (doc/ARCHITECTURE.md: every change within a frame at the default sizes). On a 2000 x 512 and a
+ *    (64,256,32,32) fp32 tensor it is the 100 ms target for a settings key, the most a load
  *    or a settings key may cost. The median and the worst of the runs are printed against
  *    the budget, the verdict on the median. The keys on those two tensors (view keys,
  *    settings keys, cell edits, on the screen's path) are bench_live's lines.

@@ -9,7 +9,7 @@
  *    (64,256,32,32) fp32 tensor: a view key
  *    (no state change), settings keys (eps; the kind and the dtype, which change more than
  *    the output; the shift probe's b; the train batches' seed),
- *    a cell edit. Targets (issue 8): 16 ms for a view key, 100 ms for the others. (bench's
+ *    a cell edit. Targets: 16 ms for a view key, 100 ms for the others. (bench's
  *    frame lines are the same tensors from scratch, what a load costs.)
  * 3. The spectrum of a layer norm of d values at d = 64, 1024, 4096, 1e6: the closed form
  *    (O(d)), its checks along the eigenvectors (JVP and central differences), and up to

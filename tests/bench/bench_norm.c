@@ -15,7 +15,7 @@
  * Timings are printed, never asserted.
  *
  * Where the time goes (perf record -e cpu-clock, layer norm (8192,2048) fp32, 1 thread, on
- * the 2-core VM of issue 8): with a new output about 45% is the system faulting in and
+ * the 2-core VM the targets were set on): with a new output about 45% is the system faulting in and
  * zeroing the 64 MB output (clear_page_erms under the kernels' first stores, 2 MB pages),
  * the rest the kernels: the output loop (bound by one vdivps per 8 values; the division
  * stays, it is what the reference computes) and the two sums, each a chain of additions

@@ -20,7 +20,7 @@ uninstall-package-dirs:
 	-rmdir $(DESTDIR)$(pkgdatadir)/lessons $(DESTDIR)$(pkgdatadir) $(DESTDIR)$(docdir) 2>/dev/null
 .PHONY: uninstall-package-dirs
 
-## SIGKILL during every kind of write (issue 14): the REPL history (the real `normscope
+## SIGKILL during every kind of write: the REPL history (the real `normscope
 ## repl`, read back with history_dump, which reads it as normscope does), and the screen's
 ## writes on the way out (autosave, lesson progress, a recorded lesson: the real binary
 ## in tmux, SIGTERM then SIGKILL at a random moment; progress_dump reads the progress

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The command line: help, version, usage errors, `run` (arg table, errors, stdin) and
-# a piped `repl`. Prints TAP. Expected texts are written out by hand from DESIGN.md
-# section 3 and lua.c's conventions, not taken from the program's own output.
+# a piped `repl`. Prints TAP. Expected texts are written out by hand from doc/ARCHITECTURE.md
+# ("Conventions") and lua.c's conventions, not taken from the program's own output.
 NS=${NORMSCOPE:-./normscope}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every lesson of lessons/: `lesson --check` finds nothing, `lesson --headless` plays it
 # with exit 0; `verify` runs them all (the rule for make check: --source 000, the texts
-# whose lessons exist) and its --tsv lines have the format of DESIGN.md section 3; and the
+# whose lessons exist) and its --tsv lines have the format doc/ARCHITECTURE.md gives; and the
 # failures these commands exist to catch (a failed claim, a try.show that does not pass,
 # each lint problem, a registry id no lesson verifies) do make them fail.
 NS=${NORMSCOPE:-./normscope}

@@ -1,4 +1,4 @@
--- kernels.lua: what issue 8 changed at the Lua surface: ns.moments' var rounded to acc,
+-- kernels.lua: the fast kernels at the Lua surface: ns.moments' var rounded to acc,
 -- the order field (spec and moments), and the kernels agreeing with the kept reference.
 local T = dofile((arg and arg[0] or "tests/lua/kernels.lua"):gsub("[^/]*$", "") .. "tap.lua")
 local ns = T.ns

@@ -5,18 +5,18 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_file.sh tests/tui/test_screen_degenerate.sh \
 	tests/tui/test_screen_review.sh tests/tui/test_screen_figure.sh tests/tui/test_screen_state.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
-## the mask field on screen (issue 10 item 5)
+## the mask field on screen
 SCREEN_TESTS += tests/tui/test_screen_mask.sh
 ## plot(panel): the figure view's cells, headless and at the prompt
 SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 # the spectrum above the full Jacobian's limit, the worker thread, key folding
 SCREEN_TESTS += tests/tui/test_screen_live.sh
-# the busy mark and key folding, each shown to happen (issue 8)
+# the busy mark and key folding, each shown to happen
 SCREEN_TESTS += tests/tui/test_screen_busy.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
-# The audit panel (issue 13).
+# The audit panel.
 TESTS += tests/tui/test_screen_audit.sh
 EXTRA_DIST += tests/tui/test_screen_audit.sh
 

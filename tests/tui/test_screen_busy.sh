@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_screen_busy.sh: the header's busy mark and key folding (issue 8), each shown to
+# test_screen_busy.sh: the header's busy mark and key folding, each shown to
 # happen rather than only to lose nothing. At 140x40, where the header has room for the
 # read-out "calc 172.0 ms, 5 keys" (the last recompute's time, and how many keys it covered
 # when keys were folded into it).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_screen_views.sh: the experiment views (issue 10) at 80x24 and 120x40, with the
+# test_screen_views.sh: the experiment views at 80x24 and 120x40, with the
 # numbers the chapters state: D the residual block (000 15.4), B the backward pass (003),
 # V a shifted evaluation and one training step on the batch (002, 000 exercise 4), L the
 # deep stacks (004). The expected numbers are computed here with awk from the formulas, or
