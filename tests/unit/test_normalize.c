@@ -569,7 +569,6 @@ static void against_reference(void) {
 
 /* Gives a result the per-element lists that ns_normalize no longer builds. */
 static void with_lists(ns_norm_result *r, const ns_spec *s) {
-  char err[NS_ERRLEN];
   ns_norm_plan_free(&r->plan);
   if (ns_norm_plan_make(r->y->rank, r->y->shape, s, &r->plan, err) != 0) exit(99);
 }
