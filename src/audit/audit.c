@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "core/stream.h"
-#include "explore/priv.h"
+#include "explore/state_priv.h"
 #include "plot/figure.h"
 
 const char *const ns_audit_check_names[] = {

@@ -4,10 +4,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void ns_seterr(char *err, const char *fmt, ...) {
-  if (!err) return;
+int ns_seterr(char *err, const char *fmt, ...) {
+  if (!err) return -1;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, NS_ERRLEN, fmt, ap);
   va_end(ap);
+  return -1;
 }

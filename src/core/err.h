@@ -19,7 +19,7 @@
 #endif
 
 /* Formats the message into err (truncated to NS_ERRLEN - 1 characters); no-op when err is
- * NULL. */
-void ns_seterr(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
+ * NULL. Returns -1, so that `return ns_seterr(err, ...);` reports and fails at once. */
+int ns_seterr(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "explore/priv.h"
+#include "explore/state_priv.h"
 
 /* ---------------------------------------------------------------- edits */
 

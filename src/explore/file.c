@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/npy.h"
-#include "explore/priv.h"
+#include "explore/state_priv.h"
 
 /* Files above this size are refused before reading (the largest tensor plus headroom). */
 #define MAX_TENSOR_FILE ((size_t)NS_MAXELEMS * 8 + ((size_t)1 << 20))

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore/priv.h"
+#include "explore/state_priv.h"
 
 #define AT(s, T, off) ((T *)((char *)(s) + (off)))
 

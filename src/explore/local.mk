@@ -3,7 +3,7 @@
 ## result record, and dump of a state. No curses, no Lua.
 noinst_LTLIBRARIES += libnsexplore.la
 libnsexplore_la_SOURCES = \
-	src/explore/explore.h src/explore/priv.h src/explore/fields.h \
+	src/explore/explore.h src/explore/state_priv.h src/explore/result_priv.h src/explore/fields.h \
 	src/explore/state.c src/explore/state.h \
 	src/explore/history.c src/explore/history.h \
 	src/explore/edit.c src/explore/edit.h \

@@ -10,7 +10,7 @@
 #include "core/jacobian.h"
 #include "core/linalg.h"
 #include "core/rng.h"
-#include "explore/priv.h"
+#include "explore/result_priv.h"
 
 void ns_resid_clear(ns_result *r) {
   free(r->W);

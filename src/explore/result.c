@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore/priv.h"
+#include "explore/result_priv.h"
 #include "core/jacobian.h"
 #include "core/jvp.h"
 #include "core/split.h"

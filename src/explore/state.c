@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/sha256.h"
-#include "explore/priv.h"
+#include "explore/state_priv.h"
 
 const char *const ns_source_names[] = {"rng", "batch", "resample", NULL};
 const char *const ns_placement_names[] = NS_PLACEMENT_NAMES;
@@ -54,16 +54,6 @@ const char *ns_choice_list(const char *const *names, char *buf, size_t len) {
   for (int i = 0; names && names[i] && k < len; i++)
     k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : "", names[i]);
   return buf;
-}
-
-int ns_explore_fail(char *err, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, NS_ERRLEN, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
 }
 
 /* ---------------------------------------------------------------- member access */
