@@ -21,8 +21,11 @@ for h in $names; do
   fi
   mkdir -p "$work/$h"
   log="$work/$h.log"
+  seeds="$src/corpus/$h"
+  [ "$h" = lesson ] && seeds="$seeds ${top_srcdir:-.}/lessons" # the lessons, where they are
+  # shellcheck disable=SC2086
   if "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/" "$work/$h" "$src/corpus/$h" >"$log" 2>&1; then
+      -artifact_prefix="$work/" "$work/$h" $seeds >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     echo "ok $n - fuzz_$h: ${runs:-?} runs in ${secs}s, $cov"

@@ -1,5 +1,6 @@
 ## tests/fuzz: libFuzzer harnesses (fuzz_NAME.c, one entry point LLVMFuzzerTestOneInput
-## each) and their seed corpora (corpus/NAME/). Every build links each harness with
+## each) and their seed corpora (corpus/NAME/; the lesson harness also takes lessons/ as
+## seeds, read where they are). Every build links each harness with
 ## replay.c into tests/fuzz/replay_NAME, a TAP test that runs the corpus through it; with
 ## ./configure --enable-fuzz (clang) they are also linked with libFuzzer as
 ## tests/fuzz/fuzz_NAME, and `make fuzz-smoke` (part of `make check` there) runs each
@@ -62,7 +63,8 @@ tests_fuzz_replay_safetensors_LDADD = libnscore.la -lm
 check_PROGRAMS += tests/fuzz/replay_lesson
 TESTS += tests/fuzz/replay_lesson
 tests_fuzz_replay_lesson_SOURCES = tests/fuzz/fuzz_lesson.c tests/fuzz/replay.c tests/fuzz/fuzz.h
-tests_fuzz_replay_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"lesson"' -DFUZZ_SRCDIR='"$(abs_top_srcdir)"'
+tests_fuzz_replay_lesson_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"lesson"' -DFUZZ_SRCDIR='"$(abs_top_srcdir)"' \
+	-DFUZZ_SEEDS_DIR='"lessons"'
 tests_fuzz_replay_lesson_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_fuzz_replay_lesson_LDADD = libnslesson.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 

@@ -1,6 +1,8 @@
 /* replay.c: main() of a harness in the ordinary build: runs LLVMFuzzerTestOneInput on every
  * file of the folders (or files) given, by default tests/fuzz/corpus/FUZZ_NAME under
- * $top_srcdir, and prints one TAP line per input. Each input is passed in a heap block of
+ * $top_srcdir and, when FUZZ_SEEDS_DIR names one (lessons: the project's own lessons are
+ * seeds, not copied into the corpus), that folder of the tree too; it prints one TAP line
+ * per input. Each input is passed in a heap block of
  * exactly its size, so a sanitizer build sees a read one byte past the end. */
 #include <dirent.h>
 #include <stdio.h>
@@ -103,6 +105,10 @@ int main(int argc, char **argv) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", top && *top ? top : ".", FUZZ_NAME);
     bad = run_dir(dir);
+#ifdef FUZZ_SEEDS_DIR
+    snprintf(dir, sizeof dir, "%s/%s", top && *top ? top : ".", FUZZ_SEEDS_DIR);
+    bad |= run_dir(dir);
+#endif
   }
   printf("1..%d\n", count);
   return bad;
