@@ -480,11 +480,34 @@ static int cmp_prad(const void *pa, const void *pb) {
   return (a->prad < b->prad) - (a->prad > b->prad);
 }
 
-int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
-                        size_t cap, char *err) {
-  static const char fn[] = "spectrum_numeric";
-  if (spec && spec->mask) return ns_spectrum_numeric_masked(x, spec, J, out, cap, err);
-  ns_norm_plan p;
+/* The eigenvalues of J (n x n) as bulk-labelled e[0..n-1], with the eigenvectors in the
+ * columns of V and the noise of J (as merge_tol takes it) in *noise. Symmetric to 1e-8 (a
+ * finite-difference J is, to its noise): the symmetric part (into A, n x n scratch) and
+ * dsyevr, whose eigenvectors are orthonormal; otherwise dgeev. wi must be zeroed. */
+static int eig_of_J(const char *fn, const double *J, size_t n, double *A, double *wr, double *wi,
+                    double *V, ns_eig *e, double *noise, char *err) {
+  if (ns_check_finite_matrix(fn, J, n, n, err)) return -1;
+  *noise = 0;
+  if (ns_is_symmetric(J, n, 1e-8)) {
+    /* The asymmetry measures the noise in J (zero for an analytic J, ~1e-10 for central
+     * differences); eigenvalues of the symmetric part move by up to about sqrt(n) times
+     * it, so values that close count as equal. */
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < n; j++) {
+        A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
+        *noise = fmax(*noise, fabs(J[i * n + j] - J[j * n + i]));
+      }
+    *noise *= 4 * sqrt((double)n);
+    if (ns_eig_sym(A, n, wr, V, err)) return -1;
+  } else if (ns_eig_general(J, n, wr, wi, V, err)) {
+    return -1;
+  }
+  for (size_t k = 0; k < n; k++) e[k] = (ns_eig){wr[k], wi[k], NS_LABEL_BULK, 1};
+  return 0;
+}
+
+/* The checks every numeric spectrum makes of its Jacobian before the plan. */
+static int check_J(const char *fn, const ns_tensor *x, const double *J, char *err) {
   if (!J) {
     ns_seterr(err, "%s: Jacobian is NULL", fn);
     return -1;
@@ -493,7 +516,15 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
     ns_seterr(err, "%s: %zu elements is larger than the limit %d", fn, x->n, NS_LINALG_MAXN);
     return -1;
   }
-  if (prepare(fn, x, spec, out, &p, err)) return -1;
+  return 0;
+}
+
+int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J, ns_eig *out,
+                        size_t cap, char *err) {
+  static const char fn[] = "spectrum_numeric";
+  if (spec && spec->mask) return ns_spectrum_numeric_masked(x, spec, J, out, cap, err);
+  ns_norm_plan p;
+  if (check_J(fn, x, J, err) || prepare(fn, x, spec, out, &p, err)) return -1;
   size_t n = x->n, m = p.count;
   int center = ns_spec_center(spec), rc = -1;
   double *A = malloc(n * n * sizeof *A), *V = malloc(n * n * sizeof *V);
@@ -505,25 +536,8 @@ int ns_spectrum_numeric(const ns_tensor *x, const ns_spec *spec, const double *J
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  if (ns_check_finite_matrix(fn, J, n, n, err)) goto done;
-  /* Symmetric to 1e-8 (a finite-difference J is, to its noise): use the symmetric part
-   * and dsyevr, whose eigenvectors are orthonormal; otherwise dgeev. */
-  double noise = 0;
-  if (ns_is_symmetric(J, n, 1e-8)) {
-    /* The asymmetry measures the noise in J (zero for an analytic J, ~1e-10 for central
-     * differences); eigenvalues of the symmetric part move by up to about sqrt(n) times
-     * it, so values that close count as equal. */
-    for (size_t i = 0; i < n; i++)
-      for (size_t j = 0; j < n; j++) {
-        A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
-        noise = fmax(noise, fabs(J[i * n + j] - J[j * n + i]));
-      }
-    noise *= 4 * sqrt((double)n);
-    if (ns_eig_sym(A, n, wr, V, err)) goto done;
-  } else if (ns_eig_general(J, n, wr, wi, V, err))
-    goto done;
-
-  for (size_t k = 0; k < n; k++) e[k] = (ns_eig){wr[k], wi[k], NS_LABEL_BULK, 1};
+  double noise;
+  if (eig_of_J(fn, J, n, A, wr, wi, V, e, &noise, err)) goto done;
   if (!ns_spec_eval_running(spec, x->rank)) {
     /* unit radial vector of each statistic: its centred values (RMS: the values) */
     ns_tensor_read(x, xv);
@@ -700,17 +714,9 @@ static int near_tol(double a, double b, double tol) {
 int ns_spectrum_numeric_masked(const ns_tensor *x, const ns_spec *spec, const double *J,
                                ns_eig *out, size_t cap, char *err) {
   static const char fn[] = "spectrum_numeric";
-  if (!J) {
-    ns_seterr(err, "%s: Jacobian is NULL", fn);
-    return -1;
-  }
-  if (x && x->n > NS_LINALG_MAXN) {
-    ns_seterr(err, "%s: %zu elements is larger than the limit %d", fn, x->n, NS_LINALG_MAXN);
-    return -1;
-  }
   ns_norm_plan p;
   unsigned char *keep;
-  if (prepare_masked(fn, x, spec, out, &p, &keep, err)) return -1;
+  if (check_J(fn, x, J, err) || prepare_masked(fn, x, spec, out, &p, &keep, err)) return -1;
   size_t n = x->n, m = p.count;
   int center = ns_spec_center(spec), rc = -1;
   double *A = malloc(n * n * sizeof *A), *V = malloc(n * n * sizeof *V);
@@ -723,19 +729,8 @@ int ns_spectrum_numeric_masked(const ns_tensor *x, const ns_spec *spec, const do
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  if (ns_check_finite_matrix(fn, J, n, n, err)) goto done;
-  double noise = 0; /* as spectrum.c: the asymmetry of J measures its noise */
-  if (ns_is_symmetric(J, n, 1e-8)) {
-    for (size_t i = 0; i < n; i++)
-      for (size_t j = 0; j < n; j++) {
-        A[i * n + j] = 0.5 * (J[i * n + j] + J[j * n + i]);
-        noise = fmax(noise, fabs(J[i * n + j] - J[j * n + i]));
-      }
-    noise *= 4 * sqrt((double)n);
-    if (ns_eig_sym(A, n, wr, V, err)) goto done;
-  } else if (ns_eig_general(J, n, wr, wi, V, err))
-    goto done;
-  for (size_t k = 0; k < n; k++) e[k] = (ns_eig){wr[k], wi[k], NS_LABEL_BULK, 1};
+  double noise;
+  if (eig_of_J(fn, J, n, A, wr, wi, V, e, &noise, err)) goto done;
 
   int eval = ns_spec_eval_running(spec, x->rank);
   if (!eval) { /* unit radial vector of each statistic over its kept members */
