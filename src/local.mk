@@ -1,6 +1,9 @@
-## src: the normscope binary. main.c is the command line and its table of commands.
+## src: the normscope binary. main.c is the command line and its table of commands;
+## src/cmd holds the commands' bodies, one file each.
 bin_PROGRAMS += normscope
-normscope_SOURCES = src/main.c src/audit/cmd_audit.c src/audit/cmd_audit.h
+normscope_SOURCES = src/main.c src/audit/cmd_audit.c src/audit/cmd_audit.h \
+	src/cmd/cmd.h src/cmd/cmd.c src/cmd/cmd_run.c src/cmd/cmd_repl.c src/cmd/cmd_lesson.c \
+	src/cmd/cmd_verify.c src/cmd/cmd_record.c
 normscope_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
 # libnstui.la calls into libnslesson.la (the lesson player) and libnsrepl.la (the prompt),
 # so it comes first; libnslesson.la needs the explorer's Lua side in libnslua.la.
