@@ -225,25 +225,13 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
   if (ns_norm_plan_shape(x->rank, x->shape, spec, p, err) != 0) return -1;
-  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
+  if (ns_spec_check_plan(spec, p, x->rank, x->shape, err) != 0) {
     ns_norm_result_free(res);
     return -1;
   }
   const size_t nstat = p->nstat;
   const int eval = ns_spec_eval_running(spec, x->rank);
   ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
-  if (eval && !run) {
-    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
-              ns_kind_name(spec->kind));
-    ns_norm_result_free(res);
-    return -1;
-  }
-  if (run && run->nstat != 0 && run->nstat != nstat) {
-    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
-              run->nstat, sh, nstat);
-    ns_norm_result_free(res);
-    return -1;
-  }
   const size_t naff = affine_walked(spec, p);
   ns_tensor *r = *reuse;
   int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;

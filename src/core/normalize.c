@@ -438,3 +438,22 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
   if (s->beta && check_affine("beta", s->nbeta, s, p, rank, shape, err) != 0) return -1;
   return 0;
 }
+
+int ns_spec_check_plan(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
+                       char *err) {
+  if (ns_spec_check_affine(s, p, rank, shape, err) != 0) return -1;
+  const ns_running *run = ns_spec_is_batch(s, rank) ? s->running : NULL;
+  if (ns_spec_eval_running(s, rank) && !run) {
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(s->kind));
+    return -1;
+  }
+  if (run && run->nstat != 0 && run->nstat != p->nstat) {
+    char sh[96];
+    ns_shape_format(rank, shape, sh, sizeof sh);
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, p->nstat);
+    return -1;
+  }
+  return 0;
+}

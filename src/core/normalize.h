@@ -127,6 +127,12 @@ void ns_norm_plan_free(ns_norm_plan *p);
  * else -1 with err naming the array, its length and what the kind at this shape needs. */
 int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
                          char *err);
+/* The one gate of the normalization entry points (ns_normalize_exec, ns_normalize_ref)
+ * once they have the plan: gamma/beta fit it (ns_spec_check_affine), eval mode of a batch
+ * kind has running statistics, and running statistics already updated have the plan's
+ * statistic count. 0, or -1 with err. */
+int ns_spec_check_plan(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
+                       char *err);
 /* gamma of element i under the plan: 1 without gamma, gamma[0] when it broadcasts (ngamma 1),
  * else gamma[ns_norm_plan_affine_of(p, i)]. */
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);

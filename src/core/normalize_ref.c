@@ -117,7 +117,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     free(keep);
     return -1;
   }
-  if (ns_spec_check_affine(spec, p, x->rank, x->shape, err) != 0) {
+  if (ns_spec_check_plan(spec, p, x->rank, x->shape, err) != 0) {
     ns_norm_result_free(res);
     free(keep);
     return -1;
@@ -127,20 +127,6 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
   const int eval = ns_spec_eval_running(spec, x->rank);
   ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
-  if (eval && !run) {
-    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
-              ns_kind_name(spec->kind));
-    ns_norm_result_free(res);
-    free(keep);
-    return -1;
-  }
-  if (run && run->nstat != 0 && run->nstat != nstat) {
-    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
-              run->nstat, sh, nstat);
-    ns_norm_result_free(res);
-    free(keep);
-    return -1;
-  }
   res->y = ns_tensor_new(x->rank, x->shape, dt, err);
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
