@@ -540,45 +540,165 @@ static void setstr(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
+/* ---- result(): the values of ns_result that Lua sees, one row each. A section is one
+ * table of result() (the top, jacobian, batch, ...); a row says the key, how the member
+ * is pushed, and when: always, only when the section's part is done, or only when it is
+ * not. The values that are not one member (cond, the eigenvector checks, the sign
+ * flips, the estimators, the precision per algorithm) are pushed by the code after. */
+
+typedef enum {
+  RV_NUM,
+  RV_INT,
+  RV_BOOL,
+  RV_STR,
+  RV_SOME_STR,
+  RV_TENSOR,
+  RV_DOUBLES,
+  RV_MATRIX,
+  RV_EIGS
+} rv_type;
+enum { RV_ALWAYS, RV_DONE, RV_NOT_DONE };
+typedef struct {
+  const char *key;
+  unsigned char type, when;
+  size_t off, size;      /* the member */
+  size_t n1, s1, n2, s2; /* its count (rows), and columns for a matrix */
+} rv_row;
+
+#define RM_(m) offsetof(ns_result, m), sizeof(((const ns_result *)0)->m)
+#define RV(key, type, when, m)                                                                     \
+  { key, type, when, RM_(m), 0, 0, 0, 0 }
+#define RVN(key, type, when, m, n)                                                                 \
+  { key, type, when, RM_(m), RM_(n), 0, 0 }
+#define RVM(key, when, m, rows, cols)                                                              \
+  { key, RV_MATRIX, when, RM_(m), RM_(rows), RM_(cols) }
+
+/* An int or size_t member, by its size. */
+static size_t rv_count(const ns_result *r, size_t off, size_t size) {
+  const char *p = (const char *)r + off;
+  return size == sizeof(int) ? (size_t) * (const int *)p : *(const size_t *)p;
+}
+
+static void push_rows(lua_State *L, const ns_result *r, const rv_row *rows, size_t nrows,
+                      int done) {
+  for (size_t i = 0; i < nrows; i++) {
+    const rv_row *w = &rows[i];
+    if ((w->when == RV_DONE && !done) || (w->when == RV_NOT_DONE && done)) continue;
+    const char *p = (const char *)r + w->off;
+    switch (w->type) {
+    case RV_NUM:
+      lua_pushnumber(L, *(const double *)p);
+      break;
+    case RV_INT:
+      lua_pushinteger(L, (lua_Integer)rv_count(r, w->off, w->size));
+      break;
+    case RV_BOOL:
+      lua_pushboolean(L, *(const int *)p);
+      break;
+    case RV_SOME_STR:
+      if (!p[0]) continue;
+      /* fall through */
+    case RV_STR:
+      lua_pushstring(L, p);
+      break;
+    case RV_TENSOR:
+      nsl_pushtensor(L, ns_tensor_copy(*(ns_tensor *const *)p));
+      break;
+    case RV_DOUBLES:
+      push_doubles(L, *(const double *const *)p, rv_count(r, w->n1, w->s1));
+      break;
+    case RV_MATRIX:
+      push_matrix(L, *(const double *const *)p, rv_count(r, w->n1, w->s1),
+                  rv_count(r, w->n2, w->s2));
+      break;
+    case RV_EIGS:
+      nsl_pusheigs(L, *(const ns_eig *const *)p, (int)rv_count(r, w->n1, w->s1));
+      break;
+    }
+    lua_setfield(L, -2, w->key);
+  }
+}
+#define PUSH_ROWS(L, r, rows, done) push_rows(L, r, rows, sizeof rows / sizeof rows[0], done)
+
+/* clang-format off */
+static const rv_row rv_top[] = {
+    RV("n", RV_INT, RV_ALWAYS, n),
+    RV("x_mean", RV_NUM, RV_ALWAYS, x_mean), RV("x_std", RV_NUM, RV_ALWAYS, x_std),
+    RV("x_rms", RV_NUM, RV_ALWAYS, x_rms), RV("x_min", RV_NUM, RV_ALWAYS, x_min),
+    RV("x_max", RV_NUM, RV_ALWAYS, x_max),
+    RV("y", RV_TENSOR, RV_ALWAYS, norm.y),
+    RV("y_mean", RV_NUM, RV_ALWAYS, y_mean), RV("y_std", RV_NUM, RV_ALWAYS, y_std),
+    RVN("mean", RV_DOUBLES, RV_ALWAYS, norm.mean, norm.plan.nstat),
+    RVN("var", RV_DOUBLES, RV_ALWAYS, norm.var, norm.plan.nstat),
+    RVN("denom", RV_DOUBLES, RV_ALWAYS, norm.denom, norm.plan.nstat),
+    RV("ndegenerate", RV_INT, RV_ALWAYS, norm.ndegenerate),
+    RV("y_shift", RV_TENSOR, RV_ALWAYS, y_shift), RV("y_scale", RV_TENSOR, RV_ALWAYS, y_scale),
+    RV("shift_dev", RV_NUM, RV_ALWAYS, shift_dev), RV("scale_dev", RV_NUM, RV_ALWAYS, scale_dev),
+};
+/* the closed form and its checks along the eigenvectors exist at any size */
+static const rv_row rv_jacobian[] = {
+    RV("done", RV_BOOL, RV_ALWAYS, jac_done),
+    RVN("closed", RV_EIGS, RV_ALWAYS, spec_closed, nclosed),
+    RV("closed_skip", RV_SOME_STR, RV_ALWAYS, closed_skip),
+    RV("closed_rank", RV_INT, RV_ALWAYS, closed_rank),
+    RV("check_ok", RV_BOOL, RV_ALWAYS, eigchk_ok),
+    RV("skip", RV_STR, RV_NOT_DONE, jac_skip),
+    RV("fd_diff", RV_NUM, RV_DONE, jac_fd_diff),
+    RVN("numeric", RV_EIGS, RV_DONE, spec_numeric, nnumeric),
+    RVN("fd", RV_EIGS, RV_DONE, spec_fd, nfd),
+    RV("closed_vs_numeric", RV_NUM, RV_DONE, eig_closed_vs_numeric),
+    RV("numeric_vs_fd", RV_NUM, RV_DONE, eig_numeric_vs_fd),
+    RV("disagree", RV_NUM, RV_DONE, eig_disagree),
+    RV("smax", RV_NUM, RV_DONE, smax), RV("rank_tol", RV_NUM, RV_DONE, rank_tol),
+    RV("rank", RV_INT, RV_DONE, rank), RV("symmetric", RV_BOOL, RV_DONE, symmetric),
+};
+static const rv_row rv_batch[] = {
+    RVM("bn", RV_ALWAYS, bn, B, D), RVM("ln", RV_ALWAYS, ln, B, D),
+    RVN("target_now", RV_DOUBLES, RV_ALWAYS, target_now, D),
+    RVN("target_base", RV_DOUBLES, RV_ALWAYS, target_base, D),
+    RV("nflip", RV_INT, RV_ALWAYS, nflip),
+};
+static const rv_row rv_train[] = {
+    RV("d", RV_INT, RV_ALWAYS, train_d), RV("n", RV_INT, RV_ALWAYS, train_n),
+    RVM("eval_x", RV_ALWAYS, eval_x, eval_n, train_d),
+    RVN("eval_mean", RV_DOUBLES, RV_ALWAYS, eval_mean, train_d),
+    RVN("eval_var", RV_DOUBLES, RV_ALWAYS, eval_var, train_d),
+    RVM("eval_y", RV_ALWAYS, eval_y, eval_n, train_d),
+    RV("shift_gap", RV_NUM, RV_ALWAYS, shift_gap),
+    RV("eval_loc", RV_NUM, RV_ALWAYS, eval_loc_used),
+    RV("eval_scale", RV_NUM, RV_ALWAYS, eval_scale_used),
+};
+static const rv_row rv_residual[] = {
+    RV("done", RV_BOOL, RV_ALWAYS, resid_done), RV("skip", RV_STR, RV_NOT_DONE, resid_skip),
+    RVM("W", RV_DONE, W, rw, rw), RVM("J_none", RV_DONE, J_none, rn, rn),
+    RVM("J_pre", RV_DONE, J_pre, rn, rn), RVM("J_post", RV_DONE, J_post, rn, rn),
+    RVN("sv_pre", RV_DOUBLES, RV_DONE, sv_pre, rn), RVN("sv_post", RV_DOUBLES, RV_DONE, sv_post, rn),
+    RV("rank_pre", RV_INT, RV_DONE, rank_pre), RV("rank_post", RV_INT, RV_DONE, rank_post),
+};
+static const rv_row rv_backward[] = {
+    RV("done", RV_BOOL, RV_ALWAYS, vjp_done), RV("skip", RV_STR, RV_NOT_DONE, vjp_skip),
+    RVN("g", RV_DOUBLES, RV_DONE, g, vn), RVN("dx", RV_DOUBLES, RV_DONE, dx, vn),
+    RVN("direct", RV_DOUBLES, RV_DONE, dx_direct, vn),
+    RVN("via_mean", RV_DOUBLES, RV_DONE, dx_mean, vn),
+    RVN("via_var", RV_DOUBLES, RV_DONE, dx_var, vn),
+    RVN("dgamma", RV_DOUBLES, RV_DONE, dgamma, naffine),
+    RVN("dbeta", RV_DOUBLES, RV_DONE, dbeta, naffine),
+    RV("sum_max", RV_NUM, RV_DONE, dx_sum_max), RV("xhat_max", RV_NUM, RV_DONE, dx_xhat_max),
+    RV("vs_jtg", RV_NUM, RV_DONE, vjp_vs_jtg),
+};
+static const rv_row rv_precision[] = {RV("ref", RV_NUM, RV_ALWAYS, var_ref)};
+/* clang-format on */
+
 void nsx_pushresult(lua_State *L, const ns_result *r) {
   lua_createtable(L, 0, 24);
-  lua_pushinteger(L, (lua_Integer)r->n);
-  lua_setfield(L, -2, "n");
-  setnum(L, "x_mean", r->x_mean);
-  setnum(L, "x_std", r->x_std);
-  setnum(L, "x_rms", r->x_rms);
-  setnum(L, "x_min", r->x_min);
-  setnum(L, "x_max", r->x_max);
-  nsl_pushtensor(L, ns_tensor_copy(r->norm.y));
-  lua_setfield(L, -2, "y");
-  setnum(L, "y_mean", r->y_mean);
-  setnum(L, "y_std", r->y_std);
-  setdoubles(L, "mean", r->norm.mean, r->norm.plan.nstat);
-  setdoubles(L, "var", r->norm.var, r->norm.plan.nstat);
-  setdoubles(L, "denom", r->norm.denom, r->norm.plan.nstat);
-  lua_pushinteger(L, (lua_Integer)r->norm.ndegenerate);
-  lua_setfield(L, -2, "ndegenerate");
+  PUSH_ROWS(L, r, rv_top, 1);
   setstr(L, "cond", ns_cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
   if (r->cond != NS_COND_NONE) setstr(L, "why", r->degenerate_why);
   if (r->eval_note) setstr(L, "eval_note", r->eval_note);
-  nsl_pushtensor(L, ns_tensor_copy(r->y_shift));
-  lua_setfield(L, -2, "y_shift");
-  nsl_pushtensor(L, ns_tensor_copy(r->y_scale));
-  lua_setfield(L, -2, "y_scale");
-  setnum(L, "shift_dev", r->shift_dev);
-  setnum(L, "scale_dev", r->scale_dev);
 
   lua_createtable(L, 0, 16); /* jacobian */
-  lua_pushboolean(L, r->jac_done);
-  lua_setfield(L, -2, "done");
-  /* the closed form and its checks along the eigenvectors exist at any size */
-  nsl_pusheigs(L, r->spec_closed, r->nclosed);
-  lua_setfield(L, -2, "closed");
-  if (r->closed_skip[0]) setstr(L, "closed_skip", r->closed_skip);
-  lua_pushinteger(L, r->closed_rank);
-  lua_setfield(L, -2, "closed_rank");
-  lua_createtable(L, r->neigchk,
-                  0); /* check: {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
+  PUSH_ROWS(L, r, rv_jacobian, r->jac_done);
+  lua_createtable(L, r->neigchk, 0); /* {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
   for (int i = 0; i < r->neigchk; i++) {
     const ns_eigcheck *ck = &r->eigchk[i];
     lua_createtable(L, 0, 7);
@@ -593,52 +713,20 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "check");
-  lua_pushboolean(L, r->eigchk_ok);
-  lua_setfield(L, -2, "check_ok");
-  if (!r->jac_done) {
-    setstr(L, "skip", r->jac_skip);
-  } else {
-    setnum(L, "fd_diff", r->jac_fd_diff);
-    nsl_pusheigs(L, r->spec_numeric, r->nnumeric);
-    lua_setfield(L, -2, "numeric");
-    nsl_pusheigs(L, r->spec_fd, r->nfd);
-    lua_setfield(L, -2, "fd");
-    setnum(L, "closed_vs_numeric", r->eig_closed_vs_numeric);
-    setnum(L, "numeric_vs_fd", r->eig_numeric_vs_fd);
-    setnum(L, "disagree", r->eig_disagree);
-    setnum(L, "smax", r->smax);
-    setnum(L, "rank_tol", r->rank_tol);
-    lua_pushinteger(L, r->rank);
-    lua_setfield(L, -2, "rank");
-    lua_pushboolean(L, r->symmetric);
-    lua_setfield(L, -2, "symmetric");
-  }
   lua_setfield(L, -2, "jacobian");
 
   lua_createtable(L, 0, 6); /* batch */
-  setmatrix(L, "bn", r->bn, r->B, r->D);
-  setmatrix(L, "ln", r->ln, r->B, r->D);
-  setdoubles(L, "target_now", r->target_now, r->D);
-  setdoubles(L, "target_base", r->target_base, r->D);
+  PUSH_ROWS(L, r, rv_batch, 1);
   lua_createtable(L, (int)r->D, 0);
   for (size_t j = 0; j < r->D; j++) {
     lua_pushboolean(L, r->flip[j]);
     lua_rawseti(L, -2, (lua_Integer)j + 1);
   }
   lua_setfield(L, -2, "flip");
-  lua_pushinteger(L, r->nflip);
-  lua_setfield(L, -2, "nflip");
   lua_setfield(L, -2, "batch");
 
   lua_createtable(L, 0, 8); /* train */
-  lua_pushinteger(L, (lua_Integer)r->train_d);
-  lua_setfield(L, -2, "d");
-  lua_pushinteger(L, (lua_Integer)r->train_n);
-  lua_setfield(L, -2, "n");
-  setmatrix(L, "eval_x", r->eval_x, r->eval_n, r->train_d);
-  setdoubles(L, "eval_mean", r->eval_mean, r->train_d);
-  setdoubles(L, "eval_var", r->eval_var, r->train_d);
-  setmatrix(L, "eval_y", r->eval_y, r->eval_n, r->train_d);
+  PUSH_ROWS(L, r, rv_train, 1);
   for (int k = 0; k < 3; k++) {
     lua_createtable(L, 0, 5);
     setdoubles(L, "mean", r->est[k].mean, r->train_d);
@@ -648,52 +736,19 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     setnum(L, "estimator_gap", r->est_gap[k]);
     lua_setfield(L, -2, r->est[k].name);
   }
-  setnum(L, "shift_gap", r->shift_gap);
-  setnum(L, "eval_loc", r->eval_loc_used);
-  setnum(L, "eval_scale", r->eval_scale_used);
   setstr(L, "active", r->est[r->est_active].name);
   lua_setfield(L, -2, "train");
 
   lua_createtable(L, 0, 10); /* residual block */
-  lua_pushboolean(L, r->resid_done);
-  lua_setfield(L, -2, "done");
-  if (!r->resid_done) {
-    setstr(L, "skip", r->resid_skip);
-  } else {
-    setmatrix(L, "W", r->W, r->rw, r->rw);
-    setmatrix(L, "J_none", r->J_none, r->rn, r->rn);
-    setmatrix(L, "J_pre", r->J_pre, r->rn, r->rn);
-    setmatrix(L, "J_post", r->J_post, r->rn, r->rn);
-    setdoubles(L, "sv_pre", r->sv_pre, r->rn);
-    setdoubles(L, "sv_post", r->sv_post, r->rn);
-    lua_pushinteger(L, r->rank_pre);
-    lua_setfield(L, -2, "rank_pre");
-    lua_pushinteger(L, r->rank_post);
-    lua_setfield(L, -2, "rank_post");
-  }
+  PUSH_ROWS(L, r, rv_residual, r->resid_done);
   lua_setfield(L, -2, "residual");
 
   lua_createtable(L, 0, 12); /* backward pass */
-  lua_pushboolean(L, r->vjp_done);
-  lua_setfield(L, -2, "done");
-  if (!r->vjp_done) {
-    setstr(L, "skip", r->vjp_skip);
-  } else {
-    setdoubles(L, "g", r->g, r->vn);
-    setdoubles(L, "dx", r->dx, r->vn);
-    setdoubles(L, "direct", r->dx_direct, r->vn);
-    setdoubles(L, "via_mean", r->dx_mean, r->vn);
-    setdoubles(L, "via_var", r->dx_var, r->vn);
-    setdoubles(L, "dgamma", r->dgamma, r->naffine);
-    setdoubles(L, "dbeta", r->dbeta, r->naffine);
-    setnum(L, "sum_max", r->dx_sum_max);
-    setnum(L, "xhat_max", r->dx_xhat_max);
-    setnum(L, "vs_jtg", r->vjp_vs_jtg);
-  }
+  PUSH_ROWS(L, r, rv_backward, r->vjp_done);
   lua_setfield(L, -2, "backward");
 
   lua_createtable(L, 0, 4); /* precision */
-  setnum(L, "ref", r->var_ref);
+  PUSH_ROWS(L, r, rv_precision, 1);
   setstr(L, "dtype", ns_dtype_name(r->prec_dtype));
   setstr(L, "acc", ns_dtype_name(r->prec_acc));
   for (int a = 0; a < 3; a++) {
