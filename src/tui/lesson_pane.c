@@ -916,9 +916,15 @@ int tui_player_present(app *a, const tui_view *v) {
     mvwaddstr(w, 0, W - 9, " } more ");
   }
   int y = 1 + rows;
-  wattrset(w, tui_attr(PLOT_S_DIM));
+  char edit[128] = "";
+  if (a->editing == EDIT_ANSWER || a->editing == EDIT_STEP) /* the prompt line's place */
+    snprintf(edit, sizeof edit, "%s%s_   (Enter, Esc cancels)",
+             a->editing == EDIT_ANSWER ? "answer = " : "go to step ", a->edit);
+  wattrset(w, tui_attr(edit[0] ? PLOT_S_POS : PLOT_S_DIM));
   mvwaddnstr(w, H - 1, 1,
-             a->msg[0] ? a->msg : "n next  p back  # step  R again  H hint  = answer  q quit",
+             edit[0]    ? edit
+             : a->msg[0] ? a->msg
+                         : "n next  p back  # step  R again  H hint  = answer  q quit",
              W - 2);
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);
