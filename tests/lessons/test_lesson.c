@@ -152,6 +152,56 @@ static void schema_errors(const lesson_options *o) {
   remove("test_lesson_schema.lua");
 }
 
+/* A check judges what the screen shows: at 003-02 step 7, gamma and beta as the output panel
+ * prints the std and the mean (2.23607, 5) give y = x to every digit shown, and pass. The
+ * lessons are rewritten elsewhere: until that lesson's check uses shown(), this is a TODO
+ * (reported, not failing). shown() itself is checked through the fixture of a file here. */
+static void shown_digits(const lesson_options *o) {
+  char err[LESSON_ERRLEN], hint[256];
+  write_file("test_lesson_shown.lua",
+             "lesson{title = 't', source = 's', section = 's', steps = {\n"
+             "  {text = 'x', set = {x = {2, 4, 6, 8}},\n"
+             "   try = {text = 't', check = function(s)\n"
+             "     return shown(result().y:flat(), s.x:flat()) or 'not the same digits'\n"
+             "   end}}}}\n");
+  lesson *ls = lesson_load("test_lesson_shown.lua", o, err);
+  ns_state s;
+  ns_state_init(&s, err);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_GAMMA);
+  ns_patch_set(&p, NS_F_BETA);
+  double g = 2.23607, b = 5;
+  p.v.gamma = &g;
+  p.v.ngamma = 1;
+  p.v.beta = &b;
+  p.v.nbeta = 1;
+  int rc = -1, rc0 = -1;
+  if (ls && lesson_apply(ls, 1, &s, NULL, err) == 0) {
+    rc0 = lesson_check_try(ls, 1, &s, hint, sizeof hint, err);
+    if (ns_state_apply(&s, &p, err) == 0) rc = lesson_check_try(ls, 1, &s, hint, sizeof hint, err);
+  }
+  tap_ok(rc0 == 0 && rc == 1,
+         "shown(): y = x to the panels' 6 digits at gamma 2.23607, beta 5 passes (not before)");
+  lesson_free(ls);
+  remove("test_lesson_shown.lua");
+  /* the lesson itself */
+  ls = lesson_load(LESSON_TEST_SRCDIR "/lessons/003-02-batch-normalization.lua", o, err);
+  int k = 0;
+  for (int i = 1; ls && i <= lesson_nsteps(ls); i++)
+    if (lesson_step_try_text(ls, i) && strstr(lesson_step_try_text(ls, i), "give back x")) k = i;
+  rc = -1;
+  ns_state_free(&s);
+  ns_state_init(&s, err);
+  if (k && lesson_apply(ls, k, &s, NULL, err) == 0 && ns_state_apply(&s, &p, err) == 0)
+    rc = lesson_check_try(ls, k, &s, hint, sizeof hint, err);
+  printf("%sok %d - 003-02 step %d: set{gamma=2.23607, beta=5} passes its check%s\n",
+         rc == 1 ? "" : "not ", ++tap_n, k,
+         rc == 1 ? "" : " # TODO the lesson's check compares with 1e-9; shown() judges digits");
+  ns_state_free(&s);
+  lesson_free(ls);
+}
+
 int main(void) {
   char err[LESSON_ERRLEN];
   lesson_registry *reg = lesson_registry_load(LESSON_TEST_SRCDIR "/data/claims.tsv", err);
@@ -339,6 +389,7 @@ int main(void) {
 
   exercises(&o);
   schema_errors(&o);
+  shown_digits(&o);
   lesson_registry_free(reg);
   return tap_done();
 }
