@@ -499,7 +499,9 @@ static void step_lines(const app *a, int width, pane_text *t) {
   char *b;
   if (p->asking) {
     b = t->buf[nb++];
-    size_t len = (size_t)snprintf(b, sizeof t->buf[0], "Predict first: %s", lesson_step_question(ls, k));
+    char join[4096];
+    size_t len = (size_t)snprintf(b, sizeof t->buf[0], "Predict first: %s",
+                                  reflow(lesson_step_question(ls, k), join, sizeof join));
     for (int i = 1; i <= lesson_step_nchoices(ls, k) && len < sizeof t->buf[0]; i++)
       len += (size_t)snprintf(b + len, sizeof t->buf[0] - len, "\n  %d) %s", i,
                               lesson_step_choice(ls, k, i));
