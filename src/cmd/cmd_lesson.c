@@ -21,6 +21,7 @@ const cmd_entry cmd_lesson_entry = {
     "  or:  " PROG " lesson --headless NAME|N|FILE\n"
     "  or:  " PROG " lesson --states NAME|N|FILE\n"
     "  or:  " PROG " lesson --check FILE\n"
+    "  or:  " PROG " lesson --schema\n"
     "Without arguments, list the lessons in reading order: number, title, the text and\n"
     "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
     "\n"
@@ -33,7 +34,9 @@ const cmd_entry cmd_lesson_entry = {
     "  --continue     the lesson and step played last\n"
     "  --present      the lesson text and the step's panel fill the screen, in the\n"
     "                 high-contrast theme, without the prompt (for a projector)\n"
-    "  --autoplay S   go to the next step every S seconds; Space pauses and resumes\n"
+    "  --autoplay S   go to the next step every S seconds; Space pauses and resumes;\n"
+    "                 a try-it stops it until it is done\n"
+    "  --show-answers with --autoplay: a try-it's answer is played and it goes on\n"
     "\n"
     "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
     "                 its figures (as text), each claim's verdict and each try-it; exit\n"
@@ -43,6 +46,10 @@ const cmd_entry cmd_lesson_entry = {
     "                 without text, lines over 80 columns, try-its that cannot be done.\n"
     "\n"
     "  --states X     print the state of every step of X as dump() writes it\n"
+    "  --schema       print the table of the lesson format's attributes (Markdown)\n"
+    "  --layout-dump WxH[,WxH...] X   (for tests) play every step of X at each size\n"
+    "                 without a terminal: ok or FAIL per step (overlapping regions, a cut\n"
+    "                 panel, a text that does not fit); --layout-screens prints every screen\n"
     "\n"
     "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
     "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
@@ -50,7 +57,8 @@ const cmd_entry cmd_lesson_entry = {
     cmd_lesson};
 
 static int cmd_lesson(int argc, char **argv, int first) {
-  const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL;
+  const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL, *dump = NULL;
+  int dump_screens = 0;
   tui_options opt = {0};
   int cont = 0, play_opt = 0;
   for (int i = first + 1; i < argc; i++) {
@@ -59,6 +67,14 @@ static int cmd_lesson(int argc, char **argv, int first) {
     if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return cmd_usage_error(a, "needs a lesson", "lesson");
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
+    } else if (strcmp(a, "--schema") == 0) {
+      return lesson_cmd_schema();
+    } else if (strcmp(a, "--layout-dump") == 0 || strcmp(a, "--layout-screens") == 0) {
+      if (i + 1 >= argc) return cmd_usage_error(a, "needs sizes, e.g. 80x24,120x40", "lesson");
+      dump = argv[++i];
+      dump_screens = a[9] == 's';
+    } else if (strcmp(a, "--show-answers") == 0) {
+      opt.show_answers = play_opt = 1;
     } else if (strcmp(a, "--present") == 0) {
       opt.present = play_opt = 1;
     } else if (strcmp(a, "--ascii") == 0) {
@@ -115,6 +131,11 @@ static int cmd_lesson(int argc, char **argv, int first) {
   char *path = lesson_resolve(name, &usage);
   if (!path) return usage ? EXIT_USAGE : 1;
   opt.lesson = path;
+  if (dump) { /* the layout test: every step at each size, without a terminal */
+    int st = tui_layout_dump(&opt, dump, dump_screens);
+    free(path);
+    return st;
+  }
   if (opt.present) opt.theme = "contrast"; /* for a projector */
   fflush(stdout);
   int st = tui_run(&opt);

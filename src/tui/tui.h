@@ -14,6 +14,7 @@ typedef struct {
   int lesson_step;        /* the step to start at (1-based; 0: 1, or --continue's) */
   int present;            /* --present: the lesson and its panel fill the screen */
   double autoplay;        /* --autoplay SECONDS between steps, 0: off */
+  int show_answers;       /* --show-answers: autoplay plays a try-it's answer and goes on */
   const char *record;     /* normscope record FILE.lua: where the recording goes, or NULL */
   int record_each;        /* record --every-change: each change is a step (no M needed) */
 } tui_options;
@@ -34,5 +35,13 @@ extern const char *const *const tui_panel_names;
 /* Runs the explorer until the user quits; restores the terminal on every exit path.
  * Returns the process exit status (0, or 1 when the file could not be opened). */
 int tui_run(const tui_options *opt);
+
+/* The layout test (`lesson --layout-dump SIZES NAME`): plays every step of opt->lesson at each
+ * size of SIZES ("80x24,100x30,120x40") on a terminal that is not there (curses drawing to
+ * /dev/null) and prints one line per step: ok, or FAIL with what is wrong (a region off the
+ * screen, two that overlap, a panel or view with fewer rows than it needs, a step text and
+ * try-it that do not fit the pane), followed by the screen as text when it fails (always
+ * with screens). 0 when every step is ok. */
+int tui_layout_dump(const tui_options *opt, const char *sizes, int screens);
 
 #endif
