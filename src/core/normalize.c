@@ -139,7 +139,16 @@ int ns_spec_is_batch(const ns_spec *s, int rank) {
 }
 
 int ns_spec_eval_running(const ns_spec *s, int rank) {
-  return s->mode == NS_MODE_EVAL && ns_spec_is_batch(s, rank);
+  return s->mode == NS_MODE_EVAL &&
+         (ns_spec_is_batch(s, rank) || (s->kind == NS_KIND_INSTANCE && s->running));
+}
+
+int ns_spec_running_check(const ns_spec *s, int rank, char *err) {
+  if (!s->running || ns_spec_is_batch(s, rank) || s->kind == NS_KIND_INSTANCE) return 0;
+  ns_seterr(err, "running statistics are for batch and instance norm: %s norm%s normalizes "
+                 "every input with its own statistics",
+            ns_kind_name(s->kind), s->axes ? " over these axes" : "");
+  return -1;
 }
 
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i) {
@@ -398,11 +407,23 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "order must be sequential, pairwise or torch (got %d)", (int)s->order);
     return -1;
   }
-  if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm kernel, nothing else */
+  if (s->groups > 1 && s->kind != NS_KIND_GROUP) { /* a field the kind cannot use */
+    ns_seterr(err, "groups is for group norm: %s norm has no channel groups (got groups %d)",
+              ns_kind_name(s->kind), s->groups);
+    return -1;
+  }
+  if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm, GroupNorm, BatchNorm
+                                       and InstanceNorm kernels, nothing else */
     ns_dtype a = ns_spec_acc(s);
-    if (s->kind != NS_KIND_LAYER || !ns_spec_center(s) || s->eps_at != NS_EPS_VAR) {
-      ns_seterr(err, "order torch reproduces torch's LayerNorm kernel: kind layer, centered, "
-                     "eps_at var (torch's BatchNorm accumulates in double: acc fp64)");
+    if (s->kind == NS_KIND_RMS || !ns_spec_center(s) || s->eps_at != NS_EPS_VAR) {
+      ns_seterr(err, "order torch reproduces torch's LayerNorm, GroupNorm, BatchNorm and "
+                     "InstanceNorm kernels: kind layer, group, batch or instance, centered, "
+                     "eps_at var (torch 1.13 has no RMSNorm)");
+      return -1;
+    }
+    if (s->kind != NS_KIND_LAYER && s->axes) {
+      ns_seterr(err, "order torch follows torch's %s module: its default axes only (no axes "
+                     "field)", ns_kind_name(s->kind));
       return -1;
     }
     if (a != NS_FP32 && a != NS_FP64) {

@@ -136,8 +136,13 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
  * else gamma[ns_norm_plan_affine_of(p, i)]. */
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);
 /* 1 if the spec normalizes with the running statistics as constants: eval mode of a batch
- * kind (ns_spec_is_batch) at this rank. Every other spec uses the input's own statistics. */
+ * kind (ns_spec_is_batch) at this rank, or of instance norm given running statistics (one
+ * per channel, as torch's InstanceNorm with track_running_stats). Every other spec uses the
+ * input's own statistics. */
 int ns_spec_eval_running(const ns_spec *s, int rank);
+/* 0 unless the spec has running statistics its kind cannot use at this rank (-1 with err):
+ * only batch kinds (ns_spec_is_batch) and instance norm read and update them. */
+int ns_spec_running_check(const ns_spec *s, int rank, char *err);
 
 typedef struct {
   ns_tensor *y;      /* x's shape, spec dtype */

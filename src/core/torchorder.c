@@ -1,4 +1,4 @@
-/* torchorder.c: torch's CPU LayerNorm moments and multiply-add (see torchorder.h). */
+/* torchorder.c: torch's CPU LayerNorm, GroupNorm and BatchNorm arithmetic (see torchorder.h). */
 #include "core/torchorder.h"
 
 #include <math.h>
@@ -106,4 +106,61 @@ void ns_moments_torch(const double *x, size_t N, ns_dtype acc, ns_moments *out) 
 double ns_torch_fma(double a, double b, double c, ns_dtype acc) {
   if (acc == NS_FP32) return (double)fmaf((float)a, (float)b, (float)c);
   return ns_round_fast(fma(a, b, c), acc);
+}
+
+void ns_torch_bn_moments(const double *x, size_t n, size_t plane, ns_dtype acc, ns_moments *out) {
+  if (!out) return;
+  out->n = (double)n;
+  if (!x || ns_torch_lanes(acc) == 0) {
+    out->mean = out->m2 = NAN;
+    return;
+  }
+#define R(v) ns_round_fast((v), acc)
+  if (n == 0) {
+    out->mean = out->m2 = NAN; /* torch's sum / 0 */
+    return;
+  }
+  if (plane == 1) { /* batch_norm_cpu_collect_stats_channels_last_impl: float buffers */
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s = R(s + x[i]);
+    double mean = R(s / (double)n), v = 0;
+    for (size_t i = 0; i < n; i++) {
+      double d = R(x[i] - mean);
+      v = ns_torch_fma(d, d, v, acc);
+    }
+    out->mean = mean;
+    out->m2 = v;
+  } else { /* batch_norm_cpu_collect_stats_contiguous_impl: sums in double */
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += x[i];
+    double mean = R(s / (double)n), v = 0;
+    for (size_t i = 0; i < n; i++) {
+      double d = R(x[i] - mean);
+      v += R(d * d);
+    }
+    out->mean = mean;
+    out->m2 = R(v);
+  }
+#undef R
+}
+
+double ns_torch_bn_invstd(double var, double eps, int eval, ns_dtype acc) {
+#define R(v) ns_round_fast((v), acc)
+  if (eval) return R(1.0 / R(sqrt(R(var + R(eps)))));
+  return R(1.0 / sqrt(var + eps));
+#undef R
+}
+
+double ns_torch_bn_out(double x, double mean, double invstd, double g, double b, ns_dtype acc) {
+  double alpha = ns_round_fast(invstd * g, acc);
+  return ns_torch_fma(x, alpha, ns_torch_fma(-mean, alpha, b, acc), acc);
+}
+
+double ns_torch_gn_out(double x, double mean, double rstd, double g, double b, int affine,
+                       ns_dtype acc) {
+#define R(v) ns_round_fast((v), acc)
+  if (!affine) return R(R(x - mean) * rstd);
+  double scale = R(rstd * g);
+  return ns_torch_fma(scale, x, R(R(-scale * mean) + b), acc);
+#undef R
 }

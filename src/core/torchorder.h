@@ -1,5 +1,6 @@
-/* torchorder.h: PyTorch's CPU order of operations for LayerNorm (torch 1.13), so that
- * normscope's output can be compared with torch's bit for bit (order = "torch").
+/* torchorder.h: PyTorch's CPU order of operations for LayerNorm, GroupNorm, BatchNorm and
+ * InstanceNorm (torch 1.13), so that normscope's output can be compared with torch's bit for
+ * bit (order = "torch").
  *
  * torch's layer_norm_kernel.cpp takes each row's moments from RowwiseMoments
  * (moments_utils.h): the row is read as vectors of L lanes (L = 32 bytes over the element
@@ -14,6 +15,32 @@
  *
  * Measured against torch 1.13 on CPU (tests/data/make-torch-layernorm.py): the means,
  * rstds and outputs of a (8, 128, 768) float32 LayerNorm agree bit for bit.
+ *
+ * GroupNorm (group_norm_kernel.cpp) takes each group's moments the same way (one row of
+ * C/G * H*W values), rstd = 1 / sqrt(var + eps) in the accumulation dtype, and forms
+ *   with gamma or beta:  scale = rstd gamma; bias = -scale mean + beta (two roundings);
+ *                        y = fma(scale, x, bias)
+ *   without either:      y = (x - mean) rstd
+ *
+ * BatchNorm (batch_norm_kernel.cpp, Normalization.cpp) is another scheme. The batch
+ * moments of a channel, over its values in index order (example by example):
+ *   planes of more than one element (N, C, L) or (N, C, H, W): sum in double, mean =
+ *     float(sum / n); var_sum = float(sum in double of float((x - mean)^2));
+ *   one element per plane (N, C): the "channels last" kernel sums in float, row by row:
+ *     mean = float(sum / n) (the division in double); var_sum = fma(d, d, var_sum) with
+ *     d = x - mean, all in float.
+ * Train mode: var = float(var_sum / n); invstd = float(1 / sqrt(double(var) + eps)) with
+ * eps in double. Eval mode: invstd = 1 / sqrt(running_var + float(eps)), all in float. Both:
+ *   alpha = invstd gamma; beta = fma(-mean, alpha, bias); y = fma(x, alpha, beta).
+ * The running update (ns_running_update_torch, running.h) is torch's float arithmetic.
+ * InstanceNorm is BatchNorm of the input viewed as (1, N*C, ...) (Normalization.cpp,
+ * instance_norm): the same formulas per (example, channel). "float" above is the
+ * accumulation dtype (fp32, or fp64 for torch's double kernels, where double is the same
+ * dtype). The vectors that check all of this: tests/data/make-torch-norms.py.
+ *
+ * These formulas hold with one torch thread (torch.set_num_threads(1)): with several,
+ * torch's (N, C) BatchNorm splits the rows between threads and adds their float partial
+ * sums in double, which this file does not follow.
  *
  * No allocation, no state:
  *
@@ -37,5 +64,21 @@ int ns_torch_lanes(ns_dtype acc);
 void ns_moments_torch(const double *x, size_t n, ns_dtype acc, ns_moments *out);
 /* fma(a, b, c) rounded once to acc (fp32: fmaf; fp64: fma). */
 double ns_torch_fma(double a, double b, double c, ns_dtype acc);
+
+/* BatchNorm's batch moments of one channel (or InstanceNorm's of one (example, channel)):
+ * x[0..n-1] its values (already in acc) in index order; plane: the elements of the channel
+ * per example (1 selects torch's channels-last kernel, see above). out->mean is torch's
+ * mean and out->m2 its var_sum, both in acc. acc fp32 or fp64 (another gives NaN). */
+void ns_torch_bn_moments(const double *x, size_t n, size_t plane, ns_dtype acc, ns_moments *out);
+/* BatchNorm's invstd from the variance var (in acc): train mode (var = var_sum / n):
+ * 1 / sqrt(var + eps) in double, rounded once to acc; eval mode (var: the running one),
+ * every operation rounded to acc with eps rounded to acc first. */
+double ns_torch_bn_invstd(double var, double eps, int eval, ns_dtype acc);
+/* BatchNorm's output y = fma(x, alpha, fma(-mean, alpha, b)) with alpha = invstd g. */
+double ns_torch_bn_out(double x, double mean, double invstd, double g, double b, ns_dtype acc);
+/* GroupNorm's output: affine (gamma or beta given): scale = rstd g, y = fma(scale, x,
+ * -scale mean + b); otherwise (x - mean) rstd. */
+double ns_torch_gn_out(double x, double mean, double rstd, double g, double b, int affine,
+                       ns_dtype acc);
 
 #endif

@@ -1,0 +1,194 @@
+-- torch_norms.lua: BatchNorm, GroupNorm, InstanceNorm and LayerNorm against torch 1.13's own
+-- CPU outputs and running buffers (tests/data/make-torch-norms.py writes them; cases.tsv
+-- lists the cases). order = "torch" (core/torchorder.h) must reproduce every output bit and
+-- every running buffer bit; on a difference the check prints the largest distance in units
+-- in the last place of the case's dtype. The default accumulation is measured too, so that
+-- each case shows it is not torch's order by accident.
+local T = dofile((arg and arg[0] or "tests/audit/torch_norms.lua"):gsub("[^/]*$", "") ..
+  "../lua/tap.lua")
+local ns = T.ns
+local top = os.getenv("top_srcdir") or "."
+local dir = top .. "/tests/data/torch-norms/"
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function load(case, what, dtype)
+  local path = dir .. case .. "." .. what .. ".npy"
+  if not exists(path) then return nil end
+  return ns.load(path, dtype == "bf16" and {bf16 = true} or nil)
+end
+
+-- the bit pattern of v in dtype as an integer ordered like the values (for ulp distances)
+local fmt = {fp64 = "<d", fp32 = "<f"}
+local function ordered(v, dtype)
+  if dtype == "fp16" or dtype == "bf16" then v = ns.round(v, "fp32") end -- exact in fp32
+  local f = fmt[dtype] or "<f"
+  local u = string.unpack(f == "<d" and "<i8" or "<i4", string.pack(f, v))
+  if u < 0 then u = math.mininteger - u end -- sign-magnitude to two's complement order
+  return u
+end
+-- 16-bit values are compared through their fp32 patterns, so their ulp is the dtype's
+local ulp_of = {fp64 = 1, fp32 = 1, fp16 = 1 << 13, bf16 = 1 << 16}
+
+-- bits(got) == bits(want) for every element; else the largest ulp distance
+local function compare(got, want, dtype)
+  local g = type(got) == "table" and got or got:flat()
+  local w = type(want) == "table" and want or want:flat()
+  if #g ~= #w then return false, string.format("%d values against %d", #g, #w) end
+  local worst, at, bad = 0, 0, 0
+  for i = 1, #w do
+    local a, b = ordered(g[i], dtype), ordered(w[i], dtype)
+    if a ~= b then
+      bad = bad + 1
+      local d = math.abs(a - b) / ulp_of[dtype]
+      if d > worst then worst, at = d, i end
+    end
+  end
+  if bad == 0 then return true, "0 ulp" end
+  return false, string.format("%d of %d differ, max %.4g ulp at element %d (got %.9g, torch %.9g)",
+    bad, #w, worst, at, g[at], w[at])
+end
+
+local cases = {}
+for line in io.lines(dir .. "cases.tsv") do
+  if line:sub(1, 1) ~= "#" then
+    local f = {}
+    for v in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = v end
+    cases[#cases + 1] = {name = f[1], kind = f[2], dtype = f[3], mode = f[4],
+      groups = tonumber(f[5]), dims = tonumber(f[6]), eps = tonumber(f[7]),
+      momentum = f[8], count = tonumber(f[9]), what = f[10]}
+  end
+end
+T.ok(#cases >= 25, string.format("cases.tsv lists %d cases", #cases))
+
+local default_far = 0 -- cases where the default accumulation is not torch's bits
+for _, c in ipairs(cases) do
+  local x, y = load(c.name, "x", c.dtype), load(c.name, "y", c.dtype)
+  local spec = {kind = c.kind, dtype = c.dtype, eps = c.eps, mode = c.mode,
+    gamma = load(c.name, "gamma", "fp32"), beta = load(c.name, "beta", "fp32"),
+    groups = c.groups, order = "torch"}
+  if c.dtype == "fp64" then spec.gamma, spec.beta = load(c.name, "gamma", "fp64"),
+    load(c.name, "beta", "fp64") end
+  if c.dims then
+    local ax = {}
+    for a = #x:shape() - c.dims + 1, #x:shape() do ax[#ax + 1] = a end
+    spec.axes = ax
+  end
+  local rm0 = load(c.name, "rm0", c.dtype == "fp64" and "fp64" or "fp32")
+  local function running()
+    if not rm0 then return nil end
+    local mom = tonumber(c.momentum) -- "none": the cumulative average (momentum = false)
+    if c.momentum == "none" then mom = false end
+    return ns.running{momentum = mom,
+      mean = rm0, var = load(c.name, "rv0", c.dtype == "fp64" and "fp64" or "fp32"),
+      count = c.count}
+  end
+  local r = running()
+  spec.running = r
+  local ok, got = pcall(ns.normalize, x, spec)
+  if not ok then
+    T.ok(false, c.name .. ": " .. c.what, tostring(got))
+  else
+    local same, how = compare(got, y, c.dtype)
+    T.ok(same, string.format("%s: order=torch equals torch bit for bit (%s): %s", c.name, how,
+      c.what), how)
+    if r and c.mode == "train" then
+      local bdt = c.dtype == "fp64" and "fp64" or "fp32"
+      local sm, hm = compare(r.mean, load(c.name, "rm1", bdt), bdt)
+      local sv, hv = compare(r.var, load(c.name, "rv1", bdt), bdt)
+      T.ok(sm and sv, string.format("%s: running mean and var as torch updates them (%s, %s)",
+        c.name, hm, hv), "mean: " .. hm .. "; var: " .. hv)
+      local want = c.kind == "instance" and c.count or c.count + 1
+      T.is(r.count, want, c.name .. ": the count follows num_batches_tracked")
+    end
+    -- the same call in the default order, to show the vector tells the orders apart
+    local sd = {}
+    for k, v in pairs(spec) do sd[k] = v end
+    sd.order, sd.running = nil, running()
+    local same_d = compare(ns.normalize(x, sd), y, c.dtype)
+    if not same_d then default_far = default_far + 1 end
+  end
+end
+T.ok(default_far >= #cases // 2, string.format(
+  "the default order differs from torch on %d of %d cases (the vectors are not trivial)",
+  default_far, #cases))
+
+-- The channel at mean 300, std 0.05 (bn2d_train channel 4): torch's x*alpha + beta cancels
+-- there; order torch follows it, the fp64 answer does not.
+do
+  local x = load("bn2d_train", "x", "fp32")
+  local spec = {kind = "batch", dtype = "fp32", gamma = load("bn2d_train", "gamma", "fp32"),
+    beta = load("bn2d_train", "beta", "fp32")}
+  local function maxerr(s)
+    local y64 = ns.normalize(x, {kind = "batch", gamma = spec.gamma, beta = spec.beta})
+    local y = ns.normalize(x, s)
+    local a, b, d = y:flat(), y64:flat(), 0
+    for i = 1, #a do d = math.max(d, math.abs(a[i] - b[i])) end
+    return d
+  end
+  local s1 = {}
+  for k, v in pairs(spec) do s1[k] = v end
+  s1.order = "torch"
+  local s2 = {}
+  for k, v in pairs(spec) do s2[k] = v end
+  s2.acc = "fp64"
+  local dt, d64 = maxerr(s1), maxerr(s2)
+  T.ok(dt > 20 * d64, string.format(
+    "bn2d_train: torch's x*alpha + beta is %.3g from fp64, acc=fp64 only %.3g", dt, d64))
+end
+
+-- what a kind cannot use is an error
+local x = load("in_track_train", "x", "fp32")
+T.err("groups is for group norm", "groups with kind batch is refused",
+  ns.normalize, x, {kind = "batch", groups = 5})
+T.err("running statistics are for batch and instance norm", "running with kind layer is refused",
+  ns.normalize, x, {kind = "layer", running = ns.running{}})
+T.err("running statistics are for batch and instance norm", "running with kind group is refused",
+  ns.normalize, x, {kind = "group", groups = 5, running = ns.running{}})
+T.err("no cumulative average", "instance norm refuses momentum=false",
+  ns.normalize, x, {kind = "instance", running = ns.running{momentum = false}})
+T.err("torch 1.13 has no RMSNorm", "order=torch refuses rms",
+  ns.normalize, x, {kind = "rms", order = "torch"})
+T.err("default axes only", "order=torch refuses explicit batch axes",
+  ns.normalize, x, {kind = "batch", axes = {1, 3}, order = "torch"})
+-- instance eval without running statistics: torch's InstanceNorm without track_running_stats
+-- uses the input's statistics in both modes
+local yt = ns.normalize(x, {kind = "instance"})
+local ye = ns.normalize(x, {kind = "instance", mode = "eval"})
+T.ok(compare(yt, ye, "fp64"), "instance eval without running = train (no buffers to use)")
+
+-- the kernels and the reference path agree on instance norm's running statistics (the
+-- default order: the kernels take it)
+do
+  local xi = load("in_track_train", "x", "fp32")
+  local m0, v0 = load("in_track_train", "rm0", "fp32"), load("in_track_train", "rv0", "fp32")
+  local r = ns.running{momentum = 0.1, mean = m0, var = v0}
+  ns.normalize(xi, {kind = "instance", running = r})
+  local ok = true
+  -- torch's update in double: per example, then averaged over the 3 examples
+  local _, st = ns.normalize(xi, {kind = "instance"})
+  local m0f, v0f = m0:flat(), v0:flat()
+  local stm = st.mean:flat()
+  local n = 64
+  for c = 1, 5 do
+    local sm, sv = 0, 0
+    for e = 0, 2 do
+      local s = e * 5 + c
+      sm = sm + (0.9 * m0f[c] + 0.1 * stm[s])
+      sv = sv + (0.9 * v0f[c] + 0.1 * st.var:flat()[s] * n / (n - 1))
+    end
+    if math.abs(r.mean[c] - sm / 3) > 1e-12 * (1 + math.abs(sm)) or
+      math.abs(r.var[c] - sv / 3) > 1e-12 * (1 + math.abs(sv)) then ok = false end
+  end
+  T.ok(ok, "instance running update (default order): per-example updates averaged over N")
+  local re = ns.running{momentum = 0.1, mean = m0, var = v0}
+  local y1 = ns.normalize(xi, {kind = "instance", mode = "eval", running = re})
+  local y2 = ns.normalize(xi, {kind = "batch", mode = "eval", running = re})
+  T.ok(compare(y1, y2, "fp64"), "instance eval with running = batch eval with the same buffers")
+  T.is(re.count, 0, "eval leaves the count alone")
+end
+T.done()
