@@ -2,6 +2,7 @@
 #include "core/running.h"
 #include "core/err.h"
 #include "core/round.h"
+#include "core/torchorder.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -183,6 +184,16 @@ int ns_running_update_instance(ns_running *r, const ns_moments *b, size_t nbatch
   const ns_dtype a = acc >= 0 ? (ns_dtype)acc : NS_FP64;
 #define R(v) (acc >= 0 ? ns_round_fast((v), a) : (v))
   const double m = R(r->momentum), nb = R((double)nbatch);
+  double *cm = NULL, *cv = NULL; /* every example's copies, (nbatch, nchan), for torch's sum */
+  if (acc >= 0 && !r->exact) {
+    cm = nbatch <= SIZE_MAX / 2 / nchan / sizeof *cm ? malloc(2 * nbatch * nchan * sizeof *cm)
+                                                     : NULL;
+    if (!cm) {
+      ns_seterr(err, "out of memory updating %zu running statistics", nchan);
+      return -1;
+    }
+    cv = cm + nbatch * nchan;
+  }
   for (size_t c = 0; c < nchan; c++) {
     if (r->exact) {
       for (size_t e = 0; e < nbatch; e++) r->acc[c] = ns_moments_merge(r->acc[c], b[e * nchan + c]);
@@ -196,16 +207,23 @@ int ns_running_update_instance(ns_running *r, const ns_moments *b, size_t nbatch
       const ns_moments *bb = &b[e * nchan + c];
       if (acc >= 0) {
         torch_rule(&rm, &rv, bb, m, a);
+        cm[e * nchan + c] = rm;
+        cv[e * nchan + c] = rv;
       } else {
-        rm = (1.0 - m) * rm + m * bb->mean;
-        rv = (1.0 - m) * rv + m * (bb->m2 / (bb->n - 1.0));
+        sm += (1.0 - m) * rm + m * bb->mean;
+        sv += (1.0 - m) * rv + m * (bb->m2 / (bb->n - 1.0));
       }
-      sm = e ? R(sm + rm) : rm;
-      sv = e ? R(sv + rv) : rv;
     }
-    r->mean[c] = R(sm / nb);
-    r->var[c] = R(sv / nb);
+    if (acc < 0) {
+      r->mean[c] = sm / nb;
+      r->var[c] = sv / nb;
+    }
   }
+  for (size_t c = 0; cm && c < nchan; c++) { /* torch: running_.view({b, c}).mean(0) */
+    r->mean[c] = R(ns_torch_sum_dim0(cm, nbatch, nchan, c, a) / nb);
+    r->var[c] = R(ns_torch_sum_dim0(cv, nbatch, nchan, c, a) / nb);
+  }
+  free(cm);
 #undef R
   return 0; /* torch's InstanceNorm leaves num_batches_tracked alone */
 }

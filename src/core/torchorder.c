@@ -164,3 +164,52 @@ double ns_torch_gn_out(double x, double mean, double rstd, double g, double b, i
   return ns_torch_fma(scale, x, R(R(-scale * mean) + b), acc);
 #undef R
 }
+
+/* multi_row_sum for one column: v[0], v[stride], ... v[(n-1) stride] */
+static double sum_levels(const double *v, size_t n, size_t stride, ns_dtype acc) {
+#define R(x) ns_round_fast((x), acc)
+  enum { LEVELS = 4 };
+  int lp = ceil_log2(n) / LEVELS;
+  if (lp < 4) lp = 4;
+  const size_t step = (size_t)1 << lp, mask = step - 1;
+  double a[LEVELS] = {0, 0, 0, 0};
+  size_t i = 0;
+  while (i + step <= n) {
+    for (size_t j = 0; j < step; j++, i++) a[0] = R(a[0] + v[i * stride]);
+    for (int j = 1; j < LEVELS; j++) {
+      a[j] = R(a[j] + a[j - 1]);
+      a[j - 1] = 0;
+      if (i & (mask << (j * lp))) break;
+    }
+  }
+  for (; i < n; i++) a[0] = R(a[0] + v[i * stride]);
+  for (int j = 1; j < LEVELS; j++) a[0] = R(a[0] + a[j]);
+  return a[0];
+}
+
+/* row_sum: four interleaved multi_row_sums, the rest into the first, then the others */
+static double sum_interleaved(const double *v, size_t n, size_t stride, ns_dtype acc) {
+  const size_t q = n / 4;
+  double p[4];
+  for (int k = 0; k < 4; k++) p[k] = sum_levels(v + (size_t)k * stride, q, 4 * stride, acc);
+  for (size_t i = 4 * q; i < n; i++) p[0] = R(p[0] + v[i * stride]);
+  for (int k = 1; k < 4; k++) p[0] = R(p[0] + p[k]);
+  return p[0];
+}
+
+double ns_torch_sum_dim0(const double *v, size_t rows, size_t cols, size_t col, ns_dtype acc) {
+  if (!v || rows == 0 || col >= cols) return 0.0;
+  if (rows == 1) return R(0.0 + v[col]);
+  if (cols == 1) { /* a contiguous reduction: vectorized_inner_sum, or scalar_inner_sum */
+    if (rows < 8) return sum_interleaved(v, rows, 1, acc);
+    const size_t nv = rows / 8;
+    double f = 0;
+    for (size_t k = 8 * nv; k < rows; k++) f = R(f + v[k]);
+    for (size_t l = 0; l < 8; l++) f = R(f + sum_interleaved(v + l, nv, 8, acc));
+    return f;
+  }
+  size_t block = cols >= 8 ? 32 : 4; /* vectorized_outer_sum / scalar_outer_sum */
+  if (col < cols / block * block) return sum_levels(v + col, rows, cols, acc);
+  return sum_interleaved(v + col, rows, cols, acc);
+#undef R
+}

@@ -65,6 +65,16 @@ void ns_moments_torch(const double *x, size_t n, ns_dtype acc, ns_moments *out);
 /* fma(a, b, c) rounded once to acc (fp32: fmaf; fp64: fma). */
 double ns_torch_fma(double a, double b, double c, ns_dtype acc);
 
+/* torch's sum over axis 0 of a contiguous (rows, cols) tensor, column col (SumKernel.cpp,
+ * one thread): v is the row-major tensor, every addition rounded to acc. torch sums a column
+ * either "by levels" (multi_row_sum: blocks of 2^p rows, p = max(4, ceil(log2 rows) / 4),
+ * added into four levels of partial sums that carry like a counter) or "interleaved"
+ * (row_sum: four such sums over the rows i = k mod 4, the rest added to the first, then the
+ * other three), depending on where the column falls in torch's vector blocks (32 columns at
+ * a time for 8 or more columns, 4 at a time below; the others interleaved); one column is a
+ * contiguous sum of 8 lanes. For fewer than 16 rows, and a column summed by levels, that is
+ * the sum in index order. InstanceNorm's running buffers are averaged this way. */
+double ns_torch_sum_dim0(const double *v, size_t rows, size_t cols, size_t col, ns_dtype acc);
 /* BatchNorm's batch moments of one channel (or InstanceNorm's of one (example, channel)):
  * x[0..n-1] its values (already in acc) in index order; plane: the elements of the channel
  * per example (1 selects torch's channels-last kernel, see above). out->mean is torch's

@@ -36,6 +36,7 @@ local ulp_of = {fp64 = 1, fp32 = 1, fp16 = 1 << 13, bf16 = 1 << 16}
 
 -- bits(got) == bits(want) for every element; else the largest ulp distance
 local function compare(got, want, dtype)
+  if type(got) == "number" then got = {got} end -- a running object of one statistic
   local g = type(got) == "table" and got or got:flat()
   local w = type(want) == "table" and want or want:flat()
   if #g ~= #w then return false, string.format("%d values against %d", #g, #w) end

@@ -156,6 +156,13 @@ run_bn("in_track_eval", inn, acts((3, 5, 8, 8)), "eval",
 inn = torch.nn.InstanceNorm1d(3, track_running_stats=True)
 run_bn("in1d_track_train", inn, acts((20, 3, 25)), "train",
        "InstanceNorm1d(3, track_running_stats) train over 20 examples")
+# the average over the examples is torch's sum over axis 0, whose order depends on the
+# number of examples and channels (torchorder.h, ns_torch_sum_dim0)
+for case, shape in {"in1d_track_n300": (300, 5, 2), "in1d_track_c1": (40, 1, 6),
+                    "in1d_track_c12": (70, 12, 3), "in1d_track_c40": (20, 40, 3)}.items():
+    inn = torch.nn.InstanceNorm1d(shape[1], track_running_stats=True)
+    run_bn(case, inn, acts(shape), "train",
+           "InstanceNorm1d(%d, track_running_stats) train over %d examples" % shape[1::-1])
 # ---- GroupNorm: LayerNorm's Welford cascade per group ----
 for case, (G, C, shape, aff, what) in {
         "gn_g4": (4, 12, (3, 12, 5, 7), True, "GroupNorm(4, 12)"),
