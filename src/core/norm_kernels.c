@@ -240,7 +240,7 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   }
   /* instance norm: one running statistic per channel, repeated over the examples for eval
      mode as torch does (normalize_ref.c does the same) */
-  const int inst = spec->kind == NS_KIND_INSTANCE && run;
+  const int inst = ns_spec_instance_running(spec, x->rank);
   const size_t nchan = x->rank >= 2 ? x->shape[1] : 1, nex = inst ? nstat / nchan : 1;
   ns_running rep;
   memset(&rep, 0, sizeof rep);
@@ -320,7 +320,7 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
   }
   int run =
       ns_spec_eval_running(spec, x->rank) ||
-      ((ns_spec_is_batch(spec, x->rank) || spec->kind == NS_KIND_INSTANCE) && spec->running);
+      (ns_spec_is_batch(spec, x->rank) && spec->running) || ns_spec_instance_running(spec, x->rank);
   if (spec->mask || spec->order == NS_ORDER_TORCH || run) {
     ns_seterr(err, "restat: %s",
               spec->mask ? "a masked normalization has no kernel"

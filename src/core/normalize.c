@@ -139,12 +139,22 @@ int ns_spec_is_batch(const ns_spec *s, int rank) {
 }
 
 int ns_spec_eval_running(const ns_spec *s, int rank) {
-  return s->mode == NS_MODE_EVAL &&
-         (ns_spec_is_batch(s, rank) || (s->kind == NS_KIND_INSTANCE && s->running));
+  return s->mode == NS_MODE_EVAL && (ns_spec_is_batch(s, rank) || ns_spec_instance_running(s, rank));
+}
+
+int ns_spec_instance_running(const ns_spec *s, int rank) {
+  return s->kind == NS_KIND_INSTANCE && s->running && !ns_spec_is_batch(s, rank);
 }
 
 int ns_spec_running_check(const ns_spec *s, int rank, char *err) {
-  if (!s->running || ns_spec_is_batch(s, rank) || s->kind == NS_KIND_INSTANCE) return 0;
+  if (!s->running || ns_spec_is_batch(s, rank)) return 0;
+  if (s->kind == NS_KIND_INSTANCE) { /* one running statistic per channel */
+    char e[NS_ERRLEN];
+    if (!s->axes || s->axes == ns_default_axes(NS_KIND_INSTANCE, rank, e)) return 0;
+    ns_seterr(err, "instance norm's running statistics are per channel: they need its default "
+                   "axes (one statistic per example and channel), not these");
+    return -1;
+  }
   ns_seterr(err, "running statistics are for batch and instance norm: %s norm%s normalizes "
                  "every input with its own statistics",
             ns_kind_name(s->kind), s->axes ? " over these axes" : "");
@@ -405,11 +415,6 @@ int ns_spec_check(const ns_spec *s, char *err) {
   if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE &&
       s->order != NS_ORDER_TORCH) {
     ns_seterr(err, "order must be sequential, pairwise or torch (got %d)", (int)s->order);
-    return -1;
-  }
-  if (s->groups > 1 && s->kind != NS_KIND_GROUP) { /* a field the kind cannot use */
-    ns_seterr(err, "groups is for group norm: %s norm has no channel groups (got groups %d)",
-              ns_kind_name(s->kind), s->groups);
     return -1;
   }
   if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm, GroupNorm, BatchNorm

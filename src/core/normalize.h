@@ -143,6 +143,10 @@ int ns_spec_eval_running(const ns_spec *s, int rank);
 /* 0 unless the spec has running statistics its kind cannot use at this rank (-1 with err):
  * only batch kinds (ns_spec_is_batch) and instance norm read and update them. */
 int ns_spec_running_check(const ns_spec *s, int rank, char *err);
+/* 1 if the spec is instance norm (not a batch kind at this rank) with running statistics:
+ * one per channel, used in eval mode and updated in train mode as torch's InstanceNorm with
+ * track_running_stats (running.h, ns_running_update_instance). */
+int ns_spec_instance_running(const ns_spec *s, int rank);
 
 typedef struct {
   ns_tensor *y;      /* x's shape, spec dtype */

@@ -141,7 +141,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   ns_running *run = spec->running; /* ns_spec_running_check: a batch kind or instance norm */
   /* instance norm: one running statistic per channel, repeated over the examples as torch
      does (ns_running_repeat), so that statistic s reads its channel's values */
-  const int inst = spec->kind == NS_KIND_INSTANCE && run;
+  const int inst = ns_spec_instance_running(spec, x->rank);
   const size_t nchan = x->rank >= 2 ? x->shape[1] : 1, nex = inst ? nstat / nchan : 1;
   ns_running rep;
   memset(&rep, 0, sizeof rep);

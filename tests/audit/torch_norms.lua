@@ -142,9 +142,41 @@ do
     "bn2d_train: torch's x*alpha + beta is %.3g from fp64, acc=fp64 only %.3g", dt, d64))
 end
 
+-- I64 buffers: num_batches_tracked from safetensors (0-d I64) and .npy (0-d int64) becomes
+-- ns.running{count=}; an 8-byte integer a double cannot hold is refused
+do
+  local st = dir .. "buffers.safetensors"
+  local list = ns.tensors(st)
+  T.is(list["bn.num_batches_tracked"].loadable, true, "an I64 buffer is loadable")
+  local nbt = ns.load(st, "bn.num_batches_tracked")
+  T.ok(#nbt:flat() == 1 and nbt:flat()[1] == 3, "the 0-d I64 num_batches_tracked loads as one value")
+  local nbt2 = ns.load(dir .. "count.npy")
+  T.ok(#nbt2:flat() == 1 and nbt2:flat()[1] == 3, "the same count from .npy (a 0-d int64)")
+  local r = ns.running{momentum = false, mean = ns.load(st, "bn.running_mean"),
+    var = ns.load(st, "bn.running_var"), count = nbt}
+  T.is(r.count, 3, "ns.running{count = the loaded tensor}")
+  ns.normalize(load("bn2d_cma", "x", "fp32"), {kind = "batch", dtype = "fp32", order = "torch",
+    running = r})
+  local sm = compare(r.mean, load("bn2d_cma", "rm1", "fp32"), "fp32")
+  local sv = compare(r.var, load("bn2d_cma", "rv1", "fp32"), "fp32")
+  T.ok(sm and sv and r.count == 4,
+    "momentum=None from the file's buffers and count: torch's cumulative update, bit for bit")
+  local ex = ns.load(st, "exact"):flat()
+  T.ok(ex[1] == 2 ^ 53 and ex[2] == -2 ^ 53 and ex[3] == -5, "I64 values a double holds load exactly")
+  T.err("cannot hold exactly", "an I64 past 2^53 that a double would round is refused",
+    ns.load, st, "inexact")
+  T.err("cannot hold exactly", "so is an int64 .npy element -(2^53)-1",
+    ns.load, dir .. "inexact_i8.npy")
+  T.err("cannot hold exactly", "and a uint64 2^64-1", ns.load, dir .. "inexact_u8.npy")
+  local eu = ns.load(dir .. "exact_u8.npy"):flat()
+  T.ok(eu[1] == 2 ^ 63 and eu[2] == 2 ^ 53, "uint64 powers of two past 2^53 load exactly")
+  T.err("one integer >= 0", "count refuses a tensor of several values",
+    ns.running, {count = ns.load(st, "exact")})
+end
+
 -- what a kind cannot use is an error
 local x = load("in_track_train", "x", "fp32")
-T.err("groups is for group norm", "groups with kind batch is refused",
+T.err("spec.groups is for kind group", "groups with kind batch is refused",
   ns.normalize, x, {kind = "batch", groups = 5})
 T.err("running statistics are for batch and instance norm", "running with kind layer is refused",
   ns.normalize, x, {kind = "layer", running = ns.running{}})

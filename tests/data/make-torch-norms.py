@@ -18,6 +18,10 @@ cases.tsv has one line per case:
   count    num_batches_tracked before the call, or -
 and a last column saying in words what the case is.
 
+buffers.safetensors holds bn2d_cma's buffers before the call with num_batches_tracked as
+torch stores it (I64, 0-d), and I64 integers a double holds exactly and not; count.npy is the
+same count as np.save writes it, and inexact_*.npy / exact_u8.npy 8-byte integers past 2^53.
+
 The 16-bit cases are what torch does on CPU: bf16 BatchNorm with float weights and buffers
 (the kernel computes in float and rounds y once), and 16-bit storage around a float module
 (x rounded to bf16/fp16, the module in float, y rounded). torch 1.13 has no fp16 kernel for
@@ -245,6 +249,38 @@ save("gn_fp64.y", y)
 save("gn_fp64.gamma", gn.weight)
 save("gn_fp64.beta", gn.bias)
 row("gn_fp64", "group", "fp64", "train", groups=2, eps=gn.eps, what="GroupNorm(2, 6) in double")
+
+# ---- I64 buffers: num_batches_tracked as torch keeps it (a 0-d int64), in .npy and in a
+# safetensors file written by hand (the format: an 8-byte little-endian header length, the
+# JSON header, the data), with integers at and past 2^53 ----
+import json
+import struct
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + len(data)]}
+        blobs.append(data)
+        off += len(data)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+nbt = 3  # bn2d_cma's num_batches_tracked before its call
+write_safetensors(os.path.join(OUT, "buffers.safetensors"), {
+    "bn.running_mean": ("F32", [8], np.load(os.path.join(OUT, "bn2d_cma.rm0.npy")).tobytes()),
+    "bn.running_var": ("F32", [8], np.load(os.path.join(OUT, "bn2d_cma.rv0.npy")).tobytes()),
+    "bn.num_batches_tracked": ("I64", [], torch.tensor(nbt).numpy().astype("<i8").tobytes()),
+    "exact": ("I64", [3], np.array([2**53, -2**53, -5], dtype="<i8").tobytes()),
+    "inexact": ("I64", [2], np.array([7, 2**53 + 1], dtype="<i8").tobytes()),
+})
+np.save(os.path.join(OUT, "count.npy"), torch.tensor(nbt).numpy().astype("<i8"))
+np.save(os.path.join(OUT, "inexact_i8.npy"), np.array([1, -(2**53) - 1], dtype="<i8"))
+np.save(os.path.join(OUT, "inexact_u8.npy"), np.array([2**64 - 1], dtype="<u8"))
+np.save(os.path.join(OUT, "exact_u8.npy"), np.array([2**63, 2**53], dtype="<u8"))
 
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# case\tkind\tdtype\tmode\tgroups\tdims\teps\tmomentum\tcount\twhat (torch %s)\n"
