@@ -220,7 +220,8 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   if (!ex) ns_exec_default(&dflt), ex = &dflt;
   if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
   /* torch's orders have no kernel: the reference path computes them (torchorder.h) */
-  if (spec->order == NS_ORDER_TORCH) return ns_normalize_ref(x, spec, res, err);
+  if (spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY)
+    return ns_normalize_ref(x, spec, res, err);
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
@@ -321,11 +322,11 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
   int run =
       ns_spec_eval_running(spec, x->rank) ||
       (ns_spec_is_batch(spec, x->rank) && spec->running) || ns_spec_instance_running(spec, x->rank);
-  if (spec->mask || spec->order == NS_ORDER_TORCH || run) {
+  if (spec->mask || spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY || run) {
     ns_seterr(err, "restat: %s",
               spec->mask ? "a masked normalization has no kernel"
               : run      ? "running statistics are read or updated as a whole"
-                         : "torch's order has no kernel");
+                         : "torch's and numpy's orders have no kernel");
     return -1;
   }
   if (ns_spec_check(spec, err) != 0) return -1;

@@ -412,9 +412,12 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
     return -1;
   }
-  if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE &&
-      s->order != NS_ORDER_TORCH) {
-    ns_seterr(err, "order must be sequential, pairwise or torch (got %d)", (int)s->order);
+  if ((unsigned)s->order > NS_ORDER_NUMPY) {
+    ns_seterr(err, "order must be sequential, pairwise, torch or numpy (got %d)", (int)s->order);
+    return -1;
+  }
+  if (s->order == NS_ORDER_NUMPY && (s->algo != NS_ALGO_TWOPASS || s->mask)) {
+    ns_seterr(err, "order numpy is np.mean and np.var over the axes: algo twopass, no mask");
     return -1;
   }
   if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm, GroupNorm, BatchNorm
@@ -426,11 +429,7 @@ int ns_spec_check(const ns_spec *s, char *err) {
                      "eps_at var (torch 1.13 has no RMSNorm)");
       return -1;
     }
-    if (s->kind != NS_KIND_LAYER && s->axes) {
-      ns_seterr(err, "order torch follows torch's %s module: its default axes only (no axes "
-                     "field)", ns_kind_name(s->kind));
-      return -1;
-    }
+
     if (a != NS_FP32 && a != NS_FP64) {
       ns_seterr(err, "order torch needs acc fp32 or fp64 (torch's float and double kernels)");
       return -1;

@@ -109,6 +109,26 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     return -1;
   }
   if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
+  /* channels last: batch norm over every axis but the last, as torch's BatchNorm2d on a
+     channels_last tensor (x holding (N, H, W, C)) or BatchNorm1d on x.reshape(-1, C) runs it:
+     rows of C values, torch's channels-last kernel */
+  const int nhwc = spec->order == NS_ORDER_TORCH && spec->kind == NS_KIND_BATCH && x->rank >= 3 &&
+                   spec->axes == (1u << (x->rank - 1)) - 1;
+  if (spec->order == NS_ORDER_TORCH && spec->kind != NS_KIND_LAYER && spec->axes && !nhwc) {
+    char e[NS_ERRLEN];
+    unsigned d = ns_default_axes(spec->kind, x->rank, e);
+    if (spec->axes != d && !(spec->kind == NS_KIND_GROUP && (spec->axes | 2u) == (d | 2u))) {
+      ns_seterr(err, "order torch follows torch's %s module: its default axes only (or, for "
+                     "batch norm, every axis but the last: a channels_last input)",
+                ns_kind_name(spec->kind));
+      return -1;
+    }
+  }
+  if (nhwc && (spec->gamma || spec->beta)) {
+    ns_seterr(err, "order torch over every axis but the last takes no gamma or beta (they would "
+                   "be per axis 2)");
+    return -1;
+  }
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   /* a mask (normalize.h, "Masks"): keep[i] says whether element i enters its statistic;
@@ -193,8 +213,10 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   }
   /* torch's BatchNorm kernel: the elements of a channel per example (1: the channels-last
      kernel); InstanceNorm runs it on the input viewed as (1, N*C, ...) */
-  size_t plane = 1;
-  for (int a = 2; a < x->rank; a++) plane *= x->shape[a];
+  size_t plane = 1; /* (channels_last: the rows of C values, the channels-last kernel) */
+  for (int a = 2; a < x->rank && !nhwc; a++) plane *= x->shape[a];
+  ns_numpy_order npo; /* order numpy: how np.add.reduce walks a statistic (torchorder.h) */
+  ns_numpy_order_of(x->rank, x->shape, p->axes, spec->kind == NS_KIND_GROUP ? p->groups : 1, &npo);
 #define R(v) ns_round_fast((v), acc)
   if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
     const float *xf = x->data;
@@ -224,6 +246,16 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       ns_torch_bn_moments(xs, k, plane, acc, &res->batch[s]); /* torchorder.h */
     else if (spec->order == NS_ORDER_TORCH) /* LayerNorm's and GroupNorm's Welford cascade */
       ns_moments_torch(xs, k, acc, &res->batch[s]);
+    else if (spec->order == NS_ORDER_NUMPY) { /* np.mean, then np.var's sum of (x - mean)^2 */
+      double mean = R(ns_numpy_sum(xs, k, &npo, acc) / R((double)k));
+      for (size_t a = 0; a < k; a++) {
+        double d = R(xs[a] - mean);
+        sqbuf[a] = R(d * d);
+      }
+      res->batch[s].n = (double)k;
+      res->batch[s].mean = mean;
+      res->batch[s].m2 = ns_numpy_sum(sqbuf, k, &npo, acc);
+    }
     else
       ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
     const double rdof = R((double)k - spec->ddof);
@@ -239,7 +271,10 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       v = R(res->batch[s].m2 / rdof);
     } else {
       double sq = 0;
-      if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
+      if (spec->order == NS_ORDER_NUMPY) { /* np.mean(x**2) */
+        for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
+        sq = ns_numpy_sum(sqbuf, k, &npo, acc);
+      } else if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
         for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
         sq = ns_sum_pairwise(sqbuf, k, acc);
       } else {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/round.h"
+#include "core/tensor.h"
 
 #define TORCH_CHUNK 16   /* kChunkSize: vectors per Welford chunk */
 #define TORCH_MAXLANES 8 /* fp32 in 32-byte vectors */
@@ -212,4 +213,41 @@ double ns_torch_sum_dim0(const double *v, size_t rows, size_t cols, size_t col, 
   if (col < cols / block * block) return sum_levels(v + col, rows, cols, acc);
   return sum_interleaved(v + col, rows, cols, acc);
 #undef R
+}
+
+void ns_numpy_order_of(int rank, const size_t *shape, unsigned axes, size_t groups,
+                       ns_numpy_order *o) {
+  o->mode = 0;
+  o->run = 1;
+  if (groups > 1) return; /* numpy: x.reshape(N, G, -1), reduced over the last axis */
+  int red[NS_MAXRANK], k = 0;
+  size_t ext[NS_MAXRANK];
+  for (int a = 0; a < rank && a < NS_MAXRANK; a++) /* axes of size 1 take no part */
+    if (shape[a] > 1) ext[k] = shape[a], red[k++] = (axes >> a) & 1u;
+  if (k == 0) return;
+  if (!red[k - 1]) {
+    o->mode = 2;
+    return;
+  }
+  int a = k - 1;
+  size_t run = 1;
+  for (; a >= 0 && red[a]; a--) run *= ext[a];
+  for (; a >= 0; a--)
+    if (red[a]) { /* a reduced axis outside the trailing run */
+      o->mode = 1;
+      o->run = run;
+      return;
+    }
+}
+
+double ns_numpy_sum(const double *t, size_t n, const ns_numpy_order *o, ns_dtype acc) {
+  if (o->mode == 0 || (o->mode == 1 && o->run >= n)) return ns_sum_pairwise(t, n, acc);
+  double s = 0;
+  if (o->mode == 2) {
+    for (size_t i = 0; i < n; i++) s = ns_round_fast(s + t[i], acc);
+    return s;
+  }
+  for (size_t i = 0; i < n; i += o->run)
+    s = ns_round_fast(s + ns_sum_pairwise(t + i, n - i < o->run ? n - i : o->run, acc), acc);
+  return s;
 }

@@ -32,7 +32,10 @@
  * Train mode: var = float(var_sum / n); invstd = float(1 / sqrt(double(var) + eps)) with
  * eps in double. Eval mode: invstd = 1 / sqrt(running_var + float(eps)), all in float. Both:
  *   alpha = invstd gamma; beta = fma(-mean, alpha, bias); y = fma(x, alpha, beta).
- * The running update (ns_running_update_torch, running.h) is torch's float arithmetic.
+ * Batch norm over every axis but the last (an (N, H, W, C) channels_last tensor, or (B, T, D)
+ * as x.reshape(-1, D)) takes the channels-last kernel too, its rows being the C values of one
+ * position. The running update (ns_running_update_torch, running.h) is torch's float
+ * arithmetic.
  * InstanceNorm is BatchNorm of the input viewed as (1, N*C, ...) (Normalization.cpp,
  * instance_norm): the same formulas per (example, channel). "float" above is the
  * accumulation dtype (fp32, or fp64 for torch's double kernels, where double is the same
@@ -90,5 +93,30 @@ double ns_torch_bn_out(double x, double mean, double invstd, double g, double b,
  * -scale mean + b); otherwise (x - mean) rstd. */
 double ns_torch_gn_out(double x, double mean, double rstd, double g, double b, int affine,
                        ns_dtype acc);
+
+/* ---- numpy's order (order = "numpy") ----
+ * What a numpy user's float32 normalization sums, (x - x.mean(axes)) / np.sqrt(x.var(axes) +
+ * eps) on a C-contiguous array (numpy 1.24): np.add.reduce walks the array in index order,
+ * the reduced axes of size > 1 that end the shape being the inner loop. When that inner run
+ * is the whole statistic (layer, instance and group norm, every axis reduced), the statistic
+ * is one pairwise sum (ns_sum_pairwise, with its chunks of 8192); when other reduced axes lie
+ * outside it (batch norm over (N, H, W)), each run of the trailing reduced axes is summed
+ * pairwise and the runs are added in order, from 0; when the last axis is kept (batch norm
+ * of (N, C), a strided reduction), every value is added in index order. mean = sum / n and
+ * var = sum((x - mean)^2) / (n - ddof), each operation in the accumulation dtype. Measured
+ * against numpy 1.24 for runs up to 8192 values; numpy's buffering splits longer runs of a
+ * reduction with axes outside the run differently, which this does not follow. */
+typedef struct {
+  int mode;   /* 0: one pairwise sum; 1: pairwise runs of `run` values, added in order;
+                 2: in index order */
+  size_t run; /* mode 1: the values per run */
+} ns_numpy_order;
+/* The order of a statistic of x's shape whose reduced axes are the bits of axes (bit k:
+ * axis k); groups > 1: group norm (each statistic one contiguous run). */
+void ns_numpy_order_of(int rank, const size_t *shape, unsigned axes, size_t groups,
+                       ns_numpy_order *o);
+/* The sum of t[0..n-1] (one statistic's values in index order, already in acc) in that order,
+ * every addition rounded to acc. */
+double ns_numpy_sum(const double *t, size_t n, const ns_numpy_order *o, ns_dtype acc);
 
 #endif

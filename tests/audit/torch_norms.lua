@@ -74,6 +74,7 @@ for _, c in ipairs(cases) do
     groups = c.groups, order = "torch"}
   if c.dtype == "fp64" then spec.gamma, spec.beta = load(c.name, "gamma", "fp64"),
     load(c.name, "beta", "fp64") end
+  if c.name:find("_nhwc", 1, true) then spec.axes = {1, 2, 3} end -- channels_last memory
   if c.dims then
     local ax = {}
     for a = #x:shape() - c.dims + 1, #x:shape() do ax[#ax + 1] = a end
@@ -117,6 +118,36 @@ end
 T.ok(default_far >= #cases // 2, string.format(
   "the default order differs from torch on %d of %d cases (the vectors are not trivial)",
   default_far, #cases))
+
+-- numpy: a user's float32 (x - x.mean(axes)) / np.sqrt(x.var(axes) + eps) (numpy.tsv),
+-- against order = "numpy" (numpy's iteration order) and order = "pairwise" (one pairwise
+-- sum per statistic, right only when the statistic is one contiguous run)
+local npc, np_pairwise_off = 0, 0
+for line in io.lines(dir .. "numpy.tsv") do
+  if line:sub(1, 1) ~= "#" then
+    local f = {}
+    for v in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = v end
+    local case, kind, what = f[1], f[2], f[7]
+    local spec = {kind = kind, dtype = "fp32", order = "numpy", eps = 1e-5,
+      groups = tonumber(f[4]), center = f[5] == "1", gamma = load(case, "gamma", "fp32"),
+      beta = load(case, "beta", "fp32")}
+    if f[3] ~= "-" and kind ~= "batch" and kind ~= "instance" then
+      local ax = {}
+      for a in f[3]:gmatch("%d+") do ax[#ax + 1] = tonumber(a) end
+      spec.axes = ax
+    end
+    local x, y = load(case, "x", "fp32"), load(case, "y", "fp32")
+    local same, how = compare(ns.normalize(x, spec), y, "fp32")
+    T.ok(same, string.format("%s: order=numpy equals numpy float32 bit for bit (%s): %s", case,
+      how, what), how)
+    spec.order = "pairwise"
+    if not compare(ns.normalize(x, spec), y, "fp32") then np_pairwise_off = np_pairwise_off + 1 end
+    npc = npc + 1
+  end
+end
+T.ok(npc >= 10 and np_pairwise_off >= 3, string.format(
+  "numpy.tsv: %d cases; order=pairwise misses numpy on %d (the multi-axis and strided ones)",
+  npc, np_pairwise_off))
 
 -- The channel at mean 300, std 0.05 (bn2d_train channel 4): torch's x*alpha + beta cancels
 -- there; order torch follows it, the fp64 answer does not.

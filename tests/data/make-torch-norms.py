@@ -250,6 +250,24 @@ save("gn_fp64.gamma", gn.weight)
 save("gn_fp64.beta", gn.bias)
 row("gn_fp64", "group", "fp64", "train", groups=2, eps=gn.eps, what="GroupNorm(2, 6) in double")
 
+# ---- channels_last memory: torch takes its channels-last kernel (float sums, fused variance); the
+# files hold x and y as (N, H, W, C) arrays (a case named *_nhwc: axes 1, 2, 3, no affine)
+bn = torch.nn.BatchNorm2d(8, affine=False)
+xl = acts((4, 8, 6, 6)).to(memory_format=torch.channels_last)
+with torch.no_grad():
+    bn.running_mean.copy_(3 * torch.randn(8, generator=g))
+    bn.running_var.copy_(0.1 + 4 * torch.rand(8, generator=g))
+save("bn2d_nhwc.rm0", bn.running_mean)
+save("bn2d_nhwc.rv0", bn.running_var)
+bn.train()
+with torch.no_grad():
+    yl = bn(xl)
+save("bn2d_nhwc.x", xl.permute(0, 2, 3, 1).contiguous())
+save("bn2d_nhwc.y", yl.permute(0, 2, 3, 1).contiguous())
+save("bn2d_nhwc.rm1", bn.running_mean)
+save("bn2d_nhwc.rv1", bn.running_var)
+row("bn2d_nhwc", "batch", "fp32", "train", eps=bn.eps, momentum=bn.momentum, count=0,
+    what="BatchNorm2d(8) on a channels_last tensor, stored as (N, H, W, C)")
 # ---- I64 buffers: num_batches_tracked as torch keeps it (a 0-d int64), in .npy and in a
 # safetensors file written by hand (the format: an 8-byte little-endian header length, the
 # JSON header, the data), with integers at and past 2^53 ----
@@ -281,6 +299,55 @@ np.save(os.path.join(OUT, "count.npy"), torch.tensor(nbt).numpy().astype("<i8"))
 np.save(os.path.join(OUT, "inexact_i8.npy"), np.array([1, -(2**53) - 1], dtype="<i8"))
 np.save(os.path.join(OUT, "inexact_u8.npy"), np.array([2**64 - 1], dtype="<u8"))
 np.save(os.path.join(OUT, "exact_u8.npy"), np.array([2**63, 2**53], dtype="<u8"))
+
+# ---- numpy: a user's float32 normalization, (x - mean) / sqrt(var + eps) over the axes, for
+# order = "numpy" (numpy.tsv: case, kind, 1-based axes or -, groups or -, centered, affine) ----
+nrows = []
+rng = np.random.RandomState(7)
+
+
+def np_case(case, kind, shape, axes, groups=None, center=True, affine=False, what=""):
+    x = (rng.randn(*shape) * (0.3 + 3 * rng.rand(*([1] + list(shape[1:])))) +
+         20 * rng.randn(*([1] + list(shape[1:])))).astype(np.float32)
+    xs = x.reshape(shape[0], groups, -1) if groups else x
+    ax = (2,) if groups else axes
+    eps = np.float32(1e-5)
+    if center:
+        y = (xs - xs.mean(axis=ax, keepdims=True)) / np.sqrt(xs.var(axis=ax, keepdims=True) + eps)
+    else:
+        y = xs / np.sqrt(np.mean(xs * xs, axis=ax, keepdims=True) + eps)
+    y = y.reshape(shape)
+    if affine:
+        cshape = [1] * len(shape)
+        cshape[1] = shape[1]
+        gam = (1 + 0.3 * rng.randn(shape[1])).astype(np.float32)
+        bet = (0.2 * rng.randn(shape[1])).astype(np.float32)
+        y = y * gam.reshape(cshape) + bet.reshape(cshape)
+        np.save(os.path.join(OUT, case + ".gamma.npy"), gam.astype("<f4"))
+        np.save(os.path.join(OUT, case + ".beta.npy"), bet.astype("<f4"))
+    assert y.dtype == np.float32
+    np.save(os.path.join(OUT, case + ".x.npy"), x.astype("<f4"))
+    np.save(os.path.join(OUT, case + ".y.npy"), y.astype("<f4"))
+    nrows.append("\t".join(str(v) for v in (
+        case, kind, ",".join(str(a + 1) for a in axes) if axes else "-", groups or "-",
+        int(center), int(affine), what)))
+
+
+np_case("np_bn2d", "batch", (4, 8, 6, 6), (0, 2, 3), affine=True,
+        what="over (N, H, W): pairwise runs of H*W added in order")
+np_case("np_bn2d_2304", "batch", (2, 2, 48, 48), (0, 2, 3), what="runs of 48*48")
+np_case("np_bn1d_nc", "batch", (64, 16), (0,), what="(N, C) over N: strided, in index order")
+np_case("np_bn1d_ncl", "batch", (8, 6, 20), (0, 2), what="(N, C, L) over (N, L)")
+np_case("np_ln", "layer", (3, 5, 300), (2,), what="the last axis: one pairwise sum")
+np_case("np_in", "instance", (2, 3, 10, 10), (2, 3), what="instance norm over (H, W)")
+np_case("np_gn", "group", (2, 12, 5, 5), None, groups=4, what="x.reshape(N, G, -1) over axis 2")
+np_case("np_all", "layer", (3, 700), (0, 1), what="every axis: one pairwise sum in chunks")
+np_case("np_mixed", "layer", (3, 4, 5, 6), (1, 3), what="axes 2 and 4: runs of 6")
+np_case("np_rms", "rms", (4, 33), (1,), center=False, what="np.sqrt(np.mean(x * x) + eps)")
+with open(os.path.join(OUT, "numpy.tsv"), "w") as f:
+    f.write("# case\tkind\taxes\tgroups\tcentered\taffine\twhat (numpy %s)\n" % np.__version__)
+    for r in nrows:
+        f.write(r + "\n")
 
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# case\tkind\tdtype\tmode\tgroups\tdims\teps\tmomentum\tcount\twhat (torch %s)\n"
