@@ -5,8 +5,10 @@
  * Decisions not fixed by the header:
  * - A spec is a "batch kind" (running statistics are updated in train mode and used in
  *   eval mode) when kind is NS_KIND_BATCH, or when explicit axes include axis 1 (the
- *   batch axis) of an input of rank >= 2: such a statistic mixes examples. Every other
- *   kind ignores spec->running and normalizes with its own statistics in both modes.
+ *   batch axis) of an input of rank >= 2: such a statistic mixes examples. Instance norm
+ *   with running statistics keeps one per channel, as torch's InstanceNorm with
+ *   track_running_stats (ns_spec_instance_running). Any other kind given running statistics
+ *   is an error (ns_spec_running_check), not ignored.
  * - Group kind with explicit axes: the axes must include axis 2 (channels), which is
  *   then reduced within each group only.
  * - Uncentered maps (rms, or center = 0) use sum(x^2)/(m - ddof) as "var" whatever the

@@ -12,7 +12,7 @@
  * Ownership: results and plans own their arrays; free them with ns_norm_result_free /
  * ns_norm_plan_free (safe on zeroed structs). The spec's gamma/beta arrays and
  * running pointer are borrowed; ns_normalize updates *spec->running in train mode
- * (batch kinds only) and reads it in eval mode.
+ * (batch kinds and instance norm only) and reads it in eval mode.
  *
  *   ns_spec s;
  *   ns_spec_default(&s);            // layer norm, eps 1e-5 inside the sqrt, fp64
@@ -64,7 +64,8 @@ typedef struct {
   ns_algo algo;
   ns_mode mode;
   ns_running *running; /* borrowed; may be NULL */
-  ns_order order;      /* every sum: sequential (default) or numpy's pairwise scheme */
+  ns_order order;      /* every sum: sequential (default), pairwise, or a framework's own order:
+                          torch or numpy (torchorder.h) */
   /* borrowed; NULL: every element counts; else 1 keeps, 0 leaves out (see "Masks") */
   const ns_tensor *mask;
 } ns_spec;

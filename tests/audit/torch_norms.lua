@@ -205,6 +205,28 @@ do
     ns.running, {count = ns.load(st, "exact")})
 end
 
+-- the audit's precision check runs torch's and numpy's own orders: its "torch float32" and
+-- "numpy float32" figures are the distances of torch's and numpy's real outputs from fp64
+do
+  local x = load("audit_bn_hard", "x", "fp32")
+  local ref = ns.normalize(x, {kind = "batch"}) -- fp64 on the file's values, the audit's reference
+  local function maxd(a, b)
+    local fa, fb, d = a:flat(), b:flat(), 0
+    for i = 1, #fa do d = math.max(d, math.abs(fa[i] - fb[i])) end
+    return d
+  end
+  local dt = maxd(load("audit_bn_hard", "y", "fp32"), ref)
+  local dn = maxd(load("audit_bn_hard", "y_numpy", "fp32"), ref)
+  local det = ns.audit(dir .. "audit_bn_hard.x.npy", {kind = "batch"}).precision.detail
+  T.ok(det:find(string.format("torch float32 %.2g (", dt), 1, true), string.format(
+    "audit: torch float32 is torch's own BatchNorm error, %.2g, on a channel at mean 300", dt), det)
+  T.ok(det:find(string.format("numpy float32 %.2g (", dn), 1, true), string.format(
+    "audit: numpy float32 is numpy's own error over (N, H, W), %.2g", dn), det)
+  local d64 = maxd(ns.normalize(x, {kind = "batch", dtype = "fp32", acc = "fp64"}), ref)
+  T.ok(dt > 10 * d64, string.format(
+    "and torch's %.2g is far from the acc=fp64 model's %.2g (the column's old stand-in)", dt, d64))
+end
+
 -- what a kind cannot use is an error
 local x = load("in_track_train", "x", "fp32")
 T.err("spec.groups is for kind group", "groups with kind batch is refused",

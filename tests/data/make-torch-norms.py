@@ -268,6 +268,18 @@ save("bn2d_nhwc.rm1", bn.running_mean)
 save("bn2d_nhwc.rv1", bn.running_var)
 row("bn2d_nhwc", "batch", "fp32", "train", eps=bn.eps, momentum=bn.momentum, count=0,
     what="BatchNorm2d(8) on a channels_last tensor, stored as (N, H, W, C)")
+# ---- the audit's precision column: BatchNorm2d without affine on a channel at mean 300,
+# std 0.05, where torch's x*alpha + beta cancels (its error is torch's own, 100x fp64's)
+bn = torch.nn.BatchNorm2d(6, affine=False, track_running_stats=False)
+xh = acts((4, 6, 8, 8), hard=2)
+with torch.no_grad():
+    yh = bn(xh)
+save("audit_bn_hard.x", xh)
+save("audit_bn_hard.y", yh)
+xn = xh.numpy()
+yn = (xn - xn.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(
+    xn.var(axis=(0, 2, 3), keepdims=True) + np.float32(1e-5))
+np.save(os.path.join(OUT, "audit_bn_hard.y_numpy.npy"), yn.astype("<f4"))
 # ---- I64 buffers: num_batches_tracked as torch keeps it (a 0-d int64), in .npy and in a
 # safetensors file written by hand (the format: an 8-byte little-endian header length, the
 # JSON header, the data), with integers at and past 2^53 ----
