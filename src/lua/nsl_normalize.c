@@ -79,9 +79,6 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
     lua_Integer g;
     if (!nsl_intat(L, -1, 1, 1 << 30, &g))
       nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s", nsl_got(L, -1));
-    if (s->kind != NS_KIND_GROUP && g != 1) /* a field the kind cannot use: an error */
-      nsl_argerror(L, arg, "spec.groups is for kind group: %s norm has no channel groups (got %s)",
-                   ns_kind_name(s->kind), lua_tostring(L, -1));
     s->groups = (int)g;
   }
   lua_pop(L, 1);

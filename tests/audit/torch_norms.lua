@@ -229,8 +229,6 @@ end
 
 -- what a kind cannot use is an error
 local x = load("in_track_train", "x", "fp32")
-T.err("spec.groups is for kind group", "groups with kind batch is refused",
-  ns.normalize, x, {kind = "batch", groups = 5})
 T.err("running statistics are for batch and instance norm", "running with kind layer is refused",
   ns.normalize, x, {kind = "layer", running = ns.running{}})
 T.err("running statistics are for batch and instance norm", "running with kind group is refused",
