@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "core/stream.h"
+#include "core/torchorder.h"
 #include "explore/priv.h"
 #include "plot/figure.h"
 
@@ -556,39 +557,14 @@ static double maxdiff(const ns_tensor *y, const ns_tensor *ref) {
   return d;
 }
 
-/* What torch 1.13 on CPU accumulates for a kind (its float32 modules), as a spec change
- * of the probe spec, and the words that say so. 0 when torch has no such module. */
+/* What torch 1.13 on CPU computes for a kind (its float32 modules), as a spec change of the
+ * probe spec, and the words that say so (core/torchorder.h). 0 when torch has no such
+ * module. */
 static int torch_setting(ns_kind k, int center, ns_spec *t, const char **words) {
-  t->dtype = NS_FP32;
-  t->acc = NS_FP32;
-  switch (k) {
-  case NS_KIND_LAYER:
-    if (!center) break;
-    t->order = NS_ORDER_TORCH;
-    *words = "its LayerNorm runs an 8-lane float32 Welford cascade and fused multiply-adds: "
-             "order=torch, bit for bit";
-    return 1;
-  case NS_KIND_BATCH:
-    if (!center) break;
-    t->order = NS_ORDER_TORCH;
-    *words = "its BatchNorm sums in double and forms x*alpha + beta in float32: order=torch, "
-             "bit for bit";
-    return 1;
-  case NS_KIND_INSTANCE:
-    if (!center) break;
-    t->order = NS_ORDER_TORCH;
-    *words = "its InstanceNorm is batch norm of (1, N*C, ...): order=torch, bit for bit";
-    return 1;
-  case NS_KIND_GROUP:
-    if (!center) break;
-    t->order = NS_ORDER_TORCH;
-    *words = "its GroupNorm runs LayerNorm's float32 Welford cascade: order=torch, bit for bit";
-    return 1;
-  default:
-    break;
-  }
-  *words = "torch 1.13 has no such module";
-  return 0;
+  ns_spec in = *t;
+  in.kind = k;
+  in.center = center;
+  return ns_framework_spec(&in, NS_FW_TORCH, t, words);
 }
 
 static int check_precision(actx *a, ns_audit_finding *f, char *err) {

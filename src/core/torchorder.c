@@ -251,3 +251,31 @@ double ns_numpy_sum(const double *t, size_t n, const ns_numpy_order *o, ns_dtype
     s = ns_round_fast(s + ns_sum_pairwise(t + i, n - i < o->run ? n - i : o->run, acc), acc);
   return s;
 }
+
+int ns_framework_spec(const ns_spec *in, ns_framework fw, ns_spec *out, const char **words) {
+  static const char *const torch_words[] = {
+      [NS_KIND_LAYER] = "its LayerNorm runs an 8-lane float32 Welford cascade and fused "
+                        "multiply-adds: order=torch, bit for bit",
+      [NS_KIND_BATCH] = "its BatchNorm sums in double and forms x*alpha + beta in float32: "
+                        "order=torch, bit for bit",
+      [NS_KIND_INSTANCE] = "its InstanceNorm is batch norm of (1, N*C, ...): order=torch, bit "
+                           "for bit",
+      [NS_KIND_GROUP] = "its GroupNorm runs LayerNorm's float32 Welford cascade: order=torch, "
+                        "bit for bit",
+      [NS_KIND_RMS] = NULL};
+  const char *w = NULL;
+  if (fw == NS_FW_NUMPY)
+    w = "np.mean and np.var in float32, in numpy's order: order=numpy";
+  else if ((unsigned)in->kind <= NS_KIND_GROUP && ns_spec_center(in))
+    w = torch_words[in->kind];
+  if (!w) {
+    if (words) *words = "torch 1.13 has no such module";
+    return 0;
+  }
+  *out = *in;
+  out->dtype = NS_FP32;
+  out->acc = NS_FP32;
+  out->order = fw == NS_FW_NUMPY ? NS_ORDER_NUMPY : NS_ORDER_TORCH;
+  if (words) *words = w;
+  return 1;
+}

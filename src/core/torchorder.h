@@ -58,6 +58,7 @@
 
 #include "core/dtype.h"
 #include "core/moments.h"
+#include "core/normalize.h"
 
 /* The lanes torch's vectors hold for this accumulation dtype (8 for fp32, 4 for fp64), or
  * 0 for one the emulation does not cover (fp16, bf16). */
@@ -118,5 +119,22 @@ void ns_numpy_order_of(int rank, const size_t *shape, unsigned axes, size_t grou
 /* The sum of t[0..n-1] (one statistic's values in index order, already in acc) in that order,
  * every addition rounded to acc. */
 double ns_numpy_sum(const double *t, size_t n, const ns_numpy_order *o, ns_dtype acc);
+
+/* ---- what a framework computes ----
+ * The spec of what torch 1.13's float32 module (NS_FW_TORCH) or a numpy user's float32 code
+ * (NS_FW_NUMPY) computes for the normalization *in: *out is *in with dtype and acc fp32 and
+ * the framework's order (order torch: LayerNorm, GroupNorm, BatchNorm, InstanceNorm, centered;
+ * order numpy: every kind), and *words (static text) says how, for a report. Returns 1, or 0
+ * when the framework has no such module (torch: RMS norm or an uncentered map; *words says
+ * so, *out is unchanged). ns_normalize(x, out) may still refuse axes torch's module cannot
+ * take (a reduction other than its own): the caller reports that as not emulated. For the
+ * audit's "torch float32" and "numpy float32" columns:
+ *   ns_spec t;
+ *   const char *how;
+ *   if (ns_framework_spec(&probe, NS_FW_TORCH, &t, &how) && ns_normalize(x, &t, &y, err) == 0)
+ *     ... max |y - y_fp64| is torch's own float32 error ...
+ */
+typedef enum { NS_FW_TORCH = 0, NS_FW_NUMPY } ns_framework;
+int ns_framework_spec(const ns_spec *in, ns_framework fw, ns_spec *out, const char **words);
 
 #endif
