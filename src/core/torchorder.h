@@ -45,6 +45,11 @@
  * torch's (N, C) BatchNorm splits the rows between threads and adds their float partial
  * sums in double, which this file does not follow.
  *
+ * 16 bits: torch 1.13 has no fp16 kernel for these norms on CPU; fp16 or bf16 storage around
+ * a float module (dtype fp16/bf16, acc fp32) and bf16 input to a float BatchNorm (torch's
+ * mixed kernel) are reproduced bit for bit. A module whose weights are bf16 too (the whole
+ * model in bf16) keeps its statistics in bf16, which is not followed.
+ *
  * No allocation, no state:
  *
  *   ns_moments m;
