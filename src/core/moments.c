@@ -159,7 +159,7 @@ void ns_moments_compute_ex(const double *x, size_t n, size_t stride, ns_dtype dt
     return;
   }
   if (stride == 0) stride = 1;
-  if (order == NS_ORDER_PAIRWISE && algo != NS_ALGO_WELFORD)
+  if ((order == NS_ORDER_PAIRWISE || order == NS_ORDER_NUMPY) && algo != NS_ALGO_WELFORD)
     moments_pairwise(x, n, stride, dtype, acc, algo, out);
   else if (acc == NS_FP64)
     moments_loops(x, n, stride, dtype, NS_FP64, algo, out);
@@ -211,10 +211,10 @@ int ns_algo_parse(const char *name, ns_algo *out) {
   return 0;
 }
 
-const char *const ns_order_names[] = {"sequential", "pairwise", "torch", NULL};
+const char *const ns_order_names[] = {"sequential", "pairwise", "torch", "numpy", NULL};
 
 const char *ns_order_name(ns_order o) {
-  return (unsigned)o <= NS_ORDER_TORCH ? ns_order_names[o] : "?";
+  return (unsigned)o <= NS_ORDER_NUMPY ? ns_order_names[o] : "?";
 }
 
 int ns_order_parse(const char *name, ns_order *out) {
@@ -226,6 +226,8 @@ int ns_order_parse(const char *name, ns_order *out) {
     o = NS_ORDER_PAIRWISE;
   else if (strcmp(name, "torch") == 0)
     o = NS_ORDER_TORCH;
+  else if (strcmp(name, "numpy") == 0)
+    o = NS_ORDER_NUMPY;
   else
     return -1;
   if (out) *out = o;

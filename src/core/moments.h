@@ -22,10 +22,18 @@ typedef enum { NS_ALGO_TWOPASS = 0, NS_ALGO_WELFORD, NS_ALGO_RAW } ns_algo;
 
 /* The order of every sum: sequential (index order, the default) or numpy's pairwise
  * scheme (ns_sum_pairwise). Welford's recurrence is sequential by nature and ignores it.
- * NS_ORDER_TORCH is torch's CPU LayerNorm (torchorder.h: 8-lane Welford cascade, fused
- * output): a normalization order for kind layer only, taken by ns_normalize_ref; the
- * functions of this file treat it as sequential. */
-typedef enum { NS_ORDER_SEQUENTIAL = 0, NS_ORDER_PAIRWISE, NS_ORDER_TORCH } ns_order;
+ * NS_ORDER_TORCH is torch's CPU LayerNorm, GroupNorm, BatchNorm and InstanceNorm
+ * (torchorder.h): a normalization order taken by ns_normalize_ref; the functions of this
+ * file treat it as sequential. NS_ORDER_NUMPY is numpy's np.mean/np.var of a C-contiguous
+ * array over the statistic's axes (torchorder.h, ns_numpy_sum: pairwise runs along the
+ * trailing reduced axes, added in iteration order; a strided reduction adds in index order):
+ * also a normalization order; here, on one run of values, it is pairwise. */
+typedef enum {
+  NS_ORDER_SEQUENTIAL = 0,
+  NS_ORDER_PAIRWISE,
+  NS_ORDER_TORCH,
+  NS_ORDER_NUMPY
+} ns_order;
 
 typedef struct {
   double n; /* count (a double so merged counts never overflow) */
@@ -63,8 +71,8 @@ ns_moments ns_moments_merge(ns_moments a, ns_moments b);
 extern const char *const ns_algo_names[]; /* "twopass", "welford", "raw", NULL */
 const char *ns_algo_name(ns_algo a);      /* "twopass", "welford", "raw" */
 int ns_algo_parse(const char *name, ns_algo *out);
-extern const char *const ns_order_names[]; /* "sequential", "pairwise", "torch", NULL */
-const char *ns_order_name(ns_order o);     /* "sequential", "pairwise" */
+extern const char *const ns_order_names[]; /* "sequential", "pairwise", "torch", "numpy", NULL */
+const char *ns_order_name(ns_order o);     /* "sequential", "pairwise", "torch", "numpy" */
 int ns_order_parse(const char *name, ns_order *out);
 
 #endif

@@ -218,9 +218,10 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   if (spec->mask) return ns_normalize_ref(x, spec, res, err); /* masks: the reference path */
   ns_exec dflt;
   if (!ex) ns_exec_default(&dflt), ex = &dflt;
-  if (ns_spec_check(spec, err) != 0) return -1;
-  /* torch's LayerNorm order has no kernel: the reference path computes it (torchorder.h) */
-  if (spec->order == NS_ORDER_TORCH) return ns_normalize_ref(x, spec, res, err);
+  if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
+  /* torch's orders have no kernel: the reference path computes them (torchorder.h) */
+  if (spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY)
+    return ns_normalize_ref(x, spec, res, err);
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   ns_norm_plan *p = &res->plan;
@@ -231,7 +232,29 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   }
   const size_t nstat = p->nstat;
   const int eval = ns_spec_eval_running(spec, x->rank);
-  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
+  ns_running *run = spec->running; /* ns_spec_running_check: a batch kind or instance norm */
+  if (eval && !run) {
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(spec->kind));
+    ns_norm_result_free(res);
+    return -1;
+  }
+  /* instance norm: one running statistic per channel, repeated over the examples for eval
+     mode as torch does (normalize_ref.c does the same) */
+  const int inst = ns_spec_instance_running(spec, x->rank);
+  const size_t nchan = x->rank >= 2 ? x->shape[1] : 1, nex = inst ? nstat / nchan : 1;
+  ns_running rep;
+  memset(&rep, 0, sizeof rep);
+  if (inst && ns_running_repeat(run, nchan, nex, &rep, err) != 0) {
+    ns_norm_result_free(res);
+    return -1;
+  }
+  if (!inst && run && run->nstat != 0 && run->nstat != nstat) {
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, nstat);
+    ns_norm_result_free(res);
+    return -1;
+  }
   const size_t naff = affine_walked(spec, p);
   ns_tensor *r = *reuse;
   int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;
@@ -251,12 +274,13 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
       !aff || !afff) {
     free(aff);
     free(afff);
+    ns_running_free(&rep);
     ns_norm_result_free(res);
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
   nk_job j;
-  job_make(x, spec, res, eval, run, aff, afff, &j);
+  job_make(x, spec, res, eval, inst ? &rep : run, aff, afff, &j);
   /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
    * zeroed by the operating system through the cache, where plain stores find its lines,
    * and 16-byte streaming stores of fp16/bf16 measured slower than plain ones either way */
@@ -265,8 +289,11 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   run_parts(&j, pick(ex), ex->threads);
   free(aff);
   free(afff);
+  ns_running_free(&rep);
   for (size_t s = 0; s < nstat; s++) res->ndegenerate += res->degenerate[s];
-  if (run && !eval && ns_running_update(run, res->batch, nstat, err) != 0) {
+  if (run && !eval &&
+      (inst ? ns_running_update_instance(run, res->batch, nex, nchan, -1, err)
+            : ns_running_update(run, res->batch, nstat, err)) != 0) {
     ns_norm_result_free(res);
     return -1;
   }
@@ -293,12 +320,13 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
     return -1;
   }
   int run =
-      ns_spec_eval_running(spec, x->rank) || (ns_spec_is_batch(spec, x->rank) && spec->running);
-  if (spec->mask || spec->order == NS_ORDER_TORCH || run) {
+      ns_spec_eval_running(spec, x->rank) ||
+      (ns_spec_is_batch(spec, x->rank) && spec->running) || ns_spec_instance_running(spec, x->rank);
+  if (spec->mask || spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY || run) {
     ns_seterr(err, "restat: %s",
               spec->mask ? "a masked normalization has no kernel"
               : run      ? "running statistics are read or updated as a whole"
-                         : "torch's order has no kernel");
+                         : "torch's and numpy's orders have no kernel");
     return -1;
   }
   if (ns_spec_check(spec, err) != 0) return -1;

@@ -5,8 +5,10 @@
  * Decisions not fixed by the header:
  * - A spec is a "batch kind" (running statistics are updated in train mode and used in
  *   eval mode) when its kinds.h row says batch, or when explicit axes include axis 1 (the
- *   batch axis) of an input of rank >= 2: such a statistic mixes examples. Every other
- *   kind ignores spec->running and normalizes with its own statistics in both modes.
+ *   batch axis) of an input of rank >= 2: such a statistic mixes examples. Instance norm
+ *   with running statistics keeps one per channel, as torch's InstanceNorm with
+ *   track_running_stats (ns_spec_instance_running). Any other kind given running statistics
+ *   is an error (ns_spec_running_check), not ignored.
  * - Group kind with explicit axes: the axes must include axis 2 (channels), which is
  *   then reduced within each group only.
  * - Uncentered maps (rms, or center = 0) use sum(x^2)/(m - ddof) as "var" whatever the
@@ -139,7 +141,26 @@ int ns_spec_is_batch(const ns_spec *s, int rank) {
 }
 
 int ns_spec_eval_running(const ns_spec *s, int rank) {
-  return s->mode == NS_MODE_EVAL && ns_spec_is_batch(s, rank);
+  return s->mode == NS_MODE_EVAL && (ns_spec_is_batch(s, rank) || ns_spec_instance_running(s, rank));
+}
+
+int ns_spec_instance_running(const ns_spec *s, int rank) {
+  return s->kind == NS_KIND_INSTANCE && s->running && !ns_spec_is_batch(s, rank);
+}
+
+int ns_spec_running_check(const ns_spec *s, int rank, char *err) {
+  if (!s->running || ns_spec_is_batch(s, rank)) return 0;
+  if (s->kind == NS_KIND_INSTANCE) { /* one running statistic per channel */
+    char e[NS_ERRLEN];
+    if (!s->axes || s->axes == ns_default_axes(NS_KIND_INSTANCE, rank, e)) return 0;
+    ns_seterr(err, "instance norm's running statistics are per channel: they need its default "
+                   "axes (one statistic per example and channel), not these");
+    return -1;
+  }
+  ns_seterr(err, "running statistics are for batch and instance norm: %s norm%s normalizes "
+                 "every input with its own statistics",
+            ns_kind_name(s->kind), s->axes ? " over these axes" : "");
+  return -1;
 }
 
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i) {
@@ -395,18 +416,24 @@ int ns_spec_check(const ns_spec *s, char *err) {
     ns_seterr(err, "mode must be train or eval (got %d)", (int)s->mode);
     return -1;
   }
-  if (s->order != NS_ORDER_SEQUENTIAL && s->order != NS_ORDER_PAIRWISE &&
-      s->order != NS_ORDER_TORCH) {
-    ns_seterr(err, "order must be sequential, pairwise or torch (got %d)", (int)s->order);
+  if ((unsigned)s->order > NS_ORDER_NUMPY) {
+    ns_seterr(err, "order must be sequential, pairwise, torch or numpy (got %d)", (int)s->order);
     return -1;
   }
-  if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm kernel, nothing else */
+  if (s->order == NS_ORDER_NUMPY && (s->algo != NS_ALGO_TWOPASS || s->mask)) {
+    ns_seterr(err, "order numpy is np.mean and np.var over the axes: algo twopass, no mask");
+    return -1;
+  }
+  if (s->order == NS_ORDER_TORCH) { /* torchorder.h: torch's LayerNorm, GroupNorm, BatchNorm
+                                       and InstanceNorm kernels, nothing else */
     ns_dtype a = ns_spec_acc(s);
-    if (s->kind != NS_KIND_LAYER || !ns_spec_center(s) || s->eps_at != NS_EPS_VAR) {
-      ns_seterr(err, "order torch reproduces torch's LayerNorm kernel: kind layer, centered, "
-                     "eps_at var (torch's BatchNorm accumulates in double: acc fp64)");
+    if (s->kind == NS_KIND_RMS || !ns_spec_center(s) || s->eps_at != NS_EPS_VAR) {
+      ns_seterr(err, "order torch reproduces torch's LayerNorm, GroupNorm, BatchNorm and "
+                     "InstanceNorm kernels: kind layer, group, batch or instance, centered, "
+                     "eps_at var (torch 1.13 has no RMSNorm)");
       return -1;
     }
+
     if (a != NS_FP32 && a != NS_FP64) {
       ns_seterr(err, "order torch needs acc fp32 or fp64 (torch's float and double kernels)");
       return -1;

@@ -12,7 +12,7 @@
  * Ownership: results and plans own their arrays; free them with ns_norm_result_free /
  * ns_norm_plan_free (safe on zeroed structs). The spec's gamma/beta arrays and
  * running pointer are borrowed; ns_normalize updates *spec->running in train mode
- * (batch kinds only) and reads it in eval mode.
+ * (batch kinds and instance norm only) and reads it in eval mode.
  *
  *   ns_spec s;
  *   ns_spec_default(&s);            // layer norm, eps 1e-5 inside the sqrt, fp64
@@ -58,7 +58,8 @@ typedef struct {
   ns_algo algo;
   ns_mode mode;
   ns_running *running; /* borrowed; may be NULL */
-  ns_order order;      /* every sum: sequential (default) or numpy's pairwise scheme */
+  ns_order order;      /* every sum: sequential (default), pairwise, or a framework's own order:
+                          torch or numpy (torchorder.h) */
   /* borrowed; NULL: every element counts; else 1 keeps, 0 leaves out (see "Masks") */
   const ns_tensor *mask;
 } ns_spec;
@@ -137,8 +138,17 @@ int ns_spec_check_plan(const ns_spec *s, const ns_norm_plan *p, int rank, const 
  * else gamma[ns_norm_plan_affine_of(p, i)]. */
 double ns_spec_gamma(const ns_spec *s, const ns_norm_plan *p, size_t i);
 /* 1 if the spec normalizes with the running statistics as constants: eval mode of a batch
- * kind (ns_spec_is_batch) at this rank. Every other spec uses the input's own statistics. */
+ * kind (ns_spec_is_batch) at this rank, or of instance norm given running statistics (one
+ * per channel, as torch's InstanceNorm with track_running_stats). Every other spec uses the
+ * input's own statistics. */
 int ns_spec_eval_running(const ns_spec *s, int rank);
+/* 0 unless the spec has running statistics its kind cannot use at this rank (-1 with err):
+ * only batch kinds (ns_spec_is_batch) and instance norm read and update them. */
+int ns_spec_running_check(const ns_spec *s, int rank, char *err);
+/* 1 if the spec is instance norm (not a batch kind at this rank) with running statistics:
+ * one per channel, used in eval mode and updated in train mode as torch's InstanceNorm with
+ * track_running_stats (running.h, ns_running_update_instance). */
+int ns_spec_instance_running(const ns_spec *s, int rank);
 
 typedef struct {
   ns_tensor *y;      /* x's shape, spec dtype */

@@ -46,17 +46,29 @@ NS_ALWAYS_INLINE static inline void map_out(const ns_norm_plan *p, const double 
 #undef R
 }
 
-/* order torch: y = fma(fma(x, rstd, -rstd mean), gamma, beta) with rstd = 1/denom, each
- * rounded to acc as torch's LayerNorm forms its output (torchorder.h). */
+/* order torch: each kind's output as torch forms it (torchorder.h), rounded to acc. LayerNorm:
+ * y = fma(fma(x, rstd, -rstd mean), gamma, beta) with rstd = 1/denom; GroupNorm: scale and
+ * bias from rstd; BatchNorm and InstanceNorm: x alpha + beta from invstd, which comes from
+ * the variance (train: in double; eval: the running one, in acc). */
 static void map_torch(const ns_norm_plan *p, const double *xa, const ns_spec *spec, ns_dtype acc,
-                      ns_norm_result *res) {
+                      int eval, ns_norm_result *res) {
 #define R(v) ns_round_fast((v), acc)
+  const int bn = spec->kind == NS_KIND_BATCH || spec->kind == NS_KIND_INSTANCE;
   for (size_t i = 0; i < p->n; i++) {
     size_t s = p->stat_of[i], k = p->affine_of[i];
-    double rstd = R(1.0 / res->denom[s]), bias = R(-rstd * res->mean[s]);
     double g = spec->gamma ? R(spec->gamma[spec->ngamma == 1 ? 0 : k]) : 1.0;
     double b = spec->beta ? R(spec->beta[spec->nbeta == 1 ? 0 : k]) : 0.0;
-    double t = ns_torch_fma(ns_torch_fma(xa[i], rstd, bias, acc), g, b, acc);
+    double t;
+    if (bn) {
+      t = ns_torch_bn_out(xa[i], res->mean[s], ns_torch_bn_invstd(res->var[s], spec->eps, eval, acc),
+                          g, b, acc);
+    } else if (spec->kind == NS_KIND_GROUP) {
+      t = ns_torch_gn_out(xa[i], res->mean[s], R(1.0 / res->denom[s]), g, b,
+                          spec->gamma || spec->beta, acc);
+    } else {
+      double rstd = R(1.0 / res->denom[s]), bias = R(-rstd * res->mean[s]);
+      t = ns_torch_fma(ns_torch_fma(xa[i], rstd, bias, acc), g, b, acc);
+    }
     ns_tensor_set(res->y, i, t);
   }
 #undef R
@@ -96,7 +108,27 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     ns_seterr(err, x ? "no normalization spec" : "no input tensor");
     return -1;
   }
-  if (ns_spec_check(spec, err) != 0) return -1;
+  if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
+  /* channels last: batch norm over every axis but the last, as torch's BatchNorm2d on a
+     channels_last tensor (x holding (N, H, W, C)) or BatchNorm1d on x.reshape(-1, C) runs it:
+     rows of C values, torch's channels-last kernel */
+  const int nhwc = spec->order == NS_ORDER_TORCH && spec->kind == NS_KIND_BATCH && x->rank >= 3 &&
+                   spec->axes == (1u << (x->rank - 1)) - 1;
+  if (spec->order == NS_ORDER_TORCH && spec->kind != NS_KIND_LAYER && spec->axes && !nhwc) {
+    char e[NS_ERRLEN];
+    unsigned d = ns_default_axes(spec->kind, x->rank, e);
+    if (spec->axes != d && !(spec->kind == NS_KIND_GROUP && (spec->axes | 2u) == (d | 2u))) {
+      ns_seterr(err, "order torch follows torch's %s module: its default axes only (or, for "
+                     "batch norm, every axis but the last: a channels_last input)",
+                ns_kind_name(spec->kind));
+      return -1;
+    }
+  }
+  if (nhwc && (spec->gamma || spec->beta)) {
+    ns_seterr(err, "order torch over every axis but the last takes no gamma or beta (they would "
+                   "be per axis 2)");
+    return -1;
+  }
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   /* a mask (normalize.h, "Masks"): keep[i] says whether element i enters its statistic;
@@ -126,7 +158,40 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   const int centered = ns_spec_center(spec);
   const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
   const int eval = ns_spec_eval_running(spec, x->rank);
-  ns_running *run = ns_spec_is_batch(spec, x->rank) ? spec->running : NULL;
+  ns_running *run = spec->running; /* ns_spec_running_check: a batch kind or instance norm */
+  /* instance norm: one running statistic per channel, repeated over the examples as torch
+     does (ns_running_repeat), so that statistic s reads its channel's values */
+  const int inst = ns_spec_instance_running(spec, x->rank);
+  const size_t nchan = x->rank >= 2 ? x->shape[1] : 1, nex = inst ? nstat / nchan : 1;
+  ns_running rep;
+  memset(&rep, 0, sizeof rep);
+  if (inst && keep) {
+    ns_seterr(err, "instance norm's running statistics have no masked form: leave out the mask "
+                   "or the running statistics");
+    ns_norm_result_free(res);
+    free(keep);
+    return -1;
+  }
+  if (inst && ns_running_repeat(run, nchan, nex, &rep, err) != 0) {
+    ns_norm_result_free(res);
+    free(keep);
+    return -1;
+  }
+  ns_running *erun = inst ? &rep : run; /* what eval mode reads */
+  if (eval && !run) {
+    ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
+              ns_kind_name(spec->kind));
+    ns_norm_result_free(res);
+    free(keep);
+    return -1;
+  }
+  if (!inst && run && run->nstat != 0 && run->nstat != nstat) {
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
+              run->nstat, sh, nstat);
+    ns_norm_result_free(res);
+    free(keep);
+    return -1;
+  }
   res->y = ns_tensor_new(x->rank, x->shape, dt, err);
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
@@ -142,9 +207,16 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     free(sqbuf);
     free(keep);
     ns_norm_result_free(res);
+    ns_running_free(&rep);
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
+  /* torch's BatchNorm kernel: the elements of a channel per example (1: the channels-last
+     kernel); InstanceNorm runs it on the input viewed as (1, N*C, ...) */
+  size_t plane = 1; /* (channels_last: the rows of C values, the channels-last kernel) */
+  for (int a = 2; a < x->rank && !nhwc; a++) plane *= x->shape[a];
+  ns_numpy_order npo; /* order numpy: how np.add.reduce walks a statistic (torchorder.h) */
+  ns_numpy_order_of(x->rank, x->shape, p->axes, spec->kind == NS_KIND_GROUP ? p->groups : 1, &npo);
 #define R(v) ns_round_fast((v), acc)
   if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
     const float *xf = x->data;
@@ -169,14 +241,27 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     } else {
       for (size_t a = 0; a < m; a++) buf[a] = xa[mem[a]];
     }
-    if (spec->order == NS_ORDER_TORCH) /* torch's LayerNorm moments (torchorder.h) */
+    if (spec->order == NS_ORDER_TORCH && (spec->kind == NS_KIND_BATCH ||
+                                          spec->kind == NS_KIND_INSTANCE))
+      ns_torch_bn_moments(xs, k, plane, acc, &res->batch[s]); /* torchorder.h */
+    else if (spec->order == NS_ORDER_TORCH) /* LayerNorm's and GroupNorm's Welford cascade */
       ns_moments_torch(xs, k, acc, &res->batch[s]);
+    else if (spec->order == NS_ORDER_NUMPY) { /* np.mean, then np.var's sum of (x - mean)^2 */
+      double mean = R(ns_numpy_sum(xs, k, &npo, acc) / R((double)k));
+      for (size_t a = 0; a < k; a++) {
+        double d = R(xs[a] - mean);
+        sqbuf[a] = R(d * d);
+      }
+      res->batch[s].n = (double)k;
+      res->batch[s].mean = mean;
+      res->batch[s].m2 = ns_numpy_sum(sqbuf, k, &npo, acc);
+    }
     else
       ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
     const double rdof = R((double)k - spec->ddof);
     double mu, v;
     if (eval) {
-      double rm = run->nstat ? run->mean[s] : 0.0, rv = run->nstat ? run->var[s] : 1.0;
+      double rm = erun->nstat ? erun->mean[s] : 0.0, rv = erun->nstat ? erun->var[s] : 1.0;
       mu = centered ? R(rm) : 0.0;
       v = centered ? R(rv) : R(R(rv) + R(R(rm) * R(rm)));
     } else if (k == 0) {
@@ -186,7 +271,10 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       v = R(res->batch[s].m2 / rdof);
     } else {
       double sq = 0;
-      if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
+      if (spec->order == NS_ORDER_NUMPY) { /* np.mean(x**2) */
+        for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
+        sq = ns_numpy_sum(sqbuf, k, &npo, acc);
+      } else if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
         for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
         sq = ns_sum_pairwise(sqbuf, k, acc);
       } else {
@@ -205,7 +293,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     }
   }
   if (spec->order == NS_ORDER_TORCH)
-    map_torch(p, xa, spec, acc, res);
+    map_torch(p, xa, spec, acc, eval, res);
   else if (acc == NS_FP64 && dt == NS_FP64)
     map_out(p, xa, keep, spec, centered, NS_FP64, NS_FP64, res);
   else if (acc == NS_FP32 && dt == NS_FP32)
@@ -218,9 +306,13 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   free(sqbuf);
   int masked = keep != NULL;
   free(keep);
+  ns_running_free(&rep);
+  const int torch = spec->order == NS_ORDER_TORCH;
   if (run && !eval &&
-      (masked ? running_update_kept(run, res->batch, nstat, err)
-              : ns_running_update(run, res->batch, nstat, err)) != 0) {
+      (inst     ? ns_running_update_instance(run, res->batch, nex, nchan, torch ? (int)acc : -1, err)
+       : masked ? running_update_kept(run, res->batch, nstat, err)
+       : torch  ? ns_running_update_torch(run, res->batch, nstat, acc, err)
+                : ns_running_update(run, res->batch, nstat, err)) != 0) {
     ns_norm_result_free(res);
     return -1;
   }

@@ -407,10 +407,9 @@ static int npy_header_info(const unsigned char *buf, size_t len, uint64_t file_s
   }
   char shp[160];
   ns_shape_format(h.rank, h.dims, shp, sizeof shp);
-  if (h.rank == 0) {
-    ns_seterr(err, "a 0-d array (shape %s) is not supported: arrays of rank 1 to %d are", shp,
-              NS_MAXRANK);
-    return -1;
+  if (h.rank == 0) { /* a scalar (np.save of num_batches_tracked): one value of shape (1) */
+    h.rank = 1;
+    h.dims[0] = 1;
   }
   if (h.rank > NS_MAXRANK) {
     ns_seterr(err, "shape %s has rank %d: arrays of rank 1 to %d are supported", shp, h.rank,
@@ -482,6 +481,22 @@ double ns_npy_value(const ns_npy_info *info, const unsigned char *p) {
   }
 }
 
+int ns_npy_value_exact(const ns_npy_info *info, const unsigned char *p) {
+  if (info->elem_size != 8 || (info->elem_kind != NS_NPY_INT && info->elem_kind != NS_NPY_UINT))
+    return 1;
+  uint64_t bits = load_bits(p, 8, info->big);
+  double v = ns_npy_value(info, p);
+  if (info->elem_kind == NS_NPY_UINT) return v < 0x1p64 && (uint64_t)v == bits;
+  return v >= -0x1p63 && v < 0x1p63 && (int64_t)v == (int64_t)bits;
+}
+
+void ns_npy_inexact_error(const ns_npy_info *info, const unsigned char *p, size_t i, char *err) {
+  uint64_t bits = load_bits(p, 8, info->big);
+  int neg = info->elem_kind == NS_NPY_INT && (int64_t)bits < 0;
+  ns_seterr(err, "element %zu, %s%llu, is an integer a double cannot hold exactly (beyond 2^53)",
+            i + 1, neg ? "-" : "", neg ? 0ULL - (unsigned long long)bits : (unsigned long long)bits);
+}
+
 ns_tensor *ns_npy_parse_flags(const unsigned char *buf, size_t len, unsigned flags, char *err) {
   ns_npy_info info;
   elem_type et;
@@ -489,8 +504,16 @@ ns_tensor *ns_npy_parse_flags(const unsigned char *buf, size_t len, unsigned fla
   ns_tensor *t = ns_tensor_new(info.rank, info.shape, et.dtype, err);
   if (!t) return NULL;
   const unsigned char *p = buf + info.data_offset;
-  for (size_t i = 0; i < info.n; i++, p += et.size)
-    store_element(t, i, load_bits(p, et.size, et.big), &et);
+  for (size_t i = 0; i < info.n; i++, p += et.size) {
+    uint64_t bits = load_bits(p, et.size, et.big);
+    store_element(t, i, bits, &et);
+    /* an 8-byte integer beyond 2^53 may not survive as a double: refuse it, never round it */
+    if ((et.kind == K_INT || et.kind == K_UINT) && et.size == 8 && !ns_npy_value_exact(&info, p)) {
+      ns_npy_inexact_error(&info, p, i, err);
+      ns_tensor_free(t);
+      return NULL;
+    }
+  }
   return t;
 }
 

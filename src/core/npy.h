@@ -46,6 +46,11 @@ int ns_npy_header(const unsigned char *buf, size_t len, uint64_t file_size, unsi
                   ns_npy_info *info, char *err);
 /* The value of the element whose bytes start at p, exactly. */
 double ns_npy_value(const ns_npy_info *info, const unsigned char *p);
+/* 1 if that value is exact as a double, 0 for an 8-byte integer beyond 2^53 that a double
+ * would round (such an element is refused on loading, never rounded). */
+int ns_npy_value_exact(const ns_npy_info *info, const unsigned char *p);
+/* The wording of that refusal, for element i (0-based) of a tensor. */
+void ns_npy_inexact_error(const ns_npy_info *info, const unsigned char *p, size_t i, char *err);
 unsigned char *ns_npy_serialize(const ns_tensor *t, size_t *outlen, char *err);
 
 #endif

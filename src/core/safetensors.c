@@ -32,6 +32,7 @@ int ns_st_dtype_storage(ns_st_dtype d, ns_dtype *out) {
     v = NS_FP32;
     break;
   case NS_ST_F64:
+  case NS_ST_I64: /* integers (num_batches_tracked) as doubles; ns_st_tensor checks each fits */
     v = NS_FP64;
     break;
   default:
@@ -620,17 +621,17 @@ int ns_st_loadable(const ns_st_index *ix, size_t k, char *err) {
   }
   const ns_st_entry *e = &ix->t[k];
   if (ns_st_dtype_storage(e->dtype, NULL)) {
-    ns_seterr(err, "tensor \"%.60s\" is %s: only F16, BF16, F32 and F64 tensors load", e->name,
+    ns_seterr(err, "tensor \"%.60s\" is %s: only F16, BF16, F32, F64 and I64 tensors load", e->name,
               ns_st_dtype_names[e->dtype]);
     return -1;
   }
-  if (e->rank < 1 || e->rank > NS_MAXRANK) {
+  if (e->rank > NS_MAXRANK) { /* rank 0 (a scalar) loads as one value of shape (1) */
     ns_seterr(err, "tensor \"%.60s\" has rank %d: tensors of rank 1 to %d load", e->name, e->rank,
               NS_MAXRANK);
     return -1;
   }
   char e2[NS_ERRLEN];
-  if (ns_shape_check(e->rank, e->shape, e2)) {
+  if (e->rank && ns_shape_check(e->rank, e->shape, e2)) {
     ns_seterr(err, "tensor \"%.60s\": %s", e->name, e2);
     return -1;
   }
@@ -647,7 +648,8 @@ ns_tensor *ns_st_tensor(const ns_st_index *ix, size_t k, const unsigned char *fi
   }
   ns_dtype d;
   ns_st_dtype_storage(e->dtype, &d);
-  ns_tensor *t = ns_tensor_new(e->rank, e->shape, d, err);
+  const size_t one = 1;
+  ns_tensor *t = e->rank ? ns_tensor_new(e->rank, e->shape, d, err) : ns_tensor_new(1, &one, d, err);
   if (!t) return NULL;
   const unsigned char *p = file + ix->data_start + e->begin;
   size_t sz = ns_dtype_size(d);
@@ -660,6 +662,16 @@ ns_tensor *ns_st_tensor(const ns_st_index *ix, size_t k, const unsigned char *fi
     } else if (sz == 4) {
       uint32_t w = (uint32_t)bits;
       memcpy((float *)t->data + i, &w, 4);
+    } else if (e->dtype == NS_ST_I64) { /* two's complement; a double holds it or it is refused */
+      int64_t v = bits >> 63 ? -(int64_t)(~bits) - 1 : (int64_t)bits;
+      double dv = (double)v;
+      if (dv >= 0x1p63 || (int64_t)dv != v) {
+        ns_seterr(err, "tensor \"%.60s\": element %zu, %lld, is an integer a double cannot hold "
+                  "exactly (beyond 2^53)", e->name, i + 1, (long long)v);
+        ns_tensor_free(t);
+        return NULL;
+      }
+      ((double *)t->data)[i] = dv;
     } else {
       memcpy((double *)t->data + i, &bits, 8);
     }

@@ -312,11 +312,17 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
   }
   const ns_st_entry *en = &ix.t[pick];
   ns_st_dtype_storage(en->dtype, &m->dtype);
-  m->rank = en->rank;
+  m->rank = en->rank ? en->rank : 1; /* a 0-d tensor (num_batches_tracked) is one value */
   for (int d = 0; d < NS_MAXRANK; d++) m->shape[d] = d < en->rank ? en->shape[d] : 1;
   m->n = en->n;
   m->elem_size = ns_dtype_size(m->dtype);
   m->data_offset = ix.data_start + en->begin;
+  if (en->dtype == NS_ST_I64) { /* decoded as .npy's '<i8', refused beyond 2^53 */
+    m->npy = 1;
+    m->info = (ns_npy_info){.dtype = NS_FP64, .rank = m->rank, .n = m->n, .elem_size = 8,
+                            .data_offset = (size_t)m->data_offset, .elem_kind = NS_NPY_INT};
+    memcpy(m->info.shape, m->shape, sizeof m->info.shape);
+  }
   snprintf(m->name, sizeof m->name, "%s", en->name);
   ns_st_free(&ix);
   return 0;
@@ -400,7 +406,14 @@ int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char
                m->elem_size == 8) {
       memcpy(out, p, step * 8);
     } else if (m->npy)
-      for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = ns_npy_value(&m->info, p);
+      for (size_t i = 0; i < step; i++, p += m->elem_size) {
+        if (!ns_npy_value_exact(&m->info, p)) { /* an 8-byte integer beyond 2^53 */
+          char e[NS_ERRLEN];
+          ns_npy_inexact_error(&m->info, p, first + i, e);
+          return ns_explore_fail(err, "%s%s%s", m->name, m->name[0] ? ": " : "", e);
+        }
+        out[i] = ns_npy_value(&m->info, p);
+      }
     else if (m->dtype == NS_FP32 && host_little()) {
       for (size_t i = 0; i < step; i++, p += 4) {
         float f;

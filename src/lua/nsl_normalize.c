@@ -210,7 +210,7 @@ static int l_normalize(lua_State *L) {
   nsl_exec_from_env(&ex, 1);
   /* the memory of an output a loop dropped, when one of this size waits (freed if not
      taken); the masked and torch-order paths make their own */
-  ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH
+  ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH || spec.order == NS_ORDER_NUMPY
                          ? NULL
                          : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
   if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0) return nsl_argerror(L, 2, "%s", err);

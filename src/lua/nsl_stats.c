@@ -203,7 +203,8 @@ static double *buffer_field(lua_State *L, const char *name, size_t *n) {
 
 /* ns.running{momentum=0.1 | false, exact=false, mean=, var=, count=}: mean/var start the
  * statistics from a model's buffers (running_mean, running_var), count is its
- * num_batches_tracked (a cumulative average continues from it). */
+ * num_batches_tracked (a cumulative average continues from it): an integer, or the
+ * one-value tensor ns.load reads from the I64 buffer. */
 static int l_running(lua_State *L) {
   lua_settop(L, 1); /* fixed argument slots: conversions push above them */
   static const char *const names[] = {"momentum", "exact", "mean", "var", "count", NULL};
@@ -231,9 +232,19 @@ static int l_running(lua_State *L) {
       nsl_argerror(L, 1, "exact must be a boolean, got %s", nsl_got(L, -1));
     exact = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    if (lua_getfield(L, 1, "count") != LUA_TNIL &&
-        !nsl_intat(L, -1, 0, (lua_Integer)1 << 53, &count))
-      nsl_argerror(L, 1, "count must be an integer >= 0, got %s", nsl_got(L, -1));
+    if (lua_getfield(L, 1, "count") != LUA_TNIL && luaL_testudata(L, -1, NSL_TENSOR_MT)) {
+      /* a model's num_batches_tracked, as ns.load gives it: one integer value */
+      ns_tensor *ct = nsl_tensorat(L, lua_gettop(L), 1, "options.count");
+      double cv = ct->n == 1 ? ns_tensor_get(ct, 0) : -1;
+      if (ct->n != 1 || !(cv >= 0 && cv <= 0x1p53) || cv != floor(cv))
+        nsl_argerror(L, 1, "count must be one integer >= 0 (num_batches_tracked), got a tensor "
+                           "of %I values, the first %f", (lua_Integer)ct->n,
+                     ct->n ? ns_tensor_get(ct, 0) : 0.0);
+      count = (lua_Integer)cv;
+    } else if (lua_type(L, -1) != LUA_TNIL && !nsl_intat(L, -1, 0, (lua_Integer)1 << 53, &count)) {
+      nsl_argerror(L, 1, "count must be an integer >= 0 or a one-value tensor, got %s",
+                   nsl_got(L, -1));
+    }
     lua_pop(L, 1);
     mean = buffer_field(L, "mean", &nmean); /* scratch stays on the stack */
     var = buffer_field(L, "var", &nvar);

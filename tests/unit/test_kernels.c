@@ -205,9 +205,12 @@ static int one_case(int trial, int *refused) {
   /* running statistics: none, fresh, or holding values (for batch kinds) */
   ns_running run0, runa, runb;
   int rk = (int)rint_(3), have_run = 0;
-  if (rk && ns_norm_plan_shape(rank, shape, &s, &p, err) == 0) {
-    size_t ns0 = rk == 2 ? p.nstat : 0;
-    if (ns_running_init(&run0, 0.1, rint_(4) == 0, rint_(4) == 0, ns0, err) == 0) {
+  /* (instance norm keeps one per channel and has no cumulative average) */
+  const int inst = s.kind == NS_KIND_INSTANCE;
+  if (rk && (ns_spec_is_batch(&s, rank) || inst) &&
+      ns_norm_plan_shape(rank, shape, &s, &p, err) == 0) {
+    size_t ns0 = rk == 2 ? (inst ? shape[1] : p.nstat) : 0;
+    if (ns_running_init(&run0, 0.1, !inst && rint_(4) == 0, rint_(4) == 0, ns0, err) == 0) {
       have_run = 1;
       for (size_t i = 0; i < run0.nstat; i++) {
         run0.mean[i] = gauss();

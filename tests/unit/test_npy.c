@@ -266,7 +266,18 @@ static void check_broken(void) {
   expect_header_error("{'descr': '<i3', 'fortran_order': False, 'shape': (1,), }", 16, "'<i3'");
   expect_header_error("{'descr': 'float64', 'fortran_order': False, 'shape': (1,), }", 16,
                       "'float64' is not supported");
-  expect_header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 8, "0-d array");
+  { /* a 0-d array (np.save of a scalar, such as num_batches_tracked) loads as shape (1) */
+    size_t len;
+    const double v = 7;
+    unsigned char *b = make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v,
+                                sizeof v, &len);
+    char err[NS_ERRLEN] = "";
+    ns_tensor *t = ns_npy_parse(b, len, err);
+    tap_ok(t && t->rank == 1 && t->shape[0] == 1 && ns_tensor_get(t, 0) == 7,
+           "a 0-d array loads as one value of shape (1) %s", err);
+    ns_tensor_free(t);
+    free(b);
+  }
   expect_header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 2), }", 16,
                       "shape (1, 1, 1, 1, 2) has rank 5");
   expect_header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }", 0, "is 0");
