@@ -469,17 +469,21 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
 int ns_spec_check_plan(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
                        char *err) {
   if (ns_spec_check_affine(s, p, rank, shape, err) != 0) return -1;
-  const ns_running *run = ns_spec_is_batch(s, rank) ? s->running : NULL;
+  /* instance norm keeps one running statistic per channel (ns_spec_instance_running), so
+     its count is the channels', not the plan's statistics (one per example and channel) */
+  const int inst = ns_spec_instance_running(s, rank);
+  const ns_running *run = ns_spec_is_batch(s, rank) || inst ? s->running : NULL;
+  const size_t want = inst ? (rank >= 2 ? shape[1] : 1) : p->nstat;
   if (ns_spec_eval_running(s, rank) && !run) {
     ns_seterr(err, "eval mode of %s norm needs running statistics (none given)",
               ns_kind_name(s->kind));
     return -1;
   }
-  if (run && run->nstat != 0 && run->nstat != p->nstat) {
+  if (run && run->nstat != 0 && run->nstat != want) {
     char sh[96];
     ns_shape_format(rank, shape, sh, sizeof sh);
-    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu statistics",
-              run->nstat, sh, p->nstat);
+    ns_seterr(err, "running statistics hold %zu channels but input of shape %s has %zu %s",
+              run->nstat, sh, want, inst ? "channels" : "statistics");
     return -1;
   }
   return 0;
