@@ -893,8 +893,11 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (tui_prompt_is_open(a->prompt)) {
     int figure = a->figure_open;
     tui_prompt_key(a->prompt, code, ch);
-    /* plot(panel) opened the figure view: it takes the keys (: comes back to the prompt) */
-    if (a->figure_open && !figure) tui_prompt_close(a->prompt);
+    /* plot(panel) opened the figure view behind the prompt: the prompt keeps the keys (what
+     * is typed next is Lua, not explorer keys) and Esc shows the figure */
+    if (a->figure_open && !figure)
+      tui_prompt_echo(a->prompt, "the figure view is open behind the prompt: Esc shows it",
+                      PLOT_S_DIM);
     /* set{}, undo() and friends changed the state through explore's Lua side (on_change
      * marks it); a Lua error only reached the scrollback. */
     clamp_cursor(a);
