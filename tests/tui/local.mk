@@ -13,6 +13,8 @@ SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 SCREEN_TESTS += tests/tui/test_screen_live.sh
 # the busy mark and key folding, each shown to happen (issue 8)
 SCREEN_TESTS += tests/tui/test_screen_busy.sh
+# missing state files named, saved file references absolute (explorer review N3, N4)
+SCREEN_TESTS += tests/tui/test_screen_paths.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
