@@ -726,6 +726,16 @@ static const char *key_word(const tui_binding *b, int k, char *buf, size_t len) 
   return buf;
 }
 
+const char *tui_key_name(int code, char *buf, size_t len) {
+  int k = 0;
+  const tui_binding *b = lookup(code, &k);
+  if (!b) {
+    snprintf(buf, len, "?");
+    return buf;
+  }
+  return key_word(b, k, buf, len);
+}
+
 /* A key pressed where it does nothing: say where it works. */
 static unsigned why_not(app *a, const tui_binding *b, int which) {
   char key[16], where[160] = "";

@@ -20,10 +20,13 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
                "(its first" TUI_GLUES "%zu" TUI_GLUES "of" TUI_GLUES "%zu" TUI_GLUES "values)",
                r->prec_n, r->n);
   if (!isfinite(r->var_ref)) { /* digits of a NaN or an overflow mean nothing */
+    char msg[120], ku[16];
+    snprintf(msg, sizeof msg,
+             "x holds NaN or Inf: the variance is undefined, no digits to compare (edit the "
+             "cell, or %s to undo)",
+             tui_key_name('u', ku, sizeof ku));
     tui_wrap(w, y, 1, PLOT_S_MARK,
-             isnan(r->var_ref) ? "x holds NaN or Inf: the variance is undefined, no digits to "
-                                 "compare (edit the cell, or u to undo)"
-                               : "the fp64 variance overflows: no digits to compare",
+             isnan(r->var_ref) ? msg : "the fp64 variance overflows: no digits to compare",
              ih - y + 1);
     return;
   }

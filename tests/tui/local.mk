@@ -15,6 +15,8 @@ SCREEN_TESTS += tests/tui/test_screen_live.sh
 SCREEN_TESTS += tests/tui/test_screen_busy.sh
 # missing state files named, saved file references absolute (explorer review N3, N4)
 SCREEN_TESTS += tests/tui/test_screen_paths.sh
+# the keys the views' hints name do what the hints say (review N6)
+SCREEN_TESTS += tests/tui/test_screen_hints.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
