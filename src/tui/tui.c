@@ -71,6 +71,25 @@ static void read_slow_ms(void) {
   slow_ms = v && v[0] && *end == 0 && ms > 0 && ms <= 60000 ? ms : 0;
 }
 
+/* NS_TUI_SETTLED_FD: a file descriptor the explorer writes "settled\n" to each time the
+ * screen has caught up with the last key (or with the start): the frame is drawn and no
+ * worker is still computing a part of it. The live bench (tests/bench/bench_live.c) times
+ * keys to it: what the user waits for, not only the recompute. */
+static int settled_fd = -1, settle_due = 1;
+
+static void read_settled_fd(void) {
+  const char *v = getenv("NS_TUI_SETTLED_FD");
+  char *end;
+  long fd = v && v[0] ? strtol(v, &end, 10) : -1;
+  settled_fd = v && v[0] && *end == 0 && fd > 2 && fd < 1024 ? (int)fd : -1;
+}
+
+static void report_settled(const app *a) {
+  if (settled_fd < 0 || !settle_due || a->changed || tui_jac_busy(a)) return;
+  settle_due = 0;
+  if (write(settled_fd, "settled\n", 8) != 8) settled_fd = -1;
+}
+
 static void recompute(app *a) {
   char err[NS_ERRLEN];
   struct timespec t0, t1;
@@ -514,6 +533,7 @@ int tui_run(const tui_options *opt) {
   nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
   a->opt = *opt;
   read_slow_ms();
+  read_settled_fd();
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);
@@ -619,6 +639,7 @@ int tui_run(const tui_options *opt) {
   status = 0;
   for (;;) {
     wint_t wc;
+    report_settled(a);
     /* while the deep-stack view's thread works, look at its progress ten times a second */
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
@@ -662,6 +683,7 @@ int tui_run(const tui_options *opt) {
       continue;
     }
     unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    settle_due = 1;
     if (r & TUI_R_RECOMPUTE) r = fold_pending(a, r);
     if (r & TUI_R_QUIT) break;
     if (r & TUI_R_RECOMPUTE) a->changed = 1;
