@@ -38,7 +38,17 @@ static double probe_tol(const ns_state *s, const ns_result *r, double ymax, doub
   }
   return tol;
 }
-static const char *verdict(double dev, double tol) {
+/* A probe whose tolerance covers every deviation y could show (twice its largest value)
+ * cannot fail: its verdict is undetermined in the dtype, not "invariant". */
+static int cannot_fail(double tol, double scale) {
+  return tol >= 2 * fmax(scale, 1);
+}
+static const char *verdict(double dev, double tol, double scale, ns_dtype dt, char *buf,
+                           size_t len) {
+  if (!isnan(dev) && cannot_fail(tol, scale)) {
+    snprintf(buf, len, "undet. in %s", ns_dtype_name(dt));
+    return buf;
+  }
   return isnan(dev) ? "undefined" : dev > tol ? "NOT invariant" : "invariant";
 }
 /* A deviation: 4 significant digits when it matters (2.055), 2 when it is tiny. */
@@ -55,8 +65,8 @@ static const char *fixed6(double v, char *buf, size_t len) {
   snprintf(buf, len, "%.6f", fabs(v) < 5e-7 ? 0.0 : v);
   return buf;
 }
-static int verdict_style(double dev, double tol) {
-  return isnan(dev) || dev > tol ? PLOT_S_MARK : PLOT_S_GOOD;
+static int verdict_style(double dev, double tol, double scale) {
+  return isnan(dev) || dev > tol || cannot_fail(tol, scale) ? PLOT_S_MARK : PLOT_S_GOOD;
 }
 
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
@@ -219,20 +229,25 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (!s->mask || yn > iw)
     snprintf(yl, sizeof yl, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", a, b);
   tui_printf(w, py++, 1, PLOT_S_LABEL, "%s", yl);
-  char dv[32], note[128] = "";
+  char dv[32], note[128] = "", vb[40];
   double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
   /* what the verdicts were judged against, and what breaks scale invariance */
-  if (r->scale_dev > tol_a && s->eps > 0)
+  if (cannot_fail(tol_s, scale) || cannot_fail(tol_a, scale))
+    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g",
+             ns_dtype_name(s->dtype), cannot_fail(tol_s, scale) ? tol_s : tol_a);
+  else if (r->scale_dev > tol_a && s->eps > 0)
     snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
   else if (s->dtype != NS_FP64)
     snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
              ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s),
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s, scale),
              "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol_s));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a),
+             dev_num(r->shift_dev, dv, sizeof dv),
+             verdict(r->shift_dev, tol_s, scale, s->dtype, vb, sizeof vb));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a, scale),
              "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol_a));
+             dev_num(r->scale_dev, dv, sizeof dv),
+             verdict(r->scale_dev, tol_a, scale, s->dtype, vb, sizeof vb));
   if (verdict_note) {
     if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
     py++;

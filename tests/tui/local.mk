@@ -19,6 +19,8 @@ SCREEN_TESTS += tests/tui/test_screen_paths.sh
 SCREEN_TESTS += tests/tui/test_screen_hints.sh
 # the finite differences are of the map on screen; undetermined where it cannot resolve (N5)
 SCREEN_TESTS += tests/tui/test_screen_fd.sh
+# a probe that cannot fail in the dtype says so (N8)
+SCREEN_TESTS += tests/tui/test_screen_undet.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
