@@ -25,8 +25,13 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   char title[160], shape[64], a[32], b[32], c[32];
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
   if (s->source && s->source[0]) { /* the state's own record of where x came from */
-    const char *base = strrchr(s->source, '/');
-    snprintf(title, sizeof title, "1 Input x %s from %s", shape, base ? base + 1 : s->source);
+    const char *base = strrchr(s->source, '/'), *tn = strstr(s->source, ".safetensors:");
+    base = base ? base + 1 : s->source;
+    if (tn) /* one tensor of a file: its name first, so a narrow title keeps it */
+      snprintf(title, sizeof title, "1 Input x %s %s from %.*s", shape, tn + 13,
+               (int)(tn + 12 - base), base);
+    else
+      snprintf(title, sizeof title, "1 Input x %s from %s", shape, base);
   } else {
     snprintf(title, sizeof title, "1 Input x %s", shape);
   }

@@ -464,8 +464,9 @@ static const nsx_view screen_view = {view_fields, view_check, view_commit, view_
 static int open_file(app *a, const char *path, const char *name, char *err) {
   char e[NS_ERRLEN];
   ns_tensor *t = ns_file_load_named(path, name, 0, e);
-  if (!t) {
-    snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
+  if (!t) { /* the path and the whole message (a safetensors file's list of tensors) */
+    fprintf(stderr, "normscope: %s: %s\n", path, e);
+    err[0] = 0;
     return -1;
   }
   ns_state_patch p;
@@ -544,7 +545,7 @@ int tui_run(const tui_options *opt) {
   int status = 1, looped = 0;
   SCREEN *scr = NULL;
   if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
-    fprintf(stderr, "normscope: %s\n", err);
+    if (err[0]) fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
   a->L = nsl_newstate(err);

@@ -21,6 +21,8 @@ SCREEN_TESTS += tests/tui/test_screen_hints.sh
 SCREEN_TESTS += tests/tui/test_screen_fd.sh
 # a probe that cannot fail in the dtype says so (N8)
 SCREEN_TESTS += tests/tui/test_screen_undet.sh
+# a safetensors file's tensors named whole when none is chosen (N7)
+SCREEN_TESTS += tests/tui/test_screen_stlist.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
