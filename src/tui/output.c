@@ -82,7 +82,19 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   }
   size_t n = y->n, cols = s->x->shape[s->x->rank - 1];
   /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
-  int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
+  /* the labels: the element number of a vector, else "row,col" of the input's grid, as
+     wide as the largest one (at least 4) */
+  int lab = 4;
+  {
+    size_t rows = n / (cols ? cols : 1), d = 0, e = 0;
+    for (size_t t = s->x->rank == 1 ? n : rows; t; t /= 10) d++;
+    for (size_t t = cols; s->x->rank > 1 && t; t /= 10) e++;
+    int want = (int)(s->x->rank == 1 ? d + 1 : d + 1 + e + 1);
+    if (want > lab) lab = want;
+  }
+  int nw = iw >= 44 ? 10 : 9, barw = iw - lab - 3 * nw - 1;
+  if (barw < 5 && lab > 4 && iw - lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
+    nw = 8, barw = iw - lab - 3 * nw - 1;
   int show_probes = barw >= 5;
   if (!show_probes) barw = iw - lab - nw - 1;
   /* an odd width puts the zero axis in the middle: as many cells left as right */
@@ -160,11 +172,12 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     int yy = 2 + (int)i;
     /* the selected element's label in reverse video */
     int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
+    char lb[48];
     if (s->x->rank == 1)
-      tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
+      snprintf(lb, sizeof lb, "%zu", idx + 1);
     else
-      tui_printf(w, yy, 1, ls, "%-4s", "");
-    if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+      snprintf(lb, sizeof lb, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+    tui_printf(w, yy, 1, ls, s->x->rank == 1 ? "%*s" : "%-*s", lab - 1, lb);
     char num[32];
     if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
       /* masked (padding): out of every statistic, its output the constant 0 */
@@ -194,8 +207,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int py = ih - probe_lines + 1;
   /* which elements are listed, always: a list that hides some says so */
   if (hidden)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
-               first + 1, first + count, n);
+    tui_printf(w, py++, 1, PLOT_S_DIM, "%s %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
+               s->x->rank == 1 ? "rows" : "elements", first + 1, first + count, n);
   if (stats_line) {
     char sd[32];
     size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);

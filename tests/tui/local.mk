@@ -23,6 +23,8 @@ SCREEN_TESTS += tests/tui/test_screen_fd.sh
 SCREEN_TESTS += tests/tui/test_screen_undet.sh
 # a safetensors file's tensors named whole when none is chosen (N7)
 SCREEN_TESTS += tests/tui/test_screen_stlist.sh
+# row labels as wide as they need, (n,c,h) for 4-D rows (N10)
+SCREEN_TESTS += tests/tui/test_screen_labels.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
