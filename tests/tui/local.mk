@@ -25,6 +25,8 @@ SCREEN_TESTS += tests/tui/test_screen_undet.sh
 SCREEN_TESTS += tests/tui/test_screen_stlist.sh
 # row labels as wide as they need, (n,c,h) for 4-D rows (N10)
 SCREEN_TESTS += tests/tui/test_screen_labels.sh
+# figures: coincident series merged, index axes with whole-number ticks (N11)
+SCREEN_TESTS += tests/tui/test_screen_figseries.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
