@@ -130,10 +130,14 @@ static void select_row(app *a, tui_panel p, long row, int count) {
 
 static unsigned settings_step(app *a, int back) {
   int f = tui_settings_rows[a->view.row[TUI_PANEL_SETTINGS]];
+  /* Right (and Enter) step a row up, Left back: the rows whose first key makes the value
+     smaller (e eps /10, g fewer groups, o momentum /2) take their second key for up; a
+     one-key row steps back with which 1 (its action's other direction) */
+  int first_lowers = f == NS_F_EPS || f == NS_F_GROUPS || f == NS_F_MOMENTUM;
   for (int i = 0; i < tui_nkeymap; i++) {
     const tui_binding *b = &tui_keymap[i];
     if (!(b->fields & NS_FIELDBIT(f))) continue;
-    return b->act(a, back && b->code[1] ? 1 : 0);
+    return b->act(a, back != first_lowers ? 1 : 0);
   }
   return tui_say(a, PLOT_S_DIM, "%s: set it at the prompt (:set{...})", ns_field_name(f));
 }
@@ -142,7 +146,10 @@ static unsigned settings_step(app *a, int back) {
 
 static unsigned act_tab(app *a, int which) {
   int dir = which ? -1 : 1;
-  focus(a, (tui_panel)(((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT));
+  int p = ((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT;
+  /* the figure view shows the Output's figure for Settings: Tab would seem to do nothing */
+  if (a->figure_open && p == TUI_PANEL_SETTINGS) p = (p + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT;
+  focus(a, (tui_panel)p);
   return TUI_R_NONE;
 }
 
@@ -936,5 +943,8 @@ unsigned tui_key(app *a, int code, unsigned ch) {
     return TUI_R_NONE;
   }
   if (!(b->panels & TUI_PBIT(a->view.focus)) && !b->elsewhere) return why_not(a, b, which);
+  /* typing into a cell the figure view hides would be an edit nobody sees */
+  if (a->figure_open && (b->act == act_type || b->act == act_enter))
+    return tui_say(a, PLOT_S_DIM, "the figure view hides the cells: Esc closes it, then type");
   return b->act(a, which);
 }

@@ -27,6 +27,8 @@ SCREEN_TESTS += tests/tui/test_screen_stlist.sh
 SCREEN_TESTS += tests/tui/test_screen_labels.sh
 # figures: coincident series merged, index axes with whole-number ticks (N11)
 SCREEN_TESTS += tests/tui/test_screen_figseries.sh
+# Settings Left/Right, no hidden edits and no dead Tab in the figure view (N12)
+SCREEN_TESTS += tests/tui/test_screen_keysteps.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
