@@ -29,6 +29,8 @@ SCREEN_TESTS += tests/tui/test_screen_labels.sh
 SCREEN_TESTS += tests/tui/test_screen_figseries.sh
 # Settings Left/Right, no hidden edits and no dead Tab in the figure view (N12)
 SCREEN_TESTS += tests/tui/test_screen_keysteps.sh
+# NO_COLOR bars symmetric about the axis (N13)
+SCREEN_TESTS += tests/tui/test_screen_nocolor_bars.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 
