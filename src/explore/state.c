@@ -754,8 +754,14 @@ static void sb_number(strbuf *sb, double v) {
     sb_printf(sb, v > 0 ? "1/0" : "-1/0");
   else if (v == 0 && signbit(v))
     sb_printf(sb, "-0.0");
-  else
-    sb_printf(sb, "%.17g", v);
+  else { /* the shortest of %.15g .. %.17g that reads back as v: 1e-07, not 9.99...95e-08 */
+    char b[40];
+    for (int p = 15; p <= 17; p++) {
+      snprintf(b, sizeof b, "%.*g", p, v);
+      if (strtod(b, NULL) == v) break;
+    }
+    sb_printf(sb, "%s", b);
+  }
 }
 
 static void sb_string(strbuf *sb, const char *s) {

@@ -244,7 +244,8 @@ static unsigned act_enter(app *a, int which) {
 static unsigned act_negate(app *a, int which) {
   (void)which;
   matrix_focus(a);
-  return set_cell(a, -cell_value(a));
+  double v = -cell_value(a);
+  return set_cell(a, v == 0 ? 0.0 : v); /* 0 stays 0: no -0 in the cell and in y */
 }
 
 /* i I Ins: insert a column (element) / a row / a column after the cursor; x X Del remove. */

@@ -7,7 +7,9 @@
 
 void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char a[32], b[32], title[96];
-  snprintf(title, sizeof title, "7 Precision: %s, acc %s", ns_dtype_name(r->prec_dtype),
+  /* the sums run in index order (explore's precision probe): numpy's float32 var sums
+     pairwise and keeps more digits, so the title says which order these are */
+  snprintf(title, sizeof title, "7 Precision: %s, acc %s, sequential", ns_dtype_name(r->prec_dtype),
            ns_dtype_name(r->prec_acc));
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -504,7 +505,8 @@ static void autosave(const app *a) {
   char dir[1024], path[1100], err[NS_ERRLEN];
   if (!ns_file_state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
   snprintf(path, sizeof path, "%s/last.lua", dir);
-  (void)nsx_save(&a->st, path, err);
+  /* private, as the history beside it is: it may name the user's files */
+  if (nsx_save(&a->st, path, err) == 0) (void)chmod(path, 0600);
 }
 
 /* Applies a state file (--state, --resume) through the prompt's load(). */

@@ -31,6 +31,8 @@ SCREEN_TESTS += tests/tui/test_screen_figseries.sh
 SCREEN_TESTS += tests/tui/test_screen_keysteps.sh
 # NO_COLOR bars symmetric about the axis (N13)
 SCREEN_TESTS += tests/tui/test_screen_nocolor_bars.sh
+# n on 0, last.lua's mode, a saved eps as typed (N15)
+SCREEN_TESTS += tests/tui/test_screen_odds.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 

@@ -21,6 +21,9 @@ lua 'set{acc = "fp16"}'
 check "fp16 accumulation: the FD line names the map" wait_for "FD: the fp64/fp16 twopass map"
 check "  the radial eigenvalue is undetermined in it" wait_re "│radial +1 +2\.530e-06 +2\.530e-06 +undet\. *│"
 check "  the bulk one is shown" wait_re "│bulk +2 +0\.632454 +0\.632454 +0\.63[0-9]+ *│"
+# the Precision panel's sums run in index order, and its title says so (review N14: numpy's
+# float32 var sums pairwise and keeps about 7 digits where these keep 4)
+check "the Precision title names the summation order" wait_re "7 Precision: fp64, acc fp16, sequential"
 keys q
 wait_for "EXIT=0"
 done_testing
