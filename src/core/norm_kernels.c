@@ -183,6 +183,7 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     memset(j->mamul, 0, sizeof j->mamul);
   }
   j->centered = ns_spec_center(spec);
+  j->m2_used = j->centered || (run && !eval);
   j->eval = eval;
   j->ddof = spec->ddof;
   j->algo = spec->algo;

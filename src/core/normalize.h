@@ -147,7 +147,9 @@ typedef struct {
                         in eval mode); mean is 0 for uncentered maps */
   double *var;       /* nstat: the variance that normalized (m2/(count-ddof)) */
   double *denom;     /* nstat */
-  ns_moments *batch; /* nstat: this input's own moments (also in eval mode) */
+  ns_moments *batch; /* nstat: this input's own moments (also in eval mode); m2 is NaN for an
+                        uncentered kind (RMS) without a running update to feed: its
+                        statistic is the mean square, and m2 would cost a second pass */
   unsigned char *degenerate; /* nstat: 1 where denom is 0 or not finite, or count <= ddof */
   size_t ndegenerate;
 } ns_norm_result;
