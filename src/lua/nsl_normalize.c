@@ -186,25 +186,45 @@ static int l_kernels(lua_State *L) {
   return 1;
 }
 
-/* y, st = ns.normalize(x, spec) */
+/* y, st = ns.normalize(x, spec [, {out = t}]): with out, y is t, written in place */
 static int l_normalize(lua_State *L) {
-  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  static const char *const opt_names[] = {"out", NULL};
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
   nsl_checkspec(L, 2, x, &spec);
+  /* opts.out: a tensor of x's shape and the spec's dtype that y is written into (and
+     returned as), so a loop allocates no output at all */
+  ns_tensor *out = NULL;
+  if (nsl_opttable(L, 3, "opts")) {
+    nsl_checkfields(L, 3, "option", opt_names);
+    if (lua_getfield(L, 3, "out") != LUA_TNIL) {
+      ns_tensor **ob = luaL_testudata(L, -1, NSL_TENSOR_MT);
+      if (!ob || !*ob) return nsl_argerror(L, 3, "opts.out must be a tensor, got %s", nsl_got(L, -1));
+      out = *ob;
+    }
+    lua_replace(L, 3); /* slot 3: opts.out (or nil) */
+  }
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
   nsl_exec_from_env(&ex, 1);
-  /* the memory of an output a loop dropped, when one of this size waits (freed if not
-     taken); the masked and torch-order paths make their own */
-  ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH
-                         ? NULL
-                         : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
-  if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
-  ns_tensor **y = nsl_newbox(L);
-  *y = res->y; /* the box owns y now */
-  res->y = NULL;
+  if (out) {
+    if (ns_normalize_into(x, &spec, &ex, out, res, err) != 0)
+      return nsl_argerror(L, 3, "opts.out: %s", err);
+    lua_pushvalue(L, 3); /* y is the out tensor itself */
+  } else {
+    /* the memory of an output a loop dropped, when one of this size waits (freed if not
+       taken); the masked and torch-order paths make their own */
+    ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH
+                           ? NULL
+                           : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
+    if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0)
+      return nsl_argerror(L, 2, "%s", err);
+    ns_tensor **y = nsl_newbox(L);
+    *y = res->y; /* the box owns y now */
+    res->y = NULL;
+  }
   const ns_norm_plan *p = &res->plan;
   lua_createtable(L, 0, 8);
   push_stat(L, p, res->mean);
