@@ -497,14 +497,39 @@ static void blocks_free(check_blocks *b) {
 }
 
 /* Runs the checks of the blocks into r's eigchk fields. 0, or -1 with e. */
+/* The checks of each block, on a thread of its own when the blocks are large (the two
+ * statistics are independent): each writes its own slot, merged in order after. */
+typedef struct {
+  check_blocks *b;
+  ns_eigcheck ck[NS_EXPLORE_CHECK_STATS][3];
+  int nk[NS_EXPLORE_CHECK_STATS];
+  char err[NS_EXPLORE_CHECK_STATS][NS_ERRLEN];
+} checks_par;
+
+static void check_part(void *ctx, size_t a, size_t z) {
+  checks_par *c = ctx;
+  for (size_t q = a; q < z; q++) {
+    c->b->spec[q].gamma = &c->b->g[q]; /* the block's spec points at its own gamma */
+    c->nk[q] = ns_spectrum_check(c->b->x[q], &c->b->spec[q], 0, c->ck[q], 3, c->err[q]);
+  }
+}
+
 static int run_checks(check_blocks *b, ns_result *r, char *e) {
   r->neigchk = 0;
   r->eigchk_ok = 1;
   r->eigchk_jvp = r->eigchk_fd = 0;
+  checks_par c;
+  memset(&c, 0, sizeof c);
+  c.b = b;
+  int big = b->n > 1 && b->x[0]->n >= NS_EXPLORE_CHECK_SYNC / 4;
+  ns_split_run((size_t)b->n, big ? b->n : 1, check_part, &c);
   for (int q = 0; q < b->n; q++) {
-    b->spec[q].gamma = &b->g[q]; /* the block's spec points at its own gamma */
-    int nk = ns_spectrum_check(b->x[q], &b->spec[q], 0, r->eigchk + r->neigchk, 3, e);
-    if (nk < 0) return -1;
+    int nk = c.nk[q];
+    if (nk < 0) {
+      snprintf(e, NS_ERRLEN, "%s", c.err[q]);
+      return -1;
+    }
+    memcpy(r->eigchk + r->neigchk, c.ck[q], (size_t)nk * sizeof *c.ck[q]);
     for (int i = 0; i < nk; i++) {
       const ns_eigcheck *ck = &r->eigchk[r->neigchk];
       r->eigchk_stat[r->neigchk++] = b->stat[q];

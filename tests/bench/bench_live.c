@@ -22,7 +22,8 @@
  *    d = 1024 the full Jacobian's job (analytic and FD J, two LAPACK spectra) that the
  *    screen runs in a worker thread.
  *
- *   bench_live PATH-TO-NORMSCOPE [--screen]     (--screen: section 2b alone)
+ *   bench_live PATH-TO-NORMSCOPE [--screen [KEY]]   (--screen: section 2b alone; KEY: only
+ *                                                    the keys whose name holds it)
  */
 #define _XOPEN_SOURCE 600
 #include <fcntl.h>
@@ -385,7 +386,8 @@ static const struct {
     {"f figure", "", "f"},           {"f figure closes", "", "f"},
 };
 
-static int screen_keys_on(const char *ns) {
+/* only: time just the keys whose name contains it (NULL: all) */
+static int screen_keys_on(const char *ns, const char *only) {
   if (!getenv("NS_THREADS"))
     printf("screen (set NS_THREADS=2 to time a 2-core machine; this run uses every core)\n");
   char home[] = "/tmp/ns-bench-XXXXXX";
@@ -424,6 +426,10 @@ static int screen_keys_on(const char *ns) {
         break;
       }
       for (int k = 0; k < nk; k++) {
+        if (only && !strstr(screen_keys[k].name, only)) {
+          t[rep][k] = 0;
+          continue;
+        }
         size_t l = strlen(screen_keys[k].pre);
         if (l && (write(sr.m, screen_keys[k].pre, l) != (ssize_t)l || wait_settled(&sr, now(), 30) < 0))
           t[rep][k] = -1;
@@ -528,12 +534,12 @@ int main(int argc, char **argv) {
      made a 128-element frame with the full Jacobian take 345 ms instead of 6 ms */
   ns_blas_set_threads(1);
   if (argc > 2 && strcmp(argv[2], "--screen") == 0) /* only section 2b */
-    return screen_keys_on(argv[1]) ? 1 : 0;
+    return screen_keys_on(argv[1], argc > 3 ? argv[3] : NULL) ? 1 : 0;
   if (argc > 1) startup(argv[1]);
   size_t m2[2] = {2000, 512}, a4[4] = {64, 256, 32, 32};
   rc |= keys_on("2000x512 fp32", 2, m2, 10);
   rc |= keys_on("(64,256,32,32) fp32", 4, a4, 5);
-  if (argc > 1) rc |= screen_keys_on(argv[1]);
+  if (argc > 1) rc |= screen_keys_on(argv[1], NULL);
   static const size_t ds[] = {64, 1024, 4096, 1000000};
   for (size_t i = 0; i < sizeof ds / sizeof *ds; i++) rc |= spectrum_at(ds[i]);
   return rc ? 1 : 0;
