@@ -208,7 +208,7 @@ static int st_pick(const ns_st_index *ix, const char *name, char *err) {
   int skipped = (int)ix->ntensors - count;
   char sk[48] = "";
   if (skipped > 0) snprintf(sk, sizeof sk, " (%d more not loadable)", skipped);
-  return ns_explore_fail(err, "%d tensors%s, name one (--tensor): %s", count, sk, list);
+  return ns_explore_fail(err, "%d tensors%s; name one of %s", count, sk, list);
 }
 
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {

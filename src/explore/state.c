@@ -754,12 +754,10 @@ static void sb_number(strbuf *sb, double v) {
     sb_printf(sb, v > 0 ? "1/0" : "-1/0");
   else if (v == 0 && signbit(v))
     sb_printf(sb, "-0.0");
-  else { /* the shortest of %.15g .. %.17g that reads back as v: 1e-07, not 9.99...95e-08 */
+  else { /* %.15g when it reads back as v (1e-07, not 9.9999999999999995e-08), else %.17g */
     char b[40];
-    for (int p = 15; p <= 17; p++) {
-      snprintf(b, sizeof b, "%.*g", p, v);
-      if (strtod(b, NULL) == v) break;
-    }
+    snprintf(b, sizeof b, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
     sb_printf(sb, "%s", b);
   }
 }

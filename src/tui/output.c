@@ -214,7 +214,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
     ns_spec sp;
     ns_state_spec(s, &sp);
-    const char *vn = ns_spec_center(&sp) ? "var" : "ms";
+    /* RMS: the mean square ("ms" read as milliseconds next to the header's calc time) */
+    const char *vn = ns_spec_center(&sp) ? "var" : "msq";
     tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
     tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
     tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);

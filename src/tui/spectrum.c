@@ -190,7 +190,7 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   int y = 1;
   if (r->jac_exact) {
     char what[128];
-    snprintf(what, sizeof what, "FD: the %s%s%s %s map, step" TUI_GLUES "%.2g",
+    snprintf(what, sizeof what, "FD: %s%s%s %s map, step" TUI_GLUES "%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
              r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
              r->jac_fd_h);

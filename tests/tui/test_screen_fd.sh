@@ -10,7 +10,7 @@ started
 # fp32 raw moments at 9998..10002: E[x^2] - E[x]^2 cancels to 0 at x +- h, so the fp32
 # map's difference quotient is inf; the fp64 map's would be the exact 0.631194
 lua 'set{x = {9998, 9999, 10001, 10002}, dtype = "fp32", algo = "raw", eps = 1e-2}'
-check "fp32 raw: the FD line names the map" wait_for "FD: the fp32 raw map, step"
+check "fp32 raw: the FD line names the map" wait_for "FD: fp32 raw map, step"
 check "  its bulk eigenvalue is undetermined, not the exact map's value" \
   wait_re "│bulk +2 +0\.631194 +0\.631194 +undet\. *│"
 check "  and the panel says why" wait_for "FD undetermined in fp32: inf at x+-h"
@@ -18,7 +18,7 @@ check "  and the panel says why" wait_for "FD undetermined in fp32: inf at x+-h"
 # fp16 difference quotient resolves; the bulk one (0.63) is resolved
 lua 'reset()'
 lua 'set{acc = "fp16"}'
-check "fp16 accumulation: the FD line names the map" wait_for "FD: the fp64/fp16 twopass map"
+check "fp16 accumulation: the FD line names the map" wait_for "FD: fp64/fp16 twopass map, step 0.17"
 check "  the radial eigenvalue is undetermined in it" wait_re "│radial +1 +2\.530e-06 +2\.530e-06 +undet\. *│"
 check "  the bulk one is shown" wait_re "│bulk +2 +0\.632454 +0\.632454 +0\.63[0-9]+ *│"
 # the Precision panel's sums run in index order, and its title says so (review N14: numpy's

@@ -26,10 +26,10 @@ out=$("$NS" "$tmp/many.safetensors" 2>&1 </dev/null)
 st=$?
 check "several tensors, none named: exit 1" test "$st" -eq 1
 check "  says how many load and how many do not" \
-  sh -c 'case "$1" in *"7 tensors (1 more not loadable), name one (--tensor): "*) exit 0;; *) exit 1;; esac' - "$out"
+  sh -c 'case "$1" in *"7 tensors (1 more not loadable); name one of "*) exit 0;; *) exit 1;; esac' - "$out"
 # every name the message shows is whole: each comma-separated item is a name of the file
 # or the closing "and N more"
-items=$(printf '%s\n' "$out" | sed 's/.*name one (--tensor): //' | tr ',' '\n' | sed 's/^ *//')
+items=$(printf '%s\n' "$out" | sed 's/.*name one of //' | tr ',' '\n' | sed 's/^ *//')
 bad=$(printf '%s\n' "$items" | grep -vxE 'encoder\.layers\.[1-7]\.post_attention_norm\.weight|position_ids|and [0-9]+ more \(normscope audit FILE lists all\)' || true)
 check "  every listed name is whole (cut: '$bad')" test -z "$bad"
 shown=$(printf '%s\n' "$items" | grep -c 'weight\|position_ids')
