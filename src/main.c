@@ -262,6 +262,10 @@ int main(int argc, char **argv) {
         break;
       case OPT_STATE:
         if (opt.state_file) return cmd_usage_error(a, "give one state to start from", NULL);
+        if (access(value, R_OK) != 0) { /* as --resume: a missing state is not the default */
+          fprintf(stderr, PROG ": --state %s: %s\n", value, strerror(errno));
+          return 1;
+        }
         opt.state_file = value;
         explorer_option = 1;
         break;

@@ -183,6 +183,7 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     memset(j->mamul, 0, sizeof j->mamul);
   }
   j->centered = ns_spec_center(spec);
+  j->m2_used = j->centered || (run && !eval);
   j->eval = eval;
   j->ddof = spec->ddof;
   j->algo = spec->algo;
@@ -203,9 +204,10 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   j->degenerate = res->degenerate;
 }
 
-/* ns_normalize_reuse; *reuse is set to NULL once the output owns it. */
+/* ns_normalize_reuse; *reuse is set to NULL once the output owns it. borrowed: the
+ * caller's tensor (ns_normalize_into), which an error never frees. */
 static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor **reuse,
-                     ns_norm_result *res, char *err) {
+                     const ns_tensor *borrowed, ns_norm_result *res, char *err) {
   if (!res) {
     ns_seterr(err, "no result to fill");
     return -1;
@@ -263,6 +265,7 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     free(aff);
     free(afff);
     ns_running_free(&rep);
+    if (borrowed && res->y == borrowed) res->y = NULL;
     ns_norm_result_free(res);
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
@@ -282,6 +285,7 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   if (run && !eval &&
       (inst ? ns_running_update_instance(run, res->batch, nex, nchan, -1, err)
             : ns_running_update(run, res->batch, nstat, err)) != 0) {
+    if (borrowed && res->y == borrowed) res->y = NULL;
     ns_norm_result_free(res);
     return -1;
   }
@@ -357,9 +361,41 @@ int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *e
     ns_seterr(err, "the output to reuse is the input tensor itself");
     return -1; /* the caller keeps x, of course */
   }
-  int rc = normalize(x, spec, ex, &reuse, res, err);
+  int rc = normalize(x, spec, ex, &reuse, NULL, res, err);
   ns_tensor_free(reuse); /* not taken: a shape or dtype that does not fit, or an error */
   return rc;
+}
+
+int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *y,
+                      ns_norm_result *res, char *err) {
+  if (res) memset(res, 0, sizeof *res);
+  if (!x || !spec || !y || !res) {
+    ns_seterr(err, "%s", !res ? "no result to fill" : !y ? "no output tensor" : "no input");
+    return -1;
+  }
+  char want[96], got[96];
+  int fits = y->rank == x->rank && y->n == x->n && y->dtype == spec->dtype && y->data;
+  for (int a = 0; fits && a < x->rank; a++) fits = y->shape[a] == x->shape[a];
+  if (!fits) {
+    ns_shape_format(x->rank, x->shape, want, sizeof want);
+    ns_shape_format(y->rank, y->shape, got, sizeof got);
+    ns_seterr(err, "the output must have x's shape %s and the spec's dtype %s, got %s %s", want,
+              ns_dtype_name(spec->dtype), got, ns_dtype_name(y->dtype));
+    return -1;
+  }
+  if (y == x || y->data == x->data) {
+    ns_seterr(err, "the output is the input tensor itself");
+    return -1;
+  }
+  ns_tensor *r = y;
+  int rc = normalize(x, spec, ex, &r, y, res, err);
+  if (rc != 0) return rc;
+  if (res->y != y) { /* the reference paths (mask, torch order) made their own: copy it */
+    memcpy(y->data, res->y->data, y->n * ns_dtype_size(y->dtype));
+    ns_tensor_free(res->y);
+  }
+  res->y = NULL; /* the output is y, the caller's */
+  return 0;
 }
 
 int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,

@@ -52,6 +52,9 @@ typedef struct {
   /* the elements of a statistic, in index order: NK_LEVELS nested loops */
   size_t mext[NK_LEVELS], mstr[NK_LEVELS], mamul[NK_LEVELS];
   int centered, eval, ddof;
+  /* the batch moments' m2 is needed: a centered kind, or a running update; else (RMS) the
+     second pass over the data would only fill it, and it is NaN (normalize.h) */
+  int m2_used;
   int stream; /* y is large and reused: the AVX2 kernels write it with non-temporal stores */
   ns_algo algo;
   ns_order order;

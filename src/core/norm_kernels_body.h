@@ -329,6 +329,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
       for (size_t l = 0; l < NK_LANES; l++)
         mean[l] = ns_round_fast((double)s1[l] / j->rn, acc), mk[l] = (KT)mean[l];
       KT t2[NK_LANES] = {0};
+      if (j->m2_used) /* RMS needs no second pass: nk_finish stores m2 as NaN */
       NK_MEMBERS({
         NK_UNROLL
         for (size_t l = 0; l < NK_LANES; l++) {

@@ -88,7 +88,7 @@ static inline void nk_finish(const nk_job *j, size_t s, double mean, double m2, 
 #define RR(v) ns_round_fast((v), acc)
   j->batch[s].n = (double)j->count;
   j->batch[s].mean = mean;
-  j->batch[s].m2 = m2;
+  j->batch[s].m2 = j->m2_used ? m2 : NAN;
   double mu, v;
   if (j->eval) {
     const ns_running *run = j->run;
@@ -304,6 +304,10 @@ NS_ALWAYS_INLINE static inline void nk_v_twopass(const nk_job *j, const size_t *
   _mm256_storeu_ps(s2, Q);
   for (int l = 0; l < 8; l++)
     mean[l] = ns_round_fast((double)s1[l] / j->rn, NS_FP32), mk[l] = (float)mean[l];
+  if (!j->m2_used) { /* RMS: the sum of squares is the statistic; no second pass */
+    for (int l = 0; l < 8; l++) m2[l] = NAN;
+    return;
+  }
   M = _mm256_loadu_ps(mk);
   nk_v_pass(j, base, 1, centered, xdt, &S, &Q, M, &D);
   _mm256_storeu_ps(m2, D);
@@ -400,6 +404,10 @@ NS_ALWAYS_INLINE static inline void nk_v_twopass_d(const nk_job *j, const size_t
     _mm256_storeu_pd(s2 + 4 * g, Q[g]);
   }
   for (int l = 0; l < 8; l++) mean[l] = s1[l] / j->rn;
+  if (!j->m2_used) { /* RMS: no second pass (nk_v_twopass) */
+    for (int l = 0; l < 8; l++) m2[l] = NAN;
+    return;
+  }
   M[0] = _mm256_loadu_pd(mean), M[1] = _mm256_loadu_pd(mean + 4);
   nk_v_pass_d(j, base, 1, centered, xdt, S, Q, M, D);
   for (int g = 0; g < 2; g++) _mm256_storeu_pd(m2 + 4 * g, D[g]);

@@ -158,7 +158,9 @@ typedef struct {
                         in eval mode); mean is 0 for uncentered maps */
   double *var;       /* nstat: the variance that normalized (m2/(count-ddof)) */
   double *denom;     /* nstat */
-  ns_moments *batch; /* nstat: this input's own moments (also in eval mode) */
+  ns_moments *batch; /* nstat: this input's own moments (also in eval mode); m2 is NaN for an
+                        uncentered kind (RMS) without a running update to feed: its
+                        statistic is the mean square, and m2 would cost a second pass */
   unsigned char *degenerate; /* nstat: 1 where denom is 0 or not finite, or count <= ddof */
   size_t ndegenerate;
 } ns_norm_result;
@@ -195,6 +197,11 @@ int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
  */
 int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *reuse,
                        ns_norm_result *res, char *err);
+/* ns_normalize_exec writing its output into y, which stays the caller's (never freed, not
+ * even on an error): y must have x's shape and the spec's dtype and must not be x. On
+ * success res->y is NULL and y holds the output, the same bits as ns_normalize_exec's. */
+int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor *y,
+                      ns_norm_result *res, char *err);
 /* Recomputes statistics stats[0..k) of res, a result of ns_normalize_exec/_reuse of a
  * tensor of x's shape under this same spec, after x changed in those statistics' members
  * only: their outputs, mean, var, denom, batch moments and degenerate flags, the same bits

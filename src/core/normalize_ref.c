@@ -244,6 +244,8 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     }
     else
       ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
+    /* an uncentered kind (RMS) without a running update does not use m2 (normalize.h) */
+    if (!centered && !(run && !eval)) res->batch[s].m2 = NAN;
     const double rdof = R((double)k - spec->ddof);
     double mu, v;
     if (eval) {

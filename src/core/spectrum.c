@@ -378,14 +378,18 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   size_t m = xt->n;
   int center = s1.center, rc = -1, nout = 0;
   const double *xk = xt->data;
-  double *v = malloc(m * sizeof *v), *jv = malloc(m * sizeof *jv);
-  double *one = malloc(m * sizeof *one), *rad = malloc(m * sizeof *rad);
-  double *xp = malloc(m * sizeof *xp), *yp = malloc(m * sizeof *yp), *ym = malloc(m * sizeof *ym);
-  if (!v || !jv || !one || !rad || !xp || !yp || !ym) {
+  /* one block for the work vectors; the FD inputs are written into one fp64 tensor and its
+     outputs land in one recycled output (ns_normalize_reuse): no allocation per step */
+  size_t shape1[1] = {m};
+  double *work = malloc(6 * m * sizeof *work);
+  double *v = work, *jv = work + m, *one = work + 2 * m, *rad = work + 3 * m;
+  double *yp = work + 4 * m, *ym = work + 5 * m, *xp = NULL;
+  ns_tensor *y_old = NULL;
+  if (!work || !(t = ns_tensor_new(1, shape1, NS_FP64, err))) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  size_t shape1[1] = {m};
+  xp = t->data;
   ns_eig lam[3];
   int nl = ns_spectrum_closed(xt, &s1, lam, 3, err);
   if (nl < 0) goto done;
@@ -437,14 +441,17 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
     for (int sgn = 0; sgn < 2; sgn++) {
       double hs = sgn ? -h : h;
       for (size_t a = 0; a < m; a++) xp[a] = xk[a] + hs * v[a];
-      ns_tensor_free(t);
       ns_norm_result r;
       memset(&r, 0, sizeof r);
-      if (!(t = ns_tensor_from(1, shape1, NS_FP64, xp, err)) || ns_normalize(t, &s1, &r, err)) {
+      int nrc = ns_normalize_reuse(t, &s1, NULL, y_old, &r, err);
+      y_old = NULL; /* taken over by the call */
+      if (nrc) {
         ns_norm_result_free(&r);
         goto done;
       }
-      ns_tensor_read(r.y, sgn ? ym : yp);
+      memcpy(sgn ? ym : yp, r.y->data, m * sizeof *yp);
+      y_old = r.y; /* the next step writes into it */
+      r.y = NULL;
       ns_norm_result_free(&r);
     }
     for (size_t a = 0; a < m; a++) {
@@ -459,7 +466,8 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   }
   rc = nout;
 done:
-  free(v), free(jv), free(one), free(rad), free(xp), free(yp), free(ym);
+  free(work);
+  ns_tensor_free(y_old);
   ns_tensor_free(xt);
   ns_tensor_free(t);
   return rc;

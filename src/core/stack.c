@@ -2,6 +2,7 @@
 #include "core/stack.h"
 #include "core/err.h"
 #include "core/rng.h"
+#include "core/blasdl.h"
 #include "core/tensor_ops.h"
 
 #include <math.h>
@@ -67,17 +68,57 @@ static int check(const ns_stack_opts *o, char *err) {
   return 0;
 }
 
-/* A (rows, cols) fp64 tensor of normal(0, 1) draws in row-major order, as numpy fills it. */
-static ns_tensor *draw(ns_rng *g, size_t rows, size_t cols, double scale, char *err) {
-  size_t shape[2] = {rows, cols};
-  ns_tensor *t = ns_tensor_new(2, shape, NS_FP64, err);
-  if (!t) return NULL;
+/* Fills t (fp64) with normal(0, 1) draws times scale in row-major order, as numpy fills
+ * it: the draw, then one product rounded (W * init as the Lua version writes it). */
+static void draw_into(ns_rng *g, ns_tensor *t, double scale) {
   double *v = t->data;
-  /* W * init as the Lua version writes it: the draw, then one product rounded */
   for (size_t i = 0; i < t->n; i++) v[i] = ns_rng_normal(g, 0.0, 1.0) * scale;
-  return t;
 }
 
+/* The kurtosis of z and its largest |value| (NaN once one is seen), the same sums in the
+ * same order as ns_op_reduce_all(z, NS_RED_KURT) and the Lua z:abs():max(), with the
+ * maximum taken in the first pass. */
+static void kurt_maxabs(const double *z, size_t n, double *kurt, double *maxabs) {
+  double s = 0, mx = 0, m2 = 0, m4 = 0;
+  for (size_t i = 0; i < n; i++) {
+    s += z[i];
+    if (isnan(z[i]) || (!isnan(mx) && fabs(z[i]) > mx)) mx = isnan(mx) ? mx : fabs(z[i]);
+  }
+  double mean = s / (double)n;
+  for (size_t i = 0; i < n; i++) {
+    double d = z[i] - mean, d2 = d * d;
+    m2 += d2;
+    m4 += d2 * d2;
+  }
+  double v = m2 / (double)n;
+  *kurt = (m4 / (double)n) / (v * v);
+  *maxabs = mx;
+}
+
+/* h = act(z) with the sum of h in the same pass, then std(h) (ddof 0) and mean(h) as
+ * ns_op_reduce_all computes them. h may be z (linear). */
+static void act_stats(const double *z, double *h, size_t n, int tanh_act, double *std,
+                      double *mean) {
+  double s = 0, m2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = tanh_act ? tanh(z[i]) : z[i];
+    h[i] = v;
+    s += v;
+  }
+  double mu = s / (double)n;
+  for (size_t i = 0; i < n; i++) {
+    double d = h[i] - mu;
+    m2 += d * d;
+  }
+  *std = sqrt(m2 / (double)n);
+  *mean = mu;
+}
+
+/* The layers run in four buffers made once (h, W, z and the normalized z), W drawn in
+ * place, z = h W by one dgemm straight into z, the normalization written into its buffer
+ * (ns_normalize_into), the activation fused with the sum its statistics need: no
+ * allocation, copy or page fault per layer. The bits are those of the loop over the
+ * module's primitives (tests/lua/stack.lua checks them). */
 int ns_stack(const ns_stack_opts *o, ns_stack_result *r, char *err) {
   if (!o || !r) {
     ns_seterr(err, "stack: %s is NULL", o ? "result" : "options");
@@ -96,6 +137,11 @@ int ns_stack(const ns_stack_opts *o, ns_stack_result *r, char *err) {
     ns_seterr(err, "stack: out of memory");
     return -1;
   }
+  const ns_cblas *cb = ns_cblas_get("stack", err);
+  if (!cb) {
+    ns_stack_result_free(r);
+    return -1;
+  }
   ns_rng g;
   ns_rng_seed_u64(&g, o->seed);
   ns_spec spec;
@@ -103,51 +149,34 @@ int ns_stack(const ns_stack_opts *o, ns_stack_result *r, char *err) {
   spec.kind = o->norm == NS_STACK_BATCH ? NS_KIND_BATCH : NS_KIND_LAYER;
   spec.eps = o->eps;
   spec.eps_at = o->eps_at;
-  ns_tensor *h = draw(&g, o->batch, o->width, 1.0, err), *W = NULL, *z = NULL;
-  int rc = h ? 0 : -1;
+  size_t B = o->batch, D = o->width, hs[2] = {B, D}, ws[2] = {D, D};
+  ns_tensor *h = ns_tensor_new_uninit(2, hs, NS_FP64, err);
+  ns_tensor *W = h ? ns_tensor_new_uninit(2, ws, NS_FP64, err) : NULL;
+  ns_tensor *z = W ? ns_tensor_new_uninit(2, hs, NS_FP64, err) : NULL;
+  ns_tensor *zn = z && o->norm != NS_STACK_NONE ? ns_tensor_new_uninit(2, hs, NS_FP64, err) : NULL;
+  int rc = z && (zn || o->norm == NS_STACK_NONE) ? 0 : -1;
+  if (rc == 0) draw_into(&g, h, 1.0);
   for (size_t k = 0; k < L && rc == 0; k++) {
-    W = draw(&g, o->width, o->width, o->init, err);
-    z = W ? ns_op_matmul(h, W, err) : NULL;
-    ns_tensor_free(W);
-    W = NULL;
-    if (!z) {
-      rc = -1;
-      break;
-    }
+    draw_into(&g, W, o->init);
+    cb->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)D, (int)D, 1.0,
+              (const double *)h->data, (int)D, (const double *)W->data, (int)D, 0.0,
+              (double *)z->data, (int)D);
+    const ns_tensor *zk = z;
     if (o->norm != NS_STACK_NONE) {
       ns_norm_result nr;
-      memset(&nr, 0, sizeof nr);
-      if (ns_normalize(z, &spec, &nr, err)) {
-        ns_norm_result_free(&nr);
+      if (ns_normalize_into(z, &spec, NULL, zn, &nr, err)) {
         rc = -1;
         break;
       }
-      ns_tensor_free(z);
-      z = nr.y; /* keep the output, free the rest */
-      nr.y = NULL;
       ns_norm_result_free(&nr);
+      zk = zn;
     }
-    r->kurt[k] = ns_op_reduce_all(z, NS_RED_KURT, 0);
-    double mx = 0;
-    const double *zv = z->data;
-    for (size_t i = 0; i < z->n && !isnan(mx); i++) /* NaN, once seen, is the answer */
-      if (isnan(zv[i]) || fabs(zv[i]) > mx) mx = fabs(zv[i]);
-    r->maxabs[k] = mx;
-    ns_tensor_free(h);
-    if (o->act == NS_ACT_TANH) {
-      h = ns_op_unary(z, NS_UN_TANH, err);
-      ns_tensor_free(z);
-    } else {
-      h = z;
-    }
-    z = NULL;
-    if (!h) {
-      rc = -1;
-      break;
-    }
-    r->std[k] = ns_op_reduce_all(h, NS_RED_STD, 0);
-    r->mean[k] = ns_op_reduce_all(h, NS_RED_MEAN, 0);
+    kurt_maxabs(zk->data, zk->n, &r->kurt[k], &r->maxabs[k]);
+    act_stats(zk->data, h->data, h->n, o->act == NS_ACT_TANH, &r->std[k], &r->mean[k]);
   }
+  ns_tensor_free(W);
+  ns_tensor_free(z);
+  ns_tensor_free(zn);
   if (rc) {
     ns_tensor_free(h);
     ns_stack_result_free(r);

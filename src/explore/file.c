@@ -143,25 +143,42 @@ int ns_file_tensors(const char *path, ns_st_index *ix, char *err) {
   return rc;
 }
 
-void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len) {
-  size_t at = 0;
-  if (len == 0) return;
+/* One form of the list: full (name (dtype, [shape])) or names only; only whole entries,
+ * then "and N more" when the rest does not fit. Returns how many entries it left out. */
+static size_t list_form(const ns_st_index *ix, int full, char *buf, size_t len) {
+  size_t at = 0, k = 0;
   buf[0] = '\0';
-  for (size_t k = 0; ix && k < ix->ntensors; k++) {
+  for (; k < ix->ntensors; k++) {
     const ns_st_entry *e = &ix->t[k];
-    char shp[96] = "";
+    char item[200], shp[96] = "";
     size_t w = 0;
     for (int d = 0; d < e->rank && w < sizeof shp - 24; d++)
       w += (size_t)snprintf(shp + w, sizeof shp - w, d ? ", %zu" : "%zu", e->shape[d]);
-    int n = snprintf(buf + at, len - at, "%s%s (%s, [%s])", k ? ", " : "", e->name,
-                     ns_st_dtype_names[e->dtype], shp);
-    if (n < 0 || (size_t)n >= len - at) {
-      if (len > 4) snprintf(buf + (len > at + 4 ? len - 4 : at), 4, "...");
-      return;
-    }
+    int n = full ? snprintf(item, sizeof item, "%s%s (%s, [%s])", k ? ", " : "", e->name,
+                            ns_st_dtype_names[e->dtype], shp)
+                 : snprintf(item, sizeof item, "%s%s", k ? ", " : "", e->name);
+    /* room for this entry and, after it, ", and 999 more (normscope audit FILE lists all)" */
+    size_t tail = k + 1 < ix->ntensors ? 52 : 0;
+    if (n < 0 || at + (size_t)n + tail >= len) break;
+    memcpy(buf + at, item, (size_t)n + 1);
     at += (size_t)n;
   }
-  if (!ix || ix->ntensors == 0) snprintf(buf, len, "(no tensors)");
+  if (k < ix->ntensors)
+    snprintf(buf + at, len - at, "%sand %zu more (normscope audit FILE lists all)", at ? ", " : "",
+             ix->ntensors - k);
+  return ix->ntensors - k;
+}
+
+void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len) {
+  if (len == 0) return;
+  buf[0] = '\0';
+  if (!ix || ix->ntensors == 0) {
+    snprintf(buf, len, "(no tensors)");
+    return;
+  }
+  /* the full form when every entry fits whole, else the names (normscope audit FILE lists
+     the dtypes and shapes) */
+  if (list_form(ix, 1, buf, len) > 0) list_form(ix, 0, buf, len);
 }
 
 /* The entry of ix that `name` picks (NULL: the only loadable one), with a message that
@@ -187,7 +204,11 @@ static int st_pick(const ns_st_index *ix, const char *name, char *err) {
   if (count == 0)
     return ns_explore_fail(err, "no loadable tensor (F16, BF16, F32, F64 of rank 1 to 4): %s",
                            list);
-  return ns_explore_fail(err, "%d tensors: name one of %s", count, list);
+  /* the tensors no explorer can open (an I64 index, a rank-5 weight) are named too */
+  int skipped = (int)ix->ntensors - count;
+  char sk[48] = "";
+  if (skipped > 0) snprintf(sk, sizeof sk, " (%d more not loadable)", skipped);
+  return ns_explore_fail(err, "%d tensors%s; name one of %s", count, sk, list);
 }
 
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {

@@ -274,15 +274,32 @@ static void fig_output(const ns_state *s, const ns_result *r, comp *fc, int iw, 
     d[3 * n + i] = ns_tensor_get(r->y_shift, i);
     d[4 * n + i] = ns_tensor_get(r->y_scale, i);
   }
-  char lb[32], la[32];
+  /* a probe that leaves y as it is (an invariant map) would be drawn exactly over y and
+     hide it: it joins y's label instead ("y = y(x+10)"), and y is drawn last, on top */
+  double lo = INFINITY, hi = -INFINITY, ds = 0, da = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (int k = 1; k < 5; k++) lo = fmin(lo, d[k * n + i]), hi = fmax(hi, d[k * n + i]);
+    ds = fmax(ds, fabs(d[3 * n + i] - d[2 * n + i]));
+    da = fmax(da, fabs(d[4 * n + i] - d[2 * n + i]));
+  }
+  double res = 1e-3 * (hi > lo ? hi - lo : 1); /* far below one plotted row */
+  int same_s = ds <= res, same_a = da <= res;
+  char lb[32], la[32], ly[80];
   snprintf(lb, sizeof lb, "y(x%+g)", s->shift);
   snprintf(la, sizeof la, "y(%gx)", s->scale);
-  plot_xy ser[4] = {
-      {d, d + n, n, "x"}, {d, d + 2 * n, n, "y"}, {d, d + 3 * n, n, lb}, {d, d + 4 * n, n, la}};
+  snprintf(ly, sizeof ly, "y%s%s%s%s", same_s ? " = " : "", same_s ? lb : "", same_a ? " = " : "",
+           same_a ? la : "");
+  plot_xy ser[4];
+  size_t ns = 0;
+  ser[ns++] = (plot_xy){d, d + n, n, "x"};
+  if (!same_s) ser[ns++] = (plot_xy){d, d + 3 * n, n, lb};
+  if (!same_a) ser[ns++] = (plot_xy){d, d + 4 * n, n, la};
+  ser[ns++] = (plot_xy){d, d + 2 * n, n, ly};
   plot_opts o;
   fig_opts(&o, iw, ih, fc, "x, y and the probes per coordinate");
   o.xlabel = "element";
-  paint(fc, 0, 0, plot_fig_lines(ser, 4, &o, 0, fc->err));
+  o.xint = 1;
+  paint(fc, 0, 0, plot_fig_lines(ser, ns, &o, 0, fc->err));
   free(d);
 }
 
@@ -500,6 +517,37 @@ static void fig_modes(const ns_state *s, const ns_result *r, comp *fc, int y0, i
   paint(fc, y0, x0, plot_fig_lines(ser, 2, &o, 0, fc->err));
 }
 
+/* Series that would be drawn over one another (the same values to well below a plotted
+ * row) become one, labelled "a = b" (lab holds the labels), so none hides another.
+ * Returns the number left in s. */
+static size_t merge_same(plot_xy *s, size_t n, char (*lab)[96]) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t k = 0; k < n; k++)
+    for (size_t i = 0; i < s[k].n; i++)
+      if (isfinite(s[k].y[i])) lo = fmin(lo, s[k].y[i]), hi = fmax(hi, s[k].y[i]);
+  double res = 1e-3 * (hi > lo ? hi - lo : 1);
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t j = 0;
+    for (; j < m; j++) {
+      if (s[j].n != s[k].n || s[j].x != s[k].x) continue;
+      double dmax = 0;
+      for (size_t i = 0; i < s[k].n; i++) dmax = fmax(dmax, fabs(s[k].y[i] - s[j].y[i]));
+      if (dmax <= res) break;
+    }
+    if (j < m) { /* joins series j */
+      size_t l = strlen(lab[j]);
+      snprintf(lab[j] + l, 96 - l, " = %s", s[k].label);
+      continue;
+    }
+    snprintf(lab[m], 96, "%s", s[k].label);
+    s[m] = s[k];
+    s[m].label = lab[m];
+    m++;
+  }
+  return m;
+}
+
 /* The running mean and variance against the merged batches (left, one above the other)
  * and the two modes' outputs on the evaluation batch (right). */
 static void fig_train(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
@@ -518,12 +566,16 @@ static void fig_train(const ns_state *s, const ns_result *r, comp *fc, int iw, i
     ms[k] = (plot_xy){bx, r->trace_mean[k], nb, names[k]};
     vs[k] = (plot_xy){bx, r->trace_var[k], nb, names[k]};
   }
+  char lm[3][96], lv[3][96];
+  size_t nm = merge_same(ms, 3, lm), nv = merge_same(vs, 3, lv);
   plot_opts o;
   fig_opts(&o, half, top, fc, "running mean of feature 1");
-  paint(fc, 0, 0, plot_fig_lines(ms, 3, &o, 1, fc->err));
+  o.xint = 1;
+  paint(fc, 0, 0, plot_fig_lines(ms, nm, &o, 1, fc->err));
   fig_opts(&o, half, ih - top, fc, "running var of feature 1");
   o.xlabel = "batches merged";
-  paint(fc, top, 0, plot_fig_lines(vs, 3, &o, 1, fc->err));
+  o.xint = 1;
+  paint(fc, top, 0, plot_fig_lines(vs, nv, &o, 1, fc->err));
   free(bx);
   fig_modes(s, r, fc, 0, 2 + half, iw - 2 - half, ih);
 }

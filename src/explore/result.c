@@ -204,6 +204,45 @@ static double eig_disagreement(const ns_eig *a, int na, const ns_eig *b, int nb,
  * (spec's dtype, acc and algo), with a step that dtype resolves. r->jac_tol and
  * r->jac_fd_tol say how close each pair must be. Reads nothing but its arguments (a job
  * runs it in another thread); stops early, jac_done 0, when *cancel becomes nonzero. */
+/* Central differences of the map on screen itself: x stored in spec's dtype, each element
+ * moved by +-h as that dtype stores it, y from ns_normalize with spec's dtype, acc and algo
+ * (core/jacobian.c's ns_jacobian_fd evaluates in fp64). Divides by the step actually taken;
+ * -1 with e when the dtype does not resolve h at some element. */
+static int fd_of_map(const ns_tensor *x, const ns_spec *spec, double h, double *J, char *e) {
+  size_t n = x->n;
+  ns_spec s = *spec;
+  if (s.mode == NS_MODE_TRAIN) s.running = NULL; /* a Jacobian updates no running stats */
+  ns_tensor *xt = ns_tensor_new(x->rank, x->shape, spec->dtype, e);
+  double *yp = malloc(n * sizeof *yp), *ym = malloc(n * sizeof *ym);
+  int rc = xt && yp && ym ? 0 : -1;
+  if (rc && xt) snprintf(e, NS_ERRLEN, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++) ns_tensor_set(xt, i, ns_tensor_get(x, i));
+  for (size_t j = 0; j < n && rc == 0; j++) {
+    double x0 = ns_tensor_get(xt, j), steps[2];
+    for (int sg = 0; sg < 2 && rc == 0; sg++) {
+      ns_tensor_set(xt, j, sg ? x0 - h : x0 + h);
+      steps[sg] = ns_tensor_get(xt, j);
+      ns_norm_result nr;
+      memset(&nr, 0, sizeof nr);
+      rc = ns_normalize(xt, &s, &nr, e);
+      if (rc == 0) ns_tensor_read(nr.y, sg ? ym : yp);
+      ns_norm_result_free(&nr);
+    }
+    ns_tensor_set(xt, j, x0);
+    double step = steps[0] - steps[1];
+    if (rc == 0 && !(step > 0 && isfinite(step))) {
+      snprintf(e, NS_ERRLEN, "%s does not resolve the step %.2g at x[%zu] = %g",
+               ns_dtype_name(spec->dtype), h, j + 1, x0);
+      rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) J[i * n + j] = (yp[i] - ym[i]) / step;
+  }
+  ns_tensor_free(xt);
+  free(yp);
+  free(ym);
+  return rc;
+}
+
 static void jac_full(const ns_tensor *x, const ns_spec *spec, double smin, const ns_eig *closed,
                      int nclosed, const atomic_int *cancel, ns_result *r) {
   size_t n = x->n;
@@ -253,21 +292,32 @@ static void jac_full(const ns_tensor *x, const ns_spec *spec, double smin, const
     if (h < 4 * u * xmax) h = 4 * u * xmax;
     r->jac_fd_h = h;
     r->jac_fd_err = (h / smin) * (h / smin) + u * xmax / (smin * h);
+    /* raw moments cancel: E[x^2] - E[x]^2 is off by about u x^2, so y by u x^2 / s^2 and
+       the difference quotient by that over h (in J's units 1/s: u x^2 / (s h)) */
+    if (spec->algo == NS_ALGO_RAW) r->jac_fd_err += u * xmax * xmax / (smin * h);
   } else {
     r->jac_fd_h = NS_EXPLORE_FD_H;
     r->jac_fd_err = 0;
   }
   r->jac_fd_s = smin;
   stage = "finite-difference Jacobian";
-  if (CANCELLED || ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0) goto fail;
+  if (CANCELLED) goto fail;
+  if (r->jac_exact ? fd_of_map(x, spec, r->jac_fd_h, r->J_fd, e) != 0
+                   : ns_jacobian_fd(x, spec, r->jac_fd_h, r->J_fd, e) != 0)
+    goto fail;
   r->jac_fd_diff = ns_max_abs_diff(r->J, r->J_fd, n * n);
+  /* the map on screen gives inf or NaN at x +- h (its variance cancelled to 0 there): its
+     derivative is undetermined in that dtype, which the panel says; no FD spectrum */
+  int fd_finite = 1;
+  for (size_t i = 0; i < n * n && fd_finite; i++) fd_finite = isfinite(r->J_fd[i]);
+  if (!fd_finite) r->jac_fd_err = r->jac_fd_diff = INFINITY;
   stage = "LAPACK spectrum";
   if (CANCELLED) goto fail;
   r->nnumeric = ns_spectrum_numeric(x64, &exact, r->J, r->spec_numeric, n, e);
   if (r->nnumeric < 0) goto fail;
   stage = "spectrum of the FD Jacobian";
   if (CANCELLED) goto fail;
-  r->nfd = ns_spectrum_numeric(x64, &exact, r->J_fd, r->spec_fd, n, e);
+  r->nfd = fd_finite ? ns_spectrum_numeric(x64, &exact, r->J_fd, r->spec_fd, n, e) : 0;
   if (r->nfd < 0) goto fail;
   r->symmetric = ns_is_symmetric(r->J, n, 1e-12);
   stage = "singular values";
@@ -444,14 +494,39 @@ static void blocks_free(check_blocks *b) {
 }
 
 /* Runs the checks of the blocks into r's eigchk fields. 0, or -1 with e. */
+/* The checks of each block, on a thread of its own when the blocks are large (the two
+ * statistics are independent): each writes its own slot, merged in order after. */
+typedef struct {
+  check_blocks *b;
+  ns_eigcheck ck[NS_EXPLORE_CHECK_STATS][3];
+  int nk[NS_EXPLORE_CHECK_STATS];
+  char err[NS_EXPLORE_CHECK_STATS][NS_ERRLEN];
+} checks_par;
+
+static void check_part(void *ctx, size_t a, size_t z) {
+  checks_par *c = ctx;
+  for (size_t q = a; q < z; q++) {
+    c->b->spec[q].gamma = &c->b->g[q]; /* the block's spec points at its own gamma */
+    c->nk[q] = ns_spectrum_check(c->b->x[q], &c->b->spec[q], 0, c->ck[q], 3, c->err[q]);
+  }
+}
+
 static int run_checks(check_blocks *b, ns_result *r, char *e) {
   r->neigchk = 0;
   r->eigchk_ok = 1;
   r->eigchk_jvp = r->eigchk_fd = 0;
+  checks_par c;
+  memset(&c, 0, sizeof c);
+  c.b = b;
+  int big = b->n > 1 && b->x[0]->n >= NS_EXPLORE_CHECK_SYNC / 4;
+  ns_split_run((size_t)b->n, big ? b->n : 1, check_part, &c);
   for (int q = 0; q < b->n; q++) {
-    b->spec[q].gamma = &b->g[q]; /* the block's spec points at its own gamma */
-    int nk = ns_spectrum_check(b->x[q], &b->spec[q], 0, r->eigchk + r->neigchk, 3, e);
-    if (nk < 0) return -1;
+    int nk = c.nk[q];
+    if (nk < 0) {
+      snprintf(e, NS_ERRLEN, "%s", c.err[q]);
+      return -1;
+    }
+    memcpy(r->eigchk + r->neigchk, c.ck[q], (size_t)nk * sizeof *c.ck[q]);
     for (int i = 0; i < nk; i++) {
       const ns_eigcheck *ck = &r->eigchk[r->neigchk];
       r->eigchk_stat[r->neigchk++] = b->stat[q];

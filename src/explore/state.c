@@ -2,6 +2,7 @@
  * validated patch ns_state_apply. Every per-field rule here is per TYPE (as tmux checks
  * an option by its table entry's type); only the cross-field rules are written by hand.
  * See state.h for the contract. */
+#define _XOPEN_SOURCE 700 /* realpath: a saved file reference as an absolute path */
 #include "explore/state.h"
 
 #include <inttypes.h>
@@ -750,8 +751,12 @@ static void sb_number(strbuf *sb, double v) {
     sb_printf(sb, v > 0 ? "1/0" : "-1/0");
   else if (v == 0 && signbit(v))
     sb_printf(sb, "-0.0");
-  else
-    sb_printf(sb, "%.17g", v);
+  else { /* %.15g when it reads back as v (1e-07, not 9.9999999999999995e-08), else %.17g */
+    char b[40];
+    snprintf(b, sizeof b, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
+    sb_printf(sb, "%s", b);
+  }
 }
 
 static void sb_string(strbuf *sb, const char *s) {
@@ -783,8 +788,12 @@ static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *source, size_t
       *colon = 0;
       name = colon + 1;
     }
+    /* the path as an absolute one, so the state loads from any folder (--resume, a demo
+     * shared with a class); as typed when the file is gone */
+    char *abs = path[0] != '/' ? realpath(path, NULL) : NULL;
     sb_printf(sb, "{file = ");
-    sb_string(sb, path);
+    sb_string(sb, abs ? abs : path);
+    free(abs);
     if (name) {
       sb_printf(sb, ", tensor = ");
       sb_string(sb, name);

@@ -1110,15 +1110,25 @@ static const luaL_Reg state_fns[] = {{"set", l_set},   {"get", l_get},     {"und
 const char *const nsx_function_names[] = {"set",  "get",  "undo", "redo", "reset", "result",
                                           "dump", "save", "load", "plot", NULL};
 
+/* A one-line string ending in ".lua" names a state file (no Lua chunk ends that way). */
+static int names_state_file(const char *s, size_t n) {
+  return n > 4 && strcmp(s + n - 4, ".lua") == 0 && !memchr(s, '\n', n);
+}
+
 /* The global load: a state file when called with one string naming an existing file,
- * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. */
+ * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. A missing
+ * FILE.lua is an error naming it, not Lua's load of the name as a chunk. */
 static int l_load_global(lua_State *L) {
   if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
-    FILE *f = fopen(lua_tostring(L, 1), "rb");
+    size_t n;
+    const char *path = lua_tolstring(L, 1, &n);
+    FILE *f = fopen(path, "rb");
     if (f) {
       fclose(f);
       return l_load(L);
     }
+    if (names_state_file(path, n))
+      return luaL_error(L, "load: %s: %s (nothing changed)", path, strerror(errno));
   }
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);

@@ -198,25 +198,45 @@ static int l_kernels(lua_State *L) {
   return 1;
 }
 
-/* y, st = ns.normalize(x, spec) */
+/* y, st = ns.normalize(x, spec [, {out = t}]): with out, y is t, written in place */
 static int l_normalize(lua_State *L) {
-  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  static const char *const opt_names[] = {"out", NULL};
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
   nsl_checkspec(L, 2, x, &spec);
+  /* opts.out: a tensor of x's shape and the spec's dtype that y is written into (and
+     returned as), so a loop allocates no output at all */
+  ns_tensor *out = NULL;
+  if (nsl_opttable(L, 3, "opts")) {
+    nsl_checkfields(L, 3, "option", opt_names);
+    if (lua_getfield(L, 3, "out") != LUA_TNIL) {
+      ns_tensor **ob = luaL_testudata(L, -1, NSL_TENSOR_MT);
+      if (!ob || !*ob) return nsl_argerror(L, 3, "opts.out must be a tensor, got %s", nsl_got(L, -1));
+      out = *ob;
+    }
+    lua_replace(L, 3); /* slot 3: opts.out (or nil) */
+  }
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
   nsl_exec_from_env(&ex, 1);
-  /* the memory of an output a loop dropped, when one of this size waits (freed if not
-     taken); the masked and torch-order paths make their own */
-  ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH || spec.order == NS_ORDER_NUMPY
-                         ? NULL
-                         : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
-  if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0) return nsl_argerror(L, 2, "%s", err);
-  ns_tensor **y = nsl_newbox(L);
-  *y = res->y; /* the box owns y now */
-  res->y = NULL;
+  if (out) {
+    if (ns_normalize_into(x, &spec, &ex, out, res, err) != 0)
+      return nsl_argerror(L, 3, "opts.out: %s", err);
+    lua_pushvalue(L, 3); /* y is the out tensor itself */
+  } else {
+    /* the memory of an output a loop dropped, when one of this size waits (freed if not
+       taken); the masked and torch-order paths make their own */
+    ns_tensor *spare = spec.mask || spec.order == NS_ORDER_TORCH || spec.order == NS_ORDER_NUMPY
+                           ? NULL
+                           : nsl_take_spare(L, x->rank, x->shape, spec.dtype);
+    if (ns_normalize_reuse(x, &spec, &ex, spare, res, err) != 0)
+      return nsl_argerror(L, 2, "%s", err);
+    ns_tensor **y = nsl_newbox(L);
+    *y = res->y; /* the box owns y now */
+    res->y = NULL;
+  }
   const ns_norm_plan *p = &res->plan;
   lua_createtable(L, 0, 8);
   push_stat(L, p, res->mean);
@@ -571,19 +591,60 @@ void nsl_pusheigs(lua_State *L, const ns_eig *e, int n) {
   }
 }
 
-/* ns.spectrum(x, spec) -> array of {value=, label=, mult=}, and "closed" or "numeric" */
+/* ns.spectrum(x, spec [, opts]) -> array of {value=, label=, mult=}, "closed" or
+ * "numeric", and (closed form, no mask) the checks along its eigenvectors.
+ * The closed form at any size: O(n), no J. It is checked as the explorer checks it, along
+ * the ones, radial and a bulk vector of the first statistic (J v by the JVP and by central
+ * differences of the map, no J either): the third result is a list of {label=, value=,
+ * jvp_res=, jvp_tol=, fd_res=, fd_tol=, ok=}. opts: method = "auto" (closed form where one
+ * exists, else LAPACK on the analytic J), "closed" (an error where none exists) or "lapack"
+ * (LAPACK even where a closed form exists); check = false skips the checks. LAPACK forms
+ * the n x n J, so it takes at most NS_JAC_MAXN elements. */
 static int l_spectrum(lua_State *L) {
-  lua_settop(L, 2); /* fixed argument slots: conversions push above them */
+  static const char *const opt_names[] = {"method", "check", NULL};
+  static const char *const methods[] = {"auto", "closed", "lapack", NULL};
+  lua_settop(L, 3); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN] = "";
   ns_spec spec;
-  ns_tensor *x = x_and_spec(L, &spec, "spectra");
-  size_t cap = x->n + 8;
-  ns_eig *e = lua_newuserdatauv(L, cap * sizeof *e, 0);
-  int cnt = ns_spectrum_closed(x, &spec, e, cap, err);
+  ns_tensor *x = nsl_tensorarg(L, 1, "x");
+  nsl_checkspec(L, 2, x, &spec);
+  int method = 0, check = 1;
+  if (nsl_opttable(L, 3, "opts")) {
+    nsl_checkfields(L, 3, "option", opt_names);
+    lua_getfield(L, 3, "method");
+    method = nsl_choiceat(L, -1, 3, "opts.method", methods, 0);
+    lua_pop(L, 1);
+    check = nsl_optbool(L, 3, "check", 1);
+  }
+  int cnt = 0;
   const char *how = "closed";
-  if (cnt < 0) return nsl_argerror(L, 2, "%s", err);
+  ns_eig *e = NULL;
+  if (method != 2) {
+    /* at most 3 entries a statistic (plus the masked zeros): the plan's count, not n */
+    ns_norm_plan p;
+    size_t cap = x->n + 8;
+    if (ns_norm_plan_shape(x->rank, x->shape, &spec, &p, NULL) == 0) {
+      size_t c3 = 3 * p.nstat + 8;
+      if (c3 < cap) cap = c3;
+      ns_norm_plan_free(&p);
+    }
+    e = lua_newuserdatauv(L, cap * sizeof *e, 0);
+    cnt = ns_spectrum_closed(x, &spec, e, cap, err);
+    if (cnt < 0) return nsl_argerror(L, 2, "%s", err);
+    if (cnt == 0 && method == 1)
+      return nsl_argerror(L, 2, "no closed form here (gamma varies within a statistic)");
+  }
   if (cnt == 0) {
+    if (x->n > NS_JAC_MAXN)
+      return nsl_argerror(L, 1,
+                          "x has %I elements: LAPACK forms the n x n Jacobian, limited to %d "
+                          "elements (%s)",
+                          (lua_Integer)x->n, NS_JAC_MAXN,
+                          method == 2 ? "the closed form takes any size: method = \"auto\""
+                                      : "no closed form here");
     how = "numeric";
+    size_t cap = x->n + 8;
+    e = lua_newuserdatauv(L, cap * sizeof *e, 0);
     double *J = nsl_scratch(L, x->n * x->n);
     if (ns_jacobian_analytic(x, &spec, J, err) != 0) return nsl_argerror(L, 2, "%s", err);
     cnt = ns_spectrum_numeric(x, &spec, J, e, cap, err);
@@ -591,7 +652,32 @@ static int l_spectrum(lua_State *L) {
   }
   nsl_pusheigs(L, e, cnt);
   lua_pushstring(L, how);
-  return 2;
+  /* a mask's kept subsets have no per-statistic block to check (the explorer checks them
+     through the full J): no third result, as with check = false */
+  if (!check || strcmp(how, "closed") != 0 || spec.mask) return 2;
+  ns_eigcheck ck[3];
+  int nk = ns_spectrum_check(x, &spec, 0, ck, 3, err);
+  if (nk < 0) return luaL_error(L, "spectrum: %s", err);
+  lua_createtable(L, nk, 0);
+  for (int i = 0; i < nk; i++) {
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, ns_label_name(ck[i].label));
+    lua_setfield(L, -2, "label");
+    lua_pushnumber(L, ck[i].value);
+    lua_setfield(L, -2, "value");
+    lua_pushnumber(L, ck[i].jvp_res);
+    lua_setfield(L, -2, "jvp_res");
+    lua_pushnumber(L, ck[i].jvp_tol);
+    lua_setfield(L, -2, "jvp_tol");
+    lua_pushnumber(L, ck[i].fd_res);
+    lua_setfield(L, -2, "fd_res");
+    lua_pushnumber(L, ck[i].fd_tol);
+    lua_setfield(L, -2, "fd_tol");
+    lua_pushboolean(L, ck[i].jvp_res <= ck[i].jvp_tol && ck[i].fd_res <= ck[i].fd_tol);
+    lua_setfield(L, -2, "ok");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 3;
 }
 
 static const luaL_Reg functions[] = {{"normalize", l_normalize},

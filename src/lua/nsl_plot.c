@@ -59,6 +59,7 @@ static const struct {
                {"log", K_LINES | K_SCATTER | K_BOX | K_HIST},
                {"bins", K_HIST},
                {"density", K_HIST},
+               {"xint", K_LINES | K_SCATTER}, /* x values are indices: whole-number ticks */
                {"values", K_HEATMAP},
                {"ref", K_BOX},
                {NULL, 0}};
@@ -201,6 +202,7 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
   lua_pop(L, 1);
   o->bins = nsl_optint(L, arg, "bins", 1, 1000, 0);
   o->density = nsl_optbool(L, arg, "density", 0);
+  o->xint = nsl_optbool(L, arg, "xint", 0);
   o->values = nsl_optbool(L, arg, "values", -1);
   ty = lua_getfield(L, arg, "log");
   if (ty == LUA_TBOOLEAN) {

@@ -21,13 +21,19 @@ static void bar(plot_canvas *c, int from, int y, double len, int room, int dir, 
   if (c->ascii) {
     full = (int)lround(len);
     part = 0;
+  } else if (!c->color) {
+    /* without attributes a leftward bar has only the right half block: both sides round
+       to half cells, so a value and its negative get bars of one length */
+    double halves = (double)lround(len * 2);
+    full = (int)floor(halves / 2);
+    part = halves / 2 > full ? 4 : 0;
   }
   for (int i = 0; i < full && i < room; i++)
     plot_put(c, from + dir * i, y, c->ascii ? '#' : 0x2588, style);
   if (part > 0 && full < room) {
     int x = from + dir * full;
     if (dir > 0) {
-      plot_put(c, x, y, eighths[part], style);
+      plot_put(c, x, y, eighths[part], style); /* without attributes: part is 4, a half */
     } else if (c->color) {
       /* A leftward partial cell: the complementary left block in reverse video
        * fills the right-hand `part` eighths. */

@@ -57,6 +57,7 @@ typedef struct {
   int has_range; /* value axis fixed to [lo, hi] (heatmap: colour scale max(|lo|,|hi|)) */
   double lo, hi;
   int logx, logy; /* log10 axes (lines, scatter); box and hist use logx for their values */
+  int xint;       /* lines, scatter: the x values are indices, so ticks only on whole numbers */
   int bins;       /* hist: number of bins (0: chosen from the data and the width) */
   int density;    /* hist: bar heights are densities (area 1) instead of counts */
   int values;     /* heatmap: -1 print values when they fit, 0 never, 1 always when possible */

@@ -55,7 +55,7 @@ typedef struct tui_app {
 /* A recompute slower than this shows the busy mark in the header. */
 #define TUI_BUSY_MS 100.0
 /* How often the main loop looks for the Jacobian worker's result while it runs. */
-#define TUI_JAC_POLL_MS 40
+#define TUI_JAC_POLL_MS 4
 
 /* ---- jacwork.c: the full Jacobian in a worker thread ---- */
 /* After a recompute: starts (or queues) the job the cache left, if any. */

@@ -29,7 +29,10 @@ static void check_line(WINDOW *w, int y, const char *what, double v, double tol,
 }
 
 void tui_draw_backward(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  tui_frame(w, "Backward pass: dL/dx and its three paths  (B or Esc closes)", v);
+  char title[100], kv[16];
+  snprintf(title, sizeof title, "Backward pass: dL/dx and its three paths  (%s or Esc closes)",
+           tui_key_name('B', kv, sizeof kv));
+  tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   char eps[32];
   tui_printf(w, 1, 1, PLOT_S_LABEL, "%s, eps" TUI_GLUES "%s, %zu values; upstream g = dL/dy %s",

@@ -31,7 +31,10 @@ static double mean_of(const double *v, size_t n) {
 }
 
 void tui_draw_evalshift(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  tui_frame(w, "Train/eval: a shifted evaluation distribution  (V or Esc closes)", v);
+  char title[100], kv[16], kl[16], ks[16], kb[16];
+  snprintf(title, sizeof title, "Train/eval: a shifted evaluation distribution  (%s or Esc closes)",
+           tui_key_name('V', kv, sizeof kv));
+  tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   char a[32], b[32], c[32], d[32];
   int y = 1;
@@ -48,14 +51,16 @@ void tui_draw_evalshift(const ns_state *s, const ns_result *r, WINDOW *w, const 
     tui_printf(w, y++, 1, PLOT_S_POS, "evaluation: %zu draws of N(%s, %s)%s", E,
                g6(r->eval_loc_used, a, sizeof a), g6(r->eval_scale_used, b, sizeof b),
                isnan(s->eval_loc) && isnan(s->eval_scale) ? "  (the training distribution)" : "");
-    tui_puts(w, y++, 1, PLOT_S_DIM,
-             "h H eval_loc -/+1   y Y eval_scale /2 x2   set{eval_size=} at the prompt");
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%s eval_loc -/+1   %s eval_scale /2 x2   set{eval_size=} at the prompt",
+               tui_field_keys(NS_F_EVAL_LOC, kl, sizeof kl),
+               tui_field_keys(NS_F_EVAL_SCALE, ks, sizeof ks));
   } else {
     tui_printf(w, y++, 1, PLOT_S_LABEL, "training: %s on the %zux%zu batch matrix",
                s->train_source == NS_SOURCE_BATCH ? "one step of a fresh module" : "resampled rows",
                s->batch->shape[0], s->batch->shape[1]);
     tui_printf(w, y++, 1, PLOT_S_POS, "evaluation: the same %zu rows", E);
-    tui_puts(w, y++, 1, PLOT_S_DIM, "b: training source rng / batch / resample");
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%s: training source rng / batch / resample",
+               tui_field_keys(NS_F_TRAIN_SOURCE, kb, sizeof kb));
   }
   y++;
   /* the eval batch's mean output under each normalization (feature 1 for a matrix) */
@@ -87,8 +92,9 @@ void tui_draw_evalshift(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_puts(w, y++, 1, PLOT_S_DIM,
            "  + shift max|y(exact dist.) - y(own)| (unshifted: the eval batch's own noise)");
   if (isnan(r->shift_gap)) {
-    tui_puts(w, y++, 1, PLOT_S_DIM,
-             "the split needs the rng source: a batch has no exact distribution (b switches)");
+    tui_printf(w, y++, 1, PLOT_S_DIM,
+               "the split needs the rng source: a batch has no exact distribution (%s switches)",
+               tui_field_keys(NS_F_TRAIN_SOURCE, kb, sizeof kb));
     return;
   }
   /* estimator and shift parts as bars, two per estimator */

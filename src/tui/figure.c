@@ -48,9 +48,9 @@ static void panelfig_opts(ns_panelfig_opts *o, tui_panel p, int w, int h, const 
 void tui_draw_figure(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   tui_panel p = v->vs->focus;
   if (p == TUI_PANEL_SETTINGS) p = TUI_PANEL_OUTPUT;
-  char title[96];
-  snprintf(title, sizeof title, "Figure: %s  (live; f or Esc closes, Tab the next panel's)",
-           tui_panel_title(p));
+  char title[96], kf[16], kt[16];
+  snprintf(title, sizeof title, "Figure: %s  (live; %s or Esc closes, %s the next panel's)",
+           tui_panel_title(p), tui_key_name('f', kf, sizeof kf), tui_key_name('\t', kt, sizeof kt));
   tui_view fv = *v;
   fv.focused = 1;
   tui_frame(w, title, &fv);

@@ -4,9 +4,48 @@
 
 #include "tui/screen.h"
 
+static int digits(size_t v) {
+  int d = 1;
+  while (v >= 10) v /= 10, d++;
+  return d;
+}
+
+/* The label of grid row `line` (0-based), 1-based as the screen counts: the row number
+ * of a matrix or a vector's first element on the line, or for rank 3 and 4 the indices of
+ * the leading axes ("2,17,5": example, channel, row), which a flat row number hides. */
+static void row_label(const ns_tensor *x, size_t line, size_t per, char *buf, size_t len) {
+  if (x->rank == 1) {
+    snprintf(buf, len, "%zu", line * per + 1);
+  } else if (x->rank == 2) {
+    snprintf(buf, len, "%zu", line + 1);
+  } else {
+    size_t idx[4], rest = line;
+    for (int a = x->rank - 2; a >= 0; a--) idx[a] = rest % x->shape[a], rest /= x->shape[a];
+    size_t at = 0;
+    for (int a = 0; a < x->rank - 1 && at < len; a++)
+      at += (size_t)snprintf(buf + at, len - at, a ? ",%zu" : "%zu", idx[a] + 1);
+  }
+}
+
+/* The width of the row labels: the longest label and a space, at least the old 4 / 5. */
+static int label_width(const ns_tensor *x) {
+  size_t cols = x->shape[x->rank - 1];
+  int w;
+  if (x->rank == 1)
+    w = digits(x->n > cols - 1 ? x->n - cols + 1 : 1);
+  else if (x->rank == 2)
+    w = digits(x->shape[0]);
+  else {
+    w = x->rank - 2; /* the commas */
+    for (int a = 0; a < x->rank - 1; a++) w += digits(x->shape[a]);
+  }
+  w += 1;
+  return w < (x->rank > 1 ? 5 : 4) ? (x->rank > 1 ? 5 : 4) : w;
+}
+
 void tui_input_geometry(const ns_state *s, int iw, int *lab, int *cw, int *per) {
   size_t cols = s->x->shape[s->x->rank - 1];
-  *lab = s->x->rank > 1 ? 5 : 4;
+  *lab = label_width(s->x);
   /* 8 columns a cell, or 7 when that shows every column and 8 would not */
   *cw = 8;
   if ((size_t)((iw - *lab) / 8) < cols && (size_t)((iw - *lab) / 7) >= cols) *cw = 7;
@@ -25,8 +64,13 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   char title[160], shape[64], a[32], b[32], c[32];
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
   if (s->source && s->source[0]) { /* the state's own record of where x came from */
-    const char *base = strrchr(s->source, '/');
-    snprintf(title, sizeof title, "1 Input x %s from %s", shape, base ? base + 1 : s->source);
+    const char *base = strrchr(s->source, '/'), *tn = strstr(s->source, ".safetensors:");
+    base = base ? base + 1 : s->source;
+    if (tn) /* one tensor of a file: its name first, so a narrow title keeps it */
+      snprintf(title, sizeof title, "1 Input x %s %s from %.*s", shape, tn + 13,
+               (int)(tn + 12 - base), base);
+    else
+      snprintf(title, sizeof title, "1 Input x %s from %s", shape, base);
   } else {
     snprintf(title, sizeof title, "1 Input x %s", shape);
   }
@@ -66,12 +110,13 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
                s->x->rank == 1 ? (size_t)k + 1 : col + 1);
   }
   if (s->x->rank == 1) tui_puts(w, 1, 1, PLOT_S_DIM, "i");
+  if (s->x->rank == 3) tui_puts(w, 1, 1, PLOT_S_DIM, "n,c");
+  if (s->x->rank == 4 && lab > 6) tui_puts(w, 1, 1, PLOT_S_DIM, "n,c,h");
   for (int i = 0; i < vis_rows && l0 + (size_t)i < lines; i++) {
     size_t line = l0 + (size_t)i;
-    if (s->x->rank > 1)
-      tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%4zu", line + 1);
-    else
-      tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%3zu", line * per + 1);
+    char rl[48];
+    row_label(s->x, line, per, rl, sizeof rl);
+    tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%*s", lab - 1, rl);
     for (int k = 0; k < vis_cols; k++) {
       size_t row, col;
       if (s->x->rank == 1) {

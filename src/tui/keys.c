@@ -130,10 +130,14 @@ static void select_row(app *a, tui_panel p, long row, int count) {
 
 static unsigned settings_step(app *a, int back) {
   int f = tui_settings_rows[a->view.row[TUI_PANEL_SETTINGS]];
+  /* Right (and Enter) step a row up, Left back: the rows whose first key makes the value
+     smaller (e eps /10, g fewer groups, o momentum /2) take their second key for up; a
+     one-key row steps back with which 1 (its action's other direction) */
+  int first_lowers = f == NS_F_EPS || f == NS_F_GROUPS || f == NS_F_MOMENTUM;
   for (int i = 0; i < tui_nkeymap; i++) {
     const tui_binding *b = &tui_keymap[i];
     if (!(b->fields & NS_FIELDBIT(f))) continue;
-    return b->act(a, back && b->code[1] ? 1 : 0);
+    return b->act(a, back != first_lowers ? 1 : 0);
   }
   return tui_say(a, PLOT_S_DIM, "%s: set it at the prompt (:set{...})", ns_field_name(f));
 }
@@ -142,7 +146,10 @@ static unsigned settings_step(app *a, int back) {
 
 static unsigned act_tab(app *a, int which) {
   int dir = which ? -1 : 1;
-  focus(a, (tui_panel)(((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT));
+  int p = ((int)a->view.focus + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT;
+  /* the figure view shows the Output's figure for Settings: Tab would seem to do nothing */
+  if (a->figure_open && p == TUI_PANEL_SETTINGS) p = (p + dir + TUI_PANEL_COUNT) % TUI_PANEL_COUNT;
+  focus(a, (tui_panel)p);
   return TUI_R_NONE;
 }
 
@@ -237,7 +244,8 @@ static unsigned act_enter(app *a, int which) {
 static unsigned act_negate(app *a, int which) {
   (void)which;
   matrix_focus(a);
-  return set_cell(a, -cell_value(a));
+  double v = -cell_value(a);
+  return set_cell(a, v == 0 ? 0.0 : v); /* 0 stays 0: no -0 in the cell and in y */
 }
 
 /* i I Ins: insert a column (element) / a row / a column after the cursor; x X Del remove. */
@@ -756,6 +764,16 @@ static const char *key_word(const tui_binding *b, int k, char *buf, size_t len) 
   return buf;
 }
 
+const char *tui_key_name(int code, char *buf, size_t len) {
+  int k = 0;
+  const tui_binding *b = lookup(code, &k);
+  if (!b) {
+    snprintf(buf, len, "?");
+    return buf;
+  }
+  return key_word(b, k, buf, len);
+}
+
 /* A key pressed where it does nothing: say where it works. */
 static unsigned why_not(app *a, const tui_binding *b, int which) {
   char key[16], where[160] = "";
@@ -924,8 +942,11 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (tui_prompt_is_open(a->prompt)) {
     int figure = a->figure_open;
     tui_prompt_key(a->prompt, code, ch);
-    /* plot(panel) opened the figure view: it takes the keys (: comes back to the prompt) */
-    if (a->figure_open && !figure) tui_prompt_close(a->prompt);
+    /* plot(panel) opened the figure view behind the prompt: the prompt keeps the keys (what
+     * is typed next is Lua, not explorer keys) and Esc shows the figure */
+    if (a->figure_open && !figure)
+      tui_prompt_echo(a->prompt, "the figure view is open behind the prompt: Esc shows it",
+                      PLOT_S_DIM);
     /* set{}, undo() and friends changed the state through explore's Lua side (on_change
      * marks it); a Lua error only reached the scrollback. */
     clamp_cursor(a);
@@ -960,5 +981,8 @@ unsigned tui_key(app *a, int code, unsigned ch) {
     return TUI_R_NONE;
   }
   if (!(b->panels & TUI_PBIT(a->view.focus)) && !b->elsewhere) return why_not(a, b, which);
+  /* typing into a cell the figure view hides would be an edit nobody sees */
+  if (a->figure_open && (b->act == act_type || b->act == act_enter))
+    return tui_say(a, PLOT_S_DIM, "the figure view hides the cells: Esc closes it, then type");
   return b->act(a, which);
 }

@@ -22,7 +22,17 @@ static double probe_tol(const ns_state *s, const ns_result *r, double ymax, doub
   }
   return tol;
 }
-static const char *verdict(double dev, double tol) {
+/* A probe whose tolerance covers every deviation y could show (twice its largest value)
+ * cannot fail: its verdict is undetermined in the dtype, not "invariant". */
+static int cannot_fail(double tol, double scale) {
+  return tol >= 2 * fmax(scale, 1);
+}
+static const char *verdict(double dev, double tol, double scale, ns_dtype dt, char *buf,
+                           size_t len) {
+  if (!isnan(dev) && cannot_fail(tol, scale)) {
+    snprintf(buf, len, "undet. in %s", ns_dtype_name(dt));
+    return buf;
+  }
   return isnan(dev) ? "undefined" : dev > tol ? "NOT invariant" : "invariant";
 }
 /* A deviation: 4 significant digits when it matters (2.055), 2 when it is tiny. */
@@ -39,8 +49,8 @@ static const char *fixed6(double v, char *buf, size_t len) {
   snprintf(buf, len, "%.6f", fabs(v) < 5e-7 ? 0.0 : v);
   return buf;
 }
-static int verdict_style(double dev, double tol) {
-  return isnan(dev) || dev > tol ? PLOT_S_MARK : PLOT_S_GOOD;
+static int verdict_style(double dev, double tol, double scale) {
+  return isnan(dev) || dev > tol || cannot_fail(tol, scale) ? PLOT_S_MARK : PLOT_S_GOOD;
 }
 
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
@@ -56,7 +66,19 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   }
   size_t n = y->n, cols = s->x->shape[s->x->rank - 1];
   /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
-  int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
+  /* the labels: the element number of a vector, else "row,col" of the input's grid, as
+     wide as the largest one (at least 4) */
+  int lab = 4;
+  {
+    size_t rows = n / (cols ? cols : 1), d = 0, e = 0;
+    for (size_t t = s->x->rank == 1 ? n : rows; t; t /= 10) d++;
+    for (size_t t = cols; s->x->rank > 1 && t; t /= 10) e++;
+    int want = (int)(s->x->rank == 1 ? d + 1 : d + 1 + e + 1);
+    if (want > lab) lab = want;
+  }
+  int nw = iw >= 44 ? 10 : 9, barw = iw - lab - 3 * nw - 1;
+  if (barw < 5 && lab > 4 && iw - lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
+    nw = 8, barw = iw - lab - 3 * nw - 1;
   int show_probes = barw >= 5;
   if (!show_probes) barw = iw - lab - nw - 1;
   /* an odd width puts the zero axis in the middle: as many cells left as right */
@@ -134,11 +156,12 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     int yy = 2 + (int)i;
     /* the selected element's label in reverse video */
     int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
+    char lb[48];
     if (s->x->rank == 1)
-      tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
+      snprintf(lb, sizeof lb, "%zu", idx + 1);
     else
-      tui_printf(w, yy, 1, ls, "%-4s", "");
-    if (s->x->rank > 1) tui_printf(w, yy, 1, ls, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+      snprintf(lb, sizeof lb, "%zu,%zu", idx / cols + 1, idx % cols + 1);
+    tui_printf(w, yy, 1, ls, s->x->rank == 1 ? "%*s" : "%-*s", lab - 1, lb);
     char num[32];
     if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
       /* masked (padding): out of every statistic, its output the constant 0 */
@@ -168,14 +191,15 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int py = ih - probe_lines + 1;
   /* which elements are listed, always: a list that hides some says so */
   if (hidden)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
-               first + 1, first + count, n);
+    tui_printf(w, py++, 1, PLOT_S_DIM, "%s %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
+               s->x->rank == 1 ? "rows" : "elements", first + 1, first + count, n);
   if (stats_line) {
     char sd[32];
     size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
     ns_spec sp;
     ns_state_spec(s, &sp);
-    const char *vn = ns_spec_center(&sp) ? "var" : "ms";
+    /* RMS: the mean square ("ms" read as milliseconds next to the header's calc time) */
+    const char *vn = ns_spec_center(&sp) ? "var" : "msq";
     tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
     tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
     tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);
@@ -203,20 +227,25 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (!s->mask || yn > iw)
     snprintf(yl, sizeof yl, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", a, b);
   tui_printf(w, py++, 1, PLOT_S_LABEL, "%s", yl);
-  char dv[32], note[128] = "";
+  char dv[32], note[128] = "", vb[40];
   double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
   /* what the verdicts were judged against, and what breaks scale invariance */
-  if (r->scale_dev > tol_a && s->eps > 0)
+  if (cannot_fail(tol_s, scale) || cannot_fail(tol_a, scale))
+    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g",
+             ns_dtype_name(s->dtype), cannot_fail(tol_s, scale) ? tol_s : tol_a);
+  else if (r->scale_dev > tol_a && s->eps > 0)
     snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
   else if (s->dtype != NS_FP64)
     snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
              ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s),
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s, scale),
              "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv), verdict(r->shift_dev, tol_s));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a),
+             dev_num(r->shift_dev, dv, sizeof dv),
+             verdict(r->shift_dev, tol_s, scale, s->dtype, vb, sizeof vb));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a, scale),
              "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv), verdict(r->scale_dev, tol_a));
+             dev_num(r->scale_dev, dv, sizeof dv),
+             verdict(r->scale_dev, tol_a, scale, s->dtype, vb, sizeof vb));
   if (verdict_note) {
     if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
     py++;

@@ -64,7 +64,10 @@ static int side(WINDOW *w, int y, int x, int cw, int ih, const char *name, const
 }
 
 void tui_draw_placement(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  tui_frame(w, "Residual block: where N goes  (R or Esc closes; l: none pre post)", v);
+  char title[120], kv[16], kl[16];
+  snprintf(title, sizeof title, "Residual block: where N goes  (%s or Esc closes; %s: none pre post)",
+           tui_key_name('D', kv, sizeof kv), tui_field_keys(NS_F_PLACEMENT, kl, sizeof kl));
+  tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   char eps[32];
   char wdesc[48];
@@ -76,12 +79,14 @@ void tui_draw_placement(const ns_state *s, const ns_result *r, WINDOW *w, const 
              ns_placement_names[s->placement], ns_kind_name(s->kind),
              tui_num(s->eps, eps, sizeof eps), wdesc);
   if (!r->resid_done) {
-    if (s->placement == NS_PLACE_NONE)
-      tui_wrap(w, 3, 1, PLOT_S_TEXT,
-               "placement none: the block is x + W x, no normalization. Press l for pre "
+    if (s->placement == NS_PLACE_NONE) {
+      char msg[200];
+      snprintf(msg, sizeof msg,
+               "placement none: the block is x + W x, no normalization. Press %s for pre "
                "(x + W N(x)) or post (N(x + W x)) to see both Jacobians side by side.",
-               4);
-    else
+               kl);
+      tui_wrap(w, 3, 1, PLOT_S_TEXT, msg, 4);
+    } else
       tui_printf(w, 3, 1, PLOT_S_MARK, "no residual block: %s", r->resid_skip);
     return;
   }

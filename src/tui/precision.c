@@ -7,7 +7,9 @@
 
 void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char a[32], b[32], title[96];
-  snprintf(title, sizeof title, "7 Precision: %s, acc %s", ns_dtype_name(r->prec_dtype),
+  /* the sums run in index order (explore's precision probe): numpy's float32 var sums
+     pairwise and keeps more digits, so the title says which order these are */
+  snprintf(title, sizeof title, "7 Precision: %s, acc %s, sequential", ns_dtype_name(r->prec_dtype),
            ns_dtype_name(r->prec_acc));
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
@@ -20,10 +22,13 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
                "(its first" TUI_GLUES "%zu" TUI_GLUES "of" TUI_GLUES "%zu" TUI_GLUES "values)",
                r->prec_n, r->n);
   if (!isfinite(r->var_ref)) { /* digits of a NaN or an overflow mean nothing */
+    char msg[120], ku[16];
+    snprintf(msg, sizeof msg,
+             "x holds NaN or Inf: the variance is undefined, no digits to compare (edit the "
+             "cell, or %s to undo)",
+             tui_key_name('u', ku, sizeof ku));
     tui_wrap(w, y, 1, PLOT_S_MARK,
-             isnan(r->var_ref) ? "x holds NaN or Inf: the variance is undefined, no digits to "
-                                 "compare (edit the cell, or u to undo)"
-                               : "the fp64 variance overflows: no digits to compare",
+             isnan(r->var_ref) ? msg : "the fp64 variance overflows: no digits to compare",
              ih - y + 1);
     return;
   }

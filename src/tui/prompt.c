@@ -9,6 +9,7 @@
  */
 #include <lauxlib.h>
 #include <lua.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,9 +176,21 @@ static int file_command(tui_prompt *p, const char *line) {
                     PLOT_S_MARK);
     return 1;
   }
+  char msg[NS_ERRLEN + 64];
+  if (!save) { /* a file that cannot be read is named, and nothing is loaded */
+    snprintf(msg, sizeof msg, "%.*s", (int)len, f);
+    FILE *fp = fopen(msg, "rb");
+    if (!fp) {
+      int e = errno;
+      snprintf(msg, sizeof msg, ":e %.*s: %s (nothing changed)", (int)len, f, strerror(e));
+      tui_prompt_echo(p, msg, PLOT_S_MARK);
+      p->evaluated = 1;
+      return 1;
+    }
+    fclose(fp);
+  }
   lua_getglobal(p->L, save ? "save" : "load");
   lua_pushlstring(p->L, f, len);
-  char msg[NS_ERRLEN + 64];
   if (lua_pcall(p->L, 1, 0, 0) != LUA_OK) {
     snprintf(msg, sizeof msg, "%s", lua_tostring(p->L, -1));
     lua_pop(p->L, 1);

@@ -126,6 +126,10 @@ const tui_binding *tui_binding_of(int code);
 const tui_binding *tui_binding_in(int code, int lesson);
 /* The keys of the bindings that change field f ("e E ="), into buf. */
 const char *tui_field_keys(int f, char *buf, size_t len);
+/* The name of key code as the key table spells it ('D' -> "D", TUI_ALT('a') -> "M-a"),
+ * into buf; "?" when no binding holds it. Hints on screen name keys through it (or
+ * tui_field_keys), so they cannot drift from the table. */
+const char *tui_key_name(int code, char *buf, size_t len);
 
 /* Read-only drawing context handed to every panel. */
 typedef struct {

@@ -190,7 +190,7 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   int y = 1;
   if (r->jac_exact) {
     char what[128];
-    snprintf(what, sizeof what, "FD: the %s%s%s %s map, step" TUI_GLUES "%.2g",
+    snprintf(what, sizeof what, "FD: %s%s%s %s map, step" TUI_GLUES "%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
              r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
              r->jac_fd_h);
@@ -250,8 +250,13 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   for (int i = first; i < shown && i < first + room; i++, y++) {
     const ns_eig *e = &rows[i];
     char c[3][32];
+    /* FD of a map that cannot resolve J (the whole column), or an eigenvalue smaller than
+       what the FD resolves: undetermined in that dtype, not a number to compare */
+    int undet = r->jac_exact && (r->jac_fd_err > 0.5 || (e->value != 0 && r->jac_fd_tol > 0.5 * fabs(e->value)));
     for (int k = 0; k < 3; k++) {
-      if (cell[i][k]) {
+      if (k == 2 && undet) {
+        snprintf(c[k], sizeof c[k], "undet.");
+      } else if (cell[i][k]) {
         plot_fmt_table(cell[i][k]->value, vw, dec, sci, c[k], sizeof c[k]);
         if (any_relab) strcat(c[k], relab[i][k] ? "~" : " ");
       } else {
@@ -292,8 +297,10 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   char line[160];
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
     snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
+  else if (r->jac_exact && !isfinite(r->jac_fd_err))
+    snprintf(line, sizeof line, "FD undetermined in %s: inf at x+-h", ns_dtype_name(r->jac_dtype));
   else if (r->jac_exact && r->jac_fd_err > 0.5)
-    snprintf(line, sizeof line, "FD: %s can't resolve J  (rel" TUI_GLUES "err" TUI_GLUES "~%.2g)",
+    snprintf(line, sizeof line, "FD undetermined in %s: err" TUI_GLUES "~%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_fd_err);
   else if (!(df <= r->jac_fd_tol) && r->jac_exact)
     snprintf(line, sizeof line, "FD off by %.2g: %s map isn't exact", df,

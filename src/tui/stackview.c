@@ -126,7 +126,11 @@ void tui_draw_stack(tui_stack_data *d, WINDOW *w, const tui_view *v) {
 }
 
 static void draw_locked(const tui_stack_data *d, WINDOW *w, const tui_view *v) {
-  tui_frame(w, "Deep stacks: 20 tanh layers, width 256, default_rng(0)  (L or Esc closes)", v);
+  char title[100], kv[16];
+  snprintf(title, sizeof title,
+           "Deep stacks: 20 tanh layers, width 256, default_rng(0)  (%s or Esc closes)",
+           tui_key_name('L', kv, sizeof kv));
+  tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   if (d->failed) {
     tui_printf(w, 1, 1, PLOT_S_MARK, "the stack failed: %s", d->err);

@@ -16,7 +16,7 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
         "%d batches of %d, N(mean" TUI_GLUES "%g, std" TUI_GLUES "%g)  seed" TUI_GLUES "%llu",
         s->train_batches, s->batch_size, s->train_loc, s->train_scale, (unsigned long long)s->seed);
   else
-    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d batches of %d rows drawn from the %zux%zu batch",
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "%d x %d rows drawn from the %zux%zu batch",
                s->train_batches, s->batch_size, s->batch->shape[0], s->batch->shape[1]);
   if (!r->est[0].name) {
     tui_puts(w, y, 1, PLOT_S_MARK, "no train/eval result");
@@ -69,8 +69,14 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
     }
     y += n;
   }
-  if (y <= ih)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "%s",
-               s->mode == NS_MODE_EVAL ? "eval mode: panels 3-4 use running stats"
-                                       : "m eval mode  j/J batches  r seed");
+  if (y <= ih) {
+    char km[16], kj[16], kr[16];
+    tui_field_keys(NS_F_MODE, km, sizeof km);
+    tui_field_keys(NS_F_TRAIN_BATCHES, kj, sizeof kj);
+    tui_field_keys(NS_F_SEED, kr, sizeof kr);
+    if (s->mode == NS_MODE_EVAL)
+      tui_printf(w, y++, 1, PLOT_S_DIM, "eval mode: panels 3-4 use running stats");
+    else
+      tui_printf(w, y++, 1, PLOT_S_DIM, "%s eval mode  %s batches  %s seed", km, kj, kr);
+  }
 }

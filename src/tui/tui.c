@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -70,6 +71,25 @@ static void read_slow_ms(void) {
   char *end;
   long ms = v && v[0] ? strtol(v, &end, 10) : 0;
   slow_ms = v && v[0] && *end == 0 && ms > 0 && ms <= 60000 ? ms : 0;
+}
+
+/* NS_TUI_SETTLED_FD: a file descriptor the explorer writes "settled\n" to each time the
+ * screen has caught up with the last key (or with the start): the frame is drawn and no
+ * worker is still computing a part of it. The live bench (tests/bench/bench_live.c) times
+ * keys to it: what the user waits for, not only the recompute. */
+static int settled_fd = -1, settle_due = 1;
+
+static void read_settled_fd(void) {
+  const char *v = getenv("NS_TUI_SETTLED_FD");
+  char *end;
+  long fd = v && v[0] ? strtol(v, &end, 10) : -1;
+  settled_fd = v && v[0] && *end == 0 && fd > 2 && fd < 1024 ? (int)fd : -1;
+}
+
+static void report_settled(const app *a) {
+  if (settled_fd < 0 || !settle_due || a->changed || tui_jac_busy(a)) return;
+  settle_due = 0;
+  if (write(settled_fd, "settled\n", 8) != 8) settled_fd = -1;
 }
 
 static void recompute(app *a) {
@@ -460,8 +480,9 @@ static const nsx_view screen_view = {view_fields, view_check, view_commit, view_
 static int open_file(app *a, const char *path, const char *name, char *err) {
   char e[NS_ERRLEN];
   ns_tensor *t = ns_file_load_named(path, name, 0, e);
-  if (!t) {
-    snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
+  if (!t) { /* the path and the whole message (a safetensors file's list of tensors) */
+    fprintf(stderr, "normscope: %s: %s\n", path, e);
+    err[0] = 0;
     return -1;
   }
   ns_state_patch p;
@@ -499,7 +520,8 @@ static void autosave(const app *a) {
   char dir[1024], path[1100], err[NS_ERRLEN];
   if (!ns_file_state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
   snprintf(path, sizeof path, "%s/last.lua", dir);
-  (void)nsx_save(&a->st, path, err);
+  /* private, as the history beside it is: it may name the user's files */
+  if (nsx_save(&a->st, path, err) == 0) (void)chmod(path, 0600);
 }
 
 /* Applies a state file (--state, --resume) through the prompt's load(). */
@@ -541,6 +563,7 @@ int tui_run(const tui_options *opt) {
   nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
   a->opt = *opt;
   read_slow_ms();
+  read_settled_fd();
   char err[NS_ERRLEN];
   if (ns_state_init(&a->st, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);
@@ -551,7 +574,7 @@ int tui_run(const tui_options *opt) {
   int status = 1, looped = 0;
   SCREEN *scr = NULL;
   if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
-    fprintf(stderr, "normscope: %s\n", err);
+    if (err[0]) fprintf(stderr, "normscope: %s\n", err);
     goto out;
   }
   a->L = nsl_newstate(err);
@@ -647,6 +670,7 @@ int tui_run(const tui_options *opt) {
   status = 0;
   for (;;) {
     wint_t wc;
+    report_settled(a);
     /* while the deep-stack view's thread works, look at its progress ten times a second */
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
@@ -690,6 +714,7 @@ int tui_run(const tui_options *opt) {
       continue;
     }
     unsigned r = tui_key(a, rc == KEY_CODE_YES, (unsigned)wc);
+    settle_due = 1;
     if (r & TUI_R_RECOMPUTE) r = fold_pending(a, r);
     if (r & TUI_R_QUIT) break;
     if (r & TUI_R_RECOMPUTE) a->changed = 1;

@@ -154,10 +154,11 @@ while [ $k -lt "$kills" ]; do
   fi
 done
 mode=$(stat -c %a "$state/last.lua")
-if [ "$mode" = 644 ]; then
-  ok "autosave: last.lua is an ordinary file (mode $mode)"
+# private, as the history beside it (explorer review N15: it was 0644)
+if [ "$mode" = 600 ]; then
+  ok "autosave: last.lua is private (mode $mode)"
 else
-  not_ok "autosave: last.lua has mode $mode, not 644"
+  not_ok "autosave: last.lua has mode $mode, not 600"
 fi
 
 echo "# autosave: $(($(date +%s) - t_start)) s"

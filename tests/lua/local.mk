@@ -14,6 +14,10 @@ LUA_MODULE_TESTS = \
 LUA_MODULE_TESTS += tests/fuzz/lua_api_fuzz.lua
 ## the spec's mask against numpy (tests/data/mask.tsv)
 LUA_MODULE_TESTS += tests/lua/mask.lua
+# ns.spectrum at any size, with its checks (issue 24)
+LUA_MODULE_TESTS += tests/lua/spectrum_any.lua
+# ns.normalize into a given output (issue 24)
+LUA_MODULE_TESTS += tests/lua/normalize_out.lua
 TESTS += $(LUA_MODULE_TESTS) tests/lua/stock-lua.sh tests/lua/kernels-env.sh
 EXTRA_DIST += $(LUA_MODULE_TESTS) tests/lua/tap.lua tests/lua/run-lua.sh tests/lua/stock-lua.sh \
 	tests/lua/kernels-env.sh

@@ -103,9 +103,21 @@ local idx = {}
 for i = 1, #x do idx[i] = i end
 local yflat = r.y:flat()
 local sh, sc = r.y_shift:flat(), r.y_scale:flat()
-local ref = ns.plot.scatter(idx, {x, yflat, sh, sc}, {width = W, height = H,
-  title = "x, y and the probes per coordinate", xlabel = "element",
-  labels = {"x", "y", string.format("y(x%+g)", st.shift), string.format("y(%gx)", st.scale)}})
+-- a probe equal to y (to a thousandth of the plotted range) joins y's legend entry, and y
+-- is drawn last (explorer review N11); the element axis ticks on whole numbers
+local lo, hi, ds, da = math.huge, -math.huge, 0, 0
+for i = 1, #x do
+  for _, v in ipairs({x[i], yflat[i], sh[i], sc[i]}) do lo, hi = math.min(lo, v), math.max(hi, v) end
+  ds, da = math.max(ds, math.abs(sh[i] - yflat[i])), math.max(da, math.abs(sc[i] - yflat[i]))
+end
+local res = 1e-3 * (hi > lo and hi - lo or 1)
+local lb, la = string.format("y(x%+g)", st.shift), string.format("y(%gx)", st.scale)
+local series, labels, ylab = {x}, {"x"}, "y"
+if ds > res then series[#series + 1], labels[#labels + 1] = sh, lb else ylab = ylab .. " = " .. lb end
+if da > res then series[#series + 1], labels[#labels + 1] = sc, la else ylab = ylab .. " = " .. la end
+series[#series + 1], labels[#labels + 1] = yflat, ylab
+local ref = ns.plot.scatter(idx, series, {width = W, height = H,
+  title = "x, y and the probes per coordinate", xlabel = "element", xint = true, labels = labels})
 local out = e:plot("output", {width = W, height = H})
 local rl, ol = lines(ref), lines(out)
 local eq = #ol == #rl

@@ -13,6 +13,26 @@ SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 SCREEN_TESTS += tests/tui/test_screen_live.sh
 # the busy mark and key folding, each shown to happen
 SCREEN_TESTS += tests/tui/test_screen_busy.sh
+# missing state files named, saved file references absolute (explorer review N3, N4)
+SCREEN_TESTS += tests/tui/test_screen_paths.sh
+# the keys the views' hints name do what the hints say (review N6)
+SCREEN_TESTS += tests/tui/test_screen_hints.sh
+# the finite differences are of the map on screen; undetermined where it cannot resolve (N5)
+SCREEN_TESTS += tests/tui/test_screen_fd.sh
+# a probe that cannot fail in the dtype says so (N8)
+SCREEN_TESTS += tests/tui/test_screen_undet.sh
+# a safetensors file's tensors named whole when none is chosen (N7)
+SCREEN_TESTS += tests/tui/test_screen_stlist.sh
+# row labels as wide as they need, (n,c,h) for 4-D rows (N10)
+SCREEN_TESTS += tests/tui/test_screen_labels.sh
+# figures: coincident series merged, index axes with whole-number ticks (N11)
+SCREEN_TESTS += tests/tui/test_screen_figseries.sh
+# Settings Left/Right, no hidden edits and no dead Tab in the figure view (N12)
+SCREEN_TESTS += tests/tui/test_screen_keysteps.sh
+# NO_COLOR bars symmetric about the axis (N13)
+SCREEN_TESTS += tests/tui/test_screen_nocolor_bars.sh
+# n on 0, last.lua's mode, a saved eps as typed (N15)
+SCREEN_TESTS += tests/tui/test_screen_odds.sh
 TESTS += $(SCREEN_TESTS)
 EXTRA_DIST += $(SCREEN_TESTS) tests/tui/test_screen-lib.sh
 

@@ -83,9 +83,10 @@ for size in "80 24" "120 40"; do
   keys Escape
   check "$1x$2: Esc closes it" wait_for "╭─ 3 Output"
   keys M-3 f
-  check "$1x$2: the output's figure: x, y and both probes" wait_for "x  ○ y  ◆ y(x+10)  △ y(2x)"
+  # the probes equal y here: they share its legend entry, not drawn over it (N11)
+  check "$1x$2: the output's figure: x, y and both probes" wait_for "x  ○ y = y(x+10) = y(2x)"
   keys S
-  check "$1x$2: live: S moves the shift probe to 11 in the legend" wait_for "◆ y(x+11)"
+  check "$1x$2: live: S moves the shift probe to 11 in the legend" wait_for "○ y = y(x+11)"
   keys f M-4 f
   check "$1x$2: the spectrum's figure: eigenvalues against eps" \
     wait_for "eigenvalues of J against eps"

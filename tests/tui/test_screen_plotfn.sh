@@ -76,7 +76,9 @@ for size in "80 24 0" "120 40 1"; do
   check "${W}x$H file: q quits" wait_for "EXIT=0"
 done
 
-# plot() at the prompt: the figure view opens on its panel, the text goes to the scrollback
+# plot() at the prompt: the figure view opens on its panel behind the prompt, which keeps
+# the keys (review N2: what was typed next ran as explorer keys); the text goes to the
+# scrollback
 START_ENV= COLOR=1
 start 120 40
 started
@@ -84,12 +86,25 @@ keys :
 wait_re "^> ?$"
 lit 'plot("batch")'
 keys Enter
-check "plot(\"batch\") at the prompt opens the batch figure" wait_for "Figure: 5 Batch"
+check "plot(\"batch\") at the prompt says the figure is open behind the prompt" \
+  wait_for "the figure view is open behind the prompt: Esc shows it"
+check "  and the prompt stays open" wait_re "^> ?$"
+lit 'print(6 * 7)'
+keys Enter
+check "  the next line is Lua: print(6 * 7) prints 42" wait_re "│42 +│"
+check "  not explorer keys (no cell edit started)" gone "not a number"
+lit 'print(get().eps)'
+keys Enter
+check "  and the state is unchanged (eps 1e-05)" wait_re "│1e-05 +│"
+keys Escape
+check "Esc leaves the prompt: the batch figure" wait_for "Figure: 5 Batch"
 headless 120 40 batch
 check "the view shows what plot() returned" same_figure 40
 keys :
 check ": over the figure view shows the prompt and the panels" wait_re "^> ?$"
+keys PageUp
 check "with plot()'s text in the scrollback" wait_for "BN down the columns (T 1, C 2)"
+keys PageDown
 lit 'print("figure " .. tostring(get().figure) .. " " .. get().focus)'
 keys Enter
 check "get() reports the open figure view and its panel" wait_for "figure true batch"
@@ -101,6 +116,7 @@ keys :
 wait_re "^> ?$"
 lit 'plot("spectrum", {width = 60, height = 12})'
 keys Enter
+keys Escape
 check "plot with options opens the spectrum figure (full size on the screen)" \
   wait_for "Figure: 4 Spectrum"
 keys :

@@ -42,14 +42,14 @@ check "B1: the title says the closed form and LAPACK are of the exact fp64 map" 
 # here raw moments cancel to var 0, so s = sqrt(eps): h = 4 u |x| (u = fp32's epsilon)
 STEP=$(f "%.2g" "4 * 2^-23 * 10002")
 check "B1: the FD column says it is the fp32 raw map, with a step fp32 resolves ($STEP)" \
-  wait_for "FD: the fp32 raw map, step $STEP"
+  wait_for "FD: fp32 raw map, step $STEP"
 check "B1: no bare ? in the spectrum" lacks '(ones|radial|bulk) .* \?( |│)'
-check "B1: the FD says fp32 cannot resolve this map's derivative, not DISAGREE" \
-  wait_for "FD: fp32 can't resolve J"
+check "B1: the FD says the derivative is undetermined in fp32, not DISAGREE" \
+  wait_for "FD undetermined in fp32"
 # two-pass fp32 at the same x is well conditioned: its FD agrees with the exact J
 lua 'set{algo="twopass"}'
 STEP=$(f "%.2g" "exp(log(2^-23 * 10002 * (2.5 + 1e-5)) / 3)")
-check "B1: fp32 two-pass: the step (u |x| s^2)^(1/3) = $STEP" wait_for "FD: the fp32 twopass map, step $STEP"
+check "B1: fp32 two-pass: the step (u |x| s^2)^(1/3) = $STEP" wait_for "FD: fp32 twopass map, step $STEP"
 check "B1: fp32 two-pass: the FD agrees with the exact J" wait_re "agree: max diff"
 lua 'set{algo="raw"}'
 # B8 on the same screen: the footer's dtype is the point, and it is whole
@@ -246,7 +246,8 @@ keys M-6 Up
 check "c: Up in panel 6 says where it works" \
   wait_for "Up does nothing in 6 Train/eval: it works in input"
 keys M-2 Down Down Down Left
-check "c: settings: arrows pick the eps row, Left steps it (E: 1e-4)" wait_re "eps +0.0001"
+# Left steps a row back, Right up (review N12: on the eps row Right made eps smaller)
+check "c: settings: arrows pick the eps row, Left steps it down (1e-6)" wait_re "eps +1e-06"
 keys q
 wait_for "EXIT=0"
 

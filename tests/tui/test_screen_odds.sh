@@ -1,0 +1,26 @@
+#!/bin/sh
+# test_screen_odds.sh: small items of review N15: n on a 0 keeps 0 (it showed -0 and y
+# -0.00000), the autosaved last.lua is private (0600, as the history), and a saved eps
+# reads as typed (1e-07, not 9.9999999999999995e-08) while still loading back exactly.
+. "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
+
+start 120 40
+started
+lua 'set{x = {0, 1, 2, 3}, eps = 1e-7}'
+keys M-1 n
+sleep 0.3
+check "n on a 0: the cell keeps 0" wait_re "│ +1 +0 +1 +2 +3 *│"
+check "  no -0 anywhere" sh -c '! "$@" | grep -qE "(^|[ │])-0(\.0+)?( |│)"' - capture
+keys q
+wait_for "EXIT=0"
+last="$XDG_STATE_HOME/normscope/last.lua"
+check "last.lua is private (0600)" test "$(stat -c %a "$last")" = 600
+check "  eps saved as 1e-07" grep -q "eps = 1e-07," "$last"
+out=$("$NS" run - <<LUA
+local e = ns.explorer()
+e:load("$last")
+print(e:get().eps == 1e-7)
+LUA
+)
+check "  and it loads back to the same double" test "$out" = true
+done_testing

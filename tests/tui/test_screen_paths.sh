@@ -1,0 +1,70 @@
+#!/bin/sh
+# test_screen_paths.sh: state files name what is missing (review N3) and saved states
+# load from any folder (review N4). `:e` and `--state` with a file that does not exist say
+# so and change nothing; a state saved after opening a file by a relative path names it by
+# its absolute path, so --resume works from another folder.
+. "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
+NS=$(cd "$(dirname "$NS")" && pwd)/$(basename "$NS") # the tests below change folder
+
+# start_in DIR W H [ARGS]: start, with the shell (and so normscope) in folder DIR
+start_in() {
+  dir=$1
+  shift
+  old=$SES
+  session=$((session + 1))
+  SES=s$session
+  T -f /dev/null new-session -d -s "$SES" -c "$dir" -x "$1" -y "$2" "env PS1='$ ' sh" || return 1
+  T set-option -t "$SES" status off >/dev/null
+  [ -n "$old" ] && T kill-session -t "$old" >/dev/null 2>&1
+  shift 2
+  T send-keys -t "$SES" "clear; '$NS' $*; echo EXIT=\$?" Enter
+}
+
+# --state with a missing file: an error naming it, exit 1 (as --resume does)
+out=$("$NS" --state "$tmp/nope.lua" 2>&1 </dev/null)
+st=$?
+check "--state missing.lua: exit 1" test "$st" -eq 1
+check "  naming the file and why" sh -c 'case "$1" in *"--state $2: No such file or directory"*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/nope.lua"
+
+start 120 40
+started
+lua 'set{eps = 0.25}'
+wait_for "eps           0.25"
+keys :
+wait_re "^> ?$"
+lit ":e $tmp/nope.lua"
+keys Enter
+check ":e missing.lua names the file, says nothing changed" \
+  wait_for "nope.lua: No such file or directory (nothing changed)"
+check "  and never says it was loaded" gone "state loaded from"
+lit "load(\"$tmp/nope.lua\")"
+keys Enter
+check "load(missing.lua) is the state load's error, not Lua's load of the name" \
+  wait_for "load: $tmp/nope.lua: No such file or directory"
+check "  (no Lua syntax error about the name)" gone "unexpected symbol"
+keys Escape
+check "  the state is unchanged" wait_for "eps           0.25"
+keys q
+wait_for "EXIT=0"
+
+# a 4097-element x (above the inline limit, so saved as a file reference) opened from a
+# folder by a relative path
+mkdir -p "$tmp/work" "$tmp/elsewhere"
+"$NS" run - <<LUA
+local t = {}
+for i = 1, 4097 do t[i] = (i % 7) - 3 end
+ns.save("$tmp/work/big.npy", ns.tensor(t))
+LUA
+start_in "$tmp/work" 120 40 big.npy
+started
+check "the file opened by a relative path" wait_for "x (4097) from big"
+keys q
+wait_for "EXIT=0"
+last="$XDG_STATE_HOME/normscope/last.lua"
+check "last.lua names the file by its absolute path" grep -qF "file = \"$tmp/work/big.npy\"" "$last"
+start_in "$tmp/elsewhere" 120 40 --resume
+check "--resume from another folder loads it" wait_for "x (4097) from big" 10
+keys q
+check "  and quits cleanly" wait_for "EXIT=0"
+
+done_testing
