@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit/cmd_audit.h"
+#include "class/cls.h"
 #include "explore/file.h"
 #include "lesson/lesson_progress.h"
 #include "lesson/lesson_run.h"
@@ -75,6 +76,7 @@ static const command commands[] = {
      "  or:  " PROG " lesson --headless NAME|N|FILE\n"
      "  or:  " PROG " lesson --states NAME|N|FILE\n"
      "  or:  " PROG " lesson --check FILE\n"
+     "  or:  " PROG " lesson --export FILE.md|FILE.cast [--size COLSxROWS] NAME|N|FILE\n"
      "Without arguments, list the lessons in reading order: number, title, the text and\n"
      "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
      "\n"
@@ -88,6 +90,12 @@ static const command commands[] = {
      "  --present      the lesson text and the step's panel fill the screen, in the\n"
      "                 high-contrast theme, without the prompt (for a projector)\n"
      "  --autoplay S   go to the next step every S seconds; Space pauses and resumes\n"
+     "  --broadcast SOCKET  publish the lesson and every change on the Unix socket\n"
+     "                 SOCKET: students run " PROG " follow SOCKET\n"
+     "  --export FILE  write the lesson as a Markdown handout (FILE.md: each step's text,\n"
+     "                 its state as a set{} block, figure, claims, the exercises and\n"
+     "                 their answers) or a recording of its playback (FILE.cast, asciinema\n"
+     "                 v2, at --size COLSxROWS, 120x40 by default)\n"
      "\n"
      "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
      "                 its figures (as text), each claim's verdict and each try-it; exit\n"
@@ -122,6 +130,8 @@ static const command commands[] = {
      "  --every-change   every change (a key, a set{} at the prompt) is a step; no M needed\n",
      cmd_record},
     {"audit", "FILE [OPTION]...", "audit an activation tensor", cmd_audit_help, cmd_audit},
+    {"follow", "SOCKET", "follow a teacher's screen (--broadcast SOCKET)", cls_follow_help,
+     cls_cmd_follow},
     {"help", "[COMMAND]", "show this help, or the help of COMMAND",
      "Usage: " PROG " help [COMMAND]\n"
      "Show the overview, or the help of COMMAND.\n",
@@ -145,7 +155,8 @@ enum {
   OPT_STATE,
   OPT_RESUME,
   OPT_TENSOR,
-  OPT_THEME
+  OPT_THEME,
+  OPT_BROADCAST
 };
 static const struct {
   const char *name;
@@ -156,7 +167,8 @@ static const struct {
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
                {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
-               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1}};
+               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1},
+               {"--broadcast", OPT_BROADCAST, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {
@@ -207,6 +219,8 @@ static void print_overview(void) {
          "      --resume      start from the state the last session left (autosaved on exit)\n"
          "      --tensor NAME the tensor to open from a .safetensors FILE with several\n"
          "      --theme NAME  colours: dark (the default), light or contrast\n"
+         "      --broadcast SOCKET  publish every change on the Unix socket SOCKET for\n"
+         "                    students who run " PROG " follow SOCKET\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -378,6 +392,8 @@ static int cmd_repl(int argc, char **argv, int first) {
 /* `lesson` and `verify`: argument parsing here, the work in lesson_run.c. */
 static int cmd_lesson(int argc, char **argv, int first) {
   const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL;
+  const char *broadcast = NULL, *export = NULL; /* the classroom (src/class) */
+  int cast_w = 0, cast_h = 0;
   tui_options opt = {0};
   int cont = 0, play_opt = 0;
   for (int i = first + 1; i < argc; i++) {
@@ -386,6 +402,18 @@ static int cmd_lesson(int argc, char **argv, int first) {
     if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return usage_error(a, "needs a lesson", "lesson");
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
+    } else if (strcmp(a, "--broadcast") == 0 || strcmp(a, "--export") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return usage_error(a, a[2] == 'b' ? "needs a socket path" : "needs a FILE.md or FILE.cast",
+                           "lesson");
+      *(a[2] == 'b' ? &broadcast : &export) = argv[++i];
+      play_opt |= a[2] == 'b';
+    } else if (strcmp(a, "--size") == 0) {
+      char x = 0, end = 0;
+      if (i + 1 >= argc || sscanf(argv[i + 1], "%d%c%d%c", &cast_w, &x, &cast_h, &end) != 3 ||
+          x != 'x' || cast_w < 80 || cast_h < 24 || cast_w > 500 || cast_h > 200)
+        return usage_error(a, "needs COLSxROWS, at least 80x24 (e.g. 120x40)", "lesson");
+      i++;
     } else if (strcmp(a, "--present") == 0) {
       opt.present = play_opt = 1;
     } else if (strcmp(a, "--ascii") == 0) {
@@ -412,6 +440,12 @@ static int cmd_lesson(int argc, char **argv, int first) {
   if ((headless != NULL) + (check != NULL) + (states != NULL) + (name != NULL || cont) > 1)
     return usage_error("lesson", "give one of NAME, --headless X, --states X or --check FILE",
                        "lesson");
+  if (export) {
+    if (!name || play_opt || cont || headless || check || states)
+      return usage_error("lesson --export", "give one lesson and no other option", "lesson");
+    return cls_export(name, export, cast_w, cast_h);
+  }
+  if (cast_w) return usage_error("lesson --size", "is for --export FILE.cast", "lesson");
   if (headless) return lesson_cmd_headless(headless);
   if (check) return lesson_cmd_check(check);
   if (states) return lesson_cmd_states(states);
@@ -444,7 +478,7 @@ static int cmd_lesson(int argc, char **argv, int first) {
   opt.lesson = path;
   if (opt.present) opt.theme = "contrast"; /* for a projector */
   fflush(stdout);
-  int st = tui_run(&opt);
+  int st = broadcast ? cls_run_broadcast(&opt, broadcast) : tui_run(&opt);
   free(path);
   return st;
 }
@@ -571,6 +605,7 @@ int main(int argc, char **argv) {
   nsl_blas_from_env(); /* every command, Lua state or not: sonames and one OpenBLAS thread */
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {0};
+  const char *broadcast = NULL; /* --broadcast SOCKET */
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */
@@ -631,6 +666,10 @@ int main(int argc, char **argv) {
         opt.theme = value;
         explorer_option = 1;
         break;
+      case OPT_BROADCAST:
+        broadcast = value;
+        explorer_option = 1;
+        break;
       case OPT_RESUME:
         if (opt.state_file) return usage_error(a, "give one state to start from", NULL);
         if (!tui_last_state_path(last, sizeof last))
@@ -665,5 +704,6 @@ int main(int argc, char **argv) {
     if (st) return st;
   }
   fflush(stdout);
+  if (broadcast) return cls_run_broadcast(&opt, broadcast);
   return tui_run(&opt);
 }

@@ -103,6 +103,8 @@ unsigned tui_act_lesson_mark(app *a, int which);
 const char *tui_player_hint(const app *a);
 /* 1 when a lesson is open in --present (the prompt is off). */
 int tui_player_presenting(const app *a);
+/* The lesson's current step (1-based) and, into *n, its count; 0 without a lesson. */
+int tui_player_step(const app *a, int *n);
 
 /* ---- auditview.c: the audit panel (key a) ---- */
 unsigned tui_act_audit(app *a, int which);

@@ -661,3 +661,10 @@ const char *tui_player_hint(const app *a) {
   if (a->player->record) return "M marks a step   q writes the lesson   : Lua   ? keys";
   return "N next  P back  # step  R again  H answer  } more  : Lua  ? keys  q quit";
 }
+
+int tui_player_step(const app *a, int *n) {
+  const tui_player *p = a->player;
+  if (!p || !p->ls) return 0;
+  if (n) *n = p->n;
+  return p->k;
+}
