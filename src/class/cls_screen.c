@@ -231,13 +231,14 @@ static unsigned went_away(room *r, app *a, const char *why) {
 }
 
 /* Takes the frames that have arrived: the newest state is kept, a bye ends the class. */
-static unsigned take_frames(room *r, app *a, int *bye) {
+static unsigned take_frames(room *r, app *a, int *bye, int *broken) {
   char err[CLS_ERRLEN];
   int kind;
   const char *pl;
   size_t len;
   int rc;
-  *bye = 0;
+  unsigned redraw = TUI_R_NONE; /* the header's step changed */
+  *bye = *broken = 0;
   while ((rc = cls_reader_next(&r->cli.rd, &kind, &pl, &len, err)) == 1) {
     if (kind == CLS_KIND_BYE) {
       *bye = 1;
@@ -246,9 +247,11 @@ static unsigned take_frames(room *r, app *a, int *bye) {
       const char *dump;
       size_t dl;
       char perr[CLS_ERRLEN];
-      if (cls_parse_state(pl, len, tui_panel_names, &h, &dump, &dl, perr) == 0) {
+      if (cls_parse_state(pl, len, tui_panel_names, &h, &dump, &dl, perr) == 0 &&
+          (h.step != r->tstep || h.steps != r->tsteps)) {
         r->tstep = h.step;
         r->tsteps = h.steps;
+        redraw = TUI_R_MESSAGE;
       }
       char *copy = malloc(len ? len : 1);
       if (copy) {
@@ -264,11 +267,12 @@ static unsigned take_frames(room *r, app *a, int *bye) {
     cls_client_close(&r->cli);
     r->following = 0;
     r->gone = 1;
+    *broken = 1;
     if (!a) return TUI_R_MESSAGE; /* before the screen */
     return tui_say(a, PLOT_S_MARK,
                    "refused a message from the teacher: %s; detached (F follows again)", err);
   }
-  return TUI_R_NONE;
+  return redraw;
 }
 
 static unsigned follower_ready(void *ud, app *a) {
@@ -276,9 +280,9 @@ static unsigned follower_ready(void *ud, app *a) {
   unsigned f = TUI_R_NONE;
   if (r->cli.fd >= 0) {
     char err[CLS_ERRLEN];
-    int rc = cls_client_read(&r->cli, err), bye = 0;
-    f |= take_frames(r, a, &bye);
-    if (f & TUI_R_MESSAGE) return f; /* a broken stream */
+    int rc = cls_client_read(&r->cli, err), bye = 0, broken = 0;
+    f |= take_frames(r, a, &bye, &broken);
+    if (broken) return f; /* said */
     if (r->following) f |= apply_newest(r, a);
     if (bye || rc != 0) {
       cls_client_close(&r->cli);
@@ -303,9 +307,9 @@ static unsigned follower_key(void *ud, app *a, int code) {
       /* the teacher sends its state to every new follower at once: wait for it briefly */
       struct pollfd pf = {r->cli.fd, POLLIN, 0};
       if (poll(&pf, 1, 1000) > 0) {
-        int bye;
+        int bye, broken;
         (void)cls_client_read(&r->cli, err);
-        (void)take_frames(r, a, &bye);
+        (void)take_frames(r, a, &bye, &broken);
       }
     }
     r->following = 1;
@@ -451,8 +455,8 @@ int cls_cmd_follow(int argc, char **argv, int first) {
   }
   /* the frame stays in the reader: the first ready applies it */
   r->following = 1;
-  int b2;
-  (void)take_frames(r, NULL, &b2);
+  int b2, b3;
+  (void)take_frames(r, NULL, &b2, &b3);
   r->hook = (tui_hook){r, follower_fd, follower_ready, NULL, follower_key, follower_tag};
   opt.hook = &r->hook;
   fflush(stdout);
