@@ -280,7 +280,7 @@ static int check_head(const cls_reader *r, char *err) {
 
 int cls_reader_feed(cls_reader *r, const void *data, size_t n, char *err) {
   if (r->broken) {
-    snprintf(err, CLS_ERRLEN, "the stream broke earlier");
+    snprintf(err, CLS_ERRLEN, "%s", r->why);
     return -1;
   }
   if (r->len + n + 1 > r->cap) {
@@ -294,6 +294,7 @@ int cls_reader_feed(cls_reader *r, const void *data, size_t n, char *err) {
     if (!b) {
       r->broken = 1;
       snprintf(err, CLS_ERRLEN, "out of memory");
+      snprintf(r->why, sizeof r->why, "out of memory");
       return -1;
     }
     r->buf = b;
@@ -303,6 +304,7 @@ int cls_reader_feed(cls_reader *r, const void *data, size_t n, char *err) {
   r->len += n;
   if (check_head(r, err) != 0) { /* early: a bad head needs no whole frame to be seen */
     r->broken = 1;
+    snprintf(r->why, sizeof r->why, "%s", err);
     return -1;
   }
   return 0;
@@ -310,12 +312,13 @@ int cls_reader_feed(cls_reader *r, const void *data, size_t n, char *err) {
 
 int cls_reader_next(cls_reader *r, int *kind, const char **payload, size_t *len, char *err) {
   if (r->broken) {
-    snprintf(err, CLS_ERRLEN, "the stream broke earlier");
+    snprintf(err, CLS_ERRLEN, "%s", r->why);
     return -1;
   }
   if (r->len == 0) return 0;
   if (check_head(r, err) != 0) { /* the head after a frame just dropped */
     r->broken = 1;
+    snprintf(r->why, sizeof r->why, "%s", err);
     return -1;
   }
   if (r->len < CLS_HEAD) return 0;

@@ -87,7 +87,8 @@ int cls_parse_state(const char *payload, size_t len, const char *const *panels, 
 typedef struct {
   unsigned char *buf;
   size_t len, cap;
-  int broken; /* a framing error was seen: nothing more is read */
+  int broken;           /* a framing error was seen: nothing more is read */
+  char why[CLS_ERRLEN]; /* what it was */
 } cls_reader;
 
 void cls_reader_init(cls_reader *r);
