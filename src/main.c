@@ -77,6 +77,7 @@ static const command commands[] = {
      "  or:  " PROG " lesson --states NAME|N|FILE\n"
      "  or:  " PROG " lesson --check FILE\n"
      "  or:  " PROG " lesson --export FILE.md|FILE.cast [--size COLSxROWS] NAME|N|FILE\n"
+     "  or:  " PROG " lesson --schema\n"
      "Without arguments, list the lessons in reading order: number, title, the text and\n"
      "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
      "\n"
@@ -89,7 +90,9 @@ static const command commands[] = {
      "  --continue     the lesson and step played last\n"
      "  --present      the lesson text and the step's panel fill the screen, in the\n"
      "                 high-contrast theme, without the prompt (for a projector)\n"
-     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes\n"
+     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes;\n"
+     "                 a try-it stops it until it is done\n"
+     "  --show-answers with --autoplay: a try-it's answer is played and it goes on\n"
      "  --broadcast SOCKET  publish the lesson and every change on the Unix socket\n"
      "                 SOCKET: students run " PROG " follow SOCKET\n"
      "  --export FILE  write the lesson as a Markdown handout (FILE.md: each step's text,\n"
@@ -105,6 +108,7 @@ static const command commands[] = {
      "                 without text, lines over 80 columns, try-its that cannot be done.\n"
      "\n"
      "  --states X     print the state of every step of X as dump() writes it\n"
+     "  --schema       print the table of the lesson format's attributes (Markdown)\n"
      "\n"
      "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
      "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
@@ -414,6 +418,10 @@ static int cmd_lesson(int argc, char **argv, int first) {
           x != 'x' || cast_w < 80 || cast_h < 24 || cast_w > 500 || cast_h > 200)
         return usage_error(a, "needs COLSxROWS, at least 80x24 (e.g. 120x40)", "lesson");
       i++;
+    } else if (strcmp(a, "--schema") == 0) {
+      return lesson_cmd_schema();
+    } else if (strcmp(a, "--show-answers") == 0) {
+      opt.show_answers = play_opt = 1;
     } else if (strcmp(a, "--present") == 0) {
       opt.present = play_opt = 1;
     } else if (strcmp(a, "--ascii") == 0) {
