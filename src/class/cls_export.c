@@ -3,9 +3,10 @@
  * FILE.md, a handout: the lesson's title and source, then per step its text, its state as a
  * block to paste at the explorer's prompt (reset() and one set{} of the fields that differ
  * from the default state, written as dump() writes them, so bit for bit), its figure as
- * text, the claims it verifies with their values, and its try-it as an exercise; the
- * exercises' answers (the state try.show gives, as a set{} to paste after the step's
- * block) come at the end.
+ * text, the claims it verifies with their values, and its predictions and try-its as
+ * exercises; their answers come at the end: a prediction's true choice or number, a
+ * try's hints, the number it asks for (try.answer, computed by the lesson) and the state
+ * try.show gives, as a set{} to paste after the step's block.
  *
  * FILE.cast, a recording (asciinema v2): the real screen, played headless. This binary runs
  * `normscope lesson X` on a pseudo-terminal of the stated size, and steps it with the keys a
@@ -180,6 +181,21 @@ static int write_md(lesson *ls, claims_ctx *cc, const char *file) {
     const char *focus = lesson_step_focus(ls, k);
     printf_b(&b, "\n## Step %d of %d%s%s\n\n", k, n, focus ? ": look at " : "", focus ? focus : "");
     text_b(&b, lesson_step_text(ls, k));
+    if (lesson_step_question(ls, k)) { /* predict: asked before the step's set applies */
+      nex++;
+      printf_b(&b, "\n**Exercise %d (predict, before the block below).** ", nex);
+      text_b(&b, lesson_step_question(ls, k));
+      int nc = lesson_step_nchoices(ls, k);
+      for (int i = 1; i <= nc; i++)
+        printf_b(&b, "%s%d. %s\n", i == 1 ? "\n" : "", i, lesson_step_choice(ls, k, i));
+      double v, tol;
+      if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) goto fail;
+      printf_b(&answers, "\n### Exercise %d (step %d)\n\n", nex, k);
+      if (nc > 0)
+        printf_b(&answers, "Choice %d: %s.\n", (int)v, lesson_step_choice(ls, k, (int)v));
+      else
+        printf_b(&answers, "%.6g (within %.3g).\n", v, tol);
+    }
     puts_b(&b, "\n```lua\nreset()\n");
     if (set_block(&b, &base, lesson_step_state(ls, k), err) != 0) goto fail;
     puts_b(&b, "```\n");
@@ -192,20 +208,33 @@ static int write_md(lesson *ls, claims_ctx *cc, const char *file) {
       free(fig);
     }
     cc->n = 0;
-    puts_b(&b, "\n");
-    if (lesson_step_has_claims(ls, k) && lesson_claims(ls, k, err) < 0) goto fail;
+    if (lesson_step_has_claims(ls, k)) {
+      puts_b(&b, "\n");
+      if (lesson_claims(ls, k, err) < 0) goto fail;
+    }
     const char *tt = lesson_step_try_text(ls, k);
     if (tt) {
       nex++;
       printf_b(&b, "\n**Exercise %d.** ", nex);
       text_b(&b, tt);
       printf_b(&answers, "\n### Exercise %d (step %d)\n\n", nex, k);
+      int nh = lesson_step_nhints(ls, k);
+      if (nh > 0) {
+        puts_b(&answers, "Hints, one at a time:\n\n");
+        for (int i = 1; i <= nh; i++) printf_b(&answers, "%d. %s\n", i, lesson_step_hint(ls, k, i));
+        puts_b(&answers, "\n");
+      }
+      if (lesson_step_has_answer(ls, k)) {
+        double v, tol;
+        if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) goto fail;
+        printf_b(&answers, "The number: %.6g (an answer within %.3g counts).\n\n", v, tol);
+      }
       const ns_state *show = lesson_step_show_state(ls, k);
       if (show) {
         puts_b(&answers, "After the step's block, this state is the answer:\n\n```lua\n");
         if (set_block(&answers, lesson_step_state(ls, k), show, err) != 0) goto fail;
         puts_b(&answers, "```\n");
-      } else {
+      } else if (nh == 0 && !lesson_step_has_answer(ls, k)) {
         puts_b(&answers, "The lesson leaves this one open: try it in the explorer.\n");
       }
     }

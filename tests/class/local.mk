@@ -16,7 +16,7 @@ tests_class_test_proto_LDADD = libnsclass.la libnstui.la libnslesson.la libnsrep
 CLASS_TESTS = tests/class/test_follow.sh tests/class/test_hostile.sh tests/class/test_export.sh
 TESTS += $(CLASS_TESTS)
 EXTRA_DIST += $(CLASS_TESTS) tests/class/hostile_teacher.py tests/class/bench_class.sh \
-	tests/class/check_handout.lua tests/class/check_cast.py
+	tests/class/check_handout.lua tests/class/check_cast.py tests/class/exercises.lua
 
 bench: bench-class
 bench-class: normscope$(EXEEXT)

@@ -69,6 +69,26 @@ check "  the value is verify's (to its 10 digits)" \
 check "exercises, numbered" grep -q '^\*\*Exercise 2\.\*\*' "$H"
 check "their answers at the end" sh -c 'tail -n 20 "$1" | grep -q "acc = \"fp32\""' - "$H"
 
+# every kind of exercise (tests/class/exercises.lua): predictions, a number with hints, a
+# state; the numbers are the engine's, checked here against the arithmetic
+X=$top/tests/class/exercises.lua
+"$NS" lesson "$X" --export "$tmp/ex.md" 2>"$tmp/ex.err"
+check "the exercises' lesson exports" test $? -eq 0
+"$NS" lesson --states "$X" >"$tmp/ex.states" 2>/dev/null
+"$NS" run "$top/tests/class/check_handout.lua" "$tmp/ex.md" "$tmp/ex.states" >/dev/null 2>&1
+check "  its blocks give its steps' states" test $? -eq 0
+check "  a prediction with choices lists them" grep -qx "2. yes" "$tmp/ex.md"
+check "  and its answer is the true choice" grep -qx "Choice 2: yes." "$tmp/ex.md"
+m=$(awk 'BEGIN { printf "%.6g", ((-2 + 1) + (-1 + 1) + (1 + 1) + (2 + 1)) / 4 }')
+check "  a predicted number: the mean of x + 1 ($m)" grep -q "^$m (within " "$tmp/ex.md"
+v=$(awk 'BEGIN { n = split("1 2 4 7 11", c, " "); for (i = 1; i <= n; i++) s += c[i]; mu = s / n;
+  for (i = 1; i <= n; i++) q += (c[i] - mu) ^ 2; printf "%.6g", q / n }')
+check "  a number to compute: the column's variance ($v)" grep -q "^The number: $v " "$tmp/ex.md"
+check "  its hints, in order" sh -c 'grep -A3 "^Hints" "$1" | grep -q "^2. then the mean of the squared gaps"' - "$tmp/ex.md"
+check "  the answers come after every step" sh -c 'awk "/^## Answers/ { a = NR } /^## Step/ { s = NR } END { exit !(a > s) }" "$1"' - "$tmp/ex.md"
+check "  no question's answer in the steps (Choice / The number only under Answers)" \
+  sh -c 'sed "/^## Answers/q" "$1" | grep -qE "^(Choice|The number)" && exit 1 || exit 0' - "$tmp/ex.md"
+
 # recordings
 command -v python3 >/dev/null 2>&1 && PY=python3 || PY=
 cast() { # cast LESSON W H: records it and checks the file
