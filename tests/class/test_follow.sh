@@ -56,6 +56,7 @@ differs() {
 }
 pid_of() { SES=$1 ns_pid; }
 no_refusal() { ! capture | grep -q "following the teacher: Esc"; }
+no_pane() { ! capture | grep -qE " step [0-9]+/[0-9]+ "; }
 
 # No teacher yet: follow says so and exits 1.
 "$NS" follow "$S" >/dev/null 2>"$tmp/err.txt"
@@ -168,5 +169,26 @@ for f in f1 f2 f3; do
   keys q
   check "$f quits with 0" wait_for "EXIT=0"
 done
+
+# the plain explorer broadcast too (normscope --broadcast SOCKET), no lesson pane
+T kill-session -t teacher
+spawn teacher --broadcast "$S"
+on teacher
+check "normscope --broadcast: the explorer comes up" wait_for "0 following"
+T kill-session -t f1
+spawn f1 follow "$S"
+on f1
+check "  a follower follows it" wait_for "FOLLOWING"
+check "  with no lesson pane" no_pane
+on teacher
+keys k z z Tab
+check "  keys k z z Tab: equal panels" same_as_teacher f1
+on teacher
+keys q
+wait_for "EXIT=0"
+on f1
+check "  the follower hears the end" wait_for "the teacher ended the broadcast"
+keys q
+check "  and quits with 0" wait_for "EXIT=0"
 
 done_testing
