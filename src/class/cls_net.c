@@ -70,10 +70,15 @@ int cls_server_open(cls_server *s, const char *path, char *err) {
     s->lfd = -1;
     return -1;
   }
-  if (lstat(path, &st) == 0) {
-    s->dev = st.st_dev;
-    s->ino = st.st_ino;
+  /* connecting needs write permission on the socket: the teacher and its group may, never
+   * others; the folder it is in (its group, its mode) decides who reaches it */
+  if (chmod(path, 0660) != 0 || lstat(path, &st) != 0) {
+    snprintf(err, CLS_ERRLEN, "%.100s: %s", path, strerror(errno));
+    cls_server_close(s);
+    return -1;
   }
+  s->dev = st.st_dev;
+  s->ino = st.st_ino;
   s->ep = epoll_create1(EPOLL_CLOEXEC);
   struct epoll_event ev = {.events = EPOLLIN, .data = {.fd = s->lfd}};
   if (s->ep < 0 || epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lfd, &ev) != 0) {

@@ -4,8 +4,9 @@
  * Only the teacher writes. It never blocks on a follower: every socket is non-blocking, a
  * follower keeps at most the frame it is being sent and the newest one after it (older
  * ones are dropped), and a follower that writes anything, or whose socket fails, is
- * dropped. Who may follow is decided by the socket's permissions (the teacher's umask) and
- * those of the folder it is in.
+ * dropped. Who may follow: the socket is made 0660 (the teacher and the socket's group may
+ * connect, others never), and the folder it is in decides the rest: a private folder keeps
+ * everyone else out, a setgid folder of the class's group lets the class in.
  *
  * The teacher's descriptor (cls_server_fd) is an epoll set of the listening socket and of
  * the followers that wait for output: it is readable when cls_server_service has work.

@@ -154,7 +154,8 @@ static void draw_header(app *a) {
   mvwhline(w, 0, 0, ' ', COLS);
   /* a classroom's words (FOLLOWING, the teacher's step) in place of the name and the timing */
   char title[16] = "normscope", note[64] = "";
-  if (a->opt.hook && a->opt.hook->tag) a->opt.hook->tag(a->opt.hook->ud, a, title, note, sizeof note);
+  const tui_hook *hook = a->opt.hook;
+  if (hook && hook->tag) hook->tag(hook->ud, a, title, note, sizeof note);
   mvwaddnstr(w, 0, 1, title, 9);
   wattrset(w, A_NORMAL);
   for (int p = 0; p < TUI_PANEL_COUNT; p++) {
@@ -642,8 +643,8 @@ int tui_run(const tui_options *opt) {
   a->tab = TUI_PANEL_SETTINGS;
   relayout(a);
   /* a follower's first frame (read before the screen started) is on the first screen */
-  if (a->opt.hook && a->opt.hook->ready && (a->opt.hook->ready(a->opt.hook->ud, a) & TUI_R_RELAYOUT))
-    relayout(a);
+  const tui_hook *hook = a->opt.hook;
+  if (hook && hook->ready && (hook->ready(hook->ud, a) & TUI_R_RELAYOUT)) relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
   status = 0;
@@ -653,8 +654,8 @@ int tui_run(const tui_options *opt) {
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
     /* while the Jacobian's worker runs, look for its result every few frames */
-    int rc = wait_key(a, tui_jac_busy(a) ? TUI_JAC_POLL_MS : busy || tui_audit_busy(a) ? 100 : TICK_MS,
-                      &wc);
+    int ms = tui_jac_busy(a) ? TUI_JAC_POLL_MS : busy || tui_audit_busy(a) ? 100 : TICK_MS;
+    int rc = wait_key(a, ms, &wc);
     if (tui_jac_poll(a) && rc == ERR && !got_term && !got_int) {
       draw(a); /* the full Jacobian landed */
       continue;
@@ -687,7 +688,7 @@ int tui_run(const tui_options *opt) {
       /* A timeout is normal; input gone for good (the terminal closed) is not. */
       if (!isatty(STDIN_FILENO)) break;
       unsigned t = tui_player_tick(a); /* --autoplay's next step */
-      if (a->opt.hook && a->opt.hook->ready) t |= a->opt.hook->ready(a->opt.hook->ud, a);
+      if (hook && hook->ready) t |= hook->ready(hook->ud, a);
       if (t & TUI_R_RELAYOUT) relayout(a);
       if (t) draw(a);
       continue;

@@ -4,7 +4,7 @@
 # key that changes its state ten times a second, first with no follower, then with
 # FOLLOWERS (default 30) real `normscope follow` screens; the teacher's CPU time (utime +
 # stime from /proc/PID/stat) over the wall time is printed for both, and for the teacher
-# idle with its followers.
+# idle with its followers; then the time from a key to the teacher to a follower's screen.
 NS=${1:-./normscope}
 NF=${2:-30}
 SECS=${3:-10}
@@ -61,7 +61,27 @@ sleep 3
 n=$(T capture-pane -p -t t | head -n 1 | grep -o '[0-9]* following')
 with=$(measure "$tp" "$SECS" keys)
 idle=$(measure "$tp" "$SECS" idle)
+# latency: a key to the teacher, then follower f1's screen polled until it changes (tmux's
+# own capture time is included: an upper bound)
+lat=""
+k=0
+while [ $k -lt 10 ]; do
+  before=$(T capture-pane -p -t f1 | sed -n '2,16p')
+  if [ $((k % 2)) -eq 0 ]; then key=e; else key=E; fi
+  t0=$(date +%s%N)
+  T send-keys -t t "$key"
+  n=0
+  while [ "$(T capture-pane -p -t f1 | sed -n '2,16p')" = "$before" ] && [ $n -lt 2000 ]; do
+    n=$((n + 1))
+  done
+  t1=$(date +%s%N)
+  lat="$lat $(((t1 - t0) / 1000000))"
+  sleep 0.2
+  k=$((k + 1))
+done
 echo "bench_class: teacher CPU, 10 state changes a second for ${SECS} s:"
 echo "  no follower              ${base}%"
 echo "  ${NF} followers (${n:-?})   ${with}%  (the broadcast's share: $(awk -v a="$with" -v b="$base" 'BEGIN { printf "%.2f", a - b }') points)"
 echo "  ${NF} followers, idle         ${idle}%"
+echo "bench_class: a change on a follower's screen (of ${NF}), key to screen, ms:$lat"
+echo "$lat" | tr ' ' '\n' | sort -n | awk 'NF { v[++n] = $1 } END { if (n) printf "  median %d ms, max %d ms\n", v[int((n + 1) / 2)], v[n] }'

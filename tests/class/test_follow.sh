@@ -69,6 +69,7 @@ spawn teacher lesson "$L" --broadcast "$S"
 on teacher
 check "the teacher's lesson comes up" wait_for "step 1/6"
 check "  the socket is there" test -S "$S"
+check "  rw for the teacher and its group only (660)" test "$(stat -c %a "$S")" = 660
 "$NS" lesson "$L" --broadcast "$S" </dev/null >/dev/null 2>"$tmp/err2.txt"
 check "a second teacher on the same socket is refused" grep -q "broadcasts there already" "$tmp/err2.txt"
 : >"$tmp/notsock"
