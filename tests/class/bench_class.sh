@@ -16,7 +16,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ns-bench-class.XXXXXX")
 SOCK=ns-bench-class-$$
 T() { "$TMUX_BIN" -L "$SOCK" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+trap 'T kill-server >/dev/null 2>&1; sleep 0.5; rm -rf "$tmp"' EXIT INT TERM
 export HOME="$tmp" XDG_STATE_HOME="$tmp/state" TERM=xterm-256color LANG=C.UTF-8
 S=$tmp/sock
 tick=$(getconf CLK_TCK)
@@ -70,9 +70,9 @@ while [ $k -lt 10 ]; do
   if [ $((k % 2)) -eq 0 ]; then key=e; else key=E; fi
   t0=$(date +%s%N)
   T send-keys -t t "$key"
-  n=0
-  while [ "$(T capture-pane -p -t f1 | sed -n '2,16p')" = "$before" ] && [ $n -lt 2000 ]; do
-    n=$((n + 1))
+  polls=0
+  while [ "$(T capture-pane -p -t f1 | sed -n '2,16p')" = "$before" ] && [ $polls -lt 2000 ]; do
+    polls=$((polls + 1))
   done
   t1=$(date +%s%N)
   lat="$lat $(((t1 - t0) / 1000000))"
