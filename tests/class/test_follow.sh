@@ -136,6 +136,38 @@ on teacher
 keys P
 check "and f1 follows the next change" all_same
 
+# a follower that never reads (a Python client on the socket) never holds the teacher up:
+# with frames of 100 KB its socket is full after a few, and the teacher goes on, the
+# others following
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+time.sleep(60)' "$S" &
+  stuck=$!
+  on teacher
+  check "a follower that never reads joins" wait_for "4 following"
+  lua 'set{x = ns.rng(7):normal(0, 1, {4000})}'
+  i=0
+  while [ $i -lt 12 ]; do # one change at a time (keys typed together fold into one)
+    keys e
+    sleep 0.05
+    keys E
+    sleep 0.05
+    i=$((i + 1))
+  done
+  keys k
+  check "  the teacher goes on: its last key (k) is on its screen" wait_re "k kind +rms"
+  check "  and on a follower's" same_as_teacher f2
+  check "  the others follow every change" all_same
+  check "  the stuck one is still connected (the teacher waits for nobody)" wait_for "4 following"
+  kill "$stuck"
+  wait "$stuck" 2>/dev/null
+  check "  and goes when it closes" wait_for "3 following"
+  lua 'set{x = {-2, -1, 1, 2}}'
+  all_same
+fi
+
 # a teacher killed with SIGKILL: the followers stay, detached, and still work
 tp=$(pid_of teacher)
 check "the teacher's pid" test -n "$tp"
