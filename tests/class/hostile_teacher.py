@@ -36,7 +36,7 @@ FRAMES = {
     "load": state('load("os.exit(4)")()\n'),
     "require": state('require("os")\n'),
     "mem": state('local s = ("x"):rep(1 << 31)\n'),
-    "grow": state('local t = {} for i = 1, 64 do t[i] = ("x"):rep(32 << 20) .. i end\n'),
+    "grow": state('local t = {} for i = 1, 64 do t[i] = ("x"):rep(64 << 20) end\n'),
     "binary": state("\x1bLua\x54\x00 garbage\n"),
     "syntax": state("set{eps = }\n"),
     "field": state("set{nope = 1}\n"),

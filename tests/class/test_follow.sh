@@ -157,7 +157,7 @@ time.sleep(60)' "$S" &
     i=$((i + 1))
   done
   keys k
-  check "  the teacher goes on: its last key (k) is on its screen" wait_re "k kind +rms"
+  check "  the teacher goes on: its last key (k) is on its screen" wait_for "RMSNorm(x)"
   check "  and on a follower's" same_as_teacher f2
   check "  the others follow every change" all_same
   check "  the stuck one is still connected (the teacher waits for nobody)" wait_for "4 following"

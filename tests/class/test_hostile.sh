@@ -51,7 +51,7 @@ check "  with its state (eps 0.5)" eps_is 0.5
 for bad in loop os io load require mem grow binary syntax field value file partial nul \
   focus lesson step unknown twice nohead; do
   send "$bad"
-  check "$bad: refused with one line" wait_for "refused a message from the teacher" 10
+  check "$bad: refused with one line" wait_for "refused a message from the teacher" 30
   case $bad in # the line says why
   loop) check "  loop: the instruction budget" wait_for "runs too long" ;;
   grow) check "  grow: the memory cap" wait_for "MB of memory" ;;
