@@ -11,7 +11,9 @@
  * FILE.cast, a recording (asciinema v2): the real screen, played headless. This binary runs
  * `normscope lesson X` on a pseudo-terminal of the stated size, and steps it with the keys a
  * learner would press: Ctrl-L (a full repaint, so each step stands alone when a player seeks),
- * H on a step with an answer (the try-it answered), N to the next step, q at the end. The
+ * then the step's exercises answered (= and the truth of a prediction, H for each hint, = and
+ * the number a try asks for, H once more for the state try.show gives), N to the next step,
+ * q at the end. The
  * program's output goes into [time, "o", text] events. Times are the recording's own, not
  * the wall clock: a step every CLS_CAST_STEP seconds, its answer half-way, so the file is
  * the same whatever the machine's speed; the output of a key is taken when the screen has
@@ -436,10 +438,32 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
     key(&p, "\x0c"); /* Ctrl-L: the whole screen again */
     settle(&p, CLS_CAST_QUIET_MS, 5000);
     event(&p, t);
-    if (lesson_step_show_state(ls, k)) { /* the try-it answered */
-      key(&p, "H");
+    /* what the learner does on the step, as keys; each one's screen an event of its own */
+    char acts[16][64];
+    int na = 0, nh = lesson_step_nhints(ls, k);
+    double v, tol;
+    if (lesson_step_question(ls, k)) { /* a prediction, answered with the truth */
+      if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) {
+        fprintf(stderr, "normscope: %s\n", err);
+        p.exited = 1;
+        break;
+      }
+      snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
+    }
+    for (int i = 1; i <= nh && na < 12; i++) snprintf(acts[na++], sizeof acts[0], "H");
+    if (lesson_step_has_answer(ls, k)) { /* the number the try asks for */
+      if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) {
+        fprintf(stderr, "normscope: %s\n", err);
+        p.exited = 1;
+        break;
+      }
+      snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
+    }
+    if (lesson_step_show_state(ls, k)) snprintf(acts[na++], sizeof acts[0], "H"); /* its state */
+    for (int i = 0; i < na && !p.exited; i++) {
+      key(&p, acts[i]);
       settle(&p, CLS_CAST_QUIET_MS, 5000);
-      event(&p, t + CLS_CAST_STEP / 2);
+      event(&p, t + CLS_CAST_STEP * (i + 1) / (na + 1));
     }
     t += CLS_CAST_STEP;
   }

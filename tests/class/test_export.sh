@@ -118,6 +118,19 @@ if [ -n "$PY" ]; then
   check "check_cast.py fails a recording with step 3 cut out" test $? -eq 1
   head -n 1 "$C" | "$PY" -c 'import json, sys; h = json.loads(sys.stdin.read()); sys.exit(not (h["width"] == 80 and h["height"] == 24))'
   check "the 80x24 recording says 80x24" test $? -eq 0
+  # the exercises answered on the recording: both predictions, the number, the state
+  "$NS" lesson "$X" --export "$tmp/ex.cast" 2>/dev/null
+  "$PY" - "$tmp/ex.cast" >"$tmp/ex.seen" <<'EOF'
+import json, re, sys
+esc = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()*+][0-9A-Za-z]|.)")
+text = " ".join(esc.sub(" ", json.loads(l)[2]) for l in open(sys.argv[1]).read().splitlines()[1:])
+text = re.sub(" +", " ", text)
+print(text.count("(right)"), int("13.2 is right" in text), int("eps 0.001" in text))
+EOF
+  seen() { awk -v c="$1" '{ exit !(c == 1 ? $1 >= 2 : $c == 1) }' "$tmp/ex.seen"; }
+  check "the recording answers both predictions, right" seen 1
+  check "  types the number a try asks for, right" seen 2
+  check "  and shows try.show's state (eps 0.001)" seen 3
 else
   echo "# python3 not found: the recordings were written, not parsed"
 fi
