@@ -47,8 +47,18 @@ unsigned char *cls_frame_state(const cls_header *h, const char *const *panels, c
   if (n < sizeof head && h->tab >= 0 && h->tab < np)
     n += (size_t)snprintf(head + n, sizeof head - n, "\ntab=%s", panels[h->tab]);
   if (n < sizeof head)
-    n += (size_t)snprintf(head + n, sizeof head - n, "\nview=%s\nxfigure=%d\n\n",
+    n += (size_t)snprintf(head + n, sizeof head - n, "\nview=%s\nxfigure=%d\n",
                           cls_view_names[h->view], h->xfigure ? 1 : 0);
+  if (n < sizeof head && h->has_pane && h->lesson[0]) {
+    char note[sizeof h->note];
+    size_t j = 0;
+    for (size_t i = 0; h->note[i] && j + 1 < sizeof note; i++) /* one line, no controls */
+      note[j++] = (unsigned char)h->note[i] < 0x20 || h->note[i] == 0x7f ? ' ' : h->note[i];
+    note[j] = 0;
+    n += (size_t)snprintf(head + n, sizeof head - n, "pane=%d,%d,%d,%d,%d\nnote=%s\n", h->pane[0],
+                          h->pane[1], h->pane[2], h->pane[3], h->pane[4], note);
+  }
+  if (n < sizeof head) n += (size_t)snprintf(head + n, sizeof head - n, "\n");
   if (n >= sizeof head) {
     snprintf(err, CLS_ERRLEN, "frame header too long");
     return NULL;
@@ -125,9 +135,22 @@ int cls_parse_state(const char *payload, size_t len, const char *const *panels, 
   memset(h, 0, sizeof *h);
   h->tab = -1;
   int np = count_names(panels);
-  enum { K_SEQ, K_LESSON, K_STEP, K_STEPS, K_FOCUS, K_CURSOR, K_ROWS, K_TAB, K_VIEW, K_XFIG };
-  static const char *const keys[] = {"seq",  "lesson", "step", "steps",   "focus", "cursor",
-                                     "rows", "tab",    "view", "xfigure", NULL};
+  enum {
+    K_SEQ,
+    K_LESSON,
+    K_STEP,
+    K_STEPS,
+    K_FOCUS,
+    K_CURSOR,
+    K_ROWS,
+    K_TAB,
+    K_VIEW,
+    K_XFIG,
+    K_PANE,
+    K_NOTE
+  };
+  static const char *const keys[] = {"seq", "lesson", "step",    "steps", "focus", "cursor", "rows",
+                                     "tab", "view",   "xfigure", "pane",  "note",  NULL};
   unsigned seen = 0;
   size_t i = 0;
   int line = 0;
@@ -207,6 +230,21 @@ int cls_parse_state(const char *payload, size_t len, const char *const *panels, 
     case K_XFIG:
       bad = parse_int(v, vn, 0, 1, &h->xfigure) != 0;
       break;
+    case K_PANE: {
+      static const long hi[5] = {1, 1000, 1, MAX_INDEX, 1};
+      bad = parse_ints(v, vn, MAX_INDEX, h->pane, 5) != 5;
+      for (int q = 0; q < 5 && !bad; q++) bad = h->pane[q] > hi[q];
+      h->has_pane = !bad;
+      break;
+    }
+    case K_NOTE:
+      bad = vn >= sizeof h->note;
+      for (size_t q = 0; q < vn && !bad; q++) bad = (unsigned char)v[q] < 0x20 || v[q] == 0x7f;
+      if (!bad) {
+        memcpy(h->note, v, vn);
+        h->note[vn] = 0;
+      }
+      break;
     }
     if (bad) {
       snprintf(err, CLS_ERRLEN, "header line %d: a bad value for %s", line, keys[k]);
@@ -218,6 +256,11 @@ int cls_parse_state(const char *payload, size_t len, const char *const *panels, 
     return -1;
   }
   int with_lesson = (seen & (1u << K_LESSON)) != 0;
+  int panes = (seen >> K_PANE & 1) + (seen >> K_NOTE & 1);
+  if (panes == 1 || (panes == 2 && !with_lesson)) {
+    snprintf(err, CLS_ERRLEN, "pane and note go together, with a lesson");
+    return -1;
+  }
   int steps = (seen >> K_STEP & 1) + (seen >> K_STEPS & 1);
   if (with_lesson ? steps != 2 || h->step > h->steps : steps != 0) {
     snprintf(err, CLS_ERRLEN, "lesson, step and steps go together (1 <= step <= steps)");

@@ -28,6 +28,12 @@
  *   view=NAME    the full-screen view: none, figure, or an experiment view
  *                (placement, backward, shift, stack)
  *   xfigure=0|1  with an experiment view: its figure instead
+ *   pane=Q,H,F,S,G  with lesson: the lesson pane beyond its step: Q 1 while the step's
+ *                question is asked (its set not applied yet), H the hints revealed, F 1
+ *                when the step's figure is open, S the text's first line shown, G 1 when
+ *                the verdict below is good
+ *   note=TEXT    with pane: the pane's last verdict (an answer's, a prediction's truth),
+ *                at most 399 bytes, no control characters
  *
  * A bye payload is empty. Framing errors (magic, version, kind, reserved bytes, a length
  * over the cap) cannot be skipped safely: the reader stops there. A frame that is well
@@ -64,6 +70,9 @@ typedef struct {
   int tab;  /* panel index, -1 when absent */
   int view; /* index in cls_view_names (0 none) */
   int xfigure;
+  int has_pane;   /* pane= and note= were given */
+  int pane[5];    /* asking, hints, figure open, scroll, verdict good */
+  char note[400]; /* the pane's verdict */
 } cls_header;
 
 /* The full-screen views a frame names, in the screen's order: "none", "figure", then the

@@ -77,6 +77,13 @@ static void view_header(const app *a, const room *r, cls_header *h) {
   h->tab = (int)a->tab;
   h->view = a->xview != TUI_XV_NONE ? (int)a->xview + 1 : a->figure_open ? 1 : 0;
   h->xfigure = a->xview != TUI_XV_NONE && a->xfigure;
+  tui_pane_sync ps;
+  if (h->lesson[0] && tui_player_pane(a, &ps)) {
+    h->has_pane = 1;
+    int v[5] = {ps.asking, ps.hints, ps.fig_open, ps.scroll, ps.note_good};
+    memcpy(h->pane, v, sizeof v);
+    snprintf(h->note, sizeof h->note, "%s", ps.note);
+  }
 }
 
 /* ---------------------------------------------------------------- the teacher */
@@ -186,7 +193,8 @@ static unsigned apply_frame(room *r, app *a, const char *payload, size_t len, ch
   r->tstep = h.step;
   r->tsteps = h.steps;
   int n = 0, k = tui_player_step(a, &n);
-  if (h.lesson[0] && strcmp(h.lesson, r->lesson) == 0 && h.steps == n && h.step != k)
+  int same_lesson = h.lesson[0] && strcmp(h.lesson, r->lesson) == 0 && h.steps == n;
+  if (same_lesson && h.step != k)
     flags |= tui_player_goto(a, h.step); /* the pane's text; the state comes next */
   ns_state_patch p;
   ns_patch_from_state(&p, &next);
@@ -208,6 +216,11 @@ static unsigned apply_frame(room *r, app *a, const char *payload, size_t len, ch
   a->xview = h.view >= 2 ? (tui_xview)(h.view - 1) : TUI_XV_NONE;
   a->xfigure = a->xview != TUI_XV_NONE && h.xfigure;
   if (a->xview == TUI_XV_STACK) tui_stack_start(&a->stack);
+  if (same_lesson && h.has_pane) { /* the question, hints, figure and verdict the teacher has */
+    tui_pane_sync ps = {h.pane[0], h.pane[1], h.pane[2], h.pane[3], h.pane[4], ""};
+    snprintf(ps.note, sizeof ps.note, "%s", h.note);
+    flags |= tui_player_set_pane(a, &ps);
+  }
   a->changed = 1;
   return flags;
 }

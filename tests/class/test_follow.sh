@@ -11,6 +11,12 @@
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
 L=000-15.2-epsilon
+# the lessons the teacher and the followers find: one of lessons/ and the exercises of
+# tests/class (every kind: a prediction, hints, a number to type, a state)
+mkdir -p "$tmp/lessons"
+cp "${top_srcdir:-.}/lessons/$L.lua" "$tmp/lessons/"
+cp "${top_srcdir:-.}/tests/class/exercises.lua" "$tmp/lessons/000-99-exercises.lua"
+export NORMSCOPE_LESSONS="$tmp/lessons"
 mkdir -p "$tmp/class"
 chmod 700 "$tmp/class" # who may follow: the folder decides
 S=$tmp/class/sock
@@ -202,6 +208,49 @@ for f in f1 f2 f3; do
   keys q
   check "$f quits with 0" wait_for "EXIT=0"
 done
+
+# the lesson pane beyond its step: a prediction asked and answered, hints revealed, a number
+# typed, the step's answer shown; the follower's pane says what the teacher's does
+T kill-session -t teacher
+spawn teacher lesson 000-99-exercises --broadcast "$S"
+on teacher
+check "exercises: the teacher's lesson" wait_for "0 following"
+T kill-session -t f1
+spawn f1 follow "$S"
+on f1
+check "  a follower" wait_re "FOLLOWING.*step 1/5"
+on teacher
+keys n
+check "  a prediction asked: equal" same_as_teacher f1
+on f1
+check "  (the follower shows the question)" wait_for "Will y change?"
+on teacher
+lit "=2"
+keys Enter
+check "  answered (= 2): equal" same_as_teacher f1
+on f1
+check "  (the follower shows the truth)" wait_for "(right)"
+on teacher
+keys n
+check "  the next prediction: equal" same_as_teacher f1
+keys n
+check "  skipped (n): equal" same_as_teacher f1
+on f1
+check "  (the follower shows the truth, not predicted)" wait_for "Not predicted"
+on teacher
+keys n H
+check "  a hint revealed: equal" same_as_teacher f1
+on f1
+check "  (the follower shows it)" wait_for "the mean of the column first"
+on teacher
+lit "=13.2"
+keys Enter
+check "  a number typed: equal" same_as_teacher f1
+on f1
+check "  (the follower shows the verdict)" wait_for "13.2 is right"
+on teacher
+keys n H H
+check "  the step's answer shown (H after the hint): equal" same_as_teacher f1
 
 # the plain explorer broadcast too (normscope --broadcast SOCKET), no lesson pane
 T kill-session -t teacher

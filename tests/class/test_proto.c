@@ -132,6 +132,23 @@ int main(void) {
   tap_ok(g && roundtrip(g, len, 7, &e, "set{}\n"), "a frame of the plain explorer reads back");
   free(g);
 
+  /* the lesson pane's part: the question, hints, figure, scroll, verdict */
+  cls_header q = sample();
+  q.has_pane = 1;
+  int pv[5] = {1, 2, 0, 7, 1};
+  memcpy(q.pane, pv, sizeof pv);
+  strcpy(q.note, "\xe2\x9c\x93 13.2 is right (13.2 to 0.05)");
+  unsigned char *qf = cls_frame_state(&q, panels, "set{}\n", &len, err);
+  tap_ok(qf && roundtrip(qf, len, 3, &q, "set{}\n"), "a frame with the pane's part reads back");
+  free(qf);
+  cls_header c = q;
+  memset(c.note, 0, sizeof c.note);
+  strcpy(c.note, "two\nlines");
+  qf = cls_frame_state(&c, panels, "set{}\n", &len, err);
+  strcpy(c.note, "two lines"); /* the teacher sends one line */
+  tap_ok(qf && roundtrip(qf, len, 64, &c, "set{}\n"), "a verdict of two lines is sent as one");
+  free(qf);
+
   /* the head */
   tap_ok(head_refused(0, 'H', "bad magic"), "bad magic refused");
   tap_ok(head_refused(4, 2, "protocol version 2"), "another version refused, named");
@@ -167,6 +184,18 @@ int main(void) {
   tap_ok(header_refused("seq=1\nfocus=input\nevil=1\n\n", "not a known"),
          "an unknown key: refused");
   tap_ok(header_refused("seq=1\nfocus=input\n", "no end"), "no empty line: refused");
+  tap_ok(header_refused("seq=1\nfocus=input\npane=0,0,0,0,0\nnote=\n\n", "with a lesson"),
+         "a pane without a lesson: refused");
+  tap_ok(header_refused("seq=1\nfocus=input\nlesson=a\nstep=1\nsteps=1\npane=0,0,0,0,0\n\n",
+                        "go together"),
+         "a pane without its note: refused");
+  tap_ok(header_refused("seq=1\nfocus=input\nlesson=a\nstep=1\nsteps=1\npane=2,0,0,0,0\nnote=\n\n",
+                        "pane"),
+         "a pane flag out of range: refused");
+  tap_ok(header_refused(
+             "seq=1\nfocus=input\nlesson=a\nstep=1\nsteps=1\npane=0,0,0,0,0\nnote=a\x1b[2Jb\n\n",
+             "note"),
+         "a verdict with an escape sequence: refused");
   tap_ok(header_refused("seq=1\nfocus=input", "no end"),
          "a last line without its newline: refused");
 
