@@ -49,6 +49,8 @@ FRAMES = {
     "unknown": state("set{eps = 0.125}\n", "seq=2\nfocus=settings\nevil=1\n"),
     "twice": state("set{eps = 0.125}\n", "seq=2\nseq=3\nfocus=settings\n"),
     "nohead": frame(STATE, b"set{eps = 0.125}\n"),
+    "note": state("set{eps = 0.125}\n", "seq=2\nfocus=settings\nlesson=000-15.2-epsilon\nstep=1\n"
+                  "steps=6\npane=0,0,0,0,1\nnote=\x1b[2J\x1b]0;pwned\x07\n"),
     "nul": state("set{eps = 0.125}\0\n"),
     # framing errors: the stream cannot go on; the follower detaches and keeps its state
     "huge": frame(STATE, b"", length=(64 << 20)),

@@ -2,7 +2,8 @@
 # test_hostile.sh: a follower (normscope follow SOCKET) against a hostile teacher, a copy of
 # the socket protocol in Python (tests/class/hostile_teacher.py). Every frame that is not
 # plain data (a loop, os/io/load/require, a memory bomb, a binary chunk, a syntax error, an
-# unknown field or a bad value, a state that errs after its first set{}, a bad header) is
+# unknown field or a bad value, a state that errs after its first set{}, a bad header, a
+# verdict for the lesson pane carrying escape sequences) is
 # refused with one line and the follower keeps its state, and still follows the next good
 # frame; a framing error (a length over the cap, bad magic, another version, an unknown
 # kind, reserved bytes) detaches the follower, which keeps running and its state.
@@ -49,7 +50,7 @@ check "  with its state (eps 0.5)" eps_is 0.5
 
 # data frames: refused one by one, the state stays, the follower follows on
 for bad in loop os io load require mem grow binary syntax field value file partial nul \
-  focus lesson step unknown twice nohead; do
+  focus lesson step unknown twice nohead note; do
   send "$bad"
   check "$bad: refused with one line" wait_for "refused a message from the teacher" 30
   case $bad in # the line says why
