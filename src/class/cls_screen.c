@@ -112,22 +112,24 @@ static void teacher_drawn(void *ud, app *a) {
   size_t len = 0;
   unsigned char *f = NULL;
   ns_state copy;
-  int ok = 0;
+  int ok;
   if (dump) {
     h.seq = ++r->seq;
     f = cls_frame_state(&h, tui_panel_names, dump, &len, err);
     free(dump);
   }
-  if (f && cls_server_publish(&r->srv, f, len, err) == 0 &&
-      ns_state_copy(&copy, &a->st, err) == 0) {
+  ok = f && cls_server_publish(&r->srv, f, len, err) == 0;
+  free(f);
+  /* kept even when it could not go out (a state over the frame's cap): tried again at the
+   * next change, not at every frame */
+  char cerr[NS_ERRLEN];
+  if (ns_state_copy(&copy, &a->st, cerr) == 0) {
     if (r->have_last) ns_state_free(&r->last);
     r->last = copy;
     r->have_last = 1;
     h.seq = 0;
     r->lasth = h;
-    ok = 1;
   }
-  free(f);
   if (!ok && strcmp(err, r->err_said) != 0) { /* said once, not at every frame */
     snprintf(r->err_said, sizeof r->err_said, "%s", err);
     tui_say(a, PLOT_S_MARK, "broadcast: %s", err);
