@@ -33,6 +33,14 @@ Now replace the companion by -2 and leave the first example at 0. Its
 output becomes +0.999995: the sample did not change, its training-mode
 output changed sign. The batch panel marks the flip against the old
 companion (2).]],
+     predict = {question = [[
+The companion goes from 2 to -2; the first example stays 0. Its batch-norm
+output will:]],
+                choices = {"stay near -1", "move to about 0", "flip to about +1"},
+                answer = function(s)
+                  local y = result().batch.target_now[1]
+                  return y > 0.5 and 3 or y < -0.5 and 1 or 2
+                end},
      set = {batch = {{0}, {-2}}, baseline = {2}},
      focus = "batch",
      claims = function(s)
@@ -65,6 +73,8 @@ Choose a companion that brings the first output between -0.5 and 0.5
               local y = result().batch.target_now[1]
               return math.abs(y) < 0.5 or string.format("the first output is %.4f", y)
             end,
+            hints = {"In the figure the output leaves -1 only where b is close to 0.",
+                     "Try a companion of a few thousandths: set{batch = {{0}, {0.002}}}."},
             show = {batch = {{0}, {0.002}}}}},
 
     {text = [[
