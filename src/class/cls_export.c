@@ -223,7 +223,11 @@ static int write_md(lesson *ls, claims_ctx *cc, const char *file) {
       int nh = lesson_step_nhints(ls, k);
       if (nh > 0) {
         puts_b(&answers, "Hints, one at a time:\n\n");
-        for (int i = 1; i <= nh; i++) printf_b(&answers, "%d. %s\n", i, lesson_step_hint(ls, k, i));
+        for (int i = 1; i <= nh; i++) { /* a hint may be computed from the step's state */
+          char hint[1024];
+          if (lesson_hint(ls, k, i, NULL, hint, sizeof hint, err) != 0) goto fail;
+          printf_b(&answers, "%d. %s\n", i, hint);
+        }
         puts_b(&answers, "\n");
       }
       if (lesson_step_has_answer(ls, k)) {
