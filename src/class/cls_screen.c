@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,12 @@ typedef struct {
   int tstep, tsteps; /* the teacher's step in the last frame seen (0: no lesson) */
   char tlesson[CLS_NAMELEN];
   char lesson[CLS_NAMELEN]; /* the lesson this screen plays ("" none) */
+  /* x's line of a dump when x is a file's (x = {file = ..., sha256 = ...}): the sha256 is a
+   * pass over the data, so it is made once per x (x_stamp), by the teacher and the
+   * follower alike (the follower then leaves x alone instead of reading the file again) */
+  char *xline;
+  uint64_t xstamp;
+  ns_tensor *tiny; /* the teacher's stand-in for x in a dump whose x line is known */
 } room;
 
 /* A lesson file's name without its folder and .lua: what a frame carries. */
@@ -58,6 +65,70 @@ static void lesson_name(const char *path, char *out, size_t len) {
   if (n >= len) n = len - 1;
   memcpy(out, b, n);
   out[n] = 0;
+}
+
+/* dump()'s line of field `name` (a value over several lines goes on while they are indented
+ * deeper), or NULL. */
+static const char *dump_field(const char *dump, const char *name, size_t *len) {
+  size_t nl = strlen(name);
+  for (const char *s = dump; s && *s;) {
+    const char *e = strchr(s, '\n');
+    if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
+        strncmp(s + 2 + nl, " = ", 3) == 0) {
+      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
+      *len = e ? (size_t)(e - s) + 1 : strlen(s);
+      return s;
+    }
+    s = e ? e + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* text with its bytes [at, at + cut) replaced by with (malloc'd), or NULL. */
+static char *splice(const char *text, size_t at, size_t cut, const char *with) {
+  size_t n = strlen(text), w = strlen(with);
+  char *o = malloc(n - cut + w + 1);
+  if (!o) return NULL;
+  memcpy(o, text, at);
+  memcpy(o + at, with, w);
+  memcpy(o + at + w, text + at + cut, n - at - cut + 1);
+  return o;
+}
+
+/* 1 when dump() writes x as a reference to its file (not its values). */
+static int x_by_file(const ns_state *s) {
+  return s->source && s->source[0] && s->x->n > NS_DUMP_INLINE_MAX && s->x_stamp != 0;
+}
+
+/* The teacher's dump of s: dump() itself, but with x's line made once per x when it is a
+ * file's (the rest of the state dumped with a one-element stand-in for x). */
+static char *teacher_dump(room *r, const ns_state *s, char *err) {
+  if (!x_by_file(s)) return ns_state_dump(s, NS_DUMP_INLINE_MAX, err);
+  size_t l;
+  if (!r->xline || r->xstamp != s->x_stamp) {
+    char *full = ns_state_dump(s, NS_DUMP_INLINE_MAX, err);
+    const char *x = full ? dump_field(full, "x", &l) : NULL;
+    free(r->xline);
+    r->xline = NULL;
+    if (x && (r->xline = malloc(l + 1))) {
+      memcpy(r->xline, x, l);
+      r->xline[l] = 0;
+      r->xstamp = s->x_stamp;
+    }
+    return full;
+  }
+  if (!r->tiny) {
+    size_t one = 1;
+    if (!(r->tiny = ns_tensor_new(1, &one, NS_FP64, err))) return NULL;
+  }
+  ns_state t = *s; /* a shallow copy: only read by dump */
+  t.x = r->tiny;
+  char *d = ns_state_dump(&t, NS_DUMP_INLINE_MAX, err);
+  const char *x = d ? dump_field(d, "x", &l) : NULL;
+  char *o = x ? splice(d, (size_t)(x - d), l, r->xline) : NULL;
+  if (d && !o) snprintf(err, NS_ERRLEN, "out of memory");
+  free(d);
+  return o;
 }
 
 /* The view of the screen now, as a frame header (seq 0). */
@@ -108,7 +179,7 @@ static void teacher_drawn(void *ud, app *a) {
   if (r->have_last && memcmp(&h, &r->lasth, sizeof h) == 0 && ns_state_equal(&r->last, &a->st))
     return;
   char err[NS_ERRLEN];
-  char *dump = ns_state_dump(&a->st, NS_DUMP_INLINE_MAX, err);
+  char *dump = teacher_dump(r, &a->st, err);
   size_t len = 0;
   unsigned char *f = NULL;
   ns_state copy;
@@ -159,6 +230,8 @@ int cls_run_broadcast(tui_options *opt, const char *socket) {
   int st = tui_run(opt);
   cls_server_close(&r->srv); /* the followers hear a bye */
   if (r->have_last) ns_state_free(&r->last);
+  free(r->xline);
+  ns_tensor_free(r->tiny);
   return st;
 }
 
@@ -183,13 +256,43 @@ static unsigned apply_frame(room *r, app *a, const char *payload, size_t len, ch
   size_t dl;
   *failed = 1;
   if (cls_parse_state(payload, len, tui_panel_names, &h, &dump, &dl, err) != 0) return TUI_R_NONE;
-  /* the state first, against a copy: a frame is all or nothing */
-  ns_state next;
-  if (ns_state_copy(&next, &a->st, err) != 0) return TUI_R_NONE;
-  if (nsx_load_text(a->L, &next, NULL, dump, dl, "@teacher", err) != 0) {
-    ns_state_free(&next);
+  /* x given by its file, as the last frame gave it, and untouched here since: left out (the
+   * file is not read and hashed again) */
+  char *text = malloc(dl + 1), *slim = NULL;
+  if (!text) {
+    snprintf(err, NS_ERRLEN, "out of memory");
     return TUI_R_NONE;
   }
+  memcpy(text, dump, dl);
+  text[dl] = 0;
+  size_t xl = 0;
+  const char *x = memchr(text, 0, dl) ? NULL : dump_field(text, "x", &xl);
+  int same_x = x && r->xline && strlen(r->xline) == xl && memcmp(x, r->xline, xl) == 0 &&
+               a->st.x_stamp == r->xstamp && strncmp(x, "  x = {file", 11) == 0;
+  if (same_x) slim = splice(text, (size_t)(x - text), xl, "");
+  /* the state first, against a copy: a frame is all or nothing */
+  ns_state next;
+  if (ns_state_copy(&next, &a->st, err) != 0) {
+    free(text);
+    free(slim);
+    return TUI_R_NONE;
+  }
+  /* the frame's own length: a NUL inside it stays (and makes it the syntax error it is) */
+  const char *chunk = slim ? slim : text;
+  size_t clen = slim ? strlen(slim) : dl;
+  if (nsx_load_text(a->L, &next, NULL, chunk, clen, "@teacher", err) != 0) {
+    ns_state_free(&next);
+    free(text);
+    free(slim);
+    return TUI_R_NONE;
+  }
+  char *newx = NULL; /* the x line to remember */
+  if (x && strncmp(x, "  x = {file", 11) == 0 && (newx = malloc(xl + 1))) {
+    memcpy(newx, x, xl);
+    newx[xl] = 0;
+  }
+  free(text);
+  free(slim);
   unsigned flags = TUI_R_RECOMPUTE;
   snprintf(r->tlesson, sizeof r->tlesson, "%s", h.lesson);
   r->tstep = h.step;
@@ -202,8 +305,14 @@ static unsigned apply_frame(room *r, app *a, const char *payload, size_t len, ch
   ns_patch_from_state(&p, &next);
   int rc = ns_history_apply(&a->hist, &a->st, &p, err);
   ns_state_free(&next);
-  if (rc != 0) return flags;
+  if (rc != 0) {
+    free(newx);
+    return flags;
+  }
   *failed = 0;
+  free(r->xline); /* x as it is now, and the line that gave it */
+  r->xline = newx;
+  r->xstamp = a->st.x_stamp;
   /* the view, kept inside what this screen can show */
   a->view.focus = (tui_panel)h.focus;
   size_t rows, cols;
@@ -479,6 +588,7 @@ int cls_cmd_follow(int argc, char **argv, int first) {
   cls_client_close(&r->cli);
   cls_reader_free(&r->cli.rd);
   free(r->newest);
+  free(r->xline);
   free(path);
   return st;
 }
