@@ -7,7 +7,7 @@ normscope_SOURCES = src/main.c src/audit/cmd_audit.c src/audit/cmd_audit.h \
 normscope_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(READLINE_CFLAGS)
 # libnstui.la calls into libnslesson.la (the lesson player) and libnsrepl.la (the prompt),
 # so it comes first; libnslesson.la needs the explorer's Lua side in libnslua.la.
-normscope_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la \
+normscope_LDADD = libnsclass.la libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la libnscore.la \
 	$(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 # The manual page (doc/normscope.1) documents the command line above.

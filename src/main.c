@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit/cmd_audit.h"
+#include "class/cls.h"
 #include "cmd/cmd.h"
 #include "core/kinds.h"
 #include "explore/file.h"
@@ -28,6 +29,9 @@ static int cmd_help(int argc, char **argv, int first);
 /* The audit's body stays with the audit (src/audit/cmd_audit.c). */
 static const command audit_entry = {"audit", "FILE [OPTION]...", "audit an activation tensor",
                                     cmd_audit_help, cmd_audit};
+/* The classroom's follower (src/class). */
+static const command follow_entry = {"follow", "SOCKET", "follow a teacher's screen (--broadcast SOCKET)",
+                                     cls_follow_help, cls_cmd_follow};
 static const command help_entry = {"help", "[COMMAND]", "show this help, or the help of COMMAND",
                                    "Usage: " PROG " help [COMMAND]\n"
                                    "Show the overview, or the help of COMMAND.\n",
@@ -36,7 +40,7 @@ static const command help_entry = {"help", "[COMMAND]", "show this help, or the 
 /* The commands, in the overview's order; each body is in src/cmd/cmd_NAME.c. */
 static const command *const commands[] = {&cmd_run_entry,    &cmd_repl_entry,   &cmd_lesson_entry,
                                           &cmd_verify_entry, &cmd_record_entry, &audit_entry,
-                                          &help_entry};
+                                          &follow_entry,     &help_entry};
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static const command *find_command(const char *name) {
@@ -55,7 +59,8 @@ enum {
   OPT_STATE,
   OPT_RESUME,
   OPT_TENSOR,
-  OPT_THEME
+  OPT_THEME,
+  OPT_BROADCAST
 };
 static const struct {
   const char *name;
@@ -66,7 +71,8 @@ static const struct {
                {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
                {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
                {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
-               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1}};
+               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1},
+               {"--broadcast", OPT_BROADCAST, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */
 static int find_option_v(const char *a, size_t len, int *value) {
@@ -98,6 +104,8 @@ static void print_overview(void) {
          "      --resume      start from the state the last session left (autosaved on exit)\n"
          "      --tensor NAME the tensor to open from a .safetensors FILE with several\n"
          "      --theme NAME  colours: dark (the default), light or contrast\n"
+         "      --broadcast SOCKET  publish every change on the Unix socket SOCKET for\n"
+         "                    students who run " PROG " follow SOCKET\n"
          "  -h, --help        show this help and exit\n"
          "  -V, --version     show the version and exit\n"
          "\n"
@@ -211,6 +219,7 @@ int main(int argc, char **argv) {
   nsl_blas_from_env(); /* every command, Lua state or not: sonames and one OpenBLAS thread */
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {0};
+  const char *broadcast = NULL; /* --broadcast SOCKET */
   char last[1200];
   int explorer_option = 0; /* an option only the explorer takes was given */
   int only_files = 0;      /* after "--" */
@@ -275,6 +284,10 @@ int main(int argc, char **argv) {
         opt.theme = value;
         explorer_option = 1;
         break;
+      case OPT_BROADCAST:
+        broadcast = value;
+        explorer_option = 1;
+        break;
       case OPT_RESUME:
         if (opt.state_file) return cmd_usage_error(a, "give one state to start from", NULL);
         if (!tui_last_state_path(last, sizeof last))
@@ -309,5 +322,6 @@ int main(int argc, char **argv) {
     if (st) return st;
   }
   fflush(stdout);
+  if (broadcast) return cls_run_broadcast(&opt, broadcast);
   return tui_run(&opt);
 }

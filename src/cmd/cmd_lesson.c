@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "class/cls.h"
 #include "cmd/cmd.h"
 #include "lesson/lesson_progress.h"
 #include "lesson/lesson_run.h"
@@ -21,6 +22,7 @@ const cmd_entry cmd_lesson_entry = {
     "  or:  " PROG " lesson --headless NAME|N|FILE\n"
     "  or:  " PROG " lesson --states NAME|N|FILE\n"
     "  or:  " PROG " lesson --check FILE\n"
+    "  or:  " PROG " lesson --export FILE.md|FILE.cast [--size COLSxROWS] NAME|N|FILE\n"
     "  or:  " PROG " lesson --schema\n"
     "Without arguments, list the lessons in reading order: number, title, the text and\n"
     "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
@@ -37,6 +39,12 @@ const cmd_entry cmd_lesson_entry = {
     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes;\n"
     "                 a try-it stops it until it is done\n"
     "  --show-answers with --autoplay: a try-it's answer is played and it goes on\n"
+    "  --broadcast SOCKET  publish the lesson and every change on the Unix socket\n"
+    "                 SOCKET: students run " PROG " follow SOCKET\n"
+    "  --export FILE  write the lesson as a Markdown handout (FILE.md: each step's text,\n"
+    "                 its state as a set{} block, figure, claims, the exercises and\n"
+    "                 their answers) or a recording of its playback (FILE.cast, asciinema\n"
+    "                 v2, at --size COLSxROWS, 120x40 by default)\n"
     "\n"
     "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
     "                 its figures (as text), each claim's verdict and each try-it; exit\n"
@@ -59,6 +67,8 @@ const cmd_entry cmd_lesson_entry = {
 static int cmd_lesson(int argc, char **argv, int first) {
   const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL, *dump = NULL;
   int dump_screens = 0;
+  const char *broadcast = NULL, *export = NULL; /* the classroom (src/class) */
+  int cast_w = 0, cast_h = 0;
   tui_options opt = {0};
   int cont = 0, play_opt = 0;
   for (int i = first + 1; i < argc; i++) {
@@ -67,6 +77,18 @@ static int cmd_lesson(int argc, char **argv, int first) {
     if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return cmd_usage_error(a, "needs a lesson", "lesson");
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
+    } else if (strcmp(a, "--broadcast") == 0 || strcmp(a, "--export") == 0) {
+      if (i + 1 >= argc || !argv[i + 1][0])
+        return cmd_usage_error(a, a[2] == 'b' ? "needs a socket path" : "needs a FILE.md or FILE.cast",
+                               "lesson");
+      *(a[2] == 'b' ? &broadcast : &export) = argv[++i];
+      play_opt |= a[2] == 'b';
+    } else if (strcmp(a, "--size") == 0) {
+      char x = 0, end = 0;
+      if (i + 1 >= argc || sscanf(argv[i + 1], "%d%c%d%c", &cast_w, &x, &cast_h, &end) != 3 ||
+          x != 'x' || cast_w < 80 || cast_h < 24 || cast_w > 500 || cast_h > 200)
+        return cmd_usage_error(a, "needs COLSxROWS, at least 80x24 (e.g. 120x40)", "lesson");
+      i++;
     } else if (strcmp(a, "--schema") == 0) {
       return lesson_cmd_schema();
     } else if (strcmp(a, "--layout-dump") == 0 || strcmp(a, "--layout-screens") == 0) {
@@ -101,6 +123,12 @@ static int cmd_lesson(int argc, char **argv, int first) {
   if ((headless != NULL) + (check != NULL) + (states != NULL) + (name != NULL || cont) > 1)
     return cmd_usage_error("lesson", "give one of NAME, --headless X, --states X or --check FILE",
                            "lesson");
+  if (export) {
+    if (!name || play_opt || cont || headless || check || states)
+      return cmd_usage_error("lesson --export", "give one lesson and no other option", "lesson");
+    return cls_export(name, export, cast_w, cast_h);
+  }
+  if (cast_w) return cmd_usage_error("lesson --size", "is for --export FILE.cast", "lesson");
   if (headless) return lesson_cmd_headless(headless);
   if (check) return lesson_cmd_check(check);
   if (states) return lesson_cmd_states(states);
@@ -138,7 +166,7 @@ static int cmd_lesson(int argc, char **argv, int first) {
   }
   if (opt.present) opt.theme = "contrast"; /* for a projector */
   fflush(stdout);
-  int st = tui_run(&opt);
+  int st = broadcast ? cls_run_broadcast(&opt, broadcast) : tui_run(&opt);
   free(path);
   return st;
 }

@@ -1003,6 +1003,44 @@ static int l_load(lua_State *L) {
   return 1;
 }
 
+/* nsx_load_text's work in protected mode: l_load's steps over a chunk in memory. */
+typedef struct {
+  ns_state *s;
+  ns_history *h;
+  const char *text, *name;
+  size_t len;
+} load_text_args;
+
+static int load_text_protected(lua_State *L) {
+  load_text_args *g = lua_touserdata(L, 1);
+  char err[NS_ERRLEN];
+  nsl_gcmeta(L, "normscope.explore.load", loadbox_gc);
+  loadbox *b = nsl_newobj(L, sizeof *b, "normscope.explore.load"); /* +1 */
+  if (ns_state_copy(&b->st, g->s, err) != 0) return luaL_error(L, "%s", err);
+  b->live = 1;
+  memset(&b->c, 0, sizeof b->c);
+  b->c.s = &b->st;
+  run_state_chunk(L, &b->c, g->text, g->len, g->name);
+  ns_state_patch p;
+  ns_patch_from_state(&p, &b->st);
+  int rc = ns_history_apply(g->h, g->s, &p, err);
+  loadbox_free(b);
+  if (rc != 0) return luaL_error(L, "%s: %s", g->name, err);
+  return 0;
+}
+
+int nsx_load_text(lua_State *L, ns_state *s, ns_history *h, const char *text, size_t len,
+                  const char *name, char *err) {
+  load_text_args g = {s, h, text, name, len};
+  lua_pushcfunction(L, load_text_protected);
+  lua_pushlightuserdata(L, &g);
+  if (lua_pcall(L, 1, 0, 0) == LUA_OK) return 0;
+  const char *m = lua_tostring(L, -1);
+  snprintf(err, NS_ERRLEN, "%s", m ? m : "error object is not a string");
+  lua_pop(L, 1);
+  return -1;
+}
+
 /* ---------------------------------------------------------------- plot(panel) */
 
 /* plot's options, checked against this one list. */

@@ -75,6 +75,12 @@ void nsx_pushresult(lua_State *L, const ns_result *r);
 /* Applies the set{}-style table at idx to s (recorded on h when h is not NULL). Returns 0,
  * or raises a Lua error ("set: eps: must be finite and >= 0, got -1") with s unchanged. */
 int nsx_settable(lua_State *L, int idx, ns_state *s, ns_history *h);
+/* Applies a state chunk held in memory (text, len bytes, named name in messages) as load(FILE)
+ * applies a state file: only set and ns.tensor in reach, the state file's instruction budget
+ * and memory cap, against a copy of s, so s changes only when the whole chunk ran (one change,
+ * recorded on h when h is not NULL). 0, or -1 with err (never raises). */
+int nsx_load_text(lua_State *L, ns_state *s, ns_history *h, const char *text, size_t len,
+                  const char *name, char *err);
 /* Writes s as a state file (dump) atomically. 0, or -1 with err. */
 int nsx_save(const ns_state *s, const char *path, char *err);
 

@@ -137,6 +137,17 @@ unsigned tui_act_view(app *a, int which);
 const char *tui_player_hint(const app *a);
 /* 1 when a lesson is open in --present (the prompt is off). */
 int tui_player_presenting(const app *a);
+/* The lesson's current step (1-based) and, into *n, its count; 0 without a lesson. */
+int tui_player_step(const app *a, int *n);
+/* What the pane shows beyond the step (src/class: a follower shows the teacher's): the
+ * question still asked, the hints revealed, the step's figure open, the text's scroll and the
+ * last verdict. tui_player_pane: 0 without a lesson; tui_player_set_pane: TUI_R_* flags. */
+typedef struct {
+  int asking, hints, fig_open, scroll, note_good;
+  char note[400];
+} tui_pane_sync;
+int tui_player_pane(const app *a, tui_pane_sync *out);
+unsigned tui_player_set_pane(app *a, const tui_pane_sync *in);
 
 /* ---- auditview.c: the audit panel (key a) ---- */
 unsigned tui_act_audit(app *a, int which);

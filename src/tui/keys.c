@@ -472,6 +472,12 @@ static unsigned act_quit(app *a, int which) {
   return TUI_R_QUIT;
 }
 
+/* F without a teacher to follow (a follower's hook takes it first). */
+static unsigned act_follow(app *a, int which) {
+  (void)which;
+  return tui_say(a, PLOT_S_DIM, "F follows a teacher: normscope follow SOCKET");
+}
+
 /* ---- the experiment views and the fields they show ---- */
 
 /* D B V L: open an experiment view, or close it when it is the one open. */
@@ -668,6 +674,10 @@ const tui_binding tui_keymap[] = {
   {"C-l", {TUI_CTRL('l')}, act_redraw, TUI_PALL, NULL, NULL, "redraw the screen",
    TUI_SEC_OTHER, 0},
   {"q Q", {'q', 'Q'}, act_quit, TUI_PALL, NULL, "quit", "quit (Ctrl-C too)", TUI_SEC_OTHER, 0},
+  /* the classroom (src/class): the follower's hook takes F and Esc before this table */
+  {"F", {'F'}, act_follow, TUI_PALL, NULL, NULL,
+   "normscope follow: follow the teacher again, at the teacher's state (Esc detaches)",
+   TUI_SEC_OTHER, 0},
   /* ---- lessons (lesson_pane.c): keys that were free, since n p g r s edit and set ---- */
   {"n N Space p P } {", {'n', 'N', ' ', 'p', 'P', '}', '{'}, tui_act_lesson_step, TUI_PALL | TUI_LESSON_ONLY,
    NULL, NULL,
@@ -783,6 +793,12 @@ static unsigned why_not(app *a, const tui_binding *b, int which) {
       n += (size_t)snprintf(where + n, sizeof where - n, "%s%s", n ? ", " : "", tui_panel_names[p]);
   return tui_say(a, PLOT_S_DIM, "%s does nothing in %s: it works in %s",
                  key_word(b, which, key, sizeof key), tui_panel_title(a->view.focus), where);
+}
+
+/* A classroom's look at a key first (code 27: a lone Esc); TUI_HOOK_PASS: not its key. */
+static unsigned hook_key(app *a, int code) {
+  const tui_hook *h = a->opt.hook;
+  return h && h->key ? h->key(h->ud, a, code) : TUI_HOOK_PASS;
 }
 
 /* ---- typing a number ---- */
@@ -958,6 +974,8 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (!code && ch == 27) {
     kc = alt_code();
     if (!kc) {
+      unsigned hr = hook_key(a, 27);
+      if (hr != TUI_HOOK_PASS) return hr;
       unsigned r = tui_player_escape(a); /* the step's figure closes first */
       if (r) return r;
       if (a->figure_open)
@@ -968,6 +986,8 @@ unsigned tui_key(app *a, int code, unsigned ch) {
       return TUI_R_NONE;
     }
   }
+  unsigned hr = hook_key(a, kc);
+  if (hr != TUI_HOOK_PASS) return hr;
   a->msg[0] = 0;
   int which = 0;
   int lesson = tui_player_lesson_open(a);

@@ -1458,3 +1458,40 @@ void tui_player_finish(app *a) {
 }
 
 
+int tui_player_step(const app *a, int *n) {
+  const tui_player *p = a->player;
+  if (!p || !p->ls) return 0;
+  if (n) *n = p->n;
+  return p->k;
+}
+
+int tui_player_pane(const app *a, tui_pane_sync *o) {
+  const tui_player *p = a->player;
+  memset(o, 0, sizeof *o);
+  if (!p || !p->ls) return 0;
+  o->asking = p->asking;
+  o->hints = p->hints[p->k - 1];
+  o->fig_open = p->fig_open;
+  o->scroll = p->scroll;
+  o->note_good = p->note_good;
+  snprintf(o->note, sizeof o->note, "%s", p->note);
+  return 1;
+}
+
+unsigned tui_player_set_pane(app *a, const tui_pane_sync *in) {
+  tui_player *p = a->player;
+  if (!p || !p->ls) return TUI_R_NONE;
+  int k = p->k, nh = lesson_step_nhints(p->ls, k);
+  int asking = in->asking && lesson_step_question(p->ls, k) != NULL;
+  int fig = in->fig_open && lesson_step_has_figure(p->ls, k);
+  unsigned r = asking != p->asking || fig != p->fig_open ? TUI_R_RELAYOUT : TUI_R_NONE;
+  if (in->hints != p->hints[k - 1]) r |= TUI_R_RELAYOUT; /* the pane's text grows */
+  p->asking = asking;
+  p->predicted[k - 1] = !asking;
+  p->hints[k - 1] = in->hints < 0 ? 0 : in->hints > nh ? nh : in->hints;
+  p->fig_open = fig;
+  p->scroll = in->scroll < 0 ? 0 : in->scroll;
+  p->note_good = in->note_good;
+  snprintf(p->note, sizeof p->note, "%s", in->note);
+  return r | TUI_R_MESSAGE;
+}

@@ -8,6 +8,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <lua.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -173,7 +174,11 @@ static void draw_header(app *a) {
   werase(w);
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwhline(w, 0, 0, ' ', COLS);
-  mvwaddstr(w, 0, 1, "normscope");
+  /* a classroom's words (FOLLOWING, the teacher's step) in place of the name and the timing */
+  char title[16] = "normscope", note[64] = "";
+  const tui_hook *hook = a->opt.hook;
+  if (hook && hook->tag) hook->tag(hook->ud, a, title, note, sizeof note);
+  mvwaddnstr(w, 0, 1, title, 9);
   wattrset(w, A_NORMAL);
   for (int p = 0; p < TUI_PANEL_COUNT; p++) {
     if (a->lay.tab_x[p] < 0) continue;
@@ -188,7 +193,15 @@ static void draw_header(app *a) {
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwaddstr(w, 0, COLS - 8, "? help ");
-  if (!a->lay.small || a->busy) {
+  int end = 0;
+  for (int p = 0; p < TUI_PANEL_COUNT; p++)
+    if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
+      end = a->lay.tab_x[p] + a->lay.tab_w[p];
+  int nl = (int)strlen(note);
+  if (nl && COLS - 9 - nl > end) {
+    wattrset(w, tui_attr(PLOT_S_MARK) | A_BOLD | A_REVERSE);
+    mvwaddstr(w, 0, COLS - 9 - nl, note);
+  } else if (!a->lay.small || a->busy) {
     /* how long the last recompute took (the budget is one frame), marked above 100 ms;
      * "busy" while a recompute that is expected to be that slow runs */
     int slow = a->busy || a->compute_ms > TUI_BUSY_MS;
@@ -197,10 +210,6 @@ static void draw_header(app *a) {
      * when the header is short of room) */
     char ms[64], keys[24] = "";
     if (a->calc_keys > 1) snprintf(keys, sizeof keys, ", %d keys", a->calc_keys);
-    int end = 0;
-    for (int p = 0; p < TUI_PANEL_COUNT; p++)
-      if (a->lay.tab_x[p] >= 0 && a->lay.tab_x[p] + a->lay.tab_w[p] > end)
-        end = a->lay.tab_x[p] + a->lay.tab_w[p];
     for (int full = 1; full >= 0; full--) {
       int l = a->busy ? snprintf(ms, sizeof ms, "* busy *")
                       : snprintf(ms, sizeof ms, "calc %.1f ms%s%s", a->compute_ms, full ? keys : "",
@@ -251,7 +260,7 @@ static void draw_xview(app *a, const tui_view *v) {
   doupdate();
 }
 
-static void draw(app *a) {
+static void draw_screen(app *a) {
   if (a->changed) {
     /* the last recompute was slow, so this one likely is: say so before it starts */
     if (a->compute_ms > TUI_BUSY_MS && a->header && !a->lay.too_small) {
@@ -397,6 +406,25 @@ static void draw(app *a) {
   curs_set(prompt_open ? 1 : 0);
   wnoutrefresh(a->pwin); /* last: the cursor stays on the prompt */
   doupdate();
+}
+
+/* A frame, then the classroom's look at it (the teacher publishes a change). */
+static void draw(app *a) {
+  draw_screen(a);
+  if (a->opt.hook && a->opt.hook->drawn) a->opt.hook->drawn(a->opt.hook->ud, a);
+}
+
+/* The next key within ms, or ERR. With a classroom, its descriptor wakes the wait too (a
+ * key curses holds already comes first); the caller then hands the news to the hook. */
+static int wait_key(app *a, int ms, wint_t *wc) {
+  const tui_hook *h = a->opt.hook;
+  int fd = h && h->fd ? h->fd(h->ud) : -1;
+  wtimeout(stdscr, fd < 0 ? ms : 0);
+  int rc = wget_wch(stdscr, wc);
+  if (rc != ERR || fd < 0) return rc;
+  struct pollfd pf[2] = {{STDIN_FILENO, POLLIN, 0}, {fd, POLLIN, 0}};
+  (void)poll(pf, 2, ms);
+  return wget_wch(stdscr, wc);
 }
 
 /* ---- start-up ---- */
@@ -665,6 +693,9 @@ int tui_run(const tui_options *opt) {
   a->changed = 1;
   a->tab = TUI_PANEL_SETTINGS;
   relayout(a);
+  /* a follower's first frame (read before the screen started) is on the first screen */
+  const tui_hook *hook = a->opt.hook;
+  if (hook && hook->ready && (hook->ready(hook->ud, a) & TUI_R_RELAYOUT)) relayout(a);
   draw(a);
   wtimeout(stdscr, TICK_MS);
   status = 0;
@@ -675,8 +706,8 @@ int tui_run(const tui_options *opt) {
     int shown = a->stack_shown;
     int busy = a->stack.started && shown >= 0 && shown < TUI_STACK_RUNS;
     /* while the Jacobian's worker runs, look for its result every few frames */
-    wtimeout(stdscr, tui_jac_busy(a) ? TUI_JAC_POLL_MS : busy || tui_audit_busy(a) ? 100 : TICK_MS);
-    int rc = wget_wch(stdscr, &wc);
+    int ms = tui_jac_busy(a) ? TUI_JAC_POLL_MS : busy || tui_audit_busy(a) ? 100 : TICK_MS;
+    int rc = wait_key(a, ms, &wc);
     if (tui_jac_poll(a) && rc == ERR && !got_term && !got_int) {
       draw(a); /* the full Jacobian landed */
       continue;
@@ -709,6 +740,7 @@ int tui_run(const tui_options *opt) {
       /* A timeout is normal; input gone for good (the terminal closed) is not. */
       if (!isatty(STDIN_FILENO)) break;
       unsigned t = tui_player_tick(a); /* --autoplay's next step */
+      if (hook && hook->ready) t |= hook->ready(hook->ud, a);
       if (t & TUI_R_RELAYOUT) relayout(a);
       if (t) draw(a);
       continue;

@@ -2,6 +2,26 @@
 #ifndef TUI_H
 #define TUI_H
 
+#include <stddef.h>
+
+struct tui_app;
+/* A classroom joined to the screen (src/class: the teacher's broadcast, a student's follow).
+ * The screen knows it only through these calls; any may be NULL. */
+typedef struct tui_hook {
+  void *ud;
+  /* A descriptor the main loop waits on besides the keys, or -1 (asked before every wait). */
+  int (*fd)(void *ud);
+  /* The descriptor is readable, or the loop woke without a key: returns TUI_R_* flags. */
+  unsigned (*ready)(void *ud, struct tui_app *a);
+  /* After every frame drawn: what the screen shows now may be published. */
+  void (*drawn)(void *ud, struct tui_app *a);
+  /* A key (tui_binding code) before the keymap has it: TUI_R_* flags, or TUI_HOOK_PASS. */
+  unsigned (*key)(void *ud, struct tui_app *a, int code);
+  /* The header's words: a title in place of "normscope" (at most 9 columns) and a note. */
+  void (*tag)(void *ud, const struct tui_app *a, char *title, char *note, size_t len);
+} tui_hook;
+#define TUI_HOOK_PASS 0x8000u
+
 typedef struct {
   const char *file;       /* .npy/.csv to open, or NULL for the default example */
   int ascii;              /* --ascii: no Unicode drawing characters */
@@ -17,6 +37,7 @@ typedef struct {
   int show_answers;       /* --show-answers: autoplay plays a try-it's answer and goes on */
   const char *record;     /* normscope record FILE.lua: where the recording goes, or NULL */
   int record_each;        /* record --every-change: each change is a step (no M needed) */
+  const tui_hook *hook;   /* --broadcast, follow: the classroom (src/class), or NULL */
 } tui_options;
 
 /* The colour themes, NULL-terminated ("dark", "light", "contrast"), and the index of a
