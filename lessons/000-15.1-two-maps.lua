@@ -27,10 +27,11 @@ lesson{
 Leave out the learned gamma and beta and set eps to 0. The centered map
 removes the mean and rescales what is left to root mean square 1:
 
-  N_C(x) = sqrt(d) P x / ||P x||,   P = I - (1/d) 1 1^T
+  N_C(x) = sqrt(d) Px / ||Px||,   P = I - 1 1^T / d
 
-P subtracts the mean from every coordinate. For x = (-2, -1, 1, 2), with
-d = 4, the output panel shows y = (-1.26, -0.63, 0.63, 1.26).]],
+The projection P subtracts the mean from every coordinate. For x = (-2,
+-1, 1, 2), with d = 4, the output panel shows y = (-1.26, -0.63, 0.63,
+1.26).]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "output"},
 

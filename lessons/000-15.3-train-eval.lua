@@ -58,8 +58,9 @@ population variance about 3.063.]],
      end},
 
     {text = [[
-Train mode normalizes the evaluation batch with its own 32 values. Eval
-mode uses a running state built from the 256 training values instead.
+In train mode the 32 evaluation values are centred and scaled by their
+own mean and variance. In eval mode the layer reaches instead for a
+running state built from the 256 training values.
 Build it exactly: one centered state (n, mean, m2) per batch, merged
 batch after batch. The merged state has mean about 4.096 and variance
 about 3.801, not 3.766 and 3.063.]],

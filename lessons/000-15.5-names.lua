@@ -14,9 +14,9 @@ is LayerNorm (Ba et al. 2016): kind layer. It forgets shift and scale.]],
      focus = "settings"},
 
     {text = [[
-The map without centering is RMSNorm (Zhang and Sennrich 2019): kind
-rms. It forgets scale but keeps the shift: the shift probe in the output
-panel is no longer 0.]],
+Drop the centering and you have RMSNorm (Zhang and Sennrich 2019),
+kind rms in the settings panel. Scale is still forgotten, the shift is
+not: the shift probe in the output panel is no longer 0.]],
      set = {kind = "rms"},
      focus = "output"},
 

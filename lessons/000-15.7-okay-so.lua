@@ -17,16 +17,18 @@ spectrum of a Jacobian, which now diagnoses a layer.]],
      focus = "precision"},
 
     {text = [[
-Changed: a normalization is specified by its invariance, its statistic,
-its eps (value and place) and its placement, not by its name. Every one
-of them is a setting in the settings panel.]],
+Changed: the name of a layer says little. What pins it down is what it
+ignores, what it computes, how large its eps is and where it is added,
+and where the layer sits in the network. The settings panel has a row
+for each of these.]],
      set = {x = X, dtype = "fp64", eps = 1e-5},
      focus = "settings"},
 
     {text = [[
-Measured: one set of claims checks invariance, rank and fp32 arithmetic;
-another merges running states and measures the train/eval gap. Every
-number is recomputed by these lessons (normscope verify lists them).]],
+Measured: first the shift probe, the ranks in the spectrum and the fp32
+rows of the precision panel; then the merged running state, whose gap
+is in the train/eval panel on screen now. These lessons recompute every
+one of those numbers (normscope verify lists them).]],
      set = {momentum = 0.1},
      focus = "train"},
 
@@ -45,9 +47,11 @@ no longer erased and joins the bulk), and only radial stays at 0.]],
             show = {kind = "rms"}}},
 
     {text = [[
-Open: the Jacobian here is local. What happens when a derivative map that
-is under control meets a curvature boundary that moves along the training
-trajectory? The chapter leaves that for later.]],
+Open: the spectrum on screen describes the map at one input. Training
+moves the input and the weights, and the regions where the map bends
+sharply (near zero variance, for one) move with them. How a derivative
+that behaves well here fares when such a region comes close is a
+question for a later chapter.]],
      focus = "spectrum"},
   },
 }

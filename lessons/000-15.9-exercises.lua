@@ -16,8 +16,9 @@ lesson{
   section = "15.9 Exercises",
   steps = {
     {text = [[
-Exercise 1 (pencil). Differentiate both maps with eps > 0 and find which
-nullspaces stay exact. The screen can confirm your answer: with eps > 0
+Exercise 1 (pencil). Take the centered and the RMS map with a positive
+eps, work out their Jacobians, and decide which zero eigenvalues are
+still exactly zero. The screen can confirm your answer: with eps > 0
 the centered map keeps the ones eigenvalue at exactly 0, and the radial
 one moves to eps / s^3.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
@@ -88,9 +89,10 @@ the exact-merge gap in the train/eval panel.]],
 Exercise 5 (audit). Pick a paper with a normalization ablation and fill
 in: the mathematical object, the estimator and comparison, the numerical
 and hardware contract, a discriminating control, and whether the result
-transfers. Record the statistic, the axes, eps, the affine parameters,
-the placement, the accumulation format and the evaluation-state policy:
-each one is a setting you can point at on this screen.]],
+transfers. For the layer itself, write down every row of the settings
+panel that applies (kind and axes, eps and where it goes, gamma and
+beta, placement, dtype and acc, mode and momentum): a paper that leaves
+one of them out has not said which map it tested.]],
      focus = "settings"},
   },
 }

@@ -73,7 +73,7 @@ the statistics within one training case (layer norm): other axes, other
 dependencies. Santurkar et al. (2018) explained batch norm's effect by a
 smoother optimization; that does not make every network smooth.
 
-The article reproduces none of their speed or accuracy results. It asks
+None of their training-speed or accuracy numbers are rerun. The article asks
 what follows exactly from the map itself, and those identities stay
 checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the

@@ -67,8 +67,8 @@ The article's first figure traces that ratio over many scales for two
 stabilizers. Small a: the output fades toward 0. Large a: it reaches the
 scale-invariant limit. With eps = 1e-5 the ratio is 1/2 at a of about
 0.00146 (where a^2 v = eps / 3); with eps = 1e-2 the whole curve moves
-right, and even a = 0.1 keeps only 0.78. A sensitivity curve of the map,
-not a comparison of any framework's default.]],
+right, and even a = 0.1 keeps only 0.78. The curve describes the map
+itself; it says nothing about the eps any framework picks by default.]],
      figure = function(s)
        local as, lo, hi = {}, {}, {}
        for k = 0, 48 do

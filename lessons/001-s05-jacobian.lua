@@ -68,7 +68,7 @@ of the bulk one (the ratio is eps / (v + eps)), while ones stays at 0.]],
 
     {text = [[
 With eps = 0 (and a non-constant x) the radial eigenvalue is exactly 0
-too: moving x along a positive scale does not move the output at all.
+too: stretching x by a positive factor leaves the output exactly as it was.
 With eps > 0 that direction stays faintly visible. The bulk eigenvalue
 is then 1 / sqrt(14/9) = 0.8018.]],
      set = {eps = 0},

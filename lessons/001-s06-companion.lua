@@ -71,10 +71,11 @@ Choose a companion that brings the first output between -0.5 and 0.5
 This is no arithmetic bug: shared statistics do exactly this. It means
 an experiment that changes which examples share a batch has changed the
 function evaluated at each of them, even if it calls the model the same.
-Repeated or correlated examples change the statistics too. A careful
-evaluation says how statistics are obtained: recomputed per batch,
-frozen, synchronised across devices, or accumulated by a stated rule.
-This is row 2 of the article's table: statistics across examples couple
-batch members, so test how sensitive outputs are to batch composition.]]},
+A batch holding one example twice, or several near-copies, shifts the
+statistics as well. A careful evaluation says how statistics are
+obtained: recomputed per batch, frozen, synchronised across devices, or
+accumulated by a stated rule. This is row 2 of the article's table:
+statistics across examples couple batch members, so test how sensitive
+outputs are to batch composition.]]},
   },
 }

@@ -24,11 +24,11 @@ batches of 32 draws from N(4, 2).]],
      focus = "output"},
 
     {text = [[
-The article's diagnostic: keep everything learned fixed and evaluate the
-same input under two explicit sets of statistics. Train mode uses the
-batch's own mean and variance; eval mode uses the stored ones. The
-difference measures how sensitive the output is to that state, not a
-failure of learning.]],
+The check the article recommends is the one the m key makes here: the
+weights stay, the input stays, only the statistics change. Train mode
+takes the batch's own mean and variance, eval mode the stored pair. How
+far y moves tells you how much the output leans on that stored state;
+it does not tell you that the network learned badly.]],
      focus = "output",
      try = {text = [[
 Switch to eval mode (set{mode = "eval"}) and compare y with the train-mode
@@ -58,10 +58,11 @@ Train the running statistics on the inputs' own distribution again
             show = {train_loc = 4}}},
 
     {text = [[
-Recomputing the statistics at deployment instead is a change of the
-evaluation protocol, and it couples the predictions for different users
-or requests (lesson 001-s06). If stored statistics are adapted, use a
-declared, authorised data set, compare with the frozen statistics, and
-keep test labels out of it: otherwise adaptation becomes leakage.]]},
+A deployment that recomputes the statistics from incoming data has
+changed what is being evaluated, and it ties one user's prediction to
+whoever else arrived in the same batch (the coupling of lesson 001-s06).
+If stored statistics are adapted, use a declared, authorised data set,
+compare with the frozen statistics, and keep test labels out of it:
+otherwise adaptation becomes leakage.]]},
   },
 }

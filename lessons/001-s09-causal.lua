@@ -53,8 +53,8 @@ The article ends with three open questions for such studies:
 
 - Which signals that the task needs does a proposed reduction axis
   remove?
-- How much of the error at deployment comes from stored statistics
-  rather than from the learned weights?
+- When a deployed model errs, what share of the error traces back to
+  its stored running statistics, and what share to its weights?
 - Can interventions separate the removal of information from better
   conditioning of the optimisation?]]},
   },

@@ -45,10 +45,11 @@ moves when the batch's statistics are replaced by the stored ones.]],
             show = {mode = "eval"}}},
 
     {text = [[
-Then look at the denominators, especially near zero variance, before
-touching the learning rate. A constant input (5, 5, 5, 5) with eps = 1e-5
-gives y = 0 and a denominator of sqrt(eps) = 0.0032: the declared eps
-decides the result, not any invariance.]],
+Third, the denominators: before any learning rate takes the blame, see
+how small sqrt(var + eps) gets. The output panel has the worst case, the
+constant row (5, 5, 5, 5). Its variance is 0, the denominator is
+sqrt(1e-5) = 0.0032 and y = 0. That answer comes from eps alone; no
+invariance of the map is involved.]],
      set = {x = {5, 5, 5, 5}, kind = "layer", mode = "train"},
      focus = "output",
      try = {text = [[
@@ -61,12 +62,13 @@ reports the degenerate statistic (y is 0/0).]],
             show = {eps = 0}}},
 
     {text = [[
-A forward pass that runs says little about the derivatives. A finite-
-difference check on a small smooth input is cheap evidence that the code
-matches the formula: here x = (1, 1.001, 0.999), a tiny variance. The
-spectrum panel's FD column agrees with the analytic one, but at this
-variance (about 7e-7, below eps) eps dominates: the scale probe (a = 2)
-changes y by about 0.26, where exact invariance would predict 0.]],
+Fourth, the derivatives: a forward pass that runs proves nothing about
+them. The spectrum panel holds two Jacobians, the analytic one and one
+built from finite differences (its FD column); when the columns agree,
+the code does what the formula says. Here x = (1, 1.001, 0.999) has a
+variance of about 7e-7, below eps, and the columns still agree. eps now
+rules the map, though: the scale probe (a = 2) moves y by about 0.26,
+where an exactly scale-invariant map would give 0.]],
      set = {x = {1, 1.001, 0.999}, eps = 1e-5},
      focus = "spectrum",
      try = {text = [[
@@ -79,17 +81,20 @@ rounding level: the behaviour follows the declared eps.]],
             show = {eps = 0}}},
 
     {text = [[
-The article's protocol, with where each step lives in these lessons:
+The article's protocol has six steps. You have met each of them on
+this screen:
 
-1. Specify dimensions, axes, the variance denominator, eps and how the
-   affine broadcasts (the settings panel; 001-s00).
-2. Verify the map on a tensor you can compute by hand (step 1 here).
-3. Compare analytic and finite-difference Jacobians away from singular
-   inputs (001-s05).
-4. Vary the batch companions with the target held fixed (001-s06).
-5. Capture the stored inference statistics; test mode switches
-   explicitly (001-s07).
-6. Declare the task-specific interventions before crediting an accuracy
-   or speed change to one cause (001-s09).]]},
+1. The settings panel filled in completely: shape, axes, n or n - 1,
+   eps and its place, the shape of gamma and beta (001-s00).
+2. A tensor small enough for pencil and paper, held against the output
+   panel (step 1 of this lesson).
+3. The spectrum's analytic and FD columns side by side, at an input
+   whose variance is not 0 (001-s05).
+4. The batch panel: one target row kept, its companions changed
+   (001-s06).
+5. The train/eval panel's stored statistics kept with the model, and
+   the mode switched on purpose, never by accident (001-s07).
+6. The interventions listed before an accuracy or speed change is
+   put down to any one of them (001-s09).]]},
   },
 }

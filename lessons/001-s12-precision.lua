@@ -1,6 +1,6 @@
--- Text 001 (the review article), section 12: the precision of storage and accumulation is
--- part of the specification; compare small-variance inputs with a higher-precision
--- reference before blaming the normalization.
+-- Text 001 (the review article), section 12: the dtype values are stored in and the dtype
+-- their sums run in both belong to the layer's definition; the precision panel's fp64
+-- reference column is the check to run before a discrepancy is blamed on the map.
 
 lesson{
   title = "Precision belongs in the specification",
@@ -35,11 +35,12 @@ formula gets about 4 digits back.]],
             show = {acc = "fp32"}}},
 
     {text = [[
-The article's own examples are all fp64, so it leaves these questions
-to the implementation. The rule it gives: a deployment test records the
-accumulation precision and compares small-variance inputs against a
-higher-precision reference before calling a discrepancy a property of
-normalization.]],
+The article works in fp64 throughout and leaves formats to whoever
+implements the layer. What it asks of them is this screen: write down
+the dtype the sums run in (the acc row of the settings panel), and hold
+a small-variance input against an fp64 reference, as the precision
+panel's reference column does, before a difference is blamed on the
+normalization itself.]],
      focus = "precision",
      try = {text = [[
 Move the same input to fp64 storage (set{dtype = "fp64", acc =

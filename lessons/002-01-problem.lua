@@ -76,10 +76,10 @@ gets a different number because it is asked a different question.]],
      end},
 
     {text = [[
-Definition. Normalisation writes values relative to a reference set: a
-batch, one observation, a group of channels or one vector. Which set you
-pick decides which values can influence one another, and whether the
-same rule can run in training and at inference.
+Definition. To normalise is to measure every value against some
+reference set: a batch, one observation, a group of channels, one
+vector. Which set you pick decides which values can influence one
+another, and whether the same rule can run in training and at inference.
 
 The output panel has the same X as its input, under kind batch now: its
 statistics line shows four means and variances, one per column.]],

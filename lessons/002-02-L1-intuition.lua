@@ -98,9 +98,10 @@ shows before and after); its layer-norm row stays as it was.]],
 
     {text = [[
 Centring and scaling are two jobs. Subtracting the mean moves the values
-around zero; dividing by the standard deviation measures them in units
-of their spread. Take v = (2, 4, 7, 11, 16) with eps 0: the output panel
-shows the standardised vector, mean 0 and variance 1 (population).]],
+around zero; dividing by the standard deviation then counts each value's
+distance from the mean in multiples of the spread. Take v = (2, 4, 7,
+11, 16) with eps 0: the output panel shows the standardised vector, mean
+0 and variance 1 (population).]],
      set = {x = V, eps = 0},
      focus = "output",
      figure = function(s) return stages_figure(V) end,

@@ -87,9 +87,10 @@ spread beside that formula for every size.]],
      end},
 
     {text = [[
-That noise can act as a regulariser, but it also makes the layer's
-behaviour depend on how batches are built; with the tiny batches that
-memory limits sometimes force, batch norm becomes unreliable. The
+Some of that noise may help a little, as a regulariser. The rest is a
+cost: what the layer computes now depends on which examples were put in
+a batch together, and at the tiny batch sizes a memory budget can force
+on you, batch norm stops being reliable. The
 train/eval panel draws its batches from N(4, 2); its "exact" row is the
 gap between an evaluation batch under its own statistics and under the
 exactly merged training statistics.]],

@@ -1,6 +1,6 @@
--- Text 002, Level 3 (Mathematics & Code), "Batch and layer normalisation exchange the
--- reduction index": per-feature statistics (index i reduced) against per-observation ones
--- (index j reduced), and the zeros they leave along different axes.
+-- Text 002, Level 3 (mathematics and code), the subsection on the reduction index: statistics
+-- per feature (index i summed out) against statistics per observation (index j summed out),
+-- and the zeros each leaves along its own axis.
 local X = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}
 
 -- Largest |mean| of y along one axis (1: column means, 2: row means).
@@ -13,8 +13,7 @@ local SEQ = {{{1, 2, 3, 4}, {2, 4, 6, 8}, {0, 1, 0, 1}},
 lesson{
   title = "Level 3: which index is reduced",
   source = "002_22013a1826c4c83c.txt",
-  section = "Level 3 - Mathematics & Code: Batch and layer normalisation exchange " ..
-              "the reduction index",
+  section = "Level 3: the reduction index (batch norm against layer norm)",
   steps = {
     {text = [[
 Write the batch as a matrix X with B rows (observations) and D columns
@@ -72,8 +71,8 @@ column means in the output and you will see they are not.]],
     {text = [[
 Sequence data has shape batch x tokens x features. Layer norm then
 works per token over its features (axis 3): here 2 sequences of 3 tokens
-give 6 means. No token borrows statistics from another token or another
-sequence.]],
+give 6 means. Each statistic belongs to one token: no output of a token
+sees its neighbours, nor anything of the other sequence.]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[

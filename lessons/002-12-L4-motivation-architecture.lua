@@ -1,14 +1,13 @@
--- Text 002, Level 4 (Research & Systems): "The original motivation is not the only
--- explanation" and "Architecture changes the sensible reference set": conv nets, small
--- batches, Transformers' per-token layer norm, group and RMS norm.
+-- Text 002, Level 4 (research and systems), the subsections on the motivation and on the
+-- architecture: why batch norm helps is disputed, and the reference set that suits conv
+-- nets, small batches and Transformers (per-token layer norm, group and RMS norm).
 local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3})
 local SEQ = ns.rng(6):normal(0, 1, {2, 3, 8})
 
 lesson{
   title = "Level 4: why it works, and which reference set fits",
   source = "002_22013a1826c4c83c.txt",
-  section = "Level 4 - Research & Systems: The original motivation; Architecture " ..
-              "changes the sensible reference set",
+  section = "Level 4: the motivation, and the reference set each architecture suits",
   steps = {
     {text = [[
 Batch norm was proposed to reduce "internal covariate shift", the drift
@@ -55,8 +54,9 @@ it).]],
 
     {text = [[
 Group norm was designed for small per-device image batches, where batch
-estimates are unstable. The number of groups is a modelling choice: more
-groups, smaller reference sets, scale removed more locally. RMS norm
+estimates are unstable. How many groups to use is the designer's call:
+each extra group shrinks the reference sets, and the scale is then taken
+out over fewer channels at a time. RMS norm
 drops the mean and so saves part of the work; in a language model it
 should still be judged with the rest of the residual architecture, not
 as a drop-in swap.]],

@@ -1,7 +1,7 @@
--- Text 002, Level 4, "Tensor layout, masking, and precision are part of correctness":
--- the wrong layout gives finite, plausible output; padding and a reduction across
--- positions (a masked mean written as sums over the kept entries, and the same by
--- ns.moments's mask); accumulation precision; an eps that dominates; fused-kernel tolerances.
+-- Text 002, Level 4, the subsection on layout, masks and precision: a wrong layout gives
+-- finite, plausible output; padding and a reduction across positions (a masked mean
+-- written as sums over the kept entries, and the same by ns.moments's mask); accumulation
+-- precision; an eps that dominates; fused-kernel tolerances.
 local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3}) -- N x C x H x W
 
 -- The same values laid out channels-last: N x H x W x C.
@@ -44,8 +44,7 @@ end
 lesson{
   title = "Level 4: layout, padding and precision",
   source = "002_22013a1826c4c83c.txt",
-  section = "Level 4 - Research & Systems: Tensor layout, masking, and precision are " ..
-              "part of correctness",
+  section = "Level 4: layout, masks and precision",
   steps = {
     {text = [[
 State the tensor's shape and the reduction axes, always. The input here
@@ -112,8 +111,9 @@ panel gets the true variance 2.5 back.]],
             show = {acc = "fp32"}}},
 
     {text = [[
-eps must be large enough to steady a low-variance group, but not so
-large that it swamps the real variance. x = (0.001, 0.002, 0.003, 0.004)
+eps has to fit between two limits. Too small, and a group with almost no
+variance is divided by almost nothing; too large, and eps outweighs the
+variance it was there to protect. x = (0.001, 0.002, 0.003, 0.004)
 has variance 1.25e-6, below eps = 1e-5: the output's standard deviation
 is only 0.33 instead of 1.]],
      set = {x = {0.001, 0.002, 0.003, 0.004}, dtype = "fp64", acc = "default", eps = 1e-5},

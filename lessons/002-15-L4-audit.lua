@@ -87,15 +87,17 @@ moved in the batch panel.]],
             show = {batch = {X[1], X[2], X[3], X[4], {0, 0, 0, 0}}}}},
 
     {text = [[
-Perturbation test 2: run the same target alone, in a different batch,
-and in evaluation mode. The table has row 1 of X under batch norm in
-each case (eval mode after one training step on X). Four different
-answers for one observation: the deployed function is whichever of
-these the code actually runs.
+Perturbation test 2: keep row 1 fixed and change its surroundings. The
+table has row 1 of X under batch norm four times: inside X, inside a
+batch of two other rows, on its own, and in eval mode (after one
+training step on X). One observation, four outputs. Which of them a
+deployed model gives depends on which path its code takes.
 
-Normalisation does not by itself make optimisation stable: it interacts
-with initialisation, residual scaling, the optimiser, the activations
-and the data. The evidence is the behaviour of the whole path.]],
+Passing both tests says the layer computes what was declared. It says
+nothing yet about whether training is stable: that also hangs on the
+initial weights, on how residual branches are scaled, on the optimiser,
+the activation functions and the data. Judge the network you run, end
+to end, not the normalisation layer on its own.]],
      focus = "batch",
      figure = function(s)
        local l = {"row 1 of X      feature 1  feature 2  feature 3  feature 4"}

@@ -85,8 +85,8 @@ Give the output panel row 1 alone under layer norm
             show = {x = {X[1]}, kind = "layer"}}},
 
     {text = [[
-Exercise 3. Why does changing the final row move the batch-normalised
-first row but not its layer-normalised one? Batch norm's statistics for
+Exercise 3. Row 5 changes. Explain why row 1's batch-norm output moves
+while its layer-norm output stays put. Batch norm's statistics for
 each column include row 5; layer norm's statistics for row 1 use row 1
 only. The batch panel watches row 1 while row 5 changes.]],
      focus = "batch",

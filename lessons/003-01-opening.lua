@@ -39,10 +39,10 @@ Drift the feature some other way: set another shift (e.g. set{shift =
             show = {shift = -3.5, scale = 0.1}}},
 
     {text = [[
-This standardization is not a preprocessing step on the data. It is a
-layer inside the forward pass, recomputed for every batch, and the
-gradient flows through its mean and variance like through any other
-operation (lesson 003-03 follows it).
+The standardization does not happen once, to the data set, before
+training. It is a layer inside the forward pass, recomputed for every
+batch, and the gradient flows through its mean and variance like through
+any other operation (lesson 003-03 follows it).
 
 A fixed mean 0 and variance 1 may be the wrong place for the next layer,
 so two learned numbers per feature put it back: y = gamma x_hat + beta.
@@ -52,9 +52,9 @@ and standard deviation 3.]],
      focus = "output"},
 
     {text = [[
-Every member of the family does the same three things: subtract a mean,
-divide by a standard deviation, apply gamma and beta. What differs is
-which entries share one mean and one variance.
+Every member of the family runs the steps you just watched: centre by a
+mean, rescale by a standard deviation, then gamma and beta. The members
+differ only in which entries share one mean and one variance.
 
 Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
 norm pools each column: 3 statistics, one per feature, each over 4

@@ -130,11 +130,11 @@ positive multiple such as {6, 12, 18, 24}. Both leave x_hat unchanged.]],
             show = {x = {-98, -96, -94, -92}}}},
 
     {text = [[
-Where the parameters live. The statistics are per feature, and for a
-convolutional activation of shape (N, C, H, W) the feature is the
-channel: each channel's mean and variance pool its N * H * W entries,
-and each channel has its own gamma and beta. That is 2 C parameters,
-whatever the batch size or the image size.
+Where the parameters live. The statistics are per feature, and on the
+(N, C, H, W) output of a convolution a "feature" means a channel: each
+channel's mean and variance pool its N * H * W entries, and each channel
+has its own gamma and beta. That is 2 C parameters, whatever the batch
+size or the image size.
 
 The input is now a (2, 3, 2, 2) tensor: 3 channels, each pooling
 2 * 2 * 2 = 8 entries. The output panel shows 3 means, near 10, 20, 30.]],

@@ -129,8 +129,8 @@ still sums to 0 and is still orthogonal to x_hat.]],
 
     {text = [[
 The dataflow: every x_j feeds mu and var, and mu and var feed every
-x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: an
-example's gradient depends on which other examples share its batch. The
+x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: the
+gradient one example receives changes with its batch mates. The
 figure shows it for x = (2, 4, 6, 8); the spectrum panel shows its two
 zero eigenvalues (ones and radial: the shift and the stretch).]],
      set = {x = X},

@@ -70,8 +70,8 @@ Where the layer goes is a design choice. The original recipe is
 linear -> norm -> activation: the nonlinearity sees a standardized
 input. Take one unit whose bias pushes its 64 pre-activations to
 about -3: a ReLU passes %.0f%% of them. Normalized first, the ReLU
-passes %.0f%%, whatever the bias was. The common alternative normalizes
-the activation's output instead.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
+passes %.0f%%, whatever the bias was. Many networks swap the two and
+normalize what comes out of the activation.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
      set = {x = X, kind = "layer", eps = 0, gamma = {}, beta = {}, mode = "train",
             shift = 10, scale = 2, W = WROWS, placement = "none"}},
 
@@ -123,10 +123,12 @@ the smallest singular value block by block (log scale; post-norm's is
      end},
 
     {text = string.format([[
-After %d blocks: rank %d for post-norm, %d for pre-norm. That identity
-path is why very deep Transformers train more stably with pre-norm,
-often without a learning-rate warmup. Post-norm can end slightly better
-when it trains at all, but it is the more fragile one at depth.]],
+After %d blocks: rank %d for post-norm, %d for pre-norm. That surviving
+identity route is why deep Transformers are mostly built pre-norm: the
+gradient reaches every input direction, and such stacks often train
+without a warmup of the learning rate. Post-norm stacks are harder to
+get going as they deepen, and pay for it even though, once trained,
+they sometimes end up a little ahead.]],
                          DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
      focus = "spectrum",
      try = {text = [[

@@ -91,11 +91,11 @@ at both sizes, so the scale cannot be what moves layer 20.]],
      end},
 
     {text = [[
-What changes is the shape. Standardise n values by themselves and no
-value can be farther than sqrt(n - 1) from 0. The extreme case is one
-outlier and n - 1 equal values: the batch panel holds (1, 0, 0, 0), and
-its batch-norm column starts at sqrt(3) = 1.732. At batch 512 the same
-construction reaches sqrt(511) = 22.6.]],
+What changes is the shape. When n values are standardised with their own
+mean and std, none of them can land farther than sqrt(n - 1) from 0. The
+extreme case is one outlier and n - 1 equal values: the batch panel
+holds (1, 0, 0, 0), and its batch-norm column starts at sqrt(3) = 1.732.
+At batch 512 the same construction reaches sqrt(511) = 22.6.]],
      set = {batch = outlier(4), target = 1, companion = 2, eps = 0, baseline = false,
             x = {-2, -1, 1, 2}}, -- a small x again: the batch panel is what matters here
      focus = "batch",

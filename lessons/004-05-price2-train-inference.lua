@@ -64,11 +64,11 @@ instead of along the batch:
 
   z = (z - mean of z over features) / (std of z over features + 1e-5)
 
-One axis changes, and with it every property above: it never looks at
-another example, so the batch size does not matter, train and inference
-compute the same thing, and examples of different lengths are no
-problem. That is the normalisation transformers use. The output panel now
-runs layer norm on x = (-2, -1, 1, 2).]],
+One axis changes, and with it every property above. Each example is
+normalised from its own features alone, so the batch size drops out,
+training and inference run the same computation, and a batch may mix
+examples of any length. That is the normalisation transformers use. The
+output panel now runs layer norm on x = (-2, -1, 1, 2).]],
      set = {kind = "layer", x = {-2, -1, 1, 2}, mode = "train"},
      focus = "output",
      try = {text = [[

@@ -26,9 +26,10 @@ lesson{
   section = "What remains; So",
   steps = {
     {text = [[
-Normalisation does not make initialisation unnecessary. What the three
-inits shared was the scale; the directions inside the weights are still
-whatever the generator drew. The figure compares layer 20 of three
+Normalisation does not make initialisation unnecessary. It evened out
+the one thing the three inits differed in, the scale. Which way each
+weight vector points was never touched: that is still decided by the
+random draws. The figure compares layer 20 of three
 batch-norm stacks (batch 32): seed 0 with init 1/16 and with init 1.0
 (the same random numbers times another factor), and seed 1 with 1/16
 (other random numbers, for the inputs and the weights alike; ns.stack
@@ -69,7 +70,7 @@ output's std becomes 2 and its mean 0.5, whatever x was.]],
     {text = [[
 The essay in five lines:
 
-- Normalisation resets the scale at every layer: three inits, one number
+- Every layer starts again from the same scale: three inits, one number
   (0.6310 after twenty layers; lesson 004-02).
 - What it buys first, before any speed-up, is that the init constant no
   longer matters.
