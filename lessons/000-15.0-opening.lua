@@ -34,7 +34,7 @@ keep different information about the input.]],
        claim("c15-rms-shift-maxdiff", result().shift_dev)
      end,
      try = {text = [[
-Switch back to the centered map (press k, or set{kind = "layer"}) and
+Switch back to the centered map (press K, or set{kind = "layer"}) and
 watch the largest change fall back to 0.]],
             check = function(s)
               if s.kind ~= "layer" then return "the kind is still " .. s.kind end

@@ -42,8 +42,8 @@ layers run it for all features at once):
   3  x_hat = (x_i - mu) / sqrt(var + eps)
   4  y_i   = gamma x_hat_i + beta
   5  output y
-  6  r_mu  = (1 - alpha) r_mu + alpha mu         running buffers,
-  7  r_v   = (1 - alpha) r_v  + alpha var        kept for inference
+  6  r_mu  = (1 - alpha) r_mu + alpha mu               running buffers,
+  7  r_v   = (1 - alpha) r_v  + alpha m/(m-1) var     kept for inference
 
 Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
 differentiable, and mu and var depend on every x_j of the batch.]],

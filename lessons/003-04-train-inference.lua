@@ -82,14 +82,15 @@ of 32 values from a normal population with mean 4 and spread 2.]],
     {text = string.format([[
 Each training step folds the batch moments into the buffers:
 
-  r_mu <- (1 - alpha) r_mu + alpha mu_B         alpha about 0.1
-  r_v  <- (1 - alpha) r_v  + alpha sigma_B^2
+  r_mu <- (1 - alpha) r_mu + alpha mu_B                  alpha about 0.1
+  r_v  <- (1 - alpha) r_v  + alpha m/(m-1) sigma_B^2
 
 Some frameworks call the weight of the old value the momentum (0.9)
 instead of the weight of the new one (0.1): the same update. From a
 fresh state (r_mu 0, r_v 1), one step on x = (2, 4, 6, 8) gives r_mu =
 %.4g and r_v = %.4g either way (ns.running: %.4g and %.4g). The stored
-variance uses the n - 1 divisor (20/3), the normalization uses n (5).]],
+variance is m/(m-1) sigma_B^2, the n - 1 divisor (20/3 here), while the
+normalization itself divides by n (sigma_B^2 = 5).]],
                          OTHER_MEAN, OTHER_VAR, R1.mean, R1.var),
      focus = "train"},
 

@@ -75,11 +75,19 @@ output panel now runs layer norm on x = (-2, -1, 1, 2).]],
 Switch to eval mode (set{mode = "eval"}): for layer norm the output does
 not change (the panel says eval mode changes batch norm only). Then try
 kind batch in eval mode and see the running statistics take over.]],
+            -- both halves pass: eval mode under layer norm (y does not move), and then
+            -- kind batch in eval mode (y moves to the running statistics)
             check = function(s)
               if s.mode ~= "eval" then return "mode is still " .. s.mode end
               local own = ns.normalize(s.x, {kind = s.kind, eps = s.eps})
               local d = (result().y - own):abs():max()
-              return d == 0 or string.format("y moved by %.3g", d)
+              if s.kind == "layer" then
+                return d == 0 or string.format("y moved by %.3g under layer norm?", d)
+              end
+              if s.kind == "batch" then
+                return d > 1e-6 or "batch norm in eval mode should use the running statistics"
+              end
+              return "use kind layer, then kind batch"
             end,
             show = {mode = "eval"}}},
 
