@@ -75,6 +75,7 @@ static const command commands[] = {
      "  or:  " PROG " lesson --headless NAME|N|FILE\n"
      "  or:  " PROG " lesson --states NAME|N|FILE\n"
      "  or:  " PROG " lesson --check FILE\n"
+     "  or:  " PROG " lesson --schema\n"
      "Without arguments, list the lessons in reading order: number, title, the text and\n"
      "section they teach, their steps and how far you got (\xe2\x9c\x93 done, \xc2\xb7 started).\n"
      "\n"
@@ -87,7 +88,9 @@ static const command commands[] = {
      "  --continue     the lesson and step played last\n"
      "  --present      the lesson text and the step's panel fill the screen, in the\n"
      "                 high-contrast theme, without the prompt (for a projector)\n"
-     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes\n"
+     "  --autoplay S   go to the next step every S seconds; Space pauses and resumes;\n"
+     "                 a try-it stops it until it is done\n"
+     "  --show-answers with --autoplay: a try-it's answer is played and it goes on\n"
      "\n"
      "  --headless X   print lesson X step by step: its text, the state each step sets,\n"
      "                 its figures (as text), each claim's verdict and each try-it; exit\n"
@@ -97,6 +100,7 @@ static const command commands[] = {
      "                 without text, lines over 80 columns, try-its that cannot be done.\n"
      "\n"
      "  --states X     print the state of every step of X as dump() writes it\n"
+     "  --schema       print the table of the lesson format's attributes (Markdown)\n"
      "\n"
      "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
      "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
@@ -386,6 +390,10 @@ static int cmd_lesson(int argc, char **argv, int first) {
     if (strcmp(a, "--headless") == 0 || strcmp(a, "--check") == 0 || strcmp(a, "--states") == 0) {
       if (i + 1 >= argc) return usage_error(a, "needs a lesson", "lesson");
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
+    } else if (strcmp(a, "--schema") == 0) {
+      return lesson_cmd_schema();
+    } else if (strcmp(a, "--show-answers") == 0) {
+      opt.show_answers = play_opt = 1;
     } else if (strcmp(a, "--present") == 0) {
       opt.present = play_opt = 1;
     } else if (strcmp(a, "--ascii") == 0) {

@@ -7,6 +7,12 @@
  *             claims = function(s) claim("c15-rank-rms", result().jacobian.rank) end,
  *             try = {text = "...", check = function(s) return s.eps > 0 or "raise eps" end,
  *                    show = {eps = 1e-3}}},
+ *            {text = "...", predict = {question = "...", choices = {"...", "..."}, answer = 2},
+ *             set = {...}, focus = "stacks", view = "figure",
+ *             variant = function(seed, s) return {batch = ...} end,
+ *             try = {text = "...", answer = {value = function(s) return ... end, tol = 1e-3},
+ *                    hints = {"...", "... the answer"}}},
+ * The attributes, their types and what they mean are schema.h's one table.
  *            ...}}
  *
  * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (the
@@ -146,6 +152,23 @@ const char *lesson_step_try_text(const lesson *ls, int k);
 int lesson_step_has_claims(const lesson *ls, int k);
 int lesson_step_has_figure(const lesson *ls, int k);
 int lesson_step_has_check(const lesson *ls, int k);
+/* step k's view ("pane", "figure") or NULL; whether it has a set table, a variant */
+const char *lesson_step_view(const lesson *ls, int k);
+int lesson_step_has_set(const lesson *ls, int k);
+int lesson_step_has_variant(const lesson *ls, int k);
+/* A try the learner must pass: it has a check or takes an answer. */
+int lesson_step_is_try(const lesson *ls, int k);
+/* try.answer: whether the step takes a number; try.hints: their count and hint i (1-based). */
+int lesson_step_has_answer(const lesson *ls, int k);
+int lesson_step_nhints(const lesson *ls, int k);
+const char *lesson_step_hint(const lesson *ls, int k, int i);
+/* predict: the question (NULL: none), its choices (0: the answer is a number) and choice i. */
+const char *lesson_step_question(const lesson *ls, int k);
+int lesson_step_nchoices(const lesson *ls, int k);
+const char *lesson_step_choice(const lesson *ls, int k, int i);
+/* The state before step k's set: step k-1's, or the default state for step 1 (what a
+ * prediction is asked on). */
+const ns_state *lesson_step_before(const lesson *ls, int k);
 /* Step k's state (the snapshot), and the state its try's `show` gives (NULL without one). */
 const ns_state *lesson_step_state(const lesson *ls, int k);
 const ns_state *lesson_step_show_state(const lesson *ls, int k);
@@ -167,6 +190,23 @@ int lesson_figure(lesson *ls, int k, const ns_state *s, char **text, char *err);
 /* Runs step k's try.check at state s (NULL: the step's state): 1 done, 0 not done (the hint,
  * or "not yet", copied into hint), -1 error (err). A step without a check is never done. */
 int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hintlen, char *err);
+
+/* ---- exercises: answers, predictions, variants ---- */
+
+/* The default tolerance of a number the learner types: half a unit in the third
+ * significant digit of value (13.2: 0.05; -0.27524: 0.0005; 0: 1e-9). */
+double lesson_default_tol(double value);
+/* 1 when got is within tol of value (tol NAN: the default), else 0. */
+int lesson_judge(double got, double value, double tol);
+/* The right answer of step k's try.answer at state s (NULL: the step's state): its value
+ * function, or its claim's expected value; *tol is try.answer.tol or the default. 0 or -1. */
+int lesson_answer(lesson *ls, int k, const ns_state *s, double *value, double *tol, char *err);
+/* The truth of step k's prediction at the step's state: with choices the index of the true
+ * one (*tol 0), else the number and its tolerance. 0 or -1. */
+int lesson_predict_truth(lesson *ls, int k, double *value, double *tol, char *err);
+/* Puts s into variant seed (2, 3, ...) of step k: the step's state with the table its
+ * variant(seed, s) returns applied, as one change on h. 0 or -1. */
+int lesson_apply_variant(lesson *ls, int k, int seed, ns_state *s, ns_history *h, char *err);
 
 /* Lessons found in dir (files NNN-*.lua, sorted by name: reading order). *paths is a malloc'd
  * array of malloc'd strings; lesson_free_list frees it. Count, or -1 with err. */

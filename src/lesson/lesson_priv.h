@@ -18,8 +18,18 @@
 #define HOOK_EVERY 100
 
 typedef struct {
-  char *text, *focus, *try_text;
-  int has_claims, has_figure, has_check, has_show;
+  char *text, *focus, *view, *try_text;
+  int has_claims, has_figure, has_check, has_show, has_set, has_variant;
+  /* try.hints, try.answer (a value function, or a claim's id), predict */
+  char **hints;
+  int nhints;
+  int has_answer;
+  char *answer_claim; /* the claim id, or NULL: the value function */
+  double answer_tol;  /* NAN: the default */
+  char *question;     /* predict.question, or NULL: no prediction */
+  char **choices;
+  int nchoices;
+  double predict_tol;
   ns_state state, show; /* snapshots; show only with has_show */
   const char **set_fields, **show_fields;
 } step;
@@ -41,7 +51,8 @@ struct lesson {
   const char *name; /* base name of path: the chunk name */
   int nsteps;
   step *steps;
-  ns_state cur; /* the sandbox explorer's state (set/get/result) */
+  ns_state start; /* the state before step 1 (the default explorer state) */
+  ns_state cur;   /* the sandbox explorer's state (set/get/result) */
   int cur_step; /* step whose claims run now (for on_claim) */
   int nfailed;  /* failed claims of the current call */
 };

@@ -18,6 +18,7 @@
 #include "explore/state.h"
 #include "lesson/lesson.h"
 #include "lesson/lesson_progress.h"
+#include "lesson/schema.h"
 
 #define PROG "normscope"
 
@@ -720,4 +721,24 @@ int lesson_cmd_states(const char *what) {
   lesson_registry_free(reg);
   free(path);
   return status;
+}
+
+/* ------------------------------------------------------------------ --schema */
+
+int lesson_cmd_schema(void) {
+  printf("| table | attribute | type | required | what it is |\n"
+         "|---|---|---|---|---|\n");
+  for (int a = 0; a < LESSON_A_COUNT; a++) {
+    const lesson_attr_row *r = &lesson_schema[a];
+    char ty[64];
+    printf("| %s | `%s` | %s | %s | ", lesson_scope_names[r->scope], r->name,
+           lesson_types_text(r->types, ty, sizeof ty), r->required ? "yes" : "");
+    for (const char *c = r->doc; *c; c++) /* a | would end the cell */
+      if (*c == '|')
+        fputs("\\|", stdout);
+      else
+        putchar(*c);
+    printf(" |\n");
+  }
+  return ferror(stdout) ? 1 : 0;
 }

@@ -36,6 +36,10 @@ int lesson_cmd_check(const char *file);
  * by no lesson. */
 int lesson_cmd_verify(int tsv, const char *sources);
 
+/* `lesson --schema`: the table of the lesson format's attributes (schema.h) in Markdown, as
+ * lessons/README.md carries it. */
+int lesson_cmd_schema(void);
+
 /* The lesson file X names (as --headless takes it), malloc'd; NULL with a message printed
  * (*usage set when X names no lesson or several). */
 char *lesson_resolve(const char *what, int *usage);

@@ -5,6 +5,7 @@
 noinst_LTLIBRARIES += libnslesson.la
 libnslesson_la_SOURCES = src/lesson/lesson.h src/lesson/lesson_priv.h \
 	src/lesson/claims.c src/lesson/sandbox.c src/lesson/player.c \
+	src/lesson/schema.h src/lesson/schema.c \
 	src/lesson/lesson_run.c src/lesson/lesson_run.h \
 	src/lesson/lesson_progress.c src/lesson/lesson_progress.h
 libnslesson_la_CPPFLAGS = $(AM_CPPFLAGS) -DLESSON_PKGDATADIR='"$(pkgdatadir)"' \

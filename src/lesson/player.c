@@ -6,6 +6,7 @@
 #endif
 
 #include "lesson/lesson_priv.h"
+#include "lesson/schema.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -26,9 +27,14 @@
 
 /* ------------------------------------------------------------------ lesson{} */
 
-static const char *const lesson_fields[] = {"title", "source", "section", "steps", NULL};
-static const char *const step_fields[] = {"text", "set", "focus", "figure", "claims", "try", NULL};
-static const char *const try_fields[] = {"text", "check", "show", NULL};
+/* The names of scope sc's attributes (schema.h), NULL-terminated, into list. */
+static const char *const *scope_names(lesson_scope sc, const char **list) {
+  int n = 0;
+  for (int a = 0; a < LESSON_A_COUNT; a++)
+    if (lesson_schema[a].scope == sc) list[n++] = lesson_schema[a].name;
+  list[n] = NULL;
+  return list;
+}
 
 static int in_list(const char *s, const char *const *list) {
   for (; *list; list++)
@@ -66,18 +72,83 @@ static void check_keys(lua_State *L, int t, const char *const *list, const char 
   }
 }
 
-/* Raises unless t[name] is nil (and optional) or of type ty. */
-static void check_type(lua_State *L, int t, const char *name, int ty, int required,
-                       const char *what) {
-  int got = rawfield(L, t, name);
-  if (got == LUA_TNIL && !required) {
+/* Raises unless the table at t has only scope sc's attributes, each of one of its types,
+ * and every required one. what names the table in messages ("step 3: try"). */
+static void check_scope(lua_State *L, int t, lesson_scope sc, const char *what) {
+  const char *names[LESSON_A_COUNT + 1];
+  check_keys(L, t, scope_names(sc, names), what);
+  for (int a = 0; a < LESSON_A_COUNT; a++) {
+    const lesson_attr_row *r = &lesson_schema[a];
+    if (r->scope != sc) continue;
+    int got = rawfield(L, t, r->name);
+    if (!(got == LUA_TNIL && !r->required) && !(got != LUA_TNIL && (r->types & (1u << got)))) {
+      char ty[64];
+      luaL_error(L, "lesson: %s%s%s must be a %s, got %s", what, *what ? "." : "", r->name,
+                 lesson_types_text(r->types, ty, sizeof ty), luaL_typename(L, -1));
+    }
     lua_pop(L, 1);
-    return;
   }
-  if (got != ty)
-    luaL_error(L, "lesson: %s%s%s must be a %s, got %s", what, *what ? "." : "", name,
-               lua_typename(L, ty), luaL_typename(L, -1));
+}
+
+/* Raises unless t[name], when present, is a non-empty list of strings. */
+static void check_strings(lua_State *L, int t, const char *name, const char *what) {
+  if (rawfield(L, t, name) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    int count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      count++;
+      int isint = 0;
+      lua_Integer k = lua_tointegerx(L, -2, &isint);
+      if (lua_type(L, -2) != LUA_TNUMBER || !isint || k < 1 || k > n || !lua_isstring(L, -1) ||
+          lua_type(L, -1) == LUA_TNUMBER)
+        luaL_error(L, "lesson: %s.%s must be a list of strings", what, name);
+      lua_pop(L, 1);
+    }
+    if (count == 0) luaL_error(L, "lesson: %s.%s must not be empty", what, name);
+  }
   lua_pop(L, 1);
+}
+
+/* The checks of one step beyond the types: the values a focus and a view take, an answer's
+ * source, a prediction's kind. */
+static void check_step(lua_State *L, int st, const char *what) {
+  char sub[64];
+  if (rawfield(L, st, "view") == LUA_TSTRING && !in_list(lua_tostring(L, -1), lesson_view_names))
+    luaL_error(L, "lesson: %s.view: unknown view '%s' (pane, figure)", what, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  if (rawfield(L, st, "try") == LUA_TTABLE) {
+    snprintf(sub, sizeof sub, "%s: try", what);
+    check_scope(L, -1, LESSON_S_TRY, sub);
+    check_strings(L, -1, "hints", sub);
+    if (rawfield(L, -1, "answer") == LUA_TTABLE) {
+      snprintf(sub, sizeof sub, "%s: try.answer", what);
+      check_scope(L, -1, LESSON_S_ANSWER, sub);
+      int v = rawfield(L, -1, "value") != LUA_TNIL, c = rawfield(L, -2, "claim") != LUA_TNIL;
+      lua_pop(L, 2);
+      if (v == c) luaL_error(L, "lesson: %s: give value (a function) or claim (an id), one", sub);
+      if (rawfield(L, -1, "tol") == LUA_TNUMBER && !(lua_tonumber(L, -1) >= 0))
+        luaL_error(L, "lesson: %s.tol must be >= 0", sub);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (rawfield(L, st, "predict") == LUA_TTABLE) {
+    snprintf(sub, sizeof sub, "%s: predict", what);
+    check_scope(L, -1, LESSON_S_PREDICT, sub);
+    check_strings(L, -1, "choices", sub);
+    int ch = rawfield(L, -1, "choices") != LUA_TNIL, an = rawfield(L, -2, "answer") != LUA_TNIL,
+        va = rawfield(L, -3, "value") != LUA_TNIL;
+    lua_pop(L, 3);
+    if (ch && (!an || va))
+      luaL_error(L, "lesson: %s: with choices, answer says which is true (and no value)", sub);
+    if (!ch && (!va || an))
+      luaL_error(L, "lesson: %s: without choices, value gives the true number (and no answer)",
+                 sub);
+    lua_pop(L, 1);
+  } else
+    lua_pop(L, 1);
 }
 
 /* lesson{...}: checks the shape of the definition and keeps it for the engine. */
@@ -87,11 +158,7 @@ int lesson_l_lesson(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, DEF_KEY) != LUA_TNIL)
     return luaL_error(L, "lesson: a file defines one lesson; lesson{} was called twice");
   lua_pop(L, 1);
-  check_keys(L, 1, lesson_fields, "lesson");
-  check_type(L, 1, "title", LUA_TSTRING, 1, "");
-  check_type(L, 1, "source", LUA_TSTRING, 1, "");
-  check_type(L, 1, "section", LUA_TSTRING, 1, "");
-  check_type(L, 1, "steps", LUA_TTABLE, 1, "");
+  check_scope(L, 1, LESSON_S_LESSON, "lesson");
   rawfield(L, 1, "steps"); /* 2: steps */
   lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
   if (n < 1) return luaL_error(L, "lesson: steps must be a non-empty list of step tables");
@@ -109,21 +176,9 @@ int lesson_l_lesson(lua_State *L) {
     snprintf(what, sizeof what, "step %lld", (long long)k);
     if (lua_rawgeti(L, 2, k) != LUA_TTABLE)
       return luaL_error(L, "lesson: %s must be a table, got %s", what, luaL_typename(L, -1));
-    check_keys(L, -1, step_fields, what);
-    check_type(L, -1, "text", LUA_TSTRING, 0, what);
-    check_type(L, -1, "set", LUA_TTABLE, 0, what);
-    check_type(L, -1, "focus", LUA_TSTRING, 0, what);
-    check_type(L, -1, "figure", LUA_TFUNCTION, 0, what);
-    check_type(L, -1, "claims", LUA_TFUNCTION, 0, what);
-    check_type(L, -1, "try", LUA_TTABLE, 0, what);
-    if (rawfield(L, -1, "try") == LUA_TTABLE) {
-      snprintf(what, sizeof what, "step %lld: try", (long long)k);
-      check_keys(L, -1, try_fields, what);
-      check_type(L, -1, "text", LUA_TSTRING, 0, what);
-      check_type(L, -1, "check", LUA_TFUNCTION, 0, what);
-      check_type(L, -1, "show", LUA_TTABLE, 0, what);
-    }
-    lua_pop(L, 2);
+    check_scope(L, -1, LESSON_S_STEP, what);
+    check_step(L, lua_gettop(L), what);
+    lua_pop(L, 1);
   }
   lua_pushvalue(L, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, DEF_KEY);
@@ -160,6 +215,51 @@ int lesson_l_claim(lua_State *L) {
   return 1;
 }
 
+/* shown(a, b [, digits]) -> true when the numbers (or two lists of numbers) agree to the
+ * digits the panels print (6 significant digits: within one unit of the last one). */
+static int shown_one(lua_State *L, double a, double b, int digits) {
+  (void)L;
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (isinf(a) || isinf(b)) return a == b;
+  double m = fmax(fabs(a), fabs(b));
+  if (m == 0) return 1;
+  return fabs(a - b) <= pow(10, floor(log10(m)) - (digits - 1)) * (1 + 1e-9);
+}
+
+static int lesson_l_shown(lua_State *L) {
+  int digits = (int)luaL_optinteger(L, 3, 6);
+  luaL_argcheck(L, digits >= 1 && digits <= 17, 3, "digits must be 1 to 17");
+  if (lua_type(L, 1) == LUA_TNUMBER && lua_type(L, 2) == LUA_TNUMBER) {
+    lua_pushboolean(L, shown_one(L, lua_tonumber(L, 1), lua_tonumber(L, 2), digits));
+    return 1;
+  }
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  if ((lua_Integer)lua_rawlen(L, 2) != n) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  int same = 1;
+  for (lua_Integer i = 1; i <= n && same; i++) {
+    lua_rawgeti(L, 1, i);
+    lua_rawgeti(L, 2, i);
+    if (lua_type(L, -1) != LUA_TNUMBER || lua_type(L, -2) != LUA_TNUMBER)
+      return luaL_error(L, "shown: lists of numbers only (entry %I)", i);
+    same = shown_one(L, lua_tonumber(L, -2), lua_tonumber(L, -1), digits);
+    lua_pop(L, 2);
+  }
+  lua_pushboolean(L, same);
+  return 1;
+}
+
+/* The player's own globals, after the sandbox's (shown). */
+static int player_globals_raw(lua_State *L) {
+  lua_pushcfunction(L, lesson_l_shown);
+  lua_setglobal(L, "shown");
+  return 0;
+}
+
 /* ------------------------------------------------------------------ loading */
 
 /* The lesson file's text; chunk names are the file's base name (Lua shortens long names),
@@ -185,16 +285,42 @@ static int load_raw(lua_State *L) {
   return 0;
 }
 
+/* A malloc'd copy of the string at the top of the stack, or NULL when it is not one. */
+static char *top_string(lua_State *L) {
+  return lua_type(L, -1) == LUA_TSTRING ? lesson_xstrdup(lua_tostring(L, -1)) : NULL;
+}
+
+/* Copies the list of strings t[name] (checked by lesson{}) into *out, *n; raises when out
+ * of memory. */
+static void copy_strings(lua_State *L, int t, const char *name, char ***out, int *n) {
+  *out = NULL;
+  *n = 0;
+  if (rawfield(L, t, name) == LUA_TTABLE) {
+    int len = (int)lua_rawlen(L, -1);
+    *out = calloc((size_t)len, sizeof **out);
+    if (!*out) luaL_error(L, "out of memory");
+    for (int i = 1; i <= len; i++) {
+      lua_rawgeti(L, -1, i);
+      (*out)[i - 1] = top_string(L);
+      lua_pop(L, 1);
+      if (!(*out)[i - 1]) luaL_error(L, "out of memory");
+      *n = i;
+    }
+  }
+  lua_pop(L, 1);
+}
+
 /* Copies the definition's strings and flags into ls (the shape was checked by lesson{}). */
 static int read_def_raw(lua_State *L) {
   lesson *ls = lua_touserdata(L, 1);
   if (lua_getfield(L, LUA_REGISTRYINDEX, DEF_KEY) != LUA_TTABLE)
     return luaL_error(L, "the file does not call lesson{...}");
   int d = lua_gettop(L);
-  const char *names[] = {"title", "source", "section"};
+  static const lesson_attr heads[] = {LESSON_A_LESSON_TITLE, LESSON_A_LESSON_SOURCE,
+                                      LESSON_A_LESSON_SECTION};
   char **dst[] = {&ls->title, &ls->source, &ls->section};
   for (int i = 0; i < 3; i++) {
-    rawfield(L, d, names[i]);
+    rawfield(L, d, lesson_attr_name(heads[i]));
     *dst[i] = lesson_xstrdup(lua_tostring(L, -1));
     lua_pop(L, 1);
     if (!*dst[i]) return luaL_error(L, "out of memory");
@@ -206,23 +332,50 @@ static int read_def_raw(lua_State *L) {
   ls->nsteps = n;
   for (int k = 1; k <= n; k++) {
     step *s = &ls->steps[k - 1];
+    s->answer_tol = s->predict_tol = NAN;
     lua_rawgeti(L, -1, k); /* step */
-    rawfield(L, -1, "text");
+    int st = lua_gettop(L);
+    rawfield(L, st, "text");
     s->text = lesson_xstrdup(lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
     lua_pop(L, 1);
-    if (rawfield(L, -1, "focus") == LUA_TSTRING) s->focus = lesson_xstrdup(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    s->has_claims = rawfield(L, -1, "claims") == LUA_TFUNCTION;
-    s->has_figure = rawfield(L, -2, "figure") == LUA_TFUNCTION;
-    lua_pop(L, 2);
-    if (rawfield(L, -1, "try") == LUA_TTABLE) {
-      if (rawfield(L, -1, "text") == LUA_TSTRING) s->try_text = lesson_xstrdup(lua_tostring(L, -1));
-      s->has_check = rawfield(L, -2, "check") == LUA_TFUNCTION;
-      s->has_show = rawfield(L, -3, "show") == LUA_TTABLE;
-      lua_pop(L, 3);
-    }
-    lua_pop(L, 2); /* try, step */
     if (!s->text) return luaL_error(L, "out of memory");
+    rawfield(L, st, "focus");
+    s->focus = top_string(L);
+    rawfield(L, st, "view");
+    s->view = top_string(L);
+    s->has_set = rawfield(L, st, "set") == LUA_TTABLE;
+    s->has_claims = rawfield(L, st, "claims") == LUA_TFUNCTION;
+    s->has_figure = rawfield(L, st, "figure") == LUA_TFUNCTION;
+    s->has_variant = rawfield(L, st, "variant") == LUA_TFUNCTION;
+    lua_settop(L, st);
+    if (rawfield(L, st, "try") == LUA_TTABLE) {
+      int t = lua_gettop(L);
+      rawfield(L, t, "text");
+      s->try_text = top_string(L);
+      s->has_check = rawfield(L, t, "check") == LUA_TFUNCTION;
+      s->has_show = rawfield(L, t, "show") == LUA_TTABLE;
+      copy_strings(L, t, "hints", &s->hints, &s->nhints);
+      if (rawfield(L, t, "answer") == LUA_TTABLE) {
+        s->has_answer = 1;
+        rawfield(L, -1, "claim");
+        s->answer_claim = top_string(L);
+        if (rawfield(L, -2, "tol") == LUA_TNUMBER) s->answer_tol = lua_tonumber(L, -1);
+        if (s->answer_claim && !lesson_registry_find(ls->opt.registry, s->answer_claim) &&
+            !ls->opt.check_mode)
+          return luaL_error(L, "lesson: step %d: try.answer.claim: unknown id '%s'", k,
+                            s->answer_claim);
+      }
+    }
+    lua_settop(L, st);
+    if (rawfield(L, st, "predict") == LUA_TTABLE) {
+      int t = lua_gettop(L);
+      rawfield(L, t, "question");
+      s->question = top_string(L);
+      if (!s->question) return luaL_error(L, "out of memory");
+      copy_strings(L, t, "choices", &s->choices, &s->nchoices);
+      if (rawfield(L, t, "tol") == LUA_TNUMBER) s->predict_tol = lua_tonumber(L, -1);
+    }
+    lua_settop(L, st - 1); /* the step */
   }
   return 0;
 }
@@ -259,9 +412,11 @@ static int apply_raw(lua_State *L) {
   if (rawfield(L, -1, "focus") == LUA_TSTRING) { /* a panel of the screen, which keeps it */
     const char *const *panels = a->ls->opt.panels;
     const char *f = lua_tostring(L, -1);
-    if (panels && ns_choice_parse(panels, f) < 0) {
-      char list[160];
-      luaL_error(L, "focus: unknown panel '%s' (%s)", f, ns_choice_list(panels, list, sizeof list));
+    if (panels && ns_choice_parse(panels, f) < 0 && ns_choice_parse(lesson_focus_views, f) < 0) {
+      char list[160], views[80];
+      luaL_error(L, "focus: unknown panel '%s' (%s; or a view: %s)", f,
+                 ns_choice_list(panels, list, sizeof list),
+                 ns_choice_list(lesson_focus_views, views, sizeof views));
     }
   }
   return 0;
@@ -362,7 +517,14 @@ void lesson_free(lesson *ls) {
     step *s = &ls->steps[k];
     free(s->text);
     free(s->focus);
+    free(s->view);
     free(s->try_text);
+    free(s->answer_claim);
+    free(s->question);
+    for (int i = 0; i < s->nhints; i++) free(s->hints[i]);
+    free(s->hints);
+    for (int i = 0; i < s->nchoices; i++) free(s->choices[i]);
+    free(s->choices);
     ns_state_free(&s->state);
     ns_state_free(&s->show);
     free(s->set_fields);
@@ -370,6 +532,7 @@ void lesson_free(lesson *ls) {
   }
   free(ls->steps);
   ns_state_free(&ls->cur);
+  ns_state_free(&ls->start);
   free(ls->path);
   free(ls->title);
   free(ls->source);
@@ -405,14 +568,16 @@ static lesson *load(const char *path, const lesson_options *o,
     return NULL;
   }
   lua_sethook(ls->L, lesson_sb_hook, LUA_MASKCOUNT, HOOK_EVERY);
-  if (lesson_sb_run(ls, lesson_sb_open, ls, 0, path, err) != 0 || lesson_sb_run(ls, load_raw, ls, 0, path, err) != 0 ||
+  if (lesson_sb_run(ls, lesson_sb_open, ls, 0, path, err) != 0 ||
+      lesson_sb_run(ls, player_globals_raw, ls, 0, path, err) != 0 ||
+      lesson_sb_run(ls, load_raw, ls, 0, path, err) != 0 ||
       lesson_sb_run(ls, read_def_raw, ls, 0, path, err) != 0) {
     lesson_free(ls);
     return NULL;
   }
   /* the snapshots: each step from the previous one */
   ns_state prev;
-  if (ns_state_init(&prev, e) != 0) {
+  if (ns_state_init(&ls->start, e) != 0 || ns_state_init(&prev, e) != 0) {
     snprintf(err, LESSON_ERRLEN, "%s: %s", path, e);
     lesson_free(ls);
     return NULL;
@@ -553,6 +718,52 @@ const char *const *lesson_step_fields(const lesson *ls, int k, const char *what)
   return (const char *const *)(strcmp(what, "show") == 0 ? s->show_fields : s->set_fields);
 }
 
+const char *lesson_step_view(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s ? s->view : NULL;
+}
+int lesson_step_has_set(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s && s->has_set;
+}
+int lesson_step_has_variant(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s && s->has_variant;
+}
+int lesson_step_has_answer(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s && s->has_answer;
+}
+int lesson_step_nhints(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s ? s->nhints : 0;
+}
+const char *lesson_step_hint(const lesson *ls, int k, int i) {
+  const step *s = step_of(ls, k);
+  return s && i >= 1 && i <= s->nhints ? s->hints[i - 1] : NULL;
+}
+const char *lesson_step_question(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s ? s->question : NULL;
+}
+int lesson_step_nchoices(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s ? s->nchoices : 0;
+}
+const char *lesson_step_choice(const lesson *ls, int k, int i) {
+  const step *s = step_of(ls, k);
+  return s && i >= 1 && i <= s->nchoices ? s->choices[i - 1] : NULL;
+}
+const ns_state *lesson_step_before(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  if (!s) return NULL;
+  return k == 1 ? &ls->start : &ls->steps[k - 2].state;
+}
+int lesson_step_is_try(const lesson *ls, int k) {
+  const step *s = step_of(ls, k);
+  return s && (s->has_check || s->has_answer);
+}
+
 static int apply_state(const ns_state *src, ns_state *s, ns_history *h, char *err) {
   ns_state_patch p;
   ns_patch_from_state(&p, src);
@@ -587,20 +798,33 @@ int lesson_apply_show(const lesson *ls, int k, ns_state *s, ns_history *h, char 
 typedef struct {
   lesson *ls;
   int k;
-  const char *field; /* "claims", "figure" or "check" (in try) */
+  const char *field; /* a path in the step: "claims", "figure", "try.check", "variant"... */
+  int seed;          /* > 0: passed before the state (variant) */
 } call_spec;
 
-/* Calls step k's function with the state table (get()) of ls->cur; leaves one result. */
+/* Calls step k's function at c->field with the state table (get()) of ls->cur; leaves one
+ * result. A value that is not a function is the result itself (predict.answer = 2). */
 static int call_raw(lua_State *L) {
   call_spec *c = lua_touserdata(L, 1);
   push_step(L, c->k);
-  if (strcmp(c->field, "check") == 0) {
-    rawfield(L, -1, "try");
+  const char *p = c->field;
+  while (*p) {
+    size_t n = strcspn(p, ".");
+    lua_pushlstring(L, p, n);
+    if (lua_type(L, -2) != LUA_TTABLE) luaL_error(L, "no %s", c->field);
+    lua_rawget(L, -2);
     lua_replace(L, -2);
+    p += n;
+    if (*p == '.') p++;
   }
-  rawfield(L, -1, c->field);
+  if (lua_type(L, -1) != LUA_TFUNCTION) return 1;
+  int nargs = 1;
+  if (c->seed > 0) {
+    lua_pushinteger(L, c->seed);
+    nargs++;
+  }
   nsx_pushstate(L, &c->ls->cur); /* adapter: the state as get() returns it */
-  lua_call(L, 1, 1);
+  lua_call(L, nargs, 1);
   return 1;
 }
 
@@ -613,13 +837,33 @@ static int enter(lesson *ls, const ns_state *s, char *err) {
   return 0;
 }
 
-static int call_step(lesson *ls, int k, const char *field, const ns_state *s, char *err) {
+static int call_step_seed(lesson *ls, int k, const char *field, int seed, const ns_state *s,
+                          char *err) {
   if (enter(ls, s, err) != 0) return -1;
-  call_spec c = {ls, k, field};
+  call_spec c = {ls, k, field, seed};
   char prefix[LESSON_ERRLEN];
   snprintf(prefix, sizeof prefix, "%s: step %d: %s", ls->path, k, field);
   ls->cur_step = k;
   return lesson_sb_run(ls, call_raw, &c, 1, prefix, err);
+}
+
+static int call_step(lesson *ls, int k, const char *field, const ns_state *s, char *err) {
+  return call_step_seed(ls, k, field, 0, s, err);
+}
+
+/* Calls field at state s and takes its result as a finite number into *v; 0 or -1 (err). */
+static int call_number(lesson *ls, int k, const char *field, const ns_state *s, double *v,
+                       char *err) {
+  if (call_step(ls, k, field, s, err) != 0) return -1;
+  lua_State *L = ls->L;
+  int ok = lua_type(L, -1) == LUA_TNUMBER && isfinite(lua_tonumber(L, -1));
+  if (ok)
+    *v = lua_tonumber(L, -1);
+  else
+    snprintf(err, LESSON_ERRLEN, "%s: step %d: %s must give a finite number, got %s", ls->path, k,
+             field, lua_type(L, -1) == LUA_TNUMBER ? "nan or inf" : luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return ok ? 0 : -1;
 }
 
 int lesson_claims(lesson *ls, int k, char *err) {
@@ -676,7 +920,7 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
     if (hint && hintlen) snprintf(hint, hintlen, "this step has nothing to check");
     return 0;
   }
-  if (call_step(ls, k, "check", s ? s : &st->state, err) != 0) return -1;
+  if (call_step(ls, k, "try.check", s ? s : &st->state, err) != 0) return -1;
   lua_State *L = ls->L;
   int r = -1;
   if (lua_type(L, -1) == LUA_TBOOLEAN && lua_toboolean(L, -1))
@@ -692,6 +936,101 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
              ls->path, k, luaL_typename(L, -1));
   lua_pop(L, 1);
   return r;
+}
+
+/* ------------------------------------------------------------------ exercises */
+
+double lesson_default_tol(double v) {
+  double m = fabs(v);
+  if (!(m > 0) || !isfinite(m)) return 1e-9;
+  /* half a unit in the third significant digit: 13.2 -> 0.05, -0.27524 -> 0.0005 */
+  return 0.5 * pow(10, floor(log10(m)) - 2);
+}
+
+int lesson_judge(double got, double value, double tol) {
+  if (!isfinite(got)) return 0;
+  if (isnan(tol)) tol = lesson_default_tol(value);
+  /* a relative slack of rounding, so that the printed digits of a value always pass */
+  return fabs(got - value) <= tol * (1 + 1e-12) + 1e-15 * fabs(value);
+}
+
+int lesson_answer(lesson *ls, int k, const ns_state *s, double *value, double *tol, char *err) {
+  const step *st = step_of(ls, k);
+  if (!st || !st->has_answer) {
+    snprintf(err, LESSON_ERRLEN, "step %d takes no answer", k);
+    return -1;
+  }
+  *tol = st->answer_tol;
+  if (st->answer_claim) {
+    const lesson_claim_row *row = lesson_registry_find(ls->opt.registry, st->answer_claim);
+    if (!row) {
+      snprintf(err, LESSON_ERRLEN, "%s: step %d: try.answer.claim: unknown id '%s'", ls->path, k,
+               st->answer_claim);
+      return -1;
+    }
+    *value = row->expected;
+  } else if (call_number(ls, k, "try.answer.value", s ? s : &st->state, value, err) != 0)
+    return -1;
+  if (isnan(*tol)) *tol = lesson_default_tol(*value);
+  return 0;
+}
+
+int lesson_predict_truth(lesson *ls, int k, double *value, double *tol, char *err) {
+  const step *st = step_of(ls, k);
+  if (!st || !st->question) {
+    snprintf(err, LESSON_ERRLEN, "step %d asks no prediction", k);
+    return -1;
+  }
+  if (st->nchoices > 0) {
+    if (call_number(ls, k, "predict.answer", &st->state, value, err) != 0) return -1;
+    if (*value != floor(*value) || *value < 1 || *value > st->nchoices) {
+      snprintf(err, LESSON_ERRLEN, "%s: step %d: predict.answer must be a choice, 1 to %d, got %g",
+               ls->path, k, st->nchoices, *value);
+      return -1;
+    }
+    *tol = 0;
+    return 0;
+  }
+  if (call_number(ls, k, "predict.value", &st->state, value, err) != 0) return -1;
+  *tol = isnan(st->predict_tol) ? lesson_default_tol(*value) : st->predict_tol;
+  return 0;
+}
+
+typedef struct {
+  call_spec c;
+  ns_state *out; /* the step's state, changed in place */
+} variant_spec;
+
+static int variant_raw(lua_State *L) {
+  variant_spec *v = lua_touserdata(L, 1);
+  lua_pushcfunction(L, call_raw);
+  lua_pushlightuserdata(L, &v->c);
+  lua_call(L, 1, 1);
+  if (lua_type(L, -1) != LUA_TTABLE)
+    luaL_error(L, "variant must return a set{} table, got %s", luaL_typename(L, -1));
+  nsx_settable(L, -1, v->out, NULL);
+  return 0;
+}
+
+int lesson_apply_variant(lesson *ls, int k, int seed, ns_state *s, ns_history *h, char *err) {
+  const step *st = step_of(ls, k);
+  if (!st || !st->has_variant || seed < 1 || !s) {
+    snprintf(err, LESSON_ERRLEN, "step %d has no variant %d", k, seed);
+    return -1;
+  }
+  ns_state v;
+  if (copy_state(&v, &st->state, err) != 0) return -1;
+  int rc = enter(ls, &st->state, err);
+  if (rc == 0) {
+    variant_spec a = {{ls, k, "variant", seed}, &v};
+    char prefix[LESSON_ERRLEN];
+    snprintf(prefix, sizeof prefix, "%s: step %d: variant %d", ls->path, k, seed);
+    ls->cur_step = k;
+    rc = lesson_sb_run(ls, variant_raw, &a, 0, prefix, err);
+  }
+  if (rc == 0) rc = apply_state(&v, s, h, err);
+  ns_state_free(&v);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ finding lessons */

@@ -14,6 +14,7 @@ typedef struct {
   int lesson_step;        /* the step to start at (1-based; 0: 1, or --continue's) */
   int present;            /* --present: the lesson and its panel fill the screen */
   double autoplay;        /* --autoplay SECONDS between steps, 0: off */
+  int show_answers;       /* --show-answers: autoplay plays a try-it's answer and goes on */
   const char *record;     /* normscope record FILE.lua: where the recording goes, or NULL */
   int record_each;        /* record --every-change: each change is a step (no M needed) */
 } tui_options;

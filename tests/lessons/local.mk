@@ -37,3 +37,7 @@ tests_lessons_test_lesson_LDADD = libnslesson.la libnslua.la libnsaudit.la libns
 ## plot(panel) in a lesson played headless (a step's figure, print in claims)
 TESTS += tests/lessons/test_plot_lesson.sh
 EXTRA_DIST += tests/lessons/test_plot_lesson.sh tests/lessons/plot-figure.lua
+
+## lessons/README.md's attribute table against the engine's schema (src/lesson/schema.h)
+TESTS += tests/lessons/test_schema.sh
+EXTRA_DIST += tests/lessons/test_schema.sh
