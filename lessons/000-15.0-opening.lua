@@ -68,14 +68,22 @@ Same data, same format, two formulas: only one is a variance.]],
 
     {text = [[
 A prediction before the chapter starts. Replace "layer norm" or "RMS norm"
-by what the rule does, and say what would change if it were removed or
-swapped.]],
-     set = {x = X, dtype = "fp64", kind = "layer", eps = 0},
-     try = {text = [[
-Write down five things for the centered map: what change of the input it
-ignores (its invariance), which input directions its Jacobian sends to
+by what the rule does. Five things describe it: the change of the input
+it ignores (its invariance), the input directions its Jacobian sends to
 zero (its nullspace), the statistic it computes, where it sits in the
-network (its placement), and which arithmetic it relies on (its precision
-contract). The next lessons answer each one.]]}},
+network (its placement) and the arithmetic it relies on (its precision
+contract). The next lessons take them one by one; predict the first now.
+Once you answer, the output panel shows both probes on the centered map
+with eps 0: x + 10 and 2x.]],
+     predict = {question = "The centered map, eps 0: which changes of x leave y as it is?",
+                choices = {"adding one number to every coordinate",
+                           "multiplying x by a positive number", "both of these", "neither"},
+                answer = function(s)
+                  local r = result()
+                  local shift, scale = r.shift_dev == 0, r.scale_dev < 1e-12
+                  return shift and scale and 3 or shift and 1 or scale and 2 or 4
+                end},
+     set = {x = X, dtype = "fp64", kind = "layer", eps = 0, shift = 10, scale = 2},
+     focus = "output"},
   },
 }
