@@ -44,7 +44,7 @@ no direction is lost: the smallest singular value of J_pre is about 0.92,
 far from 0, even though J_N itself has rank 2. The residual view (D)
 shows J_pre and J_post side by side for this W: read s4 of J_pre.]],
      set = {placement = "pre"},
-     focus = "spectrum",
+     focus = "residual",
      claims = function(s)
        -- the number the D view prints; the lesson's own J_pre must agree with it
        local sv = result().residual.sv_pre
@@ -59,7 +59,7 @@ is J_post = J_N(x + W x) (I + W): every path goes through J_N, so the rank
 can be no more than J_N's. It is 2 (the D view's "rank 2 of 4" under
 J_post). Two input directions reach the next layer with zero derivative.]],
      set = {placement = "post"},
-     focus = "spectrum",
+     focus = "residual",
      claims = function(s)
        local r = result().residual
        assert(r.rank_post == ns.rank(j_post(s.x), 1e-10), "the D view's J_post is not this block")

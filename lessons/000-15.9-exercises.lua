@@ -155,14 +155,15 @@ setting with no shift; once you answer, the view shows it.]],
      set = {x = X, kind = "batch", eps = 1e-5, seed = SEED, train_source = "rng",
             train_loc = 4, train_scale = 2, train_batches = 8, batch_size = 32,
             momentum = 0.1, eval_loc = "default", eval_scale = "default"},
-     focus = "train"},
+     focus = "shift"},
 
     {text = [[
 The control has a shift part too: it measures how far 32 evaluation
 values are from their own population, and it is the floor every shifted
 run is measured against. Now shift: ( and ) move the evaluation mean by
-1 (eval_loc), j and J halve and double the training batches.]],
-     focus = "train",
+1 (eval_loc), j and J halve and double the training batches; the view
+follows.]],
+     focus = "shift",
      try = {text = [[
 Find a setting where the exact row's shift part is above 1 while its
 estimator part stays below 0.05.]],

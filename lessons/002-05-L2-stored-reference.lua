@@ -67,7 +67,7 @@ line "mean eval output", next to 0 for the own statistics): the
 evaluation data sit two training standard deviations above where
 training put them. That is not a bug. It is the signal that the inputs
 have moved away from the training reference.]],
-     focus = "train",
+     focus = "shift",
      figure = function(s)
        return ns.plot.bars({mean_own(), mean_stored()},
                            {width = 60, height = 10, labels = {"own batch", "stored training"},
@@ -86,7 +86,7 @@ The gap between the two normalisations has two sources, and the
 shifted-evaluation view (V) splits it: the estimator part is what 1000
 training draws get wrong about N(0, 1) (small), the shift part is what
 the move of the evaluation distribution costs (about 2.1).]],
-     focus = "train",
+     focus = "shift",
      try = {text = [[
 Put the evaluation distribution back on the training one: eval_loc 0,
 with the ( key twice or set{eval_loc = 0}. The mean output under the

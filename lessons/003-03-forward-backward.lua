@@ -76,10 +76,11 @@ variance. Adding them up gives
   dL/dx_i = (g_i - mean_j g_j - x_hat_i mean_j (g_j x_hat_j))
             / sqrt(var + eps)
 
-Here dL/dx = (0.738, -0.984, -0.246, 0.492). The figure splits it into
-its three paths: the direct term g_i / sqrt(var) is the gradient you
-would get if mu and var were constants; the other two rows correct it.]],
-     focus = "output",
+Here dL/dx = (0.738, -0.984, -0.246, 0.492). The backward view (B)
+splits it into its three paths, and so does the figure: the direct term
+g_i / sqrt(var) is the gradient you would get if mu and var were
+constants; the rows through the mean and the variance correct it.]],
+     focus = "backward",
      figure = function(s)
        local b = result().backward
        local rows = {b.direct, b.via_mean, b.via_var, b.dx}
@@ -96,8 +97,11 @@ would get if mu and var were constants; the other two rows correct it.]],
 The mean path subtracts the batch average of the upstream gradient, so
 the result has no component along the all-ones direction: shifting every
 x_i by the same amount cannot change the loss, and the gradient knows
-it. Its components sum to 0.]],
-     focus = "output",
+it. The backward view (B) checks the sum of dL/dx on its last lines;
+predict it before you read it.]],
+     predict = {question = "What do the four components of dL/dx add up to?",
+                value = function(s) return dx_of(s):sum() end, tol = 1e-9},
+     focus = "backward",
      claims = function(s)
        claim("g-grad-sum", dx_of(s):sum())
      end},
@@ -107,8 +111,8 @@ The variance path subtracts an x_hat-weighted average, which removes the
 component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
-output actually depends on.]],
-     focus = "output",
+output actually depends on (the B view's check ". x_hat ~ 0").]],
+     focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
      end,

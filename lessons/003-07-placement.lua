@@ -81,14 +81,14 @@ In a residual block the question becomes pre-norm or post-norm:
   pre-norm   x + F(N(x))     the normalization inside the branch
   post-norm  N(x + F(x))     the normalization after the sum
 
-With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), the
-spectrum panel shows N alone: rank 2. The figure gives the singular
-values of the two block Jacobians: pre-norm keeps the identity path,
-none is 0; post-norm sends everything through N, two are 0. (The
-state's W and placement fields hold the block; result().residual has
-both Jacobians.)]],
+With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), N
+alone has rank 2 (Alt-4, the spectrum). The residual view (D) shows the
+two block Jacobians side by side with their singular values, and the
+figure has the same bars: pre-norm keeps the identity path, none is 0;
+post-norm sends everything through N, two are 0. (The state's W and
+placement fields hold the block; l steps the placement.)]],
      set = {placement = "pre"},
-     focus = "spectrum",
+     focus = "residual",
      figure = function(s)
        local res = result().residual
        local pre, post = res.sv_pre, res.sv_post

@@ -65,7 +65,9 @@ Xavier row read 1.62e-01 and this one does not.
 
 Layer 20's standard deviation then depends on the factor: about 1e-16 at
 0.01 (the signal is gone), 0.974 at 1.0 (tanh saturates), 0.154 at
-Xavier. That is the left column of table 1.]], LAYERS, WIDTH, B, SEED),
+Xavier. That is the left column of table 1, and the "no norm" row of
+the deep-stacks view (L) on screen.]], LAYERS, WIDTH, B, SEED),
+     focus = "stacks",
      claims = function(s)
        claim("e-none-l20-001", last("none", 0.01))
        claim("e-none-l20-1", last("none", 1.0))
@@ -74,9 +76,10 @@ Xavier. That is the left column of table 1.]], LAYERS, WIDTH, B, SEED),
 
     {text = [[
 Now add the line to every layer. All three inits end at the same layer-20
-standard deviation, 0.6310 to four decimals (the figure is table 1, every
-cell computed by this lesson). The spread between the three is below
-1e-4.]],
+standard deviation, 0.6310 to four decimals (the figure above is table
+1, every cell computed by this lesson; L shows its "batch norm" row
+live). The spread between the three is below 1e-4.]],
+     view = "figure",
      figure = function(s)
        local lines = {"Table 1: std of layer-20 h (batch 512, seed 0)",
                       "  init      no normalisation   batch norm"}
@@ -102,7 +105,9 @@ not standardised. A standardised z put through tanh has a standard
 deviation near 0.63, and since every layer brings z back to the same
 shape, every layer returns about the same number. The figure follows the
 std layer by layer: without normalisation each init drifts its own way;
-with batch norm the three curves lie on top of each other.]],
+with batch norm the three curves lie on top of each other (the figure
+above; the L view draws the same on a log axis).]],
+     view = "figure",
      figure = function(s)
        local series = {}
        for _, i in ipairs(INITS) do
@@ -144,6 +149,21 @@ to rounding level (below 1e-12).]],
     {text = [[
 So with the line in place the init constant stops being a setting you
 have to tune: twenty layers come out at the same scale whatever factor
-the weights started with. The next two lessons are the price.]]},
+the weights started with. The next two lessons are the price. The first
+one is in the deep-stacks view (L) already, in its rows "layer-20 std
+at batch": predict before you read them.]],
+     predict = {question = "Shrink the batch from 512 to 4: whose layer-20 std moves more?",
+                choices = {"batch norm's", "layer norm's", "neither moves"},
+                answer = function(s)
+                  local function l20(norm, b)
+                    return ns.stack{layers = LAYERS, width = WIDTH, batch = b, init = 1 / 16,
+                                    norm = norm, seed = SEED}.std[LAYERS]
+                  end
+                  local db = math.abs(l20("batch", 4) - last("batch", 1 / 16))
+                  local dl = math.abs(l20("layer", 4) - l20("layer", B))
+                  if db < 1e-3 and dl < 1e-3 then return 3 end
+                  return db > dl and 1 or 2
+                end},
+     focus = "stacks"},
   },
 }

@@ -53,7 +53,10 @@ the batch size is now part of the network. Run the same Xavier stack
 20's std. With batch norm it climbs as the batch shrinks: 0.6310 at 512,
 0.6756 at 4. Layer norm, which standardises each example over its 256
 features, stays near 0.63 at every size (the small wobble is the draws:
-each batch size starts the generator at a different place).]],
+each batch size starts the generator at a different place). The
+deep-stacks view (L) has the same table live, in its rows "layer-20 std
+at batch", and plots it on the right; F shows the lesson's copy.]],
+     focus = "stacks",
      figure = function(s)
        local lines = {"Table 2: std of layer-20 h (Xavier init, seed 0)",
                       "  batch   batch norm   layer norm"}
@@ -123,6 +126,7 @@ standardised by itself, the expected kurtosis is exactly 3(n - 1)/(n + 1):
 figure shows the kurtosis of z in every layer of the batch-norm runs at
 batch 4 and batch 512 (each a finite sample, so it wobbles around the
 exact value).]],
+     view = "figure",
      figure = function(s)
        return ns.plot.lines({{y = run("batch", 4, "tanh").kurtosis, label = "batch 4"},
                              {y = run("batch", 512, "tanh").kurtosis, label = "batch 512"}},
@@ -140,7 +144,19 @@ exact value).]],
 tanh squeezes large values. At batch 4 there are no large values left to
 squeeze, so less is squeezed and the output std is larger. Two checks.
 First, make the activation linear: layer 20's std is then 1.0000 at batch
-4 and at batch 512, and the batch dependence is gone.]],
+4 and at batch 512, and the batch dependence is gone. The figure follows
+the std layer by layer for both activations at both batch sizes.]],
+     view = "figure",
+     figure = function(s)
+       local series = {}
+       for _, c in ipairs{{"tanh", 4}, {"tanh", 512}, {"linear", 4}, {"linear", 512}} do
+         series[#series + 1] = {y = run("batch", c[2], c[1]).std,
+                                label = c[1] .. ", batch " .. c[2]}
+       end
+       return ns.plot.lines(series, {width = 76, height = 14, xlabel = "layer",
+                                     ylabel = "std of h", range = {0.5, 1.05},
+                                     title = "batch norm: tanh against a linear activation"})
+     end,
      claims = function(s)
        claim("e-linear-l20", last("batch", 4, "linear"))
        claim("e-linear-l20-512", last("batch", 512, "linear"))
@@ -151,9 +167,18 @@ Second, one layer is enough. Draw exact N(0,1) values, standardise them
 in batches, apply tanh once. Batches of %d (%d batches, seed %d): std
 about 0.6768. Batches of %d (%d batches, seed %d): about 0.6281. The whole
 gap is there after a single layer; twenty layers do not build it up.
-These two are estimates: another seed moves them in the third decimal.]],
+These two are estimates: another seed moves them in the third decimal.
+The bars compare them with layer 20 of the stacks at the same sizes.]],
        SINGLE[1].n, SINGLE[1].batches, SINGLE[1].seed,
        SINGLE[2].n, SINGLE[2].batches, SINGLE[2].seed),
+     figure = function(s)
+       return ns.plot.bars({single_layer(SINGLE[1]), last("batch", 4),
+                            single_layer(SINGLE[2]), last("batch", 512)},
+                           {width = 64, height = 10,
+                            labels = {"1 layer, 4", "20 layers, 4", "1 layer, 512",
+                                      "20 layers, 512"},
+                            title = "std after tanh: one layer against twenty"})
+     end,
      claims = function(s)
        claim("e-single-layer-4", single_layer(SINGLE[1]))
        claim("e-single-layer-512", single_layer(SINGLE[2]))

@@ -95,6 +95,21 @@ kind batch in eval mode and see the running statistics take over.]],
 So layer norm is not a better batch norm. It standardises along another
 axis and is therefore a different function: it never sees the batch, so
 it has neither price, but it also forgets a per-example offset and scale
-that batch norm keeps.]]},
+that batch norm keeps. The output panel has two examples, the second
+the first plus 10, under layer norm: their rows of y are the same.]],
+     set = {x = {{1, 2, 4}, {11, 12, 14}}, kind = "layer", mode = "train"},
+     focus = "output",
+     try = {text = [[
+Switch the same two examples to batch norm (k K in the settings, or
+set{kind = ...}) and see the offset come back: the two rows differ.]],
+            check = function(s)
+              if s.kind ~= "batch" then return "the kind is " .. s.kind end
+              local y = result().y
+              return (y:slice(1, 1, 1) - y:slice(1, 2, 2)):abs():max() > 0.5 or
+                       "the rows are still alike"
+            end,
+            hints = {"Batch norm compares each feature across the two examples.",
+                     "set{kind = \"batch\"}"},
+            show = {kind = "batch"}}},
   },
 }

@@ -35,7 +35,8 @@ batch-norm stacks (batch 32): seed 0 with init 1/16 and with init 1.0
 (other random numbers, for the inputs and the weights alike; ns.stack
 draws both from one seed). All three have the same std of about 0.63,
 but only the two with the same draws have the same activations: the
-cosine between the other pair is near 0.]],
+cosine between the other pair is near 0 (the table above).]],
+     view = "figure",
      figure = function(s)
        local a, b, c = last_h(0, 1 / 16), last_h(0, 1.0), last_h(1, 1 / 16)
        local rows = {"layer 20 of three batch-norm stacks (batch 32)",
@@ -81,6 +82,9 @@ The essay in five lines:
   scale: bias about -3/(4n), spread about 1/sqrt(2n) (004-04).
 - Layer norm never looks at the batch and so avoids both prices. It
   normalises along another axis: a different map, not a strictly better
-  one (004-05).]]},
+  one (004-05).
+The deep-stacks view (L) holds the first and third lines: the tables and
+both plots.]],
+     focus = "stacks"},
   },
 }
