@@ -51,9 +51,12 @@ lesson{
   steps = {
     {text = [[
 Exercise 11. Add the same constant to every feature and compare layer
-and RMS norm. x = (2, 3, 4, 5) and the shift probe adds 10: under RMS
-norm the output moves by up to 0.3415 (at the first feature, 2 / 3.674
-becomes 12 / 13.546); under layer norm it does not move at all.]],
+and RMS norm. The input becomes x = (2, 3, 4, 5) under RMS norm, and
+the shift probe adds 10 to every feature: once you answer, the output
+panel shows the largest change (x+10 max|y'-y|).]],
+     predict = {question = "Under RMS norm, by how much does the output of (2, 3, 4, 5) " ..
+                  "move at most when 10 is added to every feature?",
+                value = function(s) return result().shift_dev end, tol = 0.02},
      set = {x = V, kind = "rms", axes = "default", eps = EPS, gamma = {}, beta = {},
             mode = "train", dtype = "fp64", acc = "default", groups = 1, shift = 10,
             scale = 2},
@@ -65,11 +68,13 @@ becomes 12 / 13.546); under layer norm it does not move at all.]],
        claim("n-ex11-ln-shift", (y1 - y0):abs():max())
      end,
      try = {text = [[
-Switch to layer norm (set{kind = "layer"}) and read the shift probe: 0.]],
+Under RMS norm the first feature goes from 2 / 3.674 to 12 / 13.546.
+Switch to layer norm and read the shift probe again.]],
             check = function(s)
               return result().shift_dev < 1e-12 or
                        string.format("the shift probe moves by %.3g", result().shift_dev)
             end,
+            hints = {"K steps the kind back towards layer.", "set{kind = \"layer\"}"},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -146,10 +151,15 @@ change; the check confirms that with it they do not.]],
 
     {text = [[
 Exercise 13. Running means across 20 deliberately shifted batches: the
-batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)).
-With PyTorch's momentum 0.1 the running mean trails far behind: after
-the 20th batch it is still about 8 below the last batch. An evaluation
-would use that stale value.]],
+batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)),
+through PyTorch's running mean with momentum 0.1. Once you answer, the
+figure follows both; an evaluation would use the running value.]],
+     predict = {question = "After the 20th batch, how far below the last batch's mean is " ..
+                  "the running mean?",
+                value = function(s)
+                  local run, batch = ramp_run(0.1)
+                  return batch[20] - run[20]
+                end, tol = 1},
      set = {x = V, kind = "layer", axes = "default", momentum = 0.1, mask = false},
      focus = "train",
      figure = function(s)
@@ -168,6 +178,9 @@ it (set{momentum = ...}); the check reruns the 20 batches with it.]],
               local lag = batch[20] - run[20]
               return lag < 2 or string.format("it lags by %.2f", lag)
             end,
+            hints = {"The running mean forgets the old batches at the rate momentum per step.",
+                     "A steady ramp leaves a lag of about (1 - m) / m batches.",
+                     "set{momentum = 0.5}: a lag of about 1."},
             show = {momentum = 0.5}}},
 
     {text = [[
@@ -212,11 +225,21 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
             show = {dtype = "bf16", acc = "fp32"}}},
 
     {text = [[
-Exercise 16. A Transformer swaps layer norm for RMS norm. No longer
-centred: the mean of each token's outputs (0.953 for (2, 3, 4, 5)).
-Still controlled: each token's root mean square, 1. A fixed-input test
-that shows the reduction: add one constant to every feature of a token;
-layer norm's output does not move, RMS norm's does.]],
+Exercise 16. A Transformer swaps layer norm for RMS norm. What is no
+longer controlled, what still is, and which fixed-input test shows the
+difference? Once you answer, the table compares the two on the token
+(2, 3, 4, 5).]],
+     predict = {question = "Layer norm becomes RMS norm: which property of each token's " ..
+                  "outputs is lost?",
+                choices = {"their mean is no longer 0", "their root mean square is no " ..
+                             "longer 1", "both", "neither"},
+                answer = function(s)
+                  local y = result().y
+                  local centred = math.abs(y:mean()) < 1e-6
+                  local unit = math.abs(math.sqrt(y:square():mean()) - 1) < 1e-3
+                  return (not centred and unit) and 1 or (centred and not unit) and 2 or
+                           (not centred and not unit) and 3 or 4
+                end},
      set = {x = V, kind = "rms", dtype = "fp64", acc = "default"},
      focus = "output",
      figure = function(s)
@@ -230,8 +253,9 @@ layer norm's output does not move, RMS norm's does.]],
        return table.concat(l, "\n")
      end,
      try = {text = [[
-Run the test on the screen: replace x by x plus a constant (e.g.
-set{x = {12, 13, 14, 15}}) and compare the RMS output with before.]],
+Run a fixed-input test on the screen: change the token in a way that
+leaves layer norm's output where it is, and see whether RMS norm's
+output moves.]],
             check = function(s)
               local c = is_shift_of_v(s.x:flat())
               if not c or c == 0 then return "add one nonzero constant to (2, 3, 4, 5)" end
@@ -239,6 +263,9 @@ set{x = {12, 13, 14, 15}}) and compare the RMS output with before.]],
               local y0 = ns.normalize(ns.tensor(V), {kind = "rms", eps = s.eps})
               return (result().y - y0):abs():max() > 1e-6 or "the output did not move"
             end,
+            hints = {"Type new values into the input panel (Alt-1), each one the old one " ..
+                       "plus the same number.",
+                     "set{x = {12, 13, 14, 15}}"},
             show = {x = {12, 13, 14, 15}}}},
   },
 }
