@@ -36,7 +36,7 @@ The right question is whether the next layer should care about it.]],
      focus = "output",
      try = {text = [[
 Find another input with exactly the same LayerNorm output as
-(-2, -1, 1, 2), e.g. set{x = {-1, 2, 8, 11}} (three times x, plus 5).]],
+(-2, -1, 1, 2), and type it into the input panel or set{x = {...}}.]],
             check = function(s)
               local f = s.x:flat()
               local same = #f == #X
@@ -49,6 +49,9 @@ Find another input with exactly the same LayerNorm output as
               local d = (y - y0):abs():max()
               return d < 1e-12 or string.format("the output differs by %.3g", d)
             end,
+            hints = {"LayerNorm forgets two things about x: see the output panel's probes.",
+                     "Any positive multiple of x, plus any constant, gives the same output.",
+                     "Three times x, plus 5: set{x = {-1, 2, 8, 11}}"},
             show = {x = {-1, 2, 8, 11}}}},
 
     {text = [[

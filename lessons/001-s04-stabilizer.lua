@@ -53,13 +53,17 @@ scale probe's y(a x) with y in the output panel.]],
      end,
      try = {text = [[
 Find a scale where the output has almost all of its amplitude back (at
-least 99 %): try set{scale = 0.01}, then set{scale = 0.1}.]],
+least 99 %): Z doubles the scale probe's a, or set{scale = ...}.]],
             check = function(s)
               if s.scale <= 0 then return "use a positive scale" end
               local r = amplitude(s.scale, s.eps)
               return r >= 0.99 or string.format("amplitude %.3f of the limit at a = %g", r,
                                                 s.scale)
             end,
+            hints = {"The amplitude is a sqrt(v) / sqrt(a^2 v + eps): a^2 v must be far " ..
+                       "above eps = 1e-5.",
+                     "v = 14/9; for 99 % you need a^2 v about 50 eps, so a near 0.02 or more.",
+                     "set{scale = 0.1}"},
             show = {scale = 0.1}}},
 
     {text = [[

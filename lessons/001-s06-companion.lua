@@ -59,12 +59,16 @@ output passes through 0. At b = 0.01 it is -0.845.]],
        claim("r6-fig-b1e-2", first(0.01))
      end,
      try = {text = [[
-Choose a companion that brings the first output between -0.5 and 0.5
-(for instance set{batch = {{0}, {0.002}}}).]],
+Choose a companion that brings the first output between -0.5 and 0.5:
+edit row 2 of the batch panel (Down, then type a value and Enter).]],
             check = function(s)
               local y = result().batch.target_now[1]
               return math.abs(y) < 0.5 or string.format("the first output is %.4f", y)
             end,
+            hints = {"The figure: far from 0 the output sits at -1 or +1.",
+                     "BN(0; {0, b}) = -b / sqrt(b^2 + 4 eps): b must be comparable to " ..
+                       "2 sqrt(eps) = 0.0063.",
+                     "set{batch = {{0}, {0.002}}}"},
             show = {batch = {{0}, {0.002}}}}},
 
     {text = [[

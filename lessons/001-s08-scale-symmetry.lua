@@ -51,9 +51,9 @@ g = (1, -2, 0.5, 3, 0), the gradient dL/dw = X^T J^T g has norm ratio
        claim("r8-weight-scale-grad-ratio", norm(grad_w(1)) / norm(grad_w(10)))
      end,
      try = {text = [[
-Pick another factor for the scale probe, say set{scale = 3}: the output
-still does not move, and the gradient ratio at that factor is 3 (the
-check computes it for your scale).]],
+Pick another factor for the scale probe (z and Z halve and double it,
+or set{scale = ...}): does the output move, and what does the gradient
+ratio become? The check computes the ratio for your scale.]],
             check = function(s)
               local c = s.scale
               if c <= 0 or c == 10 then return "choose a positive factor other than 10" end
@@ -61,6 +61,9 @@ check computes it for your scale).]],
               if result().scale_dev > 1e-12 then return "the output moved?" end
               return math.abs(r - c) < 1e-9 * c or string.format("ratio %.6g", r)
             end,
+            hints = {"Any positive factor other than 10 will do.",
+                     "The ratio follows the factor: at c the gradient is c times smaller.",
+                     "set{scale = 3}: output unchanged, ratio 3."},
             show = {scale = 3}}},
 
     {text = [[
