@@ -19,18 +19,20 @@ sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel.]],
             gamma = {}, beta = {}, mode = "train", scale = 2, shift = 10},
      focus = "output",
      try = {text = [[
-Predict batch norm of the same x by hand before you look: each column
-has two values, so it becomes (-1, 1) or (1, -1), except column 2 whose
-values are equal. Then set{kind = "batch"} and compare.]],
-            check = function(s)
-              if s.kind ~= "batch" then return "kind is still " .. s.kind end
-              local d = off(result().y, {{-1, 0, 1}, {1, 0, -1}})
-              return d < 1e-4 or string.format("off the hand result by %.3g", d)
-            end,
-            show = {kind = "batch"}}},
+Now batch norm of the same x, by hand, before you look: type the batch
+norm output of row 1, column 1 (the 1): = and a number.]],
+            answer = {value = function(s)
+                        return ns.normalize(s.x, {kind = "batch", eps = s.eps}):flat()[1]
+                      end, tol = 1e-3},
+            hints = {"Batch norm standardises each column: here two values per column.",
+                     "Two values always standardise to -1 and +1 (up to eps); equal values " ..
+                       "to 0.",
+                     "-1: the 1 is the smaller of (1, 3). The next step switches to batch " ..
+                       "norm, and column 2, (2, 2), gives 0."}}},
 
     {text = [[
-Column 2 came out as 0 without any complaint: eps kept the division by a
+Batch norm now: each column of two values became -1 and +1, and
+column 2 came out as 0 without any complaint: eps kept the division by a
 zero variance finite. That is how a stabilizer can hide an axis mistake,
 the arithmetic succeeds and the meaning is wrong. Next, compare train
 and eval mode on the same input with the stored statistics in hand.]],

@@ -124,15 +124,16 @@ reference, it does not pin every layer to mean 0 and variance 1.]],
        claim("n-affine-std", y:std())
      end,
      try = {text = [[
-Predict the mean and the standard deviation for gamma = 2, beta = -1,
-then set{gamma = 2, beta = -1} and compare with the output panel.]],
-            check = function(s)
-              local y = result().y
-              local ok = math.abs(y:mean() + 1) < 1e-9 and math.abs(y:std() - 2) < 1e-9
-              return ok or string.format("mean %.3f, std %.3f: want -1 and 2",
-                                         y:mean(), y:std())
-            end,
-            show = {gamma = 2, beta = -1}}},
+With gamma = 2 and beta = -1 instead, what would the 16 of v become?
+Type = and a number (a Lua expression will do), then set them and
+compare with the output panel.]],
+            answer = {value = function(s)
+                        return ns.normalize(s.x, {kind = s.kind, eps = s.eps, gamma = 2,
+                                                  beta = -1})[5]
+                      end},
+            hints = {"First standardise: v has mean 8 and population variance 25.2.",
+                     "The 16 is (16 - 8) / sqrt(25.2) = 1.594 standard deviations up.",
+                     "2 x 1.594 - 1 = 2.187: set{gamma = 2, beta = -1} shows it."}}},
 
     {text = [[
 RMS norm does only the second job: it divides by the root mean square

@@ -153,16 +153,15 @@ Give each channel its own scale: set{gamma = {1, 2, 3}, beta = {0, 0,
 
     {text = [[
 Forcing mean 0 and variance 1 is a constraint, and gamma and beta can
-lift it: gamma = sigma_B and beta = mu_B turn x_hat back into x itself.
-So the layer loses no expressive power; the network chooses the final
-mean and spread through two parameters instead of inheriting them from
-the layers below.]],
+lift it: some choice of the two turns x_hat back into x itself. So the
+layer loses no expressive power; the network chooses the final mean and
+spread through two parameters instead of inheriting them from the
+layers below.]],
      set = {x = X, gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[
 Find the gamma and beta that give back x = (2, 4, 6, 8) exactly (the
-output equal to the input). Hint: read the mean and the standard
-deviation in the output panel.]],
+output equal to the input, to the 5 decimals the output panel shows).]],
             check = function(s)
               if not x_is(s, X) then return "keep x = (2, 4, 6, 8)" end
               -- judged at the output panel's precision: y must read as x to the 5
@@ -173,6 +172,10 @@ deviation in the output panel.]],
               return string.format("y differs from x by up to %.3g (it must agree to the " ..
                                    "5 decimals shown)", d)
             end,
+            hints = {"y = gamma x_hat + beta, and x_hat = (x - mu_B) / sigma_B: solve for " ..
+                       "the gamma and beta that undo it.",
+                     "gamma = sigma_B and beta = mu_B; the input panel (Alt-1) prints both.",
+                     "set{gamma = 2.23607, beta = 5} (or gamma = math.sqrt(5))"},
             show = {gamma = math.sqrt(ns.tensor(X):var()), beta = ns.tensor(X):mean()}}},
   },
 }

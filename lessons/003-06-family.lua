@@ -110,15 +110,16 @@ panel counts the statistics: batch norm has 6, one per channel, each
 over 4 * 2 * 2 = 16 values.]],
      focus = "output",
      try = {text = [[
-Switch to group norm with 3 groups (set{kind = "group", groups = 3}):
-how many statistics now, over how many values each? (12, over 2 * 2 *
-2 = 8 values.) Then try instance (24) and layer (4).]],
-            check = function(s)
-              if s.kind == "batch" then return "change the kind" end
-              local r = result()
-              return #r.mean ~= C or "still 6 statistics"
-            end,
-            show = {kind = "group", groups = 3}}},
+Group norm with 3 groups: how many values does each of its statistics
+pool? Type = and a number, then switch (k, or set{kind = "group"}) and
+count; instance and layer norm are worth a look too.]],
+            answer = {value = function(s)
+                        local _, st = ns.normalize(s.x, {kind = "group", groups = 3})
+                        return #s.x // #st.mean
+                      end, tol = 0},
+            hints = {"One statistic per example and group: 4 x 3 of them.",
+                     "Each group holds 6 / 3 = 2 channels of 2 x 2 pixels.",
+                     "2 x 2 x 2 = 8 values (12 statistics; instance has 24, layer 4)."}}},
 
     {text = [[
 The property that decides the most is whether the batch axis N is
@@ -235,30 +236,21 @@ gap between train-mode and eval-mode outputs grows.]],
 
     {text = [[
 Exercise. A tensor of shape (8, 16, 4, 4) goes through group norm with
-G = 4 groups. How many values does each mean and variance pool?]],
+G = 4 groups. How many values does each mean and variance pool? Then
+put such a tensor in the explorer and let the output panel count.]],
      set = {batch_size = 32},
      focus = "output",
      try = {text = [[
-Work it out (channels per group times H times W), then put such a
-tensor in the explorer: set{x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}),
-kind = "group", groups = 4}. The output panel counts the statistics:
-the number of values divided by the number of statistics is the
-answer.]],
-            check = function(s)
-              local sh = s.x:shape()
-              if #sh ~= 4 or sh[1] ~= 8 or sh[2] ~= 16 or sh[3] ~= 4 or sh[4] ~= 4 then
-                return "make x of shape (8, 16, 4, 4)"
-              end
-              if s.kind ~= "group" or s.groups ~= 4 then
-                return "use kind group with groups = 4"
-              end
-              local r = result()
-              local want = sh[2] // s.groups * sh[3] * sh[4]
-              local got = r.n / #r.mean
-              return got == want or string.format("the panel pools %g values per " ..
-                                                  "statistic, the formula %d", got, want)
-            end,
-            show = {x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}), kind = "group",
-                    groups = 4}}},
+Type the number of values per statistic: = and a number.]],
+            answer = {value = function(s)
+                        local x = ns.rng(1):normal(0, 1, {8, 16, 4, 4})
+                        local _, st = ns.normalize(x, {kind = "group", groups = 4})
+                        return #x // #st.mean
+                      end, tol = 0},
+            hints = {"Each statistic covers one example and one group of channels, over " ..
+                       "all pixels.",
+                     "16 / 4 = 4 channels per group, each 4 x 4 pixels.",
+                     "64; the output panel counts it with set{x = " ..
+                       "ns.rng(1):normal(0, 1, {8, 16, 4, 4}), kind = \"group\", groups = 4}."}}},
   },
 }

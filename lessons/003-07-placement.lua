@@ -53,13 +53,6 @@ for _, p in ipairs{"pre", "post"} do
   STACKS[p] = {smin = smin, rank = rank}
 end
 
-local function is_default_x(s)
-  local f = s.x:flat()
-  if #f ~= #X then return false end
-  for i = 1, #X do if f[i] ~= X[i] then return false end end
-  return true
-end
-
 lesson{
   title = "Placement: where the normalization sits",
   source = "003_5350b2b8404a7fc0.txt",
@@ -123,25 +116,31 @@ the smallest singular value block by block (log scale; post-norm's is
      end},
 
     {text = string.format([[
-After %d blocks: rank %d for post-norm, %d for pre-norm. That surviving
-identity route is why deep Transformers are mostly built pre-norm: the
-gradient reaches every input direction, and such stacks often train
-without a warmup of the learning rate. Post-norm stacks are harder to
-get going as they deepen, and pay for it even though, once trained,
-they sometimes end up a little ahead.]],
+After %d blocks at x = (0.5, -1, 2, 0.25): rank %d for post-norm, %d for
+pre-norm. That surviving identity route is why deep Transformers are
+mostly built pre-norm: the gradient reaches every input direction, and
+such stacks often train without a warmup of the learning rate. Post-norm
+stacks are harder to get going as they deepen, and pay for it even
+though, once trained, they sometimes end up a little ahead. The input
+panel now holds another x, (1, -2, 0.5, 3), for the exercise.]],
                          DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
-     focus = "spectrum",
+     set = {x = {1, -2, 0.5, 3}},
+     focus = "input",
+     variant = function(seed, s)
+       local g, v = ns.rng(seed), {}
+       for i = 1, 4 do v[i] = math.floor(g:random() * 9) - 4 end
+       if v[1] == v[2] and v[2] == v[3] and v[3] == v[4] then v[1] = v[1] + 1 end
+       return {x = v}
+     end,
      try = {text = [[
-Exercise: what is the rank of the ten-block post-norm product for
-another input? Predict it, then type one (e.g. set{x = {1, -2, 0.5,
-3}}) and compute it in the prompt with ns.residual_jacobian.]],
-            check = function(s)
-              if is_default_x(s) then return "change x first" end
-              if #s.x ~= 4 or s.x:std() == 0 then return "use four values, not all equal" end
-              local J = stack(s.x, "post", DEPTH)
-              local r = ns.rank(J, 1e-10)
-              return r == 2 or "the rank is " .. r .. " here"
-            end,
-            show = {x = {1, -2, 0.5, 3}}}},
+Exercise: what is the rank of the ten-block post-norm product for the x
+in the input panel? Type = and a number; V gives another x. (The prompt
+can check it with ns.residual_jacobian.)]],
+            answer = {value = function(s)
+                        return ns.rank((stack(s.x, "post", DEPTH)), 1e-10)
+                      end, tol = 0},
+            hints = {"Every factor of the product goes through N.",
+                     "A product's rank is at most the smallest rank of its factors.",
+                     "N has rank 2 for any non-constant x, so the product has rank 2 here."}}},
   },
 }
