@@ -57,10 +57,13 @@ fp32 keeps only about 7 digits, and the difference 2.5 is lost.]],
 
     {text = [[
 The two-pass formula subtracts the mean first and then averages the
-squared deviations (1, 4 and their like). The numbers stay small and the
-result is exactly 2.5, in the same fp32 arithmetic.
+squared deviations (1, 4 and their like). The numbers stay small, in the
+same fp32 arithmetic. Predict its result; then the precision panel's
+twopass row shows it.
 
 Same data, same format, two formulas: only one is a variance.]],
+     predict = {question = "The two-pass variance of (9998, 9999, 10001, 10002) in fp32?",
+                value = function(s) return result().precision.twopass.var end, tol = 1e-6},
      focus = "precision",
      claims = function(s)
        claim("c15-fp32-centered-var", result().precision.twopass.var)

@@ -37,8 +37,10 @@ The projection P subtracts the mean from every coordinate. For x = (-2,
 
     {text = [[
 Adding the same number to every coordinate changes only the mean, and P
-removes the mean. So N_C(x + 10) is N_C(x): the shift probe shows a
-largest change of 0.]],
+removes the mean. Predict what that means for N_C(x + 10); then the
+shift probe (the x+10 column and its max|y'-y| line) shows it.]],
+     predict = {question = "How far does N_C(x + 10) move from N_C(x), at most?",
+                value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)
        claim("c15-centered-shift-dev", result().shift_dev)

@@ -60,10 +60,18 @@ population variance about 3.063.]],
     {text = [[
 In train mode the 32 evaluation values are centred and scaled by their
 own mean and variance. In eval mode the layer reaches instead for a
-running state built from the 256 training values.
-Build it exactly: one centered state (n, mean, m2) per batch, merged
-batch after batch. The merged state has mean about 4.096 and variance
-about 3.801, not 3.766 and 3.063.]],
+running state built from the 256 training values. Build it exactly: one
+centered state (n, mean, m2) per batch, merged batch after batch; the
+train/eval panel's exact row holds it, under the evaluation batch's own
+mean and variance (the "eval" line). Predict first, then compare them.]],
+     predict = {question = "Same population, no shift: does the merged training state have " ..
+                  "the evaluation batch's mean?",
+                choices = {"yes: same population, same mean",
+                           "no: another sample, another estimate"},
+                answer = function(s)
+                  local t = result().train
+                  return math.abs(t.exact.mean[1] - t.eval_mean[1]) < 1e-9 and 1 or 2
+                end},
      focus = "train",
      claims = function(s)
        local st = trace((draws()))[BATCHES]
@@ -96,8 +104,15 @@ by batch; the population values are 4 and 4.]],
 
     {text = [[
 Merging is exact up to rounding: Chan's pairwise formula combines two
-states (n, mean, m2) into the state of their union. One pass over all
-256 values in a row gives the same mean and the same m2 (about 973).]],
+states (n, mean, m2) into the state of their union. Compare it with one
+pass over all 256 values in a row (m2 is about 973 either way): predict
+how far apart the two means are.]],
+     predict = {question = "How far is the merged mean from the one-pass mean?",
+                value = function(s)
+                  local train = draws()
+                  return math.abs(trace(train)[BATCHES].mean -
+                                  ns.moments(train, {algo = "welford"}).mean)
+                end, tol = 1e-9},
      focus = "train",
      claims = function(s)
        local train = draws()

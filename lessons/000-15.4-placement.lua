@@ -83,7 +83,9 @@ What this does and does not show: the identity term in J_pre changes how
 derivatives flow through depth, and a residual branch still has to be
 kept under control. It does not prove that pre-normalized networks train
 better: the learned function, the scale, eps and the updates all change
-with the placement.]],
-     set = {x = X}},
+with the placement. The residual view (D) is back at pre-norm: l steps
+the placement through none, pre and post.]],
+     set = {x = X, placement = "pre"},
+     focus = "residual"},
   },
 }

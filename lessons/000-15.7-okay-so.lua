@@ -51,7 +51,9 @@ Open: the spectrum on screen describes the map at one input. Training
 moves the input and the weights, and the regions where the map bends
 sharply (near zero variance, for one) move with them. How a derivative
 that behaves well here fares when such a region comes close is a
-question for a later chapter.]],
-     focus = "spectrum"},
+question for a later chapter. The figure view (f) draws the spectrum
+panel's own figure for this one input.]],
+     focus = "spectrum",
+     view = "figure"},
   },
 }

@@ -20,7 +20,10 @@ which coordinates are averaged decides what information is removed (s3),
 the stabilizer eps makes scale invariance only approximate (s4, s5), and
 statistics taken across examples make one example's output depend on the
 others (s6). It argues from small constructions you can compute by hand,
-not from benchmark results.]]},
+not from benchmark results. The output panel (Alt-3) has the kind of
+construction it argues from: four numbers under layer norm, small
+enough to check by hand.]],
+     focus = "output"},
 
     {text = [[
 "Subtract the mean, divide by the standard deviation" is not yet a layer.
@@ -62,7 +65,11 @@ layer norm never looks at another row.]],
 So the useful question is not "does normalization help?" but "which
 changes of the input should leave the representation alone, and which
 information must survive?". Removing an offset is harmless when the
-offset is noise, and harmful when it carries the label.]]},
+offset is noise, and harmful when it carries the label. The output panel
+(Alt-3) has layer norm of x = (1, 2, 4): its shift probe adds 10 to
+every value, and the output does not notice.]],
+     set = {x = {1, 2, 4}, kind = "layer", shift = 10},
+     focus = "output"},
 
     {text = [[
 Section 2 keeps three historical papers apart. Ioffe and Szegedy (2015)
@@ -77,6 +84,10 @@ None of their training-speed or accuracy numbers are rerun. The article asks
 what follows exactly from the map itself, and those identities stay
 checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the
-sign flip caused by a batch companion (s06).]]},
+sign flip caused by a batch companion (s06). The settings panel's kind
+row (k steps it) names the two maps of the first two papers: batch and
+layer.]],
+     set = {kind = "batch"},
+     focus = "settings"},
   },
 }

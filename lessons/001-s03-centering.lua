@@ -22,10 +22,12 @@ with eps = 1e-5, no gamma or beta: the output panel shows N(x).]],
 
     {text = [[
 The all-ones vector is in P's nullspace: P 1 = 0. So x and x + b 1 have
-the same centered vector for every b, and the same output. The shift
-probe compares N(x) with N(x + 10) = N(11, 12, 14): the largest
-difference is 0. In the spectrum panel the same fact is the "ones"
-eigenvalue 0.]],
+the same centered vector for every b. The shift probe compares N(x)
+with N(x + 10) = N(11, 12, 14): predict the largest difference, then
+read it (max|y'-y|). In the spectrum panel (Alt-4) the same fact is the
+"ones" eigenvalue.]],
+     predict = {question = "How far apart are N(1, 2, 4) and N(11, 12, 14), at most?",
+                value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)
        claim("r3-level-erased", result().shift_dev)
@@ -53,6 +55,8 @@ and nothing else carries it, the layer has destroyed the answer. This is
 row 1 of the article's table: within-example centering removes the
 shared offset, so ask whether the task's information lives in that
 offset. A residual connection or an extra unnormalized feature can carry
-the level around the layer; the statement is about the isolated map.]]},
+the level around the layer; the statement is about the isolated map. The
+spectrum panel (Alt-4) shows the erased level as the "ones" eigenvalue.]],
+     focus = "spectrum"},
   },
 }

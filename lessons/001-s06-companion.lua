@@ -80,6 +80,9 @@ statistics as well. A careful evaluation says how statistics are
 obtained: recomputed per batch, frozen, synchronised across devices, or
 accumulated by a stated rule. This is row 2 of the article's table:
 statistics across examples couple batch members, so test how sensitive
-outputs are to batch composition.]]},
+outputs are to batch composition. The batch panel now holds (0, 2, 2):
+the same companion twice, and row 1's output is no longer near -1.]],
+     set = {batch = {{0}, {2}, {2}}, baseline = false},
+     focus = "batch"},
   },
 }

@@ -63,6 +63,10 @@ changed what is being evaluated, and it ties one user's prediction to
 whoever else arrived in the same batch (the coupling of lesson 001-s06).
 If stored statistics are adapted, use a declared, authorised data set,
 compare with the frozen statistics, and keep test labels out of it:
-otherwise adaptation becomes leakage.]]},
+otherwise adaptation becomes leakage. The output panel is back in train
+mode (m toggles it): y is centred again by the batch's own statistics,
+which is what recomputing at deployment does.]],
+     set = {mode = "train"},
+     focus = "output"},
   },
 }

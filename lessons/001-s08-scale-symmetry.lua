@@ -74,6 +74,16 @@ complexity, and a penalty on it (weight decay) can still steer the
 optimisation, because it changes the gradient's size. How much depends
 on eps, the affine, bypass routes and the optimiser, so the article
 claims no universal meaning for a weight-decay value. Measure functional
-and parameter changes separately.]]},
+and parameter changes separately. The figure puts the two side by side
+for a few factors c: the output's largest change, and ||dL/dw|| at c w.]],
+     figure = function(s)
+       local cs = {0.5, 1, 2, 5, 10}
+       local rows = {"    c   max |BN(c z) - BN(z)|   ||dL/dw at c w||"}
+       for _, c in ipairs(cs) do
+         local d = (ns.normalize(feature(c), BN) - ns.normalize(feature(1), BN)):abs():max()
+         rows[#rows + 1] = string.format("%5g   %21.3g   %16.5f", c, d, norm(grad_w(c)))
+       end
+       return table.concat(rows, "\n")
+     end},
   },
 }

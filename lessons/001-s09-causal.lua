@@ -56,6 +56,10 @@ The article ends with three open questions for such studies:
 - When a deployed model errs, what share of the error traces back to
   its stored running statistics, and what share to its weights?
 - Can interventions separate the removal of information from better
-  conditioning of the optimisation?]]},
+  conditioning of the optimisation?
+
+The second question starts at the train/eval panel (Alt-6): the stored
+statistics a deployed batch-norm layer uses.]],
+     focus = "train"},
   },
 }

@@ -46,6 +46,10 @@ tolerance, which is evidence, not proof; and each framework's default
 axes and statistics still have to be checked on their own. None of it
 says which normalization suits a language model or an image classifier.
 Its value is to separate exact algebra from empirical choices, so that a
-training study can then ask whether a map's invariances fit its task.]]},
+training study can then ask whether a map's invariances fit its task.
+One thing the algebra leaves out is on screen: the residual view (D), a
+path around the layer that changes which directions lose their
+gradient (lesson 000-15.4).]],
+     focus = "residual"},
   },
 }

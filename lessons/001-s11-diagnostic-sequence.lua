@@ -97,6 +97,9 @@ this screen:
 5. The train/eval panel's stored statistics kept with the model, and
    the mode switched on purpose, never by accident (001-s07).
 6. The interventions listed before an accuracy or speed change is
-   put down to any one of them (001-s09).]]},
+   put down to any one of them (001-s09).
+
+The settings panel (Alt-2) is where step 1 starts.]],
+     focus = "settings"},
   },
 }

@@ -59,8 +59,9 @@ holds the whole backward pass). gamma and beta appear only in line 4, so
   dL/dbeta  = sum_i dL/dy_i             = 2.5
   dL/dgamma = sum_i dL/dy_i x_hat_i     = 8.5 / sqrt(5) = 3.80
 
-(x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)]],
-     focus = "output",
+(x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)
+The backward view (B) lists the whole backward pass: press B.]],
+     focus = "backward",
      claims = function(s)
        local b = result().backward
        claim("g-grad-gamma", b.dgamma[1])

@@ -86,12 +86,17 @@ Each training step folds the batch moments into the buffers:
   r_v  <- (1 - alpha) r_v  + alpha m/(m-1) sigma_B^2
 
 Some frameworks call the weight of the old value the momentum (0.9)
-instead of the weight of the new one (0.1): the same update. From a
-fresh state (r_mu 0, r_v 1), one step on x = (2, 4, 6, 8) gives r_mu =
-%.4g and r_v = %.4g either way (ns.running: %.4g and %.4g). The stored
-variance is m/(m-1) sigma_B^2, the n - 1 divisor (20/3 here), while the
-normalization itself divides by n (sigma_B^2 = 5).]],
-                         OTHER_MEAN, OTHER_VAR, R1.mean, R1.var),
+instead of the weight of the new one (0.1): the same update. Start from
+a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
+with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
+stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
+normalization itself divides by n (sigma_B^2 = 5). Predict r_v.]],
+                         OTHER_MEAN, R1.mean),
+     predict = {question = "r_v after that one step?",
+                value = function(s)
+                  assert(math.abs(OTHER_VAR - R1.var) < 1e-12, "the two conventions differ")
+                  return R1.var
+                end},
      focus = "train"},
 
     {text = [[

@@ -55,8 +55,10 @@ norm's speed-up (Santurkar et al., 2018). The better-supported account
 is about optimization: normalization makes the loss and its gradient
 change more predictably along the update direction (smaller, steadier
 curvature), so larger steps are safe. The text gives no numbers for
-this; the screen can show a second mechanism exactly.]],
-     focus = "output"},
+this; the screen can show a second mechanism exactly. Every gradient that
+reaches the weights passes the layer's Jacobian, whose eigenvalues the
+spectrum panel (Alt-4) lists.]],
+     focus = "spectrum"},
 
     {text = string.format([[
 Scale the weights: W -> c W multiplies every pre-activation by c, and
