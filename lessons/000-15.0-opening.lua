@@ -14,7 +14,7 @@ shows in two experiments that they are not.
 
 The input is x = (-2, -1, 1, 2), the map is the centered one (kind layer:
 subtract the mean, divide by the standard deviation), and eps is 0. The
-output panel also normalizes x + 10, the input shifted by ten in every
+output panel (Alt-3) also normalizes x + 10, the input shifted by ten in every
 coordinate (the shift probe).
 
 Look at the shifted column: it is the same as y. Centering removed the ten.]],
@@ -27,7 +27,7 @@ never subtracts the mean. The same shift by ten now changes the output:
 the largest change over the four coordinates is about 2.055.
 
 The two maps agree on x itself (its mean is 0) but not on x + 10. They
-keep different information about the input.]],
+keep different information about the input. (Alt-3: the output panel)]],
      set = {kind = "rms"},
      focus = "output",
      claims = function(s)
@@ -46,7 +46,7 @@ watch the largest change fall back to 0.]],
 The second experiment is about arithmetic. Take four values close to ten
 thousand, (9998, 9999, 10001, 10002), stored in fp32 and summed in fp32.
 
-The precision panel computes their variance three ways. The raw-moment
+The precision panel (Alt-7) computes their variance three ways. The raw-moment
 formula mean(x^2) - mean(x)^2 gives exactly 0: both terms are about 1e8,
 fp32 keeps only about 7 digits, and the difference 2.5 is lost.]],
      set = {x = NEAR, kind = "layer", dtype = "fp32"},
@@ -58,7 +58,7 @@ fp32 keeps only about 7 digits, and the difference 2.5 is lost.]],
     {text = [[
 The two-pass formula subtracts the mean first and then averages the
 squared deviations (1, 4 and their like). The numbers stay small, in the
-same fp32 arithmetic. Predict its result; then the precision panel's
+same fp32 arithmetic. Predict its result; then the precision panel (Alt-7)'s
 twopass row shows it.
 
 Same data, same format, two formulas: only one is a variance.]],
@@ -76,7 +76,7 @@ it ignores (its invariance), the input directions its Jacobian sends to
 zero (its nullspace), the statistic it computes, where it sits in the
 network (its placement) and the arithmetic it relies on (its precision
 contract). The next lessons take them one by one; predict the first now.
-Once you answer, the output panel shows both probes on the centered map
+Once you answer, the output panel (Alt-3) shows both probes on the centered map
 with eps 0: x + 10 and 2x.]],
      predict = {question = "The centered map, eps 0: which changes of x leave y as it is?",
                 choices = {"adding one number to every coordinate",

@@ -44,7 +44,7 @@ standard deviation 2) for training and for evaluation: no distribution
 shift anywhere. The seed comes from a name: the first eight hex digits of
 sha256("c15-running-state"), which is 316832669.
 
-The train/eval panel draws 8 training batches of 32 values and one
+The train/eval panel (Alt-6) draws 8 training batches of 32 values and one
 evaluation batch of 32. The evaluation batch has mean about 3.766 and
 population variance about 3.063.]],
      set = {seed = SEED, train_source = "rng", train_loc = 4, train_scale = 2,
@@ -62,7 +62,7 @@ In train mode the 32 evaluation values are centred and scaled by their
 own mean and variance. In eval mode the layer reaches instead for a
 running state built from the 256 training values. Build it exactly: one
 centered state (n, mean, m2) per batch, merged batch after batch; the
-train/eval panel's exact row holds it, under the evaluation batch's own
+train/eval panel (Alt-6)'s exact row holds it, under the evaluation batch's own
 mean and variance (the "eval" line). Predict first, then compare them.]],
      predict = {question = "Same population, no shift: does the merged training state have " ..
                   "the evaluation batch's mean?",
@@ -83,7 +83,8 @@ mean and variance (the "eval" line). Predict first, then compare them.]],
 The running estimate settles as batches come in. After batch 1 it is
 that batch's own mean and variance; each merge adds 32 more values. The
 figure (left half of Fig. 15.2) follows the mean and the variance batch
-by batch; the population values are 4 and 4.]],
+by batch; the population values are 4 and 4. (Alt-6: the train/eval panel)
+(F: the figure, large)]],
      focus = "train",
      figure = function(s)
        local st = trace((draws()))
@@ -106,7 +107,7 @@ by batch; the population values are 4 and 4.]],
 Merging is exact up to rounding: Chan's pairwise formula combines two
 states (n, mean, m2) into the state of their union. Compare it with one
 pass over all 256 values in a row (m2 is about 973 either way): predict
-how far apart the two means are.]],
+how far apart the two means are. (Alt-6: the train/eval panel)]],
      predict = {question = "How far is the merged mean from the one-pass mean?",
                 value = function(s)
                   local train = draws()
@@ -127,7 +128,8 @@ Now normalize the same 32 evaluation values twice: with their own
 statistics (train mode) and with the running state (eval mode). One
 coordinate moves by about 0.448. Neither rounding nor a shifted
 population causes it: two finite samples simply estimate differently.
-The exact-merge row of the panel shows this gap.]],
+The exact-merge row of the panel shows this gap.
+(Alt-6: the train/eval panel) (F: the figure, large)]],
      focus = "train",
      figure = function(s)
        local train, eval = draws()
@@ -159,7 +161,7 @@ Frameworks do not merge exactly. PyTorch keeps an exponential moving
 average (momentum 0.1) that starts at mean 0 and variance 1, so after 8
 batches it still remembers its start: its gap in the panel is far larger.
 The evaluation policy (which estimate, updated how) is part of the
-layer's definition.]],
+layer's definition. (Alt-6: the train/eval panel)]],
      focus = "train",
      try = {text = [[
 The momentum row forgets its start slowly. Raise the momentum to 0.5

@@ -32,7 +32,7 @@ lesson{
 A residual block adds a branch F to its input. Take F(x) = W x with a
 fixed 4 x 4 matrix W, the centered map N with eps = 0, and the input
 x = (0.5, -1, 2, 0.25). On its own, N's Jacobian J_N has rank 2 here:
-the spectrum panel shows the ones and radial eigenvalues at 0.]],
+the spectrum panel (Alt-4) shows the ones and radial eigenvalues at 0.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2, W = WROWS,
             placement = "none"},
      focus = "spectrum"},
@@ -57,7 +57,8 @@ shows J_pre and J_post side by side for this W: read s4 of J_pre.]],
 Post-normalization normalizes after the sum: N(x + F(x)). Its Jacobian
 is J_post = J_N(x + W x) (I + W): every path goes through J_N, so the rank
 can be no more than J_N's. It is 2 (the D view's "rank 2 of 4" under
-J_post). Two input directions reach the next layer with zero derivative.]],
+J_post). Two input directions reach the next layer with zero derivative.
+(D: the residual view)]],
      set = {placement = "post"},
      focus = "residual",
      claims = function(s)

@@ -25,7 +25,7 @@ lesson{
   steps = {
     {text = [[
 Question 1. For d = 4, which input directions are in the nullspace of
-the centered map's Jacobian, and what rank follows? The output panel has
+the centered map's Jacobian, and what rank follows? The output panel (Alt-3) has
 the centered map at eps 0 with its two probes, x + 10 and 2x: they are
 the place to start.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
@@ -56,7 +56,7 @@ not move.]],
     {text = [[
 Question 2. And for the RMS map (kind rms, k in the settings)? Which
 direction does it ignore, and does the ones direction still count? The
-output panel shows the RMS map with the same two probes.]],
+output panel (Alt-3) shows the RMS map with the same two probes.]],
      set = {x = X, kind = "rms"},
      focus = "output",
      try = {text = [[
@@ -82,7 +82,7 @@ check that y stays where it is.]],
 
     {text = [[
 Question 3. Give the centered map eps = 1e-5 (e and E in the settings
-step it). Once you answer, the spectrum panel shows which of its two
+step it). Once you answer, the spectrum panel (Alt-4) shows which of its two
 zero eigenvalues moved.]],
      predict = {question = "With eps = 1e-5, which zero eigenvalues of the centered map " ..
                   "stay exactly 0?",
@@ -105,7 +105,7 @@ zero eigenvalues moved.]],
 Answer 3: only the ones direction stays exactly null, since P 1 = 0 does
 not involve eps. The radial eigenvalue becomes eps / s^3, small but not
 0: rank 3. Now the RMS map with the same eps (kind rms); once you
-answer, the spectrum panel shows it.]],
+answer, the spectrum panel (Alt-4) shows it.]],
      predict = {question = "The rank of the RMS map's Jacobian with eps = 1e-5?",
                 value = function(s) return jac_rank(s) end, tol = 0},
      set = {kind = "rms"},
@@ -119,7 +119,7 @@ Nothing stays null for the RMS map: its radial eigenvalue is eps / r^3
 with r = sqrt(mean(x^2) + eps), and it had no ones direction. Full rank.
 
 Question 4. Which invariances stay exact with eps? Once you answer, the
-output panel shows the centered map's shift probe with eps = 1e-5.]],
+output panel (Alt-3) shows the centered map's shift probe with eps = 1e-5.]],
      predict = {question = "With eps = 1e-5, is the centered map still exactly shift " ..
                   "invariant?",
                 choices = {"yes, exactly", "only approximately", "no"},
@@ -136,7 +136,8 @@ output panel shows the centered map's shift probe with eps = 1e-5.]],
     {text = [[
 Shift invariance stays exact: eps is added to m2, and m2 does not see a
 shift. Scale invariance becomes approximate: the scale probe (2x) is no
-longer 0, only small while m2 stays well above eps.]],
+longer 0, only small while m2 stays well above eps.
+(Alt-3: the output panel)]],
      focus = "output",
      try = {text = [[
 Find a scale a for the scale probe (z halves it, Z doubles it, or

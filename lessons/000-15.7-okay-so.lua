@@ -10,7 +10,7 @@ lesson{
   steps = {
     {text = [[
 Inherited: two tools from earlier chapters. A centered streaming state
-(n, mean, m2), which the precision panel computes three ways, and the
+(n, mean, m2), which the precision panel (Alt-7) computes three ways, and the
 spectrum of a Jacobian, which now diagnoses a layer.]],
      set = {x = {9998, 9999, 10001, 10002}, kind = "layer", eps = 0, dtype = "fp32",
             shift = 10, scale = 2},
@@ -19,7 +19,7 @@ spectrum of a Jacobian, which now diagnoses a layer.]],
     {text = [[
 Changed: the name of a layer says little. What pins it down is what it
 ignores, what it computes, how large its eps is and where it is added,
-and where the layer sits in the network. The settings panel has a row
+and where the layer sits in the network. The settings panel (Alt-2) has a row
 for each of these.]],
      set = {x = X, dtype = "fp64", eps = 1e-5},
      focus = "settings"},
@@ -27,7 +27,7 @@ for each of these.]],
     {text = [[
 Measured: first the shift probe, the ranks in the spectrum and the fp32
 rows of the precision panel; then the merged running state, whose gap
-is in the train/eval panel on screen now. These lessons recompute every
+is in the train/eval panel (Alt-6) on screen now. These lessons recompute every
 one of those numbers (normscope verify lists them).]],
      set = {momentum = 0.1},
      focus = "train"},
@@ -35,7 +35,7 @@ one of those numbers (normscope verify lists them).]],
     {text = [[
 Settled: the centered map and the RMS map forget different directions.
 Compare the spectrum of kind layer (ones and radial at 0, eps 0) with
-that of kind rms (radial only).]],
+that of kind rms (radial only). (Alt-4: the spectrum panel)]],
      set = {eps = 0, kind = "layer"},
      focus = "spectrum",
      try = {text = [[
@@ -52,7 +52,7 @@ moves the input and the weights, and the regions where the map bends
 sharply (near zero variance, for one) move with them. How a derivative
 that behaves well here fares when such a region comes close is a
 question for a later chapter. The figure view (f) draws the spectrum
-panel's own figure for this one input.]],
+panel's own figure for this one input. (Alt-4: the spectrum panel)]],
      focus = "spectrum",
      view = "figure"},
   },

@@ -46,7 +46,7 @@ lesson{
     {text = [[
 Exercise 1 (pencil). Take the centered and the RMS map with a positive
 eps, work out their Jacobians, and decide which zero eigenvalues are
-still exactly zero. Then make it a number: for the x in the input panel
+still exactly zero. Then make it a number: for the x in the input panel (Alt-1)
 and eps = 1e-3, what is the centered map's eigenvalue along the radial
 direction c = P x? (V gives another x.)]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
@@ -66,7 +66,7 @@ expression).]],
 Exercise 1, the other map. For the centered map the ones eigenvalue
 stays exactly 0 (P 1 = 0 never involves eps) and the radial one is the
 eps / s^3 you computed. Now the RMS map with the same eps = 1e-3: once
-you answer, the spectrum panel shows it (K then switches back to the
+you answer, the spectrum panel (Alt-4) shows it (K then switches back to the
 centered map, whose radial row holds your number).]],
      predict = {question = "How many eigenvalues of the RMS map's Jacobian are exactly 0 " ..
                   "with eps = 1e-3?",
@@ -80,7 +80,7 @@ centered map, whose radial row holds your number).]],
 Exercise 2 (code). Sweep the offset o = 1, 10, ..., 1e7 of the witness
 (o-2, o-1, o+1, o+2), stored and summed in fp32, and find the first
 offset where the raw formula mean(x^2) - mean(x)^2 is off by more than
-1 % (the true variance is 2.5). The precision panel computes all three
+1 % (the true variance is 2.5). The precision panel (Alt-7) computes all three
 formulas for whatever x holds; here it has o = 1.]],
      set = {x = witness(1), kind = "layer", eps = 0, dtype = "fp32"},
      focus = "precision",
@@ -102,7 +102,7 @@ Type the first failing offset: = and a number.]],
                      "The first decade that fails: o = 10000."}}},
 
     {text = [[
-Exercise 2 on the screen. The raw row of the precision panel fails
+Exercise 2 on the screen. The raw row of the precision panel (Alt-7) fails
 while the two-pass row stays at 2.5. Storage formats round the witness
 itself: t steps the dtype (fp16 and bf16 lose the offset's last digits
 before any sum is taken).]],
@@ -125,7 +125,7 @@ m2b) merge into the state of the union. Derive n, the mean and m2 of
 the union, show that the term m2 gains beyond m2a + m2b is never
 negative, and write the population variance (m2 / n) and the sample
 variance (m2 / (n - 1)) separately. Then a number: merge the state of
-the first two values of x (the input panel) with that of the last two.
+the first two values of x (the input panel (Alt-1)) with that of the last two.
 (V gives other values.)]],
      set = {x = {1, 2, 4, 8}, dtype = "fp64", kind = "layer", eps = 0},
      focus = "input",
@@ -162,7 +162,7 @@ The control has a shift part too: it measures how far 32 evaluation
 values are from their own population, and it is the floor every shifted
 run is measured against. Now shift: ( and ) move the evaluation mean by
 1 (eval_loc), j and J halve and double the training batches; the view
-follows.]],
+follows. (V: the shifted-evaluation view)]],
      focus = "shift",
      try = {text = [[
 Find a setting where the exact row's shift part is above 1 while its
@@ -185,7 +185,8 @@ and hardware contract, a discriminating control, and whether the result
 transfers. For the layer itself, write down every row of the settings
 panel that applies (kind and axes, eps and where it goes, gamma and
 beta, placement, dtype and acc, mode and momentum): a paper that leaves
-one of them out has not said which map it tested.]],
+one of them out has not said which map it tested.
+(Alt-2: the settings panel)]],
      set = {eval_loc = "default", train_batches = 8, kind = "layer", axes = "default",
             gamma = {}, beta = {}, placement = "none", acc = "default", dtype = "fp64"},
      focus = "settings",

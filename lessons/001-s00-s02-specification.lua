@@ -30,7 +30,7 @@ enough to check by hand.]],
 A full specification names: the tensor's shape, the reduction axes, the
 variance convention (divide by n or n - 1), eps and where it goes, the
 affine gamma and beta, and what happens at inference. Each of these is a
-field of the settings panel: kind and axes, ddof, eps and eps_at, gamma
+field of the settings panel (Alt-2): kind and axes, ddof, eps and eps_at, gamma
 and beta, mode.]],
      set = {kind = "layer", axes = "default", ddof = 0, eps = 1e-5, eps_at = "var",
             gamma = {}, beta = {}, mode = "train"},
@@ -41,7 +41,7 @@ Two layers with the same formula can be different functions. The batch
 panel holds a 3 x 3 matrix (rows are examples). Batch norm standardises
 each column (one feature across the examples); layer norm standardises
 each row (one example across its features). Same numbers in, different
-numbers out.]],
+numbers out. (Alt-5: the batch panel)]],
      set = {batch = M, target = 1, companion = 3, baseline = false},
      focus = "batch",
      try = {text = [[
@@ -84,7 +84,7 @@ None of their training-speed or accuracy numbers are rerun. The article asks
 what follows exactly from the map itself, and those identities stay
 checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the
-sign flip caused by a batch companion (s06). The settings panel's kind
+sign flip caused by a batch companion (s06). The settings panel (Alt-2)'s kind
 row (k steps it) names the two maps of the first two papers: batch and
 layer.]],
      set = {kind = "batch"},

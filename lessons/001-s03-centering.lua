@@ -15,7 +15,7 @@ Equation 1 of the article, for a vector x of d >= 2 coordinates:
 
 P subtracts the coordinate mean; c is the centered vector; the
 denominator is its root mean square, stabilised by eps. Here x = (1, 2, 4)
-with eps = 1e-5, no gamma or beta: the output panel shows N(x).]],
+with eps = 1e-5, no gamma or beta: the output panel (Alt-3) shows N(x).]],
      set = {x = X, kind = "layer", eps = 1e-5, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, shift = 10, scale = 2},
      focus = "output"},
@@ -36,7 +36,7 @@ read it (max|y'-y|). In the spectrum panel (Alt-4) the same fact is the
     {text = [[
 Could a later gain and bias bring the level back? No: gamma and beta act
 on N(x), and N(x) is already the same for both inputs, so whatever they
-do, they do to both.]],
+do, they do to both. (Alt-3: the output panel)]],
      focus = "output",
      try = {text = [[
 Give the layer an affine (set{gamma = 3, beta = 1}) and check the shift

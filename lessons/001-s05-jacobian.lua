@@ -33,7 +33,7 @@ Write c = P x and s = sqrt(c^T c / d + eps). Equation 3:
 
   J = P / s - c c^T / (d s^3),   J 1 = 0,   J c = (eps / s^3) c
 
-At x = (1, 2, 4) with eps = 0.01, read the spectrum panel: the "ones"
+At x = (1, 2, 4) with eps = 0.01, read the spectrum panel (Alt-4): the "ones"
 direction has eigenvalue 0, the radial direction c has eps / s^3 (about
 0.0051), and the direction orthogonal to both has 1 / s (about 0.7992).
 The lesson computes v^T J v / v^T v for each direction from the analytic
@@ -53,7 +53,7 @@ Jacobian.]],
 Two different reasons for a small eigenvalue. The ones direction is
 removed by construction: 0 for every eps. The radial direction is only
 suppressed: its eigenvalue eps / s^3 grows with eps and shrinks as the
-signal grows.]],
+signal grows. (Alt-4: the spectrum panel)]],
      focus = "spectrum",
      try = {text = [[
 Raise eps to 1 (set{eps = 1}): the radial eigenvalue climbs to about 40 %
@@ -70,7 +70,7 @@ of the bulk one (the ratio is eps / (v + eps)), while ones stays at 0.]],
 With eps = 0 (and a non-constant x) the radial eigenvalue is exactly 0
 too: stretching x by a positive factor leaves the output exactly as it was.
 With eps > 0 that direction stays faintly visible. The bulk eigenvalue
-is then 1 / sqrt(14/9) = 0.8018.]],
+is then 1 / sqrt(14/9) = 0.8018. (Alt-4: the spectrum panel)]],
      set = {eps = 0},
      focus = "spectrum",
      claims = function(s)
@@ -83,7 +83,7 @@ is then 1 / sqrt(14/9) = 0.8018.]],
 The companion check of the article: compare the analytic Jacobian with
 central finite differences (step h = 1e-6) at eps = 0.01, away from the
 singular zero-variance case. The largest entry-wise difference stays
-below 1e-7: the formula and the code agree. The spectrum panel's FD
+below 1e-7: the formula and the code agree. The spectrum panel (Alt-4)'s FD
 column shows the eigenvalues of the finite-difference Jacobian.]],
      set = {eps = 0.01},
      focus = "spectrum",

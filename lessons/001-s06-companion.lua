@@ -19,7 +19,7 @@ population variance and eps = 1e-5 gives the first example
 
   BN(0; {0, b}) = -b / sqrt(b^2 + 4 eps)          (equation 4)
 
-which at b = 2 is -0.999995, nearly -1. The batch panel shows it: row 1
+which at b = 2 is -0.999995, nearly -1. The batch panel (Alt-5) shows it: row 1
 is the target, row 2 its companion.]],
      set = {batch = {{0}, {2}}, target = 1, companion = 2, baseline = false, eps = EPS,
             eps_at = "var", ddof = 0},
@@ -31,7 +31,7 @@ is the target, row 2 its companion.]],
     {text = [[
 Now replace the companion by -2 and leave the first example at 0. Its
 output becomes +0.999995: the sample did not change, its training-mode
-output changed sign. The batch panel marks the flip against the old
+output changed sign. The batch panel (Alt-5) marks the flip against the old
 companion (2).]],
      set = {batch = {{0}, {-2}}, baseline = {2}},
      focus = "batch",
@@ -43,7 +43,7 @@ companion (2).]],
 The article's second figure: the first example's output as the companion
 b moves from -0.05 to 0.05. Far from 0 the output sits at -1 or +1,
 decided only by the companion's sign; near 0, eps takes over and the
-output passes through 0. At b = 0.01 it is -0.845.]],
+output passes through 0. At b = 0.01 it is -0.845. (F: the figure, large)]],
      figure = function(s)
        local bs, ys = {}, {}
        for k = -40, 40 do
@@ -80,7 +80,7 @@ statistics as well. A careful evaluation says how statistics are
 obtained: recomputed per batch, frozen, synchronised across devices, or
 accumulated by a stated rule. This is row 2 of the article's table:
 statistics across examples couple batch members, so test how sensitive
-outputs are to batch composition. The batch panel now holds (0, 2, 2):
+outputs are to batch composition. The batch panel (Alt-5) now holds (0, 2, 2):
 the same companion twice, and row 1's output is no longer near -1.]],
      set = {batch = {{0}, {2}, {2}}, baseline = false},
      focus = "batch"},

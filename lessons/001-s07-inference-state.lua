@@ -17,7 +17,7 @@ mean and variance, accumulated while training. Those numbers are state
 of the model just as much as the weights, and a saved model without
 them cannot reproduce its predictions. Here x is a batch of 6 values of
 one feature; the train/eval panel has trained running statistics on 8
-batches of 32 draws from N(4, 2).]],
+batches of 32 draws from N(4, 2). (Alt-3: the output panel)]],
      set = {x = X, kind = "batch", eps = 1e-5, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, mode = "train", train_source = "rng", train_loc = 4, train_scale = 2,
             train_batches = 8, batch_size = 32, momentum = false},
@@ -28,7 +28,8 @@ The check the article recommends is the one the m key makes here: the
 weights stay, the input stays, only the statistics change. Train mode
 takes the batch's own mean and variance, eval mode the stored pair. How
 far y moves tells you how much the output leans on that stored state;
-it does not tell you that the network learned badly.]],
+it does not tell you that the network learned badly.
+(Alt-3: the output panel)]],
      focus = "output",
      try = {text = [[
 Switch to eval mode (set{mode = "eval"}) and compare y with the train-mode
@@ -45,7 +46,7 @@ output: same x, same layer, different statistics.]],
 Statistics estimated on one distribution and used on another shift the
 outputs systematically. Keep eval mode and let the running statistics
 come from N(0, 2) instead: the inputs (mean about 4) now all look large,
-and the output mean is far from 0.]],
+and the output mean is far from 0. (Alt-3: the output panel)]],
      set = {mode = "eval", train_loc = 0},
      focus = "output",
      try = {text = [[
@@ -63,7 +64,7 @@ changed what is being evaluated, and it ties one user's prediction to
 whoever else arrived in the same batch (the coupling of lesson 001-s06).
 If stored statistics are adapted, use a declared, authorised data set,
 compare with the frozen statistics, and keep test labels out of it:
-otherwise adaptation becomes leakage. The output panel is back in train
+otherwise adaptation becomes leakage. The output panel (Alt-3) is back in train
 mode (m toggles it): y is centred again by the batch's own statistics,
 which is what recomputing at deployment does.]],
      set = {mode = "train"},

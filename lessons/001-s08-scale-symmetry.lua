@@ -32,7 +32,8 @@ Five examples with four features each, a weight vector w = (0.3, -0.2,
 0.5, 0.1), and one feature per example: z = X w = (3.4, 5.5, 7.1, 9.8,
 13.2). Batch norm over the five examples with eps = 0 is exactly
 scale-invariant, so w and 10 w give the same predictions. The output
-panel holds z; its scale probe (a = 10) shows the largest change: 0.]],
+panel holds z; its scale probe (a = 10) shows the largest change: 0.
+(Alt-3: the output panel)]],
      set = {x = feature(1), kind = "batch", eps = 0, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, scale = 10, mode = "train"},
      focus = "output",
@@ -74,7 +75,7 @@ complexity, and a penalty on it (weight decay) can still steer the
 optimisation, because it changes the gradient's size. How much depends
 on eps, the affine, bypass routes and the optimiser, so the article
 claims no universal meaning for a weight-decay value. Measure functional
-and parameter changes separately. The figure puts the two side by side
+and parameter changes separately. The figure (F) puts the two side by side
 for a few factors c: the output's largest change, and ||dL/dw|| at c w.]],
      figure = function(s)
        local cs = {0.5, 1, 2, 5, 10}

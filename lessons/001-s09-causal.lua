@@ -13,7 +13,7 @@ lesson{
 Replace batch norm by layer norm and several things change at once: the
 reduction axes, the coupling between examples, which invariances hold,
 the stored state for inference, and sometimes the shape of gamma and
-beta. The output panel holds a 4 x 3 batch (rows are examples) under
+beta. The output panel (Alt-3) holds a 4 x 3 batch (rows are examples) under
 batch norm: four examples share 3 statistics, one per feature.]],
      set = {x = M, kind = "batch", axes = "default", eps = 1e-5, eps_at = "var", ddof = 0,
             gamma = {}, beta = {}, mode = "train", shift = 10},
@@ -37,7 +37,7 @@ mode), change the batch composition while keeping the examples fixed
 or give the network an unnormalized copy of the level through a side
 route. Pair each with the task's own outcome and with optimisation
 diagnostics; if one intervention changes both the gradient scale and
-the available information, measure both.]],
+the available information, measure both. (Alt-2: the settings panel)]],
      set = {kind = "batch"},
      focus = "settings",
      try = {text = [[

@@ -14,7 +14,7 @@ lesson{
 First check the axes and broadcasting on a tensor small enough to do by
 hand. x is 2 x 3 (two examples, three features) under layer norm: row
 (1, 2, 6) has mean 3 and variance 14/3, so its output is (-2, -1, 3) /
-sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel.]],
+sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel (Alt-3).]],
      set = {x = TINY, kind = "layer", axes = "default", eps = 1e-5, eps_at = "var", ddof = 0,
             gamma = {}, beta = {}, mode = "train", scale = 2, shift = 10},
      focus = "output",
@@ -35,7 +35,8 @@ Batch norm now: each column of two values became -1 and +1, and
 column 2 came out as 0 without any complaint: eps kept the division by a
 zero variance finite. That is how a stabilizer can hide an axis mistake,
 the arithmetic succeeds and the meaning is wrong. Next, compare train
-and eval mode on the same input with the stored statistics in hand.]],
+and eval mode on the same input with the stored statistics in hand.
+(Alt-3: the output panel)]],
      set = {kind = "batch"},
      focus = "output",
      try = {text = [[
@@ -48,7 +49,7 @@ moves when the batch's statistics are replaced by the stored ones.]],
 
     {text = [[
 Third, the denominators: before any learning rate takes the blame, see
-how small sqrt(var + eps) gets. The output panel has the worst case, the
+how small sqrt(var + eps) gets. The output panel (Alt-3) has the worst case, the
 constant row (5, 5, 5, 5). Its variance is 0, the denominator is
 sqrt(1e-5) = 0.0032 and y = 0. That answer comes from eps alone; no
 invariance of the map is involved.]],
@@ -65,7 +66,7 @@ reports the degenerate statistic (y is 0/0).]],
 
     {text = [[
 Fourth, the derivatives: a forward pass that runs proves nothing about
-them. The spectrum panel holds two Jacobians, the analytic one and one
+them. The spectrum panel (Alt-4) holds two Jacobians, the analytic one and one
 built from finite differences (its FD column); when the columns agree,
 the code does what the formula says. Here x = (1, 1.001, 0.999) has a
 variance of about 7e-7, below eps, and the columns still agree. eps now

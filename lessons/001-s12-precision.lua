@@ -11,7 +11,7 @@ lesson{
 A denominator that is positive in exact arithmetic can still be computed
 badly. Take (10001, 10002, 10004): the same spread as (1, 2, 4), variance
 14/9 = 1.556, on top of a large mean. Stored and summed in fp32, the
-precision panel compares three ways to get the variance with an fp64
+precision panel (Alt-7) compares three ways to get the variance with an fp64
 two-pass reference. mean(x^2) - mean(x)^2 ("raw") subtracts two numbers
 near 1e8 and keeps nothing (16 instead of 1.556); centering first
 ("twopass") keeps about 7 digits.]],
@@ -22,7 +22,7 @@ near 1e8 and keeps nothing (16 instead of 1.556); centering first
     {text = [[
 The accumulation dtype matters as much as the storage. (101, 102, 104)
 is exact in fp16, but summing squares near 1e4 in fp16 (11 bits) gives a
-raw variance of 8.]],
+raw variance of 8. (Alt-7: the precision panel)]],
      set = {x = {101, 102, 104}, dtype = "fp16", acc = "fp16"},
      focus = "precision",
      try = {text = [[
@@ -40,7 +40,7 @@ implements the layer. What it asks of them is this screen: write down
 the dtype the sums run in (the acc row of the settings panel), and hold
 a small-variance input against an fp64 reference, as the precision
 panel's reference column does, before a difference is blamed on the
-normalization itself.]],
+normalization itself. (Alt-7: the precision panel)]],
      focus = "precision",
      try = {text = [[
 Move the same input to fp64 storage (set{dtype = "fp64", acc =

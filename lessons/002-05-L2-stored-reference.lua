@@ -38,10 +38,10 @@ lesson{
     {text = [[
 An experiment with a shifted test set. Training activations: 1000
 values from N(0, 1). Evaluation activations: 300 values from N(2, 1),
-shifted by 2 (both drawn with numpy's default_rng(90)); the figure has
+shifted by 2 (both drawn with numpy's default_rng(90)); the figure (F) has
 the two histograms (the left of Fig. 13.4).
 
-The train/eval panel draws exactly these: seed 90, one training batch
+The train/eval panel (Alt-6) draws exactly these: seed 90, one training batch
 of 1000, an evaluation batch of 300 from N(eval_loc = 2, eval_scale =
 1). Normalised with its own batch statistics, as train mode does, the
 evaluation batch has mean output 0: the shift is gone from view. The
@@ -66,7 +66,8 @@ panel's exact row holds them. The mean output is 2.118 (the V view's
 line "mean eval output", next to 0 for the own statistics): the
 evaluation data sit two training standard deviations above where
 training put them. That is not a bug. It is the signal that the inputs
-have moved away from the training reference.]],
+have moved away from the training reference.
+(V: the shifted-evaluation view) (F: the figure, large)]],
      focus = "shift",
      figure = function(s)
        return ns.plot.bars({mean_own(), mean_stored()},

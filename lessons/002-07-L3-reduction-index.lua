@@ -23,7 +23,7 @@ summing over the observations i:
   mu_j = (1/B) sum_i X_ij     sigma_j^2 = (1/B) sum_i (X_ij - mu_j)^2
   Y_ij = gamma_j (X_ij - mu_j) / sqrt(sigma_j^2 + eps) + beta_j
 
-The index i is reduced. The output panel's statistics line has D = 4
+The index i is reduced. The output panel (Alt-3)'s statistics line has D = 4
 means (shape 1 x 4), and every column of Y has mean 0.]],
      set = {x = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {}},
      focus = "output",
@@ -36,7 +36,7 @@ summing over the features j:
   mu_i = (1/D) sum_j X_ij     sigma_i^2 = (1/D) sum_j (X_ij - mu_i)^2
 
 Now there are B = 5 statistics (shape 5 x 1), and every row of Y has
-mean 0.]],
+mean 0. (Alt-3: the output panel)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s) claim("n-ln-row-means", maxmean(result().y, 2)) end},
@@ -45,7 +45,7 @@ mean 0.]],
 The two kinds leave their zeros along different axes; the table has
 both for each kind. The mean over all 20 outputs is 0 in both cases, so
 a test that only looks at the global mean cannot tell which axis was
-reduced, and a layout mistake would slip through.]],
+reduced, and a layout mistake would slip through. (F: the figure, large)]],
      figure = function(s)
        local x = ns.tensor(X)
        local lines = {"kind    max|column mean|   max|row mean|   global mean"}
@@ -72,7 +72,8 @@ column means in the output and you will see they are not.]],
 Sequence data has shape batch x tokens x features. Layer norm then
 works per token over its features (axis 3): here 2 sequences of 3 tokens
 give 6 means. Each statistic belongs to one token: no output of a token
-sees its neighbours, nor anything of the other sequence.]],
+sees its neighbours, nor anything of the other sequence.
+(Alt-3: the output panel)]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[

@@ -18,9 +18,9 @@ the model: report the measured effect in your model rather than one
 mechanism as the explanation.
 
 In convolutional networks batch norm fits well: a channel's statistics
-pool the batch and all pixels. The output panel normalises a 2 x 4 x 3 x 3
-image batch that way (axes 1, 3 and 4): 4 statistics, one per channel,
-each over 2 x 9 = 18 values.]],
+pool the batch and all pixels. The output panel (Alt-3) normalises a 2 x
+4 x 3 x 3 image batch that way (axes 1, 3 and 4): 4 statistics, one per
+channel, each over 2 x 9 = 18 values.]],
      set = {x = IMG, kind = "batch", axes = "default", groups = 1, eps = 1e-5,
             gamma = {}, beta = {}, mode = "train"},
      focus = "output"},
@@ -29,7 +29,7 @@ each over 2 x 9 = 18 values.]],
 Recurrent and autoregressive models are less friendly to batch norm:
 sequence lengths, order and batch sizes vary, and the statistics vary
 with them. At the extreme, one example per batch leaves batch norm
-nothing to compare with.]],
+nothing to compare with. (Alt-3: the output panel)]],
      set = {x = {{0.3, -1.2, 2.0, 0.7}}},
      focus = "output",
      try = {text = [[
@@ -48,7 +48,7 @@ Transformer. There each token's hidden vector is normalised on its own:
 here 2 sequences x 3 tokens x 8 features give 6 statistics. Whether it
 sits before or after the attention and feed-forward blocks changes the
 gradient along the residual path (text 000's placement lesson shows
-it).]],
+it). (Alt-3: the output panel)]],
      set = {x = SEQ, kind = "layer"},
      focus = "output"},
 
@@ -59,7 +59,7 @@ each extra group shrinks the reference sets, and the scale is then taken
 out over fewer channels at a time. RMS norm
 drops the mean and so saves part of the work; in a language model it
 should still be judged with the rest of the residual architecture, not
-as a drop-in swap.]],
+as a drop-in swap. (Alt-3: the output panel)]],
      set = {x = IMG, kind = "group", groups = 2},
      focus = "output",
      try = {text = [[

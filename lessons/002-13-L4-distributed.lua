@@ -43,8 +43,8 @@ lesson{
 In data-parallel training each worker holds its own mini-batch. Split
 the running matrix: worker A gets rows 1-2, worker B rows 3-5. With
 local batch norm each worker normalises with its own statistics; the
-output panel is worker A's view (rows 1-2), and the table compares the
-per-feature statistics of the two workers.]],
+output panel (Alt-3) is worker A's view (rows 1-2), and the table compares the
+per-feature statistics of the two workers. (F: the figure, large)]],
      set = {x = A, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             mode = "train"},
      focus = "output",
@@ -56,7 +56,8 @@ count, sum and sum of squares (here: count, mean and centred sum of
 squares, merged exactly). Everyone then normalises with the statistics
 of the union, as if the batch had never been split: the last column,
 e.g. feature 1's variance 13.2. The price: a collective communication
-inside every forward pass. Group, layer and RMS norm need none of it.]],
+inside every forward pass. Group, layer and RMS norm need none of it.
+(Alt-3: the output panel)]],
      focus = "output",
      try = {text = [[
 Check the merge: give the output panel the whole batch (set{x = ...}
@@ -80,8 +81,9 @@ Gradient accumulation adds the gradients of several micro-batches into
 one optimiser step. It does not pool their statistics: each micro-batch
 is still normalised on its own in its forward pass. So the optimiser's
 effective batch (here 5 rows) and batch norm's statistical batch (2 or
-3 rows) are different numbers. The output panel shows micro-batch A
-again: its row 1 differs from row 1 of the full-batch output.]],
+3 rows) are different numbers. The output panel (Alt-3) shows micro-batch A
+again: its row 1 differs from row 1 of the full-batch output.
+(F: the figure, large)]],
      set = {x = A},
      focus = "output",
      figure = function(s)

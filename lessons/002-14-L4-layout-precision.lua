@@ -52,7 +52,8 @@ is an image batch stored channels-last, N x H x W x C = 2 x 3 x 3 x 4,
 but batch norm with its default axes (1, 3, 4) assumes channels-first:
 it takes axis 2, the image height, for the channels. The output is
 finite, the right shape and looks normalised, yet its numbers are not
-per-channel batch norm: the figure compares them with the right ones.]],
+per-channel batch norm: the figure (F) compares them with the right ones.
+(Alt-3: the output panel)]],
      set = {x = NHWC, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             dtype = "fp64", acc = "default", mode = "train"},
      focus = "output",
@@ -72,11 +73,12 @@ and W (set{axes = {1, 2, 3}}). The check compares with the right output.]],
 
     {text = [[
 Padding. A sequence of 5 positions whose last 2 are padding zeros. Per-
-token layer norm (axis 3, the output panel) never looks across positions,
-so the padding cannot enter any statistic. A statistic across positions
-can: the table has the per-feature mean over all 5 positions against the
-mean over the 3 real ones (sums over the kept positions, and the same by
-ns.moments with a mask; exercise 12 normalises with one).]],
+token layer norm (axis 3, the output panel (Alt-3)) never looks across
+positions, so the padding cannot enter any statistic. A statistic across
+positions can: the table has the per-feature mean over all 5 positions
+against the mean over the 3 real ones (sums over the kept positions, and
+the same by ns.moments with a mask; exercise 12 normalises with one).
+(F: the figure, large)]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      figure = function(s)
@@ -94,7 +96,7 @@ ns.moments with a mask; exercise 12 normalises with one).]],
 
     {text = [[
 Means and variances are reductions, and reductions lose digits. Mixed
-precision stores fp16 but often accumulates in fp32. The precision panel
+precision stores fp16 but often accumulates in fp32. The precision panel (Alt-7)
 has x = (998, 999, 1001, 1002) in fp16 with fp16 accumulation: the raw
 formula mean(x^2) - mean(x)^2 overflows (x^2 is near 1e6, fp16 stops at
 65504) and gives NaN.]],
@@ -115,7 +117,7 @@ eps has to fit between two limits. Too small, and a group with almost no
 variance is divided by almost nothing; too large, and eps outweighs the
 variance it was there to protect. x = (0.001, 0.002, 0.003, 0.004)
 has variance 1.25e-6, below eps = 1e-5: the output's standard deviation
-is only 0.33 instead of 1.]],
+is only 0.33 instead of 1. (Alt-3: the output panel)]],
      set = {x = {0.001, 0.002, 0.003, 0.004}, dtype = "fp64", acc = "default", eps = 1e-5},
      focus = "output",
      try = {text = [[
@@ -132,7 +134,8 @@ Fused kernels compute normalisation, the affine and a residual add in
 one pass to save memory traffic; their sums run in another order and
 another precision, so comparisons against a reference need tolerances.
 Here the same layer norm in fp32 and in fp64 differ by the amount in the
-figure line: small, but not 0.]],
+figure line: small, but not 0. (Alt-3: the output panel)
+(F: the figure, large)]],
      set = {x = {1.5, -0.25, 3.125, 0.7, 2.2}, eps = 1e-5},
      focus = "output",
      figure = function(s)

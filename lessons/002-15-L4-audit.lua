@@ -44,8 +44,9 @@ An audit first writes down what the layer is: method, reduction axes,
 eps, affine parameters, train or eval mode, running-statistics momentum,
 tensor layout, batch size per device, synchronisation, precision, and
 what happens to padding. Most of these are fields of the explorer's
-state; the figure prints them from get(). Layout, devices, sync and
-padding are not state fields: an audit has to ask for them.]],
+state; the figure (F) prints them from get(). Layout, devices, sync and
+padding are not state fields: an audit has to ask for them.
+(Alt-2: the settings panel)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = EPS, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default"},
@@ -63,13 +64,13 @@ padding are not state fields: an audit has to ask for them.]],
     {text = [[
 Then it measures: the realised means and variances (or RMS values)
 along the axes the layer is meant to reduce, and the learned gamma and
-beta as training goes on. The output panel's statistics line is that
+beta as training goes on. The output panel (Alt-3)'s statistics line is that
 measurement for the state: four column means of X and their variances.]],
      focus = "output"},
 
     {text = [[
 Perturbation test 1: change another observation and see whether the
-target moves. The batch panel watches row 1 while row 5 is the one you
+target moves. The batch panel (Alt-5) watches row 1 while row 5 is the one you
 change; under batch norm the target moves, which is the cross-
 observation dependence the kind implies (and a bug if you expected none).]],
      focus = "batch",
@@ -97,7 +98,8 @@ Passing both tests says the layer computes what was declared. It says
 nothing yet about whether training is stable: that also hangs on the
 initial weights, on how residual branches are scaled, on the optimiser,
 the activation functions and the data. Judge the network you run, end
-to end, not the normalisation layer on its own.]],
+to end, not the normalisation layer on its own. (Alt-5: the batch panel)
+(F: the figure, large)]],
      focus = "batch",
      figure = function(s)
        local l = {"row 1 of X      feature 1  feature 2  feature 3  feature 4"}

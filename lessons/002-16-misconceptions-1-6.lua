@@ -26,7 +26,7 @@ every one the screen is set up so that a panel contradicts it; then you
 change something and watch it stay contradicted.
 
 Belief 1: "normalisation divides all inputs by one global standard
-deviation." The output panel runs batch norm on X: four statistics, one
+deviation." The output panel (Alt-3) runs batch norm on X: four statistics, one
 per column, and it acts on any layer's activations, not only inputs.]],
      set = {x = X, batch = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
@@ -45,7 +45,7 @@ their means are no longer 0. A different operation, not the same one.]],
 Belief 2: "every normalised output has mean 0 and variance 1 overall."
 Layer norm on X: every row has mean 0, but column 3 has mean 1.62 and
 column 1 mean -1.07: zero only along the reduced axis, and only before
-gamma and beta.]],
+gamma and beta. (Alt-3: the output panel)]],
      set = {kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[
@@ -69,7 +69,7 @@ Belief 3: "gamma and beta undo the normalisation." Two observations,
 Layer norm (eps 0 here) maps both to the same row. gamma and beta are
 shared by all observations (one per feature), so whatever they are,
 both rows stay equal: each observation's own mean and spread are gone
-for good.]],
+for good. (Alt-3: the output panel)]],
      set = {x = {{1, 2, 3, 4}, {10, 20, 30, 40}}, gamma = {}, beta = {}, eps = 0},
      focus = "output",
      try = {text = [[
@@ -84,7 +84,7 @@ set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}. The rows stay equal.]],
     {text = [[
 Belief 4: "batch norm uses the current batch at inference." In eval
 mode it uses the running estimates from training (the train/eval
-panel's). The output panel has one feature, (1, 2, 4, 7, 11), under
+panel's). The output panel (Alt-3) has one feature, (1, 2, 4, 7, 11), under
 batch norm in eval mode: y is not centred, and row 1's output is
 (1 - running mean) / sqrt(running var + eps).]],
      set = {x = COL, kind = "batch", gamma = {}, beta = {}, eps = 1e-5, mode = "eval"},
@@ -108,7 +108,7 @@ In eval mode row 1's output does not move.]],
     {text = [[
 Belief 5: "gradient accumulation gives batch norm a bigger batch."
 Accumulation adds up gradients; the forward pass of each micro-batch
-still normalises with its own statistics. The output panel runs the
+still normalises with its own statistics. The output panel (Alt-3) runs the
 micro-batch of rows 1-2 of X; the batch panel has the full 5-row batch
 norm. Row 1: -1 in the micro-batch, -1.10 (feature 1) in the full batch.]],
      set = {x = {X[1], X[2]}, mode = "train"},
@@ -130,7 +130,7 @@ row 1's output still differs from the batch panel's full-batch row 1.]],
 Belief 6: "layer norm normalises across tokens." In a Transformer it
 reduces the hidden features of each token. The input is one sequence of
 4 tokens with 3 features; layer norm (axis 3) gives 4 statistics, one
-per token, each over its own 3 features.]],
+per token, each over its own 3 features. (Alt-3: the output panel)]],
      set = {x = TOKENS, kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[

@@ -36,7 +36,7 @@ lesson{
   steps = {
     {text = [[
 Belief 7: "RMS norm is layer norm with another eps." It drops the mean
-subtraction (and usually the bias). On x = (2, 3, 4, 5) the output panel
+subtraction (and usually the bias). On x = (2, 3, 4, 5) the output panel (Alt-3)
 shows RMS norm: mean 0.953, not 0, and the shift probe (x + 10) moves
 the output, which layer norm's never does.]],
      set = {x = {2, 3, 4, 5}, kind = "rms", axes = "default", eps = 1e-5, gamma = {},
@@ -58,8 +58,8 @@ Belief 8: "group norm does not depend on axis choices." Its groups are
 groups of the channel axis, so it needs to know which axis that is. The
 input is an image batch stored channels-last (N x H x W x C, 2 x 2 x 2 x
 4), and group norm with 2 groups takes axis 2 (the height) as channels:
-finite output, wrong numbers (the figure line has the distance to the
-right answer).]],
+finite output, wrong numbers (the figure line (F) has the distance to the
+right answer). (Alt-3: the output panel)]],
      set = {x = NHWC, kind = "group", groups = 2},
      focus = "output",
      figure = function(s)
@@ -80,7 +80,7 @@ the right answer drops to 0.]],
 Belief 9: "with normalisation, initialisation no longer matters." The
 output panel has x = 0.001 (-2, -1, 1, 2), a layer whose weights started
 1000 times too small, under layer norm with eps 0. Its output is the
-same as for (-2, -1, 1, 2), but the spectrum panel's largest eigenvalue
+same as for (-2, -1, 1, 2), but the spectrum panel (Alt-4)'s largest eigenvalue
 is 632: the backward pass multiplies gradients by 1000 times more than
 it would at the normal scale. Signal propagation changed; the stability
 of the whole network still depends on the scale (text 004 takes this
@@ -100,7 +100,7 @@ output stays the same and the largest eigenvalue falls to 0.632.]],
 Belief 10: "a finite output proves the layer is set up right." Batch
 norm on the running matrix with the wrong axis (axes {2}, across the
 features): every output is finite, the shape is right, the values look
-normalised, yet the columns do not have mean 0.]],
+normalised, yet the columns do not have mean 0. (Alt-3: the output panel)]],
      set = {x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10},
                  {11, 15, 23, 14}}, kind = "batch", axes = {2}, eps = 1e-5},
      focus = "output",
@@ -116,7 +116,8 @@ each column of the output has mean 0.]],
     {text = [[
 Belief 11: "train and eval mode differ only for dropout." Batch norm
 changes where its statistics come from. One feature (1, 2, 4, 7, 11) in
-eval mode: normalised with the train/eval panel's running estimates.]],
+eval mode: normalised with the train/eval panel's running estimates.
+(Alt-3: the output panel)]],
      set = {x = COL, kind = "batch", axes = "default", mode = "eval"},
      focus = "output",
      try = {text = [[
@@ -132,12 +133,12 @@ different output: the batch's own statistics.]],
             show = {mode = "train"}}},
 
     {text = [[
-Belief 12: "synchronised batch norm is free." The output panel: batch
+Belief 12: "synchronised batch norm is free." The output panel (Alt-3): batch
 norm on a 2 x 4 x 3 x 3 image batch. Split it over two workers, one
 sample each. To normalise with the statistics of both, each worker must
 send, in every forward pass and for every batch-norm layer, its count
 and a sum and a sum of squares per channel, and wait for the others.
-The figure has those numbers and the merged means (they equal the
+The figure (F) has those numbers and the merged means (they equal the
 output panel's).]],
      set = {x = IMG, mode = "train"},
      focus = "output",

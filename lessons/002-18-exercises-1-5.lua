@@ -52,7 +52,7 @@ lesson{
   steps = {
     {text = [[
 Exercise 1. Take column 1 of the running matrix, the first column of
-the input panel. By hand, compute its batch mean, its population
+the input panel (Alt-1). By hand, compute its batch mean, its population
 variance, and the batch-normalised value of its third entry (eps 1e-5).
 V gives another column to practise on.]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "layer",
@@ -77,7 +77,7 @@ expression that computes it (math.sqrt is there).]],
                        "(4 - 5) / sqrt(13.2 + 1e-5) = -0.2752."}}},
 
     {text = [[
-Exercise 1 on the screen. The output panel still runs layer norm over
+Exercise 1 on the screen. The output panel (Alt-3) still runs layer norm over
 each row; batch norm over each column gives your number at row 3,
 column 1 of y, and the statistics line has the column's mean and
 variance (stat 1/4).]],
@@ -95,7 +95,8 @@ Switch the output panel to batch norm and find row 3, column 1 of y.]],
 
     {text = [[
 Exercise 2. Layer-normalise row 1 of the running matrix, (1, 3, 7, 2),
-by hand: its mean, its population variance, then each value.]],
+by hand: its mean, its population variance, then each value.
+(Alt-1: the input panel)]],
      set = {x = X, kind = "layer"},
      focus = "input",
      claims = function(s)
@@ -116,7 +117,7 @@ Type the layer-normalised value of the 7: = and a number.]],
 
     {text = [[
 Exercise 3. Row 5 changes. Explain why row 1's batch-norm output moves
-while its layer-norm output stays put. The batch panel watches row 1
+while its layer-norm output stays put. The batch panel (Alt-5) watches row 1
 (T) while row 5 (C, the companion) is the one you change.]],
      focus = "batch",
      try = {text = [[
@@ -140,7 +141,7 @@ outputs moves?]],
     {text = [[
 Exercise 4. A standardised value of 0.5 goes through gamma = 2 and
 beta = -1. Where does it land, and where does it sit in the new frame?
-The input panel has a vector with mean 0 and standard deviation 1
+The input panel (Alt-1) has a vector with mean 0 and standard deviation 1
 whose first value is 0.5.]],
      set = {x = {0.5, -0.5, math.sqrt(1.75), -math.sqrt(1.75)}, kind = "layer", eps = 0,
             gamma = 2, beta = -1},
@@ -155,7 +156,7 @@ Type the output of the 0.5: = and a number.]],
                        "value still sits half a spread above its mean."}}},
 
     {text = [[
-Its number changed, not its place: the output panel shows y, and the
+Its number changed, not its place: the output panel (Alt-3) shows y, and the
 first value sits half a spread (gamma = 2) above the new mean (beta).]],
      focus = "output",
      try = {text = [[
@@ -171,7 +172,7 @@ check the first output.]],
     {text = [[
 Exercise 5. What does eps prevent when every value of a reference set
 is the same? The input becomes x = (3, 3, 3, 3) with eps = 1e-5: once
-you answer, the output panel shows it; then the try removes eps.]],
+you answer, the output panel (Alt-3) shows it; then the try removes eps.]],
      predict = {question = "x = (3, 3, 3, 3), eps = 1e-5: what is every output?",
                 choices = {"0", "1", "NaN (0 / 0)", "an error"},
                 answer = function(s)

@@ -50,7 +50,8 @@ batch's variance instead of its mean. The population variance is 4;
 the table has the mean and the spread of the 600 estimates per size.
 Small batches are even worse at variances than at means: at b = 2 the
 estimates spread more widely than their own average. And that average
-is low at small b, for a reason you can compute.]],
+is low at small b, for a reason you can compute.
+(Alt-6: the train/eval panel) (F: the figure, large)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default", groups = 1},
@@ -74,8 +75,9 @@ by b) at b = 2, when the true variance is 4? Type = and a number.]],
     {text = [[
 Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
 with two other rows, and a batch with one. Batch norm gives it three
-different outputs (the table); the batch panel has the first batch.
-(With two rows, every output is -1 or +1 whatever the values.)]],
+different outputs (the table); the batch panel (Alt-5) has the first batch.
+(With two rows, every output is -1 or +1 whatever the values.)
+(F: the figure, large)]],
      set = {batch_size = 32},
      focus = "batch",
      figure = function(s)
@@ -104,7 +106,7 @@ change the others (set{batch = {...}}). Row 1's output moves again.]],
 
     {text = [[
 Exercise 8. Why should eval mode give a fixed observation one stable
-prediction? The output panel has one feature, (1, 2, 4, 7, 11), under
+prediction? The output panel (Alt-3) has one feature, (1, 2, 4, 7, 11), under
 batch norm in eval mode; the try is the experiment that answers it.]],
      set = {x = COL, mode = "eval"},
      focus = "output",
@@ -132,7 +134,7 @@ Change every row except row 3 (the 4): its output stays
 
     {text = [[
 Exercise 9. Which axes does batch norm reduce on an N x C x H x W
-image tensor? The output panel has a 2 x 4 x 3 x 3 batch under batch
+image tensor? The output panel (Alt-3) has a 2 x 4 x 3 x 3 batch under batch
 norm with the wrong axes, {2, 3, 4} (that is layer norm's set); its
 statistics line counts what they give.]],
      set = {x = IMG, mode = "train", axes = {2, 3, 4}},
@@ -154,7 +156,7 @@ then list 4 statistics, one per channel.]],
 
     {text = [[
 Exercise 10. Two-group normalisation of an eight-channel vector:
-f = (1, 2, 3, 8, 10, 12, 18, 20), in the input panel. Each half of four
+f = (1, 2, 3, 8, 10, 12, 18, 20), in the input panel (Alt-1). Each half of four
 channels is standardised on its own (population variance, eps 1e-5).]],
      set = {x = F, kind = "layer", axes = "default"},
      focus = "input",
@@ -166,8 +168,8 @@ Type the normalised value of the 8 (the fourth channel): = and a number.]],
                      "(8 - 3.5) / sqrt(7.25 + 1e-5) = 1.671."}}},
 
     {text = [[
-Exercise 10 on the screen. The figure line has all eight values
-computed by hand (slices, means and variances); the output panel still
+Exercise 10 on the screen. The figure line (F) has all eight values
+computed by hand (slices, means and variances); the output panel (Alt-3) still
 runs layer norm over all eight.]],
      focus = "output",
      figure = function(s)

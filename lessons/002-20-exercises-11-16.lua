@@ -53,7 +53,7 @@ lesson{
 Exercise 11. Add the same constant to every feature and compare layer
 and RMS norm. The input becomes x = (2, 3, 4, 5) under RMS norm, and
 the shift probe adds 10 to every feature: once you answer, the output
-panel shows the largest change (x+10 max|y'-y|).]],
+panel shows the largest change (x+10 max|y'-y|). (Alt-3: the output panel)]],
      predict = {question = "Under RMS norm, by how much does the output of (2, 3, 4, 5) " ..
                   "move at most when 10 is added to every feature?",
                 value = function(s) return result().shift_dev end, tol = 0.02},
@@ -80,10 +80,10 @@ Switch to layer norm and read the shift probe again.]],
     {text = [[
 Exercise 12. A masked normalisation across positions. The input is one
 sequence of 5 positions with 2 features, the last two positions
-padding. The output panel normalises each feature across the positions
+padding. The output panel (Alt-3) normalises each feature across the positions
 (axes {2}) with no mask, so the padding zeros pull the statistics. The
 lesson's own masked version counts only the kept positions (sums of
-the masked values over the number kept); the figure compares the two
+the masked values over the number kept); the figure (F) compares the two
 on the 3 real positions.]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = false},
      focus = "output",
@@ -117,10 +117,11 @@ check compares the output panel with the lesson's sums.]],
 
     {text = [[
 Exercise 12, with the mask field. The mask keeps positions 1 to 3; the
-output panel shows the two padded positions as dots (their outputs are
+output panel (Alt-3) shows the two padded positions as dots (their outputs are
 0) and counts the 6 kept values, and the spectrum lists one eigenvalue
 0 labelled "masked" per padded value: those inputs reach nothing. The
-figure checks ns.normalize's mask against the lesson's own sums.]],
+figure checks ns.normalize's mask against the lesson's own sums.
+(F: the figure, large)]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = {{{1}, {1}, {1}, {0}, {0}}}},
      focus = "output",
      figure = function(s)
@@ -153,7 +154,8 @@ change; the check confirms that with it they do not.]],
 Exercise 13. Running means across 20 deliberately shifted batches: the
 batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)),
 through PyTorch's running mean with momentum 0.1. Once you answer, the
-figure follows both; an evaluation would use the running value.]],
+figure follows both; an evaluation would use the running value.
+(Alt-6: the train/eval panel) (F: the figure, large)]],
      predict = {question = "After the 20th batch, how far below the last batch's mean is " ..
                   "the running mean?",
                 value = function(s)
@@ -185,7 +187,7 @@ it (set{momentum = ...}); the check reruns the 20 batches with it.]],
 
     {text = [[
 Exercise 14. Does gradient accumulation change per-micro-batch
-statistics? The output panel has the full running matrix under batch
+statistics? The output panel (Alt-3) has the full running matrix under batch
 norm; its statistics line has the full-batch column means (5, 7.8,
 14.2, 7.6).]],
      set = {x = X, kind = "batch", axes = "default", momentum = 0.1},
@@ -213,7 +215,7 @@ train or eval mode and the running momentum, the batch per device and
 whether statistics are synchronised, padding, and the storage and
 accumulation precision. Then measure the statistics along the intended
 axes in that precision, and run the two perturbation tests on each
-device's batch.]],
+device's batch. (Alt-7: the precision panel)]],
      focus = "precision",
      try = {text = [[
 Put the layer in mixed precision: storage bf16, accumulation fp32
@@ -228,7 +230,7 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
 Exercise 16. A Transformer swaps layer norm for RMS norm. What is no
 longer controlled, what still is, and which fixed-input test shows the
 difference? Once you answer, the table compares the two on the token
-(2, 3, 4, 5).]],
+(2, 3, 4, 5). (Alt-3: the output panel) (F: the figure, large)]],
      predict = {question = "Layer norm becomes RMS norm: which property of each token's " ..
                   "outputs is lost?",
                 choices = {"their mean is no longer 0", "their root mean square is no " ..

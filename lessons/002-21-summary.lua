@@ -21,7 +21,8 @@ one: batch norm has one per column (5 observations each), layer norm
 one per row (4 features each), group norm with 2 groups two per row,
 RMS norm one per row without subtracting any mean. Only the grouping
 differs. Batch norm is the one whose groups run across observations,
-so it is the one that ties a row's output to its batch.]],
+so it is the one that ties a row's output to its batch.
+(Alt-3: the output panel) (F: the figure, large)]],
      set = {x = X, kind = "batch", axes = "default", groups = 1, eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
@@ -51,14 +52,15 @@ axes decide which rows can move which (the batch panel). Batch norm
 must keep a stored state for eval mode (the train/eval panel), and a
 small batch makes that state noisy. Workers must swap statistics to
 agree. And the tensor layout, the padding, eps and the dtype of the
-sums all change the numbers (the settings and precision panels).]],
+sums all change the numbers (the settings and precision panels).
+(Alt-2: the settings panel)]],
      set = {kind = "batch", groups = 1},
      focus = "settings"},
 
     {text = [[
 Picking a kind means picking which dependency between examples the model
 can live with. The layer's name in a config file settles nothing. The
-batch panel does: change a companion row and see whether the target row
+batch panel (Alt-5) does: change a companion row and see whether the target row
 moves, then read the statistics line to see which axis was reduced.]],
      focus = "batch"},
 

@@ -17,7 +17,7 @@ layer k drifts: its mean moves and its spread grows or shrinks while
 layer k tries to learn from it.
 
 The input panel holds four values of one feature, one per example of a
-batch. The output panel standardizes them over the batch (kind batch,
+batch. The output panel (Alt-3) standardizes them over the batch (kind batch,
 eps 0). Its shift probe adds 10 to every value, its scale probe doubles
 them: both rows show the same output as y. The drift is gone.]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
@@ -46,7 +46,7 @@ any other operation (lesson 003-03 follows it).
 
 A fixed mean 0 and variance 1 may be the wrong place for the next layer,
 so two learned numbers per feature put it back: y = gamma x_hat + beta.
-This step sets gamma 3 and beta -1: the output panel now shows mean -1
+This step sets gamma 3 and beta -1: the output panel (Alt-3) now shows mean -1
 and standard deviation 3.]],
      set = {gamma = 3, beta = -1},
      focus = "output"},
@@ -58,7 +58,7 @@ differ only in which entries share one mean and one variance.
 
 Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
 norm pools each column: 3 statistics, one per feature, each over 4
-examples. The output panel lists the 3 means (5, 0.5 and 0.5).]],
+examples. The output panel (Alt-3) lists the 3 means (5, 0.5 and 0.5).]],
      set = {x = M, kind = "batch", gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[

@@ -53,7 +53,8 @@ normalization computes, in this order:
 
 eps (usually 1e-5) keeps the division safe. gamma and beta are learned,
 one pair per feature; they are the layer's only parameters. This lesson
-uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).]],
+uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).
+(Alt-1: the input panel)]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
             scale = 2},
      focus = "input"},
@@ -62,7 +63,7 @@ uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).]],
 The first two equations summarize the batch: where the values sit and
 how far they spread. For (2, 4, 6, 8) the mean is 5, the deviations are
 (-3, -1, 1, 3), and the variance is (9 + 1 + 1 + 9) / 4 = 5. The output
-panel lists both statistics.]],
+panel lists both statistics. (Alt-3: the output panel)]],
      focus = "output",
      claims = function(s)
        local r = result()
@@ -76,8 +77,8 @@ The third equation divides the deviations by sqrt(5):
   x_hat = (-3, -1, 1, 3) / sqrt(5) = (-1.342, -0.447, 0.447, 1.342)
 
 Whatever scale the layers below produced, the feature now has mean 0
-and variance 1 over the batch. The output panel shows y = x_hat (no
-gamma, no beta).]],
+and variance 1 over the batch. The output panel (Alt-3) shows y = x_hat (no
+gamma, no beta). (F: the figure, large)]],
      focus = "output",
      figure = function(s)
        return ns.plot.bars(result().y, {width = 60, height = 10,
@@ -98,7 +99,7 @@ center 1:
 
   y = 2 x_hat + 1 = (-1.683, 0.106, 1.894, 3.683)
 
-The output panel shows mean 1 and standard deviation 2.]],
+The output panel (Alt-3) shows mean 1 and standard deviation 2.]],
      set = {gamma = 2, beta = 1},
      focus = "output",
      claims = function(s)
@@ -109,7 +110,7 @@ The output panel shows mean 1 and standard deviation 2.]],
     {text = [[
 Now the layers below shift the whole batch by 10: x = (12, 14, 16, 18).
 The mean moves to 15, the deviations stay (-3, -1, 1, 3), so x_hat is
-exactly what it was. Look at the output panel: y has not moved.]],
+exactly what it was. Look at the output panel (Alt-3): y has not moved.]],
      set = {x = SHIFTED, gamma = {}, beta = {}},
      focus = "output",
      claims = function(s)
@@ -137,7 +138,7 @@ has its own gamma and beta. That is 2 C parameters, whatever the batch
 size or the image size.
 
 The input is now a (2, 3, 2, 2) tensor: 3 channels, each pooling
-2 * 2 * 2 = 8 entries. The output panel shows 3 means, near 10, 20, 30.]],
+2 * 2 * 2 = 8 entries. The output panel (Alt-3) shows 3 means, near 10, 20, 30.]],
      set = {x = IMG},
      focus = "output",
      try = {text = [[
@@ -156,7 +157,7 @@ Forcing mean 0 and variance 1 is a constraint, and gamma and beta can
 lift it: some choice of the two turns x_hat back into x itself. So the
 layer loses no expressive power; the network chooses the final mean and
 spread through two parameters instead of inheriting them from the
-layers below.]],
+layers below. (Alt-3: the output panel)]],
      set = {x = X, gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[

@@ -46,7 +46,8 @@ layers run it for all features at once):
   7  r_v   = (1 - alpha) r_v  + alpha m/(m-1) var     kept for inference
 
 Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
-differentiable, and mu and var depend on every x_j of the batch.]],
+differentiable, and mu and var depend on every x_j of the batch.
+(Alt-3: the output panel)]],
      set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2,
             upstream = DY},
      focus = "output"},
@@ -78,7 +79,7 @@ variance. Adding them up gives
             / sqrt(var + eps)
 
 Here dL/dx = (0.738, -0.984, -0.246, 0.492). The backward view (B)
-splits it into its three paths, and so does the figure: the direct term
+splits it into its three paths, and so does the figure (F): the direct term
 g_i / sqrt(var) is the gradient you would get if mu and var were
 constants; the rows through the mean and the variance correct it.]],
      focus = "backward",
@@ -112,7 +113,8 @@ The variance path subtracts an x_hat-weighted average, which removes the
 component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
-output actually depends on (the B view's check ". x_hat ~ 0").]],
+output actually depends on (the B view's check ". x_hat ~ 0").
+(B: the backward view)]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
@@ -136,8 +138,9 @@ still sums to 0 and is still orthogonal to x_hat.]],
 The dataflow: every x_j feeds mu and var, and mu and var feed every
 x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: the
 gradient one example receives changes with its batch mates. The
-figure shows it for x = (2, 4, 6, 8); the spectrum panel shows its two
-zero eigenvalues (ones and radial: the shift and the stretch).]],
+figure shows it for x = (2, 4, 6, 8); the spectrum panel (Alt-4) shows its two
+zero eigenvalues (ones and radial: the shift and the stretch).
+(F: the figure, large)]],
      set = {x = X},
      focus = "spectrum",
      figure = function(s)

@@ -72,7 +72,7 @@ else happens to be in the batch. So during training the layer also
 keeps running estimates r_mu and r_v, and at test time it uses those.
 
 r_mu and r_v are buffers, not parameters: a formula updates them, never
-a gradient. The train/eval panel follows them over 8 training batches
+a gradient. The train/eval panel (Alt-6) follows them over 8 training batches
 of 32 values from a normal population with mean 4 and spread 2.]],
      set = {x = X, kind = "batch", eps = EPS, gamma = 2, beta = 1, mode = "train",
             shift = 10, scale = 2, momentum = 0.1, train_batches = 8, batch_size = 32,
@@ -90,7 +90,8 @@ instead of the weight of the new one (0.1): the same update. Start from
 a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
 with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
 stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
-normalization itself divides by n (sigma_B^2 = 5). Predict r_v.]],
+normalization itself divides by n (sigma_B^2 = 5). Predict r_v.
+(Alt-6: the train/eval panel)]],
                          OTHER_MEAN, R1.mean),
      predict = {question = "r_v after that one step?",
                 value = function(s)
@@ -101,10 +102,11 @@ normalization itself divides by n (sigma_B^2 = 5). Predict r_v.]],
 
     {text = [[
 After enough steps the buffers forget their start and follow the
-population: the figure runs 60 batches (seed 7, momentum 0.1) and the
+population: the figure (F) runs 60 batches (seed 7, momentum 0.1) and the
 running mean and variance settle near the population's 4 and 4, with
 the wobble that the last few batches bring. Eight batches, as in the
-panel, are not enough: the momentum row still remembers 0 and 1.]],
+panel, are not enough: the momentum row still remembers 0 and 1.
+(Alt-6: the train/eval panel)]],
      focus = "train",
      figure = function(s)
        return ns.plot.lines({{y = trace_mean, label = "r_mu"},
@@ -132,7 +134,7 @@ At test time the layer is frozen:
 
 one scale and one shift, the same for every example, no batch involved.
 The train/eval panel now takes one training step of a fresh layer on
-the batch rows (2, 4, 6, 8), the step above; the output panel is in eval
+the batch rows (2, 4, 6, 8), the step above; the output panel (Alt-3) is in eval
 mode with x = (0, 1, 2). The outputs are equally spaced: the second
 difference y(2) - 2 y(1) + y(0) is 0.]],
      set = {mode = "eval", x = {0, 1, 2}, train_source = "batch",
@@ -147,7 +149,8 @@ difference y(2) - 2 y(1) + y(0) is 0.]],
 A scale and shift can be merged into the linear layer before it: if
 z = w u + c, then a z + b = (a w) u + (a c + b). At inference the
 normalization costs nothing. Checked on 16 inputs with w = 1.5 and
-c = -0.5: the folded layer and the frozen one differ by at most %.1g.]],
+c = -0.5: the folded layer and the frozen one differ by at most %.1g.
+(Alt-3: the output panel)]],
                          FOLD_DIFF),
      set = {mode = "eval"},
      focus = "output",
@@ -177,7 +180,7 @@ takes (our summary):
   too few steps before testing     buffers still near their start (0, 1)
   batch of one in training mode    variance 0: every output is beta
 
-The first is the most common. The batch panel shows it: the watched row
+The first is the most common. The batch panel (Alt-5) shows it: the watched row
 is normalized in train mode with its batch.]],
      set = {mode = "train", x = X, batch = {{1, 0.5}, {3, -1}, {0, 2}}, target = 1,
             companion = 2, train_source = "rng"},

@@ -89,13 +89,14 @@ lesson{
 Take an activation of shape (N, C, H, W) and draw it as an N x C grid:
 one cell per example and channel, each cell an H x W map. Every member
 of the family computes its means and variances over groups of cells;
-only the grouping changes. In the figures, cells with the same number
+only the grouping changes. In the figure (F)s, cells with the same number
 share one mean and one variance (N = 4 examples, C = 6 channels):
 
   batch     one statistic per channel, over all examples
   layer     one per example, over all its channels
   instance  one per example and channel
-  group     one per example and group of channels (here 3 groups)]],
+  group     one per example and group of channels (here 3 groups)
+(Alt-3: the output panel)]],
      set = {x = X4, kind = "batch", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             groups = 3},
      focus = "output",
@@ -107,7 +108,7 @@ share one mean and one variance (N = 4 examples, C = 6 channels):
     {text = [[
 The input panel now holds such a tensor, (4, 6, 2, 2), and the output
 panel counts the statistics: batch norm has 6, one per channel, each
-over 4 * 2 * 2 = 16 values.]],
+over 4 * 2 * 2 = 16 values. (Alt-3: the output panel)]],
      focus = "output",
      try = {text = [[
 Group norm with 3 groups: how many values does each of its statistics
@@ -132,8 +133,8 @@ pooled. Only batch norm pools it:
   instance  H, W of one map        no             yes        fine
   group     C/G channels, H, W     no             yes        fine
 
-The figure changes only example 2 and measures how far example 1's
-output moves, for each kind.]],
+The figure (F) changes only example 2 and measures how far example 1's
+output moves, for each kind. (Alt-3: the output panel)]],
      focus = "output",
      figure = function(s)
        local v, labels = {}, {}
@@ -163,7 +164,7 @@ Layer norm, written out, for one example with features x_1 .. x_d:
 Batch norm's formulas with the sum over features instead of examples.
 No other example enters, so there is nothing to replace at test time:
 train and eval mode give the same output. The input is 3 examples of 4
-features; the panel is in train mode.]],
+features; the panel is in train mode. (Alt-3: the output panel)]],
      set = {x = {{1, 2, 3, 6}, {0, -1, 4, 2}, {5, 5, 1, 0}}, kind = "layer"},
      focus = "output",
      try = {text = [[
@@ -183,7 +184,7 @@ does not move. (Batch norm's would: it switches to running statistics.)]],
     {text = [[
 A batch of one example: for batch norm each feature has a single value,
 its variance over the batch is 0, x - mu is 0, and every output is just
-beta (0.5 here). The output panel warns that each statistic has one
+beta (0.5 here). The output panel (Alt-3) warns that each statistic has one
 value. Layer norm treats one example like a thousand; that is why it is
 the default in Transformers (whose batch axis holds sequences of any
 length) and in recurrent networks (the same statistics at every step).]],
@@ -206,17 +207,18 @@ RMS norm drops the centering: it divides by the root mean square,
 
 and has a scale but no shift. One reduction and one parameter vector
 fewer per layer, and on large Transformers hardly any loss of accuracy:
-recent large language models mostly use it. The output panel's shift
+recent large language models mostly use it. The output panel (Alt-3)'s shift
 probe shows what was given up: adding 10 now changes the output.]],
      set = {x = {2, 3, 4, 5}, kind = "rms", beta = {}},
      focus = "output"},
 
     {text = [[
 Why not always batch norm? With small batches its mu_B and sigma_B^2
-are noisy estimates of the population values. The figure draws 200
+are noisy estimates of the population values. The figure (F) draws 200
 batch means for batch sizes 2 to 32 (N(0, 1), seed 17): the spread
 falls like 1 / sqrt(m). Detection and segmentation models, held to tiny
-batches by memory, use group norm; sequence models use layer norm.]],
+batches by memory, use group norm; sequence models use layer norm.
+(Alt-6: the train/eval panel)]],
      set = {kind = "batch", x = X4},
      focus = "train",
      figure = function(s)
@@ -237,7 +239,7 @@ gap between train-mode and eval-mode outputs grows.]],
     {text = [[
 Exercise. A tensor of shape (8, 16, 4, 4) goes through group norm with
 G = 4 groups. How many values does each mean and variance pool? Then
-put such a tensor in the explorer and let the output panel count.]],
+put such a tensor in the explorer and let the output panel (Alt-3) count.]],
      set = {batch_size = 32},
      focus = "output",
      try = {text = [[

@@ -79,7 +79,8 @@ alone has rank 2 (Alt-4, the spectrum). The residual view (D) shows the
 two block Jacobians side by side with their singular values, and the
 figure has the same bars: pre-norm keeps the identity path, none is 0;
 post-norm sends everything through N, two are 0. (The state's W and
-placement fields hold the block; l steps the placement.)]],
+placement fields hold the block; l steps the placement.)
+(F: the figure, large)]],
      set = {placement = "pre"},
      focus = "residual",
      figure = function(s)
@@ -97,9 +98,9 @@ Stack ten blocks. The gradient that reaches the first block is the
 product of the ten block Jacobians. With post-norm every factor has
 rank 2, so the product has rank 2: half of the input directions get no
 gradient at all. With pre-norm the identity path survives every block
-and the smallest singular value stays away from 0. The figure follows
+and the smallest singular value stays away from 0. The figure (F) follows
 the smallest singular value block by block (log scale; post-norm's is
-0 up to rounding).]],
+0 up to rounding). (Alt-4: the spectrum panel)]],
      set = {placement = "post"},
      focus = "spectrum",
      figure = function(s)
@@ -122,7 +123,8 @@ mostly built pre-norm: the gradient reaches every input direction, and
 such stacks often train without a warmup of the learning rate. Post-norm
 stacks are harder to get going as they deepen, and pay for it even
 though, once trained, they sometimes end up a little ahead. The input
-panel now holds another x, (1, -2, 0.5, 3), for the exercise.]],
+panel now holds another x, (1, -2, 0.5, 3), for the exercise.
+(Alt-1: the input panel)]],
                          DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
      set = {x = {1, -2, 0.5, 3}},
      focus = "input",

@@ -53,13 +53,13 @@ batch statistics hurt:
 Large language models today are built on pre-norm layer norm or RMS
 norm: the identity path of lesson 003-07 lets very deep stacks train.
 Batch norm stays the default for image classifiers trained with large
-batches.]],
+batches. (Alt-2: the settings panel)]],
      focus = "settings"},
 
     {text = [[
 Batch norm also counts as a regularizer, for a concrete reason: noise.
 An example's x_hat depends on the random batch it was drawn with,
-through mu_B and sigma_B^2. The batch panel normalizes the watched row
+through mu_B and sigma_B^2. The batch panel (Alt-5) normalizes the watched row
 (row 1) with its batch, in train mode: its output depends on the
 companion row, though its own input does not change.]],
      set = {batch = {{1, 1}, {0, 2}, {3, -1}}, target = 1, companion = 2},
@@ -82,8 +82,9 @@ How much noise? Fix one input value, 1.0, and put it in %d random
 batches whose other values come from N(0, 1) (seed 31). Its x_hat
 scatters around 1, the way a unit's value jitters under dropout; that
 shared effect is one reason a network with batch norm is often given
-less dropout. The figure compares
-batches of 4 and 32: the spread of x_hat is %.2f at 4 and %.2f at 32.]],
+less dropout. The figure (F) compares
+batches of 4 and 32: the spread of x_hat is %.2f at 4 and %.2f at 32.
+(Alt-5: the batch panel)]],
                          TRIALS, SD[1], SD[4]),
      focus = "batch",
      figure = function(s)
@@ -103,7 +104,8 @@ unstable, and it is why training and testing need different statistics.
 So normalization buys better conditioning and a little noise, and pays
 with running statistics to keep. Next to weight penalties, dropout, data
 augmentation and early stopping it is an odd regularizer: the only one
-on that list that also changes the shape of the loss surface itself.]],
+on that list that also changes the shape of the loss surface itself.
+(Alt-6: the train/eval panel) (F: the figure, large)]],
                          SD[1], SD[2], SD[3], SD[4], SD[5]),
      focus = "train",
      figure = function(s)

@@ -49,7 +49,7 @@ The line goes between the matrix product and the activation:
 gave for each of the examples, and the column is standardised by itself.
 Note where eps sits: added to the standard deviation, not to the variance.
 
-The output panel does this to a batch of 8 examples and 3 features
+The output panel (Alt-3) does this to a batch of 8 examples and 3 features
 (kind batch, eps_at std): every column of y has mean 0 and std about 1.]],
      set = {x = SMALL, kind = "batch", eps = 1e-5, eps_at = "std", ddof = 0,
             gamma = {}, beta = {}, scale = 100},
@@ -122,11 +122,12 @@ above; the L view draws the same on a log axis).]],
 
     {text = [[
 Why the inits agree: batch norm divides out any positive factor c, so
-BN(c z) = BN(z). Not quite, because eps is a constant: take z = layer 1's
-pre-activation of the Xavier run (512 x 256) and c = 100, and the largest
-change is about 4.6e-5, 0.007 % of 0.6310. Without eps it is rounding
-noise (about 4e-15). The scale probe of the output panel does the same to
-the small batch (a = 100): read its largest change.
+BN(c z) = BN(z). Not quite, because eps is a constant: take z = layer
+1's pre-activation of the Xavier run (512 x 256) and c = 100, and the
+largest change is about 4.6e-5, 0.007 % of 0.6310. Without eps it is
+rounding noise (about 4e-15). The scale probe of the output panel
+(Alt-3) does the same to the small batch (a = 100): read its largest
+change.
 
 This is why the argument needs inits that are scalar multiples of each
 other. An orthogonal init is not a multiple of a normal one, and nothing

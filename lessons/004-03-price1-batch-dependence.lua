@@ -76,7 +76,7 @@ A tempting story: a small batch underestimates the std, dividing by too
 small a number inflates z. Check it. A batch divided by its own std has
 std exactly 1 (up to eps), however poor that std is as an estimate of the
 population's. Here x is h_0 at batch 4 (4 x 256), normalized over the
-batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.]],
+batch with eps 1e-5 on the std: the output panel (Alt-3)'s std of y is 0.999983.]],
      set = {x = h0(4), kind = "batch", eps = EPS, eps_at = "std", ddof = 0, gamma = {},
             beta = {}},
      focus = "output",
@@ -86,7 +86,8 @@ batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.]],
 
     {text = [[
 The same at batch 512 (512 x 256): 0.999990. The scale of z is the same
-at both sizes, so the scale cannot be what moves layer 20.]],
+at both sizes, so the scale cannot be what moves layer 20.
+(Alt-3: the output panel)]],
      set = {x = h0(512)},
      focus = "output",
      claims = function(s)
@@ -96,7 +97,7 @@ at both sizes, so the scale cannot be what moves layer 20.]],
     {text = [[
 What changes is the shape. When n values are standardised with their own
 mean and std, none of them can land farther than sqrt(n - 1) from 0. The
-extreme case is one outlier and n - 1 equal values: the batch panel
+extreme case is one outlier and n - 1 equal values: the batch panel (Alt-5)
 holds (1, 0, 0, 0), and its batch-norm column starts at sqrt(3) = 1.732.
 At batch 512 the same construction reaches sqrt(511) = 22.6.]],
      set = {batch = outlier(4), target = 1, companion = 2, eps = 0, baseline = false,
@@ -168,7 +169,8 @@ in batches, apply tanh once. Batches of %d (%d batches, seed %d): std
 about 0.6768. Batches of %d (%d batches, seed %d): about 0.6281. The whole
 gap is there after a single layer; twenty layers do not build it up.
 These two are estimates: another seed moves them in the third decimal.
-The bars compare them with layer 20 of the stacks at the same sizes.]],
+The bars compare them with layer 20 of the stacks at the same sizes.
+(F: the figure, large)]],
        SINGLE[1].n, SINGLE[1].batches, SINGLE[1].seed,
        SINGLE[2].n, SINGLE[2].batches, SINGLE[2].seed),
      figure = function(s)

@@ -95,7 +95,7 @@ are -0.0625 and -0.0313. Switch to ddof = 1 and only the second part
 stays: c4(8) - 1, still -3.5 %. Frameworks' batch norm divides by n as
 well, so this is not a NumPy habit.
 
-The output panel holds 8 values from N(0, 1), layer-normalised with
+The output panel (Alt-3) holds 8 values from N(0, 1), layer-normalised with
 ddof = 0.]],
      set = {x = EIGHT, kind = "layer", eps = 0, ddof = 0, gamma = {}, beta = {}},
      focus = "output",

@@ -19,7 +19,7 @@ lesson{
   steps = {
     {text = [[
 With batch statistics, an example's output depends on who else is in its
-batch. The batch panel holds four examples of one feature; row 1 is the
+batch. The batch panel (Alt-5) holds four examples of one feature; row 1 is the
 one we watch, row 2 the one you change. The panel compares row 1's batch
 norm output now with its output when row 2 holds its first value (1.5).
 In training this wobble acts a little like noise added to the network,
@@ -40,7 +40,7 @@ row 1's output move although row 1 did not change.]],
     {text = [[
 At inference a single example has no batch. So batch norm keeps running
 estimates of the mean and variance during training and uses those in
-eval mode. The train/eval panel draws training batches of 4 from N(4, 2)
+eval mode. The train/eval panel (Alt-6) draws training batches of 4 from N(4, 2)
 and one evaluation batch; its gaps are the largest change between
 normalising the evaluation batch by itself (train mode) and by the
 running estimates (eval mode). With batches this small the gap is large
@@ -68,7 +68,7 @@ One axis changes, and with it every property above. Each example is
 normalised from its own features alone, so the batch size drops out,
 training and inference run the same computation, and a batch may mix
 examples of any length. That is the normalisation transformers use. The
-output panel now runs layer norm on x = (-2, -1, 1, 2).]],
+output panel (Alt-3) now runs layer norm on x = (-2, -1, 1, 2).]],
      set = {kind = "layer", x = {-2, -1, 1, 2}, mode = "train"},
      focus = "output",
      try = {text = [[
@@ -95,7 +95,7 @@ kind batch in eval mode and see the running statistics take over.]],
 So layer norm is not a better batch norm. It standardises along another
 axis and is therefore a different function: it never sees the batch, so
 it has neither price, but it also forgets a per-example offset and scale
-that batch norm keeps. The output panel has two examples, the second
+that batch norm keeps. The output panel (Alt-3) has two examples, the second
 the first plus 10, under layer norm: their rows of y are the same.]],
      set = {x = {{1, 2, 4}, {11, 12, 14}}, kind = "layer", mode = "train"},
      focus = "output",

@@ -52,7 +52,7 @@ cosine between the other pair is near 0 (the table above).]],
     {text = [[
 The normalisation layer also brings parameters of its own: a scale gamma
 and a shift beta applied after standardising, and they need initial
-values too (usually 1 and 0). The output panel layer-normalises eight
+values too (usually 1 and 0). The output panel (Alt-3) layer-normalises eight
 values with gamma 1 and beta 0: y has mean 0 and std 1.]],
      set = {x = X8, kind = "layer", eps = 0, gamma = {}, beta = {}},
      focus = "output",
