@@ -40,6 +40,8 @@ watch the largest change fall back to 0.]],
               if s.kind ~= "layer" then return "the kind is still " .. s.kind end
               return result().shift_dev == 0 or "the shifted output still differs"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[

@@ -133,6 +133,8 @@ the RMS rank stays 3 (and 2 for kind layer).]],
               local r = result().jacobian.rank
               return r == want or ("the rank is " .. tostring(r) .. ", expected " .. want)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {1, 2, 3, 5}}]]},
             show = {x = {1, 2, 3, 5}}}},
 
     {text = [[

@@ -46,6 +46,8 @@ eigenvalue leave zero: at eps = 1e-2 it is about 2.5e-3.]],
               local r = eig("radial")
               return r > 1e-3 or string.format("the radial eigenvalue is %.3g", r)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1e-2}]]},
             show = {eps = 1e-2}}},
 
     {text = [[
@@ -84,6 +86,8 @@ so, a centered formula is the safe one.]],
               if s.acc == "fp16" then return "the sums are still fp16" end
               return raw.relerr < 1e-6 or string.format("raw is %g", raw.var)
             end,
+            hints = {"T steps the accumulation dtype",
+                     [[set{acc = "fp32"}]]},
             show = {acc = "fp32"}}},
 
     {text = [[

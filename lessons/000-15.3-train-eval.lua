@@ -154,6 +154,8 @@ the gap does not vanish.]],
             check = function(s)
               return s.train_batches > BATCHES or "train_batches is still " .. s.train_batches
             end,
+            hints = {"j and J halve and double the training batches",
+                     [[set{train_batches = 64}]]},
             show = {train_batches = 64}}},
 
     {text = [[
@@ -171,6 +173,8 @@ cumulative one: a faster average forgets the initial mean 0 and var 1.]],
               return (s.momentum ~= false and s.momentum >= 0.5) or
                      "momentum is still " .. tostring(s.momentum)
             end,
+            hints = {"o and O halve and double the momentum",
+                     [[set{momentum = 0.5}]]},
             show = {momentum = 0.5}}},
   },
 }

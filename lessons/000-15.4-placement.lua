@@ -77,6 +77,8 @@ the bound on J_post, stays 2 for any x that is not constant.]],
               local r = ns.rank(j_post(s.x), 1e-10)
               return r == 2 or "the rank of J_post is " .. r
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {1, -2, 0.5, 3}}]]},
             show = {x = {1, -2, 0.5, 3}}}},
 
     {text = [[

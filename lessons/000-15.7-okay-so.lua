@@ -44,6 +44,8 @@ no longer erased and joins the bulk), and only radial stays at 0.]],
             check = function(s)
               return s.kind == "rms" or "the kind is " .. s.kind
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "rms"}]]},
             show = {kind = "rms"}}},
 
     {text = [[

@@ -59,6 +59,8 @@ layer norm never looks at another row.]],
               local d = (b.ln:slice(1, 1, 1):reshape(-1) - ln_row(row1, s.eps)):abs():max()
               return d < 1e-12 or "layer norm of row 1 changed?"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 2, 6}, {3, 2, 1}, {9, -4, 0}}}]]},
             show = {batch = {{1, 2, 6}, {3, 2, 1}, {9, -4, 0}}}}},
 
     {text = [[

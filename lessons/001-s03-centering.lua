@@ -46,6 +46,8 @@ probe: still no difference between x and x + 10.]],
               local d = result().shift_dev
               return d < 1e-12 or string.format("shift probe moved by %.3g", d)
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 3, beta = 1}]]},
             show = {gamma = 3, beta = 1}}},
 
     {text = [[

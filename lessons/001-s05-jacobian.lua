@@ -64,6 +64,8 @@ of the bulk one (the ratio is eps / (v + eps)), while ones stays at 0.]],
               local ratio = along(J, c) / along(J, u)
               return ratio > 0.3 or string.format("radial / bulk is only %.3g", ratio)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1}]]},
             show = {eps = 1}}},
 
     {text = [[

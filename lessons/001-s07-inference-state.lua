@@ -40,6 +40,8 @@ output: same x, same layer, different statistics.]],
               local d = maxdiff(result().y, own)
               return d > 1e-3 or string.format("y moved by only %.3g", d)
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
@@ -56,6 +58,8 @@ Train the running statistics on the inputs' own distribution again
               local m = result().y_mean
               return math.abs(m) < 0.5 or string.format("the mean of y is %.3f", m)
             end,
+            hints = {"train_loc has no key: set it at the prompt (:)",
+                     [[set{train_loc = 4}]]},
             show = {train_loc = 4}}},
 
     {text = [[

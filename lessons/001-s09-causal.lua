@@ -27,6 +27,8 @@ these caused it?]],
               if s.kind ~= "layer" then return "kind is still " .. s.kind end
               return #result().mean == 4 or "expected one statistic per example"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -46,6 +48,8 @@ at which panels change and which stay as they were.]],
             check = function(s)
               return s.eps >= 1e-3 or string.format("eps is still %g", s.eps)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1e-2}]]},
             show = {eps = 1e-2}}},
 
     {text = [[

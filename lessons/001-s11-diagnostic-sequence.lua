@@ -45,6 +45,8 @@ moves when the batch's statistics are replaced by the stored ones.]],
             check = function(s)
               return s.mode == "eval" or "mode is still " .. s.mode
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
@@ -62,6 +64,8 @@ reports the degenerate statistic (y is 0/0).]],
               local c = result().cond
               return c ~= "none" or "no degenerate statistic reported"
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
@@ -81,6 +85,8 @@ rounding level: the behaviour follows the declared eps.]],
               local d = result().scale_dev
               return d < 1e-9 or string.format("the scale probe changes y by %.3g", d)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[

@@ -32,6 +32,8 @@ formula gets about 4 digits back.]],
               local e = result().precision.raw.relerr
               return e < 1e-3 or string.format("raw is still off by %.3g (relative)", e)
             end,
+            hints = {"T steps the accumulation dtype",
+                     [[set{acc = "fp32"}]]},
             show = {acc = "fp32"}}},
 
     {text = [[
@@ -55,6 +57,8 @@ the reference to at least 12 digits.]],
               end
               return true
             end,
+            hints = {"t steps the storage dtype",
+                     [[set{dtype = "fp64", acc = "default"}]]},
             show = {dtype = "fp64", acc = "default"}}},
   },
 }

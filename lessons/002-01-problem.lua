@@ -97,6 +97,8 @@ layer-norm matrix.]],
               local d = (result().y - result().batch.ln):abs():max()
               return d < 1e-12 or string.format("y differs from the LN matrix by %g", d)
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

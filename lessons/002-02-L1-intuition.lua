@@ -58,6 +58,8 @@ set{x = {10, 20, 30}}, and watch its output turn positive.]],
               end
               return "keep a 30 in x"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {10, 20, 30}}]]},
             show = {x = {10, 20, 30}}}},
 
     {text = [[
@@ -93,6 +95,8 @@ shows before and after); its layer-norm row stays as it was.]],
               local d = maxdiff(b.ln:slice(1, 1, 1):flat(), ln1)
               return d < 1e-12 or "change row 5 only, keep row 1"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 40}}}]]},
             show = {batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8},
                              {7, 9, 17, 10}, {11, 15, 23, 40}}}}},
 

@@ -38,6 +38,8 @@ column as degenerate: its outputs become NaN.]],
               if s.eps ~= 0 then return "eps is still " .. s.eps end
               return result().ndegenerate > 0 or "no statistic is degenerate: keep a constant column"
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
@@ -65,6 +67,8 @@ every mean 0 and every variance just below 1 (eps takes a little).]],
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {}, beta = {}}]]},
             show = {gamma = {}, beta = {}}}},
   },
 }

@@ -47,6 +47,8 @@ its statistics now come from, and y is no longer centred at 0.]],
               if s.mode ~= "eval" then return "mode is still " .. s.mode end
               return math.abs(result().y_mean) > 1e-6 or "y is still centred"
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
@@ -103,6 +105,8 @@ then large (128) and watch it shrink.]],
               if s.batch_size > 4 then return "batch_size is " .. s.batch_size .. ": go to 2" end
               return result().train.exact.gap > 1 or "the gap is still small"
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 2}]]},
             show = {batch_size = 2}}},
   },
 }

@@ -98,6 +98,8 @@ shrinks to the evaluation batch's own sampling noise.]],
               return math.abs(m) < 0.2 or
                        string.format("mean output under stored statistics: %.3f", m)
             end,
+            hints = {"( and ) move the evaluation mean by 1",
+                     [[set{eval_loc = 0}]]},
             show = {eval_loc = 0}}},
   },
 }

@@ -64,6 +64,8 @@ output panel shows negatives.]],
               if result().y:min() < 0 then return true end
               return "every output is >= 0 under " .. s.kind .. ": try a centring kind"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

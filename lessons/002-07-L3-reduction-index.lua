@@ -66,6 +66,8 @@ column means in the output and you will see they are not.]],
               if math.abs(y:mean()) > 1e-9 then return "the global mean is not 0 here" end
               return maxmean(y, 1) > 1e-3 or "the column means are 0: this is the right axis"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "batch", axes = {2}}]]},
             show = {kind = "batch", axes = {2}}}},
 
     {text = [[
@@ -97,6 +99,8 @@ as they were.]],
               end
               return true
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{{1, 2, 3, 4}, {2, 4, 6, 8}, {0, 1, 0, 1}}, {{5, 5, 6, 6}, {1, 0, 0, 0}, {0, 0, 0, 0}}}}]]},
             show = {x = {{{1, 2, 3, 4}, {2, 4, 6, 8}, {0, 1, 0, 1}},
                          {{5, 5, 6, 6}, {1, 0, 0, 0}, {0, 0, 0, 0}}}}}},
   },

@@ -54,6 +54,8 @@ whose statistics cover 18 values each.]],
               local per = #s.x // #result().mean
               return per == 18 or string.format("each statistic covers %d values", per)
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 2}]]},
             show = {groups = 2}}},
   },
 }

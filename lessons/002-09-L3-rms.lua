@@ -60,6 +60,8 @@ with layer norm's.]],
                           :abs():max()
               return d < 1e-6 or string.format("RMS and layer norm differ by %.3g", d)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-1.5, -0.5, 0.5, 1.5}}]]},
             show = {x = {-1.5, -0.5, 0.5, 1.5}}}},
   },
 }

@@ -99,6 +99,8 @@ variance.]],
               local g = train_eval_gap(s.momentum)
               return g < 0.25 or string.format("train and eval still differ by %.3f", g)
             end,
+            hints = {"o and O halve and double the momentum",
+                     [[set{momentum = 1}]]},
             show = {momentum = 1}}},
 
     {text = [[

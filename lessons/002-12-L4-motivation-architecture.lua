@@ -40,6 +40,8 @@ is 0 (each feature equals its own mean). Switch to layer norm
               if result().y:abs():max() == 0 then return "the output is still all zero" end
               return s.kind ~= "batch" or "batch norm has one value per statistic"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -70,6 +72,8 @@ statistics: 8, each over 9 values.]],
               if s.kind ~= "group" then return "keep kind group" end
               return #result().mean == 8 or (#result().mean .. " statistics")
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 4}]]},
             show = {groups = 4}}},
   },
 }

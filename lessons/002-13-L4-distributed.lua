@@ -74,6 +74,8 @@ synchronised column of the table.]],
               end
               return true
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}}]]},
             show = {x = X}}},
 
     {text = [[

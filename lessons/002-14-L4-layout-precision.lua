@@ -69,6 +69,8 @@ and W (set{axes = {1, 2, 3}}). The check compares with the right output.]],
               local d = (result().y - RIGHT):abs():max()
               return d < 1e-12 or string.format("still %.3g away from the right output", d)
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {1, 2, 3}}]]},
             show = {axes = {1, 2, 3}}}},
 
     {text = [[
@@ -110,6 +112,8 @@ panel gets the true variance 2.5 back.]],
               return math.abs(p.raw.var - 2.5) < 1e-6 or
                        string.format("raw variance %s", tostring(p.raw.var))
             end,
+            hints = {"T steps the accumulation dtype",
+                     [[set{acc = "fp32"}]]},
             show = {acc = "fp32"}}},
 
     {text = [[
@@ -127,6 +131,8 @@ the output's standard deviation return close to 1.]],
               local sd = result().y_std
               return sd > 0.99 or string.format("std %.3f", sd)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1e-8}]]},
             show = {eps = 1e-8}}},
 
     {text = [[

@@ -85,6 +85,8 @@ moved in the batch panel.]],
               end
               return "row 1 has not moved: change row 5"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {0, 0, 0, 0}}}]]},
             show = {batch = {X[1], X[2], X[3], X[4], {0, 0, 0, 0}}}}},
 
     {text = [[

@@ -39,6 +39,8 @@ their means are no longer 0. A different operation, not the same one.]],
               if #result().mean ~= 1 then return "use one statistic: axes {1, 2}" end
               return maxmean(result().y, 1) > 0.1 or "the column means are still 0"
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {1, 2}}]]},
             show = {axes = {1, 2}}}},
 
     {text = [[
@@ -61,6 +63,8 @@ and the row variances 4.]],
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 2, beta = 1}]]},
             show = {gamma = 2, beta = 1}}},
 
     {text = [[
@@ -79,6 +83,8 @@ set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}. The rows stay equal.]],
               if #s.gamma == 0 and #s.beta == 0 then return "set a gamma or a beta" end
               return rows_equal(result().y) or "the input rows are no longer scaled copies"
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}]]},
             show = {gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}}},
 
     {text = [[
@@ -103,6 +109,8 @@ In eval mode row 1's output does not move.]],
               local want = (1 - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
               return math.abs(result().y[1] - want) < 1e-12 or "row 1 moved"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1}, {0}, {0}, {0}, {0}}}]]},
             show = {x = {{1}, {0}, {0}, {0}, {0}}}}},
 
     {text = [[
@@ -124,6 +132,8 @@ row 1's output still differs from the batch panel's full-batch row 1.]],
               local d = (result().y:slice(1, 1, 1) - full):abs():max()
               return d > 1e-6 or "row 1 equals the full-batch output"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}}}]]},
             show = {x = {X[1], X[2], X[3]}}}},
 
     {text = [[
@@ -140,6 +150,8 @@ all 4 tokens. That is a different layer.]],
             check = function(s)
               return #result().mean == 3 or (#result().mean .. " statistics")
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {2}}]]},
             show = {axes = {2}}}},
   },
 }

@@ -51,6 +51,8 @@ Look for an eps that turns RMS norm into layer norm: try a few
               local m = result().y_mean
               return m > 0.5 or string.format("mean %.3f", m)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1}]]},
             show = {eps = 1}}},
 
     {text = [[
@@ -74,6 +76,8 @@ the right answer drops to 0.]],
               local d = (result().y - right_gn(s.groups, s.eps)):abs():max()
               return d < 1e-12 or string.format("still %.3g from the right answer", d)
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 1}]]},
             show = {groups = 1}}},
 
     {text = [[
@@ -94,6 +98,8 @@ output stays the same and the largest eigenvalue falls to 0.632.]],
               local j = result().jacobian
               return j.smax < 1 or string.format("largest singular value %.3g", j.smax)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-2, -1, 1, 2}}]]},
             show = {x = {-2, -1, 1, 2}}}},
 
     {text = [[
@@ -111,6 +117,8 @@ each column of the output has mean 0.]],
               local m = result().y:mean({1}):abs():max()
               return m < 1e-9 or string.format("a column mean is %.3g", m)
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = "default"}]]},
             show = {axes = "default"}}},
 
     {text = [[
@@ -130,6 +138,8 @@ different output: the batch's own statistics.]],
               local d = (result().y - ev):abs():max()
               return d > 0.1 or string.format("train and eval differ by %.3g only", d)
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "train"}]]},
             show = {mode = "train"}}},
 
     {text = [[
@@ -163,6 +173,8 @@ channels. The message each worker sends grows with the channels.]],
               if #shp ~= 4 then return "use a rank-4 image batch" end
               return shp[2] > 4 or "still 4 channels"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})}]]},
             show = {x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})}}},
   },
 }

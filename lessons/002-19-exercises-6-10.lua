@@ -102,6 +102,8 @@ change the others (set{batch = {...}}). Row 1's output moves again.]],
                                 base:slice(1, 1, 1):flat())
               return d > 1e-9 or "row 1's output is as in X: change the other rows"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {0, 0, 0, 0}, {5, 5, 5, 5}}, companion = 2, baseline = false}]]},
             show = {batch = BATCHES[2], companion = 2, baseline = false}}},
 
     {text = [[

@@ -113,6 +113,8 @@ check compares the output panel with the lesson's sums.]],
               end
               return true
             end,
+            hints = {"the mask has no key: set it at the prompt (:)",
+                     [[set{mask = {{{1}, {1}, {1}, {0}, {0}}}}]]},
             show = {mask = {{{1}, {1}, {1}, {0}, {0}}}}}},
 
     {text = [[
@@ -148,6 +150,8 @@ change; the check confirms that with it they do not.]],
               end
               return true
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{{1, 4}, {3, 8}, {5, 6}, {100, 100}, {100, 100}}}}]]},
             show = {x = {{{1, 4}, {3, 8}, {5, 6}, {100, 100}, {100, 100}}}}}},
 
     {text = [[
@@ -206,6 +210,8 @@ change that.]],
               for j = 1, 4 do if math.abs(m[j] - full[j]) > 1e-9 then return true end end
               return "these rows have the full-batch means"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}}]]},
             show = {x = {X[3], X[4], X[5]}}}},
 
     {text = [[
@@ -224,6 +230,8 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
               if s.dtype ~= "bf16" and s.dtype ~= "fp16" then return "store in bf16 or fp16" end
               return s.acc == "fp32" or "accumulate in fp32"
             end,
+            hints = {"t steps the storage dtype",
+                     [[set{dtype = "bf16", acc = "fp32"}]]},
             show = {dtype = "bf16", acc = "fp32"}}},
 
     {text = [[

@@ -42,6 +42,8 @@ group norm with 2 groups: 10 statistics of 2 values.]],
               if s.kind ~= "group" then return "end on kind group" end
               return #result().mean == 10 or (#result().mean .. " statistics")
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "group", groups = 2}]]},
             show = {kind = "group", groups = 2}}},
 
     {text = [[

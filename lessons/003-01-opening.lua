@@ -36,6 +36,8 @@ Drift the feature some other way: set another shift (e.g. set{shift =
                        string.format("largest change %.3g: use kind batch, eps 0",
                                      math.max(r.shift_dev, r.scale_dev))
             end,
+            hints = {"s and S move the shift probe's b",
+                     [[set{shift = -3.5, scale = 0.1}]]},
             show = {shift = -3.5, scale = 0.1}}},
 
     {text = [[
@@ -69,6 +71,8 @@ so there are 4 statistics, one per example, each over 3 features.]],
               return n == 4 or ("there are " .. n .. " statistics, not 4 (kind " ..
                                 s.kind .. ")")
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

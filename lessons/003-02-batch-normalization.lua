@@ -128,6 +128,8 @@ positive multiple such as {6, 12, 18, 24}. Both leave x_hat unchanged.]],
                        string.format("x_hat moved by %.3g: use a shift or a positive " ..
                                      "multiple of (2, 4, 6, 8)", d)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-98, -96, -94, -92}}]]},
             show = {x = {-98, -96, -94, -92}}}},
 
     {text = [[
@@ -150,6 +152,8 @@ Give each channel its own scale: set{gamma = {1, 2, 3}, beta = {0, 0,
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {1, 2, 3}, beta = {0, 0, 5}}]]},
             show = {gamma = {1, 2, 3}, beta = {0, 0, 5}}}},
 
     {text = [[

@@ -132,6 +132,8 @@ still sums to 0 and is still orthogonal to x_hat.]],
               if a < 1e-9 and b < 1e-9 then return true end
               return string.format("sum %.3g, dot %.3g: is x constant?", a, b)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {1, 7, 2, 10}}]]},
             show = {x = {1, 7, 2, 10}}}},
 
     {text = [[
@@ -161,6 +163,8 @@ norm couples examples only within the same feature.]],
               if #sh ~= 2 or sh[2] < 2 then return "use a matrix with 2 or more columns" end
               return s.kind == "batch" or "keep kind batch"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}, upstream = false}]]},
             show = {x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}, upstream = false}}},
   },
 }

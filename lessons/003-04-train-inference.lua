@@ -124,6 +124,8 @@ momentum row's mean moves close to 4.]],
               end
               return true
             end,
+            hints = {"j and J halve and double the training batches",
+                     [[set{train_batches = 100}]]},
             show = {train_batches = 100}}},
 
     {text = [[
@@ -167,6 +169,8 @@ Then y_1 is b and y_2 - y_1 is a (here a = 2 / sqrt(r_v + eps)).]],
               return math.abs(a - want) < 1e-12 or
                        string.format("a = %.6g, but gamma / sqrt(r_v + eps) = %.6g", a, want)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {0, 1}}]]},
             show = {x = {0, 1}}}},
 
     {text = [[
@@ -196,6 +200,8 @@ watched row's input is the same, its train-mode output is not.]],
               end
               return d > 1e-6 or "the watched row's output has not moved yet"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 0.5}, {-4, 2}, {0, 2}}}]]},
             show = {batch = {{1, 0.5}, {-4, 2}, {0, 2}}}}},
   },
 }

@@ -76,6 +76,8 @@ positive c leaves the output unchanged. (A negative c flips the signs.)]],
               local d = result().scale_dev
               return d < 1e-9 or string.format("the output moved by %.3g", d)
             end,
+            hints = {"z and Z halve and double the scale probe's a",
+                     [[set{scale = 1000}]]},
             show = {scale = 1000}}},
 
     {text = string.format([[

@@ -153,6 +153,8 @@ that example 1 no longer feels example 2.]],
               if d < 1e-12 then return true end
               return string.format("example 1 moves by %.3g under kind %s", d, s.kind)
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "instance"}]]},
             show = {kind = "instance"}}},
 
     {text = [[
@@ -179,6 +181,8 @@ does not move. (Batch norm's would: it switches to running statistics.)]],
               return d < 1e-15 or string.format("eval moved the output by %.3g (kind %s)",
                                              d, s.kind)
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
@@ -198,6 +202,8 @@ out again.]],
               return (y:max() - y:min() > 0.1) or "all outputs are equal (kind " ..
                        s.kind .. ")"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -234,6 +240,8 @@ gap between train-mode and eval-mode outputs grows.]],
             check = function(s)
               return s.batch_size <= 4 or "batch_size is " .. s.batch_size
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 4}]]},
             show = {batch_size = 4}}},
 
     {text = [[

@@ -75,6 +75,8 @@ set{batch = {{1, 1}, {-2, 0}, {3, -1}}}. Row 1's output moves.]],
               end
               return d > 1e-6 or "row 1's output has not moved"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 1}, {-2, 0}, {3, -1}}}]]},
             show = {batch = {{1, 1}, {-2, 0}, {3, -1}}}}},
 
     {text = string.format([[

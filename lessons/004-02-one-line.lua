@@ -145,6 +145,8 @@ to rounding level (below 1e-12).]],
               local d = result().scale_dev
               return d < 1e-12 or string.format("the scale probe still moves by %.2g", d)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[

@@ -118,6 +118,8 @@ batch-norm column goes past 1.732.]],
               if b.bn:max() >= math.sqrt(3) - 1e-9 then return "that is still the extreme batch" end
               return b.bn:abs():max() <= math.sqrt(3) + 1e-12 or "past the bound?"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{3}, {-1}, {0.5}, {2}}}]]},
             show = {batch = {{3}, {-1}, {0.5}, {2}}}}},
 
     {text = [[

@@ -108,6 +108,8 @@ output panel grows by 8/7, and y shrinks by sqrt(7/8).]],
             check = function(s)
               return s.ddof == 1 or "ddof is still " .. s.ddof
             end,
+            hints = {"d switches ddof between 0 and 1",
+                     [[set{ddof = 1}]]},
             show = {ddof = 1}}},
 
     {text = [[

@@ -35,6 +35,8 @@ row 1's output move although row 1 did not change.]],
               local d = maxdiff(b.target_now, b.target_base)
               return d > 0.05 or string.format("row 1 moved by only %.3g", d)
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{0.5}, {-3}, {-1}, {2}}}]]},
             show = {batch = {{0.5}, {-3}, {-1}, {2}}}}},
 
     {text = [[
@@ -56,6 +58,8 @@ compute different things.]],
               local g = result().train.exact.gap
               return g < 0.3 or string.format("the exact gap is still %.3f", g)
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 128}]]},
             show = {batch_size = 128}}},
 
     {text = [[
@@ -89,6 +93,8 @@ kind batch in eval mode and see the running statistics take over.]],
               end
               return "use kind layer, then kind batch"
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[

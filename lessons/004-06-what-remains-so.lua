@@ -66,6 +66,8 @@ output's std becomes 2 and its mean 0.5, whatever x was.]],
               end
               return string.format("y has mean %.3g and std %.3g", r.y_mean, r.y_std)
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 2, beta = 0.5}]]},
             show = {gamma = 2, beta = 0.5}}},
 
     {text = [[
