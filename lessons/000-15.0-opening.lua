@@ -60,11 +60,13 @@ fp32 keeps only about 7 digits, and the difference 2.5 is lost.]],
     {text = [[
 The two-pass formula subtracts the mean first and then averages the
 squared deviations (1, 4 and their like). The numbers stay small, in the
-same fp32 arithmetic. Predict its result; then the precision panel (Alt-7)'s
+same fp32 arithmetic. The precision panel's
 twopass row shows it.
 
-Same data, same format, two formulas: only one is a variance.]],
-     predict = {question = "The two-pass variance of (9998, 9999, 10001, 10002) in fp32?",
+Same data, same format, two formulas: only one is a variance.
+(Alt-7: the precision panel)]],
+     predict = {question = "fp32, x = (9998, 9999, 10001, 10002): what does the two-pass formula " ..
+                  "(subtract the mean, then average the squares) give for the variance?",
                 value = function(s) return result().precision.twopass.var end, tol = 1e-6},
      focus = "precision",
      claims = function(s)
@@ -77,10 +79,11 @@ by what the rule does. Five things describe it: the change of the input
 it ignores (its invariance), the input directions its Jacobian sends to
 zero (its nullspace), the statistic it computes, where it sits in the
 network (its placement) and the arithmetic it relies on (its precision
-contract). The next lessons take them one by one; predict the first now.
-Once you answer, the output panel (Alt-3) shows both probes on the centered map
+contract). The next lessons take them one by one; the first is on screen:
+The output panel (Alt-3) shows both probes on the centered map
 with eps 0: x + 10 and 2x.]],
-     predict = {question = "The centered map, eps 0: which changes of x leave y as it is?",
+     predict = {question = "Before the chapter: the centered map (subtract the mean, divide by " ..
+                  "the std), eps 0. Which changes of x leave its output as it is?",
                 choices = {"adding one number to every coordinate",
                            "multiplying x by a positive number", "both of these", "neither"},
                 answer = function(s)

@@ -37,10 +37,11 @@ The projection P subtracts the mean from every coordinate. For x = (-2,
 
     {text = [[
 Adding the same number to every coordinate changes only the mean, and P
-removes the mean. Predict what that means for N_C(x + 10); then the
+removes the mean, so N_C(x + 10) lands where N_C(x) is: the
 shift probe (the x+10 column and its max|y'-y| line) shows it.
 (Alt-3: the output panel)]],
-     predict = {question = "How far does N_C(x + 10) move from N_C(x), at most?",
+     predict = {question = "The centered map N_C at x = (-2, -1, 1, 2): how far does N_C(x + 10) " ..
+                  "move from N_C(x), at most?",
                 value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)

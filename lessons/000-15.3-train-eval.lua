@@ -62,10 +62,12 @@ In train mode the 32 evaluation values are centred and scaled by their
 own mean and variance. In eval mode the layer reaches instead for a
 running state built from the 256 training values. Build it exactly: one
 centered state (n, mean, m2) per batch, merged batch after batch; the
-train/eval panel (Alt-6)'s exact row holds it, under the evaluation batch's own
-mean and variance (the "eval" line). Predict first, then compare them.]],
-     predict = {question = "Same population, no shift: does the merged training state have " ..
-                  "the evaluation batch's mean?",
+train/eval panel's exact row holds it, under the evaluation batch's own
+mean and variance (the "eval" line): compare them.
+(Alt-6: the train/eval panel)]],
+     predict = {question = "Eval mode uses a state merged from 256 training values of the same " ..
+                  "population as the 32 evaluation values. Does it have the evaluation " ..
+                  "batch's mean?",
                 choices = {"yes: same population, same mean",
                            "no: another sample, another estimate"},
                 answer = function(s)
@@ -106,9 +108,10 @@ by batch; the population values are 4 and 4. (Alt-6: the train/eval panel)
     {text = [[
 Merging is exact up to rounding: Chan's pairwise formula combines two
 states (n, mean, m2) into the state of their union. Compare it with one
-pass over all 256 values in a row (m2 is about 973 either way): predict
-how far apart the two means are. (Alt-6: the train/eval panel)]],
-     predict = {question = "How far is the merged mean from the one-pass mean?",
+pass over all 256 values in a row: the same mean to rounding, and m2
+about 973 either way. (Alt-6: the train/eval panel)]],
+     predict = {question = "Chan's merge of the 8 batch states against one pass over all 256 " ..
+                  "values: how far apart are the two means?",
                 value = function(s)
                   local train = draws()
                   return math.abs(trace(train)[BATCHES].mean -

@@ -82,9 +82,9 @@ check that y stays where it is.]],
 
     {text = [[
 Question 3. Give the centered map eps = 1e-5 (e and E in the settings
-step it). Once you answer, the spectrum panel (Alt-4) shows which of its two
+step it). The spectrum panel (Alt-4) shows which of its two
 zero eigenvalues moved.]],
-     predict = {question = "With eps = 1e-5, which zero eigenvalues of the centered map " ..
+     predict = {question = "x = (-2, -1, 1, 2), eps = 1e-5: which zero eigenvalues of the centered map " ..
                   "stay exactly 0?",
                 choices = {"ones and radial", "only ones", "only radial", "neither"},
                 answer = function(s)
@@ -106,7 +106,8 @@ Answer 3: only the ones direction stays exactly null, since P 1 = 0 does
 not involve eps. The radial eigenvalue becomes eps / s^3, small but not
 0: rank 3. Now the RMS map with the same eps (kind rms); once you
 answer, the spectrum panel (Alt-4) shows it.]],
-     predict = {question = "The rank of the RMS map's Jacobian with eps = 1e-5?",
+     predict = {question = "The RMS map at x = (-2, -1, 1, 2) with eps = 1e-5: the rank of its " ..
+                  "Jacobian (d = 4)?",
                 value = function(s) return jac_rank(s) end, tol = 0},
      set = {kind = "rms"},
      focus = "spectrum",
@@ -118,7 +119,7 @@ answer, the spectrum panel (Alt-4) shows it.]],
 Nothing stays null for the RMS map: its radial eigenvalue is eps / r^3
 with r = sqrt(mean(x^2) + eps), and it had no ones direction. Full rank.
 
-Question 4. Which invariances stay exact with eps? Once you answer, the
+Question 4. Which invariances stay exact with eps? The
 output panel (Alt-3) shows the centered map's shift probe with eps = 1e-5.]],
      predict = {question = "With eps = 1e-5, is the centered map still exactly shift " ..
                   "invariant?",

@@ -68,7 +68,8 @@ stays exactly 0 (P 1 = 0 never involves eps) and the radial one is the
 eps / s^3 you computed. Now the RMS map with the same eps = 1e-3: once
 you answer, the spectrum panel (Alt-4) shows it (K then switches back to the
 centered map, whose radial row holds your number).]],
-     predict = {question = "How many eigenvalues of the RMS map's Jacobian are exactly 0 " ..
+     predict = {question = "Exercise 1, the RMS map with eps = 1e-3: how many eigenvalues of its " ..
+                  "Jacobian are exactly 0 " ..
                   "with eps = 1e-3?",
                 value = function(s)
                   return #s.x - ns.rank(ns.jacobian(s.x, {kind = "rms", eps = s.eps}), 1e-10)
@@ -147,8 +148,9 @@ the no-shift case as a control, and split the train/eval gap into what
 the finite estimator gets wrong and what the shift adds. The
 shifted-evaluation view (V) does the split: gap, estimator, shift, one
 row per running estimator. This step is the control, the chapter's
-setting with no shift; once you answer, the view shows it.]],
-     predict = {question = "With no shift at all, is the shift part of the gap 0?",
+setting with no shift, in the view.]],
+     predict = {question = "Exercise 4: 15.3's running-state experiment with no shift at all. " ..
+                  "Is the shift part of the train/eval gap 0?",
                 choices = {"yes: no shift, no shift part",
                            "no: the evaluation batch's own sampling error is in it"},
                 answer = function(s) return result().train.shift_gap < 1e-12 and 1 or 2 end},
@@ -162,7 +164,7 @@ The control has a shift part too: it measures how far 32 evaluation
 values are from their own population, and it is the floor every shifted
 run is measured against. Now shift: ( and ) move the evaluation mean by
 1 (eval_loc), j and J halve and double the training batches; the view
-follows. (V: the shifted-evaluation view)]],
+follows. (V: the shifted-evaluation view) (V: the shifted-evaluation view)]],
      focus = "shift",
      try = {text = [[
 Find a setting where the exact row's shift part is above 1 while its

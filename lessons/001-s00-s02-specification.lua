@@ -86,9 +86,9 @@ None of their training-speed or accuracy numbers are rerun. The article asks
 what follows exactly from the map itself, and those identities stay
 checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the
-sign flip caused by a batch companion (s06). The settings panel (Alt-2)'s kind
+sign flip caused by a batch companion (s06). The settings panel's kind
 row (k steps it) names the two maps of the first two papers: batch and
-layer.]],
+layer. (Alt-2: the settings panel)]],
      set = {kind = "batch"},
      focus = "settings"},
   },

@@ -22,11 +22,11 @@ with eps = 1e-5, no gamma or beta: the output panel (Alt-3) shows N(x).]],
 
     {text = [[
 The all-ones vector is in P's nullspace: P 1 = 0. So x and x + b 1 have
-the same centered vector for every b. The shift probe compares N(x)
-with N(x + 10) = N(11, 12, 14): predict the largest difference, then
-read it (max|y'-y|). In the spectrum panel (Alt-4) the same fact is the
-"ones" eigenvalue.]],
-     predict = {question = "How far apart are N(1, 2, 4) and N(11, 12, 14), at most?",
+the same centered vector for every b. The shift probe compares N(x) with
+N(x + 10) = N(11, 12, 14): read the largest difference (max|y'-y|). In
+the spectrum panel (Alt-4) the same fact is the "ones" eigenvalue.]],
+     predict = {question = "Equation 1 with eps = 1e-5: how far apart are N(1, 2, 4) and " ..
+                  "N(11, 12, 14), at most?",
                 value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)

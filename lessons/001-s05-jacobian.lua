@@ -85,8 +85,9 @@ is then 1 / sqrt(14/9) = 0.8018. (Alt-4: the spectrum panel)]],
 The companion check of the article: compare the analytic Jacobian with
 central finite differences (step h = 1e-6) at eps = 0.01, away from the
 singular zero-variance case. The largest entry-wise difference stays
-below 1e-7: the formula and the code agree. The spectrum panel (Alt-4)'s FD
-column shows the eigenvalues of the finite-difference Jacobian.]],
+below 1e-7: the formula and the code agree. The spectrum panel's FD
+column shows the eigenvalues of the finite-difference Jacobian.
+(Alt-4: the spectrum panel)]],
      set = {eps = 0.01},
      focus = "spectrum",
      claims = function(s)

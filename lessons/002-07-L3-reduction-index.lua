@@ -23,8 +23,9 @@ summing over the observations i:
   mu_j = (1/B) sum_i X_ij     sigma_j^2 = (1/B) sum_i (X_ij - mu_j)^2
   Y_ij = gamma_j (X_ij - mu_j) / sqrt(sigma_j^2 + eps) + beta_j
 
-The index i is reduced. The output panel (Alt-3)'s statistics line has D = 4
-means (shape 1 x 4), and every column of Y has mean 0.]],
+The index i is reduced. The output panel's statistics line has D = 4
+means (shape 1 x 4), and every column of Y has mean 0.
+(Alt-3: the output panel)]],
      set = {x = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {}},
      focus = "output",
      claims = function(s) claim("n-bn-col-means", maxmean(result().y, 1)) end},

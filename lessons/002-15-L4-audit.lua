@@ -64,8 +64,9 @@ padding are not state fields: an audit has to ask for them.
     {text = [[
 Then it measures: the realised means and variances (or RMS values)
 along the axes the layer is meant to reduce, and the learned gamma and
-beta as training goes on. The output panel (Alt-3)'s statistics line is that
-measurement for the state: four column means of X and their variances.]],
+beta as training goes on. The output panel's statistics line is that
+measurement for the state: four column means of X and their variances.
+(Alt-3: the output panel)]],
      focus = "output"},
 
     {text = [[

@@ -173,7 +173,8 @@ check the first output.]],
 Exercise 5. What does eps prevent when every value of a reference set
 is the same? The input becomes x = (3, 3, 3, 3) with eps = 1e-5: once
 you answer, the output panel (Alt-3) shows it; then the try removes eps.]],
-     predict = {question = "x = (3, 3, 3, 3), eps = 1e-5: what is every output?",
+     predict = {question = "Exercise 5: x = (3, 3, 3, 3) under layer norm with eps = 1e-5. What " ..
+                  "is every output?",
                 choices = {"0", "1", "NaN (0 / 0)", "an error"},
                 answer = function(s)
                   local y = result().y

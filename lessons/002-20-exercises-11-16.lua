@@ -52,9 +52,10 @@ lesson{
     {text = [[
 Exercise 11. Add the same constant to every feature and compare layer
 and RMS norm. The input becomes x = (2, 3, 4, 5) under RMS norm, and
-the shift probe adds 10 to every feature: once you answer, the output
+the shift probe adds 10 to every feature: the output
 panel shows the largest change (x+10 max|y'-y|). (Alt-3: the output panel)]],
-     predict = {question = "Under RMS norm, by how much does the output of (2, 3, 4, 5) " ..
+     predict = {question = "Exercise 11: RMS norm (eps 1e-5) of (2, 3, 4, 5). By how much does " ..
+                  "the output of (2, 3, 4, 5) " ..
                   "move at most when 10 is added to every feature?",
                 value = function(s) return result().shift_dev end, tol = 0.02},
      set = {x = V, kind = "rms", axes = "default", eps = EPS, gamma = {}, beta = {},
@@ -157,10 +158,12 @@ change; the check confirms that with it they do not.]],
     {text = [[
 Exercise 13. Running means across 20 deliberately shifted batches: the
 batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)),
-through PyTorch's running mean with momentum 0.1. Once you answer, the
+through PyTorch's running mean with momentum 0.1. The
 figure follows both; an evaluation would use the running value.
 (Alt-6: the train/eval panel) (F: the figure, large)]],
-     predict = {question = "After the 20th batch, how far below the last batch's mean is " ..
+     predict = {question = "Exercise 13: 20 batches whose means climb 1, 2, ..., 20, through a " ..
+                  "running mean with momentum 0.1. After the 20th, how far below the last " ..
+                  "batch's mean is " ..
                   "the running mean?",
                 value = function(s)
                   local run, batch = ramp_run(0.1)
@@ -237,9 +240,10 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
     {text = [[
 Exercise 16. A Transformer swaps layer norm for RMS norm. What is no
 longer controlled, what still is, and which fixed-input test shows the
-difference? Once you answer, the table compares the two on the token
+difference? The table compares the two on the token
 (2, 3, 4, 5). (Alt-3: the output panel) (F: the figure, large)]],
-     predict = {question = "Layer norm becomes RMS norm: which property of each token's " ..
+     predict = {question = "Exercise 16: a Transformer's layer norm becomes RMS norm. Which " ..
+                  "property of each token's " ..
                   "outputs is lost?",
                 choices = {"their mean is no longer 0", "their root mean square is no " ..
                              "longer 1", "both", "neither"},

@@ -99,9 +99,9 @@ constants; the rows through the mean and the variance correct it.]],
 The mean path subtracts the batch average of the upstream gradient, so
 the result has no component along the all-ones direction: shifting every
 x_i by the same amount cannot change the loss, and the gradient knows
-it. The backward view (B) checks the sum of dL/dx on its last lines;
-predict it before you read it.]],
-     predict = {question = "What do the four components of dL/dx add up to?",
+it. The backward view (B) checks the sum of dL/dx on its last lines.]],
+     predict = {question = "The backward pass of batch norm at x = (2, 4, 6, 8): what do the four " ..
+                  "components of dL/dx add up to?",
                 value = function(s) return dx_of(s):sum() end, tol = 1e-9},
      focus = "backward",
      claims = function(s)
@@ -114,7 +114,7 @@ component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
 output actually depends on (the B view's check ". x_hat ~ 0").
-(B: the backward view)]],
+(B: the backward view) (B: the backward view)]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))

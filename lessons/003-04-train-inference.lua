@@ -90,10 +90,11 @@ instead of the weight of the new one (0.1): the same update. Start from
 a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
 with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
 stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
-normalization itself divides by n (sigma_B^2 = 5). Predict r_v.
+normalization itself divides by n (sigma_B^2 = 5).
 (Alt-6: the train/eval panel)]],
                          OTHER_MEAN, R1.mean),
-     predict = {question = "r_v after that one step?",
+     predict = {question = "A fresh running state (r_v = 1), one step on x = (2, 4, 6, 8) with " ..
+                  "alpha 0.1 and the n - 1 batch variance: what is r_v?",
                 value = function(s)
                   assert(math.abs(OTHER_VAR - R1.var) < 1e-12, "the two conventions differ")
                   return R1.var

@@ -213,8 +213,9 @@ RMS norm drops the centering: it divides by the root mean square,
 
 and has a scale but no shift. One reduction and one parameter vector
 fewer per layer, and on large Transformers hardly any loss of accuracy:
-recent large language models mostly use it. The output panel (Alt-3)'s shift
-probe shows what was given up: adding 10 now changes the output.]],
+recent large language models mostly use it. The output panel's shift
+probe shows what was given up: adding 10 now changes the output.
+(Alt-3: the output panel)]],
      set = {x = {2, 3, 4, 5}, kind = "rms", beta = {}},
      focus = "output"},
 

@@ -154,8 +154,9 @@ So with the line in place the init constant stops being a setting you
 have to tune: twenty layers come out at the same scale whatever factor
 the weights started with. The next two lessons are the price. The first
 one is in the deep-stacks view (L) already, in its rows "layer-20 std
-at batch": predict before you read them.]],
-     predict = {question = "Shrink the batch from 512 to 4: whose layer-20 std moves more?",
+at batch".]],
+     predict = {question = "The Xavier stack at batch 4 instead of 512: whose layer-20 std moves " ..
+                  "more?",
                 choices = {"batch norm's", "layer norm's", "neither moves"},
                 answer = function(s)
                   local function l20(norm, b)

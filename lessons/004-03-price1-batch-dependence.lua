@@ -76,7 +76,8 @@ A tempting story: a small batch underestimates the std, dividing by too
 small a number inflates z. Check it. A batch divided by its own std has
 std exactly 1 (up to eps), however poor that std is as an estimate of the
 population's. Here x is h_0 at batch 4 (4 x 256), normalized over the
-batch with eps 1e-5 on the std: the output panel (Alt-3)'s std of y is 0.999983.]],
+batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.
+(Alt-3: the output panel)]],
      set = {x = h0(4), kind = "batch", eps = EPS, eps_at = "std", ddof = 0, gamma = {},
             beta = {}},
      focus = "output",
