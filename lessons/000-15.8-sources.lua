@@ -8,7 +8,7 @@ lesson{
     {text = [[
 Read Ioffe and Szegedy (2015) first: batch normalization, and the
 contract between the batch statistics of training and the stored state of
-evaluation (kind batch, train/eval panel (Alt-6)).]],
+evaluation (kind batch, train/eval panel, Alt-6).]],
      set = {x = {-2, -1, 1, 2}, kind = "batch", eps = 1e-5},
      focus = "train"},
 

@@ -126,7 +126,7 @@ m2b) merge into the state of the union. Derive n, the mean and m2 of
 the union, show that the term m2 gains beyond m2a + m2b is never
 negative, and write the population variance (m2 / n) and the sample
 variance (m2 / (n - 1)) separately. Then a number: merge the state of
-the first two values of x (the input panel (Alt-1)) with that of the last two.
+the first two values of x (in the input panel, Alt-1) with that of the last two.
 (V gives other values.)]],
      set = {x = {1, 2, 4, 8}, dtype = "fp64", kind = "layer", eps = 0},
      focus = "input",

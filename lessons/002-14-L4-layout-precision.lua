@@ -75,7 +75,7 @@ and W (set{axes = {1, 2, 3}}). The check compares with the right output.]],
 
     {text = [[
 Padding. A sequence of 5 positions whose last 2 are padding zeros. Per-
-token layer norm (axis 3, the output panel (Alt-3)) never looks across
+token layer norm (axis 3, the output panel, Alt-3) never looks across
 positions, so the padding cannot enter any statistic. A statistic across
 positions can: the table has the per-feature mean over all 5 positions
 against the mean over the 3 real ones (sums over the kept positions, and
