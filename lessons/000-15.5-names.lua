@@ -24,7 +24,8 @@ not: the shift probe in the output panel (Alt-3) is no longer 0.]],
     {text = [[
 Normalizing each feature over the batch, with running statistics for
 evaluation, is BatchNorm (Ioffe and Szegedy 2015): kind batch. Its
-evaluation state is the one of the previous lesson (the train/eval panel, Alt-6).]],
+evaluation state is the one of the previous lesson (the train/eval
+panel, Alt-6).]],
      set = {kind = "batch"},
      focus = "train"},
 
