@@ -164,8 +164,9 @@ The control has a shift part too: it measures how far 32 evaluation
 values are from their own population, and it is the floor every shifted
 run is measured against. Now shift: ( and ) move the evaluation mean by
 1 (eval_loc), j and J halve and double the training batches; the view
-follows. (V: the shifted-evaluation view) (V: the shifted-evaluation view)]],
+follows. (The V key draws this experiment again from another seed.)]],
      focus = "shift",
+     variant = function(seed, s) return {seed = SEED + seed} end,
      try = {text = [[
 Find a setting where the exact row's shift part is above 1 while its
 estimator part stays below 0.05.]],

@@ -114,7 +114,7 @@ component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
 output actually depends on (the B view's line "dL/dx . x_hat").
-(B: the backward view) (B: the backward view)]],
+(B: the backward view)]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
