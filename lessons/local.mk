@@ -47,3 +47,7 @@ EXTRA_DIST += lessons/README.md
 ## (skipped where ../shared/seeds is not next to the source tree; NORMSCOPE_SEEDS names it)
 TESTS += lessons/test_originality.sh
 EXTRA_DIST += lessons/test_originality.sh
+## every prediction, typed answer (and its variants), check and show of the lessons computes
+## at its step, no question prints its answer, every try has hints, no step shows nothing new
+TESTS += lessons/test_exercises.sh
+EXTRA_DIST += lessons/test_exercises.sh
