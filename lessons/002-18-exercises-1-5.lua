@@ -69,7 +69,7 @@ V gives another column to practise on.]],
      try = {text = [[
 Type the batch-normalised third entry: = and a number, or any Lua
 expression that computes it (math.sqrt is there).]],
-            answer = {value = bn31, tol = 5e-4},
+            answer = {value = bn31},
             hints = {"The mean of the five values first.",
                      "The population variance is the mean of the squared deviations " ..
                        "(divide by 5, not 4).",
@@ -108,8 +108,7 @@ by hand: its mean, its population variance, then each value.
      end,
      try = {text = [[
 Type the layer-normalised value of the 7: = and a number.]],
-            answer = {value = function(s) return at(result().batch.ln, 1, 3, 4) end,
-                      tol = 5e-4},
+            answer = {value = function(s) return at(result().batch.ln, 1, 3, 4) end},
             hints = {"The mean of (1, 3, 7, 2) is 13/4.",
                      "The squared deviations average to 5.1875.",
                      "(7 - 3.25) / sqrt(5.1875 + 1e-5) = 1.646; the batch panel's layer-norm " ..

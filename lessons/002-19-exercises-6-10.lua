@@ -164,7 +164,7 @@ channels is standardised on its own (population variance, eps 1e-5).]],
      focus = "input",
      try = {text = [[
 Type the normalised value of the 8 (the fourth channel): = and a number.]],
-            answer = {value = function(s) return two_groups(s.x, s.eps)[4] end, tol = 5e-4},
+            answer = {value = function(s) return two_groups(s.x, s.eps)[4] end},
             hints = {"The first group is (1, 2, 3, 8): its mean is 3.5.",
                      "Its population variance is (6.25 + 2.25 + 0.25 + 20.25) / 4 = 7.25.",
                      "(8 - 3.5) / sqrt(7.25 + 1e-5) = 1.671."}}},
