@@ -56,17 +56,18 @@ suppressed: its eigenvalue eps / s^3 grows with eps and shrinks as the
 signal grows. (Alt-4: the spectrum panel)]],
      focus = "spectrum",
      try = {text = [[
-Raise eps to 1 (set{eps = 1}): the radial eigenvalue climbs to about 40 %
-of the bulk one (the ratio is eps / (v + eps)), while ones stays at 0.]],
-            check = function(s)
-              local J = ns.jacobian(s.x, spec(s))
-              local ones, c, u = directions(s.x)
-              local ratio = along(J, c) / along(J, u)
-              return ratio > 0.3 or string.format("radial / bulk is only %.3g", ratio)
-            end,
-            hints = {"e and E make eps ten times smaller or larger",
-                     [[set{eps = 1}]]},
-            show = {eps = 1}}},
+At eps = 1, what is the radial eigenvalue divided by the bulk one, for
+this x (v = c^T c / d = 14/9)? Type = and a number, then raise eps to 1
+(E, or set{eps = 1}) and read both rows of the spectrum.]],
+            answer = {value = function(s)
+                        local J = ns.jacobian(s.x, {kind = "layer", eps = 1, eps_at = "var"})
+                        local _, c, u = directions(s.x)
+                        return along(J, c) / along(J, u)
+                      end},
+            hints = {"From equation 3: radial eps / s^3, bulk 1 / s, with s^2 = v + eps.",
+                     "Their ratio is eps / s^2 = eps / (v + eps).",
+                     "1 / (14/9 + 1) = 9/23 = 0.391: the radial direction is no longer " ..
+                       "faint; ones stays at 0."}}},
 
     {text = [[
 With eps = 0 (and a non-constant x) the radial eigenvalue is exactly 0
