@@ -101,6 +101,9 @@ static const command commands[] = {
      "\n"
      "  --states X     print the state of every step of X as dump() writes it\n"
      "  --schema       print the table of the lesson format's attributes (Markdown)\n"
+     "  --layout-dump WxH[,WxH...] X   (for tests) play every step of X at each size\n"
+     "                 without a terminal: ok or FAIL per step (overlapping regions, a cut\n"
+     "                 panel, a text that does not fit); --layout-screens prints every screen\n"
      "\n"
      "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
      "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
@@ -381,7 +384,8 @@ static int cmd_repl(int argc, char **argv, int first) {
 
 /* `lesson` and `verify`: argument parsing here, the work in lesson_run.c. */
 static int cmd_lesson(int argc, char **argv, int first) {
-  const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL;
+  const char *headless = NULL, *check = NULL, *states = NULL, *name = NULL, *dump = NULL;
+  int dump_screens = 0;
   tui_options opt = {0};
   int cont = 0, play_opt = 0;
   for (int i = first + 1; i < argc; i++) {
@@ -392,6 +396,10 @@ static int cmd_lesson(int argc, char **argv, int first) {
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
     } else if (strcmp(a, "--schema") == 0) {
       return lesson_cmd_schema();
+    } else if (strcmp(a, "--layout-dump") == 0 || strcmp(a, "--layout-screens") == 0) {
+      if (i + 1 >= argc) return usage_error(a, "needs sizes, e.g. 80x24,120x40", "lesson");
+      dump = argv[++i];
+      dump_screens = a[9] == 's';
     } else if (strcmp(a, "--show-answers") == 0) {
       opt.show_answers = play_opt = 1;
     } else if (strcmp(a, "--present") == 0) {
@@ -450,6 +458,11 @@ static int cmd_lesson(int argc, char **argv, int first) {
   char *path = lesson_resolve(name, &usage);
   if (!path) return usage ? EXIT_USAGE : 1;
   opt.lesson = path;
+  if (dump) { /* the layout test: every step at each size, without a terminal */
+    int st = tui_layout_dump(&opt, dump, dump_screens);
+    free(path);
+    return st;
+  }
   if (opt.present) opt.theme = "contrast"; /* for a projector */
   fflush(stdout);
   int st = tui_run(&opt);

@@ -180,6 +180,8 @@ const char *const *lesson_step_fields(const lesson *ls, int k, const char *what)
  * explorer's entry point (ns_history_apply; h may be NULL). 0, or -1 with err. */
 int lesson_apply(const lesson *ls, int k, ns_state *s, ns_history *h, char *err);
 int lesson_apply_show(const lesson *ls, int k, ns_state *s, ns_history *h, char *err);
+/* Puts s into the state before step k's set (lesson_step_before): a prediction's question. */
+int lesson_apply_before(const lesson *ls, int k, ns_state *s, ns_history *h, char *err);
 
 /* Runs step k's claims at its state; each claim goes to on_claim. Returns the number of
  * claims that failed (0 also when the step has none), or -1 with err. */

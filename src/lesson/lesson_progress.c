@@ -27,22 +27,45 @@ const char *lesson_progress_name(const char *path, char *buf, size_t len) {
 
 void lesson_progress_free(lesson_progress *p) {
   if (!p) return;
-  for (size_t i = 0; i < p->n; i++) free(p->rows[i].name);
+  for (size_t i = 0; i < p->n; i++) {
+    free(p->rows[i].name);
+    free(p->rows[i].tries);
+  }
   free(p->rows);
   p->rows = NULL;
   p->n = 0;
 }
 
-/* Appends a row (name copied). 0 or -1. */
-static int add(lesson_progress *p, const char *name, int step, int nsteps, int seen) {
+/* Appends a row (name copied, tries taken). 0 or -1. */
+static int add(lesson_progress *p, const char *name, int step, int nsteps, int seen, char *tries) {
   lesson_progress_row *r = realloc(p->rows, (p->n + 1) * sizeof *r);
-  if (!r) return -1;
+  if (!r) {
+    free(tries);
+    return -1;
+  }
   p->rows = r;
   char *nm = malloc(strlen(name) + 1);
-  if (!nm) return -1;
+  if (!nm) {
+    free(tries);
+    return -1;
+  }
   strcpy(nm, name);
-  p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen};
+  p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen, tries};
   return 0;
+}
+
+/* Whether t is a marks string for n steps (each '+', '-' or '.'). */
+static int tries_ok(const char *t, int n) {
+  if ((int)strlen(t) != n) return 0;
+  for (; *t; t++)
+    if (*t != '+' && *t != '-' && *t != '.') return 0;
+  return 1;
+}
+
+int lesson_progress_done(const lesson_progress_row *r) {
+  if (!r || r->seen != r->nsteps) return 0;
+  if (!r->tries) return 0; /* a file from before the marks: nothing says a try passed */
+  return strchr(r->tries, '-') == NULL;
 }
 
 /* FNV-1a of a name, for the set of names seen while loading. */
@@ -89,13 +112,17 @@ void lesson_progress_load(lesson_progress *p) {
   if (!lesson_progress_path(path, sizeof path)) return;
   FILE *f = fopen(path, "r");
   if (!f) return;
-  char line[1024], name[512];
+  char line[2048], name[512], tries[1024];
   name_set seen = {NULL, 0};
   size_t cap = 0; /* rows allocated: doubled, so the appends are linear too */
   while (fgets(line, sizeof line, f)) {
     int step, nsteps, seen_step;
-    if (sscanf(line, "%511[^\t]\t%d\t%d\t%d", name, &step, &nsteps, &seen_step) != 4) continue;
+    tries[0] = 0;
+    int got = sscanf(line, "%511[^\t]\t%d\t%d\t%d\t%1023[-+.]", name, &step, &nsteps,
+                     &seen_step, tries);
+    if (got != 4 && got != 5) continue;
     if (step < 1 || nsteps < 1 || step > nsteps || seen_step < step || seen_step > nsteps) continue;
+    if (got == 5 && !tries_ok(tries, nsteps)) tries[0] = 0;
     if (set_reserve(&seen, p) != 0) break;
     size_t *at = set_slot(&seen, p, name);
     if (*at) continue; /* keep the first of duplicates */
@@ -106,10 +133,15 @@ void lesson_progress_load(lesson_progress *p) {
       p->rows = r;
       cap = ncap;
     }
-    char *nm = malloc(strlen(name) + 1);
-    if (!nm) break;
+    char *nm = malloc(strlen(name) + 1), *tr = NULL;
+    if (tries[0] && (tr = malloc(strlen(tries) + 1))) strcpy(tr, tries);
+    if (!nm || (tries[0] && !tr)) {
+      free(nm);
+      free(tr);
+      break;
+    }
     strcpy(nm, name);
-    p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen_step};
+    p->rows[p->n++] = (lesson_progress_row){nm, step, nsteps, seen_step, tr};
     *at = p->n;
   }
   free(seen.slot);
@@ -124,19 +156,41 @@ const lesson_progress_row *lesson_progress_find(const lesson_progress *p, const 
 }
 
 int lesson_progress_note(lesson_progress *p, const char *name, int step, int nsteps) {
+  return lesson_progress_note_tries(p, name, step, nsteps, NULL);
+}
+
+int lesson_progress_note_tries(lesson_progress *p, const char *name, int step, int nsteps,
+                               const char *tries) {
   if (!p || !name || !*name || strchr(name, '\t') || strchr(name, '\n') || step < 1 ||
-      nsteps < step)
+      nsteps < step || (tries && !tries_ok(tries, nsteps)))
     return -1;
   int seen = step;
+  char *tr = NULL;
+  if (tries) {
+    tr = malloc((size_t)nsteps + 1);
+    if (!tr) return -1;
+    strcpy(tr, tries);
+  }
   for (size_t i = 0; i < p->n; i++)
     if (strcmp(p->rows[i].name, name) == 0) { /* drop it; it goes to the end */
-      if (p->rows[i].nsteps == nsteps && p->rows[i].seen > seen) seen = p->rows[i].seen;
+      const lesson_progress_row *o = &p->rows[i];
+      if (o->nsteps == nsteps && o->seen > seen) seen = o->seen;
+      if (o->nsteps == nsteps && o->tries) { /* a try once passed stays passed */
+        if (!tr) {
+          tr = malloc((size_t)nsteps + 1);
+          if (!tr) return -1;
+          strcpy(tr, o->tries);
+        } else
+          for (int k = 0; k < nsteps; k++)
+            if (o->tries[k] == '+' && tr[k] == '-') tr[k] = '+';
+      }
       free(p->rows[i].name);
+      free(p->rows[i].tries);
       memmove(&p->rows[i], &p->rows[i + 1], (p->n - i - 1) * sizeof *p->rows);
       p->n--;
       break;
     }
-  return add(p, name, step, nsteps, seen);
+  return add(p, name, step, nsteps, seen, tr);
 }
 
 int lesson_progress_save(const lesson_progress *p, char *err) {
@@ -152,7 +206,8 @@ int lesson_progress_save(const lesson_progress *p, char *err) {
   if (ns_file_mkdirs(dir, err) != 0) return -1;
   snprintf(path, sizeof path, "%s/lesson-progress", dir);
   size_t cap = 64, len = 0;
-  for (size_t i = 0; i < p->n; i++) cap += strlen(p->rows[i].name) + 48;
+  for (size_t i = 0; i < p->n; i++)
+    cap += strlen(p->rows[i].name) + 48 + (p->rows[i].tries ? strlen(p->rows[i].tries) + 1 : 0);
   char *buf = malloc(cap);
   if (!buf) {
     snprintf(err, NS_ERRLEN, "out of memory");
@@ -160,8 +215,9 @@ int lesson_progress_save(const lesson_progress *p, char *err) {
   }
   buf[0] = 0;
   for (size_t i = 0; i < p->n; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s\t%d\t%d\t%d\n", p->rows[i].name,
-                            p->rows[i].step, p->rows[i].nsteps, p->rows[i].seen);
+    len += (size_t)snprintf(buf + len, cap - len, "%s\t%d\t%d\t%d%s%s\n", p->rows[i].name,
+                            p->rows[i].step, p->rows[i].nsteps, p->rows[i].seen,
+                            p->rows[i].tries ? "\t" : "", p->rows[i].tries ? p->rows[i].tries : "");
   int rc = ns_file_write_atomic(path, buf, len, err);
   free(buf);
   return rc;

@@ -1,7 +1,9 @@
 /* lesson_progress.h: where the learner is in each lesson, kept between sessions in
  * $XDG_STATE_HOME/normscope/lesson-progress (or ~/.local/state/normscope/...), one line per
- * lesson: NAME<TAB>STEP<TAB>NSTEPS<TAB>SEEN, NAME being the file's base name without .lua,
- * SEEN the highest step reached. The last line written is the last lesson played. Every
+ * lesson: NAME<TAB>STEP<TAB>NSTEPS<TAB>SEEN<TAB>TRIES, NAME being the file's base name
+ * without .lua, SEEN the highest step reached, TRIES one character per step: '+' its try-it
+ * passed (once is enough), '-' it has one not passed yet, '.' it has none (a line of four
+ * columns, from before TRIES, is read with no marks). The last line written is the last lesson played. Every
  * write replaces the file atomically (explore/file.h), so a crash never leaves half of it.
  *
  *   lesson_progress p;
@@ -18,6 +20,7 @@
 typedef struct {
   char *name;
   int step, nsteps, seen;
+  char *tries; /* NULL: not known */
 } lesson_progress_row;
 
 typedef struct {
@@ -35,6 +38,12 @@ const lesson_progress_row *lesson_progress_find(const lesson_progress *p, const 
 /* Records that name is at step (of nsteps), moving it to the end (the last played). 0 or -1
  * (out of memory). */
 int lesson_progress_note(lesson_progress *p, const char *name, int step, int nsteps);
+/* The same with the marks of every step (NULL: keep those known); a '+' already recorded
+ * stays. */
+int lesson_progress_note_tries(lesson_progress *p, const char *name, int step, int nsteps,
+                               const char *tries);
+/* 1 when the row says every step was reached and every try-it passed. */
+int lesson_progress_done(const lesson_progress_row *r);
 /* Writes the file atomically (creating its folder). 0, or -1 with err (NS_ERRLEN). */
 int lesson_progress_save(const lesson_progress *p, char *err);
 /* The base name of a lesson path without .lua into buf. */

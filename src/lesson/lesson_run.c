@@ -386,10 +386,17 @@ int lesson_cmd_list(void) {
     char nm[512], mark[64] = "";
     const lesson_progress_row *pr =
         lesson_progress_find(&prog, lesson_progress_name(paths[i], nm, sizeof nm));
-    if (pr && pr->nsteps == lesson_nsteps(ls)) /* ✓ every step seen, · started */
-      snprintf(mark, sizeof mark,
-               pr->seen == pr->nsteps ? "  \xe2\x9c\x93 done" : "  \xc2\xb7 started, at step %d",
-               pr->step);
+    if (pr && pr->nsteps == lesson_nsteps(ls)) { /* ✓ every try-it passed, · started */
+      int left = 0;
+      for (int k = 0; pr->tries && k < pr->nsteps; k++) left += pr->tries[k] == '-';
+      if (lesson_progress_done(pr))
+        snprintf(mark, sizeof mark, "  \xe2\x9c\x93 done");
+      else if (pr->seen == pr->nsteps && pr->tries)
+        snprintf(mark, sizeof mark, "  \xc2\xb7 read, %d try-it%s to pass", left,
+                 left == 1 ? "" : "s");
+      else
+        snprintf(mark, sizeof mark, "  \xc2\xb7 started, at step %d", pr->step);
+    }
     printf("%3d  %.*s (%d step%s)%s\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
            lesson_nsteps(ls) == 1 ? "" : "s", mark);
     put_wrapped(lesson_title(ls), "     ", LESSON_COLUMNS);

@@ -784,6 +784,15 @@ int lesson_apply(const lesson *ls, int k, ns_state *s, ns_history *h, char *err)
   return apply_state(&st->state, s, h, err);
 }
 
+int lesson_apply_before(const lesson *ls, int k, ns_state *s, ns_history *h, char *err) {
+  const ns_state *b = lesson_step_before(ls, k);
+  if (!b || !s) {
+    snprintf(err, LESSON_ERRLEN, "lesson_apply_before: no step %d", k);
+    return -1;
+  }
+  return apply_state(b, s, h, err);
+}
+
 int lesson_apply_show(const lesson *ls, int k, ns_state *s, ns_history *h, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !st->has_show || !s) {

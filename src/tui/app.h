@@ -8,7 +8,7 @@
 #include "tui/screen.h"
 #include "tui/tui.h"
 
-typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS, EDIT_STEP } edit_kind;
+typedef enum { EDIT_NONE = 0, EDIT_CELL, EDIT_EPS, EDIT_STEP, EDIT_ANSWER } edit_kind;
 typedef struct tui_jacwork tui_jacwork;
 
 typedef struct tui_app {
@@ -42,6 +42,7 @@ typedef struct tui_app {
   double compute_ms;
   struct tui_player *player; /* the lesson played or the recording made (lesson_pane.c) */
   WINDOW *lwin;              /* the lesson pane */
+  WINDOW *vwin;              /* with a lesson: the panels' region when a view fills it */
   struct tui_audit *audit;   /* the audit panel (auditview.c), or NULL before the first a */
   tui_jacwork *jacw;         /* the full Jacobian's worker (jacwork.c), NULL until needed */
   int busy;                  /* a recompute is running: the header says so */
@@ -78,8 +79,35 @@ unsigned tui_say(app *a, int style, const char *fmt, ...) __attribute__((format(
  * printed. Without either it does nothing. */
 int tui_player_open(app *a);
 void tui_player_free(app *a);
-/* After the layout: gives the lesson pane its rows (the panels above shrink), into *pane. */
-void tui_player_layout(app *a, tui_layout *L, tui_rect *pane);
+/* After the layout: gives the lesson pane its rows and the focused panel (or the view the
+ * step shows) the rows it needs, into *pane and *view (tui_layout_lesson). */
+void tui_player_layout(app *a, tui_layout *L, tui_rect *pane, tui_rect *view);
+/* 1 when what the step needs of the screen changed since the last layout (relayout). */
+int tui_player_layout_stale(app *a);
+/* 1 when the step's text and try-it fit the pane without scrolling; else why, into why. */
+int tui_player_fits(app *a, char *why, size_t len);
+/* With a lesson: draws the view that fills the panels' region (an experiment view, a
+ * figure) into a->vwin and returns 1; 0 when the panels are shown. */
+int tui_player_draw_view(app *a, const tui_view *v);
+/* The view of the panels' region into w (the step's figure, a panel's, an experiment view). */
+void tui_draw_region_view(app *a, WINDOW *w, const tui_view *v);
+/* tui.c: the open experiment view (or its figure, xfigure) into w. */
+void tui_draw_xview_in(app *a, WINDOW *w, const tui_view *v);
+/* 1 while a lesson is open (not the recorder). */
+int tui_player_lesson_open(const app *a);
+/* "= EXPR" (the pane's = or the prompt): the answer of the step's try.answer or prediction. */
+unsigned tui_player_answer(app *a, const char *expr);
+unsigned tui_player_answer_value(app *a, double v);
+/* The last answer's verdict (or a prediction's truth), "" when none. */
+const char *tui_player_note(const app *a);
+/* The layout test (tui_layout_dump): the problems of the frame on screen ("; the focused panel
+ * output is cut (4 of the 7 rows it needs at width 40)"), counted; the steps, and whether the
+ * step shows its question; a prediction revealed without an answer. */
+int tui_player_frame_problems(app *a, char *out, size_t len);
+int tui_player_dump_steps(app *a, int *asking);
+unsigned tui_player_dump_reveal(app *a);
+/* Esc with a lesson open: closes the step's figure (TUI_R_RELAYOUT), or 0 when none is open. */
+unsigned tui_player_escape(app *a);
 /* After a recompute: the try-it's verdict on the learner's state. */
 void tui_player_changed(app *a);
 /* Every tick of the main loop: autoplay. Returns TUI_R_* flags. */
@@ -99,6 +127,12 @@ unsigned tui_act_lesson_reapply(app *a, int which);
 unsigned tui_act_lesson_show(app *a, int which);
 unsigned tui_act_lesson_pause(app *a, int which);
 unsigned tui_act_lesson_mark(app *a, int which);
+unsigned tui_act_lesson_answer(app *a, int which);
+unsigned tui_act_lesson_variant(app *a, int which);
+unsigned tui_act_lesson_figure(app *a, int which);
+/* keys.c's actions a lesson key falls back on: = (eps exactly) and D B V L (which 0..3). */
+unsigned tui_act_eps_exact(app *a, int which);
+unsigned tui_act_view(app *a, int which);
 /* The message line's hint while a lesson plays or a recording runs, or NULL. */
 const char *tui_player_hint(const app *a);
 /* 1 when a lesson is open in --present (the prompt is off). */

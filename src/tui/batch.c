@@ -46,21 +46,25 @@ static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, batch
   if (avail - L->bands * (L->vis + 1) >= 1 && L->blocks == 3) L->hint = 2;
 }
 
-/* The first candidate that shows all three blocks (widest cells, side by side first),
- * else the one that shows the most. */
+/* The first candidate (widest cells, side by side first) that shows everything: the three
+ * blocks, every row (so the target and the companion together) and every target line; else
+ * the first that shows the three blocks; else the one that shows the most. */
 static void layout(size_t B, size_t D, int iw, int ih, batch_layout *L) {
   static const int cand[][2] = {{3, 8}, {3, 7}, {3, 6}, {2, 8}, {2, 7}, {2, 6},
                                 {3, 5}, {1, 8}, {1, 7}, {1, 6}, {1, 5}};
-  batch_layout best;
-  int have = 0;
+  batch_layout best, three;
+  int have = 0, have3 = 0;
   for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
     if (4 + cand[i][0] * ((int)D * cand[i][1] + 1) > iw) continue;
     try_layout(B, D, iw, ih, cand[i][0], cand[i][1], L);
-    if (L->blocks == 3) return;
+    if (L->blocks == 3 && L->vis == (int)B && L->tcols == (int)D) return;
+    if (L->blocks == 3 && !have3) three = *L, have3 = 1;
     if (!have || L->blocks > best.blocks) best = *L;
     have = 1;
   }
-  if (have)
+  if (have3)
+    *L = three;
+  else if (have)
     *L = best;
   else
     try_layout(B, D, iw, ih, 1, 5, L);
@@ -90,7 +94,7 @@ static const char *const block_names[3] = {"batch", "BN", "LN"};
 void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[128], a[32], b[32];
   int iw = tui_iw(w), ih = tui_ih(w);
-  if (!r->bn || !s->batch) {
+  if (!r->bn || !s->batch || s->batch->n != r->B * r->D) { /* no result, or not this batch's */
     tui_frame(w, "5 Batch", v);
     tui_puts(w, 1, 1, PLOT_S_MARK, "no batch result");
     return;

@@ -127,7 +127,7 @@ static void build(tui_panel focus, int width) {
   add(PLOT_S_LABEL, "Its own keys (the setting keys below work everywhere)");
   for (int i = 0; i < tui_nkeymap; i++) {
     const tui_binding *b = &tui_keymap[i];
-    if (b->panels == TUI_PALL) continue;
+    if ((b->panels & TUI_PALL) == TUI_PALL) continue;
     if (b->panels & TUI_PBIT(focus))
       add_key(b, b->help, width);
     else if (b->elsewhere)
@@ -226,8 +226,8 @@ const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len) {
     for (int i = 0; i < tui_nkeymap; i++) {
       const tui_binding *b = &tui_keymap[i];
       int other = b->section == TUI_SEC_OTHER;
-      int own = !other && b->panels != TUI_PALL && (b->panels & TUI_PBIT(focus));
-      int all = !other && b->panels == TUI_PALL;
+      int own = !other && (b->panels & TUI_PALL) != TUI_PALL && (b->panels & TUI_PBIT(focus));
+      int all = !other && (b->panels & TUI_PALL) == TUI_PALL;
       if (!b->label || !(pass == 0 ? other : pass == 1 ? own : all)) continue;
       char item[64];
       int l = status_item(b, item, sizeof item);

@@ -353,7 +353,7 @@ TOGGLE_ACTION(act_center, ns_edit_cycle_center)
 TOGGLE_ACTION(act_mode, ns_edit_toggle_mode)
 TOGGLE_ACTION(act_cumulative, ns_edit_toggle_cumulative)
 
-static unsigned act_eps_exact(app *a, int which) {
+unsigned tui_act_eps_exact(app *a, int which) {
   (void)which;
   a->editing = EDIT_EPS;
   a->edit[0] = 0;
@@ -467,8 +467,8 @@ static unsigned act_quit(app *a, int which) {
 
 /* ---- the experiment views (issue 10) and the fields they show ---- */
 
-/* R B V L: open an experiment view, or close it when it is the one open. */
-static unsigned act_xview(app *a, int which) {
+/* D B V L: open an experiment view, or close it when it is the one open. */
+unsigned tui_act_view(app *a, int which) {
   static const tui_xview views[] = {TUI_XV_PLACEMENT, TUI_XV_BACKWARD, TUI_XV_SHIFT, TUI_XV_STACK};
   tui_xview x = views[which];
   a->xview = a->xview == x ? TUI_XV_NONE : x;
@@ -568,8 +568,10 @@ const tui_binding tui_keymap[] = {
   {"Enter", {'\r', '\n', K(ENTER)}, act_enter, P(INPUT) | P(OUTPUT) | P(BATCH) | P(SETTINGS),
    "edits the input cell under the cursor", "edit",
    "edit the cell under the cursor; on a settings row: step it", TUI_SEC_EDIT, 0},
-  {"n", {'n'}, act_negate, P(INPUT) | P(OUTPUT) | P(BATCH), "negates the input cell",
-   NULL, "negate the cell under the cursor", TUI_SEC_EDIT, 0},
+  {"n", {'n'}, act_negate, P(INPUT) | P(OUTPUT) | P(BATCH) | TUI_NO_LESSON, "negates the input cell",
+   NULL, "negate the cell under the cursor (with a lesson open: ~)", TUI_SEC_EDIT, 0},
+  {"~", {'~'}, act_negate, P(INPUT) | P(OUTPUT) | P(BATCH), "negates the input cell",
+   NULL, "negate the cell under the cursor (n too, while no lesson is open)", TUI_SEC_EDIT, 0},
   {"i I Ins", {'i', 'I', K(IC)}, act_insert, P(INPUT) | P(OUTPUT) | P(BATCH),
    "inserts into the input", NULL,
    "insert an element (column) / a row / a column after the cursor", TUI_SEC_EDIT, 0},
@@ -587,10 +589,13 @@ const tui_binding tui_keymap[] = {
    TUI_SEC_SETTINGS, F(GROUPS)},
   {"e E", {'e', 'E'}, act_eps, TUI_PALL, NULL, "eps",
    "eps ten times smaller / larger (below 1e-12: 0)", TUI_SEC_SETTINGS, F(EPS)},
-  {"=", {'='}, act_eps_exact, TUI_PALL, NULL, NULL, "type eps exactly", TUI_SEC_SETTINGS,
+  {"=", {'='}, tui_act_eps_exact, TUI_PALL, NULL, NULL, "type eps exactly", TUI_SEC_SETTINGS,
    F(EPS)},
-  {"p", {'p'}, act_eps_at, TUI_PALL, NULL, "eps@",
-   "eps placement: inside the sqrt (var) or added to the std", TUI_SEC_SETTINGS, F(EPS_AT)},
+  {"p", {'p'}, act_eps_at, TUI_PALL | TUI_NO_LESSON, NULL, "eps@",
+   "eps placement: inside the sqrt (var) or added to the std (with a lesson open: @)",
+   TUI_SEC_SETTINGS, F(EPS_AT)},
+  {"@", {'@'}, act_eps_at, TUI_PALL, NULL, NULL,
+   "eps placement (p too, while no lesson is open)", TUI_SEC_SETTINGS, F(EPS_AT)},
   {"d", {'d'}, act_ddof, TUI_PALL, NULL, "ddof", "ddof 0 (n) / 1 (n-1)", TUI_SEC_SETTINGS,
    F(DDOF)},
   {"c", {'c'}, act_center, TUI_PALL, NULL, "ctr", "centering: default, on, off",
@@ -622,7 +627,7 @@ const tui_binding tui_keymap[] = {
   {"r", {'r'}, act_seed, TUI_PALL, NULL, NULL, "another seed for the training draws",
    TUI_SEC_PROBES, F(SEED)},
   /* the experiment views and their fields (issue 10) */
-  {"D B V L", {'D', 'B', 'V', 'L'}, act_xview, TUI_PALL, NULL, "views",
+  {"D B V L", {'D', 'B', 'V', 'L'}, tui_act_view, TUI_PALL, NULL, "views",
    "views: D residual block (placement), B backward pass, V shifted evaluation, "
    "L deep stacks; the same key or Esc closes", TUI_SEC_EXPERIMENTS, 0},
   {"l", {'l'}, act_placement, TUI_PALL, NULL, NULL,
@@ -657,17 +662,27 @@ const tui_binding tui_keymap[] = {
    TUI_SEC_OTHER, 0},
   {"q Q", {'q', 'Q'}, act_quit, TUI_PALL, NULL, "quit", "quit (Ctrl-C too)", TUI_SEC_OTHER, 0},
   /* ---- lessons (lesson_pane.c): keys that were free, since n p g r s edit and set ---- */
-  {"N P } {", {'N', 'P', '}', '{'}, tui_act_lesson_step, TUI_PALL, NULL, NULL,
-   "next / previous lesson step; } { scroll a long step text first, then step",
+  {"n N Space p P } {", {'n', 'N', ' ', 'p', 'P', '}', '{'}, tui_act_lesson_step, TUI_PALL | TUI_LESSON_ONLY,
+   NULL, NULL,
+   "next lesson step (n N Space; at the last one, twice: the next lesson) / previous (p P); "
+   "} { scroll a long step text first, then step; under --autoplay Space pauses and resumes",
    TUI_SEC_LESSON, 0},
-  {"#", {'#'}, tui_act_lesson_jump, TUI_PALL, NULL, NULL,
+  {"#", {'#'}, tui_act_lesson_jump, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
    "go to a lesson step: type its number, Enter", TUI_SEC_LESSON, 0},
-  {"R", {'R'}, tui_act_lesson_reapply, TUI_PALL, NULL, NULL,
+  {"R", {'R'}, tui_act_lesson_reapply, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
    "put the lesson step's state back after changing things (undoable)", TUI_SEC_LESSON, 0},
-  {"H", {'H'}, tui_act_lesson_show, TUI_PALL, NULL, NULL,
-   "show the answer of the step's try-it (its state; undoable)", TUI_SEC_LESSON, 0},
-  {"Space", {' '}, tui_act_lesson_pause, TUI_PALL, NULL, NULL,
-   "pause / resume --autoplay", TUI_SEC_LESSON, 0},
+  {"H", {'H'}, tui_act_lesson_show, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
+   "the next hint of the step's try-it (the last is the answer); then its answer's state "
+   "(undoable)", TUI_SEC_LESSON, 0},
+  {"=", {'='}, tui_act_lesson_answer, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
+   "answer the step's question or prediction: = 13.2 (any Lua expression), Enter; a step "
+   "without one: eps exactly", TUI_SEC_LESSON, 0},
+  {"V", {'V'}, tui_act_lesson_variant, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
+   "another variant of the step's numbers (a step with one; else the shifted-evaluation view)",
+   TUI_SEC_LESSON, 0},
+  {"F", {'F'}, tui_act_lesson_figure, TUI_PALL | TUI_LESSON_ONLY, NULL, NULL,
+   "the step's figure over the panels, above the lesson text (F or Esc closes)", TUI_SEC_LESSON,
+   0},
   {"M", {'M'}, tui_act_lesson_mark, TUI_PALL, NULL, NULL,
    "normscope record: mark the state as a lesson step", TUI_SEC_LESSON, 0},
 };
@@ -690,18 +705,34 @@ const tui_unbound tui_unbound_fields[] = {
 };
 const int tui_nunbound = (int)(sizeof tui_unbound_fields / sizeof tui_unbound_fields[0]);
 
-static const tui_binding *lookup(int code, int *which) {
-  for (int i = 0; i < tui_nkeymap; i++)
-    for (int k = 0; k < TUI_MAXCODES && tui_keymap[i].code[k]; k++)
-      if (tui_keymap[i].code[k] == code) {
-        if (which) *which = k;
-        return &tui_keymap[i];
-      }
+/* The row of code in force with a lesson open (lesson 1) or not (0); -1: the first row that
+ * has it. While a lesson is open its rows come first (= answers, V draws a variant). */
+static const tui_binding *lookup_in(int code, int *which, int lesson) {
+  for (int pass = lesson == 1 ? 0 : 1; pass < 2; pass++)
+    for (int i = 0; i < tui_nkeymap; i++) {
+      unsigned m = tui_keymap[i].panels;
+      if (pass == 0 && !(m & TUI_LESSON_ONLY)) continue;
+      if (lesson >= 0 && (((m & TUI_LESSON_ONLY) && !lesson) || ((m & TUI_NO_LESSON) && lesson)))
+        continue;
+      for (int k = 0; k < TUI_MAXCODES && tui_keymap[i].code[k]; k++)
+        if (tui_keymap[i].code[k] == code) {
+          if (which) *which = k;
+          return &tui_keymap[i];
+        }
+    }
   return NULL;
+}
+
+static const tui_binding *lookup(int code, int *which) {
+  return lookup_in(code, which, -1);
 }
 
 const tui_binding *tui_binding_of(int code) {
   return lookup(code, NULL);
+}
+
+const tui_binding *tui_binding_in(int code, int lesson) {
+  return lookup_in(code, NULL, lesson);
 }
 
 const char *tui_field_keys(int f, char *buf, size_t len) {
@@ -744,6 +775,7 @@ static unsigned commit_edit(app *a) {
   edit_kind k = a->editing;
   a->editing = EDIT_NONE;
   if (!*s) return tui_say(a, PLOT_S_DIM, "nothing typed (nothing changed)");
+  if (k == EDIT_ANSWER) return tui_player_answer(a, s); /* any Lua expression */
   double v;
   if (tui_cell_number(s, &v) != 0) {
     const char *hint = strchr(s, ',')   ? "; decimals take a point: 1.5"
@@ -906,6 +938,8 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   if (!code && ch == 27) {
     kc = alt_code();
     if (!kc) {
+      unsigned r = tui_player_escape(a); /* the step's figure closes first */
+      if (r) return r;
       if (a->figure_open)
         a->figure_open = 0; /* Esc closes the figure view */
       else
@@ -916,7 +950,11 @@ unsigned tui_key(app *a, int code, unsigned ch) {
   }
   a->msg[0] = 0;
   int which = 0;
-  const tui_binding *b = lookup(kc, &which);
+  int lesson = tui_player_lesson_open(a);
+  const tui_binding *b = lookup_in(kc, &which, lesson);
+  if (!b && lookup(kc, NULL) && !lesson)
+    return tui_say(a, PLOT_S_DIM, "'%c' is a lesson key (normscope lesson NAME plays one)",
+                   kc < 127 ? kc : '?');
   if (!b) {
     if (!code && ch >= 32 && ch < 127)
       return tui_say(a, PLOT_S_DIM, "'%c' does nothing; ? lists the keys", (int)ch);

@@ -22,6 +22,35 @@ static tui_rect rect(int y, int x, int h, int w) {
   return r;
 }
 
+/* The full layout's panels in body rows top .. top+B-1: three columns. */
+static void arrange_full(tui_layout *L, int top, int B, int cols) {
+  /* the right column is wide enough for batch, BN and LN of a 2-column batch side by
+   * side at 120 columns */
+  int c1 = cols * 34 / 100, c2 = cols * 375 / 1000, c0 = cols - c1 - c2;
+  int hin = B * 42 / 100;
+  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, c0);
+  L->panel[TUI_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);
+  int hout = B / 2;
+  L->panel[TUI_PANEL_OUTPUT] = rect(top, c0, hout, c1);
+  L->panel[TUI_PANEL_SPECTRUM] = rect(top + hout, c0, B - hout, c1);
+  int hb = B * 36 / 100, ht = B * 35 / 100;
+  L->panel[TUI_PANEL_BATCH] = rect(top, c0 + c1, hb, c2);
+  L->panel[TUI_PANEL_TRAIN] = rect(top + hb, c0 + c1, ht, c2);
+  L->panel[TUI_PANEL_PRECISION] = rect(top + hb + ht, c0 + c1, B - hb - ht, c2);
+}
+
+/* The compact layout's panels in rows top .. top+B-1: two columns, the right-hand bottom
+ * slot shared by the tabbed panels (L->tab). */
+static void arrange_compact(tui_layout *L, int top, int B, int cols) {
+  int cl = cols / 2, cr = cols - cl;
+  int hin = B * 2 / 5;
+  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, cl);
+  L->panel[TUI_PANEL_OUTPUT] = rect(top + hin, 0, B - hin, cl);
+  int hs = B / 2;
+  L->panel[TUI_PANEL_SPECTRUM] = rect(top, cl, hs, cr);
+  L->panel[L->tab] = rect(top + hs, cl, B - hs, cr);
+}
+
 void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open) {
   memset(L, 0, sizeof *L);
   L->cols = cols;
@@ -46,41 +75,214 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
     L->tab_w[p] = w;
     x += w + 1;
   }
+  /* The Lua output is one line above the prompt while the prompt is closed; open, it takes
+   * six rows (full) or the shared slot (compact). */
   if (!L->small) {
-    L->scrollback = rect(lines - 8, 0, 6, cols);
-    int top = 1, B = lines - 9;
-    /* the right column is wide enough for batch, BN and LN of a 2-column batch side by
-     * side at 120 columns */
-    int c1 = cols * 34 / 100, c2 = cols * 375 / 1000, c0 = cols - c1 - c2;
-    int hin = B * 42 / 100;
-    L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, c0);
-    L->panel[TUI_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);
-    int hout = B / 2;
-    L->panel[TUI_PANEL_OUTPUT] = rect(top, c0, hout, c1);
-    L->panel[TUI_PANEL_SPECTRUM] = rect(top + hout, c0, B - hout, c1);
-    int hb = B * 36 / 100, ht = B * 35 / 100;
-    L->panel[TUI_PANEL_BATCH] = rect(top, c0 + c1, hb, c2);
-    L->panel[TUI_PANEL_TRAIN] = rect(top + hb, c0 + c1, ht, c2);
-    L->panel[TUI_PANEL_PRECISION] = rect(top + hb + ht, c0 + c1, B - hb - ht, c2);
+    int sb = prompt_open ? 6 : 1;
+    L->scrollback = rect(lines - 2 - sb, 0, sb, cols);
+    arrange_full(L, 1, lines - 3 - sb, cols);
     return;
   }
-  /* Compact: one line of scrollback above the prompt; the body in two columns, the
-   * right-hand bottom slot shared by the tabbed panels (or the scrollback while the
-   * prompt is open). */
   int top = 1, B = lines - 4;
-  int cl = cols / 2, cr = cols - cl;
-  int hin = B * 2 / 5;
-  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, cl);
-  L->panel[TUI_PANEL_OUTPUT] = rect(top + hin, 0, B - hin, cl);
-  int hs = B / 2;
-  L->panel[TUI_PANEL_SPECTRUM] = rect(top, cl, hs, cr);
-  tui_rect slot = rect(top + hs, cl, B - hs, cr);
+  arrange_compact(L, top, B, cols);
   if (prompt_open) {
-    L->scrollback = slot;
+    L->scrollback = L->panel[L->tab];
+    L->panel[L->tab] = rect(0, 0, 0, 0);
   } else {
     L->scrollback = rect(lines - 3, 0, 1, cols);
-    L->panel[L->tab] = slot;
   }
+}
+
+/* The panels beside the focused one that a lesson step most likely reads with it. */
+static const tui_panel partners[TUI_PANEL_COUNT][2] = {
+    [TUI_PANEL_INPUT] = {TUI_PANEL_OUTPUT, TUI_PANEL_SPECTRUM},
+    [TUI_PANEL_SETTINGS] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
+    [TUI_PANEL_OUTPUT] = {TUI_PANEL_INPUT, TUI_PANEL_SPECTRUM},
+    [TUI_PANEL_SPECTRUM] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
+    [TUI_PANEL_BATCH] = {TUI_PANEL_OUTPUT, TUI_PANEL_SETTINGS},
+    [TUI_PANEL_TRAIN] = {TUI_PANEL_SETTINGS, TUI_PANEL_OUTPUT},
+    [TUI_PANEL_PRECISION] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
+};
+
+/* The panels in the same column as p (in the arrangement L has), p's index among them. */
+static int column_of(const tui_layout *L, tui_panel p, tui_panel *col) {
+  int n = 0;
+  for (int q = 0; q < TUI_PANEL_COUNT; q++)
+    if (L->panel[q].h > 0 && L->panel[q].x == L->panel[p].x) col[n++] = (tui_panel)q;
+  for (int i = 1; i < n; i++) /* top to bottom */
+    for (int j = i; j > 0 && L->panel[col[j]].y < L->panel[col[j - 1]].y; j--) {
+      tui_panel t = col[j];
+      col[j] = col[j - 1];
+      col[j - 1] = t;
+    }
+  return n;
+}
+
+/* Grows panel p to h rows inside its column (the others share what is left, each at least
+ * TUI_PANEL_MIN_H or hidden). 1 when p got h rows. */
+static int grow_in_column(tui_layout *L, tui_panel p, int h) {
+  tui_panel col[TUI_PANEL_COUNT];
+  int n = column_of(L, p, col);
+  int top = L->panel[col[0]].y, bottom = L->panel[col[n - 1]].y + L->panel[col[n - 1]].h;
+  int H = bottom - top;
+  if (h > H) return 0;
+  if (L->panel[p].h >= h) return 1;
+  int rest = H - h, others = n - 1;
+  while (others > 0 && rest / others < TUI_PANEL_MIN_H) others--;
+  int y = top, given = 0;
+  for (int i = 0; i < n; i++) {
+    tui_rect *r = &L->panel[col[i]];
+    if (col[i] == p) {
+      r->y = y;
+      r->h = h + (others == 0 ? rest : 0);
+    } else if (given < others) {
+      int share = rest / others + (given < rest % others);
+      given++;
+      r->y = y;
+      r->h = share;
+    } else
+      r->h = 0;
+    y += r->h;
+  }
+  return 1;
+}
+
+/* In every column of K: a panel other than f that cannot show all it has (n->need_at) is
+ * hidden and its rows go to the panel above it (or below). 0 when that leaves a shown panel
+ * short of its rows. */
+static int fit_others(tui_layout *K, const tui_lesson_need *n, tui_panel f) {
+  if (!n->need_at) return 1;
+  for (int pass = 0; pass < TUI_PANEL_COUNT; pass++) {
+    int changed = 0;
+    for (int q = 0; q < TUI_PANEL_COUNT && !changed; q++) {
+      tui_rect *r = &K->panel[q];
+      if (q == (int)f || r->h <= 0 || n->need_at(n->ud, (tui_panel)q, r->w) <= r->h) continue;
+      tui_panel col[TUI_PANEL_COUNT];
+      int nc = column_of(K, (tui_panel)q, col), i = 0;
+      while (col[i] != (tui_panel)q) i++;
+      /* the neighbour that takes the rows: the focused panel if it is one, else above */
+      int to = -1;
+      if (i > 0 && col[i - 1] == f) to = i - 1;
+      else if (i + 1 < nc && col[i + 1] == f) to = i + 1;
+      else if (i > 0) to = i - 1;
+      else if (i + 1 < nc) to = i + 1;
+      if (to >= 0) {
+        tui_rect *t = &K->panel[col[to]];
+        if (to < i)
+          t->h += r->h;
+        else {
+          t->y = r->y;
+          t->h += r->h;
+        }
+      }
+      r->h = 0;
+      changed = 1;
+    }
+    if (!changed) break;
+  }
+  for (int q = 0; q < TUI_PANEL_COUNT; q++) {
+    tui_rect *r = &K->panel[q];
+    if (r->h > 0 && q != (int)f && n->need_at(n->ud, (tui_panel)q, r->w) > r->h) return 0;
+  }
+  return 1;
+}
+
+/* The panels' part of a lesson layout in the rectangle (top, x0, R, W), the focused panel
+ * first: the usual arrangement with the focused panel grown in its column and every other
+ * panel that cannot show all it has hidden; else the focused panel across the width with
+ * its partners under it when they fit. Returns the focused panel's shortfall in rows. */
+static int place_panels(tui_layout *L, const tui_lesson_need *n, int top, int x0, int R, int W,
+                        int usual) {
+  tui_panel f = n->focus;
+  int focus_need = n->region_need > 0 ? n->region_need : TUI_PANEL_MIN_H;
+  for (int p = 0; p < TUI_PANEL_COUNT; p++) L->panel[p] = rect(0, 0, 0, 0);
+  if (usual) {
+    tui_layout K = *L;
+    if (L->small) {
+      if (tui_panel_tabbed(f)) K.tab = f;
+      arrange_compact(&K, top, R, W);
+    } else
+      arrange_full(&K, top, R, W);
+    int need = n->need_at ? n->need_at(n->ud, f, K.panel[f].w) : focus_need;
+    if (K.panel[f].h > 0 && grow_in_column(&K, f, need) && fit_others(&K, n, f)) {
+      for (int p = 0; p < TUI_PANEL_COUNT; p++) K.panel[p].x += K.panel[p].h > 0 ? x0 : 0;
+      memcpy(L->panel, K.panel, sizeof L->panel);
+      L->tab = K.tab;
+      return 0;
+    }
+    for (int p = 0; p < TUI_PANEL_COUNT; p++) L->panel[p] = rect(0, 0, 0, 0);
+  }
+  int need = n->need_at ? n->need_at(n->ud, f, W) : focus_need;
+  int h = need < R ? need : R, rest = R - h;
+  L->panel[f] = rect(top, x0, h, W);
+  if (rest >= TUI_PANEL_MIN_H && n->need_at) {
+    int half = W / 2;
+    tui_panel a = partners[f][0], b = partners[f][1];
+    int fa = n->need_at(n->ud, a, half) <= rest, fb = n->need_at(n->ud, b, W - half) <= rest;
+    if (fa && fb) {
+      L->panel[a] = rect(top + h, x0, rest, half);
+      L->panel[b] = rect(top + h, x0 + half, rest, W - half);
+    } else if (fa || fb) { /* the one that fits, across the width */
+      tui_panel q = fa ? a : b;
+      if (n->need_at(n->ud, q, W) <= rest) L->panel[q] = rect(top + h, x0, rest, W);
+    }
+  }
+  if (L->small && tui_panel_tabbed(f)) L->tab = f;
+  return need > h ? need - h : 0;
+}
+
+int tui_layout_lesson(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, tui_rect *view) {
+  memset(pane, 0, sizeof *pane);
+  memset(view, 0, sizeof *view);
+  if (L->too_small) return 0;
+  /* the body: under the header, above the scrollback (its one line; while the prompt is
+   * open, four rows it takes from the body's bottom) */
+  int top = 1, end = L->scrollback.h == 1 ? L->scrollback.y : L->prompt.y;
+  int sbrows = L->scrollback.h == 1 ? 0 : 4;
+  int A = end - top - sbrows;
+  if (sbrows) L->scrollback = rect(top + A, 0, sbrows, L->cols);
+  int focus_need = n->region_need > 0 ? n->region_need : TUI_PANEL_MIN_H;
+  /* Stacked: the pane under the region, with all its lines when the region keeps its need,
+   * else down to its minimum (it scrolls). */
+  int want = n->pane_want, min = n->pane_min;
+  int P = want;
+  if (P > A - focus_need) P = A - focus_need;
+  if (P < min) P = min;
+  if (P > A - TUI_PANEL_MIN_H) P = A - TUI_PANEL_MIN_H;
+  int R = A - P;
+  if (n->view) { /* a view (an experiment view or a figure) takes the whole region */
+    for (int p = 0; p < TUI_PANEL_COUNT; p++) L->panel[p] = rect(0, 0, 0, 0);
+    *pane = rect(top + R, 0, P, L->cols);
+    *view = rect(top, 0, R, L->cols);
+    return R >= focus_need && P >= want - n->pane_extra;
+  }
+  tui_layout S = *L;
+  int short_s = place_panels(&S, n, top, 0, R, L->cols, 1);
+  int text_s = want - n->pane_extra - P; /* the text and try-it rows it lacks */
+  if (text_s < 0) text_s = 0;
+  if (!short_s && !text_s) {
+    *L = S;
+    *pane = rect(top + R, 0, P, L->cols);
+    return 1;
+  }
+  /* Side by side: the panels in the left part of the screen, the pane in the right one down
+   * the whole body, when that gives both what they need (or less short of it). */
+  if (n->pane_at) {
+    for (int wl = L->cols / 2; wl <= L->cols * 3 / 5; wl += L->cols / 10) {
+      int pmin, pw = n->pane_at(n->ud, L->cols - wl, &pmin);
+      tui_layout T = *L;
+      int short_t = place_panels(&T, n, top, 0, A, wl, 0);
+      int text_t = pw - A > 0 ? pw - A : 0;
+      if (short_t + text_t < short_s + text_s) {
+        *L = T;
+        *pane = rect(top, wl, A, L->cols - wl);
+        return !short_t && !text_t;
+      }
+    }
+  }
+  *L = S;
+  *pane = rect(top + R, 0, P, L->cols);
+  return 0;
 }
 
 static int inside(tui_rect r, int y, int x) {

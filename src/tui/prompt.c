@@ -39,7 +39,14 @@ struct tui_prompt {
   int nofd[2];
   char hist_warned[NS_ERRLEN]; /* the last history warning shown in the scrollback */
   char *last_list;             /* the completion list shown last (Tab Tab shows it once) */
+  int (*answer)(void *ud, const char *expr); /* "= EXPR" lines (a lesson's answer), or NULL */
+  void *answer_ud;
 };
+
+void tui_prompt_set_answer(tui_prompt *p, int (*fn)(void *ud, const char *expr), void *ud) {
+  p->answer = fn;
+  p->answer_ud = ud;
+}
 
 static tui_prompt *active; /* readline's callbacks are global: the prompt they serve */
 
@@ -231,6 +238,18 @@ static void on_line(char *line) {
     char *c = chunk;
     while (*c == ' ') c++;
     if (c[0] == ':' && c[1] != ':') memmove(chunk, c + 1, strlen(c + 1) + 1);
+  }
+  /* "= 13.2": a lesson's answer, when the screen takes one (the hook says so) */
+  {
+    const char *c = chunk;
+    while (*c == ' ') c++;
+    if (*c == '=' && p->answer && p->answer(p->answer_ud, c + 1)) {
+      nslr_history_add(chunk);
+      free(chunk);
+      set_prompt("> ");
+      p->evaluated = 1;
+      return;
+    }
   }
   if (file_command(p, chunk)) {
     nslr_history_add(chunk);

@@ -107,6 +107,10 @@ typedef struct {
   tui_section section;
   unsigned long long fields; /* NS_FIELDBIT()s of the settings it changes (settings panel) */
 } tui_binding;
+/* Bits of a row's panels beyond the panels': the row is in force only while a lesson is
+ * open (TUI_LESSON_ONLY) or only while none is (TUI_NO_LESSON); else always. */
+#define TUI_LESSON_ONLY (1u << 30)
+#define TUI_NO_LESSON (1u << 31)
 extern const tui_binding tui_keymap[];
 extern const int tui_nkeymap;
 /* The state fields no key changes, each with the way to change it instead. */
@@ -116,8 +120,10 @@ typedef struct {
 } tui_unbound;
 extern const tui_unbound tui_unbound_fields[];
 extern const int tui_nunbound;
-/* The binding of a key code, or NULL. */
+/* The binding of a key code (the first row that has it, whatever its mode), or NULL. */
 const tui_binding *tui_binding_of(int code);
+/* The binding of a key code in force with a lesson open (lesson 1) or not, or NULL. */
+const tui_binding *tui_binding_in(int code, int lesson);
 /* The keys of the bindings that change field f ("e E ="), into buf. */
 const char *tui_field_keys(int f, char *buf, size_t len);
 
@@ -266,6 +272,28 @@ typedef struct {
  * shows in its shared slot; prompt_open: the prompt has the keyboard (the compact
  * layout then gives the slot to the scrollback). */
 void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open);
+/* A panel smaller than this (frame and one line) is not shown. */
+#define TUI_PANEL_MIN_H 3
+/* What a lesson step needs of the screen (tui_layout_lesson). */
+typedef struct {
+  tui_panel focus; /* the focused panel */
+  int view;        /* 1: an experiment view or a figure fills the panels' region */
+  int region_need; /* rows the focused panel (at the full width) or the view needs */
+  /* rows the focused panel needs at width w (NULL: region_need) */
+  int (*need_at)(void *ud, tui_panel p, int w);
+  void *ud;
+  int pane_want, pane_min; /* the pane's rows at the screen's width: all its lines; the fewest
+                              it may have */
+  int pane_extra;          /* of pane_want, the rows that may be scrolled to (the figure's) */
+  /* the pane's rows (bar, text and try-it; not the figure) at width w, and its minimum */
+  int (*pane_at)(void *ud, int w, int *min);
+} tui_lesson_need;
+/* With a lesson open, after tui_layout_make: the lesson pane (*pane, under the panels), the
+ * panels' region above it (the focused panel gets the rows it needs: grown in its column,
+ * or alone across the whole width with two partners under it) or, for a view, *view. The
+ * Lua output, while the prompt is open, goes under the pane. 1 when the focused panel or
+ * view got what it needs. */
+int tui_layout_lesson(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, tui_rect *view);
 /* The panel under a screen position, or -1. */
 int tui_layout_hit(const tui_layout *L, int y, int x);
 /* 1 if panel p is in the compact layout's shared slot. */
@@ -295,6 +323,9 @@ int tui_prompt_is_open(const tui_prompt *p);
 int tui_prompt_key(tui_prompt *p, int is_key_code, unsigned int ch);
 /* Ctrl-C at the prompt: drop the line being typed. */
 void tui_prompt_cancel(tui_prompt *p);
+/* A line that starts with '=' goes to fn(ud, the rest) first; fn returns 1 when it took it
+ * (a lesson's answer), 0 to let Lua read the line. */
+void tui_prompt_set_answer(tui_prompt *p, int (*fn)(void *ud, const char *expr), void *ud);
 /* Adds a line of text to the scrollback (style PLOT_S_TEXT, PLOT_S_MARK for errors...). */
 void tui_prompt_echo(tui_prompt *p, const char *text, int style);
 void tui_prompt_scroll(tui_prompt *p, int lines);

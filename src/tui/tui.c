@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <lauxlib.h>
 
@@ -117,7 +118,7 @@ static void free_windows(app *a) {
     if (a->win[p]) delwin(a->win[p]);
     a->win[p] = NULL;
   }
-  WINDOW **w[] = {&a->header, &a->sb, &a->pwin, &a->status, &a->help, &a->lwin};
+  WINDOW **w[] = {&a->header, &a->sb, &a->pwin, &a->status, &a->help, &a->lwin, &a->vwin};
   for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
     if (*w[i]) delwin(*w[i]);
     *w[i] = NULL;
@@ -134,9 +135,10 @@ static void relayout(app *a) {
   werase(stdscr);
   tui_layout_make(&a->lay, COLS, LINES, a->tab, a->prompt && tui_prompt_is_open(a->prompt));
   if (a->lay.too_small) return;
-  tui_rect pane; /* a lesson's pane takes rows from the panels */
-  tui_player_layout(a, &a->lay, &pane);
+  tui_rect pane, view; /* a lesson's pane takes rows from the panels, its view their place */
+  tui_player_layout(a, &a->lay, &pane, &view);
   a->lwin = mkwin(pane);
+  a->vwin = mkwin(view);
   for (int p = 0; p < TUI_PANEL_COUNT; p++) a->win[p] = mkwin(a->lay.panel[p]);
   a->header = mkwin(a->lay.header);
   a->sb = mkwin(a->lay.scrollback);
@@ -193,28 +195,32 @@ static void draw_header(app *a) {
   wnoutrefresh(w);
 }
 
-/* The open experiment view (issue 10) fills the screen; the message line stays below. */
-static void draw_xview(app *a, const tui_view *v) {
-  werase(a->help);
+void tui_draw_xview_in(app *a, WINDOW *w, const tui_view *v) {
   tui_view xv = *v;
   xv.focused = 1;
   switch (a->xfigure ? TUI_XV_COUNT : a->xview) {
   case TUI_XV_COUNT:
-    tui_draw_xfigure(&a->st, &a->res, &a->stack, a->xview, a->help, &xv);
+    tui_draw_xfigure(&a->st, &a->res, &a->stack, a->xview, w, &xv);
     break;
   case TUI_XV_PLACEMENT:
-    tui_draw_placement(&a->st, &a->res, a->help, &xv);
+    tui_draw_placement(&a->st, &a->res, w, &xv);
     break;
   case TUI_XV_BACKWARD:
-    tui_draw_backward(&a->st, &a->res, a->help, &xv);
+    tui_draw_backward(&a->st, &a->res, w, &xv);
     break;
   case TUI_XV_SHIFT:
-    tui_draw_evalshift(&a->st, &a->res, a->help, &xv);
+    tui_draw_evalshift(&a->st, &a->res, w, &xv);
     break;
   default:
-    tui_draw_stack(&a->stack, a->help, &xv);
+    tui_draw_stack(&a->stack, w, &xv);
     break;
   }
+}
+
+/* The open experiment view (issue 10) fills the screen; the message line stays below. */
+static void draw_xview(app *a, const tui_view *v) {
+  werase(a->help);
+  tui_draw_xview_in(a, a->help, v);
   if (a->msg[0]) {
     wattrset(a->help, tui_attr(a->msg_style));
     mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
@@ -237,6 +243,8 @@ static void draw(app *a) {
     a->busy = 0;
     tui_player_changed(a); /* the try-it's verdict on the new state */
   }
+  /* a lesson's step: the pane and the focused panel get the rows they need now */
+  if (!a->lay.too_small && tui_player_layout_stale(a)) relayout(a);
   if (tui_panel_tabbed(a->view.focus)) a->tab = a->view.focus; /* e.g. set{focus="batch"} */
   /* the compact layout's shared slot follows the focused tabbed panel */
   if (!a->lay.too_small && a->lay.small && a->lay.tab != a->tab) relayout(a);
@@ -276,7 +284,8 @@ static void draw(app *a) {
     doupdate();
     return;
   }
-  if (a->figure_open && !prompt_open) { /* the focused panel's figure, full screen, redrawn
+  int lesson = a->lwin && tui_player_lesson_open(a); /* views go above the lesson pane */
+  if (a->figure_open && !prompt_open && !lesson) { /* the focused panel's figure, full screen, redrawn
                                             live; the prompt (:) shows the panels, as below */
     werase(a->help);
     tui_draw_figure(&a->st, &a->res, a->help, &v);
@@ -291,7 +300,7 @@ static void draw(app *a) {
     return;
   }
   if (!prompt_open && tui_audit_draw(a, &v)) return; /* the audit panel (a) */
-  if (a->xview && !prompt_open) { /* an experiment view, full screen, redrawn live; the
+  if (a->xview && !prompt_open && !lesson) { /* an experiment view, full screen, redrawn live; the
                                      prompt (:) shows the panels and returns to it */
     draw_xview(a, &v);
     return;
@@ -301,7 +310,8 @@ static void draw(app *a) {
   static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
       tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
       tui_draw_batch, tui_draw_traineval, tui_draw_precision};
-  for (int p = 0; p < TUI_PANEL_COUNT; p++) {
+  int viewed = tui_player_draw_view(a, &v); /* a lesson's view in the panels' place */
+  for (int p = 0; p < TUI_PANEL_COUNT && !viewed; p++) {
     if (!a->win[p]) continue;
     tui_view pv = v;
     pv.focused = (int)a->view.focus == p && !prompt_open;
@@ -347,6 +357,11 @@ static void draw(app *a) {
     mvwprintw(a->pwin, 0, 0, "go to step %s_", a->edit);
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     wprintw(a->pwin, "   (a number; Enter goes, Esc cancels)");
+  } else if (a->editing == EDIT_ANSWER) {
+    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "answer = %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (a number or a Lua expression; Enter answers, Esc cancels)");
   } else if (a->msg[0]) {
     wattrset(a->pwin, tui_attr(a->msg_style));
     mvwaddnstr(a->pwin, 0, 0, a->msg, COLS - 1);
@@ -499,6 +514,18 @@ static int load_state(app *a, const char *path, char *err) {
   return 0;
 }
 
+/* "= EXPR" at the prompt with a lesson open: its answer, the verdict in the scrollback. */
+static int prompt_answer(void *ud, const char *expr) {
+  app *a = ud;
+  if (!tui_player_lesson_open(a)) return 0;
+  a->msg[0] = 0;
+  tui_player_answer(a, expr);
+  const char *said = a->msg[0] ? a->msg : tui_player_note(a);
+  tui_prompt_echo(a->prompt, said && said[0] ? said : "answered", a->msg[0] ? a->msg_style : PLOT_S_GOOD);
+  a->changed = 1;
+  return 1;
+}
+
 static void on_change(void *ud) {
   app *a = ud;
   a->changed = 1;
@@ -569,6 +596,7 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: out of memory\n");
     goto out;
   }
+  tui_prompt_set_answer(a->prompt, prompt_answer, a);
   scr = newterm(NULL, stdout, stdin);
   if (!scr) {
     const char *term = getenv("TERM");
@@ -680,6 +708,183 @@ out:
   if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */
   tui_player_free(a);
   if (scr) delscreen(scr);
+  tui_prompt_free(a->prompt);
+  if (a->L) lua_close(a->L);
+  ns_result_free(&a->res);
+  ns_explore_cache_free(&a->cache);
+  ns_history_free(&a->hist);
+  ns_state_free(&a->st);
+  return status;
+}
+
+/* ---- the layout test ---- */
+
+/* The rectangles of the screen's regions, for the overlap check. */
+typedef struct {
+  const char *name;
+  tui_rect r;
+} region;
+
+static int regions_of(const app *a, region *out) {
+  int n = 0;
+  out[n++] = (region){"header", a->lay.header};
+  for (int p = 0; p < TUI_PANEL_COUNT; p++)
+    if (a->win[p] && a->lay.panel[p].h > 0) out[n++] = (region){tui_panel_names[p], a->lay.panel[p]};
+  WINDOW *const ws[] = {a->lwin, a->vwin, a->sb};
+  const char *const names[] = {"lesson pane", "view", "Lua output"};
+  for (int i = 0; i < 3; i++)
+    if (ws[i]) {
+      tui_rect r = {getbegy(ws[i]), getbegx(ws[i]), getmaxy(ws[i]), getmaxx(ws[i])};
+      out[n++] = (region){names[i], r};
+    }
+  out[n++] = (region){"prompt line", a->lay.prompt};
+  out[n++] = (region){"status line", a->lay.status};
+  return n;
+}
+
+/* The overlaps of the regions shown and the regions off the screen, into out; counted. */
+static int overlaps(const app *a, char *out, size_t len) {
+  region rg[TUI_PANEL_COUNT + 8];
+  int n = regions_of(a, rg), bad = 0;
+  size_t at = strlen(out);
+  int viewing = a->vwin != NULL;
+  for (int i = 0; i < n; i++) {
+    tui_rect r = rg[i].r;
+    if (r.y < 0 || r.x < 0 || r.y + r.h > LINES || r.x + r.w > COLS) {
+      bad++;
+      at += (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s is off the screen",
+                             rg[i].name);
+    }
+    for (int j = i + 1; j < n; j++) {
+      tui_rect q = rg[j].r;
+      /* the view is drawn instead of the panels: they do not count under it */
+      int panel_i = i >= 1 && i <= TUI_PANEL_COUNT, is_view = strcmp(rg[j].name, "view") == 0;
+      if (viewing && is_view && panel_i) continue;
+      if (r.y < q.y + q.h && q.y < r.y + r.h && r.x < q.x + q.w && q.x < r.x + r.w) {
+        bad++;
+        at += (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s and %s overlap",
+                               rg[i].name, rg[j].name);
+      }
+    }
+  }
+  return bad;
+}
+
+/* The screen as text, from curses' idea of the terminal. */
+static void print_screen(FILE *out) {
+  static wchar_t row[1024];
+  for (int y = 0; y < LINES; y++) {
+    if (mvwinnwstr(curscr, y, 0, row, COLS < 1023 ? COLS : 1023) == ERR) row[0] = 0;
+    size_t l = wcslen(row);
+    while (l > 0 && row[l - 1] == L' ') l--;
+    row[l] = 0;
+    fprintf(out, "  |%ls\n", row);
+  }
+}
+
+/* One frame of the dump: the step drawn at the size, checked, reported. */
+static int dump_frame(app *a, int k, const char *phase, int screens) {
+  draw(a);
+  draw(a); /* the first draw may lay the screen out again for what the step needs */
+  char why[2048] = "";
+  int bad = tui_player_frame_problems(a, why, sizeof why);
+  bad += overlaps(a, why, sizeof why);
+  printf("%dx%d step %d%s: %s%s\n", COLS, LINES, k, phase, bad ? "FAIL" : "ok",
+         bad ? why : "");
+  if (screens || bad) print_screen(stdout);
+  return bad ? 1 : 0;
+}
+
+int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
+  static app A;
+  app *a = &A;
+  memset(a, 0, sizeof *a);
+  ns_explore_cache_init(&a->cache);
+  nsl_exec_from_env(&a->cache.exec, 1);
+  a->opt = *opt;
+  char err[NS_ERRLEN];
+  if (ns_state_init(&a->st, err) != 0) {
+    fprintf(stderr, "normscope: %s\n", err);
+    return 1;
+  }
+  ns_history_init(&a->hist, 1000);
+  int status = 1;
+  SCREEN *scr = NULL;
+  FILE *fo = NULL, *fi = NULL;
+  a->L = nsl_newstate(err);
+  if (!a->L) {
+    fprintf(stderr, "normscope: %s\n", err);
+    goto out;
+  }
+  nsx_ctx *ctx = nsx_open(a->L, &a->st, &a->hist, on_change, a);
+  nsx_set_view(ctx, &screen_view, a);
+  if (tui_player_open(a) != 0) goto out;
+  a->prompt = tui_prompt_new(a->L);
+  if (!a->prompt) goto out;
+  setlocale(LC_ALL, "");
+  if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0) a->opt.ascii = 1;
+  fo = fopen("/dev/null", "w");
+  fi = fopen("/dev/null", "r");
+  static const char *const terms[] = {"xterm-256color", "xterm", "vt100"};
+  for (size_t i = 0; i < 3 && fo && fi && !scr; i++) scr = newterm(terms[i], fo, fi);
+  if (!scr) {
+    fprintf(stderr, "normscope: --layout-dump: no terminal description to draw with\n");
+    goto out;
+  }
+  a->colors = tui_theme_init(0, 0);
+  a->tab = TUI_PANEL_SETTINGS;
+  status = 0;
+  /* the sizes, checked once */
+  int W[16], H[16], nsize = 0;
+  for (const char *s = sizes; *s && status == 0;) {
+    int used = 0;
+    if (nsize == 16 || sscanf(s, "%dx%d%n", &W[nsize], &H[nsize], &used) != 2 || W[nsize] < 1 ||
+        H[nsize] < 1 || W[nsize] > 1000 || H[nsize] > 500) {
+      fprintf(stderr, "normscope: --layout-dump: sizes are WxH[,WxH...] (at most 16), got %s\n",
+              s);
+      status = 2;
+      break;
+    }
+    nsize++;
+    s += used;
+    if (*s == ',') s++;
+  }
+  int asking, n = status ? 0 : tui_player_dump_steps(a, &asking);
+  /* each step once (its state computed once), drawn at every size */
+  for (int k = 1; k <= n; k++) {
+    for (int phase = 0; phase < 2; phase++) {
+      if (phase == 0) {
+        unsigned r = tui_player_goto(a, k);
+        if (r & TUI_R_RECOMPUTE) a->changed = 1;
+      } else if (!asking || !tui_player_dump_reveal(a))
+        break;
+      else
+        a->changed = 1;
+      if (a->xview == TUI_XV_STACK) /* the deep stacks' runs: wait for them */
+        for (int t = 0; t < 1200 && tui_stack_progress(&a->stack) >= 0 &&
+                        tui_stack_progress(&a->stack) < TUI_STACK_RUNS;
+             t++) {
+          struct timespec d = {0, 25000000L};
+          nanosleep(&d, NULL);
+        }
+      if (phase == 0) tui_player_dump_steps(a, &asking);
+      for (int i = 0; i < nsize; i++) {
+        resize_term(H[i], W[i]);
+        relayout(a);
+        status |= dump_frame(a, k, phase ? " (the truth)" : asking ? " (its question)" : "",
+                             screens);
+      }
+    }
+  }
+  endwin();
+out:
+  tui_stack_stop(&a->stack);
+  tui_jac_stop(a);
+  free_windows(a);
+  tui_player_free(a);
+  if (scr) delscreen(scr);
+  if (fo) fclose(fo);
+  if (fi) fclose(fi);
   tui_prompt_free(a->prompt);
   if (a->L) lua_close(a->L);
   ns_result_free(&a->res);

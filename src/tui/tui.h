@@ -36,4 +36,12 @@ extern const char *const *const tui_panel_names;
  * Returns the process exit status (0, or 1 when the file could not be opened). */
 int tui_run(const tui_options *opt);
 
+/* The layout test (`lesson --layout-dump SIZES NAME`): plays every step of opt->lesson at each
+ * size of SIZES ("80x24,100x30,120x40") on a terminal that is not there (curses drawing to
+ * /dev/null) and prints one line per step: ok, or FAIL with what is wrong (a region off the
+ * screen, two that overlap, a panel or view with fewer rows than it needs, a step text and
+ * try-it that do not fit the pane), followed by the screen as text when it fails (always
+ * with screens). 0 when every step is ok. */
+int tui_layout_dump(const tui_options *opt, const char *sizes, int screens);
+
 #endif

@@ -40,9 +40,10 @@ for size in "80 24" "120 40"; do
   check "$1x$2: the lesson pane comes up at step 1 of 6" wait_for "step 1/6"
   check "$1x$2: with step 1's text, its first line" wait_for "$FIRST"
   check "$1x$2: and its last (nothing cut)" wait_for "$LAST"
-  # steps 2 and 5 have try-its not done yet (?), step 3 a claim that verifies, 1 4 6 neither
-  check "$1x$2: a marker per step" wait_for "step 1/6 · ? ✓ · ? ·"
-  check "$1x$2: the panels are there too" wait_for "1 Input"
+  # step 1 is shown (✓), steps 2 and 5 have try-its not done yet (?), the others are not
+  # reached yet (·): a step's claims do not mark it before it is shown
+  check "$1x$2: a marker per step" wait_for "step 1/6 ✓ ? · · ? ·"
+  check "$1x$2: the focused panel is there too" wait_for "4 Spectrum"
   check "$1x$2: the step's focus moved the screen's focus (spectrum)" wait_re "4 Spectrum[^│]*◀"
   keys N
   check "$1x$2: N goes to step 2" wait_for "step 2/6"
@@ -109,7 +110,7 @@ keys N
 wait_for "? not yet:"
 keys E E E
 check "raising eps (E E E): the try-it says done" wait_for "done: that is it"
-check "  and step 2's marker turns to ✓" wait_for "step 2/6 · ✓ ✓ · ? ·"
+check "  and step 2's marker turns to ✓" wait_for "step 2/6 ✓ ✓ · · ? ·"
 keys E e e e
 check "back below: not done again" wait_for "? not yet:"
 keys '#'
@@ -145,10 +146,16 @@ for size in "80 24" "100 30"; do
   check "--present $1x$2: q quits" wait_for "EXIT=0"
 done
 
-# --autoplay: the steps come by themselves; Space pauses and resumes.
+# --autoplay: the steps come by themselves and wait at a try-it until it passes; Space
+# pauses and resumes.
 start 120 40 lesson --autoplay 0.5 "$L"
 check "--autoplay: starts at step 1, playing" wait_for "step 1/6 (playing)"
 check "--autoplay: step 2 comes by itself" wait_for "step 2/6" 5
+check "--autoplay: it waits at step 2's try-it" wait_for "step 2/6 (waits: try it)" 5
+sleep 1.2
+check "  and stays there" wait_for "step 2/6 (waits: try it)" 1
+keys E E E
+check "  the try-it done, it plays on" wait_for "step 3/6 (playing)" 5
 keys Space
 check "Space pauses" wait_for "(paused)"
 k=$(capture | sed -n 's/.*step \([0-9]\)\/6.*/\1/p' | head -n 1)
@@ -156,8 +163,14 @@ sleep 1.5
 check "  and no step comes while paused (still step $k)" wait_for "step $k/6 (paused)" 1
 keys Space
 check "Space plays on" wait_for "step $((k + 1))/6 (playing)" 5
-check "--autoplay: the last step" wait_for "step 6/6" 10
-check "--autoplay: stops at the end and says so" wait_for "the end of the lesson" 5
+keys q
+wait_for "EXIT=0"
+# --show-answers: each try-it's answer is played, and it goes on to the end
+start 120 40 lesson --autoplay 0.3 --show-answers "$L"
+check "--show-answers: step 2's answer is played" wait_for "the answer of step 2" 10
+check "--show-answers: the last step" wait_for "step 6/6" 15
+check "--show-answers: stops at the end and says so" wait_for "the end of the lesson" 5
+check "  every try-it passed on the way (the markers)" wait_for "step 6/6 (paused) ✓ ✓ ✓ ✓ ✓ ✓" 5
 keys q
 wait_for "EXIT=0"
 
@@ -179,12 +192,28 @@ check "  and it offers to continue" grep -qF "continue with: normscope lesson --
 start 80 24 lesson --continue
 check "lesson --continue: the same lesson at step 3" wait_for "step 3/6"
 check "  with step 3's text" wait_for "How much does that matter?"
-keys N N N
+keys N N
+wait_for "step 5/6"
+keys H
+wait_for "done: that is it"
+keys N
 wait_for "step 6/6"
 keys q
 wait_for "EXIT=0"
 timeout 60 "$NS" lesson </dev/null >"$tmp/list.txt" 2>&1
-check "every step seen: the list says done" grep -qF "$L (6 steps)  ✓ done" "$tmp/list.txt"
+check "every step seen, one try-it not passed: not done" \
+  grep -qF "$L (6 steps)  · read, 1 try-it to pass" "$tmp/list.txt"
+start 80 24 lesson "$L"
+wait_for "step 1/6"
+keys n
+wait_for "step 2/6"
+keys E E E
+wait_for "done: that is it"
+keys q
+wait_for "EXIT=0"
+timeout 60 "$NS" lesson </dev/null >"$tmp/list.txt" 2>&1
+check "every try-it passed (in two sessions): the list says done" \
+  grep -qF "$L (6 steps)  ✓ done" "$tmp/list.txt"
 
 # A damaged progress file is ignored, never trusted.
 printf 'garbage\n%s\t9\t6\t9\nx\t-1\t2\t0\n' "$L" >"$prog"
@@ -196,7 +225,7 @@ check "  lesson --continue says nothing was played yet" sh -c 'case "$1" in *"no
 
 # --ascii: the markers fall back to ASCII (. nothing to check, ? try-it, + verified)
 start 80 24 lesson --ascii "$L"
-check "--ascii: ASCII markers" wait_for "step 1/6 . ? + . ? ."
+check "--ascii: ASCII markers" wait_for "step 1/6 + ? . . ? ."
 check "--ascii: nothing but ASCII on screen" ascii_only
 keys q
 wait_for "EXIT=0"
@@ -205,7 +234,7 @@ wait_for "EXIT=0"
 start 80 24
 started
 keys N
-check "N without a lesson: says none is open" wait_for "no lesson is open"
+check "N without a lesson: says it is a lesson key" wait_for "'N' is a lesson key"
 keys q
 wait_for "EXIT=0"
 
