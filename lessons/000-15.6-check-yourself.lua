@@ -1,6 +1,7 @@
 -- Text 000 (chapter 15), section 15.6: the check-yourself questions, each answered on the
 -- screen (nullspaces at d = 4, ranks, and what eps leaves exact).
 local X = {-2, -1, 1, 2}
+local X6 = {-3, -1, 0.5, 1, 2, 4} -- a generic x of six values, for the questions' d = 6
 
 local function jac_rank(s)
   return ns.rank(ns.jacobian(s.x, {kind = s.kind, eps = s.eps}), 1e-10)
@@ -25,19 +26,23 @@ lesson{
   steps = {
     {text = [[
 Question 1. For d = 4, which input directions are in the nullspace of
-the centered map's Jacobian, and what rank follows? The output panel (Alt-3) has
-the centered map at eps 0 with its two probes, x + 10 and 2x: they are
-the place to start.]],
+the centered map's Jacobian, and what rank follows? The output panel
+(Alt-3) has the centered map at eps 0 with its two probes, x + 10 and 2x:
+they are the place to start. The spectrum panel (Alt-4) already prints
+the rank for this x, so the question to answer is the next size up.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "output",
      try = {text = [[
-Type the rank of the Jacobian: = and a number.]],
-            answer = {value = function(s) return jac_rank(s) end, tol = 0},
+For a generic x of d = 6 values, what is the rank of the centered map's
+Jacobian? Type = and a number.]],
+            answer = {value = function(s) return jac_rank({x = ns.tensor(X6), kind = "layer",
+                                                            eps = 0}) end, tol = 0},
             hints = {"Which probe leaves y where it is? Each one is a direction x can move " ..
                        "along without changing y.",
                      "Adding 10 moves x along the all-ones vector; doubling it moves x " ..
                        "along itself (the radial direction).",
-                     "Two of the four directions are lost: rank 4 - 2 = 2."}}},
+                     "Two directions are lost at any d: rank 4 - 2 = 2 here, 6 - 2 = 4 " ..
+                       "for d = 6."}}},
 
     {text = [[
 Answer 1: the all-ones vector and the centered input P x itself (the
@@ -60,12 +65,16 @@ output panel (Alt-3) shows the RMS map with the same two probes.]],
      set = {x = X, kind = "rms"},
      focus = "output",
      try = {text = [[
-Type the rank of the RMS map's Jacobian: = and a number.]],
-            answer = {value = function(s) return jac_rank(s) end, tol = 0},
+For a generic x of d = 6 values (the spectrum prints the answer for
+this one), what is the rank of the RMS map's Jacobian? Type = and a
+number.]],
+            answer = {value = function(s) return jac_rank({x = ns.tensor(X6), kind = "rms",
+                                                            eps = 0}) end, tol = 0},
             hints = {"Read the probes: which of them now changes y?",
                      "The shift probe moves y: the ones direction is kept. Only x / ||x|| " ..
                        "is left out.",
-                     "One direction lost: rank 4 - 1 = 3."}}},
+                     "One direction lost at any d: rank 4 - 1 = 3 here, 6 - 1 = 5 for " ..
+                       "d = 6."}}},
 
     {text = [[
 Answer 2: only the radial direction x / ||x||. Along ones the RMS output

@@ -97,7 +97,7 @@ Switch the output panel to batch norm and find row 3, column 1 of y.]],
 Exercise 2. Layer-normalise row 1 of the running matrix, (1, 3, 7, 2),
 by hand: its mean, its population variance, then each value.
 (Alt-1: the input panel)]],
-     set = {x = X, kind = "layer"},
+     set = {x = X, kind = "layer", target = 3},
      focus = "input",
      claims = function(s)
        local ln = result().batch.ln
@@ -118,6 +118,7 @@ Type the layer-normalised value of the 7: = and a number.]],
 Exercise 3. Row 5 changes. Explain why row 1's batch-norm output moves
 while its layer-norm output stays put. The batch panel (Alt-5) watches row 1
 (T) while row 5 (C, the companion) is the one you change.]],
+     set = {target = 1},
      focus = "batch",
      try = {text = [[
 Change row 5 and watch row 1 in the batch panel: which of its two
@@ -142,21 +143,25 @@ Exercise 4. A standardised value of 0.5 goes through gamma = 2 and
 beta = -1. Where does it land, and where does it sit in the new frame?
 The input panel (Alt-1) has a vector with mean 0 and standard deviation 1
 whose first value is 0.5.]],
-     set = {x = {0.5, -0.5, math.sqrt(1.75), -math.sqrt(1.75)}, kind = "layer", eps = 0,
-            gamma = 2, beta = -1},
+     set = {x = {0.5, -0.5, math.sqrt(1.75), -math.sqrt(1.75)}, kind = "layer", eps = 0},
      focus = "input",
-     claims = function(s) claim("n-ex4-affine", result().y[1]) end,
      try = {text = [[
 Type the output of the 0.5: = and a number.]],
-            answer = {value = function(s) return result().y[1] end, tol = 1e-6},
+            answer = {value = function(s)
+                        return ns.normalize(s.x, {kind = "layer", eps = 0, gamma = 2,
+                                                  beta = -1})[1]
+                      end, tol = 1e-6},
             hints = {"y = gamma x_hat + beta.",
                      "2 x 0.5 - 1.",
                      "0: the new frame has mean beta = -1 and spread gamma = 2, and the " ..
                        "value still sits half a spread above its mean."}}},
 
     {text = [[
-Its number changed, not its place: the output panel (Alt-3) shows y, and the
-first value sits half a spread (gamma = 2) above the new mean (beta).]],
+Its number changed, not its place: the output panel (Alt-3) shows y
+with gamma 2 and beta -1 now, and the first value sits half a spread
+(gamma = 2) above the new mean (beta).]],
+     set = {gamma = 2, beta = -1},
+     claims = function(s) claim("n-ex4-affine", result().y[1]) end,
      focus = "output",
      try = {text = [[
 Which beta puts that value at 1 instead (gamma still 2)? Set it and
