@@ -20,11 +20,11 @@ the last layers differ by about 1e9. Only the Xavier scale, 1/sqrt(width),
 kept both in range.
 
 The deep-stacks view (L) shows the forward half of that story: its
-left plot has the std of each layer's output for the three constants
-(20 tanh layers of width 256, a batch of 512, seed 0; log scale), the
-"none" curves, and its top table their layer-20 values. The lesson's
-figure (F) draws the same at a batch of 64. The gradient figure of that
-part is not rebuilt here.]],
+"no norm" row has layer 20's std for the three constants (20 tanh
+layers of width 256, a batch of 512, seed 0), and on a taller screen
+its left plot follows every layer on a log scale (the "none" curves).
+The lesson's figure (F) draws the per-layer curves at a batch of 64.
+The gradient figure of that part is not rebuilt here.]],
      focus = "stacks",
      figure = function(s)
        local series, rows = {}, {"layer 20 (batch 64):"}
@@ -42,8 +42,8 @@ part is not rebuilt here.]],
 
     {text = [[
 The claim of the essay: add one line per layer, a batch norm before each
-tanh, and the init constant stops mattering. The view's "BN" curves and
-its "batch norm" row are that stack: read them. The
+tanh, and the init constant stops mattering. The view's "batch norm"
+row is that stack (the "BN" curves on a taller screen): read it. The
 next lesson shows which line, and how exactly "the same" it is.
 (L: the deep-stacks view)]],
      predict = {question = "The 20-layer tanh stack with a batch norm before each tanh: does " ..

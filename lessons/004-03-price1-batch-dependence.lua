@@ -55,7 +55,8 @@ the batch size is now part of the network. Run the same Xavier stack
 features, stays near 0.63 at every size (the small wobble is the draws:
 each batch size starts the generator at a different place). The
 deep-stacks view (L) has the same table live, in its rows "layer-20 std
-at batch", and plots it on the right; F shows the lesson's copy.]],
+at batch" (a taller screen plots it on the right); F shows the lesson's
+copy.]],
      focus = "stacks",
      figure = function(s)
        local lines = {"Table 2: std of layer-20 h (Xavier init, seed 0)",

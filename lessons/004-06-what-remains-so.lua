@@ -85,8 +85,8 @@ The essay in five lines:
 - Layer norm never looks at the batch and so avoids both prices. It
   normalises along another axis: a different map, not a strictly better
   one (004-05).
-The deep-stacks view (L) holds the first and third lines: the tables and
-both plots.]],
+The deep-stacks view (L) holds the first and third lines: its tables
+(and both plots, on a taller screen).]],
      focus = "stacks"},
   },
 }
