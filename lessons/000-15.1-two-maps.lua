@@ -57,6 +57,10 @@ This x has mean 0, so P x = x and both maps give the same y here. Shift
 it by ten and they part: N_R(x + 10) starts at 8 / sqrt(mean(8^2, 9^2,
 11^2, 12^2)) = 0.79 instead of -1.26. The constant part survives.
 (Alt-3: the output panel) (F: the figure, large)]],
+     predict = {question = [[
+Under the RMS map, shift x = (-2, -1, 1, 2) by ten. What will the first
+output, N_R(x + 10)[1], be? (The centered map gives -1.26.)]],
+                value = function(s) return result().y_shift[1] end, tol = 0.01},
      set = {kind = "rms"},
      focus = "output",
      figure = function(s)
@@ -134,8 +138,9 @@ the RMS rank stays 3 (and 2 for kind layer).]],
               local r = result().jacobian.rank
               return r == want or ("the rank is " .. tostring(r) .. ", expected " .. want)
             end,
-            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
-                     [[set{x = {1, 2, 3, 5}}]]},
+            hints = {"x changes at the prompt (:) with set{x = {...}}, or cell by cell in " ..
+                     "the input panel (Alt-1, arrows, digits).",
+                     "set{x = {1, 2, 3, 5}}: the spectrum panel's rank line then reads 3."},
             show = {x = {1, 2, 3, 5}}}},
 
     {text = [[

@@ -33,6 +33,14 @@ Now replace the companion by -2 and leave the first example at 0. Its
 output becomes +0.999995: the sample did not change, its training-mode
 output changed sign. The batch panel (Alt-5) marks the flip against the old
 companion (2).]],
+     predict = {question = [[
+The companion goes from 2 to -2; the first example stays 0. Its batch-norm
+output will:]],
+                choices = {"stay near -1", "move to about 0", "flip to about +1"},
+                answer = function(s)
+                  local y = result().batch.target_now[1]
+                  return y > 0.5 and 3 or y < -0.5 and 1 or 2
+                end},
      set = {batch = {{0}, {-2}}, baseline = {2}},
      focus = "batch",
      claims = function(s)
@@ -65,10 +73,8 @@ edit row 2 of the batch panel (Down, then type a value and Enter).]],
               local y = result().batch.target_now[1]
               return math.abs(y) < 0.5 or string.format("the first output is %.4f", y)
             end,
-            hints = {"The figure: far from 0 the output sits at -1 or +1.",
-                     "BN(0; {0, b}) = -b / sqrt(b^2 + 4 eps): b must be comparable to " ..
-                       "2 sqrt(eps) = 0.0063.",
-                     "set{batch = {{0}, {0.002}}}"},
+            hints = {"In the figure the output leaves -1 only where b is close to 0.",
+                     "Try a companion of a few thousandths: set{batch = {{0}, {0.002}}}."},
             show = {batch = {{0}, {0.002}}}}},
 
     {text = [[

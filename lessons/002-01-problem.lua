@@ -17,6 +17,21 @@ local function heat(t, title)
                                        cols = {"f1", "f2", "f3", "f4"}}})
 end
 
+-- Column j of a matrix tensor, as a Lua list.
+local function column(t, j)
+  local sh, f, out = t:shape(), t:flat(), {}
+  for i = 1, sh[1] do out[i] = f[(i - 1) * sh[2] + j] end
+  return out
+end
+
+-- Mean and population variance of a list.
+local function mean_var(v)
+  local m, q = 0, 0
+  for _, x in ipairs(v) do m = m + x / #v end
+  for _, x in ipairs(v) do q = q + (x - m) ^ 2 / #v end
+  return m, q
+end
+
 -- Is the batch the chapter's X?
 local function is_x(t)
   local f, k = t:flat(), 0
@@ -75,7 +90,36 @@ gets a different number because it is asked a different question.
        local b = result().batch
        return heat(b.bn, "batch norm: each column on its own") .. "\n" ..
                 heat(b.ln, "layer norm: each row on its own")
-     end},
+     end,
+     -- another matrix of whole numbers for a second attempt (V)
+     variant = function(seed, s)
+       local g, m = ns.rng(seed), {}
+       for i = 1, 5 do
+         m[i] = {}
+         for j = 1, 4 do m[i][j] = math.floor(g:normal(10, 5) + 0.5) end
+       end
+       return {batch = m, x = m}
+     end,
+     try = {text = [[
+The reference set of the 23 under batch norm is column 3. By hand: what is
+the population variance of column 3 of the batch panel? Type = and your
+number.]],
+            answer = {value = function(s)
+                        local _, v = mean_var(column(s.batch, 3))
+                        return v
+                      end},
+            hints = {"Its mean first: the sum of the column over 5.",
+                     function(s)
+                       local c, words = column(s.batch, 3), {}
+                       for i, x in ipairs(c) do words[i] = string.format("%g", x) end
+                       return string.format("Column 3 is (%s); its mean is %.6g. Then the mean " ..
+                                            "of the squared gaps to it.",
+                                            table.concat(words, ", "), mean_var(c))
+                     end,
+                     function(s)
+                       local m, v = mean_var(column(s.batch, 3))
+                       return string.format("The mean of (x - %.6g)^2 over the column: %.6g.", m, v)
+                     end}}},
 
     {text = [[
 Definition. To normalise is to measure every value against some

@@ -158,7 +158,8 @@ int lesson_step_has_set(const lesson *ls, int k);
 int lesson_step_has_variant(const lesson *ls, int k);
 /* A try the learner must pass: it has a check or takes an answer. */
 int lesson_step_is_try(const lesson *ls, int k);
-/* try.answer: whether the step takes a number; try.hints: their count and hint i (1-based). */
+/* try.answer: whether the step takes a number; try.hints: their count and hint i (1-based;
+ * NULL for a hint that is a function: lesson_hint computes it). */
 int lesson_step_has_answer(const lesson *ls, int k);
 int lesson_step_nhints(const lesson *ls, int k);
 const char *lesson_step_hint(const lesson *ls, int k, int i);
@@ -203,6 +204,8 @@ int lesson_judge(double got, double value, double tol);
 /* The right answer of step k's try.answer at state s (NULL: the step's state): its value
  * function, or its claim's expected value; *tol is try.answer.tol or the default. 0 or -1. */
 int lesson_answer(lesson *ls, int k, const ns_state *s, double *value, double *tol, char *err);
+/* Hint i of step k as text, a function's computed at state s (NULL: the step's). 0 or -1. */
+int lesson_hint(lesson *ls, int k, int i, const ns_state *s, char *buf, size_t len, char *err);
 /* The truth of step k's prediction at the step's state: with choices the index of the true
  * one (*tol 0), else the number and its tolerance. 0 or -1. */
 int lesson_predict_truth(lesson *ls, int k, double *value, double *tol, char *err);

@@ -7,6 +7,7 @@
 #include "lesson/lesson_run.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -276,6 +277,22 @@ static int play(lesson *ls, int quiet) {
     if (!quiet) {
       const char *focus = lesson_step_focus(ls, k);
       printf("\n-- step %d/%d%s%s --\n", k, n, focus ? ", look at: " : "", focus ? focus : "");
+      const char *q = lesson_step_question(ls, k);
+      if (q) { /* asked before the step's set is applied */
+        printf("Predict first:\n");
+        put_wrapped(q, "  ", LESSON_COLUMNS);
+        for (int i = 1; i <= lesson_step_nchoices(ls, k); i++)
+          wrapf("  %d) %s", i, lesson_step_choice(ls, k, i));
+        double v, tol;
+        if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) {
+          fprintf(stderr, PROG ": %s\n", err);
+          return -1;
+        }
+        if (lesson_step_nchoices(ls, k))
+          wrapf("  [the truth: %d) %s]", (int)v, lesson_step_choice(ls, k, (int)v));
+        else
+          wrapf("  [the truth: %.6g, within %.3g]", v, tol);
+      }
       put_wrapped(lesson_step_text(ls, k), "", LESSON_COLUMNS);
       print_fields("  [sets", lesson_step_fields(ls, k, "set"));
       char *fig = NULL;
@@ -299,6 +316,24 @@ static int play(lesson *ls, int quiet) {
     if (!quiet && tt) {
       printf("Try it:\n");
       put_wrapped(tt, "  ", LESSON_COLUMNS);
+      for (int i = 1; i <= lesson_step_nhints(ls, k); i++) {
+        char hint[512], line[600];
+        if (lesson_hint(ls, k, i, NULL, hint, sizeof hint, err) != 0) {
+          fprintf(stderr, PROG ": %s\n", err);
+          return -1;
+        }
+        snprintf(line, sizeof line, "Hint %d/%d: %s", i, lesson_step_nhints(ls, k), hint);
+        put_wrapped(line, "  ", LESSON_COLUMNS);
+      }
+      if (lesson_step_has_variant(ls, k)) printf("  [V draws another variant of its numbers]\n");
+    }
+    if (lesson_step_has_answer(ls, k)) {
+      double v, tol;
+      if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+      }
+      if (!quiet) wrapf("  [the answer: = %.6g, within %.3g]", v, tol);
     }
     const ns_state *show = lesson_step_show_state(ls, k);
     if (show && lesson_step_has_check(ls, k)) {
@@ -426,7 +461,7 @@ typedef struct {
 
 typedef struct {
   const char *file;
-  int problems;
+  int problems, warnings;
   char **ids;
   int *id_step;
   size_t nids, cap;
@@ -470,6 +505,41 @@ static void lint_problem(void *ud, int k, const char *msg) {
   strcpy(text, line);
   c->msgs[c->nmsgs] = (lint_msg){k, (int)c->nmsgs, text};
   c->nmsgs++;
+}
+
+/* A warning: printed in order with the problems, not counted as one. */
+static void lint_warn(lint_ctx *c, int k, const char *msg) {
+  char w[2 * LESSON_ERRLEN];
+  snprintf(w, sizeof w, "warning: %s", msg);
+  int before = c->problems;
+  lint_problem(c, k, w);
+  c->problems = before;
+  c->warnings++;
+}
+
+/* Whether text shows the number v as a reader would write it (3 or 4 significant digits,
+ * or as a whole number), as a word of its own. */
+static int text_shows(const char *text, double v) {
+  if (!text || !isfinite(v)) return 0;
+  char forms[4][48];
+  int nf = 0;
+  if (v == floor(v) && fabs(v) < 1e9) {
+    if (fabs(v) < 10) return 0; /* 0, 1, 2 ... are everywhere */
+    snprintf(forms[nf++], sizeof forms[0], "%.0f", v);
+  } else {
+    snprintf(forms[nf++], sizeof forms[0], "%.3g", v);
+    snprintf(forms[nf++], sizeof forms[0], "%.4g", v);
+  }
+  for (int i = 0; i < nf; i++) {
+    size_t l = strlen(forms[i]);
+    if (l < 3) continue;
+    for (const char *p = strstr(text, forms[i]); p; p = strstr(p + 1, forms[i])) {
+      char before = p > text ? p[-1] : ' ', after = p[l];
+      if (!isdigit((unsigned char)before) && before != '.' && !isdigit((unsigned char)after))
+        return 1;
+    }
+  }
+  return 0;
 }
 
 static void lint_claim(void *ud, const lesson_claim *cl) {
@@ -520,10 +590,65 @@ static void lint_lines(lint_ctx *c, int k, const char *what, const char *text) {
   }
 }
 
+/* The schema's newer attributes of step k: the answer, the hints, the prediction and the
+ * variants compute at the step's state (and at a variant's); a question does not print its
+ * own answer; a step shows something new or asks something. */
+static void lint_exercise(lint_ctx *c, lesson *ls, int k) {
+  char err[LESSON_ERRLEN], msg[LESSON_ERRLEN + 64], buf[512];
+  const char *text = lesson_step_text(ls, k), *tt = lesson_step_try_text(ls, k);
+  double v, tol;
+  if (lesson_step_has_answer(ls, k)) {
+    if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0)
+      lint_problem(c, k, err);
+    else if (text_shows(text, v) || text_shows(tt, v)) {
+      snprintf(msg, sizeof msg, "the text shows the answer (%.4g): put it in the last hint", v);
+      lint_warn(c, k, msg);
+    }
+    if (!lesson_step_nhints(ls, k)) lint_warn(c, k, "try.answer without hints: H has nothing");
+  }
+  for (int i = 1; i <= lesson_step_nhints(ls, k); i++)
+    if (lesson_hint(ls, k, i, NULL, buf, sizeof buf, err) != 0) lint_problem(c, k, err);
+  if (lesson_step_question(ls, k)) {
+    if (lesson_predict_truth(ls, k, &v, &tol, err) != 0)
+      lint_problem(c, k, err);
+    else if (!lesson_step_nchoices(ls, k) && text_shows(lesson_step_question(ls, k), v)) {
+      snprintf(msg, sizeof msg, "the question shows its answer (%.4g)", v);
+      lint_warn(c, k, msg);
+    }
+  }
+  if (lesson_step_has_variant(ls, k)) {
+    ns_state s;
+    char e[NS_ERRLEN];
+    if (ns_state_init(&s, e) != 0) return;
+    if (lesson_apply_variant(ls, k, 2, &s, NULL, err) != 0)
+      lint_problem(c, k, err);
+    else {
+      if (lesson_step_has_answer(ls, k) && lesson_answer(ls, k, &s, &v, &tol, err) != 0)
+        lint_problem(c, k, err);
+      char hint[256];
+      if (lesson_step_has_check(ls, k) && lesson_check_try(ls, k, &s, hint, sizeof hint, err) < 0)
+        lint_problem(c, k, err);
+    }
+    ns_state_free(&s);
+  }
+  /* something new on the screen: the state, the focus, a figure or a view, or a question */
+  const ns_state *now = lesson_step_state(ls, k), *before = lesson_step_before(ls, k);
+  const char *f = lesson_step_focus(ls, k);
+  const char *pf = NULL;
+  for (int j = k - 1; j >= 1 && !pf; j--) pf = lesson_step_focus(ls, j);
+  int changes = ns_state_diff(before, now) != 0 || (f && (!pf || strcmp(f, pf) != 0)) ||
+                lesson_step_has_figure(ls, k) || lesson_step_view(ls, k) ||
+                (f && ns_choice_parse(lesson_focus_views, f) >= 0);
+  int asks = lesson_step_is_try(ls, k) || lesson_step_question(ls, k) || tt;
+  if (!changes && !asks)
+    lint_warn(c, k, "changes nothing on the screen (no set that changes the state, no new "
+                    "focus, no figure, no view) and asks nothing");
+}
+
 int lesson_cmd_check(const char *file) {
   lesson_registry *reg;
   if (load_registry(&reg)) return 1;
-  lint_ctx c = {file, 0, NULL, NULL, 0, 0, NULL, 0, 0};
+  lint_ctx c = {file, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
   lesson_options o;
   run_options(&o, reg);
   o.check_mode = 1;
@@ -549,6 +674,7 @@ int lesson_cmd_check(const char *file) {
       free(fig);
       int has_try = tt || lesson_step_has_check(ls, k) || lesson_step_show_state(ls, k);
       if (has_try && !tt) lint_problem(&c, k, "try has no text");
+      lint_exercise(&c, ls, k);
       if (lesson_step_has_check(ls, k)) {
         char hint[256];
         int r = lesson_check_try(ls, k, NULL, hint, sizeof hint, err);
@@ -576,7 +702,9 @@ int lesson_cmd_check(const char *file) {
     free(c.msgs[i].text);
   }
   free(c.msgs);
-  if (c.problems == 0) printf("%s: ok, %d steps\n", file, lesson_nsteps(ls));
+  if (c.problems == 0)
+    printf("%s: ok, %d steps%s\n", file, lesson_nsteps(ls),
+           c.warnings ? " (see the warnings)" : "");
   for (size_t i = 0; i < c.nids; i++) free(c.ids[i]);
   free(c.ids);
   free(c.id_step);

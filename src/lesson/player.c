@@ -90,8 +90,9 @@ static void check_scope(lua_State *L, int t, lesson_scope sc, const char *what) 
   }
 }
 
-/* Raises unless t[name], when present, is a non-empty list of strings. */
-static void check_strings(lua_State *L, int t, const char *name, const char *what) {
+/* Raises unless t[name], when present, is a non-empty list of strings (or, with fns, of
+ * strings and functions). */
+static void check_list(lua_State *L, int t, const char *name, const char *what, int fns) {
   if (rawfield(L, t, name) == LUA_TTABLE) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
     int count = 0;
@@ -100,9 +101,10 @@ static void check_strings(lua_State *L, int t, const char *name, const char *wha
       count++;
       int isint = 0;
       lua_Integer k = lua_tointegerx(L, -2, &isint);
-      if (lua_type(L, -2) != LUA_TNUMBER || !isint || k < 1 || k > n || !lua_isstring(L, -1) ||
-          lua_type(L, -1) == LUA_TNUMBER)
-        luaL_error(L, "lesson: %s.%s must be a list of strings", what, name);
+      int ok = lua_type(L, -1) == LUA_TSTRING || (fns && lua_type(L, -1) == LUA_TFUNCTION);
+      if (lua_type(L, -2) != LUA_TNUMBER || !isint || k < 1 || k > n || !ok)
+        luaL_error(L, "lesson: %s.%s must be a list of strings%s", what, name,
+                   fns ? " (or functions(s) that return one)" : "");
       lua_pop(L, 1);
     }
     if (count == 0) luaL_error(L, "lesson: %s.%s must not be empty", what, name);
@@ -120,7 +122,7 @@ static void check_step(lua_State *L, int st, const char *what) {
   if (rawfield(L, st, "try") == LUA_TTABLE) {
     snprintf(sub, sizeof sub, "%s: try", what);
     check_scope(L, -1, LESSON_S_TRY, sub);
-    check_strings(L, -1, "hints", sub);
+    check_list(L, -1, "hints", sub, 1);
     if (rawfield(L, -1, "answer") == LUA_TTABLE) {
       snprintf(sub, sizeof sub, "%s: try.answer", what);
       check_scope(L, -1, LESSON_S_ANSWER, sub);
@@ -137,7 +139,7 @@ static void check_step(lua_State *L, int st, const char *what) {
   if (rawfield(L, st, "predict") == LUA_TTABLE) {
     snprintf(sub, sizeof sub, "%s: predict", what);
     check_scope(L, -1, LESSON_S_PREDICT, sub);
-    check_strings(L, -1, "choices", sub);
+    check_list(L, -1, "choices", sub, 0);
     int ch = rawfield(L, -1, "choices") != LUA_TNIL, an = rawfield(L, -2, "answer") != LUA_TNIL,
         va = rawfield(L, -3, "value") != LUA_TNIL;
     lua_pop(L, 3);
@@ -300,10 +302,10 @@ static void copy_strings(lua_State *L, int t, const char *name, char ***out, int
     *out = calloc((size_t)len, sizeof **out);
     if (!*out) luaL_error(L, "out of memory");
     for (int i = 1; i <= len; i++) {
-      lua_rawgeti(L, -1, i);
-      (*out)[i - 1] = top_string(L);
+      int fn = lua_rawgeti(L, -1, i) == LUA_TFUNCTION; /* a hint computed from the state */
+      (*out)[i - 1] = fn ? NULL : top_string(L);
       lua_pop(L, 1);
-      if (!(*out)[i - 1]) luaL_error(L, "out of memory");
+      if (!fn && !(*out)[i - 1]) luaL_error(L, "out of memory");
       *n = i;
     }
   }
@@ -819,7 +821,10 @@ static int call_raw(lua_State *L) {
   const char *p = c->field;
   while (*p) {
     size_t n = strcspn(p, ".");
-    lua_pushlstring(L, p, n);
+    if (n > 0 && strspn(p, "0123456789") == n) /* a list's entry: try.hints.2 */
+      lua_pushinteger(L, strtol(p, NULL, 10));
+    else
+      lua_pushlstring(L, p, n);
     if (lua_type(L, -2) != LUA_TTABLE) luaL_error(L, "no %s", c->field);
     lua_rawget(L, -2);
     lua_replace(L, -2);
@@ -948,6 +953,31 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
 }
 
 /* ------------------------------------------------------------------ exercises */
+
+int lesson_hint(lesson *ls, int k, int i, const ns_state *s, char *buf, size_t len, char *err) {
+  const step *st = step_of(ls, k);
+  buf[0] = 0;
+  if (!st || i < 1 || i > st->nhints) {
+    snprintf(err, LESSON_ERRLEN, "step %d has no hint %d", k, i);
+    return -1;
+  }
+  if (st->hints[i - 1]) {
+    snprintf(buf, len, "%s", st->hints[i - 1]);
+    return 0;
+  }
+  char field[48];
+  snprintf(field, sizeof field, "try.hints.%d", i);
+  if (call_step(ls, k, field, s ? s : &st->state, err) != 0) return -1;
+  lua_State *L = ls->L;
+  int ok = lua_type(L, -1) == LUA_TSTRING;
+  if (ok)
+    snprintf(buf, len, "%s", lua_tostring(L, -1));
+  else
+    snprintf(err, LESSON_ERRLEN, "%s: step %d: %s must return a string, got %s", ls->path, k,
+             field, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return ok ? 0 : -1;
+}
 
 double lesson_default_tol(double v) {
   double m = fabs(v);

@@ -56,8 +56,8 @@
   X(TRY, ANSWER, "answer", LESSON_T_TABLE, 0,                                                     \
     "a number the learner types (= 13.2, or any Lua expression, in the pane or at the prompt)")  \
   X(TRY, HINTS, "hints", LESSON_T_TABLE, 0,                                                       \
-    "a list of strings H reveals one at a time (a wrong answer reveals the next); the last "     \
-    "one is the answer")                                                                          \
+    "a list of strings (or functions(s) that return one, for numbers that vary) H reveals one "  \
+    "at a time (a wrong answer reveals the next); the last one is the answer")                   \
   X(ANSWER, VALUE, "value", LESSON_T_FUNCTION, 0,                                                 \
     "function(s): the right number, computed from the state (never typed into the lesson)")      \
   X(ANSWER, CLAIM, "claim", LESSON_T_STRING, 0,                                                   \

@@ -60,6 +60,8 @@ typedef struct tui_player {
   unsigned char *predicted; /* its prediction was answered (or skipped) */
   double *prediction;       /* the answer given (NAN: skipped) */
   int *hints;               /* hints revealed */
+  char hint_text[8][512];   /* the current step's hints revealed, as computed when revealed */
+  int hint_have;            /* how many of them are computed */
   int *variant;             /* the variant shown (0: the step's own numbers) */
   int asking;               /* the step shows its question; its set is not applied yet */
   int try_live;             /* the check on the live state: 1 done, 0 not, -1 none */
@@ -165,6 +167,20 @@ static void make_figure(app *a) {
     snprintf(p->figerr, sizeof p->figerr, "(the figure needs the plot module)");
 }
 
+/* The hints revealed on the current step, computed on the screen's state now (a hint may be
+ * a function of it: the numbers of a variant). */
+static void make_hints(app *a) {
+  tui_player *p = a->player;
+  int k = p->k, shown = p->hints[k - 1];
+  char err[LESSON_ERRLEN];
+  p->hint_have = 0;
+  for (int i = 1; i <= shown && i <= 8; i++) {
+    if (lesson_hint(p->ls, k, i, &a->st, p->hint_text[i - 1], sizeof p->hint_text[0], err) != 0)
+      snprintf(p->hint_text[i - 1], sizeof p->hint_text[0], "%.500s", err);
+    p->hint_have = i;
+  }
+}
+
 /* ---- going to a step ---- */
 
 /* The experiment view a step's focus names (TUI_XV_NONE: a panel or none). */
@@ -210,6 +226,7 @@ static unsigned go_step(app *a, int k, int show) {
   a->changed = 1;
   p->next_at = now_s() + a->opt.autoplay;
   p->waiting = 0;
+  p->hint_have = 0; /* computed again on the new state (tui_player_changed) */
   free(p->fig); /* made again on the new state, once it is computed (tui_player_changed) */
   p->fig = NULL;
   p->figerr[0] = 0;
@@ -511,7 +528,7 @@ static void step_lines(const app *a, int width, pane_text *t) {
       for (int i = 1; i <= shown && i <= nh && len < sizeof t->buf[0]; i++)
         len += (size_t)snprintf(b + len, sizeof t->buf[0] - len, "%sHint %d/%d%s: %s",
                                 i > 1 ? "\n" : "", i, nh, i == nh ? " (the answer)" : "",
-                                lesson_step_hint(ls, k, i));
+                                i <= p->hint_have ? p->hint_text[i - 1] : "");
       n = wrap(b, width, PLOT_S_DIM, t->ln, n, MAXLINES - 8);
     }
   }
@@ -937,6 +954,7 @@ void tui_player_changed(app *a) {
     int was = task_done(p, p->k);
     live_check(a);
     make_figure(a);
+    make_hints(a);
     if (!was && task_done(p, p->k)) {
       save_progress(p);
       if (p->waiting) { /* autoplay goes on once the try-it passed */
@@ -1036,6 +1054,7 @@ unsigned tui_player_answer_value(app *a, double v) {
   int nh = lesson_step_nhints(p->ls, k);
   /* a wrong answer reveals the next hint, never the last one (the answer: H gives it) */
   if (p->hints[k - 1] < nh - 1) p->hints[k - 1]++;
+  make_hints(a);
   snprintf(p->note, sizeof p->note, "%s is %s%s", got, off,
            p->hints[k - 1] > 0 ? "; the hint below may help" : "");
   p->note_good = 0;
@@ -1088,6 +1107,7 @@ static int play_answer(app *a) {
     double v, tol;
     if (lesson_answer(p->ls, k, &a->st, &v, &tol, err) == 0) {
       p->hints[k - 1] = lesson_step_nhints(p->ls, k);
+      make_hints(a);
       tui_player_answer_value(a, v);
     }
     played = 1;
@@ -1221,6 +1241,7 @@ unsigned tui_act_lesson_show(app *a, int which) {
   if (p->asking) return tui_say(a, PLOT_S_DIM, "predict first (= and your answer), or n to skip");
   if (p->hints[k - 1] < nh) {
     p->hints[k - 1]++;
+    make_hints(a);
     return TUI_R_RELAYOUT | tui_say(a, PLOT_S_DIM, "hint %d of %d%s", p->hints[k - 1], nh,
                                     p->hints[k - 1] == nh ? ": the answer" : "");
   }

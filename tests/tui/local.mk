@@ -35,3 +35,9 @@ tests_tui_test_keymap_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit \
 tests_tui_test_keymap_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(LUA_CFLAGS)
 tests_tui_test_keymap_LDADD = libnstui.la libnslesson.la libnsrepl.la libnslua.la libnsaudit.la libnsexplore.la libnsplot.la \
 	libnscore.la $(LUA_LIBS) $(READLINE_LIBS) $(NCURSES_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+# The lesson layout at 80x24, 100x30 and 120x40, every step of every lesson, without a
+# terminal (lesson --layout-dump); and in tmux, the screens the issue names (lessons 2, 15,
+# 22), answers, hints, variants, predictions and the player's keys.
+TESTS += tests/tui/test_layout.sh tests/tui/test_screen_player.sh
+EXTRA_DIST += tests/tui/test_layout.sh tests/tui/test_screen_player.sh
