@@ -27,7 +27,7 @@ never subtracts the mean. The same shift by ten now changes the output:
 the largest change over the four coordinates is about 2.055.
 
 The two maps agree on x itself (its mean is 0) but not on x + 10. They
-keep different information about the input. (Alt-3: the output panel)]],
+keep different information about the input. (Alt-3)]],
      set = {kind = "rms"},
      focus = "output",
      claims = function(s)
@@ -64,7 +64,7 @@ same fp32 arithmetic. The precision panel's
 twopass row shows it.
 
 Same data, same format, two formulas: only one is a variance.
-(Alt-7: the precision panel)]],
+(Alt-7)]],
      predict = {question = "fp32, x = (9998, 9999, 10001, 10002): what does the two-pass formula " ..
                   "(subtract the mean, then average the squares) give for the variance?",
                 value = function(s) return result().precision.twopass.var end, tol = 1e-6},

@@ -29,9 +29,8 @@ removes the mean and rescales what is left to root mean square 1:
 
   N_C(x) = sqrt(d) Px / ||Px||,   P = I - 1 1^T / d
 
-The projection P subtracts the mean from every coordinate. For x = (-2,
--1, 1, 2), with d = 4, the output panel (Alt-3) shows y = (-1.26, -0.63, 0.63,
-1.26).]],
+The projection P subtracts the mean of x = (-2, -1, 1, 2) from every entry;
+the output panel shows y = (-1.26, -0.63, 0.63, 1.26). Here d = 4 (Alt-3).]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "output"},
 
@@ -39,7 +38,7 @@ The projection P subtracts the mean from every coordinate. For x = (-2,
 Adding the same number to every coordinate changes only the mean, and P
 removes the mean, so N_C(x + 10) lands where N_C(x) is: the
 shift probe (the x+10 column and its max|y'-y| line) shows it.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      predict = {question = "The centered map N_C at x = (-2, -1, 1, 2): how far does N_C(x + 10) " ..
                   "move from N_C(x), at most?",
                 value = function(s) return result().shift_dev end, tol = 1e-12},
@@ -56,7 +55,7 @@ The RMS map skips the centering:
 This x has mean 0, so P x = x and both maps give the same y here. Shift
 it by ten and they part: N_R(x + 10) starts at 8 / sqrt(mean(8^2, 9^2,
 11^2, 12^2)) = 0.79 instead of -1.26. The constant part survives.
-(Alt-3: the output panel) (F: the figure, large)]],
+(Alt-3; F: figure)]],
      predict = {question = [[
 Under the RMS map, shift x = (-2, -1, 1, 2) by ten. What will the first
 output, N_R(x + 10)[1], be? (The centered map gives -1.26.)]],
@@ -85,7 +84,7 @@ output, N_R(x + 10)[1], be? (The centered map gives -1.26.)]],
     {text = [[
 Scaling is a different story: both maps divide by a norm, so multiplying
 x by a positive number a changes nothing. The scale probe uses a = 3 and
-the RMS map: the largest change is 0. (Alt-3: the output panel)]],
+the RMS map: the largest change is 0. (Alt-3)]],
      set = {scale = 3},
      focus = "output",
      claims = function(s)
@@ -95,7 +94,7 @@ the RMS map: the largest change is 0. (Alt-3: the output panel)]],
     {text = [[
 The centered map ignores positive scaling too (still a = 3). So the
 centered map forgets shift and scale, the RMS map forgets scale only.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s)
@@ -121,7 +120,7 @@ For the RMS map, with u = x / ||x||,
   J_R = sqrt(d)/||x|| (I - u u^T)
 
 Only the radial direction u goes to 0: the shift direction is kept, and
-the rank is d - 1 = 3. (Alt-4: the spectrum panel)]],
+the rank is d - 1 = 3. (Alt-4)]],
      set = {kind = "rms"},
      focus = "spectrum",
      claims = function(s)

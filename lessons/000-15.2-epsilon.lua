@@ -23,7 +23,7 @@ caps how much a small input can be amplified.
 
 Start with eps = 0 on x = (-2, -1, 1, 2), centered map. In the spectrum
 panel the radial eigenvalue is exactly 0: scale is forgotten.
-(Alt-4: the spectrum panel)]],
+(Alt-4)]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "spectrum"},
 
@@ -31,7 +31,7 @@ panel the radial eigenvalue is exactly 0: scale is forgotten.
 Set eps to 1e-5. With s = sqrt(m2 + eps) the radial eigenvalue becomes
 eps / s^3, here 1e-5 / (2.5 + 1e-5)^1.5, about 2.5e-6. It is tiny, but it
 is no longer 0: the map now sees the scale of x, a little.
-(Alt-4: the spectrum panel) (F: the figure, large)]],
+(Alt-4; F: figure)]],
      set = {eps = 1e-5},
      focus = "spectrum",
      -- the spectrum panel's figure (f on the screen): the radial eigenvalue against eps
@@ -55,7 +55,7 @@ How much does that matter? It depends on m2 next to eps. Shrink the input
 a thousand times (scale probe a = 1e-3): m2 drops to 2.5e-6, below eps,
 and the output shrinks with it. The largest change of the output is about
 0.7: for inputs this small, scale invariance is simply gone.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {scale = 1e-3},
      focus = "output",
      claims = function(s)
@@ -66,7 +66,7 @@ and the output shrinks with it. The largest change of the output is about
 Where eps goes is part of the algorithm too. Put it outside the square
 root, (x - mean) / (std + eps) (eps_at std, key @): at the same a = 1e-3
 the scale probe now changes far less. Same name, different map.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {eps_at = "std"},
      focus = "output"},
 
@@ -74,7 +74,7 @@ the scale probe now changes far less. Same name, different map.
 So is the format of the sums. Take x = (98, 99, 101, 102) stored in fp16
 and summed in fp16. The raw-moment variance mean(x^2) - mean(x)^2 is 0:
 x^2 is about 1e4, and fp16 keeps only about 3 digits.
-(Alt-7: the precision panel)]],
+(Alt-7)]],
      set = {x = {98, 99, 101, 102}, eps_at = "var", scale = 2, dtype = "fp16", acc = "fp16"},
      focus = "precision",
      try = {text = [[

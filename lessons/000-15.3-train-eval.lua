@@ -64,7 +64,7 @@ running state built from the 256 training values. Build it exactly: one
 centered state (n, mean, m2) per batch, merged batch after batch; the
 train/eval panel's exact row holds it, under the evaluation batch's own
 mean and variance (the "eval" line): compare them.
-(Alt-6: the train/eval panel)]],
+(Alt-6)]],
      predict = {question = "Eval mode uses a state merged from 256 training values of the same " ..
                   "population as the 32 evaluation values. Does it have the evaluation " ..
                   "batch's mean?",
@@ -85,8 +85,8 @@ mean and variance (the "eval" line): compare them.
 The running estimate settles as batches come in. After batch 1 it is
 that batch's own mean and variance; each merge adds 32 more values. The
 figure (left half of Fig. 15.2) follows the mean and the variance batch
-by batch; the population values are 4 and 4. (Alt-6: the train/eval panel)
-(F: the figure, large)]],
+by batch; the population values are 4 and 4. (Alt-6)
+(F: figure)]],
      focus = "train",
      figure = function(s)
        local st = trace((draws()))
@@ -109,7 +109,7 @@ by batch; the population values are 4 and 4. (Alt-6: the train/eval panel)
 Merging is exact up to rounding: Chan's pairwise formula combines two
 states (n, mean, m2) into the state of their union. Compare it with one
 pass over all 256 values in a row: the same mean to rounding, and m2
-about 973 either way. (Alt-6: the train/eval panel)]],
+about 973 either way. (Alt-6)]],
      predict = {question = "Chan's merge of the 8 batch states against one pass over all 256 " ..
                   "values: how far apart are the two means?",
                 value = function(s)
@@ -132,7 +132,7 @@ statistics (train mode) and with the running state (eval mode). One
 coordinate moves by about 0.448. Neither rounding nor a shifted
 population causes it: two finite samples simply estimate differently.
 The exact-merge row of the panel shows this gap.
-(Alt-6: the train/eval panel) (F: the figure, large)]],
+(Alt-6; F: figure)]],
      focus = "train",
      figure = function(s)
        local train, eval = draws()
@@ -166,7 +166,7 @@ Frameworks do not merge exactly. PyTorch keeps an exponential moving
 average (momentum 0.1) that starts at mean 0 and variance 1, so after 8
 batches it still remembers its start: its gap in the panel is far larger.
 The evaluation policy (which estimate, updated how) is part of the
-layer's definition. (Alt-6: the train/eval panel)]],
+layer's definition. (Alt-6)]],
      focus = "train",
      try = {text = [[
 The momentum row forgets its start slowly. Raise the momentum to 0.5

@@ -10,7 +10,7 @@ lesson{
     {text = [[
 Now the usual names. The centered map over the features of one example
 is LayerNorm (Ba et al. 2016): kind layer. It forgets shift and scale.
-(Alt-2: the settings panel)]],
+(Alt-2)]],
      set = {x = X, kind = "layer", eps = 1e-5, shift = 10, scale = 2},
      focus = "settings"},
 
@@ -34,7 +34,7 @@ A wrong answer with a name: "normalization preserves information". Every
 invariant map throws directions away on purpose. With eps 0, LayerNorm
 sends x, x + 10 and 3 x to the same output: what told them apart is gone.
 The right question is whether the next layer should care about it.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {kind = "layer", eps = 0},
      focus = "output",
      try = {text = [[
@@ -62,7 +62,7 @@ A boundary on claims: "normalization smooths the loss landscape" needs a
 named slice of the landscape, a metric and an experiment before it means
 anything. Santurkar et al. (2018) is influential evidence for BatchNorm
 in their settings, not a theorem about every normalized model.
-(Alt-2: the settings panel)]],
+(Alt-2)]],
      focus = "settings"},
   },
 }

@@ -147,7 +147,7 @@ output panel (Alt-3) shows the centered map's shift probe with eps = 1e-5.]],
 Shift invariance stays exact: eps is added to m2, and m2 does not see a
 shift. Scale invariance becomes approximate: the scale probe (2x) is no
 longer 0, only small while m2 stays well above eps.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Find a scale a for the scale probe (z halves it, Z doubles it, or

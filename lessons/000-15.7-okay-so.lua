@@ -35,7 +35,7 @@ one of those numbers (normscope verify lists them).]],
     {text = [[
 Settled: the centered map and the RMS map forget different directions.
 Compare the spectrum of kind layer (ones and radial at 0, eps 0) with
-that of kind rms (radial only). (Alt-4: the spectrum panel)]],
+that of kind rms (radial only). (Alt-4)]],
      set = {eps = 0, kind = "layer"},
      focus = "spectrum",
      try = {text = [[
@@ -54,7 +54,7 @@ moves the input and the weights, and the regions where the map bends
 sharply (near zero variance, for one) move with them. How a derivative
 that behaves well here fares when such a region comes close is a
 question for a later chapter. The figure view (f) draws the spectrum
-panel's own figure for this one input. (Alt-4: the spectrum panel)]],
+panel's own figure for this one input. (Alt-4)]],
      focus = "spectrum",
      view = "figure"},
   },

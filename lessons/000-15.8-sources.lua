@@ -14,21 +14,21 @@ evaluation (kind batch, train/eval panel, Alt-6).]],
 
     {text = [[
 Then Ba et al. (2016), layer normalization: the centered map over the
-features of one example (kind layer). (Alt-4: the spectrum panel)]],
+features of one example (kind layer). (Alt-4)]],
      set = {kind = "layer"},
      focus = "spectrum"},
 
     {text = [[
 Side by side with it, Zhang and Sennrich (2019), RMS normalization:
 the same map without centering (kind rms). Compare which invariance each
-paper chooses, and why. (Alt-4: the spectrum panel)]],
+paper chooses, and why. (Alt-4)]],
      set = {kind = "rms"},
      focus = "spectrum"},
 
     {text = [[
 Last, Santurkar et al. (2018) on BatchNorm and the loss landscape. Read
 it as an audit: which geometric mechanism do its experiments support, on
-which models and measurements? (Alt-2: the settings panel)]],
+which models and measurements? (Alt-2)]],
      set = {kind = "batch"},
      focus = "settings"},
   },

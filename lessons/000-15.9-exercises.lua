@@ -189,7 +189,7 @@ transfers. For the layer itself, write down every row of the settings
 panel that applies (kind and axes, eps and where it goes, gamma and
 beta, placement, dtype and acc, mode and momentum): a paper that leaves
 one of them out has not said which map it tested.
-(Alt-2: the settings panel)]],
+(Alt-2)]],
      set = {eval_loc = "default", train_batches = 8, kind = "layer", axes = "default",
             gamma = {}, beta = {}, placement = "none", acc = "default", dtype = "fp64"},
      focus = "settings",

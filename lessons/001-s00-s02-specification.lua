@@ -41,7 +41,7 @@ Two layers with the same formula can be different functions. The batch
 panel holds a 3 x 3 matrix (rows are examples). Batch norm standardises
 each column (one feature across the examples); layer norm standardises
 each row (one example across its features). Same numbers in, different
-numbers out. (Alt-5: the batch panel)]],
+numbers out. (Alt-5)]],
      set = {batch = M, target = 1, companion = 3, baseline = false},
      focus = "batch",
      try = {text = [[
@@ -88,7 +88,7 @@ checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the
 sign flip caused by a batch companion (s06). The settings panel's kind
 row (k steps it) names the two maps of the first two papers: batch and
-layer. (Alt-2: the settings panel)]],
+layer. (Alt-2)]],
      set = {kind = "batch"},
      focus = "settings"},
   },

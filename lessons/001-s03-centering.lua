@@ -36,7 +36,7 @@ the spectrum panel (Alt-4) the same fact is the "ones" eigenvalue.]],
     {text = [[
 Could a later gain and bias bring the level back? No: gamma and beta act
 on N(x), and N(x) is already the same for both inputs, so whatever they
-do, they do to both. (Alt-3: the output panel)]],
+do, they do to both. (Alt-3)]],
      focus = "output",
      try = {text = [[
 Give the layer an affine (set{gamma = 3, beta = 1}) and check the shift

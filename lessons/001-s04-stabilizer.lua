@@ -36,7 +36,7 @@ Equation 2: for a > 0 and any offset b,
 The offset disappears exactly. The scale a cancels only if eps = 0 (and
 v > 0). Check the easy half first: x = (1, 2, 4) (v = 14/9), eps = 0,
 and the scale probe at a = 0.001: the largest change is 0.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = X, kind = "layer", eps = 0, eps_at = "var", ddof = 0, gamma = {}, beta = {},
             scale = 1e-3, shift = 10},
      focus = "output"},
@@ -74,7 +74,7 @@ scale-invariant limit. With eps = 1e-5 the ratio is 1/2 at a of about
 0.00146 (where a^2 v = eps / 3); with eps = 1e-2 the whole curve moves
 right, and even a = 0.1 keeps only 0.78. The curve describes the map
 itself; it says nothing about the eps any framework picks by default.
-(F: the figure, large)]],
+(F: figure)]],
      figure = function(s)
        local as, lo, hi = {}, {}, {}
        for k = 0, 48 do
@@ -96,7 +96,7 @@ itself; it says nothing about the eps any framework picks by default.
 Negative scales are a different matter: a < 0 flips the centered vector,
 so N(-x) = -N(x). With a = -1 the scale probe shows y(-x) as the mirror
 image of y. "Scale invariant" must therefore say "positive scale".
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {scale = -1},
      focus = "output",
      claims = function(s)

@@ -53,7 +53,7 @@ Jacobian.]],
 Two different reasons for a small eigenvalue. The ones direction is
 removed by construction: 0 for every eps. The radial direction is only
 suppressed: its eigenvalue eps / s^3 grows with eps and shrinks as the
-signal grows. (Alt-4: the spectrum panel)]],
+signal grows. (Alt-4)]],
      focus = "spectrum",
      try = {text = [[
 At eps = 1, what is the radial eigenvalue divided by the bulk one, for
@@ -73,7 +73,7 @@ this x (v = c^T c / d = 14/9)? Type = and a number, then raise eps to 1
 With eps = 0 (and a non-constant x) the radial eigenvalue is exactly 0
 too: stretching x by a positive factor leaves the output exactly as it was.
 With eps > 0 that direction stays faintly visible. The bulk eigenvalue
-is then 1 / sqrt(14/9) = 0.8018. (Alt-4: the spectrum panel)]],
+is then 1 / sqrt(14/9) = 0.8018. (Alt-4)]],
      set = {eps = 0},
      focus = "spectrum",
      claims = function(s)
@@ -88,7 +88,7 @@ central finite differences (step h = 1e-6) at eps = 0.01, away from the
 singular zero-variance case. The largest entry-wise difference stays
 below 1e-7: the formula and the code agree. The spectrum panel's FD
 column shows the eigenvalues of the finite-difference Jacobian.
-(Alt-4: the spectrum panel)]],
+(Alt-4)]],
      set = {eps = 0.01},
      focus = "spectrum",
      claims = function(s)

@@ -51,7 +51,7 @@ output will:]],
 The article's second figure: the first example's output as the companion
 b moves from -0.05 to 0.05. Far from 0 the output sits at -1 or +1,
 decided only by the companion's sign; near 0, eps takes over and the
-output passes through 0. At b = 0.01 it is -0.845. (F: the figure, large)]],
+output passes through 0. At b = 0.01 it is -0.845. (F: figure)]],
      figure = function(s)
        local bs, ys = {}, {}
        for k = -40, 40 do

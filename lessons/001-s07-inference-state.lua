@@ -17,7 +17,7 @@ mean and variance, accumulated while training. Those numbers are state
 of the model just as much as the weights, and a saved model without
 them cannot reproduce its predictions. Here x is a batch of 6 values of
 one feature; the train/eval panel has trained running statistics on 8
-batches of 32 draws from N(4, 2). (Alt-3: the output panel)]],
+batches of 32 draws from N(4, 2). (Alt-3)]],
      set = {x = X, kind = "batch", eps = 1e-5, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, mode = "train", train_source = "rng", train_loc = 4, train_scale = 2,
             train_batches = 8, batch_size = 32, momentum = false},
@@ -29,7 +29,7 @@ weights stay, the input stays, only the statistics change. Train mode
 takes the batch's own mean and variance, eval mode the stored pair. How
 far y moves tells you how much the output leans on that stored state;
 it does not tell you that the network learned badly.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Switch to eval mode (set{mode = "eval"}) and compare y with the train-mode
@@ -48,7 +48,7 @@ output: same x, same layer, different statistics.]],
 Statistics estimated on one distribution and used on another shift the
 outputs systematically. Keep eval mode and let the running statistics
 come from N(0, 2) instead: the inputs (mean about 4) now all look large,
-and the output mean is far from 0. (Alt-3: the output panel)]],
+and the output mean is far from 0. (Alt-3)]],
      set = {mode = "eval", train_loc = 0},
      focus = "output",
      try = {text = [[

@@ -33,7 +33,7 @@ Five examples with four features each, a weight vector w = (0.3, -0.2,
 13.2). Batch norm over the five examples with eps = 0 is exactly
 scale-invariant, so w and 10 w give the same predictions. The output
 panel holds z; its scale probe (a = 10) shows the largest change: 0.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = feature(1), kind = "batch", eps = 0, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, scale = 10, mode = "train"},
      focus = "output",

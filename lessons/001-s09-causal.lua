@@ -39,7 +39,7 @@ mode), change the batch composition while keeping the examples fixed
 or give the network an unnormalized copy of the level through a side
 route. Pair each with the task's own outcome and with optimisation
 diagnostics; if one intervention changes both the gradient scale and
-the available information, measure both. (Alt-2: the settings panel)]],
+the available information, measure both. (Alt-2)]],
      set = {kind = "batch"},
      focus = "settings",
      try = {text = [[

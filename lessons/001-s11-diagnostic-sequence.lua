@@ -36,7 +36,7 @@ column 2 came out as 0 without any complaint: eps kept the division by a
 zero variance finite. That is how a stabilizer can hide an axis mistake,
 the arithmetic succeeds and the meaning is wrong. Next, compare train
 and eval mode on the same input with the stored statistics in hand.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {kind = "batch"},
      focus = "output",
      try = {text = [[

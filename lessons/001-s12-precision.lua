@@ -22,7 +22,7 @@ near 1e8 and keeps nothing (16 instead of 1.556); centering first
     {text = [[
 The accumulation dtype matters as much as the storage. (101, 102, 104)
 is exact in fp16, but summing squares near 1e4 in fp16 (11 bits) gives a
-raw variance of 8. (Alt-7: the precision panel)]],
+raw variance of 8. (Alt-7)]],
      set = {x = {101, 102, 104}, dtype = "fp16", acc = "fp16"},
      focus = "precision",
      try = {text = [[
@@ -42,7 +42,7 @@ implements the layer. What it asks of them is this screen: write down
 the dtype the sums run in (the acc row of the settings panel), and hold
 a small-variance input against an fp64 reference, as the precision
 panel's reference column does, before a difference is blamed on the
-normalization itself. (Alt-7: the precision panel)]],
+normalization itself. (Alt-7)]],
      focus = "precision",
      try = {text = [[
 Move the same input to fp64 storage (set{dtype = "fp64", acc =

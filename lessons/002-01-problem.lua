@@ -67,7 +67,7 @@ The chapter's running example is a 5 x 4 matrix X: five observations
 (rows) and four features (columns). It is in the batch panel (Alt-5)
 now. Its rows sit at different levels and its columns have different
 spreads, so it matters which values a normalised entry is compared with.
-(F: the figure, large)]],
+(F: figure)]],
      set = {batch = X, x = X, target = 1, companion = 5},
      focus = "batch",
      figure = function(s)
@@ -84,7 +84,7 @@ feature in the other observations); layer norm compares it with its row
 (the other features of the same observation). The batch panel (Alt-5) shows both
 matrices. Follow one entry, 23 (row 5, column 3), across the two: it
 gets a different number because it is asked a different question.
-(F: the figure, large)]],
+(F: figure)]],
      focus = "batch",
      figure = function(s)
        local b = result().batch

@@ -105,7 +105,7 @@ Centring and scaling are two jobs. Subtracting the mean moves the values
 around zero; dividing by the standard deviation then counts each value's
 distance from the mean in multiples of the spread. Take v = (2, 4, 7,
 11, 16) with eps 0: the output panel (Alt-3) shows the standardised vector, mean
-0 and variance 1 (population). (F: the figure, large)]],
+0 and variance 1 (population). (F: figure)]],
      set = {x = V, eps = 0},
      focus = "output",
      figure = function(s) return stages_figure(V) end,
@@ -120,7 +120,7 @@ The last row of the figure: a learned scale gamma = 1.5 and shift
 beta = 0.8 give a new working range. The output now has mean 0.8 and
 standard deviation 1.5, on purpose: normalisation fixes a frame of
 reference, it does not pin every layer to mean 0 and variance 1.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {gamma = 1.5, beta = 0.8},
      focus = "output",
      claims = function(s)
@@ -144,7 +144,7 @@ compare with the output panel.]],
 RMS norm does only the second job: it divides by the root mean square
 and does not subtract the mean. With kind rms, v's output keeps a
 positive mean, and every value stays positive: the magnitude is
-controlled, the offset is kept. (Alt-3: the output panel)]],
+controlled, the offset is kept. (Alt-3)]],
      set = {kind = "rms", gamma = {}, beta = {}, eps = 1e-5},
      focus = "output"},
   },

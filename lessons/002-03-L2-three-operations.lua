@@ -28,7 +28,7 @@ denominators sqrt(var + eps) used in step 2.]],
 Why eps? A reference set with no variation has variance 0, and step 2
 would divide 0 by 0. Here the second column is constant: with eps = 1e-5
 its outputs are 0 (the value equals its mean), not undefined.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = {{1, 5}, {2, 5}, {3, 5}}},
      focus = "output",
      try = {text = [[
@@ -46,14 +46,14 @@ column as degenerate: its outputs become NaN.]],
 Step 3: gamma and beta, one pair per feature for batch norm. With
 gamma = (1, 2, 3, 4) and beta = (0, 10, 20, 30), column j of the output
 has mean beta_j and standard deviation gamma_j: the model picks the range
-each feature works in. (Alt-3: the output panel)]],
+each feature works in. (Alt-3)]],
      set = {x = X, eps = 1e-5, gamma = {1, 2, 3, 4}, beta = {0, 10, 20, 30}},
      focus = "output"},
 
     {text = [[
 Without gamma and beta, every channel would be stuck at mean 0 and
 variance 1, whether or not the task wants another range.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Remove them (set{gamma = {}, beta = {}}) and check the output's columns:

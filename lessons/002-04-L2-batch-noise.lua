@@ -56,7 +56,7 @@ A small batch estimates the population's statistics badly. Draw 600
 batches of 2 values from N(3, 2) (numpy's default_rng(124)) and take each
 batch's mean: their standard deviation is 1.383. With 128 values per
 batch it is 0.172. Fig. 13.3 shows the 600 means per size; the
-population mean is 3. (Alt-6: the train/eval panel) (F: the figure, large)]],
+population mean is 3. (Alt-6; F: figure)]],
      set = {mode = "train"},
      focus = "train",
      figure = function(s)
@@ -72,7 +72,7 @@ population mean is 3. (Alt-6: the train/eval panel) (F: the figure, large)]],
     {text = [[
 In between, the spread follows the standard error 2 / sqrt(b): halve it
 by taking four times as many values. The table has the simulated
-spread beside that formula for every size. (F: the figure, large)]],
+spread beside that formula for every size. (F: figure)]],
      figure = function(s)
        local lines = {"    b   sd of 600 means   2/sqrt(b)"}
        for k, b in ipairs(SIZES) do

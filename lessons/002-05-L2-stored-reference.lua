@@ -67,8 +67,8 @@ line "mean eval output", next to 0 for the own statistics): the
 evaluation data sit two training standard deviations above where
 training put them. That is not a bug. It is the signal that the inputs
 have moved away from the training reference.
-(V: the shifted-evaluation view) (F: the figure, large)
-(V: the shifted-evaluation view)]],
+(V; F: figure)
+(V)]],
      focus = "shift",
      figure = function(s)
        return ns.plot.bars({mean_own(), mean_stored()},

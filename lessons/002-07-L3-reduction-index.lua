@@ -25,7 +25,7 @@ summing over the observations i:
 
 The index i is reduced. The output panel's statistics line has D = 4
 means (shape 1 x 4), and every column of Y has mean 0.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {}},
      focus = "output",
      claims = function(s) claim("n-bn-col-means", maxmean(result().y, 1)) end},
@@ -37,7 +37,7 @@ summing over the features j:
   mu_i = (1/D) sum_j X_ij     sigma_i^2 = (1/D) sum_j (X_ij - mu_i)^2
 
 Now there are B = 5 statistics (shape 5 x 1), and every row of Y has
-mean 0. (Alt-3: the output panel)]],
+mean 0. (Alt-3)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s) claim("n-ln-row-means", maxmean(result().y, 2)) end},
@@ -46,7 +46,7 @@ mean 0. (Alt-3: the output panel)]],
 The two kinds leave their zeros along different axes; the table has
 both for each kind. The mean over all 20 outputs is 0 in both cases, so
 a test that only looks at the global mean cannot tell which axis was
-reduced, and a layout mistake would slip through. (F: the figure, large)]],
+reduced, and a layout mistake would slip through. (F: figure)]],
      figure = function(s)
        local x = ns.tensor(X)
        local lines = {"kind    max|column mean|   max|row mean|   global mean"}
@@ -76,7 +76,7 @@ Sequence data has shape batch x tokens x features. Layer norm then
 works per token over its features (axis 3): here 2 sequences of 3 tokens
 give 6 means. Each statistic belongs to one token: no output of a token
 sees its neighbours, nor anything of the other sequence.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[

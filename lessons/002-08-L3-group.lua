@@ -31,7 +31,7 @@ With G = 2 the output panel (Alt-3) lists 2 x 2 = 4 statistics, each over
     {text = [[
 One group (G = 1) holds every channel: each sample is normalised over
 all of C, H and W, which is layer norm on this tensor. The largest
-difference from kind layer is 0. (Alt-3: the output panel)]],
+difference from kind layer is 0. (Alt-3)]],
      set = {groups = 1},
      focus = "output",
      claims = function(s) claim("n-gn-g1-equals-ln", dev_from(s, {kind = "layer"})) end},
@@ -41,7 +41,7 @@ G = C puts one channel in each group: each (sample, channel) pair is
 normalised over its pixels alone, which is instance norm. Again the
 largest difference is 0. So the grouping, and the axes it runs over,
 define the operation; the name "group norm" does not.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {groups = 4},
      focus = "output",
      claims = function(s) claim("n-gn-gc-equals-in", dev_from(s, {kind = "instance"})) end,

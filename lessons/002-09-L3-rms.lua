@@ -31,7 +31,7 @@ RMS norm of a feature vector x_i has no mean in it:
 and usually no beta either. For (2, 3, 4, 5) the output is (0.544, 0.816,
 1.089, 1.361), mean 0.953: the positive offset is still there, only the
 quadratic size of the vector is fixed (the mean of y^2 is 1, less a
-hair for eps). (Alt-3: the output panel)]],
+hair for eps). (Alt-3)]],
      set = {kind = "rms"},
      focus = "output",
      claims = function(s)

@@ -45,7 +45,7 @@ the output is 0 up to float32 rounding (about 1e-8).]],
     {text = [[
 nn.LayerNorm(4) normalises over the last axis, the 4 features of each
 observation: now the row means are 0 (to float32 rounding).
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s)
@@ -59,7 +59,7 @@ batch: mean <- 0.9 mean + 0.1 batch mean, and for the variance PyTorch
 uses the unbiased (n - 1) batch variance. After one step on X, feature 1
 has running variance 0.9 + 0.1 x 16.5 = 2.55 and feature 3 running mean
 0.1 x 14.2 = 1.42. The table lists all four features.
-(Alt-3: the output panel) (F: the figure, large)]],
+(Alt-3; F: figure)]],
      set = {dtype = "fp64", kind = "batch"},
      focus = "output",
      figure = function(s)
@@ -87,7 +87,7 @@ so the same X gives very different outputs: the largest difference is
 running values average over many batches and come much closer.
 
 (The train/eval panel runs its own training draws, so this one-step
-experiment is computed in the lesson.) (Alt-3: the output panel)]],
+experiment is computed in the lesson.) (Alt-3)]],
      focus = "output",
      claims = function(s) claim("n-torch-train-eval-maxdiff", train_eval_gap(0.1)) end,
      try = {text = [[
@@ -110,7 +110,7 @@ torch.manual_seed(12): 2 sequences x 5 tokens x 8 features. The output
 keeps that shape, each token is divided by its own RMS, and the mean of
 the 10 tokens' output RMS is just below 1 (eps takes a little). The
 chapter's float32 run prints 0.99999934; this fp64 arithmetic on the
-same float32 draws gives 0.99999929. (Alt-3: the output panel)]],
+same float32 draws gives 0.99999929. (Alt-3)]],
      set = {x = SEQ, kind = "rms", eps = 1e-6, momentum = 0.1},
      focus = "output",
      claims = function(s)

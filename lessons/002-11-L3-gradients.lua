@@ -32,7 +32,7 @@ observation. So dY_ij / dX_kl is not zero for other observations k: the
 gradient has cross-observation terms. The figure (F) is |J| for X (20 x 20,
 outputs down, inputs across, one 4 x 4 block per pair of observations):
 every block has a diagonal. Row 1's outputs against row 5's inputs
-reach 0.0504. (Alt-4: the spectrum panel)]],
+reach 0.0504. (Alt-4)]],
      set = {x = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             dtype = "fp64"},
      focus = "spectrum",
@@ -47,7 +47,7 @@ and never across. The row 1 / row 5 block is exactly 0.
 That is why splitting a batch over several devices changes ordinary
 batch norm (each device sees other statistics) unless the statistics
 are synchronised; layer and RMS norm do not care.
-(Alt-4: the spectrum panel) (F: the figure, large)]],
+(Alt-4; F: figure)]],
      set = {kind = "layer"},
      focus = "spectrum",
      figure = function(s) return jac_figure(s, "|J| under layer norm") end,

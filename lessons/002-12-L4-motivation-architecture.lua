@@ -29,7 +29,7 @@ channel, each over 2 x 9 = 18 values.]],
 Recurrent and autoregressive models are less friendly to batch norm:
 sequence lengths, order and batch sizes vary, and the statistics vary
 with them. At the extreme, one example per batch leaves batch norm
-nothing to compare with. (Alt-3: the output panel)]],
+nothing to compare with. (Alt-3)]],
      set = {x = {{0.3, -1.2, 2.0, 0.7}}},
      focus = "output",
      try = {text = [[
@@ -50,7 +50,7 @@ Transformer. There each token's hidden vector is normalised on its own:
 here 2 sequences x 3 tokens x 8 features give 6 statistics. Whether it
 sits before or after the attention and feed-forward blocks changes the
 gradient along the residual path (text 000's placement lesson shows
-it). (Alt-3: the output panel)]],
+it). (Alt-3)]],
      set = {x = SEQ, kind = "layer"},
      focus = "output"},
 
@@ -61,7 +61,7 @@ each extra group shrinks the reference sets, and the scale is then taken
 out over fewer channels at a time. RMS norm
 drops the mean and so saves part of the work; in a language model it
 should still be judged with the rest of the residual architecture, not
-as a drop-in swap. (Alt-3: the output panel)]],
+as a drop-in swap. (Alt-3)]],
      set = {x = IMG, kind = "group", groups = 2},
      focus = "output",
      try = {text = [[

@@ -44,7 +44,7 @@ In data-parallel training each worker holds its own mini-batch. Split
 the running matrix: worker A gets rows 1-2, worker B rows 3-5. With
 local batch norm each worker normalises with its own statistics; the
 output panel (Alt-3) is worker A's view (rows 1-2), and the table compares the
-per-feature statistics of the two workers. (F: the figure, large)]],
+per-feature statistics of the two workers. (F: figure)]],
      set = {x = A, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             mode = "train"},
      focus = "output",
@@ -57,7 +57,7 @@ squares, merged exactly). Everyone then normalises with the statistics
 of the union, as if the batch had never been split: the last column,
 e.g. feature 1's variance 13.2. The price: a collective communication
 inside every forward pass. Group, layer and RMS norm need none of it.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Check the merge: give the output panel the whole batch (set{x = ...}
@@ -85,7 +85,7 @@ is still normalised on its own in its forward pass. So the optimiser's
 effective batch (here 5 rows) and batch norm's statistical batch (2 or
 3 rows) are different numbers. The output panel (Alt-3) shows micro-batch A
 again: its row 1 differs from row 1 of the full-batch output.
-(F: the figure, large)]],
+(F: figure)]],
      set = {x = A},
      focus = "output",
      figure = function(s)

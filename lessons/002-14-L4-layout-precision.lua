@@ -53,7 +53,7 @@ but batch norm with its default axes (1, 3, 4) assumes channels-first:
 it takes axis 2, the image height, for the channels. The output is
 finite, the right shape and looks normalised, yet its numbers are not
 per-channel batch norm: the figure (F) compares them with the right ones.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = NHWC, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             dtype = "fp64", acc = "default", mode = "train"},
      focus = "output",
@@ -80,7 +80,7 @@ positions, so the padding cannot enter any statistic. A statistic across
 positions can: the table has the per-feature mean over all 5 positions
 against the mean over the 3 real ones (sums over the kept positions, and
 the same by ns.moments with a mask; exercise 12 normalises with one).
-(F: the figure, large)]],
+(F: figure)]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      figure = function(s)
@@ -121,7 +121,7 @@ eps has to fit between two limits. Too small, and a group with almost no
 variance is divided by almost nothing; too large, and eps outweighs the
 variance it was there to protect. x = (0.001, 0.002, 0.003, 0.004)
 has variance 1.25e-6, below eps = 1e-5: the output's standard deviation
-is only 0.33 instead of 1. (Alt-3: the output panel)]],
+is only 0.33 instead of 1. (Alt-3)]],
      set = {x = {0.001, 0.002, 0.003, 0.004}, dtype = "fp64", acc = "default", eps = 1e-5},
      focus = "output",
      try = {text = [[
@@ -140,8 +140,8 @@ Fused kernels compute normalisation, the affine and a residual add in
 one pass to save memory traffic; their sums run in another order and
 another precision, so comparisons against a reference need tolerances.
 Here the same layer norm in fp32 and in fp64 differ by the amount in the
-figure line: small, but not 0. (Alt-3: the output panel)
-(F: the figure, large)]],
+figure line: small, but not 0. (Alt-3)
+(F: figure)]],
      set = {x = {1.5, -0.25, 3.125, 0.7, 2.2}, eps = 1e-5},
      focus = "output",
      figure = function(s)

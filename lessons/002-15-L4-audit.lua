@@ -46,7 +46,7 @@ tensor layout, batch size per device, synchronisation, precision, and
 what happens to padding. Most of these are fields of the explorer's
 state; the figure (F) prints them from get(). Layout, devices, sync and
 padding are not state fields: an audit has to ask for them.
-(Alt-2: the settings panel)]],
+(Alt-2)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = EPS, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default"},
@@ -66,7 +66,7 @@ Then it measures: the realised means and variances (or RMS values)
 along the axes the layer is meant to reduce, and the learned gamma and
 beta as training goes on. The output panel's statistics line is that
 measurement for the state: four column means of X and their variances.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      focus = "output"},
 
     {text = [[
@@ -101,8 +101,8 @@ Passing both tests says the layer computes what was declared. It says
 nothing yet about whether training is stable: that also hangs on the
 initial weights, on how residual branches are scaled, on the optimiser,
 the activation functions and the data. Judge the network you run, end
-to end, not the normalisation layer on its own. (Alt-5: the batch panel)
-(F: the figure, large)]],
+to end, not the normalisation layer on its own. (Alt-5)
+(F: figure)]],
      focus = "batch",
      figure = function(s)
        local l = {"row 1 of X      feature 1  feature 2  feature 3  feature 4"}

@@ -64,7 +64,7 @@ groups of the channel axis, so it needs to know which axis that is. The
 input is an image batch stored channels-last (N x H x W x C, 2 x 2 x 2 x
 4), and group norm with 2 groups takes axis 2 (the height) as channels:
 finite output, wrong numbers (the figure line (F) has the distance to
-the right answer). (Alt-3: the output panel)]],
+the right answer). (Alt-3)]],
      predict = {question = "Belief 8 says group norm does not depend on axis choices. " ..
                   "Group norm (2 groups) of an image batch stored channels-last: does it " ..
                   "give the channels-first answer?",
@@ -147,7 +147,7 @@ each column of the output has mean 0.]],
 Belief 11: "train and eval mode differ only for dropout." Batch norm
 changes where its statistics come from. One feature (1, 2, 4, 7, 11) in
 eval mode: normalised with the train/eval panel's running estimates, so
-its mean is not 0. (Alt-3: the output panel)]],
+its mean is not 0. (Alt-3)]],
      predict = {question = "Belief 11 says train and eval mode differ only for dropout. " ..
                   "Batch norm of (1, 2, 4, 7, 11) in eval mode: the mean of y?",
                 value = function(s) return result().y_mean end, tol = 0.05},

@@ -96,7 +96,7 @@ Switch the output panel to batch norm and find row 3, column 1 of y.]],
     {text = [[
 Exercise 2. Layer-normalise row 1 of the running matrix, (1, 3, 7, 2),
 by hand: its mean, its population variance, then each value.
-(Alt-1: the input panel)]],
+(Alt-1)]],
      set = {x = X, kind = "layer", target = 3},
      focus = "input",
      claims = function(s)

@@ -51,7 +51,7 @@ the table has the mean and the spread of the 600 estimates per size.
 Small batches are even worse at variances than at means: at b = 2 the
 estimates spread more widely than their own average. And that average
 is low at small b, for a reason you can compute.
-(Alt-6: the train/eval panel) (F: the figure, large)]],
+(Alt-6; F: figure)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default", groups = 1},
@@ -77,7 +77,7 @@ Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
 with two other rows, and a batch with one. Batch norm gives it three
 different outputs (the table); the batch panel (Alt-5) has the first batch.
 (With two rows, every output is -1 or +1 whatever the values.)
-(F: the figure, large)]],
+(F: figure)]],
      set = {batch_size = 32},
      focus = "batch",
      figure = function(s)

@@ -53,7 +53,7 @@ lesson{
 Exercise 11. Add the same constant to every feature and compare layer
 and RMS norm. The input becomes x = (2, 3, 4, 5) under RMS norm, and
 the shift probe adds 10 to every feature: the output
-panel shows the largest change (x+10 max|y'-y|). (Alt-3: the output panel)]],
+panel shows the largest change (x+10 max|y'-y|). (Alt-3)]],
      predict = {question = "Exercise 11: RMS norm (eps 1e-5) of (2, 3, 4, 5). By how much does " ..
                   "the output of (2, 3, 4, 5) " ..
                   "move at most when 10 is added to every feature?",
@@ -124,7 +124,7 @@ output panel (Alt-3) shows the two padded positions as dots (their outputs are
 0) and counts the 6 kept values, and the spectrum lists one eigenvalue
 0 labelled "masked" per padded value: those inputs reach nothing. The
 figure checks ns.normalize's mask against the lesson's own sums.
-(F: the figure, large)]],
+(F: figure)]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = {{{1}, {1}, {1}, {0}, {0}}}},
      focus = "output",
      figure = function(s)
@@ -160,7 +160,7 @@ Exercise 13. Running means across 20 deliberately shifted batches: the
 batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)),
 through PyTorch's running mean with momentum 0.1. The
 figure follows both; an evaluation would use the running value.
-(Alt-6: the train/eval panel) (F: the figure, large)]],
+(Alt-6; F: figure)]],
      predict = {question = "Exercise 13: 20 batches whose means climb 1, 2, ..., 20, through a " ..
                   "running mean with momentum 0.1. After the 20th, how far below the last " ..
                   "batch's mean is " ..
@@ -224,7 +224,7 @@ train or eval mode and the running momentum, the batch per device and
 whether statistics are synchronised, padding, and the storage and
 accumulation precision. Then measure the statistics along the intended
 axes in that precision, and run the two perturbation tests on each
-device's batch. (Alt-7: the precision panel)]],
+device's batch. (Alt-7)]],
      focus = "precision",
      try = {text = [[
 Put the layer in mixed precision: storage bf16, accumulation fp32
@@ -241,7 +241,7 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
 Exercise 16. A Transformer swaps layer norm for RMS norm. What is no
 longer controlled, what still is, and which fixed-input test shows the
 difference? The table compares the two on the token
-(2, 3, 4, 5). (Alt-3: the output panel) (F: the figure, large)]],
+(2, 3, 4, 5). (Alt-3; F: figure)]],
      predict = {question = "Exercise 16: a Transformer's layer norm becomes RMS norm. Which " ..
                   "property of each token's " ..
                   "outputs is lost?",

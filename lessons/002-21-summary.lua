@@ -22,7 +22,7 @@ one per row (4 features each), group norm with 2 groups two per row,
 RMS norm one per row without subtracting any mean. Only the grouping
 differs. Batch norm is the one whose groups run across observations,
 so it is the one that ties a row's output to its batch.
-(Alt-3: the output panel) (F: the figure, large)]],
+(Alt-3; F: figure)]],
      set = {x = X, kind = "batch", axes = "default", groups = 1, eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
@@ -55,7 +55,7 @@ must keep a stored state for eval mode (the train/eval panel), and a
 small batch makes that state noisy. Workers must swap statistics to
 agree. And the tensor layout, the padding, eps and the dtype of the
 sums all change the numbers (the settings and precision panels).
-(Alt-2: the settings panel)]],
+(Alt-2)]],
      set = {kind = "batch", groups = 1},
      focus = "settings"},
 

@@ -54,7 +54,7 @@ normalization computes, in this order:
 eps (usually 1e-5) keeps the division safe. gamma and beta are learned,
 one pair per feature; they are the layer's only parameters. This lesson
 uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).
-(Alt-1: the input panel)]],
+(Alt-1)]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
             scale = 2},
      focus = "input"},
@@ -63,7 +63,7 @@ uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).
 The first two equations summarize the batch: where the values sit and
 how far they spread. For (2, 4, 6, 8) the mean is 5, the deviations are
 (-3, -1, 1, 3), and the variance is (9 + 1 + 1 + 9) / 4 = 5. The output
-panel lists both statistics. (Alt-3: the output panel)]],
+panel lists both statistics. (Alt-3)]],
      focus = "output",
      claims = function(s)
        local r = result()
@@ -78,7 +78,7 @@ The third equation divides the deviations by sqrt(5):
 
 Whatever scale the layers below produced, the feature now has mean 0
 and variance 1 over the batch. The output panel (Alt-3) shows y = x_hat (no
-gamma, no beta). (F: the figure, large)]],
+gamma, no beta). (F: figure)]],
      focus = "output",
      figure = function(s)
        return ns.plot.bars(result().y, {width = 60, height = 10,
@@ -161,7 +161,7 @@ Forcing mean 0 and variance 1 is a constraint, and gamma and beta can
 lift it: some choice of the two turns x_hat back into x itself. So the
 layer loses no expressive power; the network chooses the final mean and
 spread through two parameters instead of inheriting them from the
-layers below. (Alt-3: the output panel)]],
+layers below. (Alt-3)]],
      set = {x = X, gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[

@@ -47,7 +47,7 @@ layers run it for all features at once):
 
 Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
 differentiable, and mu and var depend on every x_j of the batch.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2,
             upstream = DY},
      focus = "output"},
@@ -114,7 +114,7 @@ component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
 output actually depends on (the B view's line "dL/dx . x_hat").
-(B: the backward view)]],
+(B)]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
@@ -142,7 +142,7 @@ x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: the
 gradient one example receives changes with its batch mates. The
 figure shows it for x = (2, 4, 6, 8); the spectrum panel (Alt-4) shows its two
 zero eigenvalues (ones and radial: the shift and the stretch).
-(F: the figure, large)]],
+(F: figure)]],
      set = {x = X},
      focus = "spectrum",
      figure = function(s)

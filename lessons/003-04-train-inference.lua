@@ -91,7 +91,7 @@ a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
 with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
 stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
 normalization itself divides by n (sigma_B^2 = 5).
-(Alt-6: the train/eval panel)]],
+(Alt-6)]],
                          OTHER_MEAN, R1.mean),
      predict = {question = "A fresh running state (r_v = 1), one step on x = (2, 4, 6, 8) with " ..
                   "alpha 0.1 and the n - 1 batch variance: what is r_v?",
@@ -107,7 +107,7 @@ population: the figure (F) runs 60 batches (seed 7, momentum 0.1) and the
 running mean and variance settle near the population's 4 and 4, with
 the wobble that the last few batches bring. Eight batches, as in the
 panel, are not enough: the momentum row still remembers 0 and 1.
-(Alt-6: the train/eval panel)]],
+(Alt-6)]],
      focus = "train",
      figure = function(s)
        return ns.plot.lines({{y = trace_mean, label = "r_mu"},
@@ -153,7 +153,7 @@ A scale and shift can be merged into the linear layer before it: if
 z = w u + c, then a z + b = (a w) u + (a c + b). At inference the
 normalization costs nothing. Checked on 16 inputs with w = 1.5 and
 c = -0.5: the folded layer and the frozen one differ by at most %.1g.
-(Alt-3: the output panel)]],
+(Alt-3)]],
                          FOLD_DIFF),
      set = {mode = "eval"},
      focus = "output",

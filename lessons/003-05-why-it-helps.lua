@@ -43,7 +43,7 @@ input mean and variance was meant to stop the drift.
 
 The input panel holds 8 pre-activations z = u W of a linear layer with
 2 output features (rows are examples). Batch norm gives each column
-mean 0 and variance 1, whatever W does to them. (Alt-3: the output panel)]],
+mean 0 and variance 1, whatever W does to them. (Alt-3)]],
      set = {x = Z, kind = "batch", eps = 0, gamma = {}, beta = {}, mode = "train",
             shift = 10, scale = 10},
      focus = "output"},
@@ -65,7 +65,7 @@ Scale the weights: W -> c W multiplies every pre-activation by c, and
 batch norm divides it out again. The scale probe shows it with c = 10:
 y(10 z) is y(z). Over c = 0.25 .. 16 the largest change of the output
 is %.3g. The loss does not depend on the length of the weights, only on
-their direction. (Alt-3: the output panel)]], OUT_DEV),
+their direction. (Alt-3)]], OUT_DEV),
      focus = "output",
      try = {text = [[
 Try other weight scales: set{scale = 0.01} or set{scale = 1000}. Any
@@ -86,7 +86,7 @@ respect to W shrinks as 1/c. The figure (F) plots |dL/dW| against c on log
 axes for a fixed upstream gradient: a straight line of slope -1 (c = 1
 gives %.3g, c = 16 gives %.3g, 16 times less). Large weights take small
 effective steps, small weights large ones, which damps how sensitive
-training is to the weights' magnitude. (Alt-3: the output panel)]], GRAD[3], GRAD[7]),
+training is to the weights' magnitude. (Alt-3)]], GRAD[3], GRAD[7]),
      focus = "output",
      figure = function(s)
        return ns.plot.lines({{x = SCALES, y = GRAD, label = "|dL/dW|"}},

@@ -96,7 +96,7 @@ share one mean and one variance (N = 4 examples, C = 6 channels):
   layer     one per example, over all its channels
   instance  one per example and channel
   group     one per example and group of channels (here 3 groups)
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = X4, kind = "batch", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             groups = 3},
      focus = "output",
@@ -108,7 +108,7 @@ share one mean and one variance (N = 4 examples, C = 6 channels):
     {text = [[
 The input panel now holds such a tensor, (4, 6, 2, 2), and the output
 panel counts the statistics: batch norm has 6, one per channel, each
-over 4 * 2 * 2 = 16 values. (Alt-3: the output panel)]],
+over 4 * 2 * 2 = 16 values. (Alt-3)]],
      focus = "output",
      try = {text = [[
 Group norm with 3 groups: how many values does each of its statistics
@@ -134,7 +134,7 @@ pooled. Only batch norm pools it:
   group     C/G channels, H, W     no             yes        fine
 
 The figure (F) changes only example 2 and measures how far example 1's
-output moves, for each kind. (Alt-3: the output panel)]],
+output moves, for each kind. (Alt-3)]],
      focus = "output",
      figure = function(s)
        local v, labels = {}, {}
@@ -166,7 +166,7 @@ Layer norm, written out, for one example with features x_1 .. x_d:
 Batch norm's formulas with the sum over features instead of examples.
 No other example enters, so there is nothing to replace at test time:
 train and eval mode give the same output. The input is 3 examples of 4
-features; the panel is in train mode. (Alt-3: the output panel)]],
+features; the panel is in train mode. (Alt-3)]],
      set = {x = {{1, 2, 3, 6}, {0, -1, 4, 2}, {5, 5, 1, 0}}, kind = "layer"},
      focus = "output",
      try = {text = [[
@@ -215,7 +215,7 @@ and has a scale but no shift. One reduction and one parameter vector
 fewer per layer, and on large Transformers hardly any loss of accuracy:
 recent large language models mostly use it. The output panel's shift
 probe shows what was given up: adding 10 now changes the output.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = {2, 3, 4, 5}, kind = "rms", beta = {}},
      focus = "output"},
 
@@ -225,7 +225,7 @@ are noisy estimates of the population values. The figure (F) draws 200
 batch means for batch sizes 2 to 32 (N(0, 1), seed 17): the spread
 falls like 1 / sqrt(m). Detection and segmentation models, held to tiny
 batches by memory, use group norm; sequence models use layer norm.
-(Alt-6: the train/eval panel)]],
+(Alt-6)]],
      set = {kind = "batch", x = X4},
      focus = "train",
      figure = function(s)

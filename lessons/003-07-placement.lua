@@ -80,7 +80,7 @@ two block Jacobians side by side with their singular values, and the
 figure has the same bars: pre-norm keeps the identity path, none is 0;
 post-norm sends everything through N, two are 0. (The state's W and
 placement fields hold the block; l steps the placement.)
-(F: the figure, large)]],
+(F: figure)]],
      set = {placement = "pre"},
      focus = "residual",
      figure = function(s)
@@ -100,7 +100,7 @@ rank 2, so the product has rank 2: half of the input directions get no
 gradient at all. With pre-norm the identity path survives every block
 and the smallest singular value stays away from 0. The figure (F) follows
 the smallest singular value block by block (log scale; post-norm's is
-0 up to rounding). (Alt-4: the spectrum panel)]],
+0 up to rounding). (Alt-4)]],
      set = {placement = "post"},
      focus = "spectrum",
      figure = function(s)
@@ -124,7 +124,7 @@ such stacks often train without a warmup of the learning rate. Post-norm
 stacks are harder to get going as they deepen, and pay for it even
 though, once trained, they sometimes end up a little ahead. The input
 panel now holds another x, (1, -2, 0.5, 3), for the exercise.
-(Alt-1: the input panel)]],
+(Alt-1)]],
                          DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
      set = {x = {1, -2, 0.5, 3}},
      focus = "input",

@@ -53,7 +53,7 @@ batch statistics hurt:
 Large language models today are built on pre-norm layer norm or RMS
 norm: the identity path of lesson 003-07 lets very deep stacks train.
 Batch norm stays the default for image classifiers trained with large
-batches. (Alt-2: the settings panel)]],
+batches. (Alt-2)]],
      focus = "settings"},
 
     {text = [[
@@ -86,7 +86,7 @@ scatters around 1, the way a unit's value jitters under dropout; that
 shared effect is one reason a network with batch norm is often given
 less dropout. The figure (F) compares
 batches of 4 and 32: the spread of x_hat is %.2f at 4 and %.2f at 32.
-(Alt-5: the batch panel)]],
+(Alt-5)]],
                          TRIALS, SD[1], SD[4]),
      focus = "batch",
      figure = function(s)
@@ -107,7 +107,7 @@ So normalization buys better conditioning and a little noise, and pays
 with running statistics to keep. Next to weight penalties, dropout, data
 augmentation and early stopping it is an odd regularizer: the only one
 on that list that also changes the shape of the loss surface itself.
-(Alt-6: the train/eval panel) (F: the figure, large)]],
+(Alt-6; F: figure)]],
                          SD[1], SD[2], SD[3], SD[4], SD[5]),
      focus = "train",
      figure = function(s)

@@ -45,7 +45,7 @@ The claim of the essay: add one line per layer, a batch norm before each
 tanh, and the init constant stops mattering. The view's "batch norm"
 row is that stack (the "BN" curves on a taller screen): read it. The
 next lesson shows which line, and how exactly "the same" it is.
-(L: the deep-stacks view)]],
+(L)]],
      predict = {question = "The 20-layer tanh stack with a batch norm before each tanh: does " ..
                   "layer 20's std still " ..
                   "depend on the init constant?",

@@ -78,7 +78,7 @@ small a number inflates z. Check it. A batch divided by its own std has
 std exactly 1 (up to eps), however poor that std is as an estimate of the
 population's. Here x is h_0 at batch 4 (4 x 256), normalized over the
 batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = h0(4), kind = "batch", eps = EPS, eps_at = "std", ddof = 0, gamma = {},
             beta = {}},
      focus = "output",
@@ -89,7 +89,7 @@ batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.
     {text = [[
 The same at batch 512 (512 x 256): 0.999990. The scale of z is the same
 at both sizes, so the scale cannot be what moves layer 20.
-(Alt-3: the output panel)]],
+(Alt-3)]],
      set = {x = h0(512)},
      focus = "output",
      claims = function(s)
@@ -174,7 +174,7 @@ about 0.6768. Batches of %d (%d batches, seed %d): about 0.6281. The whole
 gap is there after a single layer; twenty layers do not build it up.
 These two are estimates: another seed moves them in the third decimal.
 The bars compare them with layer 20 of the stacks at the same sizes.
-(F: the figure, large)]],
+(F: figure)]],
        SINGLE[1].n, SINGLE[1].batches, SINGLE[1].seed,
        SINGLE[2].n, SINGLE[2].batches, SINGLE[2].seed),
      figure = function(s)
