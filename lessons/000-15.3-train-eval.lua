@@ -130,8 +130,8 @@ about 973 either way. (Alt-6)]],
 Now normalize the same 32 evaluation values twice: with their own
 statistics (train mode) and with the running state (eval mode). One
 coordinate moves by about 0.448. Neither rounding nor a shifted
-population causes it: two finite samples simply estimate differently.
-The exact-merge row of the panel shows this gap.
+population causes it: two finite samples simply estimate differently
+(the panel's exact row).
 (Alt-6; F: figure)]],
      focus = "train",
      figure = function(s)

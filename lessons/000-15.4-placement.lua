@@ -56,9 +56,8 @@ shows J_pre and J_post side by side for this W: read s4 of J_pre.]],
     {text = [[
 Post-normalization normalizes after the sum: N(x + F(x)). Its Jacobian
 is J_post = J_N(x + W x) (I + W): every path goes through J_N, so the rank
-can be no more than J_N's. It is 2 (the D view's "rank 2 of 4" under
-J_post). Two input directions reach the next layer with zero derivative.
-(D)]],
+can be no more than J_N's. It is 2 (D: "rank 2 of 4" under J_post): two
+input directions reach the next layer with zero derivative.]],
      set = {placement = "post"},
      focus = "residual",
      claims = function(s)

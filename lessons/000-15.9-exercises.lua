@@ -147,8 +147,7 @@ other numbers of training batches and for shifted evaluation data, keep
 the no-shift case as a control, and split the train/eval gap into what
 the finite estimator gets wrong and what the shift adds. The
 shifted-evaluation view (V) does the split: gap, estimator, shift, one
-row per running estimator. This step is the control, the chapter's
-setting with no shift, in the view.]],
+row per running estimator. Here: the control, with no shift.]],
      predict = {question = "Exercise 4: 15.3's running-state experiment with no shift at all. " ..
                   "Is the shift part of the train/eval gap 0?",
                 choices = {"yes: no shift, no shift part",

@@ -70,9 +70,9 @@ reports the degenerate statistic (y is 0/0).]],
 
     {text = [[
 Fourth, the derivatives: a forward pass that runs proves nothing about
-them. The spectrum panel (Alt-4) holds two Jacobians, the analytic one and one
-built from finite differences (its FD column); when the columns agree,
-the code does what the formula says. Here x = (1, 1.001, 0.999) has a
+them. The spectrum panel (Alt-4) holds the analytic Jacobian and one from
+finite differences (its FD column): when they agree, the code does what
+the formula says. Here x = (1, 1.001, 0.999) has a
 variance of about 7e-7, below eps, and the columns still agree. eps now
 rules the map, though: the scale probe (a = 2) moves y by about 0.26,
 where an exactly scale-invariant map would give 0.]],

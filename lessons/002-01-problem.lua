@@ -122,10 +122,10 @@ number.]],
                      end}}},
 
     {text = [[
-Definition. To normalise is to measure every value against some
-reference set: a batch, one observation, a group of channels, one
-vector. Which set you pick decides which values can influence one
-another, and whether the same rule can run in training and at inference.
+Definition. To normalise is to measure every value against a reference
+set: a batch, one observation, a group of channels, one vector. The set
+decides which values influence one another, and whether one rule can
+run in training and at inference.
 
 The output panel (Alt-3) has the same X as its input, under kind batch now: its
 statistics line shows four means and variances, one per column.]],

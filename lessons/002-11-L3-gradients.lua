@@ -44,9 +44,9 @@ Under layer norm each observation's outputs read only its own features:
 the Jacobian is block diagonal, features couple within an observation
 and never across. The row 1 / row 5 block is exactly 0.
 
-That is why splitting a batch over several devices changes ordinary
-batch norm (each device sees other statistics) unless the statistics
-are synchronised; layer and RMS norm do not care.
+So splitting a batch over devices changes ordinary batch norm (each
+device sees other statistics) unless they are synchronised; layer and
+RMS norm do not care.
 (Alt-4; F: figure)]],
      set = {kind = "layer"},
      focus = "spectrum",

@@ -58,10 +58,9 @@ it). (Alt-3)]],
 Group norm was designed for small per-device image batches, where batch
 estimates are unstable. How many groups to use is the designer's call:
 each extra group shrinks the reference sets, and the scale is then taken
-out over fewer channels at a time. RMS norm
-drops the mean and so saves part of the work; in a language model it
-should still be judged with the rest of the residual architecture, not
-as a drop-in swap. (Alt-3)]],
+out over fewer channels at a time. RMS norm drops the mean and saves
+some work; in a language model judge it with the rest of the residual
+architecture, not as a drop-in swap. (Alt-3)]],
      set = {x = IMG, kind = "group", groups = 2},
      focus = "output",
      try = {text = [[

@@ -54,9 +54,9 @@ per-feature statistics of the two workers. (F: figure)]],
 Synchronised batch norm has the workers exchange, per feature, their
 count, sum and sum of squares (here: count, mean and centred sum of
 squares, merged exactly). Everyone then normalises with the statistics
-of the union, as if the batch had never been split: the last column,
-e.g. feature 1's variance 13.2. The price: a collective communication
-inside every forward pass. Group, layer and RMS norm need none of it.
+of the union, as if the batch were whole: the last column (feature 1's
+variance 13.2). The price: a collective communication in every forward
+pass, which group, layer and RMS norm never need.
 (Alt-3)]],
      focus = "output",
      try = {text = [[

@@ -47,8 +47,8 @@ lesson{
   section = "Level 4: layout, masks and precision",
   steps = {
     {text = [[
-State the tensor's shape and the reduction axes, always. The input here
-is an image batch stored channels-last, N x H x W x C = 2 x 3 x 3 x 4,
+State the tensor's shape and the reduction axes, always. Here: an
+image batch stored channels-last, N x H x W x C = 2 x 3 x 3 x 4,
 but batch norm with its default axes (1, 3, 4) assumes channels-first:
 it takes axis 2, the image height, for the channels. The output is
 finite, the right shape and looks normalised, yet its numbers are not

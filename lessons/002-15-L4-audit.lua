@@ -72,8 +72,8 @@ measurement for the state: four column means of X and their variances.
     {text = [[
 Perturbation test 1: change another observation and see whether the
 target moves. The batch panel (Alt-5) watches row 1 while row 5 is the one you
-change; under batch norm the target moves, which is the cross-
-observation dependence the kind implies (and a bug if you expected none).]],
+change; under batch norm the target moves: the kind couples
+observations (a bug, if you expected it not to).]],
      focus = "batch",
      try = {text = [[
 Change row 5 of the batch (e.g. set{batch = {...}} with row 5 =

@@ -173,8 +173,7 @@ batch norm on a 2 x 4 x 3 x 3 image batch. Split it over two workers,
 one sample each. To normalise with the statistics of both, each worker
 must send, in every forward pass and for every batch-norm layer, its
 count and a sum and a sum of squares per channel, and wait for the
-others. The figure (F) has those numbers and the merged means (they
-equal the output panel's).]],
+others. The figure (F) has those numbers and the merged means.]],
      predict = {question = "Belief 12 says synchronised batch norm is free. Two workers, " ..
                   "4 channels: how many numbers must each send per layer and forward pass?",
                 value = function(s) return 2 * s.x:shape()[2] + 1 end, tol = 0},

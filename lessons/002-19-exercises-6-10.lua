@@ -48,9 +48,9 @@ Exercise 6. Redo the batch-size simulation for variances: the same
 draws (default_rng(124), 600 batches per size from N(3, 2)), but each
 batch's variance instead of its mean. The population variance is 4;
 the table has the mean and the spread of the 600 estimates per size.
-Small batches are even worse at variances than at means: at b = 2 the
-estimates spread more widely than their own average. And that average
-is low at small b, for a reason you can compute.
+Small batches are worse at variances than at means: at b = 2 the
+estimates spread wider than their own average, which is low for a
+reason you can compute.
 (Alt-6; F: figure)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
@@ -75,8 +75,8 @@ by b) at b = 2, when the true variance is 4? Type = and a number.]],
     {text = [[
 Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
 with two other rows, and a batch with one. Batch norm gives it three
-different outputs (the table); the batch panel (Alt-5) has the first batch.
-(With two rows, every output is -1 or +1 whatever the values.)
+different outputs (the table; with two rows every output is -1 or +1);
+the batch panel (Alt-5) has the first batch.
 (F: figure)]],
      set = {batch_size = 32},
      focus = "batch",

@@ -54,9 +54,9 @@ and standard deviation 3.]],
      focus = "output"},
 
     {text = [[
-Every member of the family runs the steps you just watched: centre by a
-mean, rescale by a standard deviation, then gamma and beta. The members
-differ only in which entries share one mean and one variance.
+Every member of the family centres by a mean, rescales by a standard
+deviation, then applies gamma and beta; they differ only in which
+entries share one mean and one variance.
 
 Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
 norm pools each column: 3 statistics, one per feature, each over 4

@@ -138,10 +138,10 @@ still sums to 0 and is still orthogonal to x_hat.]],
 
     {text = [[
 The dataflow: every x_j feeds mu and var, and mu and var feed every
-x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: the
-gradient one example receives changes with its batch mates. The
-figure shows it for x = (2, 4, 6, 8); the spectrum panel (Alt-4) shows its two
-zero eigenvalues (ones and radial: the shift and the stretch).
+x_hat_i. So batch norm's Jacobian dy_i/dx_j is a full matrix: one
+example's gradient changes with its batch mates. The figure shows it for
+x = (2, 4, 6, 8), the spectrum (Alt-4) its zero eigenvalues (ones and
+radial: the shift and the stretch).
 (F: figure)]],
      set = {x = X},
      focus = "spectrum",

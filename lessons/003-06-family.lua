@@ -89,8 +89,8 @@ lesson{
 Take an activation of shape (N, C, H, W) and draw it as an N x C grid:
 one cell per example and channel, each cell an H x W map. Every member
 of the family computes its means and variances over groups of cells;
-only the grouping changes. In the figure (F)s, cells with the same number
-share one mean and one variance (N = 4 examples, C = 6 channels):
+only the grouping changes. In the figures (F), cells with one number
+share a mean and a variance (N = 4 examples, C = 6 channels):
 
   batch     one statistic per channel, over all examples
   layer     one per example, over all its channels

@@ -23,8 +23,8 @@ The deep-stacks view (L) shows the forward half of that story: its
 "no norm" row has layer 20's std for the three constants (20 tanh
 layers of width 256, a batch of 512, seed 0), and on a taller screen
 its left plot follows every layer on a log scale (the "none" curves).
-The lesson's figure (F) draws the per-layer curves at a batch of 64.
-The gradient figure of that part is not rebuilt here.]],
+The figure (F) draws those curves at a batch of 64; that part's
+gradient figure is not rebuilt.]],
      focus = "stacks",
      figure = function(s)
        local series, rows = {}, {"layer 20 (batch 64):"}

@@ -63,8 +63,8 @@ exact ones.]], DRAWS, SEED),
      end},
 
     {text = [[
-For a large batch both follow simple laws: spread about 1/sqrt(2n)
-(0.1250 at n = 32, the exact value is 0.1245) and bias about -3/(4n).
+Large batches follow simple laws: spread about 1/sqrt(2n) (0.1250 at
+n = 32, exactly 0.1245) and bias about -3/(4n).
 They are first-order approximations, so they fail at tiny batches: at n
 = 2 the bias law is off by 14 % and the spread law by 17 %. From n = 8
 up neither misses by more than a few percent. The figure above shows each
