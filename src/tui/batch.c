@@ -215,6 +215,6 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     tui_puts(w, y++, 1, PLOT_S_MARK | PLOT_F_REVERSE, msg);
     if (L.hint > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
   } else {
-    tui_wrap(w, y, 1, PLOT_S_DIM, "Edit C (Alt-5, arrows, n negates); watch T's BN value", L.hint);
+    tui_wrap(w, y, 1, PLOT_S_DIM, "Edit C (Alt-5, arrows, ~ negates); watch T's BN value", L.hint);
   }
 }

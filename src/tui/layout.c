@@ -205,6 +205,18 @@ static int place_panels(tui_layout *L, const tui_lesson_need *n, int top, int x0
       arrange_full(&K, top, R, W);
     int need = n->need_at ? n->need_at(n->ud, f, K.panel[f].w) : focus_need;
     if (K.panel[f].h > 0 && grow_in_column(&K, f, need) && fit_others(&K, n, f)) {
+      /* two columns of which one is left empty: the other takes the whole width */
+      int left = 0, right = 0;
+      for (int p = 0; p < TUI_PANEL_COUNT; p++)
+        if (K.panel[p].h > 0) {
+          if (K.panel[p].x == 0)
+            left++;
+          else
+            right++;
+        }
+      if (L->small && (!left || !right))
+        for (int p = 0; p < TUI_PANEL_COUNT; p++)
+          if (K.panel[p].h > 0) K.panel[p].x = 0, K.panel[p].w = W;
       for (int p = 0; p < TUI_PANEL_COUNT; p++) K.panel[p].x += K.panel[p].h > 0 ? x0 : 0;
       memcpy(L->panel, K.panel, sizeof L->panel);
       L->tab = K.tab;

@@ -499,7 +499,9 @@ static void step_lines(const app *a, int width, pane_text *t) {
   char *b;
   if (p->asking) {
     b = t->buf[nb++];
-    size_t len = (size_t)snprintf(b, sizeof t->buf[0], "Predict first: %s", lesson_step_question(ls, k));
+    char join[4096];
+    size_t len = (size_t)snprintf(b, sizeof t->buf[0], "Predict first: %s",
+                                  reflow(lesson_step_question(ls, k), join, sizeof join));
     for (int i = 1; i <= lesson_step_nchoices(ls, k) && len < sizeof t->buf[0]; i++)
       len += (size_t)snprintf(b + len, sizeof t->buf[0] - len, "\n  %d) %s", i,
                               lesson_step_choice(ls, k, i));
@@ -916,9 +918,15 @@ int tui_player_present(app *a, const tui_view *v) {
     mvwaddstr(w, 0, W - 9, " } more ");
   }
   int y = 1 + rows;
-  wattrset(w, tui_attr(PLOT_S_DIM));
+  char edit[128] = "";
+  if (a->editing == EDIT_ANSWER || a->editing == EDIT_STEP) /* the prompt line's place */
+    snprintf(edit, sizeof edit, "%s%s_   (Enter, Esc cancels)",
+             a->editing == EDIT_ANSWER ? "answer = " : "go to step ", a->edit);
+  wattrset(w, tui_attr(edit[0] ? PLOT_S_POS : PLOT_S_DIM));
   mvwaddnstr(w, H - 1, 1,
-             a->msg[0] ? a->msg : "n next  p back  # step  R again  H hint  = answer  q quit",
+             edit[0]    ? edit
+             : a->msg[0] ? a->msg
+                         : "n next  p back  # step  R again  H hint  = answer  q quit",
              W - 2);
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);

@@ -23,7 +23,7 @@ EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
 TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh
 EXTRA_DIST += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh \
 	tests/lessons/engine.lua tests/lessons/fail-claim.lua tests/lessons/fail-show.lua \
-	tests/lessons/lint-bad.lua
+	tests/lessons/lint-bad.lua tests/lessons/player-views.lua
 
 check_PROGRAMS += tests/lessons/test_lesson
 TESTS += tests/lessons/test_lesson

@@ -47,6 +47,161 @@ static void ref_state(ns_state *ref, const ns_state_patch *p) {
   if (ns_state_apply(ref, p, err) != 0) tap_diag("reference patch: %s", err);
 }
 
+/* Writes text to a file named path; 0 or -1. */
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+/* try.answer, try.hints, predict and variant through the fixture tests/lessons/player-views.lua:
+ * values worked out here from the states the fixture sets. */
+static void exercises(const lesson_options *o) {
+  char err[LESSON_ERRLEN], buf[256];
+  /* the default tolerance: half a unit in the third significant digit */
+  tap_ok(lesson_default_tol(13.2) == 0.05 && fabs(lesson_default_tol(-0.27524) - 0.0005) < 1e-18 &&
+             lesson_default_tol(0) == 1e-9,
+         "default tolerance: 13.2 -> 0.05, -0.27524 -> 0.0005, 0 -> 1e-9");
+  tap_ok(lesson_judge(-0.275, -0.27524, NAN) && !lesson_judge(-0.276, -0.27524, NAN) &&
+             lesson_judge(13.25, 13.2, NAN) && !lesson_judge(13.26, 13.2, NAN) &&
+             !lesson_judge(NAN, 1, 1) && lesson_judge(2.23607, sqrt(5), 1e-5),
+         "judge: -0.275 for -0.27524 and 13.25 for 13.2 pass, a digit further off fails");
+  lesson *ls = lesson_load(LESSON_TEST_SRCDIR "/tests/lessons/player-views.lua", o, err);
+  tap_ok(ls != NULL, "the player fixture loads (%s)", ls ? "ok" : err);
+  if (!ls) return;
+  tap_ok(lesson_step_view(ls, 5) && strcmp(lesson_step_view(ls, 5), "figure") == 0 &&
+             !lesson_step_view(ls, 4) && strcmp(lesson_step_focus(ls, 9), "stacks") == 0,
+         "view and a focus that names a view are kept");
+  /* step 7: a prediction with choices, asked on step 6's state, true at step 7's (rms: 2) */
+  tap_ok(lesson_step_question(ls, 7) && lesson_step_nchoices(ls, 7) == 2 &&
+             strcmp(lesson_step_choice(ls, 7, 2), "yes") == 0 && !lesson_step_choice(ls, 7, 3),
+         "predict: the question and its choices");
+  tap_ok(ns_state_equal(lesson_step_before(ls, 7), lesson_step_state(ls, 6)) &&
+             lesson_step_state(ls, 7)->kind == NS_KIND_RMS &&
+             lesson_step_before(ls, 7)->kind != NS_KIND_RMS,
+         "predict: asked on the state before the step's set");
+  double v = 0, tol = 1;
+  int rc = lesson_predict_truth(ls, 7, &v, &tol, err);
+  tap_ok(rc == 0 && v == 2 && tol == 0, "predict: the truth is computed at the step's state (%g)", v);
+  /* step 8: a number, the mean of x = (1, 2, 4, 8) (step 1's), tol 1e-3 */
+  rc = lesson_answer(ls, 8, NULL, &v, &tol, err);
+  tap_ok(rc == 0 && v == 3.75 && tol == 1e-3, "answer: the value at the step's state (%g, %g)", v,
+         tol);
+  tap_ok(lesson_step_nhints(ls, 8) == 2 && strcmp(lesson_step_hint(ls, 8, 1),
+                                                   "add the four and divide by 4") == 0 &&
+             !lesson_step_hint(ls, 8, 2),
+         "hints: a string, and a function (no text until computed)");
+  rc = lesson_hint(ls, 8, 2, NULL, buf, sizeof buf, err);
+  tap_ok(rc == 0 && strcmp(buf, "it is 3.7500") == 0, "hints: the function's at the state (%s)",
+         rc == 0 ? buf : err);
+  /* a variant: x from ns.rng(2), applied as one change; the answer follows it */
+  ns_state screen;
+  ns_history h;
+  ns_state_init(&screen, err);
+  ns_history_init(&h, 10);
+  rc = lesson_apply_variant(ls, 8, 2, &screen, &h, err);
+  double mean = 0;
+  for (size_t i = 0; rc == 0 && i < screen.x->n; i++) mean += ns_tensor_get(screen.x, i) / 4;
+  double v2 = 0;
+  int rc2 = rc == 0 ? lesson_answer(ls, 8, &screen, &v2, &tol, err) : -1;
+  tap_ok(rc == 0 && rc2 == 0 && v2 == mean && v2 != 3.75 && h.nundo == 1,
+         "variant 2: a new x, one undo step, the answer recomputed on it (%g)", v2);
+  rc = lesson_hint(ls, 8, 2, &screen, buf, sizeof buf, err);
+  char want[64];
+  snprintf(want, sizeof want, "it is %.4f", mean);
+  tap_ok(rc == 0 && strcmp(buf, want) == 0, "  and its computed hint names its numbers (%s)", buf);
+  tap_ok(lesson_apply_variant(ls, 7, 2, &screen, &h, err) == -1, "a step without a variant: -1");
+  ns_history_free(&h);
+  ns_state_free(&screen);
+  lesson_free(ls);
+}
+
+/* The reader's messages for the newer attributes, each with FILE:LINE. */
+static void schema_errors(const lesson_options *o) {
+  static const struct {
+    const char *body, *want;
+  } cases[] = {
+      {"{text = 'x', try = {text = 't', answr = {}}}", "step 1: try: unknown field 'answr'"},
+      {"{text = 'x', try = {text = 't', answer = {tol = 1}}}", "give value (a function) or claim"},
+      {"{text = 'x', try = {text = 't', answer = {value = 3}}}",
+       "try.answer.value must be a function"},
+      {"{text = 'x', try = {text = 't', hints = {'a', 3}}}", "try.hints must be a list of strings"},
+      {"{text = 'x', try = {check = function() end}}", "try.text must be a string"},
+      {"{text = 'x', predict = {question = 'q', choices = {'a', 'b'}}}",
+       "with choices, answer says which is true"},
+      {"{text = 'x', predict = {question = 'q'}}", "without choices, value gives the true number"},
+      {"{text = 'x', predict = {choices = {'a'}, answer = 1}}", "predict.question must be a string"},
+      {"{text = 'x', view = 'panel'}", "step 1.view: unknown view 'panel'"},
+      {"{text = 'x', variant = {}}", "step 1.variant must be a function"},
+      {"{text = 'x', focus = 'nowhere'}", "unknown panel 'nowhere'"},
+  };
+  char err[LESSON_ERRLEN], text[512];
+  lesson_options lo = *o;
+  static const char *const panels[] = {"input", "output", NULL};
+  lo.panels = panels;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "lesson{title = 't', source = 's', section = 's',\n  steps = {%s}}\n",
+             cases[i].body);
+    write_file("test_lesson_schema.lua", text);
+    lesson *ls = lesson_load("test_lesson_schema.lua", &lo, err);
+    tap_ok(!ls && strstr(err, "test_lesson_schema.lua:") && strstr(err, cases[i].want),
+           "reader: %s -> %s", cases[i].body, ls ? "loaded" : err);
+    lesson_free(ls);
+  }
+  remove("test_lesson_schema.lua");
+}
+
+/* A check judges what the screen shows: at 003-02 step 7, gamma and beta as the output panel
+ * prints the std and the mean (2.23607, 5) give y = x to every digit shown, and pass. The
+ * lessons are rewritten elsewhere: until that lesson's check uses shown(), this is a TODO
+ * (reported, not failing). shown() itself is checked through the fixture of a file here. */
+static void shown_digits(const lesson_options *o) {
+  char err[LESSON_ERRLEN], hint[256];
+  write_file("test_lesson_shown.lua",
+             "lesson{title = 't', source = 's', section = 's', steps = {\n"
+             "  {text = 'x', set = {x = {2, 4, 6, 8}},\n"
+             "   try = {text = 't', check = function(s)\n"
+             "     return shown(result().y:flat(), s.x:flat()) or 'not the same digits'\n"
+             "   end}}}}\n");
+  lesson *ls = lesson_load("test_lesson_shown.lua", o, err);
+  ns_state s;
+  ns_state_init(&s, err);
+  ns_state_patch p;
+  ns_patch_init(&p);
+  ns_patch_set(&p, NS_F_GAMMA);
+  ns_patch_set(&p, NS_F_BETA);
+  double g = 2.23607, b = 5;
+  p.v.gamma = &g;
+  p.v.ngamma = 1;
+  p.v.beta = &b;
+  p.v.nbeta = 1;
+  int rc = -1, rc0 = -1;
+  if (ls && lesson_apply(ls, 1, &s, NULL, err) == 0) {
+    rc0 = lesson_check_try(ls, 1, &s, hint, sizeof hint, err);
+    if (ns_state_apply(&s, &p, err) == 0) rc = lesson_check_try(ls, 1, &s, hint, sizeof hint, err);
+  }
+  tap_ok(rc0 == 0 && rc == 1,
+         "shown(): y = x to the panels' 6 digits at gamma 2.23607, beta 5 passes (not before)");
+  lesson_free(ls);
+  remove("test_lesson_shown.lua");
+  /* the lesson itself */
+  ls = lesson_load(LESSON_TEST_SRCDIR "/lessons/003-02-batch-normalization.lua", o, err);
+  int k = 0;
+  for (int i = 1; ls && i <= lesson_nsteps(ls); i++)
+    if (lesson_step_try_text(ls, i) && strstr(lesson_step_try_text(ls, i), "give back x")) k = i;
+  rc = -1;
+  ns_state_free(&s);
+  ns_state_init(&s, err);
+  if (k && lesson_apply(ls, k, &s, NULL, err) == 0 && ns_state_apply(&s, &p, err) == 0)
+    rc = lesson_check_try(ls, k, &s, hint, sizeof hint, err);
+  printf("%sok %d - 003-02 step %d: set{gamma=2.23607, beta=5} passes its check%s\n",
+         rc == 1 ? "" : "not ", ++tap_n, k,
+         rc == 1 ? "" : " # TODO the lesson's check compares with 1e-9; shown() judges digits");
+  ns_state_free(&s);
+  lesson_free(ls);
+}
+
 int main(void) {
   char err[LESSON_ERRLEN];
   lesson_registry *reg = lesson_registry_load(LESSON_TEST_SRCDIR "/data/claims.tsv", err);
@@ -231,6 +386,10 @@ int main(void) {
          "a misspelt step field, with its line: %s", err);
   lesson_free(ls);
   remove("test_lesson_field.lua");
+
+  exercises(&o);
+  schema_errors(&o);
+  shown_digits(&o);
   lesson_registry_free(reg);
   return tap_done();
 }

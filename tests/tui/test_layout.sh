@@ -51,5 +51,14 @@ for f in "$top"/lessons/[0-9][0-9][0-9]-*.lua; do
     fi
   done
 done
+# the player's fixture (every view, a figure in the pane and above it, each exercise): its
+# frames must all be right, whatever the lessons' texts
+n=$((n + 1))
+if "$NS" lesson --layout-dump "$SIZES" "$top/tests/lessons/player-views.lua" >"$tmp/out" 2>&1; then
+  echo "ok $n - the player fixture (views, figures, exercises): every frame at $SIZES"
+else
+  echo "not ok $n - the player fixture (views, figures, exercises)"
+  grep -v "^  |" "$tmp/out" | grep -v ": ok$" | sed 's/^/#   /'
+fi
 echo "# $content frames whose text or list does not fit (NS_LAYOUT_STRICT=1 fails on them)"
 echo "1..$n"

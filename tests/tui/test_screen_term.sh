@@ -25,7 +25,7 @@ check "Tab to panel 5: the batch panel takes the shared slot" wait_for "5 Batch 
 check "batch panel: target BN output -0.999995" wait_for "col 1: -0.999995 (was -0.999995)"
 # both columns of the target share one format (the + value padded to line up)
 check "batch panel: target lines line up" wait_for "col 2:  0.999995 (was  0.999995)"
-check "batch panel: says what to try" wait_for "Edit C (Alt-5, arrows, n negates)"
+check "batch panel: says what to try" wait_for "Edit C (Alt-5, arrows, ~ negates)"
 # batch, BN and LN side by side at 80x24, each block in one number format
 check "batch panel: batch, BN and LN side by side" wait_re "T.1 +0 +1 +-1\.0 +1\.0 +-1\.0 +1\.0"
 # The companion sign flip: batch cursor on row 2 (the companion), column 1, negate.
