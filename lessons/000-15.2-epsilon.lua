@@ -86,8 +86,6 @@ so, a centered formula is the safe one.]],
               if s.acc == "fp16" then return "the sums are still fp16" end
               return raw.relerr < 1e-6 or string.format("raw is %g", raw.var)
             end,
-            hints = {"T steps the accumulation dtype",
-                     [[set{acc = "fp32"}]]},
             show = {acc = "fp32"}}},
 
     {text = [[

@@ -5,7 +5,7 @@
 #   - a try.answer's value computes, also on variants 2 to 4 of the step, and neither the
 #     step's text nor the try's text prints it (the answer is the last hint);
 #   - a try.check does not pass yet, and passes with try.show applied;
-#   - every try has hints;
+#   - every try has hints (or is an invitation that names its set{} in its text);
 #   - no step leaves the screen as it was (no state change, no new focus, no figure, no
 #     view) unless it asks something (a try or a prediction).
 # One TAP line per lesson file.
@@ -21,7 +21,18 @@ env.claim = function() end
 env.result = function() return e:result() end
 env.set = function(t) return e:set(t) end
 env.get = function() return e:get() end
-env.shown = function(a, b) return math.abs(a - b) <= 1e-5 * math.max(1, math.abs(a)) end
+-- shown(a, b [, digits]): the player's judge, the same rule (agree to the printed digits)
+local function shown1(a, b, d)
+  local m = math.max(math.abs(a), math.abs(b))
+  if m == 0 then return true end
+  return math.abs(a - b) <= 10 ^ (math.floor(math.log(m, 10)) - (d - 1)) * (1 + 1e-9)
+end
+env.shown = function(a, b, d)
+  d = d or 6
+  if type(a) ~= "table" then return shown1(a, b, d) end
+  for i = 1, #a do if not shown1(a[i], b[i], d) then return false end end
+  return true
+end
 env.plot = function() return "" end
 env.lesson = function(t) L = t end
 assert(loadfile(path, "t", env))()
@@ -67,7 +78,10 @@ for k, st in ipairs(steps) do
   end
   local t = st.try
   if t then
-    if not t.hints or #t.hints == 0 then bad(k, "a try without hints") end
+    -- hints, or an invitation whose text names the set{} that does it
+    if (not t.hints or #t.hints == 0) and not (t.text or ""):find("set{[^.}]") then
+      bad(k, "a try without hints")
+    end
     if t.answer and t.answer.value then
       replay(k)
       local ok, v = pcall(t.answer.value, e:get())
