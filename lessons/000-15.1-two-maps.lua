@@ -27,17 +27,21 @@ lesson{
 Leave out the learned gamma and beta and set eps to 0. The centered map
 removes the mean and rescales what is left to root mean square 1:
 
-  N_C(x) = sqrt(d) P x / ||P x||,   P = I - (1/d) 1 1^T
+  N_C(x) = sqrt(d) Px / ||Px||,   P = I - 1 1^T / d
 
-P subtracts the mean from every coordinate. For x = (-2, -1, 1, 2), with
-d = 4, the output panel shows y = (-1.26, -0.63, 0.63, 1.26).]],
+The projection P subtracts the mean of x = (-2, -1, 1, 2) from every entry;
+the output panel shows y = (-1.26, -0.63, 0.63, 1.26). Here d = 4 (Alt-3).]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "output"},
 
     {text = [[
 Adding the same number to every coordinate changes only the mean, and P
-removes the mean. So N_C(x + 10) is N_C(x): the shift probe shows a
-largest change of 0.]],
+removes the mean, so N_C(x + 10) lands where N_C(x) is: the
+shift probe (the x+10 column and its max|y'-y| line) shows it.
+(Alt-3)]],
+     predict = {question = "The centered map N_C at x = (-2, -1, 1, 2): how far does N_C(x + 10) " ..
+                  "move from N_C(x), at most?",
+                value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)
        claim("c15-centered-shift-dev", result().shift_dev)
@@ -50,7 +54,8 @@ The RMS map skips the centering:
 
 This x has mean 0, so P x = x and both maps give the same y here. Shift
 it by ten and they part: N_R(x + 10) starts at 8 / sqrt(mean(8^2, 9^2,
-11^2, 12^2)) = 0.79 instead of -1.26. The constant part survives.]],
+11^2, 12^2)) = 0.79 instead of -1.26. The constant part survives.
+(Alt-3; F: figure)]],
      predict = {question = [[
 Under the RMS map, shift x = (-2, -1, 1, 2) by ten. What will the first
 output, N_R(x + 10)[1], be? (The centered map gives -1.26.)]],
@@ -79,7 +84,7 @@ output, N_R(x + 10)[1], be? (The centered map gives -1.26.)]],
     {text = [[
 Scaling is a different story: both maps divide by a norm, so multiplying
 x by a positive number a changes nothing. The scale probe uses a = 3 and
-the RMS map: the largest change is 0.]],
+the RMS map: the largest change is 0. (Alt-3)]],
      set = {scale = 3},
      focus = "output",
      claims = function(s)
@@ -88,7 +93,8 @@ the RMS map: the largest change is 0.]],
 
     {text = [[
 The centered map ignores positive scaling too (still a = 3). So the
-centered map forgets shift and scale, the RMS map forgets scale only.]],
+centered map forgets shift and scale, the RMS map forgets scale only.
+(Alt-3)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s)
@@ -101,7 +107,7 @@ What a map forgets shows up in its Jacobian. Theorem 15.1 (eps 0):
   J_C = sqrt(d)/||P x|| (P - v v^T),   v = P x / ||P x||
 
 J_C sends two directions to 0: the all-ones vector (the shift) and v
-itself (the radial direction, the scale). The spectrum panel shows the
+itself (the radial direction, the scale). The spectrum panel (Alt-4) shows the
 two zero eigenvalues, "ones" and "radial": rank d - 2 = 2.]],
      focus = "spectrum",
      claims = function(s)
@@ -114,7 +120,7 @@ For the RMS map, with u = x / ||x||,
   J_R = sqrt(d)/||x|| (I - u u^T)
 
 Only the radial direction u goes to 0: the shift direction is kept, and
-the rank is d - 1 = 3.]],
+the rank is d - 1 = 3. (Alt-4)]],
      set = {kind = "rms"},
      focus = "spectrum",
      claims = function(s)
@@ -138,7 +144,7 @@ the RMS rank stays 3 (and 2 for kind layer).]],
 
     {text = [[
 One input the theorem leaves out: a constant x such as (3, 3, 3, 3). Then
-P x = 0, the centered map divides 0 by 0 and the output panel reports a
+P x = 0, the centered map divides 0 by 0 and the output panel (Alt-3) reports a
 degenerate statistic; the Jacobian is not defined. This is the case an
 eps > 0 exists for (next lesson).]],
      set = {x = {3, 3, 3, 3}, kind = "layer"},

@@ -44,7 +44,7 @@ standard deviation 2) for training and for evaluation: no distribution
 shift anywhere. The seed comes from a name: the first eight hex digits of
 sha256("c15-running-state"), which is 316832669.
 
-The train/eval panel draws 8 training batches of 32 values and one
+The train/eval panel (Alt-6) draws 8 training batches of 32 values and one
 evaluation batch of 32. The evaluation batch has mean about 3.766 and
 population variance about 3.063.]],
      set = {seed = SEED, train_source = "rng", train_loc = 4, train_scale = 2,
@@ -58,11 +58,22 @@ population variance about 3.063.]],
      end},
 
     {text = [[
-Train mode normalizes the evaluation batch with its own 32 values. Eval
-mode uses a running state built from the 256 training values instead.
-Build it exactly: one centered state (n, mean, m2) per batch, merged
-batch after batch. The merged state has mean about 4.096 and variance
-about 3.801, not 3.766 and 3.063.]],
+In train mode the 32 evaluation values are centred and scaled by their
+own mean and variance. In eval mode the layer reaches instead for a
+running state built from the 256 training values. Build it exactly: one
+centered state (n, mean, m2) per batch, merged batch after batch; the
+train/eval panel's exact row holds it, under the evaluation batch's own
+mean and variance (the "eval" line): compare them.
+(Alt-6)]],
+     predict = {question = "Eval mode uses a state merged from 256 training values of the same " ..
+                  "population as the 32 evaluation values. Does it have the evaluation " ..
+                  "batch's mean?",
+                choices = {"yes: same population, same mean",
+                           "no: another sample, another estimate"},
+                answer = function(s)
+                  local t = result().train
+                  return math.abs(t.exact.mean[1] - t.eval_mean[1]) < 1e-9 and 1 or 2
+                end},
      focus = "train",
      claims = function(s)
        local st = trace((draws()))[BATCHES]
@@ -74,7 +85,8 @@ about 3.801, not 3.766 and 3.063.]],
 The running estimate settles as batches come in. After batch 1 it is
 that batch's own mean and variance; each merge adds 32 more values. The
 figure (left half of Fig. 15.2) follows the mean and the variance batch
-by batch; the population values are 4 and 4.]],
+by batch; the population values are 4 and 4. (Alt-6)
+(F: figure)]],
      focus = "train",
      figure = function(s)
        local st = trace((draws()))
@@ -95,8 +107,16 @@ by batch; the population values are 4 and 4.]],
 
     {text = [[
 Merging is exact up to rounding: Chan's pairwise formula combines two
-states (n, mean, m2) into the state of their union. One pass over all
-256 values in a row gives the same mean and the same m2 (about 973).]],
+states (n, mean, m2) into the state of their union. Compare it with one
+pass over all 256 values in a row: the same mean to rounding, and m2
+about 973 either way. (Alt-6)]],
+     predict = {question = "Chan's merge of the 8 batch states against one pass over all 256 " ..
+                  "values: how far apart are the two means?",
+                value = function(s)
+                  local train = draws()
+                  return math.abs(trace(train)[BATCHES].mean -
+                                  ns.moments(train, {algo = "welford"}).mean)
+                end, tol = 1e-9},
      focus = "train",
      claims = function(s)
        local train = draws()
@@ -110,8 +130,9 @@ states (n, mean, m2) into the state of their union. One pass over all
 Now normalize the same 32 evaluation values twice: with their own
 statistics (train mode) and with the running state (eval mode). One
 coordinate moves by about 0.448. Neither rounding nor a shifted
-population causes it: two finite samples simply estimate differently.
-The exact-merge row of the panel shows this gap.]],
+population causes it: two finite samples simply estimate differently
+(the panel's exact row).
+(Alt-6; F: figure)]],
      focus = "train",
      figure = function(s)
        local train, eval = draws()
@@ -136,6 +157,8 @@ the gap does not vanish.]],
             check = function(s)
               return s.train_batches > BATCHES or "train_batches is still " .. s.train_batches
             end,
+            hints = {"j and J halve and double the training batches",
+                     [[set{train_batches = 64}]]},
             show = {train_batches = 64}}},
 
     {text = [[
@@ -143,7 +166,7 @@ Frameworks do not merge exactly. PyTorch keeps an exponential moving
 average (momentum 0.1) that starts at mean 0 and variance 1, so after 8
 batches it still remembers its start: its gap in the panel is far larger.
 The evaluation policy (which estimate, updated how) is part of the
-layer's definition.]],
+layer's definition. (Alt-6)]],
      focus = "train",
      try = {text = [[
 The momentum row forgets its start slowly. Raise the momentum to 0.5
@@ -153,6 +176,8 @@ cumulative one: a faster average forgets the initial mean 0 and var 1.]],
               return (s.momentum ~= false and s.momentum >= 0.5) or
                      "momentum is still " .. tostring(s.momentum)
             end,
+            hints = {"o and O halve and double the momentum",
+                     [[set{momentum = 0.5}]]},
             show = {momentum = 0.5}}},
   },
 }

@@ -1,6 +1,7 @@
 -- Text 000 (chapter 15), section 15.6: the check-yourself questions, each answered on the
 -- screen (nullspaces at d = 4, ranks, and what eps leaves exact).
 local X = {-2, -1, 1, 2}
+local X6 = {-3, -1, 0.5, 1, 2, 4} -- a generic x of six values, for the questions' d = 6
 
 local function jac_rank(s)
   return ns.rank(ns.jacobian(s.x, {kind = s.kind, eps = s.eps}), 1e-10)
@@ -25,44 +26,84 @@ lesson{
   steps = {
     {text = [[
 Question 1. For d = 4, which input directions are in the nullspace of
-the centered map's Jacobian, and what rank follows? Predict first, then
-test a direction: a change of x along it must leave y where it is.]],
+the centered map's Jacobian, and what rank follows? The output panel
+(Alt-3) has the centered map at eps 0 with its two probes, x + 10 and 2x:
+they are the place to start. The spectrum panel (Alt-4) already prints
+the rank for this x, so the question to answer is the next size up.]],
      set = {x = X, kind = "layer", eps = 0, shift = 10, scale = 2},
      focus = "output",
      try = {text = [[
-Move x along the direction you predicted, e.g. add the same number to
-every value (set{x = {3, 4, 6, 7}}), and check that y does not move.]],
-            check = function(s) return same_output(s, "layer") end,
-            show = {x = {3, 4, 6, 7}}}},
+For a generic x of d = 6 values, what is the rank of the centered map's
+Jacobian? Type = and a number.]],
+            answer = {value = function(s) return jac_rank({x = ns.tensor(X6), kind = "layer",
+                                                            eps = 0}) end, tol = 0},
+            hints = {"Which probe leaves y where it is? Each one is a direction x can move " ..
+                       "along without changing y.",
+                     "Adding 10 moves x along the all-ones vector; doubling it moves x " ..
+                       "along itself (the radial direction).",
+                     "Two directions are lost at any d: rank 4 - 2 = 2 here, 6 - 2 = 4 " ..
+                       "for d = 6."}}},
 
     {text = [[
 Answer 1: the all-ones vector and the centered input P x itself (the
 shift and the scale). Two directions, so rank 4 - 2 = 2: the spectrum
-panel shows the "ones" and "radial" eigenvalues at 0.]],
-     set = {x = X},
-     focus = "spectrum"},
+panel (Alt-4) lists the "ones" and "radial" eigenvalues at 0.]],
+     focus = "spectrum",
+     try = {text = [[
+Test a direction you named: move x along it, with the input panel
+(Alt-1, then type the values) or set{x = {...}}, and check that y does
+not move.]],
+            check = function(s) return same_output(s, "layer") end,
+            hints = {"Adding the same number to every value moves x along the ones vector.",
+                     "set{x = {3, 4, 6, 7}}"},
+            show = {x = {3, 4, 6, 7}}}},
 
     {text = [[
-Question 2. And for the RMS map (kind rms)? Which direction does it
-ignore, and does the ones direction still count?]],
-     set = {kind = "rms"},
+Question 2. And for the RMS map (kind rms, k in the settings)? Which
+direction does it ignore, and does the ones direction still count? The
+output panel (Alt-3) shows the RMS map with the same two probes.]],
+     set = {x = X, kind = "rms"},
      focus = "output",
      try = {text = [[
-Test your answer: move x along the direction you think the RMS map
-ignores (for example set{x = {-4, -2, 2, 4}}, twice x).]],
-            check = function(s) return same_output(s, "rms") end,
-            show = {x = {-4, -2, 2, 4}}}},
+For a generic x of d = 6 values (the spectrum prints the answer for
+this one), what is the rank of the RMS map's Jacobian? Type = and a
+number.]],
+            answer = {value = function(s) return jac_rank({x = ns.tensor(X6), kind = "rms",
+                                                            eps = 0}) end, tol = 0},
+            hints = {"Read the probes: which of them now changes y?",
+                     "The shift probe moves y: the ones direction is kept. Only x / ||x|| " ..
+                       "is left out.",
+                     "One direction lost at any d: rank 4 - 1 = 3 here, 6 - 1 = 5 for " ..
+                       "d = 6."}}},
 
     {text = [[
 Answer 2: only the radial direction x / ||x||. Along ones the RMS output
-moves (the shift probe is not 0), so the rank is 4 - 1 = 3.]],
-     set = {x = X},
-     focus = "spectrum"},
+moves (the shift probe is not 0), so the rank is 4 - 1 = 3: the spectrum
+panel (Alt-4) has radial at 0 and no ones row.]],
+     focus = "spectrum",
+     try = {text = [[
+Move x along the one direction the RMS map ignores (set{x = {...}}) and
+check that y stays where it is.]],
+            check = function(s) return same_output(s, "rms") end,
+            hints = {"The RMS map ignores positive scaling: multiply x by a number > 0.",
+                     "set{x = {-4, -2, 2, 4}}"},
+            show = {x = {-4, -2, 2, 4}}}},
 
     {text = [[
-Question 3. Add eps = 1e-5. Which zero eigenvalues survive? For the
-centered map only the ones direction stays exactly null (P 1 = 0 still);
-the radial eigenvalue becomes eps / s^3. Rank 3.]],
+Question 3. Give the centered map eps = 1e-5 (e and E in the settings
+step it). The spectrum panel (Alt-4) shows which of its two
+zero eigenvalues moved.]],
+     predict = {question = "x = (-2, -1, 1, 2), eps = 1e-5: which zero eigenvalues of the centered map " ..
+                  "stay exactly 0?",
+                choices = {"ones and radial", "only ones", "only radial", "neither"},
+                answer = function(s)
+                  local ones, radial
+                  for _, e in ipairs(result().jacobian.closed) do
+                    if e.label == "ones" then ones = e.value == 0 end
+                    if e.label == "radial" then radial = e.value == 0 end
+                  end
+                  return ones and radial and 1 or ones and 2 or radial and 3 or 4
+                end},
      set = {x = X, kind = "layer", eps = 1e-5},
      focus = "spectrum",
      claims = function(s)
@@ -70,8 +111,13 @@ the radial eigenvalue becomes eps / s^3. Rank 3.]],
      end},
 
     {text = [[
-For the RMS map with eps = 1e-5 nothing stays null: the radial
-eigenvalue is eps / r^3 with r = sqrt(mean(x^2) + eps). Full rank 4.]],
+Answer 3: only the ones direction stays exactly null, since P 1 = 0 does
+not involve eps. The radial eigenvalue becomes eps / s^3, small but not
+0: rank 3. Now the RMS map with the same eps (kind rms); once you
+answer, the spectrum panel (Alt-4) shows it.]],
+     predict = {question = "The RMS map at x = (-2, -1, 1, 2) with eps = 1e-5: the rank of its " ..
+                  "Jacobian (d = 4)?",
+                value = function(s) return jac_rank(s) end, tol = 0},
      set = {kind = "rms"},
      focus = "spectrum",
      claims = function(s)
@@ -79,9 +125,18 @@ eigenvalue is eps / r^3 with r = sqrt(mean(x^2) + eps). Full rank 4.]],
      end},
 
     {text = [[
-Question 4. Which invariances stay exact with eps? Shift invariance of
-the centered map does: eps is added to m2, and m2 does not see a shift.
-The shift probe still shows 0.]],
+Nothing stays null for the RMS map: its radial eigenvalue is eps / r^3
+with r = sqrt(mean(x^2) + eps), and it had no ones direction. Full rank.
+
+Question 4. Which invariances stay exact with eps? The
+output panel (Alt-3) shows the centered map's shift probe with eps = 1e-5.]],
+     predict = {question = "With eps = 1e-5, is the centered map still exactly shift " ..
+                  "invariant?",
+                choices = {"yes, exactly", "only approximately", "no"},
+                answer = function(s)
+                  local d = result().shift_dev
+                  return d == 0 and 1 or d < 1e-6 and 2 or 3
+                end},
      set = {kind = "layer"},
      focus = "output",
      claims = function(s)
@@ -89,16 +144,22 @@ The shift probe still shows 0.]],
      end},
 
     {text = [[
-Scale invariance becomes approximate: the scale probe is no longer 0,
-only small while m2 stays well above eps.]],
+Shift invariance stays exact: eps is added to m2, and m2 does not see a
+shift. Scale invariance becomes approximate: the scale probe (2x) is no
+longer 0, only small while m2 stays well above eps.
+(Alt-3)]],
      focus = "output",
      try = {text = [[
-Find a scale a for the scale probe at which the output changes by more
-than 0.1 (hint: make m2 = 2.5 a^2 comparable to eps).]],
+Find a scale a for the scale probe (z halves it, Z doubles it, or
+set{scale = ...}) at which the output changes by more than 0.1.]],
             check = function(s)
               local d = result().scale_dev
               return d > 0.1 or string.format("the change is %.3g", d)
             end,
+            hints = {"The probe divides by sqrt(a^2 m2 + eps) with m2 = 2.5: eps must " ..
+                       "not be negligible next to a^2 m2.",
+                     "a^2 x 2.5 near 1e-5 means a near 2e-3: try a = 1e-3.",
+                     "set{scale = 1e-3}"},
             show = {scale = 1e-3}}},
   },
 }

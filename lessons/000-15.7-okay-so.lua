@@ -10,30 +10,32 @@ lesson{
   steps = {
     {text = [[
 Inherited: two tools from earlier chapters. A centered streaming state
-(n, mean, m2), which the precision panel computes three ways, and the
+(n, mean, m2), which the precision panel (Alt-7) computes three ways, and the
 spectrum of a Jacobian, which now diagnoses a layer.]],
      set = {x = {9998, 9999, 10001, 10002}, kind = "layer", eps = 0, dtype = "fp32",
             shift = 10, scale = 2},
      focus = "precision"},
 
     {text = [[
-Changed: a normalization is specified by its invariance, its statistic,
-its eps (value and place) and its placement, not by its name. Every one
-of them is a setting in the settings panel.]],
+Changed: the name of a layer says little. What pins it down is what it
+ignores, what it computes, how large its eps is and where it is added,
+and where the layer sits in the network. The settings panel (Alt-2) has a row
+for each of these.]],
      set = {x = X, dtype = "fp64", eps = 1e-5},
      focus = "settings"},
 
     {text = [[
-Measured: one set of claims checks invariance, rank and fp32 arithmetic;
-another merges running states and measures the train/eval gap. Every
-number is recomputed by these lessons (normscope verify lists them).]],
+Measured: first the shift probe, the ranks in the spectrum and the fp32
+rows of the precision panel; then the merged running state, whose gap
+is in the train/eval panel (Alt-6) on screen now. These lessons recompute every
+one of those numbers (normscope verify lists them).]],
      set = {momentum = 0.1},
      focus = "train"},
 
     {text = [[
 Settled: the centered map and the RMS map forget different directions.
 Compare the spectrum of kind layer (ones and radial at 0, eps 0) with
-that of kind rms (radial only).]],
+that of kind rms (radial only). (Alt-4)]],
      set = {eps = 0, kind = "layer"},
      focus = "spectrum",
      try = {text = [[
@@ -42,12 +44,18 @@ no longer erased and joins the bulk), and only radial stays at 0.]],
             check = function(s)
               return s.kind == "rms" or "the kind is " .. s.kind
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "rms"}]]},
             show = {kind = "rms"}}},
 
     {text = [[
-Open: the Jacobian here is local. What happens when a derivative map that
-is under control meets a curvature boundary that moves along the training
-trajectory? The chapter leaves that for later.]],
-     focus = "spectrum"},
+Open: the spectrum on screen describes the map at one input. Training
+moves the input and the weights, and the regions where the map bends
+sharply (near zero variance, for one) move with them. How a derivative
+that behaves well here fares when such a region comes close is a
+question for a later chapter. The figure view (f) draws the spectrum
+panel's own figure for this one input. (Alt-4)]],
+     focus = "spectrum",
+     view = "figure"},
   },
 }

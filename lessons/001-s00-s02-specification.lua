@@ -20,14 +20,17 @@ which coordinates are averaged decides what information is removed (s3),
 the stabilizer eps makes scale invariance only approximate (s4, s5), and
 statistics taken across examples make one example's output depend on the
 others (s6). It argues from small constructions you can compute by hand,
-not from benchmark results.]]},
+not from benchmark results. The output panel (Alt-3) has the kind of
+construction it argues from: four numbers under layer norm, small
+enough to check by hand.]],
+     focus = "output"},
 
     {text = [[
 "Subtract the mean, divide by the standard deviation" is not yet a layer.
 A full specification names: the tensor's shape, the reduction axes, the
 variance convention (divide by n or n - 1), eps and where it goes, the
 affine gamma and beta, and what happens at inference. Each of these is a
-field of the settings panel: kind and axes, ddof, eps and eps_at, gamma
+field of the settings panel (Alt-2): kind and axes, ddof, eps and eps_at, gamma
 and beta, mode.]],
      set = {kind = "layer", axes = "default", ddof = 0, eps = 1e-5, eps_at = "var",
             gamma = {}, beta = {}, mode = "train"},
@@ -38,7 +41,7 @@ Two layers with the same formula can be different functions. The batch
 panel holds a 3 x 3 matrix (rows are examples). Batch norm standardises
 each column (one feature across the examples); layer norm standardises
 each row (one example across its features). Same numbers in, different
-numbers out.]],
+numbers out. (Alt-5)]],
      set = {batch = M, target = 1, companion = 3, baseline = false},
      focus = "batch",
      try = {text = [[
@@ -56,13 +59,19 @@ layer norm never looks at another row.]],
               local d = (b.ln:slice(1, 1, 1):reshape(-1) - ln_row(row1, s.eps)):abs():max()
               return d < 1e-12 or "layer norm of row 1 changed?"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 2, 6}, {3, 2, 1}, {9, -4, 0}}}]]},
             show = {batch = {{1, 2, 6}, {3, 2, 1}, {9, -4, 0}}}}},
 
     {text = [[
 So the useful question is not "does normalization help?" but "which
 changes of the input should leave the representation alone, and which
 information must survive?". Removing an offset is harmless when the
-offset is noise, and harmful when it carries the label.]]},
+offset is noise, and harmful when it carries the label. The output panel
+(Alt-3) has layer norm of x = (1, 2, 4): its shift probe adds 10 to
+every value, and the output does not notice.]],
+     set = {x = {1, 2, 4}, kind = "layer", shift = 10},
+     focus = "output"},
 
     {text = [[
 Section 2 keeps three historical papers apart. Ioffe and Szegedy (2015)
@@ -73,10 +82,14 @@ the statistics within one training case (layer norm): other axes, other
 dependencies. Santurkar et al. (2018) explained batch norm's effect by a
 smoother optimization; that does not make every network smooth.
 
-The article reproduces none of their speed or accuracy results. It asks
+None of their training-speed or accuracy numbers are rerun. The article asks
 what follows exactly from the map itself, and those identities stay
 checkable whatever the explanation turns out to be: shift invariance
 (lesson 001-s03), the eps-dependent scale response (s04, s05), and the
-sign flip caused by a batch companion (s06).]]},
+sign flip caused by a batch companion (s06). The settings panel's kind
+row (k steps it) names the two maps of the first two papers: batch and
+layer. (Alt-2)]],
+     set = {kind = "batch"},
+     focus = "settings"},
   },
 }

@@ -15,17 +15,19 @@ Equation 1 of the article, for a vector x of d >= 2 coordinates:
 
 P subtracts the coordinate mean; c is the centered vector; the
 denominator is its root mean square, stabilised by eps. Here x = (1, 2, 4)
-with eps = 1e-5, no gamma or beta: the output panel shows N(x).]],
+with eps = 1e-5, no gamma or beta: the output panel (Alt-3) shows N(x).]],
      set = {x = X, kind = "layer", eps = 1e-5, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, shift = 10, scale = 2},
      focus = "output"},
 
     {text = [[
 The all-ones vector is in P's nullspace: P 1 = 0. So x and x + b 1 have
-the same centered vector for every b, and the same output. The shift
-probe compares N(x) with N(x + 10) = N(11, 12, 14): the largest
-difference is 0. In the spectrum panel the same fact is the "ones"
-eigenvalue 0.]],
+the same centered vector for every b. The shift probe compares N(x) with
+N(x + 10) = N(11, 12, 14): read the largest difference (max|y'-y|). In
+the spectrum panel (Alt-4) the same fact is the "ones" eigenvalue.]],
+     predict = {question = "Equation 1 with eps = 1e-5: how far apart are N(1, 2, 4) and " ..
+                  "N(11, 12, 14), at most?",
+                value = function(s) return result().shift_dev end, tol = 1e-12},
      focus = "output",
      claims = function(s)
        claim("r3-level-erased", result().shift_dev)
@@ -34,7 +36,7 @@ eigenvalue 0.]],
     {text = [[
 Could a later gain and bias bring the level back? No: gamma and beta act
 on N(x), and N(x) is already the same for both inputs, so whatever they
-do, they do to both.]],
+do, they do to both. (Alt-3)]],
      focus = "output",
      try = {text = [[
 Give the layer an affine (set{gamma = 3, beta = 1}) and check the shift
@@ -44,6 +46,8 @@ probe: still no difference between x and x + 10.]],
               local d = result().shift_dev
               return d < 1e-12 or string.format("shift probe moved by %.3g", d)
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 3, beta = 1}]]},
             show = {gamma = 3, beta = 1}}},
 
     {text = [[
@@ -53,6 +57,8 @@ and nothing else carries it, the layer has destroyed the answer. This is
 row 1 of the article's table: within-example centering removes the
 shared offset, so ask whether the task's information lives in that
 offset. A residual connection or an extra unnormalized feature can carry
-the level around the layer; the statement is about the isolated map.]]},
+the level around the layer; the statement is about the isolated map. The
+spectrum panel (Alt-4) shows the erased level as the "ones" eigenvalue.]],
+     focus = "spectrum"},
   },
 }

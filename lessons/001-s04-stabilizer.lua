@@ -35,7 +35,8 @@ Equation 2: for a > 0 and any offset b,
 
 The offset disappears exactly. The scale a cancels only if eps = 0 (and
 v > 0). Check the easy half first: x = (1, 2, 4) (v = 14/9), eps = 0,
-and the scale probe at a = 0.001: the largest change is 0.]],
+and the scale probe at a = 0.001: the largest change is 0.
+(Alt-3)]],
      set = {x = X, kind = "layer", eps = 0, eps_at = "var", ddof = 0, gamma = {}, beta = {},
             scale = 1e-3, shift = 10},
      focus = "output"},
@@ -44,7 +45,7 @@ and the scale probe at a = 0.001: the largest change is 0.]],
 Now eps = 1e-5. At a = 0.001, a^2 v is about 1.6e-6, smaller than eps,
 so the denominator is mostly eps: N(a x) keeps only about 0.367 of its
 eps = 0 amplitude (the ratio a sqrt(v) / sqrt(a^2 v + eps)). Compare the
-scale probe's y(a x) with y in the output panel.]],
+scale probe's y(a x) with y in the output panel (Alt-3).]],
      set = {eps = 1e-5},
      focus = "output",
      claims = function(s)
@@ -53,13 +54,17 @@ scale probe's y(a x) with y in the output panel.]],
      end,
      try = {text = [[
 Find a scale where the output has almost all of its amplitude back (at
-least 99 %): try set{scale = 0.01}, then set{scale = 0.1}.]],
+least 99 %): Z doubles the scale probe's a, or set{scale = ...}.]],
             check = function(s)
               if s.scale <= 0 then return "use a positive scale" end
               local r = amplitude(s.scale, s.eps)
               return r >= 0.99 or string.format("amplitude %.3f of the limit at a = %g", r,
                                                 s.scale)
             end,
+            hints = {"The amplitude is a sqrt(v) / sqrt(a^2 v + eps): a^2 v must be far " ..
+                       "above eps = 1e-5.",
+                     "v = 14/9; for 99 % you need a^2 v about 50 eps, so a near 0.02 or more.",
+                     "set{scale = 0.1}"},
             show = {scale = 0.1}}},
 
     {text = [[
@@ -67,8 +72,9 @@ The article's first figure traces that ratio over many scales for two
 stabilizers. Small a: the output fades toward 0. Large a: it reaches the
 scale-invariant limit. With eps = 1e-5 the ratio is 1/2 at a of about
 0.00146 (where a^2 v = eps / 3); with eps = 1e-2 the whole curve moves
-right, and even a = 0.1 keeps only 0.78. A sensitivity curve of the map,
-not a comparison of any framework's default.]],
+right, and even a = 0.1 keeps only 0.78. The curve describes the map
+itself; it says nothing about the eps any framework picks by default.
+(F: figure)]],
      figure = function(s)
        local as, lo, hi = {}, {}, {}
        for k = 0, 48 do
@@ -89,7 +95,8 @@ not a comparison of any framework's default.]],
     {text = [[
 Negative scales are a different matter: a < 0 flips the centered vector,
 so N(-x) = -N(x). With a = -1 the scale probe shows y(-x) as the mirror
-image of y. "Scale invariant" must therefore say "positive scale".]],
+image of y. "Scale invariant" must therefore say "positive scale".
+(Alt-3)]],
      set = {scale = -1},
      focus = "output",
      claims = function(s)

@@ -33,7 +33,7 @@ Write c = P x and s = sqrt(c^T c / d + eps). Equation 3:
 
   J = P / s - c c^T / (d s^3),   J 1 = 0,   J c = (eps / s^3) c
 
-At x = (1, 2, 4) with eps = 0.01, read the spectrum panel: the "ones"
+At x = (1, 2, 4) with eps = 0.01, read the spectrum panel (Alt-4): the "ones"
 direction has eigenvalue 0, the radial direction c has eps / s^3 (about
 0.0051), and the direction orthogonal to both has 1 / s (about 0.7992).
 The lesson computes v^T J v / v^T v for each direction from the analytic
@@ -53,24 +53,27 @@ Jacobian.]],
 Two different reasons for a small eigenvalue. The ones direction is
 removed by construction: 0 for every eps. The radial direction is only
 suppressed: its eigenvalue eps / s^3 grows with eps and shrinks as the
-signal grows.]],
+signal grows. (Alt-4)]],
      focus = "spectrum",
      try = {text = [[
-Raise eps to 1 (set{eps = 1}): the radial eigenvalue climbs to about 40 %
-of the bulk one (the ratio is eps / (v + eps)), while ones stays at 0.]],
-            check = function(s)
-              local J = ns.jacobian(s.x, spec(s))
-              local ones, c, u = directions(s.x)
-              local ratio = along(J, c) / along(J, u)
-              return ratio > 0.3 or string.format("radial / bulk is only %.3g", ratio)
-            end,
-            show = {eps = 1}}},
+At eps = 1, what is the radial eigenvalue divided by the bulk one, for
+this x (v = c^T c / d = 14/9)? Type = and a number, then raise eps to 1
+(E, or set{eps = 1}) and read both rows of the spectrum.]],
+            answer = {value = function(s)
+                        local J = ns.jacobian(s.x, {kind = "layer", eps = 1, eps_at = "var"})
+                        local _, c, u = directions(s.x)
+                        return along(J, c) / along(J, u)
+                      end},
+            hints = {"From equation 3: radial eps / s^3, bulk 1 / s, with s^2 = v + eps.",
+                     "Their ratio is eps / s^2 = eps / (v + eps).",
+                     "1 / (14/9 + 1) = 9/23 = 0.391: the radial direction is no longer " ..
+                       "faint; ones stays at 0."}}},
 
     {text = [[
 With eps = 0 (and a non-constant x) the radial eigenvalue is exactly 0
-too: moving x along a positive scale does not move the output at all.
+too: stretching x by a positive factor leaves the output exactly as it was.
 With eps > 0 that direction stays faintly visible. The bulk eigenvalue
-is then 1 / sqrt(14/9) = 0.8018.]],
+is then 1 / sqrt(14/9) = 0.8018. (Alt-4)]],
      set = {eps = 0},
      focus = "spectrum",
      claims = function(s)
@@ -84,7 +87,8 @@ The companion check of the article: compare the analytic Jacobian with
 central finite differences (step h = 1e-6) at eps = 0.01, away from the
 singular zero-variance case. The largest entry-wise difference stays
 below 1e-7: the formula and the code agree. The spectrum panel's FD
-column shows the eigenvalues of the finite-difference Jacobian.]],
+column shows the eigenvalues of the finite-difference Jacobian.
+(Alt-4)]],
      set = {eps = 0.01},
      focus = "spectrum",
      claims = function(s)

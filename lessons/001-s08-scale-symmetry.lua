@@ -32,7 +32,8 @@ Five examples with four features each, a weight vector w = (0.3, -0.2,
 0.5, 0.1), and one feature per example: z = X w = (3.4, 5.5, 7.1, 9.8,
 13.2). Batch norm over the five examples with eps = 0 is exactly
 scale-invariant, so w and 10 w give the same predictions. The output
-panel holds z; its scale probe (a = 10) shows the largest change: 0.]],
+panel holds z; its scale probe (a = 10) shows the largest change: 0.
+(Alt-3)]],
      set = {x = feature(1), kind = "batch", eps = 0, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, scale = 10, mode = "train"},
      focus = "output",
@@ -51,9 +52,9 @@ g = (1, -2, 0.5, 3, 0), the gradient dL/dw = X^T J^T g has norm ratio
        claim("r8-weight-scale-grad-ratio", norm(grad_w(1)) / norm(grad_w(10)))
      end,
      try = {text = [[
-Pick another factor for the scale probe, say set{scale = 3}: the output
-still does not move, and the gradient ratio at that factor is 3 (the
-check computes it for your scale).]],
+Pick another factor for the scale probe (z and Z halve and double it,
+or set{scale = ...}): does the output move, and what does the gradient
+ratio become? The check computes the ratio for your scale.]],
             check = function(s)
               local c = s.scale
               if c <= 0 or c == 10 then return "choose a positive factor other than 10" end
@@ -61,6 +62,9 @@ check computes it for your scale).]],
               if result().scale_dev > 1e-12 then return "the output moved?" end
               return math.abs(r - c) < 1e-9 * c or string.format("ratio %.6g", r)
             end,
+            hints = {"Any positive factor other than 10 will do.",
+                     "The ratio follows the factor: at c the gradient is c times smaller.",
+                     "set{scale = 3}: output unchanged, ratio 3."},
             show = {scale = 3}}},
 
     {text = [[
@@ -71,6 +75,16 @@ complexity, and a penalty on it (weight decay) can still steer the
 optimisation, because it changes the gradient's size. How much depends
 on eps, the affine, bypass routes and the optimiser, so the article
 claims no universal meaning for a weight-decay value. Measure functional
-and parameter changes separately.]]},
+and parameter changes separately. The figure (F) puts the two side by side
+for a few factors c: the output's largest change, and ||dL/dw|| at c w.]],
+     figure = function(s)
+       local cs = {0.5, 1, 2, 5, 10}
+       local rows = {"    c   max |BN(c z) - BN(z)|   ||dL/dw at c w||"}
+       for _, c in ipairs(cs) do
+         local d = (ns.normalize(feature(c), BN) - ns.normalize(feature(1), BN)):abs():max()
+         rows[#rows + 1] = string.format("%5g   %21.3g   %16.5f", c, d, norm(grad_w(c)))
+       end
+       return table.concat(rows, "\n")
+     end},
   },
 }

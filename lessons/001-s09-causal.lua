@@ -13,7 +13,7 @@ lesson{
 Replace batch norm by layer norm and several things change at once: the
 reduction axes, the coupling between examples, which invariances hold,
 the stored state for inference, and sometimes the shape of gamma and
-beta. The output panel holds a 4 x 3 batch (rows are examples) under
+beta. The output panel (Alt-3) holds a 4 x 3 batch (rows are examples) under
 batch norm: four examples share 3 statistics, one per feature.]],
      set = {x = M, kind = "batch", axes = "default", eps = 1e-5, eps_at = "var", ddof = 0,
             gamma = {}, beta = {}, mode = "train", shift = 10},
@@ -27,6 +27,8 @@ these caused it?]],
               if s.kind ~= "layer" then return "kind is still " .. s.kind end
               return #result().mean == 4 or "expected one statistic per example"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -37,7 +39,7 @@ mode), change the batch composition while keeping the examples fixed
 or give the network an unnormalized copy of the level through a side
 route. Pair each with the task's own outcome and with optimisation
 diagnostics; if one intervention changes both the gradient scale and
-the available information, measure both.]],
+the available information, measure both. (Alt-2)]],
      set = {kind = "batch"},
      focus = "settings",
      try = {text = [[
@@ -46,6 +48,8 @@ at which panels change and which stay as they were.]],
             check = function(s)
               return s.eps >= 1e-3 or string.format("eps is still %g", s.eps)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1e-2}]]},
             show = {eps = 1e-2}}},
 
     {text = [[
@@ -53,9 +57,13 @@ The article ends with three open questions for such studies:
 
 - Which signals that the task needs does a proposed reduction axis
   remove?
-- How much of the error at deployment comes from stored statistics
-  rather than from the learned weights?
+- When a deployed model errs, what share of the error traces back to
+  its stored running statistics, and what share to its weights?
 - Can interventions separate the removal of information from better
-  conditioning of the optimisation?]]},
+  conditioning of the optimisation?
+
+The second question starts at the train/eval panel (Alt-6): the stored
+statistics a deployed batch-norm layer uses.]],
+     focus = "train"},
   },
 }

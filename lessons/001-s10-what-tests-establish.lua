@@ -17,7 +17,7 @@ shift invariance (001-s03), of the eps-dependent radial eigenvalue and
 of the Jacobian against finite differences (001-s05), and of the sign
 flip under a new companion (001-s06). This step puts x = (1, 2, 4) back
 with eps = 1e-5: the shift probe (0) and the spectrum (ones 0, radial
-small) show two of them at once.]],
+small) show two of them at once. (Alt-4)]],
      set = {x = X, kind = "layer", eps = 1e-5, eps_at = "var", ddof = 0, gamma = {},
             beta = {}, shift = 10, scale = 1e-3, mode = "train"},
      focus = "spectrum"},
@@ -35,7 +35,7 @@ The article's table, one row per choice:
 
 Rows 1 and 3 are on screen now: the shift probe (row 1), and the scale
 probe at a = 0.001 with the radial eigenvalue (row 3). Row 2 is the
-batch panel of lesson 001-s06.]],
+batch panel of lesson 001-s06. (Alt-3)]],
      focus = "output"},
 
     {text = [[
@@ -46,6 +46,10 @@ tolerance, which is evidence, not proof; and each framework's default
 axes and statistics still have to be checked on their own. None of it
 says which normalization suits a language model or an image classifier.
 Its value is to separate exact algebra from empirical choices, so that a
-training study can then ask whether a map's invariances fit its task.]]},
+training study can then ask whether a map's invariances fit its task.
+One thing the algebra leaves out is on screen: the residual view (D), a
+path around the layer that changes which directions lose their
+gradient (lesson 000-15.4).]],
+     focus = "residual"},
   },
 }

@@ -14,26 +14,29 @@ lesson{
 First check the axes and broadcasting on a tensor small enough to do by
 hand. x is 2 x 3 (two examples, three features) under layer norm: row
 (1, 2, 6) has mean 3 and variance 14/3, so its output is (-2, -1, 3) /
-sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel.]],
+sqrt(14/3) = (-0.93, -0.46, 1.39). Compare with the output panel (Alt-3).]],
      set = {x = TINY, kind = "layer", axes = "default", eps = 1e-5, eps_at = "var", ddof = 0,
             gamma = {}, beta = {}, mode = "train", scale = 2, shift = 10},
      focus = "output",
      try = {text = [[
-Predict batch norm of the same x by hand before you look: each column
-has two values, so it becomes (-1, 1) or (1, -1), except column 2 whose
-values are equal. Then set{kind = "batch"} and compare.]],
-            check = function(s)
-              if s.kind ~= "batch" then return "kind is still " .. s.kind end
-              local d = off(result().y, {{-1, 0, 1}, {1, 0, -1}})
-              return d < 1e-4 or string.format("off the hand result by %.3g", d)
-            end,
-            show = {kind = "batch"}}},
+Now batch norm of the same x, by hand, before you look: type the batch
+norm output of row 1, column 1 (the 1): = and a number.]],
+            answer = {value = function(s)
+                        return ns.normalize(s.x, {kind = "batch", eps = s.eps}):flat()[1]
+                      end, tol = 1e-3},
+            hints = {"Batch norm standardises each column: here two values per column.",
+                     "Two values always standardise to -1 and +1 (up to eps); equal values " ..
+                       "to 0.",
+                     "-1: the 1 is the smaller of (1, 3). The next step switches to batch " ..
+                       "norm, and column 2, (2, 2), gives 0."}}},
 
     {text = [[
-Column 2 came out as 0 without any complaint: eps kept the division by a
+Batch norm now: each column of two values became -1 and +1, and
+column 2 came out as 0 without any complaint: eps kept the division by a
 zero variance finite. That is how a stabilizer can hide an axis mistake,
 the arithmetic succeeds and the meaning is wrong. Next, compare train
-and eval mode on the same input with the stored statistics in hand.]],
+and eval mode on the same input with the stored statistics in hand.
+(Alt-3)]],
      set = {kind = "batch"},
      focus = "output",
      try = {text = [[
@@ -42,13 +45,16 @@ moves when the batch's statistics are replaced by the stored ones.]],
             check = function(s)
               return s.mode == "eval" or "mode is still " .. s.mode
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
-Then look at the denominators, especially near zero variance, before
-touching the learning rate. A constant input (5, 5, 5, 5) with eps = 1e-5
-gives y = 0 and a denominator of sqrt(eps) = 0.0032: the declared eps
-decides the result, not any invariance.]],
+Third, the denominators: before any learning rate takes the blame, see
+how small sqrt(var + eps) gets. The output panel (Alt-3) has the worst case, the
+constant row (5, 5, 5, 5). Its variance is 0, the denominator is
+sqrt(1e-5) = 0.0032 and y = 0. That answer comes from eps alone; no
+invariance of the map is involved.]],
      set = {x = {5, 5, 5, 5}, kind = "layer", mode = "train"},
      focus = "output",
      try = {text = [[
@@ -58,15 +64,18 @@ reports the degenerate statistic (y is 0/0).]],
               local c = result().cond
               return c ~= "none" or "no degenerate statistic reported"
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
-A forward pass that runs says little about the derivatives. A finite-
-difference check on a small smooth input is cheap evidence that the code
-matches the formula: here x = (1, 1.001, 0.999), a tiny variance. The
-spectrum panel's FD column agrees with the analytic one, but at this
-variance (about 7e-7, below eps) eps dominates: the scale probe (a = 2)
-changes y by about 0.26, where exact invariance would predict 0.]],
+Fourth, the derivatives: a forward pass that runs proves nothing about
+them. The spectrum panel (Alt-4) holds the analytic Jacobian and one from
+finite differences (its FD column): when they agree, the code does what
+the formula says. Here x = (1, 1.001, 0.999) has a
+variance of about 7e-7, below eps, and the columns still agree. eps now
+rules the map, though: the scale probe (a = 2) moves y by about 0.26,
+where an exactly scale-invariant map would give 0.]],
      set = {x = {1, 1.001, 0.999}, eps = 1e-5},
      focus = "spectrum",
      try = {text = [[
@@ -76,20 +85,28 @@ rounding level: the behaviour follows the declared eps.]],
               local d = result().scale_dev
               return d < 1e-9 or string.format("the scale probe changes y by %.3g", d)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
-The article's protocol, with where each step lives in these lessons:
+The article's protocol has six steps. You have met each of them on
+this screen:
 
-1. Specify dimensions, axes, the variance denominator, eps and how the
-   affine broadcasts (the settings panel; 001-s00).
-2. Verify the map on a tensor you can compute by hand (step 1 here).
-3. Compare analytic and finite-difference Jacobians away from singular
-   inputs (001-s05).
-4. Vary the batch companions with the target held fixed (001-s06).
-5. Capture the stored inference statistics; test mode switches
-   explicitly (001-s07).
-6. Declare the task-specific interventions before crediting an accuracy
-   or speed change to one cause (001-s09).]]},
+1. The settings panel filled in completely: shape, axes, n or n - 1,
+   eps and its place, the shape of gamma and beta (001-s00).
+2. A tensor small enough for pencil and paper, held against the output
+   panel (step 1 of this lesson).
+3. The spectrum's analytic and FD columns side by side, at an input
+   whose variance is not 0 (001-s05).
+4. The batch panel: one target row kept, its companions changed
+   (001-s06).
+5. The train/eval panel's stored statistics kept with the model, and
+   the mode switched on purpose, never by accident (001-s07).
+6. The interventions listed before an accuracy or speed change is
+   put down to any one of them (001-s09).
+
+The settings panel (Alt-2) is where step 1 starts.]],
+     focus = "settings"},
   },
 }

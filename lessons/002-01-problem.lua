@@ -56,7 +56,7 @@ may see its inputs arrive with a new offset or a new spread from one batch
 to the next. Normalisation re-expresses each value relative to a chosen
 set of other values, so such drifts cancel.
 
-The output panel shows this for one vector: the shift probe adds 10 to
+The output panel (Alt-3) shows this for one vector: the shift probe adds 10 to
 every value, the scale probe doubles them, and layer norm's output hardly
 moves in either case (the largest changes are printed next to them).]],
      set = {x = {2, 4, 7, 11, 16}, kind = "layer", eps = 1e-5, shift = 10, scale = 2},
@@ -64,9 +64,10 @@ moves in either case (the largest changes are printed next to them).]],
 
     {text = [[
 The chapter's running example is a 5 x 4 matrix X: five observations
-(rows) and four features (columns). It is in the batch panel now. Its rows
-sit at different levels and its columns have different spreads, so it
-matters which values a normalised entry is compared with.]],
+(rows) and four features (columns). It is in the batch panel (Alt-5)
+now. Its rows sit at different levels and its columns have different
+spreads, so it matters which values a normalised entry is compared with.
+(F: figure)]],
      set = {batch = X, x = X, target = 1, companion = 5},
      focus = "batch",
      figure = function(s)
@@ -80,9 +81,10 @@ matters which values a normalised entry is compared with.]],
     {text = [[
 Fig. 13.1. Batch norm compares each entry with its column (the same
 feature in the other observations); layer norm compares it with its row
-(the other features of the same observation). The batch panel shows both
+(the other features of the same observation). The batch panel (Alt-5) shows both
 matrices. Follow one entry, 23 (row 5, column 3), across the two: it
-gets a different number because it is asked a different question.]],
+gets a different number because it is asked a different question.
+(F: figure)]],
      focus = "batch",
      figure = function(s)
        local b = result().batch
@@ -120,12 +122,12 @@ number.]],
                      end}}},
 
     {text = [[
-Definition. Normalisation writes values relative to a reference set: a
-batch, one observation, a group of channels or one vector. Which set you
-pick decides which values can influence one another, and whether the
-same rule can run in training and at inference.
+Definition. To normalise is to measure every value against a reference
+set: a batch, one observation, a group of channels, one vector. The set
+decides which values influence one another, and whether one rule can
+run in training and at inference.
 
-The output panel has the same X as its input, under kind batch now: its
+The output panel (Alt-3) has the same X as its input, under kind batch now: its
 statistics line shows four means and variances, one per column.]],
      set = {kind = "batch"},
      focus = "output",
@@ -139,6 +141,8 @@ layer-norm matrix.]],
               local d = (result().y - result().batch.ln):abs():max()
               return d < 1e-12 or string.format("y differs from the LN matrix by %g", d)
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

@@ -40,7 +40,7 @@ The number 30 says little by itself. Among (30, 60, 90) it is the
 smallest; among (10, 20, 30) the largest. Saying "two standard deviations
 above the mean" carries its own reference.
 
-A normalisation layer does this to activations. The output panel shows
+A normalisation layer does this to activations. The output panel (Alt-3) shows
 layer norm of (30, 60, 90): the 30 becomes -1.22, below its reference
 mean, and the signs and the order of the values survive.]],
      set = {x = {30, 60, 90}, kind = "layer", eps = 1e-5, gamma = {}, beta = {}},
@@ -58,10 +58,12 @@ set{x = {10, 20, 30}}, and watch its output turn positive.]],
               end
               return "keep a 30 in x"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {10, 20, 30}}]]},
             show = {x = {10, 20, 30}}}},
 
     {text = [[
-Back to the running matrix in the batch panel. Batch norm compares the
+Back to the running matrix in the batch panel (Alt-5). Batch norm compares the
 23 of row 5 with the rest of its column, 7, 11, 13 and 17; layer norm
 with the rest of its row, 11, 15 and 14. Two reference sets, two numbers:
 1.613 under batch norm, 1.634 under layer norm.]],
@@ -76,9 +78,9 @@ with the rest of its row, 11, 15 and 14. Two reference sets, two numbers:
     {text = [[
 The choice also says who depends on whom. Under batch norm, row 1's
 output uses the column statistics, so it changes when any other row
-changes. Under layer norm row 1 reads only row 1. The batch panel watches
-row 1 (the target) and compares it with the batch where row 5 (the
-companion) had its original values.]],
+changes. Under layer norm row 1 reads only row 1. The batch panel
+(Alt-5) watches row 1 (the target) and compares it with the batch where
+row 5 (the companion) had its original values.]],
      focus = "batch",
      try = {text = [[
 Change row 5: set{batch = {{1,3,7,2}, {2,5,11,4}, {4,7,13,8},
@@ -93,14 +95,17 @@ shows before and after); its layer-norm row stays as it was.]],
               local d = maxdiff(b.ln:slice(1, 1, 1):flat(), ln1)
               return d < 1e-12 or "change row 5 only, keep row 1"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 40}}}]]},
             show = {batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8},
                              {7, 9, 17, 10}, {11, 15, 23, 40}}}}},
 
     {text = [[
 Centring and scaling are two jobs. Subtracting the mean moves the values
-around zero; dividing by the standard deviation measures them in units
-of their spread. Take v = (2, 4, 7, 11, 16) with eps 0: the output panel
-shows the standardised vector, mean 0 and variance 1 (population).]],
+around zero; dividing by the standard deviation then counts each value's
+distance from the mean in multiples of the spread. Take v = (2, 4, 7,
+11, 16) with eps 0: the output panel (Alt-3) shows the standardised vector, mean
+0 and variance 1 (population). (F: figure)]],
      set = {x = V, eps = 0},
      focus = "output",
      figure = function(s) return stages_figure(V) end,
@@ -114,7 +119,8 @@ shows the standardised vector, mean 0 and variance 1 (population).]],
 The last row of the figure: a learned scale gamma = 1.5 and shift
 beta = 0.8 give a new working range. The output now has mean 0.8 and
 standard deviation 1.5, on purpose: normalisation fixes a frame of
-reference, it does not pin every layer to mean 0 and variance 1.]],
+reference, it does not pin every layer to mean 0 and variance 1.
+(Alt-3)]],
      set = {gamma = 1.5, beta = 0.8},
      focus = "output",
      claims = function(s)
@@ -123,21 +129,22 @@ reference, it does not pin every layer to mean 0 and variance 1.]],
        claim("n-affine-std", y:std())
      end,
      try = {text = [[
-Predict the mean and the standard deviation for gamma = 2, beta = -1,
-then set{gamma = 2, beta = -1} and compare with the output panel.]],
-            check = function(s)
-              local y = result().y
-              local ok = math.abs(y:mean() + 1) < 1e-9 and math.abs(y:std() - 2) < 1e-9
-              return ok or string.format("mean %.3f, std %.3f: want -1 and 2",
-                                         y:mean(), y:std())
-            end,
-            show = {gamma = 2, beta = -1}}},
+With gamma = 2 and beta = -1 instead, what would the 16 of v become?
+Type = and a number (a Lua expression will do), then set them and
+compare with the output panel.]],
+            answer = {value = function(s)
+                        return ns.normalize(s.x, {kind = s.kind, eps = s.eps, gamma = 2,
+                                                  beta = -1})[5]
+                      end},
+            hints = {"First standardise: v has mean 8 and population variance 25.2.",
+                     "The 16 is (16 - 8) / sqrt(25.2) = 1.594 standard deviations up.",
+                     "2 x 1.594 - 1 = 2.187: set{gamma = 2, beta = -1} shows it."}}},
 
     {text = [[
 RMS norm does only the second job: it divides by the root mean square
 and does not subtract the mean. With kind rms, v's output keeps a
 positive mean, and every value stays positive: the magnitude is
-controlled, the offset is kept.]],
+controlled, the offset is kept. (Alt-3)]],
      set = {kind = "rms", gamma = {}, beta = {}, eps = 1e-5},
      focus = "output"},
   },

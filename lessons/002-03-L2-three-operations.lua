@@ -18,7 +18,7 @@ Every normalisation layer does three things.
 2. It subtracts the mean and divides by sqrt(variance + eps).
 3. It multiplies by a learned gamma and adds a learned beta.
 
-The output panel runs batch norm on the running matrix: its statistics
+The output panel (Alt-3) runs batch norm on the running matrix: its statistics
 line lists the four column means and variances (step 1), and the
 denominators sqrt(var + eps) used in step 2.]],
      set = {x = X, kind = "batch", eps = 1e-5, gamma = {}, beta = {}},
@@ -27,7 +27,8 @@ denominators sqrt(var + eps) used in step 2.]],
     {text = [[
 Why eps? A reference set with no variation has variance 0, and step 2
 would divide 0 by 0. Here the second column is constant: with eps = 1e-5
-its outputs are 0 (the value equals its mean), not undefined.]],
+its outputs are 0 (the value equals its mean), not undefined.
+(Alt-3)]],
      set = {x = {{1, 5}, {2, 5}, {3, 5}}},
      focus = "output",
      try = {text = [[
@@ -37,19 +38,22 @@ column as degenerate: its outputs become NaN.]],
               if s.eps ~= 0 then return "eps is still " .. s.eps end
               return result().ndegenerate > 0 or "no statistic is degenerate: keep a constant column"
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
 Step 3: gamma and beta, one pair per feature for batch norm. With
 gamma = (1, 2, 3, 4) and beta = (0, 10, 20, 30), column j of the output
 has mean beta_j and standard deviation gamma_j: the model picks the range
-each feature works in.]],
+each feature works in. (Alt-3)]],
      set = {x = X, eps = 1e-5, gamma = {1, 2, 3, 4}, beta = {0, 10, 20, 30}},
      focus = "output"},
 
     {text = [[
 Without gamma and beta, every channel would be stuck at mean 0 and
-variance 1, whether or not the task wants another range.]],
+variance 1, whether or not the task wants another range.
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Remove them (set{gamma = {}, beta = {}}) and check the output's columns:
@@ -63,6 +67,8 @@ every mean 0 and every variance just below 1 (eps takes a little).]],
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {}, beta = {}}]]},
             show = {gamma = {}, beta = {}}}},
   },
 }

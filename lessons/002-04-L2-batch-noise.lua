@@ -33,7 +33,7 @@ mini-batch and, on the side, updates running estimates of each feature's
 mean and variance. In evaluation it uses those stored estimates, so a
 prediction does not depend on which other examples share its batch.
 
-The train/eval panel shows the running estimates after the training
+The train/eval panel (Alt-6) shows the running estimates after the training
 batches, and how far the evaluation batch moves when it is normalised
 with them instead of its own statistics. The output panel has one
 feature (a column of five values) under batch norm in train mode.]],
@@ -47,6 +47,8 @@ its statistics now come from, and y is no longer centred at 0.]],
               if s.mode ~= "eval" then return "mode is still " .. s.mode end
               return math.abs(result().y_mean) > 1e-6 or "y is still centred"
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
@@ -54,7 +56,7 @@ A small batch estimates the population's statistics badly. Draw 600
 batches of 2 values from N(3, 2) (numpy's default_rng(124)) and take each
 batch's mean: their standard deviation is 1.383. With 128 values per
 batch it is 0.172. Fig. 13.3 shows the 600 means per size; the
-population mean is 3.]],
+population mean is 3. (Alt-6; F: figure)]],
      set = {mode = "train"},
      focus = "train",
      figure = function(s)
@@ -70,7 +72,7 @@ population mean is 3.]],
     {text = [[
 In between, the spread follows the standard error 2 / sqrt(b): halve it
 by taking four times as many values. The table has the simulated
-spread beside that formula for every size.]],
+spread beside that formula for every size. (F: figure)]],
      figure = function(s)
        local lines = {"    b   sd of 600 means   2/sqrt(b)"}
        for k, b in ipairs(SIZES) do
@@ -87,10 +89,11 @@ spread beside that formula for every size.]],
      end},
 
     {text = [[
-That noise can act as a regulariser, but it also makes the layer's
-behaviour depend on how batches are built; with the tiny batches that
-memory limits sometimes force, batch norm becomes unreliable. The
-train/eval panel draws its batches from N(4, 2); its "exact" row is the
+Some of that noise may help a little, as a regulariser. The rest is a
+cost: what the layer computes now depends on which examples were put in
+a batch together, and at the tiny batch sizes a memory budget can force
+on you, batch norm stops being reliable. The
+train/eval panel (Alt-6) draws its batches from N(4, 2); its "exact" row is the
 gap between an evaluation batch under its own statistics and under the
 exactly merged training statistics.]],
      set = {kind = "batch", batch_size = 32},
@@ -102,6 +105,8 @@ then large (128) and watch it shrink.]],
               if s.batch_size > 4 then return "batch_size is " .. s.batch_size .. ": go to 2" end
               return result().train.exact.gap > 1 or "the gap is still small"
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 2}]]},
             show = {batch_size = 2}}},
   },
 }

@@ -1,22 +1,34 @@
 -- Text 002, Level 2, "Evaluation uses the training reference distribution" (Fig. 13.4):
 -- default_rng(90), 1000 training values from N(0, 1), then 300 evaluation values from
 -- N(2, 1); the evaluation values under their own statistics and under the stored ones.
+-- The train/eval panel draws exactly these (seed 90, one training batch of 1000, an
+-- evaluation batch of 300 from N(eval_loc, eval_scale)), and its exact-merge estimator
+-- is the stored training mean and variance; the V view splits the gap.
 local EPS = 1e-5
 
--- The draws, once per file: training first, then evaluation, from one stream.
+-- The draws, once per file, for the histogram: training first, then evaluation.
 local g = ns.rng(90)
 local TRAIN = g:normal(0, 1, 1000)
 local EVAL = g:normal(2, 1, 300)
--- The stored statistics: the training values merged exactly (population variance).
-local STORED = ns.running{exact = true}
-STORED:update(TRAIN)
 
--- Values normalised with the stored training statistics (batch norm in eval mode).
-local function with_stored(x)
-  return ns.normalize(x, {kind = "batch", mode = "eval", running = STORED, eps = EPS})
-end
+-- The state that makes the train/eval panel draw the chapter's numbers.
+local PANEL = {seed = 90, train_source = "rng", train_loc = 0, train_scale = 1,
+               train_batches = 1, batch_size = 1000, eval_loc = 2, eval_scale = 1,
+               eval_size = 300, momentum = 0.1}
+
+-- The mean of the evaluation batch's outputs under its own statistics and under the
+-- stored (exactly merged) training statistics, as the panel computes them.
+local function mean_own() return ns.tensor(result().train.eval_y):mean() end
+local function mean_stored() return ns.tensor(result().train.exact.y):mean() end
 
 local function column(t) return t:reshape({#t, 1}) end
+
+local function panel_set(extra)
+  local t = {}
+  for k, v in pairs(PANEL) do t[k] = v end
+  for k, v in pairs(extra or {}) do t[k] = v end
+  return t
+end
 
 lesson{
   title = "Level 2: evaluation keeps the training reference",
@@ -26,15 +38,17 @@ lesson{
     {text = [[
 An experiment with a shifted test set. Training activations: 1000
 values from N(0, 1). Evaluation activations: 300 values from N(2, 1),
-shifted by 2 (both drawn with numpy's default_rng(90)); the left of
-Fig. 13.4 shows the two histograms.
+shifted by 2 (both drawn with numpy's default_rng(90)); the figure (F) has
+the two histograms (the left of Fig. 13.4).
 
-The input panel holds the 300 evaluation values as one feature, and the
-output panel normalises them with their own batch statistics: the mean
-output is 0. The shift is gone from view.]],
-     set = {x = column(EVAL), kind = "batch", mode = "train", eps = EPS, gamma = {},
-            beta = {}},
-     focus = "output",
+The train/eval panel (Alt-6) draws exactly these: seed 90, one training batch
+of 1000, an evaluation batch of 300 from N(eval_loc = 2, eval_scale =
+1). Normalised with its own batch statistics, as train mode does, the
+evaluation batch has mean output 0: the shift is gone from view. The
+output panel shows the same on the 300 values as x.]],
+     set = panel_set{x = column(EVAL), kind = "batch", mode = "train", eps = EPS,
+                     gamma = {}, beta = {}},
+     focus = "train",
      figure = function(s)
        return ns.plot.hist({TRAIN, EVAL}, {width = 72, height = 12, bins = 30,
                                            density = true, xlabel = "activation",
@@ -42,25 +56,27 @@ output is 0. The shift is gone from view.]],
                                            title = "Fig. 13.4 (left): the two inputs"})
      end,
      claims = function(s)
-       claim("n-eval-current-mean", result().y_mean)
+       claim("n-eval-current-mean", mean_own())
      end},
 
     {text = [[
 Now normalise the same values with the stored training mean (-0.026)
-and variance (0.999), as batch norm does in evaluation mode. The mean
-output is 2.118: the evaluation data sit two training standard
-deviations above where training put them. That is not a bug. It is the
-signal that the inputs have moved away from the training reference.]],
-     focus = "output",
+and variance (0.999), as batch norm does in evaluation mode: the
+panel's exact row holds them. The mean output is 2.118 (the V view's
+line "mean eval output", next to 0 for the own statistics): the
+evaluation data sit two training standard deviations above where
+training put them. That is not a bug. It is the signal that the inputs
+have moved away from the training reference.
+(V; F: figure)
+(V)]],
+     focus = "shift",
      figure = function(s)
-       local cur = result().y_mean
-       local st = with_stored(s.x):mean()
-       return ns.plot.bars({cur, st}, {width = 60, height = 10,
-                                       labels = {"own batch", "stored training"},
-                                       title = "Fig. 13.4 (right): mean output"})
+       return ns.plot.bars({mean_own(), mean_stored()},
+                           {width = 60, height = 10, labels = {"own batch", "stored training"},
+                            title = "Fig. 13.4 (right): mean output"})
      end,
      claims = function(s)
-       claim("n-eval-stored-mean", with_stored(s.x):mean())
+       claim("n-eval-stored-mean", mean_stored())
      end},
 
     {text = [[
@@ -68,18 +84,23 @@ With the current batch's statistics, each output would also depend on
 which other cases were evaluated alongside it. The stored statistics
 give one fixed function, the same for every batch.
 
-(The train/eval panel cannot shift its evaluation draws, so this
-experiment runs in the lesson: its figures are computed from the draws.)]],
-     focus = "output",
+The gap between the two normalisations has two sources, and the
+shifted-evaluation view (V) splits it: the estimator part is what 1000
+training draws get wrong about N(0, 1) (small), the shift part is what
+the move of the evaluation distribution costs (about 2.1).]],
+     focus = "shift",
      try = {text = [[
-Give the layer an evaluation batch from the training distribution, e.g.
-set{x = ns.rng(91):normal(0, 1, {300, 1})}. Under the stored statistics
-its mean output is now near 0 (the check computes it).]],
+Put the evaluation distribution back on the training one: eval_loc 0,
+with the ( key twice or set{eval_loc = 0}. The mean output under the
+stored statistics falls close to 0, and the shift part of the gap
+shrinks to the evaluation batch's own sampling noise.]],
             check = function(s)
-              local m = with_stored(s.x):mean()
+              local m = mean_stored()
               return math.abs(m) < 0.2 or
                        string.format("mean output under stored statistics: %.3f", m)
             end,
-            show = {x = ns.rng(91):normal(0, 1, {300, 1})}}},
+            hints = {"( and ) move the evaluation mean by 1",
+                     [[set{eval_loc = 0}]]},
+            show = {eval_loc = 0}}},
   },
 }

@@ -33,7 +33,8 @@ batch statistics and train and eval mode agree:
 
 They choose different reference sets; they are not three names for one
 rescaling. The input is f = (1, 2, 3, 8, 10, 12, 18, 20), one row.
-Layer norm centres all eight together: f1 becomes -1.227.]],
+Layer norm centres all eight together: f1 becomes -1.227.
+(Alt-3; F: figure)]],
      set = {x = F, kind = "layer", eps = EPS, gamma = {}, beta = {}, axes = "default"},
      focus = "output",
      figure = function(s) return family_figure() end,
@@ -43,7 +44,7 @@ Layer norm centres all eight together: f1 becomes -1.227.]],
 Group norm with two groups centres (1, 2, 3, 8) and (10, 12, 18, 20)
 separately. The gap between the two group means is removed: f4 = 8 is
 the top of its group and becomes 1.671, while f5 = 10, larger but the
-bottom of its group, becomes -1.213.]],
+bottom of its group, becomes -1.213. (Alt-3)]],
      set = {kind = "group", groups = 2},
      focus = "output",
      claims = function(s) claim("n-family-gn2-f4", result().y[4]) end},
@@ -51,7 +52,7 @@ bottom of its group, becomes -1.213.]],
     {text = [[
 RMS norm divides by sqrt(mean(f^2) + eps) and subtracts nothing: every
 value keeps its sign, and f8 = 20 becomes 1.749. The magnitude is
-controlled and the positive offset of f survives.]],
+controlled and the positive offset of f survives. (Alt-3)]],
      set = {kind = "rms", groups = 1},
      focus = "output",
      claims = function(s) claim("n-family-rms-f8", result().y[8]) end,
@@ -63,6 +64,8 @@ output panel shows negatives.]],
               if result().y:min() < 0 then return true end
               return "every output is >= 0 under " .. s.kind .. ": try a centring kind"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

@@ -22,7 +22,7 @@ An image batch has shape N x C x H x W: here 2 samples, 4 channels and
 C channels into G groups of C/G neighbouring channels; each sample and
 group gets its own mean and variance over its channels and all pixels.
 
-With G = 2 the output panel lists 2 x 2 = 4 statistics, each over
+With G = 2 the output panel (Alt-3) lists 2 x 2 = 4 statistics, each over
 2 channels x 9 pixels = 18 values.]],
      set = {x = IMG, kind = "group", groups = 2, axes = "default", eps = EPS,
             gamma = {}, beta = {}},
@@ -31,7 +31,7 @@ With G = 2 the output panel lists 2 x 2 = 4 statistics, each over
     {text = [[
 One group (G = 1) holds every channel: each sample is normalised over
 all of C, H and W, which is layer norm on this tensor. The largest
-difference from kind layer is 0.]],
+difference from kind layer is 0. (Alt-3)]],
      set = {groups = 1},
      focus = "output",
      claims = function(s) claim("n-gn-g1-equals-ln", dev_from(s, {kind = "layer"})) end},
@@ -40,7 +40,8 @@ difference from kind layer is 0.]],
 G = C puts one channel in each group: each (sample, channel) pair is
 normalised over its pixels alone, which is instance norm. Again the
 largest difference is 0. So the grouping, and the axes it runs over,
-define the operation; the name "group norm" does not.]],
+define the operation; the name "group norm" does not.
+(Alt-3)]],
      set = {groups = 4},
      focus = "output",
      claims = function(s) claim("n-gn-gc-equals-in", dev_from(s, {kind = "instance"})) end,
@@ -53,6 +54,8 @@ whose statistics cover 18 values each.]],
               local per = #s.x // #result().mean
               return per == 18 or string.format("each statistic covers %d values", per)
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 2}]]},
             show = {groups = 2}}},
   },
 }

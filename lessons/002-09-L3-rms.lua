@@ -10,7 +10,7 @@ lesson{
   steps = {
     {text = [[
 Take x = (2, 3, 4, 5), four features all above zero. Layer norm removes
-their common offset: the output panel shows (-1.342, -0.447, 0.447,
+their common offset: the output panel (Alt-3) shows (-1.342, -0.447, 0.447,
 1.342), symmetric around 0.]],
      set = {x = V, kind = "layer", eps = EPS, gamma = {}, beta = {}, axes = "default",
             shift = 10, scale = 2},
@@ -31,7 +31,7 @@ RMS norm of a feature vector x_i has no mean in it:
 and usually no beta either. For (2, 3, 4, 5) the output is (0.544, 0.816,
 1.089, 1.361), mean 0.953: the positive offset is still there, only the
 quadratic size of the vector is fixed (the mean of y^2 is 1, less a
-hair for eps).]],
+hair for eps). (Alt-3)]],
      set = {kind = "rms"},
      focus = "output",
      claims = function(s)
@@ -45,7 +45,7 @@ hair for eps).]],
 
     {text = [[
 So RMS norm is invariant to re-scaling but not to re-centring. The
-probes in the output panel show it: doubling x (scale probe) leaves y
+probes in the output panel (Alt-3) show it: doubling x (scale probe) leaves y
 as it was, adding 10 (shift probe) moves it. It matters when the mean
 of a vector carries information, and RMS norm saves the work of the
 mean.]],
@@ -60,6 +60,8 @@ with layer norm's.]],
                           :abs():max()
               return d < 1e-6 or string.format("RMS and layer norm differ by %.3g", d)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-1.5, -0.5, 0.5, 1.5}}]]},
             show = {x = {-1.5, -0.5, 0.5, 1.5}}}},
   },
 }

@@ -33,7 +33,7 @@ lesson{
 In PyTorch the reduction axes are implied by the module you build.
 nn.BatchNorm1d(4) expects (batch, 4) and normalises each of the 4
 features over the batch; in train mode it uses the batch's statistics.
-The output panel does the same to X in float32: every column mean of
+The output panel (Alt-3) does the same to X in float32: every column mean of
 the output is 0 up to float32 rounding (about 1e-8).]],
      set = {x = X, kind = "batch", axes = "default", eps = EPS, dtype = "fp32",
             gamma = {}, beta = {}, mode = "train"},
@@ -44,7 +44,8 @@ the output is 0 up to float32 rounding (about 1e-8).]],
 
     {text = [[
 nn.LayerNorm(4) normalises over the last axis, the 4 features of each
-observation: now the row means are 0 (to float32 rounding).]],
+observation: now the row means are 0 (to float32 rounding).
+(Alt-3)]],
      set = {kind = "layer"},
      focus = "output",
      claims = function(s)
@@ -57,7 +58,8 @@ and each training step moves them a fraction momentum = 0.1 towards the
 batch: mean <- 0.9 mean + 0.1 batch mean, and for the variance PyTorch
 uses the unbiased (n - 1) batch variance. After one step on X, feature 1
 has running variance 0.9 + 0.1 x 16.5 = 2.55 and feature 3 running mean
-0.1 x 14.2 = 1.42. The table lists all four features.]],
+0.1 x 14.2 = 1.42. The table lists all four features.
+(Alt-3; F: figure)]],
      set = {dtype = "fp64", kind = "batch"},
      focus = "output",
      figure = function(s)
@@ -85,7 +87,7 @@ so the same X gives very different outputs: the largest difference is
 running values average over many batches and come much closer.
 
 (The train/eval panel runs its own training draws, so this one-step
-experiment is computed in the lesson.)]],
+experiment is computed in the lesson.) (Alt-3)]],
      focus = "output",
      claims = function(s) claim("n-torch-train-eval-maxdiff", train_eval_gap(0.1)) end,
      try = {text = [[
@@ -97,6 +99,8 @@ variance.]],
               local g = train_eval_gap(s.momentum)
               return g < 0.25 or string.format("train and eval still differ by %.3f", g)
             end,
+            hints = {"o and O halve and double the momentum",
+                     [[set{momentum = 1}]]},
             show = {momentum = 1}}},
 
     {text = [[
@@ -106,7 +110,7 @@ torch.manual_seed(12): 2 sequences x 5 tokens x 8 features. The output
 keeps that shape, each token is divided by its own RMS, and the mean of
 the 10 tokens' output RMS is just below 1 (eps takes a little). The
 chapter's float32 run prints 0.99999934; this fp64 arithmetic on the
-same float32 draws gives 0.99999929.]],
+same float32 draws gives 0.99999929. (Alt-3)]],
      set = {x = SEQ, kind = "rms", eps = 1e-6, momentum = 0.1},
      focus = "output",
      claims = function(s)

@@ -1,14 +1,13 @@
--- Text 002, Level 4 (Research & Systems): "The original motivation is not the only
--- explanation" and "Architecture changes the sensible reference set": conv nets, small
--- batches, Transformers' per-token layer norm, group and RMS norm.
+-- Text 002, Level 4 (research and systems), the subsections on the motivation and on the
+-- architecture: why batch norm helps is disputed, and the reference set that suits conv
+-- nets, small batches and Transformers (per-token layer norm, group and RMS norm).
 local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3})
 local SEQ = ns.rng(6):normal(0, 1, {2, 3, 8})
 
 lesson{
   title = "Level 4: why it works, and which reference set fits",
   source = "002_22013a1826c4c83c.txt",
-  section = "Level 4 - Research & Systems: The original motivation; Architecture " ..
-              "changes the sensible reference set",
+  section = "Level 4: the motivation, and the reference set each architecture suits",
   steps = {
     {text = [[
 Batch norm was proposed to reduce "internal covariate shift", the drift
@@ -19,9 +18,9 @@ the model: report the measured effect in your model rather than one
 mechanism as the explanation.
 
 In convolutional networks batch norm fits well: a channel's statistics
-pool the batch and all pixels. The output panel normalises a 2 x 4 x 3 x 3
-image batch that way (axes 1, 3 and 4): 4 statistics, one per channel,
-each over 2 x 9 = 18 values.]],
+pool the batch and all pixels. The output panel (Alt-3) normalises a 2 x
+4 x 3 x 3 image batch that way (axes 1, 3 and 4): 4 statistics, one per
+channel, each over 2 x 9 = 18 values.]],
      set = {x = IMG, kind = "batch", axes = "default", groups = 1, eps = 1e-5,
             gamma = {}, beta = {}, mode = "train"},
      focus = "output"},
@@ -30,7 +29,7 @@ each over 2 x 9 = 18 values.]],
 Recurrent and autoregressive models are less friendly to batch norm:
 sequence lengths, order and batch sizes vary, and the statistics vary
 with them. At the extreme, one example per batch leaves batch norm
-nothing to compare with.]],
+nothing to compare with. (Alt-3)]],
      set = {x = {{0.3, -1.2, 2.0, 0.7}}},
      focus = "output",
      try = {text = [[
@@ -41,6 +40,8 @@ is 0 (each feature equals its own mean). Switch to layer norm
               if result().y:abs():max() == 0 then return "the output is still all zero" end
               return s.kind ~= "batch" or "batch norm has one value per statistic"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -49,17 +50,17 @@ Transformer. There each token's hidden vector is normalised on its own:
 here 2 sequences x 3 tokens x 8 features give 6 statistics. Whether it
 sits before or after the attention and feed-forward blocks changes the
 gradient along the residual path (text 000's placement lesson shows
-it).]],
+it). (Alt-3)]],
      set = {x = SEQ, kind = "layer"},
      focus = "output"},
 
     {text = [[
 Group norm was designed for small per-device image batches, where batch
-estimates are unstable. The number of groups is a modelling choice: more
-groups, smaller reference sets, scale removed more locally. RMS norm
-drops the mean and so saves part of the work; in a language model it
-should still be judged with the rest of the residual architecture, not
-as a drop-in swap.]],
+estimates are unstable. How many groups to use is the designer's call:
+each extra group shrinks the reference sets, and the scale is then taken
+out over fewer channels at a time. RMS norm drops the mean and saves
+some work; in a language model judge it with the rest of the residual
+architecture, not as a drop-in swap. (Alt-3)]],
      set = {x = IMG, kind = "group", groups = 2},
      focus = "output",
      try = {text = [[
@@ -70,6 +71,8 @@ statistics: 8, each over 9 values.]],
               if s.kind ~= "group" then return "keep kind group" end
               return #result().mean == 8 or (#result().mean .. " statistics")
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 4}]]},
             show = {groups = 4}}},
   },
 }

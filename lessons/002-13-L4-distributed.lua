@@ -43,8 +43,8 @@ lesson{
 In data-parallel training each worker holds its own mini-batch. Split
 the running matrix: worker A gets rows 1-2, worker B rows 3-5. With
 local batch norm each worker normalises with its own statistics; the
-output panel is worker A's view (rows 1-2), and the table compares the
-per-feature statistics of the two workers.]],
+output panel (Alt-3) is worker A's view (rows 1-2), and the table compares the
+per-feature statistics of the two workers. (F: figure)]],
      set = {x = A, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             mode = "train"},
      focus = "output",
@@ -54,9 +54,10 @@ per-feature statistics of the two workers.]],
 Synchronised batch norm has the workers exchange, per feature, their
 count, sum and sum of squares (here: count, mean and centred sum of
 squares, merged exactly). Everyone then normalises with the statistics
-of the union, as if the batch had never been split: the last column,
-e.g. feature 1's variance 13.2. The price: a collective communication
-inside every forward pass. Group, layer and RMS norm need none of it.]],
+of the union, as if the batch were whole: the last column (feature 1's
+variance 13.2). The price: a collective communication in every forward
+pass, which group, layer and RMS norm never need.
+(Alt-3)]],
      focus = "output",
      try = {text = [[
 Check the merge: give the output panel the whole batch (set{x = ...}
@@ -73,6 +74,8 @@ synchronised column of the table.]],
               end
               return true
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}}]]},
             show = {x = X}}},
 
     {text = [[
@@ -80,8 +83,9 @@ Gradient accumulation adds the gradients of several micro-batches into
 one optimiser step. It does not pool their statistics: each micro-batch
 is still normalised on its own in its forward pass. So the optimiser's
 effective batch (here 5 rows) and batch norm's statistical batch (2 or
-3 rows) are different numbers. The output panel shows micro-batch A
-again: its row 1 differs from row 1 of the full-batch output.]],
+3 rows) are different numbers. The output panel (Alt-3) shows micro-batch A
+again: its row 1 differs from row 1 of the full-batch output.
+(F: figure)]],
      set = {x = A},
      focus = "output",
      figure = function(s)

@@ -1,7 +1,7 @@
--- Text 002, Level 4, "Tensor layout, masking, and precision are part of correctness":
--- the wrong layout gives finite, plausible output; padding and a reduction across
--- positions (a masked mean written as sums over the kept entries, and the same by
--- ns.moments's mask); accumulation precision; an eps that dominates; fused-kernel tolerances.
+-- Text 002, Level 4, the subsection on layout, masks and precision: a wrong layout gives
+-- finite, plausible output; padding and a reduction across positions (a masked mean
+-- written as sums over the kept entries, and the same by ns.moments's mask); accumulation
+-- precision; an eps that dominates; fused-kernel tolerances.
 local IMG = ns.rng(5):normal(0, 1, {2, 4, 3, 3}) -- N x C x H x W
 
 -- The same values laid out channels-last: N x H x W x C.
@@ -44,16 +44,16 @@ end
 lesson{
   title = "Level 4: layout, padding and precision",
   source = "002_22013a1826c4c83c.txt",
-  section = "Level 4 - Research & Systems: Tensor layout, masking, and precision are " ..
-              "part of correctness",
+  section = "Level 4: layout, masks and precision",
   steps = {
     {text = [[
-State the tensor's shape and the reduction axes, always. The input here
-is an image batch stored channels-last, N x H x W x C = 2 x 3 x 3 x 4,
+State the tensor's shape and the reduction axes, always. Here: an
+image batch stored channels-last, N x H x W x C = 2 x 3 x 3 x 4,
 but batch norm with its default axes (1, 3, 4) assumes channels-first:
 it takes axis 2, the image height, for the channels. The output is
 finite, the right shape and looks normalised, yet its numbers are not
-per-channel batch norm: the figure compares them with the right ones.]],
+per-channel batch norm: the figure (F) compares them with the right ones.
+(Alt-3)]],
      set = {x = NHWC, kind = "batch", axes = "default", eps = 1e-5, gamma = {}, beta = {},
             dtype = "fp64", acc = "default", mode = "train"},
      focus = "output",
@@ -69,15 +69,18 @@ and W (set{axes = {1, 2, 3}}). The check compares with the right output.]],
               local d = (result().y - RIGHT):abs():max()
               return d < 1e-12 or string.format("still %.3g away from the right output", d)
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {1, 2, 3}}]]},
             show = {axes = {1, 2, 3}}}},
 
     {text = [[
 Padding. A sequence of 5 positions whose last 2 are padding zeros. Per-
-token layer norm (axis 3, the output panel) never looks across positions,
-so the padding cannot enter any statistic. A statistic across positions
-can: the table has the per-feature mean over all 5 positions against the
-mean over the 3 real ones (sums over the kept positions, and the same by
-ns.moments with a mask; exercise 12 normalises with one).]],
+token layer norm (axis 3, the output panel, Alt-3) never looks across
+positions, so the padding cannot enter any statistic. A statistic across
+positions can: the table has the per-feature mean over all 5 positions
+against the mean over the 3 real ones (sums over the kept positions, and
+the same by ns.moments with a mask; exercise 12 normalises with one).
+(F: figure)]],
      set = {x = SEQ, kind = "layer", axes = "default"},
      focus = "output",
      figure = function(s)
@@ -95,7 +98,7 @@ ns.moments with a mask; exercise 12 normalises with one).]],
 
     {text = [[
 Means and variances are reductions, and reductions lose digits. Mixed
-precision stores fp16 but often accumulates in fp32. The precision panel
+precision stores fp16 but often accumulates in fp32. The precision panel (Alt-7)
 has x = (998, 999, 1001, 1002) in fp16 with fp16 accumulation: the raw
 formula mean(x^2) - mean(x)^2 overflows (x^2 is near 1e6, fp16 stops at
 65504) and gives NaN.]],
@@ -109,13 +112,16 @@ panel gets the true variance 2.5 back.]],
               return math.abs(p.raw.var - 2.5) < 1e-6 or
                        string.format("raw variance %s", tostring(p.raw.var))
             end,
+            hints = {"T steps the accumulation dtype",
+                     [[set{acc = "fp32"}]]},
             show = {acc = "fp32"}}},
 
     {text = [[
-eps must be large enough to steady a low-variance group, but not so
-large that it swamps the real variance. x = (0.001, 0.002, 0.003, 0.004)
+eps has to fit between two limits. Too small, and a group with almost no
+variance is divided by almost nothing; too large, and eps outweighs the
+variance it was there to protect. x = (0.001, 0.002, 0.003, 0.004)
 has variance 1.25e-6, below eps = 1e-5: the output's standard deviation
-is only 0.33 instead of 1.]],
+is only 0.33 instead of 1. (Alt-3)]],
      set = {x = {0.001, 0.002, 0.003, 0.004}, dtype = "fp64", acc = "default", eps = 1e-5},
      focus = "output",
      try = {text = [[
@@ -125,6 +131,8 @@ the output's standard deviation return close to 1.]],
               local sd = result().y_std
               return sd > 0.99 or string.format("std %.3f", sd)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1e-8}]]},
             show = {eps = 1e-8}}},
 
     {text = [[
@@ -132,7 +140,8 @@ Fused kernels compute normalisation, the affine and a residual add in
 one pass to save memory traffic; their sums run in another order and
 another precision, so comparisons against a reference need tolerances.
 Here the same layer norm in fp32 and in fp64 differ by the amount in the
-figure line: small, but not 0.]],
+figure line: small, but not 0. (Alt-3)
+(F: figure)]],
      set = {x = {1.5, -0.25, 3.125, 0.7, 2.2}, eps = 1e-5},
      focus = "output",
      figure = function(s)

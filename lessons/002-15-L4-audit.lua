@@ -44,8 +44,9 @@ An audit first writes down what the layer is: method, reduction axes,
 eps, affine parameters, train or eval mode, running-statistics momentum,
 tensor layout, batch size per device, synchronisation, precision, and
 what happens to padding. Most of these are fields of the explorer's
-state; the figure prints them from get(). Layout, devices, sync and
-padding are not state fields: an audit has to ask for them.]],
+state; the figure (F) prints them from get(). Layout, devices, sync and
+padding are not state fields: an audit has to ask for them.
+(Alt-2)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = EPS, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default"},
@@ -64,14 +65,15 @@ padding are not state fields: an audit has to ask for them.]],
 Then it measures: the realised means and variances (or RMS values)
 along the axes the layer is meant to reduce, and the learned gamma and
 beta as training goes on. The output panel's statistics line is that
-measurement for the state: four column means of X and their variances.]],
+measurement for the state: four column means of X and their variances.
+(Alt-3)]],
      focus = "output"},
 
     {text = [[
 Perturbation test 1: change another observation and see whether the
-target moves. The batch panel watches row 1 while row 5 is the one you
-change; under batch norm the target moves, which is the cross-
-observation dependence the kind implies (and a bug if you expected none).]],
+target moves. The batch panel (Alt-5) watches row 1 while row 5 is the one you
+change; under batch norm the target moves: the kind couples
+observations (a bug, if you expected it not to).]],
      focus = "batch",
      try = {text = [[
 Change row 5 of the batch (e.g. set{batch = {...}} with row 5 =
@@ -84,18 +86,23 @@ moved in the batch panel.]],
               end
               return "row 1 has not moved: change row 5"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10}, {0, 0, 0, 0}}}]]},
             show = {batch = {X[1], X[2], X[3], X[4], {0, 0, 0, 0}}}}},
 
     {text = [[
-Perturbation test 2: run the same target alone, in a different batch,
-and in evaluation mode. The table has row 1 of X under batch norm in
-each case (eval mode after one training step on X). Four different
-answers for one observation: the deployed function is whichever of
-these the code actually runs.
+Perturbation test 2: keep row 1 fixed and change its surroundings. The
+table has row 1 of X under batch norm four times: inside X, inside a
+batch of two other rows, on its own, and in eval mode (after one
+training step on X). One observation, four outputs. Which of them a
+deployed model gives depends on which path its code takes.
 
-Normalisation does not by itself make optimisation stable: it interacts
-with initialisation, residual scaling, the optimiser, the activations
-and the data. The evidence is the behaviour of the whole path.]],
+Passing both tests says the layer computes what was declared. It says
+nothing yet about whether training is stable: that also hangs on the
+initial weights, on how residual branches are scaled, on the optimiser,
+the activation functions and the data. Judge the network you run, end
+to end, not the normalisation layer on its own. (Alt-5)
+(F: figure)]],
      focus = "batch",
      figure = function(s)
        local l = {"row 1 of X      feature 1  feature 2  feature 3  feature 4"}

@@ -22,12 +22,18 @@ lesson{
   steps = {
     {text = [[
 Twelve things people often believe about normalisation, each false. For
-every one the screen is set up so that a panel contradicts it; then you
-change something and watch it stay contradicted.
+every one the screen is set up so that a panel contradicts it; you
+predict first, then change something and watch it stay contradicted.
 
 Belief 1: "normalisation divides all inputs by one global standard
-deviation." The output panel runs batch norm on X: four statistics, one
-per column, and it acts on any layer's activations, not only inputs.]],
+deviation." Test it on the running matrix X under batch norm: once you
+answer, the output panel's statistics line (stat k/n) counts them. It
+acts on any layer's activations, not only on the inputs. (Alt-3: the
+output panel)]],
+     predict = {question = "Belief 1 says normalisation divides all inputs by one global std. " ..
+                  "How many statistics does batch norm compute on the 5 x 4 running " ..
+                  "matrix X?",
+                value = function(s) return #result().mean end, tol = 0},
      set = {x = X, batch = X, kind = "batch", axes = "default", eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
@@ -39,18 +45,23 @@ their means are no longer 0. A different operation, not the same one.]],
               if #result().mean ~= 1 then return "use one statistic: axes {1, 2}" end
               return maxmean(result().y, 1) > 0.1 or "the column means are still 0"
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {1, 2}}]]},
             show = {axes = {1, 2}}}},
 
     {text = [[
 Belief 2: "every normalised output has mean 0 and variance 1 overall."
-Layer norm on X: every row has mean 0, but column 3 has mean 1.62 and
-column 1 mean -1.07: zero only along the reduced axis, and only before
-gamma and beta.]],
+Layer norm on X makes every row's mean 0, not every column's: y is in
+the output panel (Alt-3; column 3 is every fourth entry).]],
+     predict = {question = "Belief 2 says every normalised output has mean 0 overall. Under " ..
+                  "layer norm on the running matrix X, what is the mean of column 3 of y?",
+                value = function(s) return result().y:mean({1}):flat()[3] end, tol = 0.05},
      set = {kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[
-Add the affine (set{gamma = 2, beta = 1}): now even the row means are 1
-and the row variances 4.]],
+Column 3 has mean 1.62 and column 1 mean -1.07: zero only along the
+reduced axis, and only before gamma and beta. Add an affine (gamma 2,
+beta 1) and read the row means again.]],
             check = function(s)
               local y = result().y
               local m = y:mean({2}):flat()
@@ -61,37 +72,47 @@ and the row variances 4.]],
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 2, beta = 1}]]},
             show = {gamma = 2, beta = 1}}},
 
     {text = [[
 Belief 3: "gamma and beta undo the normalisation." Two observations,
-(1, 2, 3, 4) and (10, 20, 30, 40): the second is the first times ten.
-Layer norm (eps 0 here) maps both to the same row. gamma and beta are
-shared by all observations (one per feature), so whatever they are,
-both rows stay equal: each observation's own mean and spread are gone
-for good.]],
+(1, 2, 3, 4) and (10, 20, 30, 40): the second is the first times ten,
+under layer norm with eps 0. The output panel (Alt-3)
+has both rows of y.]],
+     predict = {question = "Belief 3 says gamma and beta undo the normalisation. Under layer norm " ..
+                  "(eps 0), do (1, 2, 3, 4) and (10, 20, 30, 40) get different outputs?",
+                choices = {"yes: the second is ten times the first", "no: the same row"},
+                answer = function(s) return rows_equal(result().y) and 2 or 1 end},
      set = {x = {{1, 2, 3, 4}, {10, 20, 30, 40}}, gamma = {}, beta = {}, eps = 0},
      focus = "output",
      try = {text = [[
-Try to tell the rows apart with any gamma and beta, e.g.
-set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}. The rows stay equal.]],
+gamma and beta are shared by all observations (one per feature). Try to
+tell the two rows apart with any gamma and beta you like.]],
             check = function(s)
               if #s.gamma == 0 and #s.beta == 0 then return "set a gamma or a beta" end
               return rows_equal(result().y) or "the input rows are no longer scaled copies"
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}]]},
             show = {gamma = {1, 5, 2, 9}, beta = {3, -1, 0, 7}}}},
 
     {text = [[
-Belief 4: "batch norm uses the current batch at inference." In eval
-mode it uses the running estimates from training (the train/eval
-panel's). The output panel has one feature, (1, 2, 4, 7, 11), under
-batch norm in eval mode: y is not centred, and row 1's output is
-(1 - running mean) / sqrt(running var + eps).]],
+Belief 4: "batch norm uses the current batch at inference." The output
+panel (Alt-3) gets one feature, (1, 2, 4, 7, 11), under batch norm in
+eval mode; its "y: mean" line shows whether y is
+centred.]],
+     predict = {question = "Belief 4 says batch norm uses the current batch at inference. In eval " ..
+                  "mode, is the output of the feature (1, 2, 4, 7, 11) centred at 0?",
+                choices = {"yes", "no"},
+                answer = function(s) return math.abs(result().y_mean) < 1e-6 and 1 or 2 end},
      set = {x = COL, kind = "batch", gamma = {}, beta = {}, eps = 1e-5, mode = "eval"},
      focus = "output",
      try = {text = [[
-Change the other four values (e.g. set{x = {{1}, {0}, {0}, {0}, {0}}}).
-In eval mode row 1's output does not move.]],
+Eval mode uses the running estimates of the train/eval panel: row 1's
+output is (1 - running mean) / sqrt(running var + eps). Change the other
+four values and watch row 1.]],
             check = function(s)
               local f = s.x:flat()
               if s.mode ~= "eval" then return "stay in eval mode" end
@@ -103,14 +124,19 @@ In eval mode row 1's output does not move.]],
               local want = (1 - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
               return math.abs(result().y[1] - want) < 1e-12 or "row 1 moved"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1}, {0}, {0}, {0}, {0}}}]]},
             show = {x = {{1}, {0}, {0}, {0}, {0}}}}},
 
     {text = [[
 Belief 5: "gradient accumulation gives batch norm a bigger batch."
 Accumulation adds up gradients; the forward pass of each micro-batch
-still normalises with its own statistics. The output panel runs the
-micro-batch of rows 1-2 of X; the batch panel has the full 5-row batch
-norm. Row 1: -1 in the micro-batch, -1.10 (feature 1) in the full batch.]],
+still runs on its own. The output panel (Alt-3) gets the micro-batch of
+rows 1-2 of X; the batch panel (Alt-5) keeps the full 5-row batch norm,
+where row 1, feature 1 is -1.10.]],
+     predict = {question = "Belief 5 says gradient accumulation gives batch norm a bigger batch. " ..
+                  "Batch norm of the micro-batch of rows 1-2 of X: row 1, feature 1?",
+                value = function(s) return result().y[1] end, tol = 0.01},
      set = {x = {X[1], X[2]}, mode = "train"},
      focus = "output",
      try = {text = [[
@@ -124,13 +150,19 @@ row 1's output still differs from the batch panel's full-batch row 1.]],
               local d = (result().y:slice(1, 1, 1) - full):abs():max()
               return d > 1e-6 or "row 1 equals the full-batch output"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}}}]]},
             show = {x = {X[1], X[2], X[3]}}}},
 
     {text = [[
 Belief 6: "layer norm normalises across tokens." In a Transformer it
-reduces the hidden features of each token. The input is one sequence of
-4 tokens with 3 features; layer norm (axis 3) gives 4 statistics, one
-per token, each over its own 3 features.]],
+reduces the hidden features of each token. The input becomes one
+sequence of 4 tokens with 3 features under layer norm (axis 3); once you
+answer, the statistics line of the output panel (Alt-3) counts its
+statistics.]],
+     predict = {question = "Belief 6 says layer norm normalises across tokens. One sequence of 4 " ..
+                  "tokens with 3 features under layer norm: how many statistics?",
+                value = function(s) return #result().mean end, tol = 0},
      set = {x = TOKENS, kind = "layer", axes = "default"},
      focus = "output",
      try = {text = [[
@@ -140,6 +172,8 @@ all 4 tokens. That is a different layer.]],
             check = function(s)
               return #result().mean == 3 or (#result().mean .. " statistics")
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = {2}}]]},
             show = {axes = {2}}}},
   },
 }

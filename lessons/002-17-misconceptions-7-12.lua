@@ -36,9 +36,12 @@ lesson{
   steps = {
     {text = [[
 Belief 7: "RMS norm is layer norm with another eps." It drops the mean
-subtraction (and usually the bias). On x = (2, 3, 4, 5) the output panel
-shows RMS norm: mean 0.953, not 0, and the shift probe (x + 10) moves
-the output, which layer norm's never does.]],
+subtraction (and usually the bias). The output panel (Alt-3) shows RMS
+norm of x = (2, 3, 4, 5): its mean is far from 0, and the shift probe
+(x + 10) moves the output, which layer norm's never does.]],
+     predict = {question = "Belief 7 says RMS norm is layer norm with another eps. RMS " ..
+                  "norm of x = (2, 3, 4, 5): what is the mean of its output?",
+                value = function(s) return result().y_mean end, tol = 0.02},
      set = {x = {2, 3, 4, 5}, kind = "rms", axes = "default", eps = 1e-5, gamma = {},
             beta = {}, mode = "train", shift = 10, scale = 2, dtype = "fp64",
             acc = "default", groups = 1},
@@ -51,6 +54,8 @@ Look for an eps that turns RMS norm into layer norm: try a few
               local m = result().y_mean
               return m > 0.5 or string.format("mean %.3f", m)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 1}]]},
             show = {eps = 1}}},
 
     {text = [[
@@ -58,8 +63,15 @@ Belief 8: "group norm does not depend on axis choices." Its groups are
 groups of the channel axis, so it needs to know which axis that is. The
 input is an image batch stored channels-last (N x H x W x C, 2 x 2 x 2 x
 4), and group norm with 2 groups takes axis 2 (the height) as channels:
-finite output, wrong numbers (the figure line has the distance to the
-right answer).]],
+finite output, wrong numbers (the figure line (F) has the distance to
+the right answer). (Alt-3)]],
+     predict = {question = "Belief 8 says group norm does not depend on axis choices. " ..
+                  "Group norm (2 groups) of an image batch stored channels-last: does it " ..
+                  "give the channels-first answer?",
+                choices = {"yes, the same numbers", "no: it takes the height for the channels"},
+                answer = function(s)
+                  return (result().y - right_gn(s.groups, s.eps)):abs():max() < 1e-12 and 1 or 2
+                end},
      set = {x = NHWC, kind = "group", groups = 2},
      focus = "output",
      figure = function(s)
@@ -74,17 +86,23 @@ the right answer drops to 0.]],
               local d = (result().y - right_gn(s.groups, s.eps)):abs():max()
               return d < 1e-12 or string.format("still %.3g from the right answer", d)
             end,
+            hints = {"g and G give fewer or more groups",
+                     [[set{groups = 1}]]},
             show = {groups = 1}}},
 
     {text = [[
 Belief 9: "with normalisation, initialisation no longer matters." The
 output panel has x = 0.001 (-2, -1, 1, 2), a layer whose weights started
 1000 times too small, under layer norm with eps 0. Its output is the
-same as for (-2, -1, 1, 2), but the spectrum panel's largest eigenvalue
-is 632: the backward pass multiplies gradients by 1000 times more than
-it would at the normal scale. Signal propagation changed; the stability
-of the whole network still depends on the scale (text 004 takes this
-further).]],
+same as for (-2, -1, 1, 2), but the spectrum panel's (Alt-4) largest
+eigenvalue is 632: the backward pass multiplies gradients by 1000 times
+more than it would at the normal scale. Signal propagation changed; the
+stability of the whole network still depends on the scale (text 004
+takes this further).]],
+     predict = {question = "Belief 9 says initialisation no longer matters with " ..
+                  "normalisation. Layer norm (eps 0) of 0.001 (-2, -1, 1, 2): the largest " ..
+                  "eigenvalue of its Jacobian?",
+                value = function(s) return result().jacobian.smax end, tol = 5},
      set = {x = {-0.002, -0.001, 0.001, 0.002}, kind = "layer", eps = 0},
      focus = "spectrum",
      try = {text = [[
@@ -94,13 +112,23 @@ output stays the same and the largest eigenvalue falls to 0.632.]],
               local j = result().jacobian
               return j.smax < 1 or string.format("largest singular value %.3g", j.smax)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-2, -1, 1, 2}}]]},
             show = {x = {-2, -1, 1, 2}}}},
 
     {text = [[
 Belief 10: "a finite output proves the layer is set up right." Batch
 norm on the running matrix with the wrong axis (axes {2}, across the
 features): every output is finite, the shape is right, the values look
-normalised, yet the columns do not have mean 0.]],
+normalised, yet the columns do not have mean 0. (Alt-3: the output
+panel)]],
+     predict = {question = "Belief 10 says a finite output proves the layer is set up " ..
+                  "right. Batch norm of the running matrix with axes {2}: does every column " ..
+                  "of y have mean 0?",
+                choices = {"yes", "no"},
+                answer = function(s)
+                  return result().y:mean({1}):abs():max() < 1e-9 and 1 or 2
+                end},
      set = {x = {{1, 3, 7, 2}, {2, 5, 11, 4}, {4, 7, 13, 8}, {7, 9, 17, 10},
                  {11, 15, 23, 14}}, kind = "batch", axes = {2}, eps = 1e-5},
      focus = "output",
@@ -111,12 +139,18 @@ each column of the output has mean 0.]],
               local m = result().y:mean({1}):abs():max()
               return m < 1e-9 or string.format("a column mean is %.3g", m)
             end,
+            hints = {"A steps the reduction axes",
+                     [[set{axes = "default"}]]},
             show = {axes = "default"}}},
 
     {text = [[
 Belief 11: "train and eval mode differ only for dropout." Batch norm
 changes where its statistics come from. One feature (1, 2, 4, 7, 11) in
-eval mode: normalised with the train/eval panel's running estimates.]],
+eval mode: normalised with the train/eval panel's running estimates, so
+its mean is not 0. (Alt-3)]],
+     predict = {question = "Belief 11 says train and eval mode differ only for dropout. " ..
+                  "Batch norm of (1, 2, 4, 7, 11) in eval mode: the mean of y?",
+                value = function(s) return result().y_mean end, tol = 0.05},
      set = {x = COL, kind = "batch", axes = "default", mode = "eval"},
      focus = "output",
      try = {text = [[
@@ -129,16 +163,20 @@ different output: the batch's own statistics.]],
               local d = (result().y - ev):abs():max()
               return d > 0.1 or string.format("train and eval differ by %.3g only", d)
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "train"}]]},
             show = {mode = "train"}}},
 
     {text = [[
-Belief 12: "synchronised batch norm is free." The output panel: batch
-norm on a 2 x 4 x 3 x 3 image batch. Split it over two workers, one
-sample each. To normalise with the statistics of both, each worker must
-send, in every forward pass and for every batch-norm layer, its count
-and a sum and a sum of squares per channel, and wait for the others.
-The figure has those numbers and the merged means (they equal the
-output panel's).]],
+Belief 12: "synchronised batch norm is free." The output panel (Alt-3):
+batch norm on a 2 x 4 x 3 x 3 image batch. Split it over two workers,
+one sample each. To normalise with the statistics of both, each worker
+must send, in every forward pass and for every batch-norm layer, its
+count and a sum and a sum of squares per channel, and wait for the
+others. The figure (F) has those numbers and the merged means.]],
+     predict = {question = "Belief 12 says synchronised batch norm is free. Two workers, " ..
+                  "4 channels: how many numbers must each send per layer and forward pass?",
+                value = function(s) return 2 * s.x:shape()[2] + 1 end, tol = 0},
      set = {x = IMG, mode = "train"},
      focus = "output",
      figure = function(s)
@@ -162,6 +200,8 @@ channels. The message each worker sends grows with the channels.]],
               if #shp ~= 4 then return "use a rank-4 image batch" end
               return shp[2] > 4 or "still 4 channels"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})}]]},
             show = {x = ns.rng(1):normal(0, 1, {2, 8, 3, 3})}}},
   },
 }

@@ -47,9 +47,11 @@ lesson{
 Exercise 6. Redo the batch-size simulation for variances: the same
 draws (default_rng(124), 600 batches per size from N(3, 2)), but each
 batch's variance instead of its mean. The population variance is 4;
-the table has the spread of the 600 estimates per size. Small batches
-are even worse at variances than at means: with b = 2 the estimates
-spread more widely than the value they estimate.]],
+the table has the mean and the spread of the 600 estimates per size.
+Small batches are worse at variances than at means: at b = 2 the
+estimates spread wider than their own average, which is low for a
+reason you can compute.
+(Alt-6; F: figure)]],
      set = {x = X, batch = X, target = 1, companion = 5, baseline = X[5], kind = "batch",
             axes = "default", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             dtype = "fp64", acc = "default", groups = 1},
@@ -62,19 +64,20 @@ spread more widely than the value they estimate.]],
        return table.concat(l, "\n")
      end,
      try = {text = [[
-The train/eval panel shows the same effect on its running variance.
-Set its batches to 2 values (set{batch_size = 2}) and compare its
-momentum estimate of the variance with the true 4 (train_scale 2).]],
-            check = function(s)
-              return s.batch_size == 2 or "batch_size is " .. s.batch_size
-            end,
-            show = {batch_size = 2}}},
+What is the expected value of one batch's population variance (divided
+by b) at b = 2, when the true variance is 4? Type = and a number.]],
+            answer = {value = function(s) return 4 * (2 - 1) / 2 end, tol = 1e-9},
+            hints = {"The population variance divides by b; the unbiased one by b - 1.",
+                     "E[population variance] = sigma^2 (b - 1) / b.",
+                     "4 x 1 / 2 = 2: the table's 1.862 at b = 2 is that, up to the " ..
+                       "sampling of 600 batches."}}},
 
     {text = [[
 Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
 with two other rows, and a batch with one. Batch norm gives it three
-different outputs (the table); the batch panel has the first batch.
-(With two rows, every output is -1 or +1 whatever the values.)]],
+different outputs (the table; with two rows every output is -1 or +1);
+the batch panel (Alt-5) has the first batch.
+(F: figure)]],
      set = {batch_size = 32},
      focus = "batch",
      figure = function(s)
@@ -99,14 +102,14 @@ change the others (set{batch = {...}}). Row 1's output moves again.]],
                                 base:slice(1, 1, 1):flat())
               return d > 1e-9 or "row 1's output is as in X: change the other rows"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 3, 7, 2}, {0, 0, 0, 0}, {5, 5, 5, 5}}, companion = 2, baseline = false}]]},
             show = {batch = BATCHES[2], companion = 2, baseline = false}}},
 
     {text = [[
 Exercise 8. Why should eval mode give a fixed observation one stable
-prediction? Because a deployed model must not answer differently
-depending on who else is in the batch. In eval mode batch norm uses the
-stored estimates, so each row depends on itself only. The output panel
-has one feature, (1, 2, 4, 7, 11), in eval mode.]],
+prediction? The output panel (Alt-3) has one feature, (1, 2, 4, 7, 11), under
+batch norm in eval mode; the try is the experiment that answers it.]],
      set = {x = COL, mode = "eval"},
      focus = "output",
      try = {text = [[
@@ -123,13 +126,19 @@ Change every row except row 3 (the 4): its output stays
               local want = (4 - t.mean[1]) / math.sqrt(t.var[1] + s.eps)
               return math.abs(result().y[3] - want) < 1e-12 or "row 3 moved"
             end,
+            hints = {"With the input focused (Alt-1), Up and Down pick a row; type a value " ..
+                       "and Enter.",
+                     "In eval mode batch norm uses the stored estimates, so each row " ..
+                       "depends on itself only: a deployed model must not answer " ..
+                       "differently for who else is in the batch.",
+                     "set{x = {{9}, {9}, {4}, {-9}, {0}}}"},
             show = {x = {{9}, {9}, {4}, {-9}, {0}}}}},
 
     {text = [[
 Exercise 9. Which axes does batch norm reduce on an N x C x H x W
-image tensor? Everything except the channels: N, H and W, i.e. axes 1,
-3 and 4, one statistic per channel. The output panel has a 2 x 4 x 3 x 3
-batch with the wrong axes, {2, 3, 4} (that is layer norm's set).]],
+image tensor? The output panel (Alt-3) has a 2 x 4 x 3 x 3 batch under batch
+norm with the wrong axes, {2, 3, 4} (that is layer norm's set); its
+statistics line counts what they give.]],
      set = {x = IMG, mode = "train", axes = {2, 3, 4}},
      focus = "output",
      try = {text = [[
@@ -142,14 +151,28 @@ then list 4 statistics, one per channel.]],
               local d = (result().y - want):abs():max()
               return d == 0 or "not the per-channel statistics yet"
             end,
+            hints = {"Batch norm keeps one statistic per channel: 4 here.",
+                     "The channels are axis 2; reduce every other axis.",
+                     "set{axes = {1, 3, 4}}: N, H and W."},
             show = {axes = {1, 3, 4}}}},
 
     {text = [[
-Exercise 10. Two-group normalisation of an eight-channel vector. For
-f = (1, 2, 3, 8, 10, 12, 18, 20): the first four have mean 3.5, the
-last four mean 15, and each half is standardised on its own. The figure
-line has the result computed by hand (slices, means and variances).]],
+Exercise 10. Two-group normalisation of an eight-channel vector:
+f = (1, 2, 3, 8, 10, 12, 18, 20), in the input panel (Alt-1). Each half of four
+channels is standardised on its own (population variance, eps 1e-5).]],
      set = {x = F, kind = "layer", axes = "default"},
+     focus = "input",
+     try = {text = [[
+Type the normalised value of the 8 (the fourth channel): = and a number.]],
+            answer = {value = function(s) return two_groups(s.x, s.eps)[4] end},
+            hints = {"The first group is (1, 2, 3, 8): its mean is 3.5.",
+                     "Its population variance is (6.25 + 2.25 + 0.25 + 20.25) / 4 = 7.25.",
+                     "(8 - 3.5) / sqrt(7.25 + 1e-5) = 1.671."}}},
+
+    {text = [[
+Exercise 10 on the screen. The figure line (F) has all eight values
+computed by hand (slices, means and variances); the output panel (Alt-3) still
+runs layer norm over all eight.]],
      focus = "output",
      figure = function(s)
        local out = {}
@@ -157,13 +180,15 @@ line has the result computed by hand (slices, means and variances).]],
        return "by hand: " .. table.concat(out, " ")
      end,
      try = {text = [[
-Let the output panel do it: set{kind = "group", groups = 2}. Every value
+Let the output panel do it with group norm in two groups: every value
 should match the hand computation.]],
             check = function(s)
               if s.kind ~= "group" then return "use kind group" end
               local d = maxdiff(result().y:flat(), two_groups(s.x, s.eps))
               return d < 1e-12 or string.format("off by %.3g", d)
             end,
+            hints = {"k steps the kind to group; g and G set the number of groups.",
+                     "set{kind = \"group\", groups = 2}"},
             show = {kind = "group", groups = 2}}},
   },
 }

@@ -51,9 +51,13 @@ lesson{
   steps = {
     {text = [[
 Exercise 11. Add the same constant to every feature and compare layer
-and RMS norm. x = (2, 3, 4, 5) and the shift probe adds 10: under RMS
-norm the output moves by up to 0.3415 (at the first feature, 2 / 3.674
-becomes 12 / 13.546); under layer norm it does not move at all.]],
+and RMS norm. The input becomes x = (2, 3, 4, 5) under RMS norm, and
+the shift probe adds 10 to every feature: the output
+panel shows the largest change (x+10 max|y'-y|). (Alt-3)]],
+     predict = {question = "Exercise 11: RMS norm (eps 1e-5) of (2, 3, 4, 5). By how much does " ..
+                  "the output of (2, 3, 4, 5) " ..
+                  "move at most when 10 is added to every feature?",
+                value = function(s) return result().shift_dev end, tol = 0.02},
      set = {x = V, kind = "rms", axes = "default", eps = EPS, gamma = {}, beta = {},
             mode = "train", dtype = "fp64", acc = "default", groups = 1, shift = 10,
             scale = 2},
@@ -65,20 +69,22 @@ becomes 12 / 13.546); under layer norm it does not move at all.]],
        claim("n-ex11-ln-shift", (y1 - y0):abs():max())
      end,
      try = {text = [[
-Switch to layer norm (set{kind = "layer"}) and read the shift probe: 0.]],
+Under RMS norm the first feature goes from 2 / 3.674 to 12 / 13.546.
+Switch to layer norm and read the shift probe again.]],
             check = function(s)
               return result().shift_dev < 1e-12 or
                        string.format("the shift probe moves by %.3g", result().shift_dev)
             end,
+            hints = {"K steps the kind back towards layer.", "set{kind = \"layer\"}"},
             show = {kind = "layer"}}},
 
     {text = [[
 Exercise 12. A masked normalisation across positions. The input is one
 sequence of 5 positions with 2 features, the last two positions
-padding. The output panel normalises each feature across the positions
+padding. The output panel (Alt-3) normalises each feature across the positions
 (axes {2}) with no mask, so the padding zeros pull the statistics. The
 lesson's own masked version counts only the kept positions (sums of
-the masked values over the number kept); the figure compares the two
+the masked values over the number kept); the figure (F) compares the two
 on the 3 real positions.]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = false},
      focus = "output",
@@ -108,14 +114,17 @@ check compares the output panel with the lesson's sums.]],
               end
               return true
             end,
+            hints = {"the mask has no key: set it at the prompt (:)",
+                     [[set{mask = {{{1}, {1}, {1}, {0}, {0}}}}]]},
             show = {mask = {{{1}, {1}, {1}, {0}, {0}}}}}},
 
     {text = [[
 Exercise 12, with the mask field. The mask keeps positions 1 to 3; the
-output panel shows the two padded positions as dots (their outputs are
+output panel (Alt-3) shows the two padded positions as dots (their outputs are
 0) and counts the 6 kept values, and the spectrum lists one eigenvalue
 0 labelled "masked" per padded value: those inputs reach nothing. The
-figure checks ns.normalize's mask against the lesson's own sums.]],
+figure checks ns.normalize's mask against the lesson's own sums.
+(F: figure)]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = {{{1}, {1}, {1}, {0}, {0}}}},
      focus = "output",
      figure = function(s)
@@ -142,14 +151,24 @@ change; the check confirms that with it they do not.]],
               end
               return true
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{{1, 4}, {3, 8}, {5, 6}, {100, 100}, {100, 100}}}}]]},
             show = {x = {{{1, 4}, {3, 8}, {5, 6}, {100, 100}, {100, 100}}}}}},
 
     {text = [[
 Exercise 13. Running means across 20 deliberately shifted batches: the
-batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)).
-With PyTorch's momentum 0.1 the running mean trails far behind: after
-the 20th batch it is still about 8 below the last batch. An evaluation
-would use that stale value.]],
+batch means climb 1, 2, ..., 20 (32 values each, numpy default_rng(13)),
+through PyTorch's running mean with momentum 0.1. The
+figure follows both; an evaluation would use the running value.
+(Alt-6; F: figure)]],
+     predict = {question = "Exercise 13: 20 batches whose means climb 1, 2, ..., 20, through a " ..
+                  "running mean with momentum 0.1. After the 20th, how far below the last " ..
+                  "batch's mean is " ..
+                  "the running mean?",
+                value = function(s)
+                  local run, batch = ramp_run(0.1)
+                  return batch[20] - run[20]
+                end, tol = 1},
      set = {x = V, kind = "layer", axes = "default", momentum = 0.1, mask = false},
      focus = "train",
      figure = function(s)
@@ -168,11 +187,14 @@ it (set{momentum = ...}); the check reruns the 20 batches with it.]],
               local lag = batch[20] - run[20]
               return lag < 2 or string.format("it lags by %.2f", lag)
             end,
+            hints = {"The running mean forgets the old batches at the rate momentum per step.",
+                     "A steady ramp leaves a lag of about (1 - m) / m batches.",
+                     "set{momentum = 0.5}: a lag of about 1."},
             show = {momentum = 0.5}}},
 
     {text = [[
 Exercise 14. Does gradient accumulation change per-micro-batch
-statistics? The output panel has the full running matrix under batch
+statistics? The output panel (Alt-3) has the full running matrix under batch
 norm; its statistics line has the full-batch column means (5, 7.8,
 14.2, 7.6).]],
      set = {x = X, kind = "batch", axes = "default", momentum = 0.1},
@@ -191,6 +213,8 @@ change that.]],
               for j = 1, 4 do if math.abs(m[j] - full[j]) > 1e-9 then return true end end
               return "these rows have the full-batch means"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{4, 7, 13, 8}, {7, 9, 17, 10}, {11, 15, 23, 14}}}]]},
             show = {x = {X[3], X[4], X[5]}}}},
 
     {text = [[
@@ -200,7 +224,7 @@ train or eval mode and the running momentum, the batch per device and
 whether statistics are synchronised, padding, and the storage and
 accumulation precision. Then measure the statistics along the intended
 axes in that precision, and run the two perturbation tests on each
-device's batch.]],
+device's batch. (Alt-7)]],
      focus = "precision",
      try = {text = [[
 Put the layer in mixed precision: storage bf16, accumulation fp32
@@ -209,14 +233,27 @@ Put the layer in mixed precision: storage bf16, accumulation fp32
               if s.dtype ~= "bf16" and s.dtype ~= "fp16" then return "store in bf16 or fp16" end
               return s.acc == "fp32" or "accumulate in fp32"
             end,
+            hints = {"t steps the storage dtype",
+                     [[set{dtype = "bf16", acc = "fp32"}]]},
             show = {dtype = "bf16", acc = "fp32"}}},
 
     {text = [[
-Exercise 16. A Transformer swaps layer norm for RMS norm. No longer
-centred: the mean of each token's outputs (0.953 for (2, 3, 4, 5)).
-Still controlled: each token's root mean square, 1. A fixed-input test
-that shows the reduction: add one constant to every feature of a token;
-layer norm's output does not move, RMS norm's does.]],
+Exercise 16. A Transformer swaps layer norm for RMS norm. What is no
+longer controlled, what still is, and which fixed-input test shows the
+difference? The table compares the two on the token
+(2, 3, 4, 5). (Alt-3; F: figure)]],
+     predict = {question = "Exercise 16: a Transformer's layer norm becomes RMS norm. Which " ..
+                  "property of each token's " ..
+                  "outputs is lost?",
+                choices = {"their mean is no longer 0", "their root mean square is no " ..
+                             "longer 1", "both", "neither"},
+                answer = function(s)
+                  local y = result().y
+                  local centred = math.abs(y:mean()) < 1e-6
+                  local unit = math.abs(math.sqrt(y:square():mean()) - 1) < 1e-3
+                  return (not centred and unit) and 1 or (centred and not unit) and 2 or
+                           (not centred and not unit) and 3 or 4
+                end},
      set = {x = V, kind = "rms", dtype = "fp64", acc = "default"},
      focus = "output",
      figure = function(s)
@@ -230,8 +267,9 @@ layer norm's output does not move, RMS norm's does.]],
        return table.concat(l, "\n")
      end,
      try = {text = [[
-Run the test on the screen: replace x by x plus a constant (e.g.
-set{x = {12, 13, 14, 15}}) and compare the RMS output with before.]],
+Run a fixed-input test on the screen: change the token in a way that
+leaves layer norm's output where it is, and see whether RMS norm's
+output moves.]],
             check = function(s)
               local c = is_shift_of_v(s.x:flat())
               if not c or c == 0 then return "add one nonzero constant to (2, 3, 4, 5)" end
@@ -239,6 +277,9 @@ set{x = {12, 13, 14, 15}}) and compare the RMS output with before.]],
               local y0 = ns.normalize(ns.tensor(V), {kind = "rms", eps = s.eps})
               return (result().y - y0):abs():max() > 1e-6 or "the output did not move"
             end,
+            hints = {"Type new values into the input panel (Alt-1), each one the old one " ..
+                       "plus the same number.",
+                     "set{x = {12, 13, 14, 15}}"},
             show = {x = {12, 13, 14, 15}}}},
   },
 }

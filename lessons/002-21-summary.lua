@@ -15,12 +15,14 @@ lesson{
   section = "Summary; Looking ahead; Further reading",
   steps = {
     {text = [[
-Normalisation writes activations relative to a chosen reference set.
-Batch norm reduces over the observations for each feature, and so makes
-the batch a dependency. Layer norm reduces over the features of one
-observation or token. Group norm uses groups of channels. RMS norm
-fixes the root mean square and does not subtract a mean. The table
-shows the four on the running matrix X.]],
+The four kinds of this chapter, side by side on the running matrix X.
+The table counts, for each, its statistics and the values behind each
+one: batch norm has one per column (5 observations each), layer norm
+one per row (4 features each), group norm with 2 groups two per row,
+RMS norm one per row without subtracting any mean. Only the grouping
+differs. Batch norm is the one whose groups run across observations,
+so it is the one that ties a row's output to its batch.
+(Alt-3; F: figure)]],
      set = {x = X, kind = "batch", axes = "default", groups = 1, eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
@@ -40,34 +42,47 @@ group norm with 2 groups: 10 statistics of 2 values.]],
               if s.kind ~= "group" then return "end on kind group" end
               return #result().mean == 10 or (#result().mean .. " statistics")
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "group", groups = 2}]]},
             show = {kind = "group", groups = 2}}},
 
     {text = [[
-The recipe is always the same three steps: statistics, transform, learned
-scale and shift. What follows from it is not simple. The axes decide who
-influences whom; batch norm needs separate train and eval behaviour;
-small batches give noisy statistics; several devices may have to talk.
-Layout, padding, eps and accumulation precision are part of whether the
-method is correct.]],
+Whatever the kind, the layer runs one recipe: a statistic, then the
+subtract-and-divide, then gamma and beta. What the recipe leads to
+differs a lot, and each consequence had a panel in these lessons. The
+axes decide which rows can move which (the batch panel). Batch norm
+must keep a stored state for eval mode (the train/eval panel), and a
+small batch makes that state noisy. Workers must swap statistics to
+agree. And the tensor layout, the padding, eps and the dtype of the
+sums all change the numbers (the settings and precision panels).
+(Alt-2)]],
      set = {kind = "batch", groups = 1},
      focus = "settings"},
 
     {text = [[
-So pick the method from the dependency your architecture can afford.
-The name in a config file proves little: measure the statistics along
-each axis and run the perturbation tests, and the implementation shows
-you what it really does.]],
+Picking a kind means picking which dependency between examples the model
+can live with. The layer's name in a config file settles nothing. The
+batch panel (Alt-5) does: change a companion row and see whether the target row
+moves, then read the statistics line to see which axis was reduced.]],
      focus = "batch"},
 
     {text = [[
-Looking ahead: the next chapter turns to optimisers and learning-rate
-schedules. Normalisation changes the scale and the geometry the
-optimiser meets; that chapter follows how gradients become parameter
-updates over time.
+What comes next in the book: how a gradient becomes a step on the
+weights, and how the step size is scheduled as training goes on. A
+normalisation layer is already part of that story, because it changes
+the size of the gradients the optimiser receives (lesson 001-s08 showed
+the 1/c law).
 
-Further reading: Ioffe and Szegedy (2015) introduced batch norm; Ba et
-al. (2016) layer norm; Wu and He (2018) group norm with small image
-batches; Zhang and Sennrich (2019) RMS norm; Vaswani et al. (2017) the
-Transformer, a major use of layer norm.]]},
+Further reading, one paper per kind: batch norm, Ioffe and Szegedy
+(2015); layer norm, Ba et al. (2016); group norm, with its small image
+batches, Wu and He (2018); RMS norm, Zhang and Sennrich (2019); and the
+Transformer, where layer norm sits in every block, Vaswani et al. (2017).
+
+The spectrum panel (Alt-4) shows that effect under layer norm at x =
+(-20, -10, 10, 20): its bulk eigenvalue is a tenth of the 0.632 it has
+at (-2, -1, 1, 2). Ten times larger activations, ten times smaller
+gradients through the layer.]],
+     set = {x = {-20, -10, 10, 20}, kind = "layer", groups = 1},
+     focus = "spectrum"},
   },
 }

@@ -17,7 +17,7 @@ layer k drifts: its mean moves and its spread grows or shrinks while
 layer k tries to learn from it.
 
 The input panel holds four values of one feature, one per example of a
-batch. The output panel standardizes them over the batch (kind batch,
+batch. The output panel (Alt-3) standardizes them over the batch (kind batch,
 eps 0). Its shift probe adds 10 to every value, its scale probe doubles
 them: both rows show the same output as y. The drift is gone.]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
@@ -36,29 +36,31 @@ Drift the feature some other way: set another shift (e.g. set{shift =
                        string.format("largest change %.3g: use kind batch, eps 0",
                                      math.max(r.shift_dev, r.scale_dev))
             end,
+            hints = {"s and S move the shift probe's b",
+                     [[set{shift = -3.5, scale = 0.1}]]},
             show = {shift = -3.5, scale = 0.1}}},
 
     {text = [[
-This standardization is not a preprocessing step on the data. It is a
-layer inside the forward pass, recomputed for every batch, and the
-gradient flows through its mean and variance like through any other
-operation (lesson 003-03 follows it).
+The standardization does not happen once, to the data set, before
+training. It is a layer inside the forward pass, recomputed for every
+batch, and the gradient flows through its mean and variance like through
+any other operation (lesson 003-03 follows it).
 
 A fixed mean 0 and variance 1 may be the wrong place for the next layer,
 so two learned numbers per feature put it back: y = gamma x_hat + beta.
-This step sets gamma 3 and beta -1: the output panel now shows mean -1
+This step sets gamma 3 and beta -1: the output panel (Alt-3) now shows mean -1
 and standard deviation 3.]],
      set = {gamma = 3, beta = -1},
      focus = "output"},
 
     {text = [[
-Every member of the family does the same three things: subtract a mean,
-divide by a standard deviation, apply gamma and beta. What differs is
-which entries share one mean and one variance.
+Every member of the family centres by a mean, rescales by a standard
+deviation, then applies gamma and beta; they differ only in which
+entries share one mean and one variance.
 
 Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
 norm pools each column: 3 statistics, one per feature, each over 4
-examples. The output panel lists the 3 means (5, 0.5 and 0.5).]],
+examples. The output panel (Alt-3) lists the 3 means (5, 0.5 and 0.5).]],
      set = {x = M, kind = "batch", gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[
@@ -69,6 +71,8 @@ so there are 4 statistics, one per example, each over 3 features.]],
               return n == 4 or ("there are " .. n .. " statistics, not 4 (kind " ..
                                 s.kind .. ")")
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
   },
 }

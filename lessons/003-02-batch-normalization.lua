@@ -53,7 +53,8 @@ normalization computes, in this order:
 
 eps (usually 1e-5) keeps the division safe. gamma and beta are learned,
 one pair per feature; they are the layer's only parameters. This lesson
-uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).]],
+uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).
+(Alt-1)]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
             scale = 2},
      focus = "input"},
@@ -62,7 +63,7 @@ uses eps = 0 and no gamma or beta yet. The batch is x = (2, 4, 6, 8).]],
 The first two equations summarize the batch: where the values sit and
 how far they spread. For (2, 4, 6, 8) the mean is 5, the deviations are
 (-3, -1, 1, 3), and the variance is (9 + 1 + 1 + 9) / 4 = 5. The output
-panel lists both statistics.]],
+panel lists both statistics. (Alt-3)]],
      focus = "output",
      claims = function(s)
        local r = result()
@@ -76,8 +77,8 @@ The third equation divides the deviations by sqrt(5):
   x_hat = (-3, -1, 1, 3) / sqrt(5) = (-1.342, -0.447, 0.447, 1.342)
 
 Whatever scale the layers below produced, the feature now has mean 0
-and variance 1 over the batch. The output panel shows y = x_hat (no
-gamma, no beta).]],
+and variance 1 over the batch. The output panel (Alt-3) shows y = x_hat (no
+gamma, no beta). (F: figure)]],
      focus = "output",
      figure = function(s)
        return ns.plot.bars(result().y, {width = 60, height = 10,
@@ -98,7 +99,7 @@ center 1:
 
   y = 2 x_hat + 1 = (-1.683, 0.106, 1.894, 3.683)
 
-The output panel shows mean 1 and standard deviation 2.]],
+The output panel (Alt-3) shows mean 1 and standard deviation 2.]],
      set = {gamma = 2, beta = 1},
      focus = "output",
      claims = function(s)
@@ -109,7 +110,7 @@ The output panel shows mean 1 and standard deviation 2.]],
     {text = [[
 Now the layers below shift the whole batch by 10: x = (12, 14, 16, 18).
 The mean moves to 15, the deviations stay (-3, -1, 1, 3), so x_hat is
-exactly what it was. Look at the output panel: y has not moved.]],
+exactly what it was. Look at the output panel (Alt-3): y has not moved.]],
      set = {x = SHIFTED, gamma = {}, beta = {}},
      focus = "output",
      claims = function(s)
@@ -127,17 +128,19 @@ positive multiple such as {6, 12, 18, 24}. Both leave x_hat unchanged.]],
                        string.format("x_hat moved by %.3g: use a shift or a positive " ..
                                      "multiple of (2, 4, 6, 8)", d)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {-98, -96, -94, -92}}]]},
             show = {x = {-98, -96, -94, -92}}}},
 
     {text = [[
-Where the parameters live. The statistics are per feature, and for a
-convolutional activation of shape (N, C, H, W) the feature is the
-channel: each channel's mean and variance pool its N * H * W entries,
-and each channel has its own gamma and beta. That is 2 C parameters,
-whatever the batch size or the image size.
+Where the parameters live. The statistics are per feature, and on the
+(N, C, H, W) output of a convolution a "feature" means a channel: each
+channel's mean and variance pool its N * H * W entries, and each channel
+has its own gamma and beta. That is 2 C parameters, whatever the batch
+size or the image size.
 
 The input is now a (2, 3, 2, 2) tensor: 3 channels, each pooling
-2 * 2 * 2 = 8 entries. The output panel shows 3 means, near 10, 20, 30.]],
+2 * 2 * 2 = 8 entries. The output panel (Alt-3) shows 3 means, near 10, 20, 30.]],
      set = {x = IMG},
      focus = "output",
      try = {text = [[
@@ -149,26 +152,35 @@ Give each channel its own scale: set{gamma = {1, 2, 3}, beta = {0, 0,
               end
               return true
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = {1, 2, 3}, beta = {0, 0, 5}}]]},
             show = {gamma = {1, 2, 3}, beta = {0, 0, 5}}}},
 
     {text = [[
 Forcing mean 0 and variance 1 is a constraint, and gamma and beta can
-lift it: gamma = sigma_B and beta = mu_B turn x_hat back into x itself.
-So the layer loses no expressive power; the network chooses the final
-mean and spread through two parameters instead of inheriting them from
-the layers below.]],
+lift it: some choice of the two turns x_hat back into x itself. So the
+layer loses no expressive power; the network chooses the final mean and
+spread through two parameters instead of inheriting them from the
+layers below. (Alt-3)]],
      set = {x = X, gamma = {}, beta = {}},
      focus = "output",
      try = {text = [[
 Find the gamma and beta that give back x = (2, 4, 6, 8) exactly (the
-output equal to the input). Hint: read the mean and the standard
-deviation in the output panel.]],
+output equal to the input, to the 5 decimals the output panel shows).]],
             check = function(s)
               if not x_is(s, X) then return "keep x = (2, 4, 6, 8)" end
+              -- judged at the panels' digits: y must read as x to the 6 significant
+              -- digits printed (gamma = 2.23607, the std as the input panel prints it,
+              -- passes; so does math.sqrt(5))
+              if shown(result().y:flat(), s.x:flat()) then return true end
               local d = (result().y - s.x):abs():max()
-              if d < 1e-9 then return true end
-              return string.format("y differs from x by up to %.3g", d)
+              return string.format("y differs from x by up to %.3g (it must agree to the " ..
+                                   "digits shown)", d)
             end,
+            hints = {"y = gamma x_hat + beta, and x_hat = (x - mu_B) / sigma_B: solve for " ..
+                       "the gamma and beta that undo it.",
+                     "gamma = sigma_B and beta = mu_B; the input panel (Alt-1) prints both.",
+                     "set{gamma = 2.23607, beta = 5} (or gamma = math.sqrt(5))"},
             show = {gamma = math.sqrt(ns.tensor(X):var()), beta = ns.tensor(X):mean()}}},
   },
 }

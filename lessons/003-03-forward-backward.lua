@@ -42,11 +42,12 @@ layers run it for all features at once):
   3  x_hat = (x_i - mu) / sqrt(var + eps)
   4  y_i   = gamma x_hat_i + beta
   5  output y
-  6  r_mu  = (1 - alpha) r_mu + alpha mu         running buffers,
-  7  r_v   = (1 - alpha) r_v  + alpha var        kept for inference
+  6  r_mu  = (1 - alpha) r_mu + alpha mu               running buffers,
+  7  r_v   = (1 - alpha) r_v  + alpha m/(m-1) var     kept for inference
 
 Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
-differentiable, and mu and var depend on every x_j of the batch.]],
+differentiable, and mu and var depend on every x_j of the batch.
+(Alt-3)]],
      set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2,
             upstream = DY},
      focus = "output"},
@@ -59,8 +60,9 @@ holds the whole backward pass). gamma and beta appear only in line 4, so
   dL/dbeta  = sum_i dL/dy_i             = 2.5
   dL/dgamma = sum_i dL/dy_i x_hat_i     = 8.5 / sqrt(5) = 3.80
 
-(x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)]],
-     focus = "output",
+(x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)
+The backward view (B) lists the whole backward pass: press B.]],
+     focus = "backward",
      claims = function(s)
        local b = result().backward
        claim("g-grad-gamma", b.dgamma[1])
@@ -76,10 +78,11 @@ variance. Adding them up gives
   dL/dx_i = (g_i - mean_j g_j - x_hat_i mean_j (g_j x_hat_j))
             / sqrt(var + eps)
 
-Here dL/dx = (0.738, -0.984, -0.246, 0.492). The figure splits it into
-its three paths: the direct term g_i / sqrt(var) is the gradient you
-would get if mu and var were constants; the other two rows correct it.]],
-     focus = "output",
+Here dL/dx = (0.738, -0.984, -0.246, 0.492). The backward view (B)
+splits it into its three paths, and so does the figure (F): the direct term
+g_i / sqrt(var) is the gradient you would get if mu and var were
+constants; the rows through the mean and the variance correct it.]],
+     focus = "backward",
      figure = function(s)
        local b = result().backward
        local rows = {b.direct, b.via_mean, b.via_var, b.dx}
@@ -96,8 +99,11 @@ would get if mu and var were constants; the other two rows correct it.]],
 The mean path subtracts the batch average of the upstream gradient, so
 the result has no component along the all-ones direction: shifting every
 x_i by the same amount cannot change the loss, and the gradient knows
-it. Its components sum to 0.]],
-     focus = "output",
+it. The backward view (B) checks the sum of dL/dx on its last lines.]],
+     predict = {question = "The backward pass of batch norm at x = (2, 4, 6, 8): what do the four " ..
+                  "components of dL/dx add up to?",
+                value = function(s) return dx_of(s):sum() end, tol = 1e-9},
+     focus = "backward",
      claims = function(s)
        claim("g-grad-sum", dx_of(s):sum())
      end},
@@ -107,8 +113,9 @@ The variance path subtracts an x_hat-weighted average, which removes the
 component along x_hat itself: stretching the batch about its mean does
 not change the output either. So dL/dx . x_hat = 0. Together the two
 corrections project the gradient onto the directions that the layer's
-output actually depends on.]],
-     focus = "output",
+output actually depends on (the B view's line "dL/dx . x_hat").
+(B)]],
+     focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
      end,
@@ -125,14 +132,17 @@ still sums to 0 and is still orthogonal to x_hat.]],
               if a < 1e-9 and b < 1e-9 then return true end
               return string.format("sum %.3g, dot %.3g: is x constant?", a, b)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {1, 7, 2, 10}}]]},
             show = {x = {1, 7, 2, 10}}}},
 
     {text = [[
 The dataflow: every x_j feeds mu and var, and mu and var feed every
-x_hat_i. So the Jacobian dy_i/dx_j of batch norm is a full matrix: an
-example's gradient depends on which other examples share its batch. The
-figure shows it for x = (2, 4, 6, 8); the spectrum panel shows its two
-zero eigenvalues (ones and radial: the shift and the stretch).]],
+x_hat_i. So batch norm's Jacobian dy_i/dx_j is a full matrix: one
+example's gradient changes with its batch mates. The figure shows it for
+x = (2, 4, 6, 8), the spectrum (Alt-4) its zero eigenvalues (ones and
+radial: the shift and the stretch).
+(F: figure)]],
      set = {x = X},
      focus = "spectrum",
      figure = function(s)
@@ -153,6 +163,8 @@ norm couples examples only within the same feature.]],
               if #sh ~= 2 or sh[2] < 2 then return "use a matrix with 2 or more columns" end
               return s.kind == "batch" or "keep kind batch"
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}, upstream = false}]]},
             show = {x = {{2, 1}, {4, 0}, {6, 3}, {8, -1}}, upstream = false}}},
   },
 }

@@ -72,7 +72,7 @@ else happens to be in the batch. So during training the layer also
 keeps running estimates r_mu and r_v, and at test time it uses those.
 
 r_mu and r_v are buffers, not parameters: a formula updates them, never
-a gradient. The train/eval panel follows them over 8 training batches
+a gradient. The train/eval panel (Alt-6) follows them over 8 training batches
 of 32 values from a normal population with mean 4 and spread 2.]],
      set = {x = X, kind = "batch", eps = EPS, gamma = 2, beta = 1, mode = "train",
             shift = 10, scale = 2, momentum = 0.1, train_batches = 8, batch_size = 32,
@@ -82,23 +82,32 @@ of 32 values from a normal population with mean 4 and spread 2.]],
     {text = string.format([[
 Each training step folds the batch moments into the buffers:
 
-  r_mu <- (1 - alpha) r_mu + alpha mu_B         alpha about 0.1
-  r_v  <- (1 - alpha) r_v  + alpha sigma_B^2
+  r_mu <- (1 - alpha) r_mu + alpha mu_B                  alpha about 0.1
+  r_v  <- (1 - alpha) r_v  + alpha m/(m-1) sigma_B^2
 
 Some frameworks call the weight of the old value the momentum (0.9)
-instead of the weight of the new one (0.1): the same update. From a
-fresh state (r_mu 0, r_v 1), one step on x = (2, 4, 6, 8) gives r_mu =
-%.4g and r_v = %.4g either way (ns.running: %.4g and %.4g). The stored
-variance uses the n - 1 divisor (20/3), the normalization uses n (5).]],
-                         OTHER_MEAN, OTHER_VAR, R1.mean, R1.var),
+instead of the weight of the new one (0.1): the same update. Start from
+a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
+with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
+stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
+normalization itself divides by n (sigma_B^2 = 5).
+(Alt-6)]],
+                         OTHER_MEAN, R1.mean),
+     predict = {question = "A fresh running state (r_v = 1), one step on x = (2, 4, 6, 8) with " ..
+                  "alpha 0.1 and the n - 1 batch variance: what is r_v?",
+                value = function(s)
+                  assert(math.abs(OTHER_VAR - R1.var) < 1e-12, "the two conventions differ")
+                  return R1.var
+                end},
      focus = "train"},
 
     {text = [[
 After enough steps the buffers forget their start and follow the
-population: the figure runs 60 batches (seed 7, momentum 0.1) and the
+population: the figure (F) runs 60 batches (seed 7, momentum 0.1) and the
 running mean and variance settle near the population's 4 and 4, with
 the wobble that the last few batches bring. Eight batches, as in the
-panel, are not enough: the momentum row still remembers 0 and 1.]],
+panel, are not enough: the momentum row still remembers 0 and 1.
+(Alt-6)]],
      focus = "train",
      figure = function(s)
        return ns.plot.lines({{y = trace_mean, label = "r_mu"},
@@ -116,6 +125,8 @@ momentum row's mean moves close to 4.]],
               end
               return true
             end,
+            hints = {"j and J halve and double the training batches",
+                     [[set{train_batches = 100}]]},
             show = {train_batches = 100}}},
 
     {text = [[
@@ -126,7 +137,7 @@ At test time the layer is frozen:
 
 one scale and one shift, the same for every example, no batch involved.
 The train/eval panel now takes one training step of a fresh layer on
-the batch rows (2, 4, 6, 8), the step above; the output panel is in eval
+the batch rows (2, 4, 6, 8), the step above; the output panel (Alt-3) is in eval
 mode with x = (0, 1, 2). The outputs are equally spaced: the second
 difference y(2) - 2 y(1) + y(0) is 0.]],
      set = {mode = "eval", x = {0, 1, 2}, train_source = "batch",
@@ -141,7 +152,8 @@ difference y(2) - 2 y(1) + y(0) is 0.]],
 A scale and shift can be merged into the linear layer before it: if
 z = w u + c, then a z + b = (a w) u + (a c + b). At inference the
 normalization costs nothing. Checked on 16 inputs with w = 1.5 and
-c = -0.5: the folded layer and the frozen one differ by at most %.1g.]],
+c = -0.5: the folded layer and the frozen one differ by at most %.1g.
+(Alt-3)]],
                          FOLD_DIFF),
      set = {mode = "eval"},
      focus = "output",
@@ -158,6 +170,8 @@ Then y_1 is b and y_2 - y_1 is a (here a = 2 / sqrt(r_v + eps)).]],
               return math.abs(a - want) < 1e-12 or
                        string.format("a = %.6g, but gamma / sqrt(r_v + eps) = %.6g", a, want)
             end,
+            hints = {"type into the input panel (Alt-1): the arrows move, a number and Enter set a cell",
+                     [[set{x = {0, 1}}]]},
             show = {x = {0, 1}}}},
 
     {text = [[
@@ -171,7 +185,7 @@ takes (our summary):
   too few steps before testing     buffers still near their start (0, 1)
   batch of one in training mode    variance 0: every output is beta
 
-The first is the most common. The batch panel shows it: the watched row
+The first is the most common. The batch panel (Alt-5) shows it: the watched row
 is normalized in train mode with its batch.]],
      set = {mode = "train", x = X, batch = {{1, 0.5}, {3, -1}, {0, 2}}, target = 1,
             companion = 2, train_source = "rng"},
@@ -187,6 +201,8 @@ watched row's input is the same, its train-mode output is not.]],
               end
               return d > 1e-6 or "the watched row's output has not moved yet"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 0.5}, {-4, 2}, {0, 2}}}]]},
             show = {batch = {{1, 0.5}, {-4, 2}, {0, 2}}}}},
   },
 }

@@ -43,7 +43,7 @@ input mean and variance was meant to stop the drift.
 
 The input panel holds 8 pre-activations z = u W of a linear layer with
 2 output features (rows are examples). Batch norm gives each column
-mean 0 and variance 1, whatever W does to them.]],
+mean 0 and variance 1, whatever W does to them. (Alt-3)]],
      set = {x = Z, kind = "batch", eps = 0, gamma = {}, beta = {}, mode = "train",
             shift = 10, scale = 10},
      focus = "output"},
@@ -55,15 +55,17 @@ norm's speed-up (Santurkar et al., 2018). The better-supported account
 is about optimization: normalization makes the loss and its gradient
 change more predictably along the update direction (smaller, steadier
 curvature), so larger steps are safe. The text gives no numbers for
-this; the screen can show a second mechanism exactly.]],
-     focus = "output"},
+this; the screen can show a second mechanism exactly. Every gradient that
+reaches the weights passes the layer's Jacobian, whose eigenvalues the
+spectrum panel (Alt-4) lists.]],
+     focus = "spectrum"},
 
     {text = string.format([[
 Scale the weights: W -> c W multiplies every pre-activation by c, and
 batch norm divides it out again. The scale probe shows it with c = 10:
 y(10 z) is y(z). Over c = 0.25 .. 16 the largest change of the output
 is %.3g. The loss does not depend on the length of the weights, only on
-their direction.]], OUT_DEV),
+their direction. (Alt-3)]], OUT_DEV),
      focus = "output",
      try = {text = [[
 Try other weight scales: set{scale = 0.01} or set{scale = 1000}. Any
@@ -74,15 +76,17 @@ positive c leaves the output unchanged. (A negative c flips the signs.)]],
               local d = result().scale_dev
               return d < 1e-9 or string.format("the output moved by %.3g", d)
             end,
+            hints = {"z and Z halve and double the scale probe's a",
+                     [[set{scale = 1000}]]},
             show = {scale = 1000}}},
 
     {text = string.format([[
 The gradient pays for it: since the output ignores c, the gradient with
-respect to W shrinks as 1/c. The figure plots |dL/dW| against c on log
+respect to W shrinks as 1/c. The figure (F) plots |dL/dW| against c on log
 axes for a fixed upstream gradient: a straight line of slope -1 (c = 1
 gives %.3g, c = 16 gives %.3g, 16 times less). Large weights take small
 effective steps, small weights large ones, which damps how sensitive
-training is to the weights' magnitude.]], GRAD[3], GRAD[7]),
+training is to the weights' magnitude. (Alt-3)]], GRAD[3], GRAD[7]),
      focus = "output",
      figure = function(s)
        return ns.plot.lines({{x = SCALES, y = GRAD, label = "|dL/dW|"}},

@@ -89,13 +89,14 @@ lesson{
 Take an activation of shape (N, C, H, W) and draw it as an N x C grid:
 one cell per example and channel, each cell an H x W map. Every member
 of the family computes its means and variances over groups of cells;
-only the grouping changes. In the figures, cells with the same number
-share one mean and one variance (N = 4 examples, C = 6 channels):
+only the grouping changes. In the figures (F), cells with one number
+share a mean and a variance (N = 4 examples, C = 6 channels):
 
   batch     one statistic per channel, over all examples
   layer     one per example, over all its channels
   instance  one per example and channel
-  group     one per example and group of channels (here 3 groups)]],
+  group     one per example and group of channels (here 3 groups)
+(Alt-3)]],
      set = {x = X4, kind = "batch", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             groups = 3},
      focus = "output",
@@ -107,18 +108,19 @@ share one mean and one variance (N = 4 examples, C = 6 channels):
     {text = [[
 The input panel now holds such a tensor, (4, 6, 2, 2), and the output
 panel counts the statistics: batch norm has 6, one per channel, each
-over 4 * 2 * 2 = 16 values.]],
+over 4 * 2 * 2 = 16 values. (Alt-3)]],
      focus = "output",
      try = {text = [[
-Switch to group norm with 3 groups (set{kind = "group", groups = 3}):
-how many statistics now, over how many values each? (12, over 2 * 2 *
-2 = 8 values.) Then try instance (24) and layer (4).]],
-            check = function(s)
-              if s.kind == "batch" then return "change the kind" end
-              local r = result()
-              return #r.mean ~= C or "still 6 statistics"
-            end,
-            show = {kind = "group", groups = 3}}},
+Group norm with 3 groups: how many values does each of its statistics
+pool? Type = and a number, then switch (k, or set{kind = "group"}) and
+count; instance and layer norm are worth a look too.]],
+            answer = {value = function(s)
+                        local _, st = ns.normalize(s.x, {kind = "group", groups = 3})
+                        return #s.x // #st.mean
+                      end, tol = 0},
+            hints = {"One statistic per example and group: 4 x 3 of them.",
+                     "Each group holds 6 / 3 = 2 channels of 2 x 2 pixels.",
+                     "2 x 2 x 2 = 8 values (12 statistics; instance has 24, layer 4)."}}},
 
     {text = [[
 The property that decides the most is whether the batch axis N is
@@ -131,8 +133,8 @@ pooled. Only batch norm pools it:
   instance  H, W of one map        no             yes        fine
   group     C/G channels, H, W     no             yes        fine
 
-The figure changes only example 2 and measures how far example 1's
-output moves, for each kind.]],
+The figure (F) changes only example 2 and measures how far example 1's
+output moves, for each kind. (Alt-3)]],
      focus = "output",
      figure = function(s)
        local v, labels = {}, {}
@@ -151,6 +153,8 @@ that example 1 no longer feels example 2.]],
               if d < 1e-12 then return true end
               return string.format("example 1 moves by %.3g under kind %s", d, s.kind)
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "instance"}]]},
             show = {kind = "instance"}}},
 
     {text = [[
@@ -162,7 +166,7 @@ Layer norm, written out, for one example with features x_1 .. x_d:
 Batch norm's formulas with the sum over features instead of examples.
 No other example enters, so there is nothing to replace at test time:
 train and eval mode give the same output. The input is 3 examples of 4
-features; the panel is in train mode.]],
+features; the panel is in train mode. (Alt-3)]],
      set = {x = {{1, 2, 3, 6}, {0, -1, 4, 2}, {5, 5, 1, 0}}, kind = "layer"},
      focus = "output",
      try = {text = [[
@@ -177,12 +181,14 @@ does not move. (Batch norm's would: it switches to running statistics.)]],
               return d < 1e-15 or string.format("eval moved the output by %.3g (kind %s)",
                                              d, s.kind)
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
 A batch of one example: for batch norm each feature has a single value,
 its variance over the batch is 0, x - mu is 0, and every output is just
-beta (0.5 here). The output panel warns that each statistic has one
+beta (0.5 here). The output panel (Alt-3) warns that each statistic has one
 value. Layer norm treats one example like a thousand; that is why it is
 the default in Transformers (whose batch axis holds sequences of any
 length) and in recurrent networks (the same statistics at every step).]],
@@ -196,6 +202,8 @@ out again.]],
               return (y:max() - y:min() > 0.1) or "all outputs are equal (kind " ..
                        s.kind .. ")"
             end,
+            hints = {"k and K step the kind (settings panel, Alt-2)",
+                     [[set{kind = "layer"}]]},
             show = {kind = "layer"}}},
 
     {text = [[
@@ -206,16 +214,18 @@ RMS norm drops the centering: it divides by the root mean square,
 and has a scale but no shift. One reduction and one parameter vector
 fewer per layer, and on large Transformers hardly any loss of accuracy:
 recent large language models mostly use it. The output panel's shift
-probe shows what was given up: adding 10 now changes the output.]],
+probe shows what was given up: adding 10 now changes the output.
+(Alt-3)]],
      set = {x = {2, 3, 4, 5}, kind = "rms", beta = {}},
      focus = "output"},
 
     {text = [[
 Why not always batch norm? With small batches its mu_B and sigma_B^2
-are noisy estimates of the population values. The figure draws 200
+are noisy estimates of the population values. The figure (F) draws 200
 batch means for batch sizes 2 to 32 (N(0, 1), seed 17): the spread
 falls like 1 / sqrt(m). Detection and segmentation models, held to tiny
-batches by memory, use group norm; sequence models use layer norm.]],
+batches by memory, use group norm; sequence models use layer norm.
+(Alt-6)]],
      set = {kind = "batch", x = X4},
      focus = "train",
      figure = function(s)
@@ -231,34 +241,27 @@ gap between train-mode and eval-mode outputs grows.]],
             check = function(s)
               return s.batch_size <= 4 or "batch_size is " .. s.batch_size
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 4}]]},
             show = {batch_size = 4}}},
 
     {text = [[
 Exercise. A tensor of shape (8, 16, 4, 4) goes through group norm with
-G = 4 groups. How many values does each mean and variance pool?]],
+G = 4 groups. How many values does each mean and variance pool? Then
+put such a tensor in the explorer and let the output panel (Alt-3) count.]],
      set = {batch_size = 32},
      focus = "output",
      try = {text = [[
-Work it out (channels per group times H times W), then put such a
-tensor in the explorer: set{x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}),
-kind = "group", groups = 4}. The output panel counts the statistics:
-the number of values divided by the number of statistics is the
-answer.]],
-            check = function(s)
-              local sh = s.x:shape()
-              if #sh ~= 4 or sh[1] ~= 8 or sh[2] ~= 16 or sh[3] ~= 4 or sh[4] ~= 4 then
-                return "make x of shape (8, 16, 4, 4)"
-              end
-              if s.kind ~= "group" or s.groups ~= 4 then
-                return "use kind group with groups = 4"
-              end
-              local r = result()
-              local want = sh[2] // s.groups * sh[3] * sh[4]
-              local got = r.n / #r.mean
-              return got == want or string.format("the panel pools %g values per " ..
-                                                  "statistic, the formula %d", got, want)
-            end,
-            show = {x = ns.rng(1):normal(0, 1, {8, 16, 4, 4}), kind = "group",
-                    groups = 4}}},
+Type the number of values per statistic: = and a number.]],
+            answer = {value = function(s)
+                        local x = ns.rng(1):normal(0, 1, {8, 16, 4, 4})
+                        local _, st = ns.normalize(x, {kind = "group", groups = 4})
+                        return #x // #st.mean
+                      end, tol = 0},
+            hints = {"Each statistic covers one example and one group of channels, over " ..
+                       "all pixels.",
+                     "16 / 4 = 4 channels per group, each 4 x 4 pixels.",
+                     "64; the output panel counts it with set{x = " ..
+                       "ns.rng(1):normal(0, 1, {8, 16, 4, 4}), kind = \"group\", groups = 4}."}}},
   },
 }

@@ -53,13 +53,6 @@ for _, p in ipairs{"pre", "post"} do
   STACKS[p] = {smin = smin, rank = rank}
 end
 
-local function is_default_x(s)
-  local f = s.x:flat()
-  if #f ~= #X then return false end
-  for i = 1, #X do if f[i] ~= X[i] then return false end end
-  return true
-end
-
 lesson{
   title = "Placement: where the normalization sits",
   source = "003_5350b2b8404a7fc0.txt",
@@ -70,8 +63,8 @@ Where the layer goes is a design choice. The original recipe is
 linear -> norm -> activation: the nonlinearity sees a standardized
 input. Take one unit whose bias pushes its 64 pre-activations to
 about -3: a ReLU passes %.0f%% of them. Normalized first, the ReLU
-passes %.0f%%, whatever the bias was. The common alternative normalizes
-the activation's output instead.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
+passes %.0f%%, whatever the bias was. Many networks swap the two and
+normalize what comes out of the activation.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_NORM),
      set = {x = X, kind = "layer", eps = 0, gamma = {}, beta = {}, mode = "train",
             shift = 10, scale = 2, W = WROWS, placement = "none"}},
 
@@ -81,14 +74,15 @@ In a residual block the question becomes pre-norm or post-norm:
   pre-norm   x + F(N(x))     the normalization inside the branch
   post-norm  N(x + F(x))     the normalization after the sum
 
-With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), the
-spectrum panel shows N alone: rank 2. The figure gives the singular
-values of the two block Jacobians: pre-norm keeps the identity path,
-none is 0; post-norm sends everything through N, two are 0. (The
-state's W and placement fields hold the block; result().residual has
-both Jacobians.)]],
+With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), N
+alone has rank 2 (Alt-4, the spectrum). The residual view (D) shows the
+two block Jacobians side by side with their singular values, and the
+figure has the same bars: pre-norm keeps the identity path, none is 0;
+post-norm sends everything through N, two are 0. (The state's W and
+placement fields hold the block; l steps the placement.)
+(F: figure)]],
      set = {placement = "pre"},
-     focus = "spectrum",
+     focus = "residual",
      figure = function(s)
        local res = result().residual
        local pre, post = res.sv_pre, res.sv_post
@@ -104,9 +98,9 @@ Stack ten blocks. The gradient that reaches the first block is the
 product of the ten block Jacobians. With post-norm every factor has
 rank 2, so the product has rank 2: half of the input directions get no
 gradient at all. With pre-norm the identity path survives every block
-and the smallest singular value stays away from 0. The figure follows
+and the smallest singular value stays away from 0. The figure (F) follows
 the smallest singular value block by block (log scale; post-norm's is
-0 up to rounding).]],
+0 up to rounding). (Alt-4)]],
      set = {placement = "post"},
      focus = "spectrum",
      figure = function(s)
@@ -123,23 +117,32 @@ the smallest singular value block by block (log scale; post-norm's is
      end},
 
     {text = string.format([[
-After %d blocks: rank %d for post-norm, %d for pre-norm. That identity
-path is why very deep Transformers train more stably with pre-norm,
-often without a learning-rate warmup. Post-norm can end slightly better
-when it trains at all, but it is the more fragile one at depth.]],
+After %d blocks at x = (0.5, -1, 2, 0.25): rank %d for post-norm, %d for
+pre-norm. That surviving identity route is why deep Transformers are
+mostly built pre-norm: the gradient reaches every input direction, and
+such stacks often train without a warmup of the learning rate. Post-norm
+stacks are harder to get going as they deepen, and pay for it even
+though, once trained, they sometimes end up a little ahead. The input
+panel now holds another x, (1, -2, 0.5, 3), for the exercise.
+(Alt-1)]],
                          DEPTH, STACKS.post.rank[DEPTH], STACKS.pre.rank[DEPTH]),
-     focus = "spectrum",
+     set = {x = {1, -2, 0.5, 3}},
+     focus = "input",
+     variant = function(seed, s)
+       local g, v = ns.rng(seed), {}
+       for i = 1, 4 do v[i] = math.floor(g:random() * 9) - 4 end
+       if v[1] == v[2] and v[2] == v[3] and v[3] == v[4] then v[1] = v[1] + 1 end
+       return {x = v}
+     end,
      try = {text = [[
-Exercise: what is the rank of the ten-block post-norm product for
-another input? Predict it, then type one (e.g. set{x = {1, -2, 0.5,
-3}}) and compute it in the prompt with ns.residual_jacobian.]],
-            check = function(s)
-              if is_default_x(s) then return "change x first" end
-              if #s.x ~= 4 or s.x:std() == 0 then return "use four values, not all equal" end
-              local J = stack(s.x, "post", DEPTH)
-              local r = ns.rank(J, 1e-10)
-              return r == 2 or "the rank is " .. r .. " here"
-            end,
-            show = {x = {1, -2, 0.5, 3}}}},
+Exercise: what is the rank of the ten-block post-norm product for the x
+in the input panel? Type = and a number; V gives another x. (The prompt
+can check it with ns.residual_jacobian.)]],
+            answer = {value = function(s)
+                        return ns.rank((stack(s.x, "post", DEPTH)), 1e-10)
+                      end, tol = 0},
+            hints = {"Every factor of the product goes through N.",
+                     "A product's rank is at most the smallest rank of its factors.",
+                     "N has rank 2 for any non-constant x, so the product has rank 2 here."}}},
   },
 }

@@ -40,24 +40,26 @@ cause. The method works; its name is a historical accident.]],
             mode = "train", shift = 10, scale = 2}},
 
     {text = [[
-Each batch-independent variant answered a need:
+Each variant that leaves the batch alone was built for a case where
+batch statistics hurt:
 
-  layer norm     Ba et al. 2016        recurrent and sequence models
-  instance norm  Ulyanov et al. 2016   style transfer
-  group norm     Wu and He 2018        small batches (detection,
-                                       segmentation)
-  RMS norm       Zhang, Sennrich 2019  cheaper: no centering
+  kind           made for                        paper
+  layer norm     RNNs, any sequence model        Ba et al. 2016
+  instance norm  style transfer of images        Ulyanov et al. 2016
+  group norm     detection and segmentation,     Wu and He 2018
+                 whose batches are small
+  RMS norm       a cheaper layer: no centering   Zhang, Sennrich 2019
 
 Large language models today are built on pre-norm layer norm or RMS
 norm: the identity path of lesson 003-07 lets very deep stacks train.
 Batch norm stays the default for image classifiers trained with large
-batches.]],
+batches. (Alt-2)]],
      focus = "settings"},
 
     {text = [[
 Batch norm also counts as a regularizer, for a concrete reason: noise.
 An example's x_hat depends on the random batch it was drawn with,
-through mu_B and sigma_B^2. The batch panel normalizes the watched row
+through mu_B and sigma_B^2. The batch panel (Alt-5) normalizes the watched row
 (row 1) with its batch, in train mode: its output depends on the
 companion row, though its own input does not change.]],
      set = {batch = {{1, 1}, {0, 2}, {3, -1}}, target = 1, companion = 2},
@@ -73,14 +75,18 @@ set{batch = {{1, 1}, {-2, 0}, {3, -1}}}. Row 1's output moves.]],
               end
               return d > 1e-6 or "row 1's output has not moved"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{1, 1}, {-2, 0}, {3, -1}}}]]},
             show = {batch = {{1, 1}, {-2, 0}, {3, -1}}}}},
 
     {text = string.format([[
 How much noise? Fix one input value, 1.0, and put it in %d random
 batches whose other values come from N(0, 1) (seed 31). Its x_hat
-scatters around 1, much like a dropout-style perturbation, which is why
-models with batch norm often need less dropout. The figure compares
-batches of 4 and 32: the spread of x_hat is %.2f at 4 and %.2f at 32.]],
+scatters around 1, the way a unit's value jitters under dropout; that
+shared effect is one reason a network with batch norm is often given
+less dropout. The figure (F) compares
+batches of 4 and 32: the spread of x_hat is %.2f at 4 and %.2f at 32.
+(Alt-5)]],
                          TRIALS, SD[1], SD[4]),
      focus = "batch",
      figure = function(s)
@@ -98,9 +104,10 @@ at 64. The same noise that regularizes is what makes small batches
 unstable, and it is why training and testing need different statistics.
 
 So normalization buys better conditioning and a little noise, and pays
-with running statistics to keep. It works alongside weight penalties,
-dropout, data augmentation and early stopping, and of these it is the
-one that also reshapes the loss surface the optimizer descends.]],
+with running statistics to keep. Next to weight penalties, dropout, data
+augmentation and early stopping it is an odd regularizer: the only one
+on that list that also changes the shape of the loss surface itself.
+(Alt-6; F: figure)]],
                          SD[1], SD[2], SD[3], SD[4], SD[5]),
      focus = "train",
      figure = function(s)

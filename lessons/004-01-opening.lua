@@ -19,9 +19,13 @@ signal is of order 1e-16; too large, and the gradients of the first and
 the last layers differ by about 1e9. Only the Xavier scale, 1/sqrt(width),
 kept both in range.
 
-The figure shows the forward half of that story: the std of each layer's
-output for three constants (20 layers of width 256, a batch of 64, seed
-0; log scale). The gradient figure of that part is not rebuilt here.]],
+The deep-stacks view (L) shows the forward half of that story: its
+"no norm" row has layer 20's std for the three constants (20 tanh
+layers of width 256, a batch of 512, seed 0), and on a taller screen
+its left plot follows every layer on a log scale (the "none" curves).
+The figure (F) draws those curves at a batch of 64; that part's
+gradient figure is not rebuilt.]],
+     focus = "stacks",
      figure = function(s)
        local series, rows = {}, {"layer 20 (batch 64):"}
        for _, i in ipairs(INITS) do
@@ -37,8 +41,25 @@ output for three constants (20 layers of width 256, a batch of 64, seed
      end},
 
     {text = [[
-The claim of the essay: add one line per layer and every one of these
-constants ends in the same place. The next lesson shows which line, and
-how exactly "the same" it is.]]},
+The claim of the essay: add one line per layer, a batch norm before each
+tanh, and the init constant stops mattering. The view's "batch norm"
+row is that stack (the "BN" curves on a taller screen): read it. The
+next lesson shows which line, and how exactly "the same" it is.
+(L)]],
+     predict = {question = "The 20-layer tanh stack with a batch norm before each tanh: does " ..
+                  "layer 20's std still " ..
+                  "depend on the init constant?",
+                choices = {"yes, as much as before", "a little", "no: all three end at " ..
+                             "the same std (to 4 decimals)"},
+                answer = function(s)
+                  local lo, hi = math.huge, -math.huge
+                  for _, i in ipairs(INITS) do
+                    local r = ns.stack{layers = LAYERS, batch = B, init = i[2], norm = "batch",
+                                       seed = SEED}
+                    lo, hi = math.min(lo, r.std[LAYERS]), math.max(hi, r.std[LAYERS])
+                  end
+                  return hi - lo < 1e-4 and 3 or hi - lo < 0.05 and 2 or 1
+                end},
+     focus = "stacks"},
   },
 }

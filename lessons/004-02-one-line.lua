@@ -49,7 +49,7 @@ The line goes between the matrix product and the activation:
 gave for each of the examples, and the column is standardised by itself.
 Note where eps sits: added to the standard deviation, not to the variance.
 
-The output panel does this to a batch of 8 examples and 3 features
+The output panel (Alt-3) does this to a batch of 8 examples and 3 features
 (kind batch, eps_at std): every column of y has mean 0 and std about 1.]],
      set = {x = SMALL, kind = "batch", eps = 1e-5, eps_at = "std", ddof = 0,
             gamma = {}, beta = {}, scale = 100},
@@ -65,7 +65,9 @@ Xavier row read 1.62e-01 and this one does not.
 
 Layer 20's standard deviation then depends on the factor: about 1e-16 at
 0.01 (the signal is gone), 0.974 at 1.0 (tanh saturates), 0.154 at
-Xavier. That is the left column of table 1.]], LAYERS, WIDTH, B, SEED),
+Xavier. That is the left column of table 1, and the "no norm" row of
+the deep-stacks view (L) on screen.]], LAYERS, WIDTH, B, SEED),
+     focus = "stacks",
      claims = function(s)
        claim("e-none-l20-001", last("none", 0.01))
        claim("e-none-l20-1", last("none", 1.0))
@@ -74,9 +76,10 @@ Xavier. That is the left column of table 1.]], LAYERS, WIDTH, B, SEED),
 
     {text = [[
 Now add the line to every layer. All three inits end at the same layer-20
-standard deviation, 0.6310 to four decimals (the figure is table 1, every
-cell computed by this lesson). The spread between the three is below
-1e-4.]],
+standard deviation, 0.6310 to four decimals (the figure above is table
+1, every cell computed by this lesson; L shows its "batch norm" row
+live). The spread between the three is below 1e-4.]],
+     view = "figure",
      figure = function(s)
        local lines = {"Table 1: std of layer-20 h (batch 512, seed 0)",
                       "  init      no normalisation   batch norm"}
@@ -102,7 +105,9 @@ not standardised. A standardised z put through tanh has a standard
 deviation near 0.63, and since every layer brings z back to the same
 shape, every layer returns about the same number. The figure follows the
 std layer by layer: without normalisation each init drifts its own way;
-with batch norm the three curves lie on top of each other.]],
+with batch norm the three curves lie on top of each other (the figure
+above; the L view draws the same on a log axis).]],
+     view = "figure",
      figure = function(s)
        local series = {}
        for _, i in ipairs(INITS) do
@@ -117,11 +122,12 @@ with batch norm the three curves lie on top of each other.]],
 
     {text = [[
 Why the inits agree: batch norm divides out any positive factor c, so
-BN(c z) = BN(z). Not quite, because eps is a constant: take z = layer 1's
-pre-activation of the Xavier run (512 x 256) and c = 100, and the largest
-change is about 4.6e-5, 0.007 % of 0.6310. Without eps it is rounding
-noise (about 4e-15). The scale probe of the output panel does the same to
-the small batch (a = 100): read its largest change.
+BN(c z) = BN(z). Not quite, because eps is a constant: take z = layer
+1's pre-activation of the Xavier run (512 x 256) and c = 100, and the
+largest change is about 4.6e-5, 0.007 % of 0.6310. Without eps it is
+rounding noise (about 4e-15). The scale probe of the output panel
+(Alt-3) does the same to the small batch (a = 100): read its largest
+change.
 
 This is why the argument needs inits that are scalar multiples of each
 other. An orthogonal init is not a multiple of a normal one, and nothing
@@ -139,11 +145,29 @@ to rounding level (below 1e-12).]],
               local d = result().scale_dev
               return d < 1e-12 or string.format("the scale probe still moves by %.2g", d)
             end,
+            hints = {"e and E make eps ten times smaller or larger",
+                     [[set{eps = 0}]]},
             show = {eps = 0}}},
 
     {text = [[
 So with the line in place the init constant stops being a setting you
 have to tune: twenty layers come out at the same scale whatever factor
-the weights started with. The next two lessons are the price.]]},
+the weights started with. The next two lessons are the price. The first
+one is in the deep-stacks view (L) already, in its rows "layer-20 std
+at batch".]],
+     predict = {question = "The Xavier stack at batch 4 instead of 512: whose layer-20 std moves " ..
+                  "more?",
+                choices = {"batch norm's", "layer norm's", "neither moves"},
+                answer = function(s)
+                  local function l20(norm, b)
+                    return ns.stack{layers = LAYERS, width = WIDTH, batch = b, init = 1 / 16,
+                                    norm = norm, seed = SEED}.std[LAYERS]
+                  end
+                  local db = math.abs(l20("batch", 4) - last("batch", 1 / 16))
+                  local dl = math.abs(l20("layer", 4) - l20("layer", B))
+                  if db < 1e-3 and dl < 1e-3 then return 3 end
+                  return db > dl and 1 or 2
+                end},
+     focus = "stacks"},
   },
 }

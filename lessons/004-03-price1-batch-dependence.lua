@@ -53,7 +53,11 @@ the batch size is now part of the network. Run the same Xavier stack
 20's std. With batch norm it climbs as the batch shrinks: 0.6310 at 512,
 0.6756 at 4. Layer norm, which standardises each example over its 256
 features, stays near 0.63 at every size (the small wobble is the draws:
-each batch size starts the generator at a different place).]],
+each batch size starts the generator at a different place). The
+deep-stacks view (L) has the same table live, in its rows "layer-20 std
+at batch" (a taller screen plots it on the right); F shows the lesson's
+copy.]],
+     focus = "stacks",
      figure = function(s)
        local lines = {"Table 2: std of layer-20 h (Xavier init, seed 0)",
                       "  batch   batch norm   layer norm"}
@@ -73,7 +77,8 @@ A tempting story: a small batch underestimates the std, dividing by too
 small a number inflates z. Check it. A batch divided by its own std has
 std exactly 1 (up to eps), however poor that std is as an estimate of the
 population's. Here x is h_0 at batch 4 (4 x 256), normalized over the
-batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.]],
+batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.
+(Alt-3)]],
      set = {x = h0(4), kind = "batch", eps = EPS, eps_at = "std", ddof = 0, gamma = {},
             beta = {}},
      focus = "output",
@@ -83,7 +88,8 @@ batch with eps 1e-5 on the std: the output panel's std of y is 0.999983.]],
 
     {text = [[
 The same at batch 512 (512 x 256): 0.999990. The scale of z is the same
-at both sizes, so the scale cannot be what moves layer 20.]],
+at both sizes, so the scale cannot be what moves layer 20.
+(Alt-3)]],
      set = {x = h0(512)},
      focus = "output",
      claims = function(s)
@@ -91,11 +97,11 @@ at both sizes, so the scale cannot be what moves layer 20.]],
      end},
 
     {text = [[
-What changes is the shape. Standardise n values by themselves and no
-value can be farther than sqrt(n - 1) from 0. The extreme case is one
-outlier and n - 1 equal values: the batch panel holds (1, 0, 0, 0), and
-its batch-norm column starts at sqrt(3) = 1.732. At batch 512 the same
-construction reaches sqrt(511) = 22.6.]],
+What changes is the shape. When n values are standardised with their own
+mean and std, none of them can land farther than sqrt(n - 1) from 0. The
+extreme case is one outlier and n - 1 equal values: the batch panel (Alt-5)
+holds (1, 0, 0, 0), and its batch-norm column starts at sqrt(3) = 1.732.
+At batch 512 the same construction reaches sqrt(511) = 22.6.]],
      set = {batch = outlier(4), target = 1, companion = 2, eps = 0, baseline = false,
             x = {-2, -1, 1, 2}}, -- a small x again: the batch panel is what matters here
      focus = "batch",
@@ -114,6 +120,8 @@ batch-norm column goes past 1.732.]],
               if b.bn:max() >= math.sqrt(3) - 1e-9 then return "that is still the extreme batch" end
               return b.bn:abs():max() <= math.sqrt(3) + 1e-12 or "past the bound?"
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{3}, {-1}, {0.5}, {2}}}]]},
             show = {batch = {{3}, {-1}, {0.5}, {2}}}}},
 
     {text = [[
@@ -123,6 +131,7 @@ standardised by itself, the expected kurtosis is exactly 3(n - 1)/(n + 1):
 figure shows the kurtosis of z in every layer of the batch-norm runs at
 batch 4 and batch 512 (each a finite sample, so it wobbles around the
 exact value).]],
+     view = "figure",
      figure = function(s)
        return ns.plot.lines({{y = run("batch", 4, "tanh").kurtosis, label = "batch 4"},
                              {y = run("batch", 512, "tanh").kurtosis, label = "batch 512"}},
@@ -140,7 +149,19 @@ exact value).]],
 tanh squeezes large values. At batch 4 there are no large values left to
 squeeze, so less is squeezed and the output std is larger. Two checks.
 First, make the activation linear: layer 20's std is then 1.0000 at batch
-4 and at batch 512, and the batch dependence is gone.]],
+4 and at batch 512, and the batch dependence is gone. The figure follows
+the std layer by layer for both activations at both batch sizes.]],
+     view = "figure",
+     figure = function(s)
+       local series = {}
+       for _, c in ipairs{{"tanh", 4}, {"tanh", 512}, {"linear", 4}, {"linear", 512}} do
+         series[#series + 1] = {y = run("batch", c[2], c[1]).std,
+                                label = c[1] .. ", batch " .. c[2]}
+       end
+       return ns.plot.lines(series, {width = 76, height = 14, xlabel = "layer",
+                                     ylabel = "std of h", range = {0.5, 1.05},
+                                     title = "batch norm: tanh against a linear activation"})
+     end,
      claims = function(s)
        claim("e-linear-l20", last("batch", 4, "linear"))
        claim("e-linear-l20-512", last("batch", 512, "linear"))
@@ -151,9 +172,19 @@ Second, one layer is enough. Draw exact N(0,1) values, standardise them
 in batches, apply tanh once. Batches of %d (%d batches, seed %d): std
 about 0.6768. Batches of %d (%d batches, seed %d): about 0.6281. The whole
 gap is there after a single layer; twenty layers do not build it up.
-These two are estimates: another seed moves them in the third decimal.]],
+These two are estimates: another seed moves them in the third decimal.
+The bars compare them with layer 20 of the stacks at the same sizes.
+(F: figure)]],
        SINGLE[1].n, SINGLE[1].batches, SINGLE[1].seed,
        SINGLE[2].n, SINGLE[2].batches, SINGLE[2].seed),
+     figure = function(s)
+       return ns.plot.bars({single_layer(SINGLE[1]), last("batch", 4),
+                            single_layer(SINGLE[2]), last("batch", 512)},
+                           {width = 64, height = 10,
+                            labels = {"1 layer, 4", "20 layers, 4", "1 layer, 512",
+                                      "20 layers, 512"},
+                            title = "std after tanh: one layer against twenty"})
+     end,
      claims = function(s)
        claim("e-single-layer-4", single_layer(SINGLE[1]))
        claim("e-single-layer-512", single_layer(SINGLE[2]))

@@ -38,8 +38,10 @@ The batch's std still is a poor estimate of the population's, in two
 ways: on average it is too low (bias), and it moves from batch to batch
 (spread). Both are known exactly for normal data through c4(n), the
 ratio E[std with n-1] / sigma. The table puts the exact values beside a
-simulation: %d batches per size from default_rng(%d + n). The essay
-printed simulated values; the registry checks the exact ones.]], DRAWS, SEED),
+simulation: %d batches per size from default_rng(%d + n) (the figure
+above). The essay printed simulated values; the registry checks the
+exact ones.]], DRAWS, SEED),
+     view = "figure",
      figure = function(s)
        local lines = {"Table 3: the ddof-0 std of n values from N(0, 1)",
                       "             bias (E[s] - 1)          spread (sd of s)",
@@ -61,12 +63,13 @@ printed simulated values; the registry checks the exact ones.]], DRAWS, SEED),
      end},
 
     {text = [[
-For a large batch both follow simple laws: spread about 1/sqrt(2n) (0.1250
-at n = 32, the exact value is 0.1245) and bias about -3/(4n). They are
-first-order approximations, so they fail at tiny batches: at n = 2 the
-bias law is off by 14 % and the spread law by 17 %. From n = 8 on both
-are within a few percent. The figure shows each law divided by the exact
-value: 1 means the law is right.]],
+Large batches follow simple laws: spread about 1/sqrt(2n) (0.1250 at
+n = 32, exactly 0.1245) and bias about -3/(4n).
+They are first-order approximations, so they fail at tiny batches: at n
+= 2 the bias law is off by 14 % and the spread law by 17 %. From n = 8
+up neither misses by more than a few percent. The figure above shows each
+law divided by the exact value: 1 means the law is right.]],
+     view = "figure",
      figure = function(s)
        local b, sp = {}, {}
        for i, n in ipairs(SIZES) do
@@ -92,7 +95,7 @@ are -0.0625 and -0.0313. Switch to ddof = 1 and only the second part
 stays: c4(8) - 1, still -3.5 %. Frameworks' batch norm divides by n as
 well, so this is not a NumPy habit.
 
-The output panel holds 8 values from N(0, 1), layer-normalised with
+The output panel (Alt-3) holds 8 values from N(0, 1), layer-normalised with
 ddof = 0.]],
      set = {x = EIGHT, kind = "layer", eps = 0, ddof = 0, gamma = {}, beta = {}},
      focus = "output",
@@ -105,12 +108,21 @@ output panel grows by 8/7, and y shrinks by sqrt(7/8).]],
             check = function(s)
               return s.ddof == 1 or "ddof is still " .. s.ddof
             end,
+            hints = {"d switches ddof between 0 and 1",
+                     [[set{ddof = 1}]]},
             show = {ddof = 1}}},
 
     {text = [[
 So the estimation error of a batch's std is mostly not a shift of scale
 (the output std is 1 anyway, lesson 004-03): it is a wobble from batch
 to batch, about 1/sqrt(2n) in size. That wobble is what the next section
-calls the regularising effect of batch norm.]]},
+calls the regularising effect of batch norm.]],
+     try = {text = [[
+How large must a batch be for the wobble law 1/sqrt(2n) to fall to 0.05?
+Type = and the batch size n.]],
+            answer = {value = function(s) return 1 / (2 * 0.05 ^ 2) end, tol = 0.5},
+            hints = {"Solve 1 / sqrt(2n) = 0.05 for n.",
+                     "sqrt(2n) = 20, so 2n = 400.",
+                     "n = 200: a batch of 200 still wobbles by 5 %."}}},
   },
 }

@@ -19,7 +19,7 @@ lesson{
   steps = {
     {text = [[
 With batch statistics, an example's output depends on who else is in its
-batch. The batch panel holds four examples of one feature; row 1 is the
+batch. The batch panel (Alt-5) holds four examples of one feature; row 1 is the
 one we watch, row 2 the one you change. The panel compares row 1's batch
 norm output now with its output when row 2 holds its first value (1.5).
 In training this wobble acts a little like noise added to the network,
@@ -35,12 +35,14 @@ row 1's output move although row 1 did not change.]],
               local d = maxdiff(b.target_now, b.target_base)
               return d > 0.05 or string.format("row 1 moved by only %.3g", d)
             end,
+            hints = {"type into the batch panel (Alt-5): the arrows move, a number and Enter set a cell",
+                     [[set{batch = {{0.5}, {-3}, {-1}, {2}}}]]},
             show = {batch = {{0.5}, {-3}, {-1}, {2}}}}},
 
     {text = [[
 At inference a single example has no batch. So batch norm keeps running
 estimates of the mean and variance during training and uses those in
-eval mode. The train/eval panel draws training batches of 4 from N(4, 2)
+eval mode. The train/eval panel (Alt-6) draws training batches of 4 from N(4, 2)
 and one evaluation batch; its gaps are the largest change between
 normalising the evaluation batch by itself (train mode) and by the
 running estimates (eval mode). With batches this small the gap is large
@@ -56,6 +58,8 @@ compute different things.]],
               local g = result().train.exact.gap
               return g < 0.3 or string.format("the exact gap is still %.3f", g)
             end,
+            hints = {"batch_size has no key: set it at the prompt (:)",
+                     [[set{batch_size = 128}]]},
             show = {batch_size = 128}}},
 
     {text = [[
@@ -64,29 +68,54 @@ instead of along the batch:
 
   z = (z - mean of z over features) / (std of z over features + 1e-5)
 
-One axis changes, and with it every property above: it never looks at
-another example, so the batch size does not matter, train and inference
-compute the same thing, and examples of different lengths are no
-problem. That is the normalisation transformers use. The output panel now
-runs layer norm on x = (-2, -1, 1, 2).]],
+One axis changes, and with it every property above. Each example is
+normalised from its own features alone, so the batch size drops out,
+training and inference run the same computation, and a batch may mix
+examples of any length. That is the normalisation transformers use. The
+output panel (Alt-3) now runs layer norm on x = (-2, -1, 1, 2).]],
      set = {kind = "layer", x = {-2, -1, 1, 2}, mode = "train"},
      focus = "output",
      try = {text = [[
 Switch to eval mode (set{mode = "eval"}): for layer norm the output does
 not change (the panel says eval mode changes batch norm only). Then try
 kind batch in eval mode and see the running statistics take over.]],
+            -- both halves pass: eval mode under layer norm (y does not move), and then
+            -- kind batch in eval mode (y moves to the running statistics)
             check = function(s)
               if s.mode ~= "eval" then return "mode is still " .. s.mode end
               local own = ns.normalize(s.x, {kind = s.kind, eps = s.eps})
               local d = (result().y - own):abs():max()
-              return d == 0 or string.format("y moved by %.3g", d)
+              if s.kind == "layer" then
+                return d == 0 or string.format("y moved by %.3g under layer norm?", d)
+              end
+              if s.kind == "batch" then
+                return d > 1e-6 or "batch norm in eval mode should use the running statistics"
+              end
+              return "use kind layer, then kind batch"
             end,
+            hints = {"m switches between train and eval mode",
+                     [[set{mode = "eval"}]]},
             show = {mode = "eval"}}},
 
     {text = [[
 So layer norm is not a better batch norm. It standardises along another
 axis and is therefore a different function: it never sees the batch, so
 it has neither price, but it also forgets a per-example offset and scale
-that batch norm keeps.]]},
+that batch norm keeps. The output panel (Alt-3) has two examples, the second
+the first plus 10, under layer norm: their rows of y are the same.]],
+     set = {x = {{1, 2, 4}, {11, 12, 14}}, kind = "layer", mode = "train"},
+     focus = "output",
+     try = {text = [[
+Switch the same two examples to batch norm (k K in the settings, or
+set{kind = ...}) and see the offset come back: the two rows differ.]],
+            check = function(s)
+              if s.kind ~= "batch" then return "the kind is " .. s.kind end
+              local y = result().y
+              return (y:slice(1, 1, 1) - y:slice(1, 2, 2)):abs():max() > 0.5 or
+                       "the rows are still alike"
+            end,
+            hints = {"Batch norm compares each feature across the two examples.",
+                     "set{kind = \"batch\"}"},
+            show = {kind = "batch"}}},
   },
 }

@@ -26,15 +26,17 @@ lesson{
   section = "What remains; So",
   steps = {
     {text = [[
-Normalisation does not make initialisation unnecessary. What the three
-inits shared was the scale; the directions inside the weights are still
-whatever the generator drew. The figure compares layer 20 of three
+Normalisation does not make initialisation unnecessary. It evened out
+the one thing the three inits differed in, the scale. Which way each
+weight vector points was never touched: that is still decided by the
+random draws. The figure compares layer 20 of three
 batch-norm stacks (batch 32): seed 0 with init 1/16 and with init 1.0
 (the same random numbers times another factor), and seed 1 with 1/16
 (other random numbers, for the inputs and the weights alike; ns.stack
 draws both from one seed). All three have the same std of about 0.63,
 but only the two with the same draws have the same activations: the
-cosine between the other pair is near 0.]],
+cosine between the other pair is near 0 (the table above).]],
+     view = "figure",
      figure = function(s)
        local a, b, c = last_h(0, 1 / 16), last_h(0, 1.0), last_h(1, 1 / 16)
        local rows = {"layer 20 of three batch-norm stacks (batch 32)",
@@ -50,7 +52,7 @@ cosine between the other pair is near 0.]],
     {text = [[
 The normalisation layer also brings parameters of its own: a scale gamma
 and a shift beta applied after standardising, and they need initial
-values too (usually 1 and 0). The output panel layer-normalises eight
+values too (usually 1 and 0). The output panel (Alt-3) layer-normalises eight
 values with gamma 1 and beta 0: y has mean 0 and std 1.]],
      set = {x = X8, kind = "layer", eps = 0, gamma = {}, beta = {}},
      focus = "output",
@@ -64,12 +66,14 @@ output's std becomes 2 and its mean 0.5, whatever x was.]],
               end
               return string.format("y has mean %.3g and std %.3g", r.y_mean, r.y_std)
             end,
+            hints = {"w cycles gamma and beta (none, gamma 2, gamma 2 and beta 0.5); other values at the prompt (:)",
+                     [[set{gamma = 2, beta = 0.5}]]},
             show = {gamma = 2, beta = 0.5}}},
 
     {text = [[
 The essay in five lines:
 
-- Normalisation resets the scale at every layer: three inits, one number
+- Every layer starts again from the same scale: three inits, one number
   (0.6310 after twenty layers; lesson 004-02).
 - What it buys first, before any speed-up, is that the init constant no
   longer matters.
@@ -80,6 +84,9 @@ The essay in five lines:
   scale: bias about -3/(4n), spread about 1/sqrt(2n) (004-04).
 - Layer norm never looks at the batch and so avoids both prices. It
   normalises along another axis: a different map, not a strictly better
-  one (004-05).]]},
+  one (004-05).
+The deep-stacks view (L) holds the first and third lines: its tables
+(and both plots, on a taller screen).]],
+     focus = "stacks"},
   },
 }

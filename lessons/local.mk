@@ -43,3 +43,11 @@ LESSON_FILES += \
 	lessons/004-05-price2-train-inference.lua lessons/004-06-what-remains-so.lua
 dist_lesson_DATA = $(LESSON_FILES)
 EXTRA_DIST += lessons/README.md
+## the lesson texts, README.md and doc/ share no run of 9 words with the five source texts
+## (skipped where ../shared/seeds is not next to the source tree; NORMSCOPE_SEEDS names it)
+TESTS += lessons/test_originality.sh
+EXTRA_DIST += lessons/test_originality.sh
+## every prediction, typed answer (and its variants), check and show of the lessons computes
+## at its step, no question prints its answer, every try has hints, no step shows nothing new
+TESTS += lessons/test_exercises.sh
+EXTRA_DIST += lessons/test_exercises.sh
