@@ -47,6 +47,19 @@ typedef enum {
 /* Their names (ns_panel_names), in panel order, NULL-terminated. */
 extern const char *const *const tui_panel_names;
 
+/* How the arrows, PgUp/PgDn and Home/End move in a panel: the cursor of a matrix (input,
+ * batch), the cursor through x's elements in order (output), the selected line of a list
+ * (spectrum, settings), or nothing (the paging keys then scroll the Lua output). */
+typedef enum { TUI_NAV_CELLS, TUI_NAV_FLAT, TUI_NAV_LIST, TUI_NAV_NONE } tui_nav;
+/* A panel as the screen knows it (panels.c), by tui_panel. */
+typedef struct {
+  const char *title; /* "1 Input": the frame and the help screen */
+  int tabbed;        /* shares the tabbed place of the compact layout */
+  tui_nav nav;
+  const char *meaning; /* the help screen: what it shows, what its bare numbers mean */
+} tui_panel_desc;
+extern const tui_panel_desc tui_panels[TUI_PANEL_COUNT];
+
 /* The view state: what the screen shows, as opposed to what the explorer computes. It is
  * never part of the explorer's state, undo or dump. */
 typedef struct {
