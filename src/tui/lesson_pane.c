@@ -436,15 +436,12 @@ int tui_player_present(app *a, const tui_view *v) {
   wnoutrefresh(w);
   int ph = H - 1 - y;
   if (ph >= 5) { /* the focused panel, as wide as the screen */
-    static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
-        tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
-        tui_draw_batch, tui_draw_traineval, tui_draw_precision};
     WINDOW *pw = newwin(ph, W, y, 0);
     if (pw) {
       tui_view pv = *v;
       pv.focused = 1;
       pv.small = 0;
-      if (a->have_res) fns[a->view.focus](&a->st, &a->res, pw, &pv);
+      if (a->have_res) tui_panels[a->view.focus].draw(&a->st, &a->res, pw, &pv);
       wnoutrefresh(pw);
       delwin(pw);
     }
