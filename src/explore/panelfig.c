@@ -14,8 +14,9 @@
 #include "core/tensor_ops.h"
 #include "explore/result.h"
 
-const char *const ns_panel_names[NS_PANEL_COUNT + 1] = {
-    "input", "settings", "output", "spectrum", "batch", "train", "precision", NULL};
+#define NS_PANEL_NAME_(ID, name, figure) name,
+const char *const ns_panel_names[NS_PANEL_COUNT + 1] = {NS_PANELS(NS_PANEL_NAME_) NULL};
+#undef NS_PANEL_NAME_
 
 /* At most this many elements of x go into a figure (the first ones). */
 #define FIG_MAXN 4096
@@ -619,6 +620,12 @@ static void fig_precision(const ns_state *s, const ns_result *r, comp *fc, int i
   free(xv);
 }
 
+/* Each panel's figure, from NS_PANELS. */
+typedef void panel_fig(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih);
+#define NS_PANEL_FIG_(ID, name, figure) [NS_PANEL_##ID] = figure,
+static panel_fig *const panel_figs[NS_PANEL_COUNT] = {NS_PANELS(NS_PANEL_FIG_)};
+#undef NS_PANEL_FIG_
+
 plot_canvas *ns_panel_figure(const ns_state *s, const ns_result *r, const ns_panelfig_opts *o,
                              char *err) {
   if (!s || !r || !o || !s->x) {
@@ -646,26 +653,6 @@ plot_canvas *ns_panel_figure(const ns_state *s, const ns_result *r, const ns_pan
     return NULL;
   }
   fc.c->color = o->color;
-  int iw = o->width, ih = o->height;
-  switch (o->panel) {
-  case NS_PANEL_INPUT:
-    fig_input(s, r, &fc, iw, ih);
-    break;
-  case NS_PANEL_SPECTRUM:
-    fig_spectrum(s, r, &fc, iw, ih);
-    break;
-  case NS_PANEL_BATCH:
-    fig_batch(s, r, &fc, iw, ih);
-    break;
-  case NS_PANEL_TRAIN:
-    fig_train(s, r, &fc, iw, ih);
-    break;
-  case NS_PANEL_PRECISION:
-    fig_precision(s, r, &fc, iw, ih);
-    break;
-  default: /* output, and settings, which has no figure of its own */
-    fig_output(s, r, &fc, iw, ih);
-    break;
-  }
+  panel_figs[o->panel](s, r, &fc, o->width, o->height); /* o->panel checked above */
   return fc.c;
 }

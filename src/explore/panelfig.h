@@ -35,17 +35,21 @@
 #include "explore/state.h"
 #include "plot/figure.h"
 
-/* The panels, in screen order (the screen's tui_panel follows it). */
-typedef enum {
-  NS_PANEL_INPUT = 0,
-  NS_PANEL_SETTINGS,
-  NS_PANEL_OUTPUT,
-  NS_PANEL_SPECTRUM,
-  NS_PANEL_BATCH,
-  NS_PANEL_TRAIN,
-  NS_PANEL_PRECISION,
-  NS_PANEL_COUNT
-} ns_panel;
+/* The panels, in screen order (the screen's tui_panel and its descriptors, tui/panels.c,
+ * follow it), once: P(ID, name, figure). name is what set{focus = ...}, get() and
+ * plot(panel) read; figure is the panelfig.c function that composes the panel's figure
+ * (settings has none of its own: the output's). */
+#define NS_PANELS(P)                                                                               \
+  P(INPUT, "input", fig_input)                                                                     \
+  P(SETTINGS, "settings", fig_output)                                                              \
+  P(OUTPUT, "output", fig_output)                                                                  \
+  P(SPECTRUM, "spectrum", fig_spectrum)                                                            \
+  P(BATCH, "batch", fig_batch)                                                                     \
+  P(TRAIN, "train", fig_train)                                                                     \
+  P(PRECISION, "precision", fig_precision)
+#define NS_PANEL_ENUM_(ID, name, figure) NS_PANEL_##ID,
+typedef enum { NS_PANELS(NS_PANEL_ENUM_) NS_PANEL_COUNT } ns_panel;
+#undef NS_PANEL_ENUM_
 /* Their names, by ns_panel, NULL-terminated. */
 extern const char *const ns_panel_names[];
 

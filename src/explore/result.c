@@ -51,23 +51,49 @@ static void clear_closed(ns_result *r) {
   r->eigchk_pending = 0;
 }
 
-/* The full-Jacobian fields (what a job fills and ns_jac_job_apply moves). */
+/* The full-Jacobian fields: what a job fills, clear_jac frees and zeroes, and move_jac
+ * hands from a job's result to the screen's, once. X(member, kind, clear, move):
+ *   kind   OWNED (malloc'd: freed by clear, taken by move), TEXT (a char array),
+ *          VALUE (a number or code)
+ *   clear  1: clear_jac resets it; move 1: move_jac takes it */
+/* clang-format off */
+#define RESULT_JAC(X)                                                                              \
+  X(J, OWNED, 1, 1)                                                                                \
+  X(J_fd, OWNED, 1, 1)                                                                             \
+  X(spec_numeric, OWNED, 1, 1)                                                                     \
+  X(spec_fd, OWNED, 1, 1)                                                                          \
+  X(nnumeric, VALUE, 1, 1)                                                                         \
+  X(nfd, VALUE, 1, 1)                                                                              \
+  X(jac_done, VALUE, 1, 1)                                                                         \
+  X(jac_pending, VALUE, 1, 0) /* the screen's own: the job it waits for */                         \
+  X(jac_skip, TEXT, 1, 1)                                                                          \
+  X(jn, VALUE, 1, 1)                                                                               \
+  X(jac_fd_diff, VALUE, 1, 1)                                                                      \
+  X(eig_closed_vs_numeric, VALUE, 1, 1)                                                            \
+  X(eig_numeric_vs_fd, VALUE, 1, 1)                                                                \
+  X(eig_disagree, VALUE, 1, 1)                                                                     \
+  X(smax, VALUE, 1, 1)                                                                             \
+  X(rank_tol, VALUE, 1, 1)                                                                         \
+  X(rank, VALUE, 1, 1)                                                                             \
+  X(symmetric, VALUE, 1, 1)                                                                        \
+  X(jac_exact, VALUE, 1, 1)                                                                        \
+  X(jac_dtype, VALUE, 0, 1) /* the map the FD ran on: set with it, never reset */                 \
+  X(jac_acc, VALUE, 0, 1)                                                                          \
+  X(jac_algo, VALUE, 0, 1)                                                                         \
+  X(jac_fd_h, VALUE, 1, 1)                                                                         \
+  X(jac_fd_err, VALUE, 1, 1)                                                                       \
+  X(jac_fd_s, VALUE, 1, 1)                                                                         \
+  X(jac_tol, VALUE, 1, 1)                                                                          \
+  X(jac_fd_tol, VALUE, 1, 1)
+
+#define JAC_CLEAR_OWNED(m) free(r->m), r->m = NULL;
+#define JAC_CLEAR_TEXT(m) r->m[0] = 0;
+#define JAC_CLEAR_VALUE(m) memset(&r->m, 0, sizeof r->m);
+#define JAC_CLEAR_(m, kind, clear, move)                                                           \
+  if (clear) { JAC_CLEAR_##kind(m) }
+/* clang-format on */
 static void clear_jac(ns_result *r) {
-  free(r->J);
-  free(r->J_fd);
-  free(r->spec_numeric);
-  free(r->spec_fd);
-  r->J = r->J_fd = NULL;
-  r->spec_numeric = r->spec_fd = NULL;
-  r->nnumeric = r->nfd = 0;
-  r->jac_done = r->jac_pending = 0;
-  r->jac_skip[0] = 0;
-  r->jn = 0;
-  r->jac_fd_diff = r->eig_closed_vs_numeric = r->eig_numeric_vs_fd = r->eig_disagree = 0;
-  r->smax = r->rank_tol = 0;
-  r->rank = r->symmetric = 0;
-  r->jac_exact = 0;
-  r->jac_fd_h = r->jac_tol = r->jac_fd_tol = r->jac_fd_err = r->jac_fd_s = 0;
+  RESULT_JAC(JAC_CLEAR_)
 }
 
 static void clear_batch(ns_result *r) {
@@ -702,36 +728,16 @@ void ns_jac_job_cancel(ns_jac_job *j) {
 }
 
 /* Moves the full-Jacobian fields of src into dst (dst's are freed first). */
+/* clang-format off */
+#define JAC_MOVE_OWNED(m) dst->m = src->m, src->m = NULL;
+#define JAC_MOVE_TEXT(m) memcpy(dst->m, src->m, sizeof dst->m);
+#define JAC_MOVE_VALUE(m) dst->m = src->m;
+#define JAC_MOVE_(m, kind, clear, move)                                                            \
+  if (move) { JAC_MOVE_##kind(m) }
+/* clang-format on */
 static void move_jac(ns_result *dst, ns_result *src) {
   clear_jac(dst);
-  dst->jac_done = src->jac_done;
-  memcpy(dst->jac_skip, src->jac_skip, sizeof dst->jac_skip);
-  dst->jn = src->jn;
-  dst->J = src->J;
-  dst->J_fd = src->J_fd;
-  dst->jac_fd_diff = src->jac_fd_diff;
-  dst->spec_numeric = src->spec_numeric;
-  dst->nnumeric = src->nnumeric;
-  dst->spec_fd = src->spec_fd;
-  dst->nfd = src->nfd;
-  dst->eig_closed_vs_numeric = src->eig_closed_vs_numeric;
-  dst->eig_numeric_vs_fd = src->eig_numeric_vs_fd;
-  dst->eig_disagree = src->eig_disagree;
-  dst->jac_exact = src->jac_exact;
-  dst->jac_dtype = src->jac_dtype;
-  dst->jac_acc = src->jac_acc;
-  dst->jac_algo = src->jac_algo;
-  dst->jac_fd_h = src->jac_fd_h;
-  dst->jac_fd_err = src->jac_fd_err;
-  dst->jac_fd_s = src->jac_fd_s;
-  dst->jac_tol = src->jac_tol;
-  dst->jac_fd_tol = src->jac_fd_tol;
-  dst->smax = src->smax;
-  dst->rank_tol = src->rank_tol;
-  dst->rank = src->rank;
-  dst->symmetric = src->symmetric;
-  src->J = src->J_fd = NULL;
-  src->spec_numeric = src->spec_fd = NULL;
+  RESULT_JAC(JAC_MOVE_)
 }
 
 int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {

@@ -6,56 +6,6 @@
 
 #include "tui/screen.h"
 
-/* What each panel shows and what its unlabelled numbers mean. */
-static const char *const meaning[TUI_PANEL_COUNT] = {
-    [TUI_PANEL_INPUT] =
-        "x as the normalization sees it: rounded to the dtype setting (the footer then says "
-        "'fp64, shown as fp32': stored in fp64, shown and computed in fp32). A rank 3 or 4 "
-        "tensor is shown as rows of its last axis. Footer: mean, std (population) and rms "
-        "of the stored values over all elements; n, min, "
-        "max. The title names the file x came from, if it did.",
-    [TUI_PANEL_SETTINGS] =
-        "Every setting with its keys. A trailing * marks a default (the kind's; for acc, the "
-        "dtype's). Up/Down pick a row; Left/Right (or Enter) press its keys. Axes are "
-        "1-based: {2,3,4} is C,H,W of an (N,C,H,W) tensor.",
-    [TUI_PANEL_OUTPUT] =
-        "y for each element (the list follows the cursor, which it shares with the input), "
-        "then y(x+b) and y(ax): the shift and scale probes; the bars are y, symmetric about "
-        "0. stat k/n: the statistic (the group of elements normalized together) of the "
-        "element under the cursor, k of n, with its mean, var and s, the denominator "
-        "sqrt(var+eps) (std+eps with p; for rms, var is the mean square). max|y'-y|: the "
-        "largest change a probe makes: invariant when it is within the dtype's rounding "
-        "(32 ulps of the largest |y|), NOT invariant otherwise; with eps > 0 no map is exactly "
-        "scale invariant, and the line says so.",
-    [TUI_PANEL_SPECTRUM] =
-        "The eigenvalues of J = dy/dx, three ways: the closed form and LAPACK on the analytic "
-        "J (both of the exact fp64 map at the stored x), and LAPACK on a finite-difference J "
-        "of the map on screen (its dtype, acc and algo, with a step that dtype resolves). "
-        "ones: a statistic's (1,...,1) direction, removed by centering (0). radial: the "
-        "direction x - mean: eps/s^3 (eps/s^2 with p), 0 when eps = 0. bulk: the other "
-        "directions: 1/s. m: the multiplicity. ~ after a value: that method labels the "
-        "eigenvector differently (a constant row has no radial direction). rank r/n: "
-        "singular values above tol = 1e-10 x the largest.",
-    [TUI_PANEL_BATCH] =
-        "A B x D batch matrix, one example per row. BN: batch norm of each column over the "
-        "rows (train mode: batch statistics); LN: layer norm of each row on its own. T: the "
-        "target row whose BN output we watch; C: the companion row you edit. 'T col j: now "
-        "(was before)': T's BN value with C as it is and as it was; FLIP: the sign changed "
-        "though T did not. In eval mode (m) BN uses fixed running statistics and rows no "
-        "longer affect each other; the panel says so.",
-    [TUI_PANEL_TRAIN] =
-        "Running statistics after B training batches of N values (B x N; N(mean, std) draws, "
-        "or rows of the batch matrix): momentum (exponential, as PyTorch), cumulative "
-        "(the average of the batches' unbiased n-1 variances, PyTorch's momentum=None) and "
-        "exact (all values merged, population n). eval: a fresh batch and its own mean and "
-        "var. gap: max|y(running) - y(own statistics)| on it.",
-    [TUI_PANEL_PRECISION] =
-        "The variance of all elements of x (not per statistic) by raw moments "
-        "(E[x^2] - E[x]^2), two-pass and Welford, in the dtype and acc, against fp64 two-pass "
-        "of the stored values. rel err: the relative error. kept: decimal digits that agree "
-        "(-log10 rel err, at most what acc holds); lost: what acc holds minus kept.",
-};
-
 static const char *const glossary[] = {
     "ones, radial, bulk: eigen-directions of J (panel 4): the all-ones vector of a statistic, "
     "x - mean, and everything else.",
@@ -123,7 +73,7 @@ static void build(tui_panel focus, int width) {
   char head[96];
   snprintf(head, sizeof head, "%s (the focused panel)", tui_panel_title(focus));
   add(PLOT_S_LABEL, head);
-  add_wrapped(PLOT_S_TEXT, meaning[focus], width, 2, 2);
+  add_wrapped(PLOT_S_TEXT, tui_panels[focus].meaning, width, 2, 2);
   add(PLOT_S_LABEL, "Its own keys (the setting keys below work everywhere)");
   for (int i = 0; i < tui_nkeymap; i++) {
     const tui_binding *b = &tui_keymap[i];
@@ -188,7 +138,7 @@ static void build(tui_panel focus, int width) {
     if (p == (int)focus) continue;
     add(PLOT_S_TEXT, "");
     add(PLOT_S_LABEL, tui_panel_title((tui_panel)p));
-    add_wrapped(PLOT_S_TEXT, meaning[p], width, 2, 2);
+    add_wrapped(PLOT_S_TEXT, tui_panels[p].meaning, width, 2, 2);
   }
 }
 

@@ -158,32 +158,34 @@ static unsigned act_alt(app *a, int which) {
   return TUI_R_NONE;
 }
 
+/* The lines of a list panel (TUI_NAV_LIST). */
+static int list_rows(app *a, tui_panel p) {
+  return p == TUI_PANEL_SPECTRUM ? spectrum_rows(a) : tui_nsettings;
+}
+
 /* Up Down Left Right: the cursor of a matrix, the selected line of a list. */
 static unsigned act_move(app *a, int which) {
   static const int dr[4] = {-1, 1, 0, 0}, dc[4] = {0, 0, -1, 1};
-  switch (a->view.focus) {
-  case TUI_PANEL_INPUT:
-  case TUI_PANEL_BATCH:
+  tui_panel p = a->view.focus;
+  switch (tui_panels[p].nav) {
+  case TUI_NAV_CELLS:
     if (!on_batch(a) && a->st.x->rank == 1 && dr[which])
       cursor_flat(a, (long)dr[which] * vector_per(a)); /* a vector wraps: Up/Down a line */
     else
       cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
     break;
-  case TUI_PANEL_OUTPUT: /* the output lists the elements of x in order */
+  case TUI_NAV_FLAT: /* the output lists the elements of x in order */
     cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
     break;
-  case TUI_PANEL_SPECTRUM:
-    if (!dr[which]) return tui_say(a, PLOT_S_DIM, "the spectrum is one list: Up/Down select");
-    select_row(a, TUI_PANEL_SPECTRUM, a->view.row[TUI_PANEL_SPECTRUM] + dr[which],
-               spectrum_rows(a));
-    break;
-  case TUI_PANEL_SETTINGS:
+  case TUI_NAV_LIST:
     if (dr[which])
-      select_row(a, TUI_PANEL_SETTINGS, a->view.row[TUI_PANEL_SETTINGS] + dr[which], tui_nsettings);
-    else
+      select_row(a, p, a->view.row[p] + dr[which], list_rows(a, p));
+    else if (p == TUI_PANEL_SETTINGS) /* Left/Right press the row's keys */
       return settings_step(a, which == 2);
+    else
+      return tui_say(a, PLOT_S_DIM, "the spectrum is one list: Up/Down select");
     break;
-  default:
+  case TUI_NAV_NONE:
     break;
   }
   return TUI_R_NONE;
@@ -195,24 +197,20 @@ static unsigned act_page(app *a, int which) {
   int end = which >= 2, dir = which % 2 ? 1 : -1;
   long far = end ? dir * (1L << 30) : 0;
   long page = page_of(a, p);
-  switch (p) {
-  case TUI_PANEL_INPUT:
-  case TUI_PANEL_BATCH:
+  switch (tui_panels[p].nav) {
+  case TUI_NAV_CELLS:
     if (!on_batch(a) && a->st.x->rank == 1)
       cursor_flat(a, end ? far : dir * page * vector_per(a));
     else
       cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
     break;
-  case TUI_PANEL_OUTPUT:
+  case TUI_NAV_FLAT:
     cursor_flat(a, end ? far : dir * page);
     break;
-  case TUI_PANEL_SPECTRUM:
-  case TUI_PANEL_SETTINGS: {
-    int count = p == TUI_PANEL_SPECTRUM ? spectrum_rows(a) : tui_nsettings;
-    select_row(a, p, end ? far : a->view.row[p] + dir * page, count);
+  case TUI_NAV_LIST:
+    select_row(a, p, end ? far : a->view.row[p] + dir * page, list_rows(a, p));
     break;
-  }
-  default: /* no list here: the Lua output pages instead */
+  case TUI_NAV_NONE: /* no list here: the Lua output pages instead */
     if (end) return tui_say(a, PLOT_S_DIM, "Home/End: this panel has no list to go through");
     tui_prompt_scroll(a->prompt, -dir * 5);
     break;

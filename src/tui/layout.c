@@ -3,18 +3,14 @@
 
 #include "tui/screen.h"
 
-static const char *titles[TUI_PANEL_COUNT] = {"1 Input", "2 Settings",   "3 Output",   "4 Spectrum",
-                                              "5 Batch", "6 Train/eval", "7 Precision"};
-
 const char *const *const tui_panel_names = ns_panel_names; /* explore/panelfig.h */
 
 const char *tui_panel_title(tui_panel p) {
-  return (unsigned)p < TUI_PANEL_COUNT ? titles[p] : "?";
+  return (unsigned)p < TUI_PANEL_COUNT ? tui_panels[p].title : "?";
 }
 
 int tui_panel_tabbed(tui_panel p) {
-  return p == TUI_PANEL_SETTINGS || p == TUI_PANEL_BATCH || p == TUI_PANEL_TRAIN ||
-         p == TUI_PANEL_PRECISION;
+  return (unsigned)p < TUI_PANEL_COUNT && tui_panels[p].tabbed;
 }
 
 static tui_rect rect(int y, int x, int h, int w) {
@@ -68,7 +64,7 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
   /* Tab labels in the header, after the program name. */
   int x = 11;
   for (int p = 0; p < TUI_PANEL_COUNT; p++) {
-    int w = (int)strlen(titles[p]) + 2;
+    int w = (int)strlen(tui_panels[p].title) + 2;
     if (L->small && !tui_panel_tabbed((tui_panel)p)) continue;
     if (x + w > cols - 9) break;
     L->tab_x[p] = x;

@@ -600,10 +600,7 @@ static void read_rows(WINDOW *w, window_text *t) {
 typedef void (*region_draw)(app *a, WINDOW *w, const tui_view *v, int which);
 
 static void draw_panel_into(app *a, WINDOW *w, const tui_view *v, int which) {
-  static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
-      tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
-      tui_draw_batch, tui_draw_traineval, tui_draw_precision};
-  fns[which](&a->st, &a->res, w, v);
+  tui_panels[which].draw(&a->st, &a->res, w, v);
 }
 
 static void draw_view_into(app *a, WINDOW *w, const tui_view *v, int which) {

@@ -144,6 +144,21 @@ typedef struct {
 /* Panel draw functions: (state, result, window, view). The window is the panel's inside
  * and frame; each draws its own frame with tui_frame. */
 typedef void (*tui_draw_fn)(const ns_state *, const ns_result *, WINDOW *, const tui_view *);
+
+/* How the arrows, PgUp/PgDn and Home/End move in a panel: the cursor of a matrix (input,
+ * batch), the cursor through x's elements in order (output), the selected line of a list
+ * (spectrum, settings), or nothing (the paging keys then scroll the Lua output). */
+typedef enum { TUI_NAV_CELLS, TUI_NAV_FLAT, TUI_NAV_LIST, TUI_NAV_NONE } tui_nav;
+/* A panel as the screen knows it (panels.c), by tui_panel. */
+typedef struct {
+  tui_draw_fn draw;  /* the panel's own file: reads the state and result, draws */
+  const char *title; /* "1 Input": the frame and the help screen */
+  int tabbed;        /* shares the tabbed place of the compact layout */
+  tui_nav nav;
+  const char *meaning; /* the help screen: what it shows, what its bare numbers mean */
+} tui_panel_desc;
+extern const tui_panel_desc tui_panels[TUI_PANEL_COUNT];
+
 void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v);

@@ -336,9 +336,6 @@ static void draw_screen(app *a) {
   }
   if (tui_player_present(a, &v)) return; /* --present: the lesson fills the screen */
   draw_header(a);
-  static const tui_draw_fn fns[TUI_PANEL_COUNT] = {
-      tui_draw_input, tui_draw_settings,  tui_draw_output,   tui_draw_spectrum,
-      tui_draw_batch, tui_draw_traineval, tui_draw_precision};
   int viewed = tui_player_draw_view(a, &v); /* a lesson's view in the panels' place */
   for (int p = 0; p < TUI_PANEL_COUNT && !viewed; p++) {
     if (!a->win[p]) continue;
@@ -346,7 +343,7 @@ static void draw_screen(app *a) {
     pv.focused = (int)a->view.focus == p && !prompt_open;
     pv.edit = a->editing == EDIT_CELL && pv.focused ? a->edit : NULL;
     werase(a->win[p]);
-    fns[p](&a->st, &a->res, a->win[p], &pv);
+    tui_panels[p].draw(&a->st, &a->res, a->win[p], &pv);
     wnoutrefresh(a->win[p]);
   }
   tui_player_draw(a);
