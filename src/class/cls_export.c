@@ -43,6 +43,8 @@
 
 #define CLS_CAST_STEP 4.0
 #define CLS_CAST_QUIET_MS 150
+/* A key the explorer reports no "settled" for: the screen silent this long is taken as done. */
+#define CLS_CAST_SILENT_MS 2000
 #define CLS_CAST_FIRST_MS 15000 /* the first screen may wait for a slow start */
 
 /* ---- text into a growing buffer ---- */
@@ -319,6 +321,7 @@ typedef struct {
   buf out;  /* the cast being written */
   buf pend; /* output not yet in an event */
   int exited;
+  int sfd; /* read end of the explorer's NS_TUI_SETTLED_FD, or -1 */
 } player;
 
 static long ms_since(const struct timespec *t0) {
@@ -370,6 +373,64 @@ static void key(player *p, const char *k) {
   if (write(p->fd, k, strlen(k)) < 0) p->exited = 1;
 }
 
+/* Reads the screen's output until the explorer says "settled" (NS_TUI_SETTLED_FD: the frame
+ * is drawn and no worker computes), or the screen has been quiet for quiet_ms (a key that
+ * changed nothing reports nothing), or limit_ms passed, or the program ended. */
+static void await_settled(player *p, int quiet_ms, int limit_ms) {
+  struct timespec t0, last;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  last = t0;
+  while (!p->exited) {
+    long left = limit_ms - ms_since(&t0);
+    if (left <= 0 || ms_since(&last) >= quiet_ms) break;
+    struct pollfd pf[2] = {{p->fd, POLLIN, 0}, {p->sfd, POLLIN, 0}};
+    int r = poll(pf, 2, (int)(left < 100 ? left : 100));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    if (pf[0].revents) {
+      char chunk[65536];
+      ssize_t n = read(p->fd, chunk, sizeof chunk);
+      if (n <= 0) {
+        p->exited = 1;
+        break;
+      }
+      put(&p->pend, chunk, (size_t)n);
+      clock_gettime(CLOCK_MONOTONIC, &last);
+    }
+    if (pf[1].revents) {
+      char note[64];
+      if (read(p->sfd, note, sizeof note) <= 0) p->sfd = -1;
+      break;
+    }
+  }
+}
+
+/* Types k, then reads the screen until it has caught up with the last byte, so a slow step
+ * (a prediction's truth computed from three deep stacks, on a loaded machine) is on the
+ * screen before the next key, whatever the machine's speed. The bytes before the last
+ * (an answer's digits) only edit a line. Without the settled signal: the screen quiet for
+ * CLS_CAST_QUIET_MS. */
+static void type_keys(player *p, const char *k) {
+  size_t n = strlen(k);
+  if (n > 1) {
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", (int)(n - 1), k);
+    key(p, head);
+    settle(p, CLS_CAST_QUIET_MS, 5000);
+  }
+  if (p->sfd >= 0) { /* a "settled" from before this key says nothing about it */
+    char junk[256];
+    while (read(p->sfd, junk, sizeof junk) > 0) {
+    }
+  }
+  key(p, k + (n ? n - 1 : 0));
+  /* an answer's Enter may compute for long (the truth of a prediction): wait for the
+     explorer to say so; other keys only redraw */
+  int slow = n && k[n - 1] == '\r' && p->sfd >= 0;
+  if (slow) await_settled(p, CLS_CAST_SILENT_MS, 20000);
+  settle(p, slow ? 30 : CLS_CAST_QUIET_MS, 5000);
+}
+
 static int write_cast(lesson *ls, const char *lesson_path, const char *file, int W, int H) {
   char err[NS_ERRLEN];
   char dir[] = "/tmp/normscope-cast.XXXXXX";
@@ -397,10 +458,13 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
   }
   self[sl] = 0;
   fflush(NULL);
+  int sp[2] = {-1, -1}; /* the explorer's "settled" notes (NS_TUI_SETTLED_FD) */
+  if (pipe(sp) != 0) sp[0] = sp[1] = -1;
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "normscope: --export: fork: %s\n", strerror(errno));
     close(mfd);
+    if (sp[0] >= 0) close(sp[0]), close(sp[1]);
     rmdir(dir);
     return 1;
   }
@@ -421,10 +485,19 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
     unsetenv("COLUMNS");
     if (!getenv("LANG") || !strstr(getenv("LANG"), "UTF-8")) setenv("LANG", "C.UTF-8", 1);
     unsetenv("LC_ALL");
+    if (sp[1] > 2) {
+      char v[16];
+      snprintf(v, sizeof v, "%d", sp[1]);
+      setenv("NS_TUI_SETTLED_FD", v, 1);
+      close(sp[0]);
+    } else
+      unsetenv("NS_TUI_SETTLED_FD");
     execl(self, "normscope", "lesson", lesson_path, (char *)NULL);
     _exit(127);
   }
-  player p = {mfd, pid, {0}, {0}, 0};
+  if (sp[1] >= 0) close(sp[1]);
+  if (sp[0] >= 0) fcntl(sp[0], F_SETFL, O_NONBLOCK);
+  player p = {mfd, pid, {0}, {0}, 0, sp[0]};
   int n = lesson_nsteps(ls);
   time_t now = time(NULL);
   printf_b(&p.out, "{\"version\": 2, \"width\": %d, \"height\": %d, \"timestamp\": %lld, ", W, H,
@@ -432,15 +505,14 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
   puts_b(&p.out, "\"title\": ");
   json_str(&p.out, (const unsigned char *)lesson_title(ls), strlen(lesson_title(ls)));
   puts_b(&p.out, ", \"env\": {\"TERM\": \"xterm-256color\"}}\n");
-  settle(&p, 400, CLS_CAST_FIRST_MS); /* the first screen: step 1 */
+  if (p.sfd >= 0) await_settled(&p, CLS_CAST_FIRST_MS, CLS_CAST_FIRST_MS); /* step 1 */
+  settle(&p, p.sfd >= 0 ? 30 : 400, CLS_CAST_FIRST_MS);
   double t = 0;
   for (int k = 1; k <= n && !p.exited; k++) {
     if (k > 1) {
-      key(&p, "N");
-      settle(&p, CLS_CAST_QUIET_MS, 5000);
+      type_keys(&p, "N");
     }
-    key(&p, "\x0c"); /* Ctrl-L: the whole screen again */
-    settle(&p, CLS_CAST_QUIET_MS, 5000);
+    type_keys(&p, "\x0c"); /* Ctrl-L: the whole screen again */
     event(&p, t);
     /* what the learner does on the step, as keys; each one's screen an event of its own */
     char acts[16][64];
@@ -465,8 +537,7 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
     }
     if (lesson_step_show_state(ls, k)) snprintf(acts[na++], sizeof acts[0], "H"); /* its state */
     for (int i = 0; i < na && !p.exited; i++) {
-      key(&p, acts[i]);
-      settle(&p, CLS_CAST_QUIET_MS, 5000);
+      type_keys(&p, acts[i]);
       event(&p, t + CLS_CAST_STEP * (i + 1) / (na + 1));
     }
     t += CLS_CAST_STEP;
@@ -484,6 +555,7 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
     waitpid(pid, &st, 0);
   }
   close(mfd);
+  if (p.sfd >= 0) close(p.sfd);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     fprintf(stderr, "normscope: --export: the playback ended with status %d\n",
             WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));

@@ -11,8 +11,8 @@ for i = 1, 7 do names[i] = ("encoder.layers.%d.post_attention_norm.weight"):form
 names[8] = "position_ids"
 local parts, data, off = {}, {}, 0
 for i, n in ipairs(names) do
-  local dt = i == 8 and "I64" or "F32"
-  local size = i == 8 and 8 * 4 or 4 * 4
+  local dt = i == 8 and "F8_E4M3" or "F32"
+  local size = i == 8 and 4 or 4 * 4
   parts[#parts + 1] = ('"%s":{"dtype":"%s","shape":[4],"data_offsets":[%d,%d]}'):format(n, dt, off, off + size)
   data[#data + 1] = ("\0"):rep(size)
   off = off + size
