@@ -185,7 +185,7 @@ static void draw_header(app *a) {
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
   mvwaddstr(w, 0, COLS - 8, "? help ");
-  if (!a->lay.small || a->busy) {
+  { /* wherever the tabs leave room for it (the compact layouts too: 100x30 has room) */
     /* how long the last recompute took (the budget is one frame), marked above 100 ms;
      * "busy" while a recompute that is expected to be that slow runs */
     int slow = a->busy || a->compute_ms > TUI_BUSY_MS;
