@@ -380,12 +380,15 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   const double *xk = xt->data;
   /* one block for the work vectors; the FD inputs are written into one fp64 tensor and its
      outputs land in one recycled output (ns_normalize_reuse): no allocation per step */
-  size_t shape1[1] = {m};
-  double *work = malloc(6 * m * sizeof *work);
+  size_t shape1[1] = {m}, shape6[1] = {6 * m};
+  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 48 MB block at
+     1e6 elements otherwise faults in 4 KB at a time at every call */
+  ns_tensor *wt = ns_tensor_new_uninit(1, shape6, NS_FP64, err);
+  double *work = wt ? wt->data : NULL;
   double *v = work, *jv = work + m, *one = work + 2 * m, *rad = work + 3 * m;
   double *yp = work + 4 * m, *ym = work + 5 * m, *xp = NULL;
   ns_tensor *y_old = NULL;
-  if (!work || !(t = ns_tensor_new(1, shape1, NS_FP64, err))) {
+  if (!work || !(t = ns_tensor_new_uninit(1, shape1, NS_FP64, err))) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
@@ -466,7 +469,7 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   }
   rc = nout;
 done:
-  free(work);
+  ns_tensor_free(wt);
   ns_tensor_free(y_old);
   ns_tensor_free(xt);
   ns_tensor_free(t);

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -201,7 +200,7 @@ static void draw_header(app *a) {
   if (nl && COLS - 9 - nl > end) {
     wattrset(w, tui_attr(PLOT_S_MARK) | A_BOLD | A_REVERSE);
     mvwaddstr(w, 0, COLS - 9 - nl, note);
-  } else if (!a->lay.small || a->busy) {
+  } else { /* wherever the tabs leave room for it (the compact layouts too) */
     /* how long the last recompute took (the budget is one frame), marked above 100 ms;
      * "busy" while a recompute that is expected to be that slow runs */
     int slow = a->busy || a->compute_ms > TUI_BUSY_MS;
@@ -545,8 +544,11 @@ static void autosave(const app *a) {
   char dir[1024], path[1100], err[NS_ERRLEN];
   if (!ns_file_state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
   snprintf(path, sizeof path, "%s/last.lua", dir);
-  /* private, as the history beside it is: it may name the user's files */
-  if (nsx_save(&a->st, path, err) == 0) (void)chmod(path, 0600);
+  char *text = ns_state_dump(&a->st, NS_DUMP_INLINE_MAX, err);
+  /* private, as the history beside it is: it may name the user's files (the mode is set
+     before the rename, so the file is never readable by others) */
+  if (text) (void)ns_file_write_atomic_mode(path, text, strlen(text), 0600, err);
+  free(text);
 }
 
 /* Applies a state file (--state, --resume) through the prompt's load(). */

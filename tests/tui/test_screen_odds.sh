@@ -23,4 +23,11 @@ print(e:get().eps == 1e-7)
 LUA
 )
 check "  and it loads back to the same double" test "$out" = true
+# the header's calc read-out wherever the tabs leave room for it (review section 2: it was
+# absent at 100x30, whose compact header has room)
+start 100 30
+started
+check "100x30: the header shows the last recompute's time" wait_re "calc [0-9.]+ ms"
+keys q
+wait_for "EXIT=0"
 done_testing
