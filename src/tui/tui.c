@@ -789,8 +789,8 @@ static int dump_frame(app *a, int k, const char *phase, int screens) {
   char why[2048] = "";
   int bad = tui_player_frame_problems(a, why, sizeof why);
   bad += overlaps(a, why, sizeof why);
-  printf("%dx%d step %d%s: %s%s\n", COLS, LINES, k, phase, bad ? "FAIL" : "ok",
-         bad ? why : "");
+  /* an ok frame may carry a note ("; scrolls: ..."): the text scrolls above its try-it */
+  printf("%dx%d step %d%s: %s%s\n", COLS, LINES, k, phase, bad ? "FAIL" : "ok", why);
   if (screens || bad) print_screen(stdout);
   return bad ? 1 : 0;
 }

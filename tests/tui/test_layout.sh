@@ -9,8 +9,11 @@
 #     into pads of growing height until two more rows change nothing it shows; the height
 #     it has on screen must be at least that (a view: the same for its region);
 #   - a step text or try-it that does not fit: the pane's lines up to the try-it's verdict
-#     (wrapped at the pane's width) against its rows, so nothing needs "} more" (a figure in
-#     the pane after them may scroll);
+#     (wrapped at the pane's width) against its rows (a figure in the pane after them may
+#     scroll). Where the text is longer, it scrolls above the try-it, which stays on the
+#     pane's last rows with its verdicts: such a frame passes when the bar shows "} more"
+#     and the try-it's first line is read back on its row; it is listed ("# scrolls:") for
+#     the lessons' authors. A try-it with its verdicts longer than the pane fails;
 #   - a prediction is checked twice: the question, then the truth.
 # Overlaps and regions off the screen always fail. A cut panel or a text that does not fit
 # depends on the lessons' text as much as on the layout: while NS_LAYOUT_STRICT is not 1 such
@@ -27,6 +30,7 @@ SIZES=${NS_LAYOUT_SIZES:-80x24,100x30,120x40}
 strict=${NS_LAYOUT_STRICT:-0}
 n=0
 content=0
+scrolls=0
 for f in "$top"/lessons/[0-9][0-9][0-9]-*.lua; do
   name=$(basename "$f" .lua)
   "$NS" lesson --layout-dump "$SIZES" "$f" >"$tmp/out" 2>"$tmp/err"
@@ -34,6 +38,8 @@ for f in "$top"/lessons/[0-9][0-9][0-9]-*.lua; do
   for size in $(echo "$SIZES" | tr ',' ' '); do
     n=$((n + 1))
     grep "^$size step " "$tmp/out" >"$tmp/frames"
+    grep "^$size step .*: ok; scrolls:" "$tmp/frames" | sed "s/^/# scrolls: $name /"
+    scrolls=$((scrolls + $(grep -c ": ok; scrolls:" "$tmp/frames")))
     steps=$(grep -c . "$tmp/frames")
     bad=$(grep -c ": FAIL" "$tmp/frames")
     hard=$(grep ": FAIL" "$tmp/frames" | grep -cE "overlap|off the screen")
@@ -60,5 +66,6 @@ else
   echo "not ok $n - the player fixture (views, figures, exercises)"
   grep -v "^  |" "$tmp/out" | grep -v ": ok$" | sed 's/^/#   /'
 fi
+echo "# $scrolls frames whose text scrolls above its try-it (\"} more\"; listed above)"
 echo "# $content frames whose text or list does not fit (NS_LAYOUT_STRICT=1 fails on them)"
 echo "1..$n"
