@@ -645,6 +645,20 @@ static int same_rows(const window_text *x, const window_text *y) {
   return 1;
 }
 
+/* A list longer than the screen scrolls: a panel that shows a window of at least
+ * TUI_LIST_MIN of its rows, and says which ("rows 3-10/300"), has what a step needs of it
+ * (the lines under the list are drawn once it has that many). 1 when t shows such a window. */
+static int shows_window(const window_text *t) {
+  for (int i = 0; i < t->n; i++) {
+    const wchar_t *r = wcsstr(t->row[i], L"rows ");
+    unsigned a, b, n;
+    if (r && swscanf(r + 5, L"%u-%u/%u", &a, &b, &n) == 3 && b >= a && n > b &&
+        b - a + 1 >= TUI_LIST_MIN)
+      return 1;
+  }
+  return 0;
+}
+
 static void render(app *a, region_draw draw, int which, int w, int h, const tui_view *v,
                    window_text *t) {
   t->n = 0;
@@ -658,7 +672,9 @@ static void render(app *a, region_draw draw, int which, int w, int h, const tui_
 /* The rows (frame included) a region needs at width w: the fewest from which two more rows
  * change nothing it shows. A region keeps showing more as it gets rows (list entries, a
  * matrix's rows, the lines under them) until what it has is all there; what it draws only
- * with rows to spare (the spectrum's J when several rows are free) does not count.
+ * with rows to spare (the spectrum's J when several rows are free) does not count. A list
+ * too long for the screen (more than TUI_LIST_MIN rows) needs a window of TUI_LIST_MIN of
+ * them, the panel saying which it lists (shows_window): fewer rows cut it.
  * MEASURE_H when it never settles (a figure drawn to the window's size). */
 static int measure(app *a, region_draw draw, int which, int w) {
   /* the result must be the state's: a panel drawn from a stale one reads the wrong shapes */
@@ -676,6 +692,7 @@ static int measure(app *a, region_draw draw, int which, int w) {
   for (; h + 2 < MEASURE_H; h++) {
     render(a, draw, which, w, h + 2, &v, &t[(h + 2) % 3]);
     if (same_rows(&t[h % 3], &t[(h + 1) % 3]) && same_rows(&t[h % 3], &t[(h + 2) % 3])) return h;
+    if (shows_window(&t[h % 3])) return h;
   }
   return MEASURE_H;
 }
@@ -697,13 +714,13 @@ static int figure_rows(const char *fig) {
 }
 
 /* The pane's rows at width w (the bar, the text, the try-it and verdicts, the figure in the
- * pane: *extra of them), and the fewest it may have (*min: the bar, three lines of text, the
+ * pane: *extra of them), and the fewest it may have (*min: the bar, a line of text, the
  * try-it and the verdicts). */
 static int pane_rows(app *a, int w, int *min, int *extra) {
   static pane_text t;
   step_lines(a, w - 2, &t);
   int rest = t.fig - t.task; /* the try-it, hints and verdicts: always shown */
-  *min = 1 + rest + (t.task < 3 ? t.task : 3);
+  *min = 1 + rest + (t.task < 1 ? t.task : 1);
   if (extra) *extra = t.n - t.fig;
   return 1 + t.n;
 }

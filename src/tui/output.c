@@ -236,7 +236,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
   if (why_lines > 2) why_lines = 2;
   int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
-  int want = (int)(lines < 12 ? lines : 12);
+  /* the lines under the values come once a long list has its TUI_LIST_MIN rows */
+  int want = (int)(lines < TUI_LIST_MIN ? lines : TUI_LIST_MIN);
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
   /* one line on what the verdicts were judged against, when the rows leave room for it */
