@@ -162,8 +162,11 @@ static unsigned act_move(app *a, int which) {
     else
       cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
     break;
-  case TUI_PANEL_OUTPUT: /* the output lists the elements of x in order */
-    cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
+  case TUI_PANEL_OUTPUT: /* a vector's elements in order; a matrix as stored, a row a line */
+    if (a->st.x->rank == 1)
+      cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
+    else
+      cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
     break;
   case TUI_PANEL_SPECTRUM:
     if (!dr[which]) return tui_say(a, PLOT_S_DIM, "the spectrum is one list: Up/Down select");
@@ -197,7 +200,10 @@ static unsigned act_page(app *a, int which) {
       cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
     break;
   case TUI_PANEL_OUTPUT:
-    cursor_flat(a, end ? far : dir * page);
+    if (a->st.x->rank == 1)
+      cursor_flat(a, end ? far : dir * page);
+    else
+      cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
     break;
   case TUI_PANEL_SPECTRUM:
   case TUI_PANEL_SETTINGS: {

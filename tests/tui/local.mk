@@ -7,6 +7,8 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
 ## the mask field on screen
 SCREEN_TESTS += tests/tui/test_screen_mask.sh
+## the output panel: a matrix a row a line, its labels, its arrows
+SCREEN_TESTS += tests/tui/test_screen_output.sh
 ## plot(panel): the figure view's cells, headless and at the prompt
 SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 # the spectrum above the full Jacobian's limit, the worker thread, key folding
