@@ -116,8 +116,8 @@ static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tu
 /* A matrix as it is stored, rows first .. first+count-1 and columns c0 .. c0+per-1: a header
  * of column numbers, then per row its label (the indices of every axis but the last: the
  * 2-D slice and the row in it, "2,3" of a (2,4,3) tensor) in labw columns and a cell of mw
- * columns per value. The probes are judged in the lines under it (max|y'-y|), a cell a
- * probe moved is marked; a masked cell is a dot; the selected cell is in reverse video. */
+ * columns per value. The probes are judged in the lines under it (max|y'-y|); a value of a
+ * degenerate statistic is marked, a masked cell is a dot, the selected cell in reverse. */
 static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
                         int labw, int mw, int per, size_t first, size_t count, size_t c0,
                         size_t cur) {
@@ -133,7 +133,6 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_printf(w, 1, 1, PLOT_S_DIM, "%-*s", labw, "y");
   for (int k = 0; k < per; k++)
     tui_printf(w, 1, 2 + labw + k * mw, PLOT_S_DIM, "%*zu", mw - 1, c0 + (size_t)k + 1);
-  int probes = r->y_shift && r->y_scale;
   for (size_t i = 0; i < count; i++) {
     size_t row = first + i;
     int yy = 2 + (int)i;
@@ -162,13 +161,6 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
       int style = PLOT_S_TEXT;
       if (r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)])
         style = PLOT_S_MARK;
-      else if (probes && idx < r->probe_n) {
-        double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
-        double y0 = r->y_probe ? ns_tensor_get(r->y_probe, idx) : val;
-        if (fabs(ys - y0) > probe_tol(s, r, fabs(y0), s->shift) ||
-            fabs(ya - y0) > probe_tol(s, r, fabs(y0), 0))
-          style = PLOT_S_MARK;
-      }
       if (here) style = PLOT_S_POS | PLOT_F_REVERSE;
       char num[32];
       tui_printf(w, yy, cx, style, "%*s", mw - 1, plot_fmt_fixed(val, mw - 1, dec, num, sizeof num));
