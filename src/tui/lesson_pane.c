@@ -807,7 +807,7 @@ int tui_player_fits(app *a, char *why, size_t len) {
   const line *l = &t.ln[t.task];
   int k = 0;
   if (mvwinnwstr(a->lwin, 1 + sr, 1, got, 63) == ERR) got[0] = 0;
-  for (; k < l->len && k < 12 && (unsigned char)l->s[k] < 0x80; k++)
+  for (; tl > 0 && k < l->len && k < 12 && (unsigned char)l->s[k] < 0x80; k++)
     if (got[k] != (wchar_t)(unsigned char)l->s[k]) ok = 0;
   if (!wcsstr(bar, L"} more")) {
     snprintf(why, len, "the step's text needs %d rows, the pane has %d, and no \"} more\" says so",
@@ -818,8 +818,9 @@ int tui_player_fits(app *a, char *why, size_t len) {
     snprintf(why, len, "the text scrolls, but the try-it is not on the pane's row %d", 1 + sr);
     return 0;
   }
-  snprintf(why, len, "scrolls: the step's text and try-it need %d rows, the pane has %d (} more)",
-           t.fig, rows);
+  snprintf(why, len,
+           "scrolls: the step's text and try-it need %d rows, the pane has %d at width %d (} more)",
+           t.fig, rows, getmaxx(a->lwin) - 2);
   return 2;
 }
 

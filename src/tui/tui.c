@@ -873,6 +873,13 @@ int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
         relayout(a);
         status |= dump_frame(a, k, phase ? " (the truth)" : asking ? " (its question)" : "",
                              screens);
+        if (phase == 0 && !asking) { /* the Lua box open, as when the try-it is being done */
+          tui_prompt_open(a->prompt);
+          relayout(a);
+          status |= dump_frame(a, k, " (Lua prompt open)", screens);
+          tui_prompt_close(a->prompt);
+          relayout(a);
+        }
       }
     }
   }

@@ -14,7 +14,9 @@
 #     pane's last rows with its verdicts: such a frame passes when the bar shows "} more"
 #     and the try-it's first line is read back on its row; it is listed ("# scrolls:") for
 #     the lessons' authors. A try-it with its verdicts longer than the pane fails;
-#   - a prediction is checked twice: the question, then the truth.
+#   - a prediction is checked twice: the question, then the truth; every other step also
+#     with the Lua prompt open (its output takes rows from the body: the focused panel
+#     must keep its own).
 #   - a list longer than TUI_LIST_MIN (8) rows (a 512 x 256 batch) may scroll: its panel
 #     needs a window of 8 rows that says which rows it lists, and every line under it.
 # Everything here fails. NS_LAYOUT_STRICT=0 (for trying out a lesson's text) turns a cut
