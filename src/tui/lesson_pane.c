@@ -19,7 +19,10 @@
  *
  * Layout: the pane takes the rows its text needs and the focused panel (or the view) the
  * rows its numbers need, measured by drawing it into a pad tall enough for everything and
- * finding the least height that shows every line of it (tui_layout_lesson places them).
+ * finding the least height that shows every line of it, or, for a list longer than
+ * TUI_LIST_MIN rows, a window of that many (tui_layout_lesson places them). The focused
+ * panel comes first: the pane may shrink to a line of text; its try-it, hints and verdicts
+ * then stay on its last rows and the text scrolls above them with } and { (pane_view).
  * --present draws the lesson text and the focused panel alone on the whole screen.
  *
  * Recorder: `normscope record FILE.lua` starts the explorer as usual; M marks a step: the
