@@ -84,7 +84,9 @@ void tui_player_free(app *a);
 void tui_player_layout(app *a, tui_layout *L, tui_rect *pane, tui_rect *view);
 /* 1 when what the step needs of the screen changed since the last layout (relayout). */
 int tui_player_layout_stale(app *a);
-/* 1 when the step's text and try-it fit the pane without scrolling; else why, into why. */
+/* 1 when the step's text and try-it fit the pane without scrolling; 2 when the text scrolls
+ * above the try-it and its verdicts (on the pane's last rows, the bar saying "} more"; how
+ * many rows it needs, into why); 0 when they cannot be seen (why, into why). */
 int tui_player_fits(app *a, char *why, size_t len);
 /* With a lesson: draws the view that fills the panels' region (an experiment view, a
  * figure) into a->vwin and returns 1; 0 when the panels are shown. */

@@ -174,8 +174,11 @@ static unsigned act_move(app *a, int which) {
     else
       cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
     break;
-  case TUI_NAV_FLAT: /* the output lists the elements of x in order */
-    cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
+  case TUI_NAV_FLAT: /* a vector's elements in order; a matrix as stored, a row a line */
+    if (a->st.x->rank == 1)
+      cursor_flat(a, which == 0 || which == 2 ? -1 : 1);
+    else
+      cursor_to(a, (long)a->view.cursor_row + dr[which], (long)a->view.cursor_col + dc[which]);
     break;
   case TUI_NAV_LIST:
     if (dr[which])
@@ -205,7 +208,10 @@ static unsigned act_page(app *a, int which) {
       cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
     break;
   case TUI_NAV_FLAT:
-    cursor_flat(a, end ? far : dir * page);
+    if (a->st.x->rank == 1)
+      cursor_flat(a, end ? far : dir * page);
+    else
+      cursor_to(a, end ? far : a->view.cursor_row + dir * page, end ? 0 : a->view.cursor_col);
     break;
   case TUI_NAV_LIST:
     select_row(a, p, end ? far : a->view.row[p] + dir * page, list_rows(a, p));

@@ -239,14 +239,14 @@ static int place_panels(tui_layout *L, const tui_lesson_need *n, int top, int x0
   return need > h ? need - h : 0;
 }
 
-int tui_layout_lesson(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, tui_rect *view) {
+static int lesson_place(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, tui_rect *view,
+                        int sbrows) {
   memset(pane, 0, sizeof *pane);
   memset(view, 0, sizeof *view);
   if (L->too_small) return 0;
   /* the body: under the header, above the scrollback (its one line; while the prompt is
-   * open, four rows it takes from the body's bottom) */
+   * open, the sbrows rows it takes from the body's bottom) */
   int top = 1, end = L->scrollback.h == 1 ? L->scrollback.y : L->prompt.y;
-  int sbrows = L->scrollback.h == 1 ? 0 : 4;
   int A = end - top - sbrows;
   if (sbrows) L->scrollback = rect(top + A, 0, sbrows, L->cols);
   int focus_need = n->region_need > 0 ? n->region_need : TUI_PANEL_MIN_H;
@@ -290,6 +290,31 @@ int tui_layout_lesson(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, t
   }
   *L = S;
   *pane = rect(top + R, 0, P, L->cols);
+  return 0;
+}
+
+/* Whether the focused panel (or the view) got the rows it needs. */
+static int focus_fits(const tui_layout *L, const tui_lesson_need *n, const tui_rect *view) {
+  int need = n->region_need > 0 ? n->region_need : TUI_PANEL_MIN_H;
+  if (n->view) return view->h >= need;
+  const tui_rect *r = &L->panel[n->focus];
+  if (r->h <= 0) return 0;
+  return n->need_at ? n->need_at(n->ud, n->focus, r->w) <= r->h : r->h >= need;
+}
+
+int tui_layout_lesson(tui_layout *L, const tui_lesson_need *n, tui_rect *pane, tui_rect *view) {
+  if (L->scrollback.h == 1) return lesson_place(L, n, pane, view, 0);
+  /* The prompt is open: the Lua output takes four rows from the body's bottom, fewer (down
+   * to one, the last answer) when the focused panel would be cut for them. */
+  tui_layout K;
+  for (int sb = 4; sb >= 1; sb--) {
+    K = *L;
+    int ok = lesson_place(&K, n, pane, view, sb);
+    if (focus_fits(&K, n, view) || sb == 1) {
+      *L = K;
+      return ok;
+    }
+  }
   return 0;
 }
 

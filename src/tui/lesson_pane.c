@@ -19,7 +19,10 @@
  *
  * Layout: the pane takes the rows its text needs and the focused panel (or the view) the
  * rows its numbers need, measured by drawing it into a pad tall enough for everything and
- * finding the least height that shows every line of it (tui_layout_lesson places them).
+ * finding the least height that shows every line of it, or, for a list longer than
+ * TUI_LIST_MIN rows, a window of that many (tui_layout_lesson places them). The focused
+ * panel comes first: the pane may shrink to a line of text; its try-it, hints and verdicts
+ * then stay on its last rows and the text scrolls above them with } and { (pane_view).
  * --present draws the lesson text and the focused panel alone on the whole screen.
  *
  * Recorder: `normscope record FILE.lua` starts the explorer as usual; M marks a step: the
@@ -571,6 +574,32 @@ static void step_lines(const app *a, int width, pane_text *t) {
   t->n = n;
 }
 
+/* Which of the pane's lines stand on its rows (idx[i] for row i, -1 for none), from line
+ * *scroll (clamped here) of what scrolls. When everything up to the verdict fits, the lines
+ * go in order and only a figure after them scrolls. Else the try-it, hints and verdicts
+ * stay on the pane's last rows (the instruction always above its verdict, always seen)
+ * and the step's text (then the figure) scrolls above them. *more: lines below the window
+ * (the bar says "} more"), *back: lines above it. Returns the rows of the window that
+ * scrolls (the step for } and {). */
+static int pane_view(const pane_text *t, int rows, int *scroll, int *idx, int *more, int *back) {
+  int tl = t->fig - t->task, pinned = t->fig > rows && tl < rows;
+  int m = pinned ? t->task + (t->n - t->fig) : t->n, sr = pinned ? rows - tl : rows;
+  if (*scroll > m - sr) *scroll = m - sr;
+  if (*scroll < 0) *scroll = 0;
+  for (int i = 0; i < rows; i++) {
+    int j = *scroll + i;
+    if (i >= sr) /* the pinned task lines */
+      idx[i] = t->task + (i - sr);
+    else if (j >= m)
+      idx[i] = -1;
+    else
+      idx[i] = pinned && j >= t->task ? t->fig + (j - t->task) : j;
+  }
+  *more = *scroll + sr < m;
+  *back = *scroll > 0;
+  return sr;
+}
+
 /* ---- layout ---- */
 
 /* The inside of a window, row by row, trimmed: the text a draw left there. */
@@ -616,6 +645,20 @@ static int same_rows(const window_text *x, const window_text *y) {
   return 1;
 }
 
+/* A list longer than the screen scrolls: a panel that shows a window of at least
+ * TUI_LIST_MIN of its rows, and says which ("rows 3-10/300"), has what a step needs of it
+ * (the lines under the list are drawn once it has that many). 1 when t shows such a window. */
+static int shows_window(const window_text *t) {
+  for (int i = 0; i < t->n; i++) {
+    const wchar_t *r = wcsstr(t->row[i], L"rows ");
+    unsigned a, b, n;
+    if (r && swscanf(r + 5, L"%u-%u/%u", &a, &b, &n) == 3 && b >= a && n > b &&
+        b - a + 1 >= TUI_LIST_MIN)
+      return 1;
+  }
+  return 0;
+}
+
 static void render(app *a, region_draw draw, int which, int w, int h, const tui_view *v,
                    window_text *t) {
   t->n = 0;
@@ -629,7 +672,9 @@ static void render(app *a, region_draw draw, int which, int w, int h, const tui_
 /* The rows (frame included) a region needs at width w: the fewest from which two more rows
  * change nothing it shows. A region keeps showing more as it gets rows (list entries, a
  * matrix's rows, the lines under them) until what it has is all there; what it draws only
- * with rows to spare (the spectrum's J when several rows are free) does not count.
+ * with rows to spare (the spectrum's J when several rows are free) does not count. A list
+ * too long for the screen (more than TUI_LIST_MIN rows) needs a window of TUI_LIST_MIN of
+ * them, the panel saying which it lists (shows_window): fewer rows cut it.
  * MEASURE_H when it never settles (a figure drawn to the window's size). */
 static int measure(app *a, region_draw draw, int which, int w) {
   /* the result must be the state's: a panel drawn from a stale one reads the wrong shapes */
@@ -647,6 +692,7 @@ static int measure(app *a, region_draw draw, int which, int w) {
   for (; h + 2 < MEASURE_H; h++) {
     render(a, draw, which, w, h + 2, &v, &t[(h + 2) % 3]);
     if (same_rows(&t[h % 3], &t[(h + 1) % 3]) && same_rows(&t[h % 3], &t[(h + 2) % 3])) return h;
+    if (shows_window(&t[h % 3])) return h;
   }
   return MEASURE_H;
 }
@@ -668,13 +714,13 @@ static int figure_rows(const char *fig) {
 }
 
 /* The pane's rows at width w (the bar, the text, the try-it and verdicts, the figure in the
- * pane: *extra of them), and the fewest it may have (*min: the bar, three lines of text, the
+ * pane: *extra of them), and the fewest it may have (*min: the bar, a line of text, the
  * try-it and the verdicts). */
 static int pane_rows(app *a, int w, int *min, int *extra) {
   static pane_text t;
   step_lines(a, w - 2, &t);
   int rest = t.fig - t.task; /* the try-it, hints and verdicts: always shown */
-  *min = 1 + rest + (t.task < 3 ? t.task : 3);
+  *min = 1 + rest + (t.task < 1 ? t.task : 1);
   if (extra) *extra = t.n - t.fig;
   return 1 + t.n;
 }
@@ -741,18 +787,41 @@ int tui_player_layout_stale(app *a) {
 }
 
 int tui_player_fits(app *a, char *why, size_t len) {
-  tui_player *p = a->player;
   why[0] = 0;
   if (!lesson_open(a) || !a->lwin) return 1;
   static pane_text t;
   step_lines(a, getmaxx(a->lwin) - 2, &t);
   int rows = getmaxy(a->lwin) - 1;
-  if (t.fig > rows) {
-    snprintf(why, len, "the step's text and try-it need %d rows, the pane has %d", t.fig, rows);
+  if (t.fig <= rows) return 1;
+  int tl = t.fig - t.task;
+  if (tl >= rows) {
+    snprintf(why, len, "the try-it and its verdict need %d rows, the pane has %d", tl, rows);
     return 0;
   }
-  (void)p;
-  return 1;
+  /* the text scrolls above the try-it: the bar must say so, and the try-it's first line
+   * must stand on the row above its verdicts (read back from the screen) */
+  wchar_t bar[512], got[64];
+  int W = getmaxx(a->lwin) < 511 ? getmaxx(a->lwin) : 511;
+  if (mvwinnwstr(a->lwin, 0, 0, bar, W) == ERR) bar[0] = 0;
+  int sr = rows - tl, ok = 1;
+  const line *l = &t.ln[t.task];
+  int k = 0;
+  if (mvwinnwstr(a->lwin, 1 + sr, 1, got, 63) == ERR) got[0] = 0;
+  for (; tl > 0 && k < l->len && k < 12 && (unsigned char)l->s[k] < 0x80; k++)
+    if (got[k] != (wchar_t)(unsigned char)l->s[k]) ok = 0;
+  if (!wcsstr(bar, L"} more")) {
+    snprintf(why, len, "the step's text needs %d rows, the pane has %d, and no \"} more\" says so",
+             t.fig, rows);
+    return 0;
+  }
+  if (!ok) {
+    snprintf(why, len, "the text scrolls, but the try-it is not on the pane's row %d", 1 + sr);
+    return 0;
+  }
+  snprintf(why, len,
+           "scrolls: the step's text and try-it need %d rows, the pane has %d at width %d (} more)",
+           t.fig, rows, getmaxx(a->lwin) - 2);
+  return 2;
 }
 
 int tui_player_frame_problems(app *a, char *out, size_t len) {
@@ -787,7 +856,10 @@ int tui_player_frame_problems(app *a, char *out, size_t len) {
     }
   }
   char why[200];
-  if (!tui_player_fits(a, why, sizeof why)) SAY("; %s", why);
+  int fits = tui_player_fits(a, why, sizeof why);
+  if (!fits) SAY("; %s", why);
+  if (fits == 2 && n < len) /* not a problem: the pane says how to see the rest */
+    n += (size_t)snprintf(out + n, len - n, "; %s", why);
 #undef SAY
   return bad;
 }
@@ -829,17 +901,19 @@ void tui_player_draw(app *a) {
   draw_bar(a, w, 0, W);
   static pane_text t;
   step_lines(a, W - 2, &t);
-  int rows = H - 1, n = t.n;
-  if (p->scroll > n - rows) p->scroll = n - rows;
-  if (p->scroll < 0) p->scroll = 0;
-  for (int i = 0; i < rows && p->scroll + i < n; i++) {
-    const line *l = &t.ln[p->scroll + i];
+  int rows = H - 1, more, back;
+  static int idx[MAXLINES];
+  if (rows > MAXLINES) rows = MAXLINES;
+  pane_view(&t, rows, &p->scroll, idx, &more, &back);
+  for (int i = 0; i < rows; i++) {
+    if (idx[i] < 0) continue;
+    const line *l = &t.ln[idx[i]];
     wattrset(w, tui_attr(l->style));
     mvwaddnstr(w, 1 + i, 1, l->s, l->len);
   }
-  if (p->scroll + rows < n || p->scroll > 0) { /* more text than rows: say how to see it */
+  if (more || back) { /* more text than rows: say how to see it */
     wattrset(w, tui_attr(PLOT_S_POS) | A_BOLD);
-    mvwaddstr(w, 0, W - 9, p->scroll + rows < n ? " } more " : " { back ");
+    mvwaddstr(w, 0, W - 9, more ? " } more " : " { back ");
   }
   wattrset(w, A_NORMAL);
   wnoutrefresh(w);
@@ -1198,13 +1272,16 @@ unsigned tui_act_lesson_step(app *a, int which) {
   if (which >= 5 && a->lwin) { /* } { scroll the text first; at its end they step */
     static pane_text t;
     step_lines(a, getmaxx(a->lwin) - 2, &t);
-    int rows = getmaxy(a->lwin) - 1;
-    if (fwd && p->scroll + rows < t.n) {
-      p->scroll += rows > 1 ? rows - 1 : 1;
+    int rows = getmaxy(a->lwin) - 1, more, back;
+    static int idx[MAXLINES];
+    if (rows > MAXLINES) rows = MAXLINES;
+    int sr = pane_view(&t, rows, &p->scroll, idx, &more, &back);
+    if (fwd && more) {
+      p->scroll += sr > 1 ? sr - 1 : 1;
       return TUI_R_NONE;
     }
-    if (!fwd && p->scroll > 0) {
-      p->scroll -= rows > 1 ? rows - 1 : 1;
+    if (!fwd && back) {
+      p->scroll -= sr > 1 ? sr - 1 : 1;
       return TUI_R_NONE;
     }
   }

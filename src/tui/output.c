@@ -53,89 +53,27 @@ static int verdict_style(double dev, double tol, double scale) {
   return isnan(dev) || dev > tol || cannot_fail(tol, scale) ? PLOT_S_MARK : PLOT_S_GOOD;
 }
 
-void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[96], a[32], b[32];
-  snprintf(title, sizeof title, "3 Output y = %s(x%s)", ns_kind_title(s->kind),
-           s->mask ? ", mask" : "");
-  tui_frame(w, title, v);
-  int iw = tui_iw(w), ih = tui_ih(w);
-  const ns_tensor *y = r->norm.y;
-  if (!y) {
-    tui_puts(w, 1, 1, PLOT_S_MARK, "no output (see the message line)");
-    return;
-  }
-  size_t n = y->n, cols = s->x->shape[s->x->rank - 1];
-  /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
-  /* the labels: the element number of a vector, else "row,col" of the input's grid, as
-     wide as the largest one (at least 4) */
-  int lab = 4;
-  {
-    size_t rows = n / (cols ? cols : 1), d = 0, e = 0;
-    for (size_t t = s->x->rank == 1 ? n : rows; t; t /= 10) d++;
-    for (size_t t = cols; s->x->rank > 1 && t; t /= 10) e++;
-    int want = (int)(s->x->rank == 1 ? d + 1 : d + 1 + e + 1);
-    if (want > lab) lab = want;
-  }
-  int nw = iw >= 44 ? 10 : 9, barw = iw - lab - 3 * nw - 1;
-  if (barw < 5 && lab > 4 && iw - lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
-    nw = 8, barw = iw - lab - 3 * nw - 1;
-  int show_probes = barw >= 5;
-  if (!show_probes) barw = iw - lab - nw - 1;
-  /* an odd width puts the zero axis in the middle: as many cells left as right */
-  if (barw % 2 == 0) barw--;
-  char hs[32], ha[32];
-  snprintf(hs, sizeof hs, "x%+g", s->shift);
-  snprintf(ha, sizeof ha, "%gx", s->scale);
-  tui_printf(w, 1, 1 + lab, PLOT_S_DIM, "%*s", nw, "y");
-  if (show_probes) {
-    tui_printf(w, 1, 1 + lab + nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, hs);
-    tui_printf(w, 1, 1 + lab + 2 * nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, ha);
-  }
-  /* Lines under the values: y's moments, the probes, flags, and (when there is room)
-   * the statistics that normalized. */
-  int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
-  if (note_lines > 2) note_lines = 2;
-  /* what is degenerate, in words: "2 degenerate statistics: zero variance: ..." */
-  char why[sizeof r->degenerate_why + 48] = "";
-  if (r->norm.ndegenerate)
-    snprintf(why, sizeof why, "%zu degenerate statistic%s: %s", r->norm.ndegenerate,
-             r->norm.ndegenerate > 1 ? "s" : "", r->degenerate_why);
-  else if (r->degenerate_why[0])
-    snprintf(why, sizeof why, "%s", r->degenerate_why);
-  int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
-  if (why_lines > 2) why_lines = 2;
-  int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
-  int want = (int)(n < 12 ? n : 12);
-  int stats_line = ih - 1 - probe_lines - 1 >= want;
-  probe_lines += stats_line;
-  /* one line on what the verdicts were judged against, when the rows leave room for it */
-  int verdict_note = ih - 1 - probe_lines - 1 >= (want < 4 ? want : 4);
-  probe_lines += verdict_note;
-  int vis = ih - 1 - probe_lines;
-  int hidden = (size_t)vis < n; /* then one more line says which rows are listed */
-  if (hidden) {
-    probe_lines++;
-    vis--;
-  }
-  if (vis < 1) vis = 1;
-  /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
-  size_t cur = 0;
-  int follows = v->vs->focus == TUI_PANEL_INPUT || v->vs->focus == TUI_PANEL_OUTPUT;
-  if (follows && v->vs->cursor_row >= 0 && v->vs->cursor_col >= 0)
-    cur = (size_t)v->vs->cursor_row * cols + (size_t)v->vs->cursor_col;
-  if (cur >= n) cur = n - 1;
-  size_t first = cur >= (size_t)vis ? cur - (size_t)vis + 1 : 0;
-  size_t count = n - first < (size_t)vis ? n - first : (size_t)vis;
-  /* y and its two probes side by side: one column format for all three, so the
-   * decimal points line up and equal values read as equal. */
-  double *vals = malloc(4 * count * sizeof *vals); /* y, then y and both probes */
-  if (!vals) return;
-  double *col = vals + count;
+/* The largest |y| (of the first 100000 values): the bars' and the probes' scale. */
+static double y_scale(const ns_tensor *y) {
   double scale = 0;
-  for (size_t i = 0; i < n && i < 100000; i++) {
+  for (size_t i = 0; i < y->n && i < 100000; i++) {
     double t = fabs(ns_tensor_get(y, i));
     if (isfinite(t) && t > scale) scale = t;
   }
+  return scale;
+}
+
+/* A vector, element by element from first (count of them): the index, y, y(x+b) and
+ * y(a x) in one column format (the decimal points line up, equal values read as equal),
+ * a probe that moved marked, and a bar of y. */
+static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
+                      int lab, int nw, int barw, int show_probes, size_t first, size_t count,
+                      size_t cur) {
+  const ns_tensor *y = r->norm.y;
+  double *vals = malloc(4 * count * sizeof *vals); /* y, then y and both probes */
+  if (!vals) return;
+  double *col = vals + count;
+  double scale = y_scale(y);
   for (size_t i = 0; i < count; i++) vals[i] = ns_tensor_get(y, first + i);
   size_t ncol = 0;
   for (size_t i = 0; i < count; i++) col[ncol++] = vals[i];
@@ -156,12 +94,7 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     int yy = 2 + (int)i;
     /* the selected element's label in reverse video */
     int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
-    char lb[48];
-    if (s->x->rank == 1)
-      snprintf(lb, sizeof lb, "%zu", idx + 1);
-    else
-      snprintf(lb, sizeof lb, "%zu,%zu", idx / cols + 1, idx % cols + 1);
-    tui_printf(w, yy, 1, ls, s->x->rank == 1 ? "%*s" : "%-*s", lab - 1, lb);
+    tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
     char num[32];
     if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
       /* masked (padding): out of every statistic, its output the constant 0 */
@@ -188,11 +121,166 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     }
   }
   free(vals);
+}
+
+/* A matrix as it is stored, rows first .. first+count-1 and columns c0 .. c0+per-1: a header
+ * of column numbers, then per row its label (the indices of every axis but the last: the
+ * 2-D slice and the row in it, "2,3" of a (2,4,3) tensor) in labw columns and a cell of mw
+ * columns per value. The probes are judged in the lines under it (max|y'-y|); a value of a
+ * degenerate statistic is marked, a masked cell is a dot, the selected cell in reverse. */
+static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
+                        int labw, int mw, int per, size_t first, size_t count, size_t c0,
+                        size_t cur) {
+  const ns_tensor *y = r->norm.y, *x = s->x;
+  size_t cols = x->shape[x->rank - 1];
+  if (c0 + (size_t)per > cols) per = (int)(cols - c0);
+  double *vals = malloc(count * (size_t)per * sizeof *vals);
+  if (!vals) return;
+  size_t nv = 0;
+  for (size_t i = 0; i < count; i++)
+    for (int k = 0; k < per; k++) vals[nv++] = ns_tensor_get(y, (first + i) * cols + c0 + k);
+  int dec = plot_fmt_decimals(vals, nv, mw - 1, 5);
+  tui_printf(w, 1, 1, PLOT_S_DIM, "%-*s", labw, "y");
+  for (int k = 0; k < per; k++)
+    tui_printf(w, 1, 2 + labw + k * mw, PLOT_S_DIM, "%*zu", mw - 1, c0 + (size_t)k + 1);
+  for (size_t i = 0; i < count; i++) {
+    size_t row = first + i;
+    int yy = 2 + (int)i;
+    /* the label: the row's index along every axis but the last, 1-based */
+    char label[96];
+    size_t rest = row, at = sizeof label - 1;
+    label[at] = 0;
+    for (int k = x->rank - 2; k >= 0 && at > 24; k--) {
+      char d[24];
+      int l = snprintf(d, sizeof d, "%s%zu", k > 0 ? "," : "", rest % x->shape[k] + 1);
+      rest /= x->shape[k];
+      at -= (size_t)l;
+      memcpy(label + at, d, (size_t)l);
+    }
+    int here_row = cur / cols == row && v->focused;
+    tui_printf(w, yy, 1, here_row ? PLOT_S_POS : PLOT_S_DIM, "%*s", labw, label + at);
+    for (int k = 0; k < per; k++) {
+      size_t idx = row * cols + c0 + (size_t)k;
+      int cx = 2 + labw + k * mw;
+      int here = idx == cur && v->focused;
+      if (s->mask && !ns_mask_keeps(s->mask, x->rank, x->shape, idx)) {
+        tui_printf(w, yy, cx + mw - 2, PLOT_S_DIM, "%s", v->ascii ? "." : "\xc2\xb7");
+        continue;
+      }
+      double val = vals[i * (size_t)per + (size_t)k];
+      int style = PLOT_S_TEXT;
+      if (r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)])
+        style = PLOT_S_MARK;
+      if (here) style = PLOT_S_POS | PLOT_F_REVERSE;
+      char num[32];
+      tui_printf(w, yy, cx, style, "%*s", mw - 1, plot_fmt_fixed(val, mw - 1, dec, num, sizeof num));
+    }
+  }
+  free(vals);
+}
+
+void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[96], a[32], b[32];
+  snprintf(title, sizeof title, "3 Output y = %s(x%s)", ns_kind_title(s->kind),
+           s->mask ? ", mask" : "");
+  tui_frame(w, title, v);
+  int iw = tui_iw(w), ih = tui_ih(w);
+  const ns_tensor *y = r->norm.y;
+  if (!y) {
+    tui_puts(w, 1, 1, PLOT_S_MARK, "no output (see the message line)");
+    return;
+  }
+  size_t n = y->n, cols = s->x->shape[s->x->rank - 1];
+  /* A vector is listed element by element, with its probes and a bar; a matrix (and a
+   * tensor of higher rank, as its 2-D slices) is shown as it is stored, a row a line. */
+  int matrix = s->x->rank > 1;
+  size_t lines = matrix ? n / cols : n;
+  /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
+  int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
+  int show_probes = !matrix && barw >= 5;
+  if (!show_probes) barw = iw - lab - nw - 1;
+  /* an odd width puts the zero axis in the middle: as many cells left as right */
+  if (barw % 2 == 0) barw--;
+  /* a matrix: the row label (every index but the last's, "2,3,1"), then the cells */
+  int labw = 0, mw = 9, per = 1;
+  if (matrix) {
+    for (int k = 0; k + 1 < s->x->rank; k++) {
+      char d[24];
+      labw += snprintf(d, sizeof d, "%zu", s->x->shape[k]) + (k > 0);
+    }
+    if (labw < 1) labw = 1;
+    if ((size_t)((iw - labw - 1) / mw) < cols && (size_t)((iw - labw - 1) / 8) >= cols) mw = 8;
+    per = (iw - labw - 1) / mw;
+    if (per < 1) per = 1;
+    if ((size_t)per > cols) per = (int)cols;
+  }
+  char hs[32], ha[32];
+  snprintf(hs, sizeof hs, "x%+g", s->shift);
+  snprintf(ha, sizeof ha, "%gx", s->scale);
+  if (!matrix) {
+    tui_printf(w, 1, 1 + lab, PLOT_S_DIM, "%*s", nw, "y");
+    if (show_probes) {
+      tui_printf(w, 1, 1 + lab + nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, hs);
+      tui_printf(w, 1, 1 + lab + 2 * nw, PLOT_S_DIM, "%*.*s", nw, nw - 1, ha);
+    }
+  }
+  /* Lines under the values: y's moments, the probes, flags, and (when there is room)
+   * the statistics that normalized. */
+  int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
+  if (note_lines > 2) note_lines = 2;
+  /* what is degenerate, in words: "2 degenerate statistics: zero variance: ..." */
+  char why[sizeof r->degenerate_why + 48] = "";
+  if (r->norm.ndegenerate)
+    snprintf(why, sizeof why, "%zu degenerate statistic%s: %s", r->norm.ndegenerate,
+             r->norm.ndegenerate > 1 ? "s" : "", r->degenerate_why);
+  else if (r->degenerate_why[0])
+    snprintf(why, sizeof why, "%s", r->degenerate_why);
+  int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
+  if (why_lines > 2) why_lines = 2;
+  int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
+  /* the lines under the values come once a long list has its TUI_LIST_MIN rows */
+  int want = (int)(lines < TUI_LIST_MIN ? lines : TUI_LIST_MIN);
+  int stats_line = ih - 1 - probe_lines - 1 >= want;
+  probe_lines += stats_line;
+  /* one line on what the verdicts were judged against, when the rows leave room for it */
+  int verdict_note = ih - 1 - probe_lines - 1 >= (want < 4 ? want : 4);
+  probe_lines += verdict_note;
+  int vis = ih - 1 - probe_lines;
+  int hidden = (size_t)vis < lines || (matrix && (size_t)per < cols);
+  if (hidden) { /* then one more line says which rows are listed */
+    probe_lines++;
+    vis--;
+  }
+  if (vis < 1) vis = 1;
+  /* The rows shown follow the input cursor, so a large tensor shows the same window here. */
+  size_t cur = 0, crow = 0, ccol = 0;
+  int follows = v->vs->focus == TUI_PANEL_INPUT || v->vs->focus == TUI_PANEL_OUTPUT;
+  if (follows && v->vs->cursor_row >= 0 && v->vs->cursor_col >= 0) {
+    crow = (size_t)v->vs->cursor_row;
+    ccol = (size_t)v->vs->cursor_col;
+    cur = crow * cols + ccol;
+  }
+  if (cur >= n) cur = n - 1;
+  crow = cur / cols;
+  ccol = cur % cols;
+  size_t curline = matrix ? crow : cur;
+  size_t first = curline >= (size_t)vis ? curline - (size_t)vis + 1 : 0;
+  size_t count = lines - first < (size_t)vis ? lines - first : (size_t)vis;
+  size_t c0 = matrix && ccol >= (size_t)per ? ccol - (size_t)per + 1 : 0;
+  if (matrix)
+    draw_matrix(s, r, w, v, labw, mw, per, first, count, c0, cur);
+  else
+    draw_list(s, r, w, v, lab, nw, barw, show_probes, first, count, cur);
+  double scale = y_scale(y);
   int py = ih - probe_lines + 1;
   /* which elements are listed, always: a list that hides some says so */
-  if (hidden)
-    tui_printf(w, py++, 1, PLOT_S_DIM, "%s %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
-               s->x->rank == 1 ? "rows" : "elements", first + 1, first + count, n);
+  if (hidden && matrix && (size_t)per < cols)
+    tui_printf(w, py++, 1, PLOT_S_DIM,
+               "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  (arrows)", first + 1,
+               first + count, lines, c0 + 1, c0 + (size_t)per, cols);
+  else if (hidden)
+    tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
+               first + 1, first + count, lines);
   if (stats_line) {
     char sd[32];
     size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);

@@ -293,6 +293,10 @@ typedef struct {
 void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open);
 /* A panel smaller than this (frame and one line) is not shown. */
 #define TUI_PANEL_MIN_H 3
+/* A list longer than this many rows may scroll in a lesson's layout: its panel then needs
+ * a window of this many rows, saying which it lists ("rows 3-10/300"), and the lines under
+ * it (lesson_pane.c measures it so); shorter lists are shown whole. */
+#define TUI_LIST_MIN 8
 /* What a lesson step needs of the screen (tui_layout_lesson). */
 typedef struct {
   tui_panel focus; /* the focused panel */

@@ -845,8 +845,8 @@ static int dump_frame(app *a, int k, const char *phase, int screens) {
   char why[2048] = "";
   int bad = tui_player_frame_problems(a, why, sizeof why);
   bad += overlaps(a, why, sizeof why);
-  printf("%dx%d step %d%s: %s%s\n", COLS, LINES, k, phase, bad ? "FAIL" : "ok",
-         bad ? why : "");
+  /* an ok frame may carry a note ("; scrolls: ..."): the text scrolls above its try-it */
+  printf("%dx%d step %d%s: %s%s\n", COLS, LINES, k, phase, bad ? "FAIL" : "ok", why);
   if (screens || bad) print_screen(stdout);
   return bad ? 1 : 0;
 }
@@ -929,6 +929,13 @@ int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
         relayout(a);
         status |= dump_frame(a, k, phase ? " (the truth)" : asking ? " (its question)" : "",
                              screens);
+        if (phase == 0 && !asking) { /* the Lua box open, as when the try-it is being done */
+          tui_prompt_open(a->prompt);
+          relayout(a);
+          status |= dump_frame(a, k, " (Lua prompt open)", screens);
+          tui_prompt_close(a->prompt);
+          relayout(a);
+        }
       }
     }
   }

@@ -7,6 +7,11 @@ SCREEN_TESTS = tests/tui/test_screen.sh tests/tui/test_screen_term.sh \
 	tests/tui/test_screen_lesson.sh tests/tui/test_screen_views.sh
 ## the mask field on screen
 SCREEN_TESTS += tests/tui/test_screen_mask.sh
+## the output panel: a matrix a row a line, its labels, its arrows
+SCREEN_TESTS += tests/tui/test_screen_output.sh
+## the lesson pane: a long text scrolls above its try-it (the fixture pane-scroll.lua)
+SCREEN_TESTS += tests/tui/test_screen_pane.sh
+EXTRA_DIST += tests/tui/pane-scroll.lua
 ## plot(panel): the figure view's cells, headless and at the prompt
 SCREEN_TESTS += tests/tui/test_screen_plotfn.sh
 # the spectrum above the full Jacobian's limit, the worker thread, key folding

@@ -3,7 +3,8 @@
 # positions x 2 features, the last 2 positions padding), normalized per feature across
 # the positions with the mask: the output panel says so in its title, counts the kept
 # elements under y's moments (which are over those),
-# and shows the masked positions as a dot instead of a number (and '.' with --ascii), and the
+# and shows the masked positions as a dot instead of a number (a row of the stored tensor per
+# position) (and '.' with --ascii), and the
 # real positions' values are those of the 3 real tokens alone (computed here with awk);
 # the spectrum labels one zero per masked element "masked"; a mask that keeps nothing of a
 # statistic is said in words; a shape that no longer fits is refused, naming the mask.
@@ -23,9 +24,11 @@ check "120x40: the output title says there is a mask" wait_for "3 Output y = Bat
 check "  y's moments are over the 6 kept elements" wait_for "kept 6/10: mean 0.000000 std 0.999998"
 check "  a real position is the 3 real tokens' normalization: y(1,1) = $Y11" \
   wait_re "│1,1 +$Y11 "
-check "  and y(2,2) = $Y22" wait_re "│2,2 +$Y22 "
-check "  a masked position shows a dot in y and both probes, no number" \
-  wait_re "│4,1 +· +· +· +│"
+# the output shows the (1, 5, 2) tensor as it is stored: a row per position, labelled with
+# its sample and position ("1,2"), a column per feature
+check "  and y(2,2) = $Y22 (position 2's row, feature 2's column)" wait_re "│1,2 +-?[0-9.]+ +$Y22 "
+check "  a masked position shows a dot in each feature, no number" \
+  wait_re "│1,4 +· +· +│"
 check "  the spectrum labels the masked zeros (2 positions x 2 features)" \
   wait_re "│masked +4 +0 +0 +0 *│"
 check "  the rank line names the masked directions" wait_for "ones+masked dirs removed"
@@ -52,7 +55,7 @@ start 80 24 --ascii
 started
 lua "$SET"
 keys M-1 Down Down Down
-check "80x24 --ascii: masked positions show '.' (the list follows the cursor)" wait_re "\|4,1 +\. +\. +\. +\|"
+check "80x24 --ascii: masked positions show '.' (the rows follow the cursor)" wait_re "\|1,4 +\. +\. +\|"
 check "80x24 --ascii: the kept count fits" wait_for "kept 6/10: mean 0.000000 std 0.999998"
 keys q
 check "q quits with status 0" wait_for "EXIT=0"
