@@ -79,8 +79,8 @@ spreads, so it matters which values a normalised entry is compared with.
      end},
 
     {text = [[
-Fig. 13.1. Batch norm compares an entry with its column (one feature, all
-observations), layer norm with its row (one observation, all features). The batch panel (Alt-5) shows both: entry 23 (row 5, col 3) gets two values (F: figure).]],
+Fig. 13.1 (F): batch norm sets an entry against its column (one feature, all
+observations), layer norm against its row (one observation, all features). The batch panel (Alt-5) shows both: entry 23 at row 5, col 3 gets two values.]],
      focus = "batch",
      figure = function(s)
        local b = result().batch
