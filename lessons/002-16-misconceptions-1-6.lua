@@ -21,10 +21,8 @@ lesson{
   section = "Common misconceptions (1-6)",
   steps = {
     {text = [[
-Twelve common beliefs about normalisation, each false. For each, a
-panel contradicts it: predict first, then change something and watch it
-stay contradicted.
-
+Twelve common beliefs about normalisation, each false: for each a panel
+contradicts it. Predict first, then change something.
 Belief 1: "normalisation divides all inputs by one global standard
 deviation." On X under batch norm, the output panel's statistics line
 (stat k/n, Alt-3) counts the statistics. And it acts on any layer's
