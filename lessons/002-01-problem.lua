@@ -80,7 +80,8 @@ spreads, so it matters which values a normalised entry is compared with.
 
     {text = [[
 Fig. 13.1 (F): batch norm sets an entry against its column (one feature, all
-observations), layer norm against its row (one observation, all features). The batch panel (Alt-5) shows both: entry 23 at row 5, col 3 gets two values.]],
+observations), layer norm against its row (one observation, all features).
+The batch panel (Alt-5) shows both: entry 23 at row 5, col 3 gets two values.]],
      focus = "batch",
      figure = function(s)
        local b = result().batch
@@ -118,8 +119,9 @@ population variance of the batch panel's column 3? Type = and your number.]],
 
     {text = [[
 Definition. To normalise is to measure every value against a reference
-set: a batch, one observation, a group of channels, one vector. The set decides which values influence one another, and whether one rule
-serves training and inference.
+set: a batch, one observation, a group of channels, one vector. The set
+decides which values influence one another, and whether one rule serves
+training and inference.
 
 The output panel (Alt-3) holds the same X under kind batch: its
 statistics line shows four means and variances, one per column.]],

@@ -31,9 +31,9 @@ lesson{
 In training, batch norm normalises with the mini-batch's statistics and
 updates running estimates of each feature's mean and variance; in
 evaluation it uses the stored estimates, so a prediction does not depend
-on its batch-mates. The train/eval panel (Alt-6) shows the running estimates and how far the
-evaluation batch moves under them. The output panel: one feature (five
-values), batch norm, train mode.]],
+on its batch-mates. The train/eval panel (Alt-6) shows the running
+estimates and how far the evaluation batch moves under them. The output
+panel: one feature (five values), batch norm, train mode.]],
      set = {x = {{1}, {2}, {4}, {7}, {11}}, kind = "batch", eps = 1e-5, mode = "train",
             gamma = {}, beta = {}},
      focus = "train",
