@@ -98,7 +98,7 @@ it. The backward view (B) checks the sum of dL/dx on its last lines.]],
     {text = [[
 The variance path subtracts an x_hat-weighted average, removing the part
 along x_hat: stretching the batch about its mean leaves y alone, so
-dL/dx . x_hat = 0 (B). The corrections keep only what the output sees.]],
+dL/dx . x_hat = 0 (B). The corrections leave only what y depends on.]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))

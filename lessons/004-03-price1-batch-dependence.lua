@@ -147,7 +147,7 @@ exact value).]],
 
     {text = [[
 tanh squeezes large values; batch 4 leaves none, so its std is larger.
-Check 1: linear, layer 20's std is 1.0000 at batch 4 and 512 (figure).]],
+Check 1, a linear activation: layer 20's std is 1.0000 at batch 4 and 512.]],
      view = "figure",
      figure = function(s)
        local series = {}
