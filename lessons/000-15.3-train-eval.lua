@@ -129,9 +129,8 @@ about 973 either way. (Alt-6)]],
     {text = [[
 Now normalize the same 32 evaluation values twice: with their own
 statistics (train mode) and with the running state (eval mode). One
-coordinate moves by about 0.448. Neither rounding nor a shifted
-population causes it: two finite samples simply estimate differently
-(the panel's exact row).
+coordinate moves by about 0.448: not rounding, not a shifted population,
+just two finite samples that estimate differently (the exact row).
 (Alt-6; F: figure)]],
      focus = "train",
      figure = function(s)
@@ -150,10 +149,9 @@ population causes it: two finite samples simply estimate differently
        claim("c15-max-discrepancy", gap:abs():max())
      end,
      try = {text = [[
-Give the running state more data: raise the number of training batches
-(j/J, or set{train_batches = 64}). The running estimate moves toward the
-population, but the evaluation batch keeps its own sampling error, so
-the gap does not vanish.]],
+Give the running state more data: raise the training batches (j/J, or
+set{train_batches = 64}). The running estimate nears the population, but
+the evaluation batch keeps its own sampling error: the gap stays.]],
             check = function(s)
               return s.train_batches > BATCHES or "train_batches is still " .. s.train_batches
             end,

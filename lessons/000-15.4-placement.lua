@@ -38,11 +38,10 @@ the spectrum panel (Alt-4) shows the ones and radial eigenvalues at 0.]],
      focus = "spectrum"},
 
     {text = [[
-Pre-normalization normalizes inside the branch: x + F(N(x)). Its
-Jacobian is J_pre = I + W J_N. The identity term is a path around N, so
-no direction is lost: the smallest singular value of J_pre is about 0.92,
-far from 0, even though J_N itself has rank 2. The residual view (D)
-shows J_pre and J_post side by side for this W: read s4 of J_pre.]],
+Pre-norm normalizes inside the branch: x + F(N(x)), so J_pre = I + W J_N.
+The identity is a path around N: no direction is lost. The residual view
+(D) puts J_pre beside J_post: s4 of J_pre is about 0.92, though J_N has
+rank 2.]],
      set = {placement = "pre"},
      focus = "residual",
      claims = function(s)
@@ -54,10 +53,10 @@ shows J_pre and J_post side by side for this W: read s4 of J_pre.]],
      end},
 
     {text = [[
-Post-normalization normalizes after the sum: N(x + F(x)). Its Jacobian
-is J_post = J_N(x + W x) (I + W): every path goes through J_N, so the rank
-can be no more than J_N's. It is 2 (D: "rank 2 of 4" under J_post): two
-input directions reach the next layer with zero derivative.]],
+Post-norm normalizes after the sum: N(x + F(x)), so J_post =
+J_N(x + W x) (I + W). Every path goes through J_N: its rank is at most 2
+(D: "rank 2 of 4" under J_post), and two directions reach the next layer
+with zero derivative.]],
      set = {placement = "post"},
      focus = "residual",
      claims = function(s)
@@ -66,8 +65,8 @@ input directions reach the next layer with zero derivative.]],
        claim("c15-post-norm-rank", r.rank_post)
      end,
      try = {text = [[
-Change x (e.g. set{x = {1, -2, 0.5, 3}}): the rank of J_N, and with it
-the bound on J_post, stays 2 for any x that is not constant.]],
+Change x (e.g. set{x = {1, -2, 0.5, 3}}): J_N's rank, and the bound on
+J_post, stays 2 for any x that is not constant.]],
             check = function(s)
               local f = s.x:flat()
               local same = #f == #X
@@ -81,12 +80,9 @@ the bound on J_post, stays 2 for any x that is not constant.]],
             show = {x = {1, -2, 0.5, 3}}}},
 
     {text = [[
-What this does and does not show: the identity term in J_pre changes how
-derivatives flow through depth, and a residual branch still has to be
-kept under control. It does not prove that pre-normalized networks train
-better: the learned function, the scale, eps and the updates all change
-with the placement. The residual view (D) is back at pre-norm: l steps
-the placement through none, pre and post.]],
+The identity term changes how derivatives flow through depth. It does
+not prove pre-norm trains better: function, scale, eps and updates all
+move with the placement. D is back at pre; l steps none, pre, post.]],
      set = {x = X, placement = "pre"},
      focus = "residual"},
   },

@@ -142,14 +142,10 @@ Type m2 of the merged state: = and a number.]],
                        "ns.moments(ns.tensor{4, 8})).m2."}}},
 
     {text = [[
-Exercise 4 (code). Repeat the running-state experiment of 15.3 for
-other numbers of training batches and for shifted evaluation data, keep
-the no-shift case as a control, and split the train/eval gap into what
-the finite estimator gets wrong and what the shift adds. The
-shifted-evaluation view (V) does the split: gap, estimator, shift, one
-row per running estimator. Here: the control, with no shift.]],
-     predict = {question = "Exercise 4: 15.3's running-state experiment with no shift at all. " ..
-                  "Is the shift part of the train/eval gap 0?",
+Exercise 4 (code): redo 15.3's running state for other batch counts and
+shifted evaluation data, and split the train/eval gap into estimator error
+and shift. The V view does the split. Here: the no-shift control.]],
+     predict = {question = "Exercise 4, the control (no shift): is the gap's shift part 0?",
                 choices = {"yes: no shift, no shift part",
                            "no: the evaluation batch's own sampling error is in it"},
                 answer = function(s) return result().train.shift_gap < 1e-12 and 1 or 2 end},
@@ -159,11 +155,9 @@ row per running estimator. Here: the control, with no shift.]],
      focus = "shift"},
 
     {text = [[
-The control has a shift part too: it measures how far 32 evaluation
-values are from their own population, and it is the floor every shifted
-run is measured against. Now shift: ( and ) move the evaluation mean by
-1 (eval_loc), j and J halve and double the training batches; the view
-follows. (The V key draws this experiment again from another seed.)]],
+The control's shift part is how far 32 evaluation values sit from their
+population: the floor of every shifted run. ( and ) move the evaluation
+mean by 1, j and J halve and double the batches (V: another seed).]],
      focus = "shift",
      variant = function(seed, s) return {seed = SEED + seed} end,
      try = {text = [[
@@ -181,21 +175,18 @@ estimator part stays below 0.05.]],
             show = {eval_loc = 6, train_batches = 128}}},
 
     {text = [[
-Exercise 5 (audit). Pick a paper with a normalization ablation and fill
-in: the mathematical object, the estimator and comparison, the numerical
-and hardware contract, a discriminating control, and whether the result
-transfers. For the layer itself, write down every row of the settings
-panel that applies (kind and axes, eps and where it goes, gamma and
-beta, placement, dtype and acc, mode and momentum): a paper that leaves
-one of them out has not said which map it tested.
-(Alt-2)]],
+Exercise 5 (audit). For a paper's normalization ablation, name the
+mathematical object, the estimator and comparison, the numeric and
+hardware contract, a discriminating control, whether the result
+transfers. List every settings row (Alt-2) that applies (kind, axes, eps
+and its place, gamma, beta, placement, dtype and acc, mode, momentum): a
+paper that omits one has not said which map it tested.]],
      set = {eval_loc = "default", train_batches = 8, kind = "layer", axes = "default",
             gamma = {}, beta = {}, placement = "none", acc = "default", dtype = "fp64"},
      focus = "settings",
      try = {text = [[
-Put your paper's layer into the settings: name its axes, its gamma and
-beta, its placement in the residual block and its accumulation dtype
-explicitly (the defaults state nothing).]],
+Put your paper's layer into the settings: set its axes, gamma, beta,
+placement and accumulation dtype explicitly (defaults state nothing).]],
             check = function(s)
               if s.axes == "default" then return "name the axes: set{axes = {...}}" end
               if #s.gamma == 0 or #s.beta == 0 then return "state gamma and beta" end

@@ -74,21 +74,17 @@ every value, and the output does not notice.]],
      focus = "output"},
 
     {text = [[
-Section 2 keeps three historical papers apart. Ioffe and Szegedy (2015)
-introduced batch norm (mini-batch statistics plus a learned affine) and
-motivated it by shifting activation distributions; that motivation is
-not a proven cause of every benefit. Ba, Kiros and Hinton (2016) took
-the statistics within one training case (layer norm): other axes, other
-dependencies. Santurkar et al. (2018) explained batch norm's effect by a
-smoother optimization; that does not make every network smooth.
+Section 2 keeps three papers apart. Ioffe and Szegedy (2015): batch
+norm, mini-batch statistics plus a learned affine, motivated by shifting
+activation distributions (a cause never proven for every benefit). Ba,
+Kiros and Hinton (2016): layer norm, statistics within one training
+case. Santurkar et al. (2018): a smoother optimization (which does not make
+every network smooth).
 
-None of their training-speed or accuracy numbers are rerun. The article asks
-what follows exactly from the map itself, and those identities stay
-checkable whatever the explanation turns out to be: shift invariance
-(lesson 001-s03), the eps-dependent scale response (s04, s05), and the
-sign flip caused by a batch companion (s06). The settings panel's kind
-row (k steps it) names the two maps of the first two papers: batch and
-layer. (Alt-2)]],
+No speed or accuracy number is rerun; what follows from the map stays
+checkable: shift invariance (s03), the eps-dependent scale
+response (s04, s05), the companion's sign flip (s06). The kind row
+(Alt-2; k steps it) names the first two: batch, layer.]],
      set = {kind = "batch"},
      focus = "settings"},
   },

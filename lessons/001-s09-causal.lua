@@ -32,19 +32,19 @@ these caused it?]],
             show = {kind = "layer"}}},
 
     {text = [[
-Matching the number of parameters does not fix that. A more telling
-experiment moves one property at a time: freeze the statistics (eval
-mode), change the batch composition while keeping the examples fixed
-(the batch panel's companion), vary eps over a range you can justify,
-or give the network an unnormalized copy of the level through a side
-route. Pair each with the task's own outcome and with optimisation
-diagnostics; if one intervention changes both the gradient scale and
-the available information, measure both. (Alt-2)]],
+Matching the parameter count does not fix that. A sharper experiment
+moves one property at a time: freeze the statistics (eval mode), change
+the batch's makeup with the examples fixed (the batch panel's
+companion), vary eps over a range you can justify, or give the network
+an unnormalized copy of the level by a side route. Pair each with the
+task's outcome and optimisation diagnostics; if one intervention moves
+both gradient scale and available information, measure both.
+(Alt-2)]],
      set = {kind = "batch"},
      focus = "settings",
      try = {text = [[
-Make one such intervention: change only eps (set{eps = 1e-2}) and look
-at which panels change and which stay as they were.]],
+Make one such intervention: change only eps (set{eps = 1e-2}) and see
+which panels change.]],
             check = function(s)
               return s.eps >= 1e-3 or string.format("eps is still %g", s.eps)
             end,

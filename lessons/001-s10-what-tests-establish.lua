@@ -23,19 +23,13 @@ small) show two of them at once. (Alt-4)]],
      focus = "spectrum"},
 
     {text = [[
-The article's table, one row per choice:
-
-  choice                     exact effect              diagnostic
-  centering in an example    removes the offset        is the task's
-                                                       information in it?
-  statistics across examples couples batch members     sensitivity to the
-                                                       batch's makeup
-  eps > 0                    regularises low variance  scale dependence,
-                                                       derivative size
-
-Rows 1 and 3 are on screen now: the shift probe (row 1), and the scale
-probe at a = 0.001 with the radial eigenvalue (row 3). Row 2 is the
-batch panel of lesson 001-s06. (Alt-3)]],
+The article's table: choice, exact effect, diagnostic.
+  centering in an example     removes the offset    task information in it?
+  statistics across examples  couples the batch     response to its makeup
+  eps > 0                     regularises low var.  scale, derivative size
+Rows 1 and 3 are on screen: the shift probe (row 1), and the scale probe
+at a = 0.001 with the radial eigenvalue (row 3). Row 2 is 001-s06's
+batch panel. (Alt-3)]],
      focus = "output"},
 
     {text = [[

@@ -90,23 +90,14 @@ rounding level: the behaviour follows the declared eps.]],
             show = {eps = 0}}},
 
     {text = [[
-The article's protocol has six steps. You have met each of them on
-this screen:
-
-1. The settings panel filled in completely: shape, axes, n or n - 1,
-   eps and its place, the shape of gamma and beta (001-s00).
-2. A tensor small enough for pencil and paper, held against the output
-   panel (step 1 of this lesson).
-3. The spectrum's analytic and FD columns side by side, at an input
-   whose variance is not 0 (001-s05).
-4. The batch panel: one target row kept, its companions changed
-   (001-s06).
-5. The train/eval panel's stored statistics kept with the model, and
-   the mode switched on purpose, never by accident (001-s07).
-6. The interventions listed before an accuracy or speed change is
-   put down to any one of them (001-s09).
-
-The settings panel (Alt-2) is where step 1 starts.]],
+The article's protocol, six steps, each met on this screen:
+ 1. Settings in full: shape, axes, n or n-1, eps, gamma/beta (s00).
+ 2. A tensor small enough for pencil, against the output (step 1 here).
+ 3. The spectrum's analytic and FD columns, at nonzero variance (s05).
+ 4. The batch panel: one target row kept, its companions changed (s06).
+ 5. Stored statistics kept with the model; modes switched on purpose (s07).
+ 6. The interventions listed before a change is put down to one (s09).
+Step 1 starts in the settings panel (Alt-2).]],
      focus = "settings"},
   },
 }

@@ -79,12 +79,9 @@ spreads, so it matters which values a normalised entry is compared with.
      end},
 
     {text = [[
-Fig. 13.1. Batch norm compares each entry with its column (the same
-feature in the other observations); layer norm compares it with its row
-(the other features of the same observation). The batch panel (Alt-5) shows both
-matrices. Follow one entry, 23 (row 5, column 3), across the two: it
-gets a different number because it is asked a different question.
-(F: figure)]],
+Fig. 13.1 (F): batch norm sets an entry against its column (one feature, all
+observations), layer norm against its row (one observation, all features).
+The batch panel (Alt-5) shows both: entry 23 at row 5, col 3 gets two values.]],
      focus = "batch",
      figure = function(s)
        local b = result().batch
@@ -101,9 +98,8 @@ gets a different number because it is asked a different question.
        return {batch = m, x = m}
      end,
      try = {text = [[
-The reference set of the 23 under batch norm is column 3. By hand: what is
-the population variance of column 3 of the batch panel? Type = and your
-number.]],
+Under batch norm the 23's reference set is column 3. By hand: the
+population variance of the batch panel's column 3? Type = and your number.]],
             answer = {value = function(s)
                         local _, v = mean_var(column(s.batch, 3))
                         return v
@@ -124,17 +120,16 @@ number.]],
     {text = [[
 Definition. To normalise is to measure every value against a reference
 set: a batch, one observation, a group of channels, one vector. The set
-decides which values influence one another, and whether one rule can
-run in training and at inference.
+decides which values influence one another, and whether one rule serves
+training and inference.
 
-The output panel (Alt-3) has the same X as its input, under kind batch now: its
+The output panel (Alt-3) holds the same X under kind batch: its
 statistics line shows four means and variances, one per column.]],
      set = {kind = "batch"},
      focus = "output",
      try = {text = [[
-Switch the output panel to layer norm (set{kind = "layer"}): the
-statistics become five, one per row, and y becomes the batch panel's
-layer-norm matrix.]],
+Switch to layer norm (set{kind = "layer"}): five statistics, one
+per row; y becomes the batch panel's layer-norm matrix.]],
             check = function(s)
               if not is_x(s.x) then return "put X back as x first" end
               if s.kind ~= "layer" then return "kind is " .. s.kind .. ", not layer" end

@@ -76,16 +76,14 @@ with the rest of its row, 11, 15 and 14. Two reference sets, two numbers:
      end},
 
     {text = [[
-The choice also says who depends on whom. Under batch norm, row 1's
-output uses the column statistics, so it changes when any other row
-changes. Under layer norm row 1 reads only row 1. The batch panel
-(Alt-5) watches row 1 (the target) and compares it with the batch where
-row 5 (the companion) had its original values.]],
+Under batch norm row 1 uses the column statistics, so it moves when any
+other row does; under layer norm it reads only row 1. The batch panel
+(Alt-5) holds row 1 (target) against the batch with row 5 (companion) as
+it was.]],
      focus = "batch",
      try = {text = [[
 Change row 5: set{batch = {{1,3,7,2}, {2,5,11,4}, {4,7,13,8},
-{7,9,17,10}, {11,15,23,40}}}. Row 1's batch-norm values move (the panel
-shows before and after); its layer-norm row stays as it was.]],
+{7,9,17,10}, {11,15,23,40}}}: row 1's batch norm moves, its layer norm stays.]],
             check = function(s)
               local b = result().batch
               if maxdiff(b.target_now, b.target_base) == 0 then

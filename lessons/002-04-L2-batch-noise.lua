@@ -28,15 +28,12 @@ lesson{
               "evaluation mechanics",
   steps = {
     {text = [[
-In training, batch norm normalises with the statistics of the current
-mini-batch and, on the side, updates running estimates of each feature's
-mean and variance. In evaluation it uses those stored estimates, so a
-prediction does not depend on which other examples share its batch.
-
-The train/eval panel (Alt-6) shows the running estimates after the training
-batches, and how far the evaluation batch moves when it is normalised
-with them instead of its own statistics. The output panel has one
-feature (a column of five values) under batch norm in train mode.]],
+In training, batch norm normalises with the mini-batch's statistics and
+updates running estimates of each feature's mean and variance; in
+evaluation it uses the stored estimates, so a prediction does not depend
+on its batch-mates. The train/eval panel (Alt-6) shows the running
+estimates and how far the evaluation batch moves under them. The output
+panel: one feature (five values), batch norm, train mode.]],
      set = {x = {{1}, {2}, {4}, {7}, {11}}, kind = "batch", eps = 1e-5, mode = "train",
             gamma = {}, beta = {}},
      focus = "train",

@@ -60,15 +60,11 @@ output panel shows the same on the 300 values as x.]],
      end},
 
     {text = [[
-Now normalise the same values with the stored training mean (-0.026)
-and variance (0.999), as batch norm does in evaluation mode: the
-panel's exact row holds them. The mean output is 2.118 (the V view's
-line "mean eval output", next to 0 for the own statistics): the
-evaluation data sit two training standard deviations above where
-training put them. That is not a bug. It is the signal that the inputs
-have moved away from the training reference.
-(V; F: figure)
-(V)]],
+Normalise the same values with the stored training mean (-0.026) and
+variance (0.999), as eval mode does (the exact row). The mean output is
+2.118 (V: "mean eval output"; 0 with own statistics): the data sit two
+training standard deviations up. Not a bug: the inputs left the
+training reference. (V; F: figure)]],
      focus = "shift",
      figure = function(s)
        return ns.plot.bars({mean_own(), mean_stored()},
@@ -80,19 +76,13 @@ have moved away from the training reference.
      end},
 
     {text = [[
-With the current batch's statistics, each output would also depend on
-which other cases were evaluated alongside it. The stored statistics
-give one fixed function, the same for every batch.
-
-The gap between the two normalisations has two sources, and the
-shifted-evaluation view (V) splits it: the estimator part is what 1000
-training draws get wrong about N(0, 1) (small), the shift part is what
-the move of the evaluation distribution costs (about 2.1).]],
+Stored statistics make one function for every batch. V splits the gap:
+the estimator part is what 1000 training draws get wrong about N(0, 1)
+(small), the shift part what the evaluation shift costs (about 2.1).]],
      focus = "shift",
      try = {text = [[
-Put the evaluation distribution back on the training one: eval_loc 0,
-with the ( key twice or set{eval_loc = 0}. The mean output under the
-stored statistics falls close to 0, and the shift part of the gap
+Put the evaluation distribution back: eval_loc 0 (( twice, or
+set{eval_loc = 0}). The mean output falls near 0, and the shift part
 shrinks to the evaluation batch's own sampling noise.]],
             check = function(s)
               local m = mean_stored()

@@ -80,21 +80,17 @@ has running variance 0.9 + 0.1 x 16.5 = 2.55 and feature 3 running mean
      end},
 
     {text = [[
-In eval mode the module normalises with those running values, not with
-the batch. After a single step they are far from the batch statistics,
-so the same X gives very different outputs: the largest difference is
-8.43 ("equal: False" in the chapter's printout). In real training the
-running values average over many batches and come much closer.
-
-(The train/eval panel runs its own training draws, so this one-step
-experiment is computed in the lesson.) (Alt-3)]],
+In eval mode the module normalises with those running values, not the
+batch's. After one step they are far from the batch statistics, so the
+same X gives outputs up to 8.43 apart ("equal: False" in the printout).
+Real training averages many batches and comes much closer. (This
+one-step run is computed in the lesson.) (Alt-3)]],
      focus = "output",
      claims = function(s) claim("n-torch-train-eval-maxdiff", train_eval_gap(0.1)) end,
      try = {text = [[
-Which momentum makes one step copy the batch statistics? Set it in the
-train/eval panel (set{momentum = ...}); the check redoes the one-step
-experiment with your momentum. What is left is the n - 1 in the stored
-variance.]],
+Which momentum makes one step copy the batch statistics? Set it
+(set{momentum = ...}); the check reruns the step with it. What is left
+is the n - 1 in the stored variance.]],
             check = function(s)
               local g = train_eval_gap(s.momentum)
               return g < 0.25 or string.format("train and eval still differ by %.3f", g)

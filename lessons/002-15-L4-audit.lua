@@ -70,15 +70,13 @@ measurement for the state: four column means of X and their variances.
      focus = "output"},
 
     {text = [[
-Perturbation test 1: change another observation and see whether the
-target moves. The batch panel (Alt-5) watches row 1 while row 5 is the one you
-change; under batch norm the target moves: the kind couples
-observations (a bug, if you expected it not to).]],
+Perturbation test 1: change another observation; does the target move?
+The batch panel (Alt-5) watches row 1 while you change row 5: under batch
+norm it moves, as the kind couples observations (a bug, if unexpected).]],
      focus = "batch",
      try = {text = [[
-Change row 5 of the batch (e.g. set{batch = {...}} with row 5 =
-{0, 0, 0, 0}) and read how many of row 1's outputs changed sign or
-moved in the batch panel.]],
+Change row 5 (e.g. set{batch = {...}} with row 5 = {0, 0, 0, 0}) and
+count how many of row 1's outputs moved or changed sign.]],
             check = function(s)
               local b = result().batch
               for j = 1, #b.target_now do
@@ -91,18 +89,12 @@ moved in the batch panel.]],
             show = {batch = {X[1], X[2], X[3], X[4], {0, 0, 0, 0}}}}},
 
     {text = [[
-Perturbation test 2: keep row 1 fixed and change its surroundings. The
-table has row 1 of X under batch norm four times: inside X, inside a
-batch of two other rows, on its own, and in eval mode (after one
-training step on X). One observation, four outputs. Which of them a
-deployed model gives depends on which path its code takes.
-
-Passing both tests says the layer computes what was declared. It says
-nothing yet about whether training is stable: that also hangs on the
-initial weights, on how residual branches are scaled, on the optimiser,
-the activation functions and the data. Judge the network you run, end
-to end, not the normalisation layer on its own. (Alt-5)
-(F: figure)]],
+Perturbation test 2: keep row 1, change its surroundings. The table has
+row 1 under batch norm four ways (in X, among two other rows, alone, in
+eval mode after one step on X): four outputs, and the code path picks one.
+Passing both tests says the layer computes what was declared, not that
+training is stable (weights, residual scale, optimiser, data matter too:
+judge the whole network). (Alt-5; F: figure)]],
      focus = "batch",
      figure = function(s)
        local l = {"row 1 of X      feature 1  feature 2  feature 3  feature 4"}

@@ -21,15 +21,12 @@ lesson{
   section = "Common misconceptions (1-6)",
   steps = {
     {text = [[
-Twelve things people often believe about normalisation, each false. For
-every one the screen is set up so that a panel contradicts it; you
-predict first, then change something and watch it stay contradicted.
-
+Twelve common beliefs about normalisation, each false: for each a panel
+contradicts it. Predict first, then change something.
 Belief 1: "normalisation divides all inputs by one global standard
-deviation." Test it on the running matrix X under batch norm: once you
-answer, the output panel's statistics line (stat k/n) counts them. It
-acts on any layer's activations, not only on the inputs. (Alt-3: the
-output panel)]],
+deviation." On X under batch norm, the output panel's statistics line
+(stat k/n, Alt-3) counts the statistics. And it acts on any layer's
+activations, not only the inputs.]],
      predict = {question = "Belief 1 says normalisation divides all inputs by one global std. " ..
                   "How many statistics does batch norm compute on the 5 x 4 running " ..
                   "matrix X?",
@@ -38,9 +35,8 @@ output panel)]],
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
      try = {text = [[
-Make it global: one statistic for the whole matrix (set{axes = {1, 2}}).
-The statistics line shrinks to one, and the columns keep their offsets:
-their means are no longer 0. A different operation, not the same one.]],
+Make it global (set{axes = {1, 2}}): one statistic, and the columns keep
+their offsets (means no longer 0). A different operation.]],
             check = function(s)
               if #result().mean ~= 1 then return "use one statistic: axes {1, 2}" end
               return maxmean(result().y, 1) > 0.1 or "the column means are still 0"

@@ -59,12 +59,11 @@ Look for an eps that turns RMS norm into layer norm: try a few
             show = {eps = 1}}},
 
     {text = [[
-Belief 8: "group norm does not depend on axis choices." Its groups are
-groups of the channel axis, so it needs to know which axis that is. The
-input is an image batch stored channels-last (N x H x W x C, 2 x 2 x 2 x
-4), and group norm with 2 groups takes axis 2 (the height) as channels:
-finite output, wrong numbers (the figure line (F) has the distance to
-the right answer). (Alt-3)]],
+Belief 8: "group norm does not depend on axis choices." Its groups split
+the channel axis, so it must know which axis that is. Here an image batch
+is stored channels-last (N x H x W x C, 2 x 2 x 2 x 4); group norm with 2
+groups takes axis 2 (height) as channels: finite output, wrong numbers
+(the figure line (F) gives the distance to the right ones). (Alt-3)]],
      predict = {question = "Belief 8 says group norm does not depend on axis choices. " ..
                   "Group norm (2 groups) of an image batch stored channels-last: does it " ..
                   "give the channels-first answer?",
@@ -79,9 +78,8 @@ the right answer). (Alt-3)]],
        return string.format("groups %d: max |this - right| = %.3g", s.groups, d)
      end,
      try = {text = [[
-Only one grouping makes the layout irrelevant: find it. With G = 1 every
-value of a sample is in one set (set{groups = 1}), and the distance to
-the right answer drops to 0.]],
+One grouping makes the layout irrelevant: G = 1 puts a sample's values
+in one set (set{groups = 1}), and the distance drops to 0.]],
             check = function(s)
               local d = (result().y - right_gn(s.groups, s.eps)):abs():max()
               return d < 1e-12 or string.format("still %.3g from the right answer", d)
@@ -91,14 +89,11 @@ the right answer drops to 0.]],
             show = {groups = 1}}},
 
     {text = [[
-Belief 9: "with normalisation, initialisation no longer matters." The
-output panel has x = 0.001 (-2, -1, 1, 2), a layer whose weights started
-1000 times too small, under layer norm with eps 0. Its output is the
-same as for (-2, -1, 1, 2), but the spectrum panel's (Alt-4) largest
-eigenvalue is 632: the backward pass multiplies gradients by 1000 times
-more than it would at the normal scale. Signal propagation changed; the
-stability of the whole network still depends on the scale (text 004
-takes this further).]],
+Belief 9: "with normalisation, initialisation no longer matters." Here
+x = 0.001 (-2, -1, 1, 2), as if weights started 1000 times too small;
+layer norm, eps 0. The output equals that of (-2, -1, 1, 2), but the
+spectrum's (Alt-4) largest eigenvalue is 632: gradients come back 1000
+times larger. Stability still depends on the scale (text 004 goes on).]],
      predict = {question = "Belief 9 says initialisation no longer matters with " ..
                   "normalisation. Layer norm (eps 0) of 0.001 (-2, -1, 1, 2): the largest " ..
                   "eigenvalue of its Jacobian?",
@@ -106,8 +101,8 @@ takes this further).]],
      set = {x = {-0.002, -0.001, 0.001, 0.002}, kind = "layer", eps = 0},
      focus = "spectrum",
      try = {text = [[
-Give the layer the normal scale back (set{x = {-2, -1, 1, 2}}): the
-output stays the same and the largest eigenvalue falls to 0.632.]],
+Restore the normal scale (set{x = {-2, -1, 1, 2}}): the same output, and
+the largest eigenvalue falls to 0.632.]],
             check = function(s)
               local j = result().jacobian
               return j.smax < 1 or string.format("largest singular value %.3g", j.smax)

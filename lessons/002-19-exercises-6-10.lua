@@ -73,11 +73,9 @@ by b) at b = 2, when the true variance is 4? Type = and a number.]],
                        "sampling of 600 batches."}}},
 
     {text = [[
-Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, a batch
-with two other rows, and a batch with one. Batch norm gives it three
-different outputs (the table; with two rows every output is -1 or +1);
-the batch panel (Alt-5) has the first batch.
-(F: figure)]],
+Exercise 7. One target, (1, 3, 7, 2), in three mini-batches: X, with two
+other rows, with one. Batch norm gives three outputs (the table; with two
+rows each is -1 or +1); the batch panel (Alt-5) has X. (F: figure)]],
      set = {batch_size = 32},
      focus = "batch",
      figure = function(s)
@@ -90,8 +88,8 @@ the batch panel (Alt-5) has the first batch.
        return table.concat(l, "\n")
      end,
      try = {text = [[
-Make a fourth batch in the batch panel: keep row 1 as the target and
-change the others (set{batch = {...}}). Row 1's output moves again.]],
+Make a fourth batch: keep row 1 as the target, change the others
+(set{batch = {...}}). Row 1's output moves again.]],
             check = function(s)
               local f = s.batch:flat()
               if maxdiff({f[1], f[2], f[3], f[4]}, X[1]) ~= 0 then

@@ -79,13 +79,11 @@ Switch to layer norm and read the shift probe again.]],
             show = {kind = "layer"}}},
 
     {text = [[
-Exercise 12. A masked normalisation across positions. The input is one
-sequence of 5 positions with 2 features, the last two positions
-padding. The output panel (Alt-3) normalises each feature across the positions
-(axes {2}) with no mask, so the padding zeros pull the statistics. The
-lesson's own masked version counts only the kept positions (sums of
-the masked values over the number kept); the figure (F) compares the two
-on the 3 real positions.]],
+Exercise 12: a masked normalisation across positions. One sequence of 5
+positions, 2 features, the last two padding. The output panel (Alt-3)
+normalises each feature across positions (axes {2}) unmasked, so the
+padding zeros pull the statistics. The lesson's masked version counts
+only kept positions; the figure (F) compares the two on the 3 real ones.]],
      set = {x = SEQ, kind = "batch", axes = {2}, mask = false},
      focus = "output",
      figure = function(s)
@@ -99,10 +97,9 @@ on the 3 real positions.]],
        return table.concat(l, "\n")
      end,
      try = {text = [[
-The explorer has a mask field: 1 keeps an element in its statistic, 0
-leaves it out. Give it the padding mask (set{mask = {{{1},{1},{1},{0},
-{0}}}}, one value per position that broadcasts over the features): the
-check compares the output panel with the lesson's sums.]],
+The mask field: 1 keeps an element in its statistic, 0 leaves it out.
+Set the padding mask (set{mask = {{{1},{1},{1},{0},{0}}}}, one value per
+position, broadcast over features); the check compares with the lesson.]],
             check = function(s)
               if not s.mask then return "set a mask (mask = false is none)" end
               local a, b = result().y:flat(), masked_norm(s.x, MASK, s.eps):flat()

@@ -15,14 +15,12 @@ lesson{
   section = "Summary; Looking ahead; Further reading",
   steps = {
     {text = [[
-The four kinds of this chapter, side by side on the running matrix X.
-The table counts, for each, its statistics and the values behind each
-one: batch norm has one per column (5 observations each), layer norm
-one per row (4 features each), group norm with 2 groups two per row,
-RMS norm one per row without subtracting any mean. Only the grouping
-differs. Batch norm is the one whose groups run across observations,
-so it is the one that ties a row's output to its batch.
-(Alt-3; F: figure)]],
+The chapter's four kinds on X. The table counts each one's statistics
+and the values behind each: batch norm one per column (5 observations
+each), layer norm one per row (4 features each), group norm with 2
+groups two per row, RMS norm one per row with no mean removed. Only the
+grouping differs; batch norm's runs across observations, so it ties a
+row's output to its batch. (Alt-3; F: figure)]],
      set = {x = X, kind = "batch", axes = "default", groups = 1, eps = 1e-5, gamma = {},
             beta = {}, mode = "train", dtype = "fp64", acc = "default"},
      focus = "output",
@@ -35,9 +33,8 @@ so it is the one that ties a row's output to its batch.
        return table.concat(l, "\n")
      end,
      try = {text = [[
-Cycle the kinds in the output panel (set{kind = ...}; group with
-groups = 2) and watch the statistics line change its count. End on
-group norm with 2 groups: 10 statistics of 2 values.]],
+Cycle the kinds (set{kind = ...}; group with groups = 2) and watch the
+statistics line's count. End on group norm, 2 groups: 10 statistics.]],
             check = function(s)
               if s.kind ~= "group" then return "end on kind group" end
               return #result().mean == 10 or (#result().mean .. " statistics")
@@ -67,21 +64,14 @@ moves, then read the statistics line to see which axis was reduced.]],
      focus = "batch"},
 
     {text = [[
-What comes next in the book: how a gradient becomes a step on the
-weights, and how the step size is scheduled as training goes on. A
-normalisation layer is already part of that story, because it changes
-the size of the gradients the optimiser receives (lesson 001-s08 showed
-the 1/c law).
-
-Further reading, one paper per kind: batch norm, Ioffe and Szegedy
-(2015); layer norm, Ba et al. (2016); group norm, with its small image
-batches, Wu and He (2018); RMS norm, Zhang and Sennrich (2019); and the
-Transformer, where layer norm sits in every block, Vaswani et al. (2017).
-
-The spectrum panel (Alt-4) shows that effect under layer norm at x =
-(-20, -10, 10, 20): its bulk eigenvalue is a tenth of the 0.632 it has
-at (-2, -1, 1, 2). Ten times larger activations, ten times smaller
-gradients through the layer.]],
+Next in the book: how a gradient becomes a weight step, and how the step
+size is scheduled. Normalisation is part of it, as it sets the gradient
+size the optimiser gets (001-s08's 1/c law). The spectrum (Alt-4) at
+x = (-20, -10, 10, 20), layer norm: the bulk eigenvalue is a tenth of the
+0.632 at (-2, -1, 1, 2). Ten times larger activations, ten times smaller
+gradients. Reading: Ioffe and Szegedy (2015, batch), Ba et al. (2016,
+layer), Wu and He (2018, group), Zhang and Sennrich (2019, RMS), Vaswani
+et al. (2017, the Transformer).]],
      set = {x = {-20, -10, 10, 20}, kind = "layer", groups = 1},
      focus = "spectrum"},
   },

@@ -11,21 +11,17 @@ lesson{
   section = "Normalization (opening)",
   steps = {
     {text = [[
-Layer k of a deep network learns from the outputs of the layers below
-it. Those layers change on every training step, so what arrives at
-layer k drifts: its mean moves and its spread grows or shrinks while
-layer k tries to learn from it.
-
-The input panel holds four values of one feature, one per example of a
-batch. The output panel (Alt-3) standardizes them over the batch (kind batch,
-eps 0). Its shift probe adds 10 to every value, its scale probe doubles
-them: both rows show the same output as y. The drift is gone.]],
+Layer k learns from layers below that change every step, so its input
+drifts in mean and spread. The input panel: one feature, four examples;
+the output panel (Alt-3) standardizes them over the batch (kind batch,
+eps 0). Its shift probe (+10) and scale probe (x2) both give y again:
+the drift is gone.]],
      set = {x = X, kind = "batch", eps = 0, gamma = {}, beta = {}, shift = 10,
             scale = 2},
      focus = "output",
      try = {text = [[
-Drift the feature some other way: set another shift (e.g. set{shift =
--3.5}) or scale (set{scale = 0.1}). The probes' largest change stays 0.]],
+Drift it another way (set{shift = -3.5} or set{scale = 0.1}): the
+probes' largest change stays 0.]],
             check = function(s)
               if s.shift == 10 and s.scale == 2 then
                 return "shift is still 10 and scale still 2"
@@ -55,8 +51,8 @@ and standard deviation 3.]],
 
     {text = [[
 Every member of the family centres by a mean, rescales by a standard
-deviation, then applies gamma and beta; they differ only in which
-entries share one mean and one variance.
+deviation, then applies gamma and beta; only which entries share a mean
+and a variance differs.
 
 Here x is a batch of 4 examples (rows) by 3 features (columns). Batch
 norm pools each column: 3 statistics, one per feature, each over 4

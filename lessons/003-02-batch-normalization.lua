@@ -133,19 +133,17 @@ positive multiple such as {6, 12, 18, 24}. Both leave x_hat unchanged.]],
             show = {x = {-98, -96, -94, -92}}}},
 
     {text = [[
-Where the parameters live. The statistics are per feature, and on the
-(N, C, H, W) output of a convolution a "feature" means a channel: each
-channel's mean and variance pool its N * H * W entries, and each channel
-has its own gamma and beta. That is 2 C parameters, whatever the batch
-size or the image size.
-
-The input is now a (2, 3, 2, 2) tensor: 3 channels, each pooling
-2 * 2 * 2 = 8 entries. The output panel (Alt-3) shows 3 means, near 10, 20, 30.]],
+Where the parameters live. Statistics are per feature, and on a
+convolution's (N, C, H, W) output a feature is a channel: its mean and
+variance pool its N * H * W entries, with its own gamma and beta: 2 C
+parameters, whatever the batch or image size.
+The input is now (2, 3, 2, 2): 3 channels of 2 * 2 * 2 = 8 entries. The
+output panel (Alt-3) shows 3 means, near 10, 20, 30.]],
      set = {x = IMG},
      focus = "output",
      try = {text = [[
 Give each channel its own scale: set{gamma = {1, 2, 3}, beta = {0, 0,
-5}} (one value per channel; 2 C = 6 numbers in all).]],
+5}} (2 C = 6 numbers).]],
             check = function(s)
               if #s.gamma ~= 3 or #s.beta ~= 3 then
                 return "give gamma and beta one value per channel (3 each)"

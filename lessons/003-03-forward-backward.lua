@@ -34,34 +34,28 @@ lesson{
   section = "The forward pass as an algorithm",
   steps = {
     {text = [[
-The training-time forward pass for one feature, as an algorithm (real
-layers run it for all features at once):
-
-  1  mu    = mean of the batch values x_1 .. x_m
+The training forward pass for one feature (real layers do all features
+at once):
+  1  mu    = mean of x_1 .. x_m
   2  var   = mean of (x_i - mu)^2
-  3  x_hat = (x_i - mu) / sqrt(var + eps)
+  3  x_hat = (x_i - mu)/sqrt(var+eps)
   4  y_i   = gamma x_hat_i + beta
   5  output y
-  6  r_mu  = (1 - alpha) r_mu + alpha mu               running buffers,
-  7  r_v   = (1 - alpha) r_v  + alpha m/(m-1) var     kept for inference
-
-Lines 6 and 7 are for lesson 003-04. Everything in lines 1 to 4 is
-differentiable, and mu and var depend on every x_j of the batch.
-(Alt-3)]],
+  6  r_mu  = (1-a) r_mu + a mu
+  7  r_v   = (1-a) r_v + a m/(m-1) var
+Lines 6 and 7, running buffers for inference (momentum a), are for
+003-04. Lines 1 to 4 are differentiable, and mu and var depend on every
+x_j of the batch. (Alt-3)]],
      set = {x = X, kind = "batch", eps = 0, gamma = 1, beta = 0, shift = 10, scale = 2,
             upstream = DY},
      focus = "output"},
 
     {text = [[
-Backward, the easy half first. Suppose the loss sends back the gradient
-dL/dy = (1, -2, 0.5, 3) (the state's upstream field; result().backward
-holds the whole backward pass). gamma and beta appear only in line 4, so
-
-  dL/dbeta  = sum_i dL/dy_i             = 2.5
-  dL/dgamma = sum_i dL/dy_i x_hat_i     = 8.5 / sqrt(5) = 3.80
-
-(x_hat = (-3, -1, 1, 3) / sqrt(5) as in lesson 003-02, gamma 1, beta 0.)
-The backward view (B) lists the whole backward pass: press B.]],
+Backward, the easy half: the loss sends back dL/dy = (1, -2, 0.5, 3)
+(the upstream field); gamma and beta appear only in line 4, so
+  dL/dbeta  = sum_i dL/dy_i         = 2.5
+  dL/dgamma = sum_i dL/dy_i x_hat_i = 8.5 / sqrt(5) = 3.80
+(x_hat = (-3, -1, 1, 3) / sqrt(5), gamma 1, beta 0). B: the whole pass.]],
      focus = "backward",
      claims = function(s)
        local b = result().backward
@@ -70,18 +64,11 @@ The backward view (B) lists the whole backward pass: press B.]],
      end},
 
     {text = [[
-The interesting half is dL/dx. Write g_i = gamma dL/dy_i for the
-gradient that reaches x_hat_i. x_i reaches the loss along three paths:
-through its own x_hat_i, through the shared mean, and through the shared
-variance. Adding them up gives
-
-  dL/dx_i = (g_i - mean_j g_j - x_hat_i mean_j (g_j x_hat_j))
-            / sqrt(var + eps)
-
-Here dL/dx = (0.738, -0.984, -0.246, 0.492). The backward view (B)
-splits it into its three paths, and so does the figure (F): the direct term
-g_i / sqrt(var) is the gradient you would get if mu and var were
-constants; the rows through the mean and the variance correct it.]],
+Now dL/dx. With g_i = gamma dL/dy_i, x_i reaches the loss three ways:
+its own x_hat_i, the shared mean, the shared variance:
+  dL/dx_i = (g_i - mean_j g_j - x_hat_i mean_j(g_j x_hat_j)) / sqrt(var+eps)
+Here dL/dx = (0.738, -0.984, -0.246, 0.492). B and F split it by path:
+g_i/sqrt(var) treats mu and var as constants, the other two correct it.]],
      focus = "backward",
      figure = function(s)
        local b = result().backward
@@ -109,20 +96,16 @@ it. The backward view (B) checks the sum of dL/dx on its last lines.]],
      end},
 
     {text = [[
-The variance path subtracts an x_hat-weighted average, which removes the
-component along x_hat itself: stretching the batch about its mean does
-not change the output either. So dL/dx . x_hat = 0. Together the two
-corrections project the gradient onto the directions that the layer's
-output actually depends on (the B view's line "dL/dx . x_hat").
-(B)]],
+The variance path subtracts an x_hat-weighted average, removing the part
+along x_hat: stretching the batch about its mean leaves y alone, so
+dL/dx . x_hat = 0 (B). The corrections leave only what y depends on.]],
      focus = "backward",
      claims = function(s)
        claim("g-grad-dot-xhat", math.abs((dx_of(s) * xhat(s)):sum()))
      end,
      try = {text = [[
-Change the batch or the upstream gradient, e.g. set{x = {1, 7, 2, 10}}
-or set{upstream = {5, 0, -1, 2}}. The gradient result().backward.dx
-still sums to 0 and is still orthogonal to x_hat.]],
+Change the batch or the upstream (set{x = {1, 7, 2, 10}} or
+set{upstream = {5, 0, -1, 2}}): dL/dx still sums to 0, orthogonal to x_hat.]],
             check = function(s)
               if same(s.x, X) and same(s.upstream, DY) then
                 return "change x or upstream first"
@@ -137,12 +120,10 @@ still sums to 0 and is still orthogonal to x_hat.]],
             show = {x = {1, 7, 2, 10}}}},
 
     {text = [[
-The dataflow: every x_j feeds mu and var, and mu and var feed every
-x_hat_i. So batch norm's Jacobian dy_i/dx_j is a full matrix: one
-example's gradient changes with its batch mates. The figure shows it for
-x = (2, 4, 6, 8), the spectrum (Alt-4) its zero eigenvalues (ones and
-radial: the shift and the stretch).
-(F: figure)]],
+The dataflow: every x_j feeds mu and var, which feed every x_hat_i, so
+batch norm's Jacobian dy_i/dx_j is a full matrix: a gradient changes with
+its batch mates. The figure (F) shows it for x = (2, 4, 6, 8), the
+spectrum (Alt-4) its zero eigenvalues (ones and radial: shift, stretch).]],
      set = {x = X},
      focus = "spectrum",
      figure = function(s)
@@ -154,10 +135,9 @@ radial: the shift and the stretch).
                                   title = "dy_i / dx_j (flattened x)"})
      end,
      try = {text = [[
-Make x a batch of 4 examples with 2 features, e.g. set{x = {{2, 1},
-{4, 0}, {6, 3}, {8, -1}}, upstream = false} (a random upstream gradient
-of the new size). The figure's 8 x 8 Jacobian then has zeros: batch
-norm couples examples only within the same feature.]],
+Make x 4 examples by 2 features: set{x = {{2, 1}, {4, 0}, {6, 3},
+{8, -1}}, upstream = false} (a random upstream of the new size). The
+8 x 8 Jacobian gets zeros: examples couple only within a feature.]],
             check = function(s)
               local sh = s.x:shape()
               if #sh ~= 2 or sh[2] < 2 then return "use a matrix with 2 or more columns" end

@@ -80,18 +80,15 @@ of 32 values from a normal population with mean 4 and spread 2.]],
      focus = "train"},
 
     {text = string.format([[
-Each training step folds the batch moments into the buffers:
-
-  r_mu <- (1 - alpha) r_mu + alpha mu_B                  alpha about 0.1
-  r_v  <- (1 - alpha) r_v  + alpha m/(m-1) sigma_B^2
-
-Some frameworks call the weight of the old value the momentum (0.9)
-instead of the weight of the new one (0.1): the same update. Start from
-a fresh state (r_mu 0, r_v 1) and take one step on x = (2, 4, 6, 8),
-with alpha 0.1: r_mu becomes %.4g either way (ns.running: %.4g). The
-stored variance uses m/(m-1) sigma_B^2, the n - 1 divisor, while the
-normalization itself divides by n (sigma_B^2 = 5).
-(Alt-6)]],
+Each training step folds the batch moments into the buffers (a, the
+weight alpha, is about 0.1):
+  r_mu <- (1-a) r_mu + a mu_B
+  r_v  <- (1-a) r_v + a m/(m-1) var_B
+Some frameworks call the old value's weight (0.9) the momentum, not the
+new one's (0.1): the same update. From a fresh state (r_mu 0, r_v 1),
+one step on x = (2, 4, 6, 8) gives r_mu %.4g either way (ns.running:
+%.4g). The stored variance has the n - 1 divisor, m/(m-1) var_B; the
+normalization divides by n (var_B = 5). (Alt-6)]],
                          OTHER_MEAN, R1.mean),
      predict = {question = "A fresh running state (r_v = 1), one step on x = (2, 4, 6, 8) with " ..
                   "alpha 0.1 and the n - 1 batch variance: what is r_v?",
@@ -175,24 +172,19 @@ Then y_1 is b and y_2 - y_1 is a (here a = 2 / sqrt(r_v + eps)).]],
             show = {x = {0, 1}}}},
 
     {text = [[
-Mixing up the two modes is the classic batch-norm bug. Some forms it
-takes (our summary):
-
-  mistake                          what happens
+Mixing up the modes is the classic batch-norm bug. Its forms (ours):
   training mode at test time       outputs depend on the other examples
   eval mode while training         the layer stops adapting to the data
   running buffers updated on test  test data leaks into the model
   too few steps before testing     buffers still near their start (0, 1)
   batch of one in training mode    variance 0: every output is beta
-
-The first is the most common. The batch panel (Alt-5) shows it: the watched row
-is normalized in train mode with its batch.]],
+The first is the most common: the batch panel (Alt-5) shows it.]],
      set = {mode = "train", x = X, batch = {{1, 0.5}, {3, -1}, {0, 2}}, target = 1,
             companion = 2, train_source = "rng"},
      focus = "batch",
      try = {text = [[
-Change the companion row (set{batch = {{1, 0.5}, {-4, 2}, {0, 2}}}): the
-watched row's input is the same, its train-mode output is not.]],
+Change the companion (set{batch = {{1, 0.5}, {-4, 2}, {0, 2}}}): the
+watched row's input stays, its train-mode output does not.]],
             check = function(s)
               local b = result().batch
               local d = 0

@@ -86,16 +86,15 @@ lesson{
   section = "The family: which axes are normalized",
   steps = {
     {text = [[
-Take an activation of shape (N, C, H, W) and draw it as an N x C grid:
-one cell per example and channel, each cell an H x W map. Every member
-of the family computes its means and variances over groups of cells;
-only the grouping changes. In the figures (F), cells with one number
-share a mean and a variance (N = 4 examples, C = 6 channels):
-
-  batch     one statistic per channel, over all examples
-  layer     one per example, over all its channels
-  instance  one per example and channel
-  group     one per example and group of channels (here 3 groups)
+Draw an (N, C, H, W) activation as an N x C grid: a cell per example
+and channel, each an H x W map. Every member computes its means and
+variances over groups of cells; only the grouping changes. In the
+figures (F), cells with one number share a mean and a variance (N = 4,
+C = 6, 3 groups). One statistic:
+ batch    per channel, all examples
+ layer    per example, all channels
+ instance per example and channel
+ group    per example and group
 (Alt-3)]],
      set = {x = X4, kind = "batch", eps = 1e-5, gamma = {}, beta = {}, mode = "train",
             groups = 3},
@@ -123,18 +122,14 @@ count; instance and layer norm are worth a look too.]],
                      "2 x 2 x 2 = 8 values (12 statistics; instance has 24, layer 4)."}}},
 
     {text = [[
-The property that decides the most is whether the batch axis N is
-pooled. Only batch norm pools it:
-
-  kind      pools, per statistic   depends on     same at    batch
-                                   other examples train/test of 1
-  batch     N, H, W of a channel   yes            no         fails
-  layer     C, H, W of an example  no             yes        fine
-  instance  H, W of one map        no             yes        fine
-  group     C/G channels, H, W     no             yes        fine
-
-The figure (F) changes only example 2 and measures how far example 1's
-output moves, for each kind. (Alt-3)]],
+What decides most: is the batch axis N pooled? A statistic pools
+ batch    N, H, W of a channel
+ layer    C, H, W of an example
+ instance H, W of one map
+ group    C/G channels, H, W
+Only batch norm pools N: it alone depends on other examples, differs
+between train and test, and fails at batch 1. The figure (F) changes
+example 2 and measures how far example 1 moves, per kind. (Alt-3)]],
      focus = "output",
      figure = function(s)
        local v, labels = {}, {}
@@ -146,8 +141,8 @@ output moves, for each kind. (Alt-3)]],
                                title = "change of example 1 when example 2 changes"})
      end,
      try = {text = [[
-Pick a batch-independent kind (layer, instance or group) and confirm
-that example 1 no longer feels example 2.]],
+Pick a batch-independent kind (layer, instance, group): example 1 no
+longer feels example 2.]],
             check = function(s)
               local d = dependence(s.x, state_spec(s))
               if d < 1e-12 then return true end
@@ -158,20 +153,19 @@ that example 1 no longer feels example 2.]],
             show = {kind = "instance"}}},
 
     {text = [[
-Layer norm, written out, for one example with features x_1 .. x_d:
-
-  mu = (1/d) sum_j x_j,   sigma^2 = (1/d) sum_j (x_j - mu)^2
-  y_j = gamma_j (x_j - mu) / sqrt(sigma^2 + eps) + beta_j
-
-Batch norm's formulas with the sum over features instead of examples.
-No other example enters, so there is nothing to replace at test time:
-train and eval mode give the same output. The input is 3 examples of 4
-features; the panel is in train mode. (Alt-3)]],
+Layer norm for one example, features x_1 .. x_d:
+  mu  = (1/d) sum_j x_j
+  var = (1/d) sum_j (x_j - mu)^2
+  y_j = gamma_j (x_j-mu)/sqrt(var+eps)
+        + beta_j
+Batch norm's formulas, summed over features, not examples. No other
+example enters, so nothing is replaced at test time: train and eval
+agree. Input: 3 examples of 4 features, train mode. (Alt-3)]],
      set = {x = {{1, 2, 3, 6}, {0, -1, 4, 2}, {5, 5, 1, 0}}, kind = "layer"},
      focus = "output",
      try = {text = [[
 Switch to eval mode (m, or set{mode = "eval"}): layer norm's output
-does not move. (Batch norm's would: it switches to running statistics.)]],
+stays. (Batch norm's would move to running statistics.)]],
             check = function(s)
               if s.mode ~= "eval" then return "mode is still train" end
               local y = ns.normalize(s.x, {kind = s.kind, groups = s.groups, eps = s.eps,

@@ -70,17 +70,17 @@ normalize what comes out of the activation.]], 100 * ACTIVE_PLAIN, 100 * ACTIVE_
 
     {text = [[
 In a residual block the question becomes pre-norm or post-norm:
-
   pre-norm   x + F(N(x))     the normalization inside the branch
   post-norm  N(x + F(x))     the normalization after the sum
+Take F(x) = W x (the state's W field) and layer norm (eps 0) at
+x = (0.5, -1, 2, 0.25): N alone has rank 2, as the spectrum (Alt-4)
+shows with its two zero eigenvalues.]],
+     focus = "spectrum"},
 
-With F(x) = W x and layer norm (eps 0) at x = (0.5, -1, 2, 0.25), N
-alone has rank 2 (Alt-4, the spectrum). The residual view (D) shows the
-two block Jacobians side by side with their singular values, and the
-figure has the same bars: pre-norm keeps the identity path, none is 0;
-post-norm sends everything through N, two are 0. (The state's W and
-placement fields hold the block; l steps the placement.)
-(F: figure)]],
+    {text = [[
+D and F: the block Jacobians' singular values (l steps the placement).
+Pre-norm keeps the identity path (none is 0); post-norm routes all
+through N (two are 0).]],
      set = {placement = "pre"},
      focus = "residual",
      figure = function(s)

@@ -40,20 +40,14 @@ cause. The method works; its name is a historical accident.]],
             mode = "train", shift = 10, scale = 2}},
 
     {text = [[
-Each variant that leaves the batch alone was built for a case where
-batch statistics hurt:
-
-  kind           made for                        paper
-  layer norm     RNNs, any sequence model        Ba et al. 2016
-  instance norm  style transfer of images        Ulyanov et al. 2016
-  group norm     detection and segmentation,     Wu and He 2018
-                 whose batches are small
-  RMS norm       a cheaper layer: no centering   Zhang, Sennrich 2019
-
-Large language models today are built on pre-norm layer norm or RMS
-norm: the identity path of lesson 003-07 lets very deep stacks train.
-Batch norm stays the default for image classifiers trained with large
-batches. (Alt-2)]],
+Each batch-free variant was built for a case where batch statistics hurt:
+ layer: RNNs, sequence models (Ba et al. 2016)
+ instance: image style transfer (Ulyanov et al. 2016)
+ group: detection, segmentation, small batches (Wu and He 2018)
+ RMS: cheaper, no centering (Zhang, Sennrich 2019)
+Large language models today use pre-norm layer norm or RMS norm: 003-07's
+identity path lets very deep stacks train. Batch norm stays the default
+for image classifiers with large batches. (Alt-2)]],
      focus = "settings"},
 
     {text = [[

@@ -39,18 +39,16 @@ lesson{
   section = "One line",
   steps = {
     {text = [[
-The line goes between the matrix product and the activation:
-
+The line goes between the matrix product and the activation
+(mean_B, std_B: over the batch):
   z = h W
-  z = (z - mean of z over the batch) / (std of z over the batch + 1e-5)
+  z = (z-mean_B z)/(std_B z + 1e-5)
   h = tanh(z)
-
-"Over the batch" means per neuron: one column of z holds what that neuron
-gave for each of the examples, and the column is standardised by itself.
-Note where eps sits: added to the standard deviation, not to the variance.
-
-The output panel (Alt-3) does this to a batch of 8 examples and 3 features
-(kind batch, eps_at std): every column of y has mean 0 and std about 1.]],
+Over the batch means per neuron: each column of z (one neuron, all
+examples) is standardised by itself. eps is added to the std, not the
+variance. The output panel (Alt-3) does this to 8 examples of 3
+features (kind batch, eps_at std): each column of y has mean 0, std
+about 1.]],
      set = {x = SMALL, kind = "batch", eps = 1e-5, eps_at = "std", ddof = 0,
             gamma = {}, beta = {}, scale = 100},
      focus = "output"},
@@ -100,13 +98,9 @@ live). The spread between the three is below 1e-4.]],
      end},
 
     {text = [[
-What is standardised is z, before tanh; the layer's output tanh(z) is
-not standardised. A standardised z put through tanh has a standard
-deviation near 0.63, and since every layer brings z back to the same
-shape, every layer returns about the same number. The figure follows the
-std layer by layer: without normalisation each init drifts its own way;
-with batch norm the three curves lie on top of each other (the figure
-above; the L view draws the same on a log axis).]],
+BN standardises z, not tanh(z), whose std is then near 0.63 at every
+layer: unnormalised inits drift apart, with BN the three curves meet (the
+figure above; L: log axis).]],
      view = "figure",
      figure = function(s)
        local series = {}
@@ -121,17 +115,13 @@ above; the L view draws the same on a log axis).]],
      end},
 
     {text = [[
-Why the inits agree: batch norm divides out any positive factor c, so
-BN(c z) = BN(z). Not quite, because eps is a constant: take z = layer
-1's pre-activation of the Xavier run (512 x 256) and c = 100, and the
-largest change is about 4.6e-5, 0.007 % of 0.6310. Without eps it is
-rounding noise (about 4e-15). The scale probe of the output panel
-(Alt-3) does the same to the small batch (a = 100): read its largest
-change.
-
-This is why the argument needs inits that are scalar multiples of each
-other. An orthogonal init is not a multiple of a normal one, and nothing
-here says the two would agree.]],
+Why the inits agree: batch norm divides out any factor c > 0, BN(c z) =
+BN(z). Nearly: eps is a constant. With z = layer 1's pre-activation of
+the Xavier run (512 x 256) and c = 100, the largest change is about
+4.6e-5, 0.007 % of 0.6310; without eps, rounding noise (about 4e-15).
+The output panel's scale probe (Alt-3, a = 100) does this to the small
+batch. So the argument needs inits that are multiples of each other: an
+orthogonal init is not a multiple of a normal one.]],
      focus = "output",
      claims = function(s)
        local z = layer1_z()
@@ -139,8 +129,8 @@ here says the two would agree.]],
        claim("e-bn-scale100-noeps", (bn(z * 100, 0) - bn(z, 0)):abs():max())
      end,
      try = {text = [[
-Drop eps (set{eps = 0}) and watch the scale probe's largest change fall
-to rounding level (below 1e-12).]],
+Drop eps (set{eps = 0}): the scale probe's largest change falls below
+1e-12.]],
             check = function(s)
               local d = result().scale_dev
               return d < 1e-12 or string.format("the scale probe still moves by %.2g", d)

@@ -64,11 +64,9 @@ exact ones.]], DRAWS, SEED),
 
     {text = [[
 Large batches follow simple laws: spread about 1/sqrt(2n) (0.1250 at
-n = 32, exactly 0.1245) and bias about -3/(4n).
-They are first-order approximations, so they fail at tiny batches: at n
-= 2 the bias law is off by 14 % and the spread law by 17 %. From n = 8
-up neither misses by more than a few percent. The figure above shows each
-law divided by the exact value: 1 means the law is right.]],
+n = 32, exactly 0.1245), bias about -3/(4n). First-order, they fail at
+tiny batches: at n = 2 the bias law is off by 14 %, the spread law by
+17 %; from n = 8 up, by a few percent. The figure above: law over exact.]],
      view = "figure",
      figure = function(s)
        local b, sp = {}, {}
@@ -88,14 +86,12 @@ law divided by the exact value: 1 means the law is right.]],
      end},
 
     {text = [[
-Where the bias comes from. Dividing by n instead of n - 1 lowers the
-variance by the factor (n-1)/n: about -1/(2n) on the std. Taking a square
-root lowers it again (Jensen's inequality): about -1/(4n). At n = 8 those
-are -0.0625 and -0.0313. Switch to ddof = 1 and only the second part
-stays: c4(8) - 1, still -3.5 %. Frameworks' batch norm divides by n as
-well, so this is not a NumPy habit.
-
-The output panel (Alt-3) holds 8 values from N(0, 1), layer-normalised with
+Where the bias comes from. Dividing by n, not n - 1, lowers the
+variance by (n-1)/n: about -1/(2n) on the std. The square root lowers it
+again (Jensen): about -1/(4n). At n = 8: -0.0625 and -0.0313. With
+ddof = 1 only the second stays: c4(8) - 1, still -3.5 %. Frameworks'
+batch norm divides by n too: not a NumPy habit.
+The output panel (Alt-3): 8 values from N(0, 1), layer-normalised,
 ddof = 0.]],
      set = {x = EIGHT, kind = "layer", eps = 0, ddof = 0, gamma = {}, beta = {}},
      focus = "output",
@@ -103,8 +99,8 @@ ddof = 0.]],
        claim("e-ddof1-bias-8", ns.c4(8) - 1)
      end,
      try = {text = [[
-Switch the variance to ddof = 1 (set{ddof = 1}): the variance in the
-output panel grows by 8/7, and y shrinks by sqrt(7/8).]],
+Switch to ddof = 1 (set{ddof = 1}): the variance grows by 8/7, y
+shrinks by sqrt(7/8).]],
             check = function(s)
               return s.ddof == 1 or "ddof is still " .. s.ddof
             end,

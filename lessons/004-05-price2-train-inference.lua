@@ -40,20 +40,18 @@ row 1's output move although row 1 did not change.]],
             show = {batch = {{0.5}, {-3}, {-1}, {2}}}}},
 
     {text = [[
-At inference a single example has no batch. So batch norm keeps running
-estimates of the mean and variance during training and uses those in
-eval mode. The train/eval panel (Alt-6) draws training batches of 4 from N(4, 2)
-and one evaluation batch; its gaps are the largest change between
-normalising the evaluation batch by itself (train mode) and by the
-running estimates (eval mode). With batches this small the gap is large
-(about 0.8 even for the exact running state).]],
+At inference one example has no batch, so batch norm keeps running
+estimates of mean and variance from training and uses them in eval mode.
+The train/eval panel (Alt-6) draws training batches of 4 from N(4, 2) and
+one evaluation batch; a gap is the largest change between normalising it
+by itself (train) and by the running estimates (eval). At batch 4 it is
+large (about 0.8, even for the exact state).]],
      set = {kind = "batch", batch_size = 4, train_batches = 8, train_source = "rng",
             train_loc = 4, train_scale = 2, momentum = false},
      focus = "train",
      try = {text = [[
-Make the batches larger (set{batch_size = 128}): the gap of the exact
-running state drops below 0.3. It never vanishes: the two paths still
-compute different things.]],
+Make batches larger (set{batch_size = 128}): the exact state's gap drops
+below 0.3, but never vanishes: the two paths compute different things.]],
             check = function(s)
               local g = result().train.exact.gap
               return g < 0.3 or string.format("the exact gap is still %.3f", g)
@@ -63,22 +61,19 @@ compute different things.]],
             show = {batch_size = 128}}},
 
     {text = [[
-Layer norm takes its statistics along the features of one example
-instead of along the batch:
-
-  z = (z - mean of z over features) / (std of z over features + 1e-5)
-
-One axis changes, and with it every property above. Each example is
-normalised from its own features alone, so the batch size drops out,
-training and inference run the same computation, and a batch may mix
-examples of any length. That is the normalisation transformers use. The
-output panel (Alt-3) now runs layer norm on x = (-2, -1, 1, 2).]],
+Layer norm takes its statistics along one example's features (mean_F,
+std_F), not the batch:
+  z = (z-mean_F z)/(std_F z + 1e-5)
+One axis changes, and every property above with it: each example is
+normalised from its own features, so the batch size drops out, training
+and inference compute the same, and a batch may mix examples of any
+length. Transformers use it. The output panel (Alt-3): layer norm on
+x = (-2, -1, 1, 2).]],
      set = {kind = "layer", x = {-2, -1, 1, 2}, mode = "train"},
      focus = "output",
      try = {text = [[
-Switch to eval mode (set{mode = "eval"}): for layer norm the output does
-not change (the panel says eval mode changes batch norm only). Then try
-kind batch in eval mode and see the running statistics take over.]],
+Switch to eval mode (set{mode = "eval"}): layer norm's output stays.
+(Kind batch in eval mode would use running statistics.)]],
             -- both halves pass: eval mode under layer norm (y does not move), and then
             -- kind batch in eval mode (y moves to the running statistics)
             check = function(s)

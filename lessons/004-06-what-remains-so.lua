@@ -72,21 +72,15 @@ output's std becomes 2 and its mean 0.5, whatever x was.]],
 
     {text = [[
 The essay in five lines:
-
-- Every layer starts again from the same scale: three inits, one number
-  (0.6310 after twenty layers; lesson 004-02).
-- What it buys first, before any speed-up, is that the init constant no
-  longer matters.
-- Batch norm's output has std 1 at every batch size. The rise at small
-  batches comes from self-standardising, which clips the tails at
-  sqrt(n - 1); with a linear activation it disappears (004-03).
-- The estimation error is a wobble from batch to batch, not a change of
-  scale: bias about -3/(4n), spread about 1/sqrt(2n) (004-04).
-- Layer norm never looks at the batch and so avoids both prices. It
-  normalises along another axis: a different map, not a strictly better
-  one (004-05).
-The deep-stacks view (L) holds the first and third lines: its tables
-(and both plots, on a taller screen).]],
+- Every layer restarts from one scale: three inits, one number (0.6310; 004-02).
+- What that buys first, before any speed-up: the init constant stops mattering.
+- BN's std is 1 at every batch size; small batches rise as self-standardising
+  clips the tails at sqrt(n - 1), gone with a linear activation (004-03).
+- Estimation error is a batch-to-batch wobble, not a change of scale:
+  bias about -3/(4n), spread about 1/sqrt(2n) (004-04).
+- Layer norm ignores the batch and avoids both prices: another axis, a
+  different map, not a strictly better one (004-05).
+The deep-stacks view (L) holds lines 1 and 3 (plots on a taller screen).]],
      focus = "stacks"},
   },
 }
