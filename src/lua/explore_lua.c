@@ -20,6 +20,7 @@
 #include "explore/file.h"
 #include "explore/panelfig.h"
 #include "lua/nsl.h"
+#include "lua/nsl_field.h"
 #include "lua/nsl_priv.h"
 
 #define PATCHBOX_MT "normscope.explore.patch"
@@ -83,11 +84,9 @@ static const char *type_of(lua_State *L, int idx) {
 }
 
 static lua_Integer get_integer(lua_State *L, int idx, const char *field) {
-  int isint = 0;
-  lua_Integer v = lua_tointegerx(L, idx, &isint);
-  if (lua_type(L, idx) != LUA_TNUMBER || !isint) /* a number as written, else its type */
-    luaL_error(L, "set: %s: expected an integer, got %s", field,
-               lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : type_of(L, idx));
+  lua_Integer v;
+  char err[NS_ERRLEN];
+  if (nsl_field_integer(L, idx, field, &v, err) != 0) luaL_error(L, "set: %s", err);
   return v;
 }
 
@@ -215,34 +214,6 @@ static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b
 
 #define AT(s, T, off) ((T *)((char *)(s) + (off)))
 
-/* A choice of a NULL-terminated name list (plus "default" = -1 when allowed). */
-static int get_choice(lua_State *L, int idx, const ns_field_desc *d) {
-  char list[200];
-  ns_choice_list(d->names, list, sizeof list);
-  int dflt = (d->flags & NS_FF_DEFAULT) != 0;
-  if (lua_type(L, idx) != LUA_TSTRING)
-    luaL_error(L, "set: %s: expected one of %s%s, got %s", d->name, list, dflt ? ", default" : "",
-               type_of(L, idx));
-  const char *v = lua_tostring(L, idx);
-  if (dflt && strcmp(v, "default") == 0) return -1;
-  int k = ns_choice_parse(d->names, v);
-  if (k < 0 && d->names == ns_dtype_names) { /* dtypes also go by numpy's names */
-    ns_dtype dt;
-    if (ns_dtype_parse(v, &dt) == 0) k = (int)dt;
-  }
-  if (k < 0 && d->names == ns_algo_names) {
-    ns_algo a;
-    if (ns_algo_parse(v, &a) == 0) k = (int)a;
-  }
-  if (k < 0)
-    luaL_error(L, "set: %s: unknown %s '%s' (%s%s)", d->name,
-               d->names == ns_kind_names    ? "kind"
-               : d->names == ns_dtype_names ? "dtype"
-                                            : "choice",
-               v, list, dflt ? ", default" : "");
-  return k;
-}
-
 /* Reads one field (key at -2, value at -1) into the patch box. */
 static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   if (lua_type(L, -2) != LUA_TSTRING)
@@ -274,16 +245,13 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     break;
   }
   case NS_FT_ENUM:
-    *AT(pv, int, d->off) = get_choice(L, v, d);
-    break;
   case NS_FT_TRIBOOL:
-    if (lua_type(L, v) == LUA_TBOOLEAN)
-      *AT(pv, int, d->off) = lua_toboolean(L, v);
-    else if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0)
-      *AT(pv, int, d->off) = -1;
-    else
-      luaL_error(L, "set: %s: expected true, false or \"default\", got %s", name, type_of(L, v));
+  case NS_FT_INT:
+  case NS_FT_DOUBLE: { /* the reader ns.normalize{} shares */
+    char err[NS_ERRLEN];
+    if (nsl_field_scalar(L, v, d, pv, err) != 0) luaL_error(L, "set: %s", err);
     break;
+  }
   case NS_FT_AXES: {
     unsigned m = 0;
     if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0) {
@@ -306,22 +274,6 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     *AT(pv, unsigned, d->off) = m;
     break;
   }
-  case NS_FT_INT:
-    *AT(pv, int, d->off) = get_int_range(L, v, name, (lua_Integer)d->lo, (lua_Integer)d->hi);
-    break;
-  case NS_FT_DOUBLE:
-    if ((d->flags & NS_FF_DEFAULT) && lua_type(L, v) == LUA_TSTRING &&
-        strcmp(lua_tostring(L, v), "default") == 0) {
-      *AT(pv, double, d->off) = NAN;
-      break;
-    }
-    if (lua_type(L, v) != LUA_TNUMBER)
-      luaL_error(L, "set: %s: expected a number%s, got %s", name,
-                 (d->flags & NS_FF_DEFAULT) ? " or \"default\"" : "", type_of(L, v));
-    *AT(pv, double, d->off) = lua_tonumber(L, v);
-    if (isnan(*AT(pv, double, d->off)) && (d->flags & NS_FF_DEFAULT)) /* NaN means "default" */
-      luaL_error(L, "set: %s: must be a finite number or \"default\", got nan", name);
-    break;
   case NS_FT_DOUBLES: {
     size_t n = 0;
     double *a = NULL;

@@ -190,4 +190,20 @@ do
        "min and max see the infinities and leave the NaN out")
 end
 
+-- set{} and ns.normalize{} read the spec's scalar fields with one reader: a bad value gets
+-- the same words from both ("set: <field>: ..." and "spec.<field>: ...").
+do
+  local bad = {{"kind", "weight"}, {"eps", -1}, {"eps", "small"}, {"eps_at", "sqrt"},
+    {"ddof", 2}, {"ddof", 0.5}, {"groups", 0}, {"center", 1}, {"order", "random"},
+    {"dtype", "fp8"}, {"acc", 3}, {"algo", "fast"}, {"mode", "test"}}
+  for _, b in ipairs(bad) do
+    local ok1, m1 = pcall(function() ns.explorer():set{[b[1]] = b[2]} end)
+    local ok2, m2 = pcall(ns.normalize, ns.zeros{2, 4}, {[b[1]] = b[2]})
+    local w1 = not ok1 and tostring(m1):match("set: (" .. b[1] .. ": .*)$")
+    local w2 = not ok2 and tostring(m2):match("spec%.(" .. b[1] .. ": .*)%)$")
+    T.ok(w1 and w1 == w2, b[1] .. " = " .. tostring(b[2]) .. ": one wording",
+      tostring(m1) .. "\n" .. tostring(m2))
+  end
+end
+
 T.done()
