@@ -202,7 +202,7 @@ static void teacher_drawn(void *ud, app *a) {
     r->lasth = h;
   }
   if (!ok && strcmp(err, r->err_said) != 0) { /* said once, not at every frame */
-    snprintf(r->err_said, sizeof r->err_said, "%s", err);
+    snprintf(r->err_said, sizeof r->err_said, "%.250s", err);
     tui_say(a, PLOT_S_MARK, "broadcast: %s", err);
   }
 }

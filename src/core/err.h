@@ -10,7 +10,7 @@
 #define NS_ERR_H
 
 /* Size of every error buffer: a message is one line of at most NS_ERRLEN - 1 bytes. */
-#define NS_ERRLEN 256
+#define NS_ERRLEN 512
 
 #if defined(__GNUC__) || defined(__clang__)
 #define NS_PRINTF(f, a) __attribute__((format(printf, f, a)))

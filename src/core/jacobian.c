@@ -36,11 +36,7 @@ static int check_args(const char *fn, const ns_tensor *x, const ns_spec *spec, c
               x->n, NS_JAC_MAXN);
     return -1;
   }
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
+  if (ns_spec_prepare(fn, x, spec, NULL, 0, err) != 0) return -1;
   return 0;
 }
 
@@ -367,11 +363,7 @@ int ns_vjp(const ns_tensor *x, const ns_spec *spec, const double *gy, double *dx
     ns_seterr(err, "%s: input has no elements", fn);
     return -1;
   }
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
+  if (ns_spec_prepare(fn, x, spec, NULL, 0, err) != 0) return -1;
   size_t n = x->n;
   for (size_t i = 0; i < n; i++)
     if (!isfinite(gy[i])) {

@@ -234,11 +234,7 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
     return -1;
   }
   if (ns_mask_unsupported(spec, fn, err)) return -1;
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
+  if (ns_spec_prepare(fn, x, spec, NULL, 0, err) != 0) return -1;
   size_t n = x->n;
   for (size_t i = 0; i < n; i++)
     if (!isfinite(v[i])) {
@@ -266,11 +262,7 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
     if (ns_normalize(xt, &s, &r, err) != 0) goto out;
     p = &r.plan;
   } else {
-    if (ns_norm_plan_shape(x->rank, x->shape, spec, &plan, err) != 0) goto out;
-    if (ns_spec_check_affine(spec, &plan, x->rank, x->shape, why) != 0) {
-      ns_seterr(err, "%s: %s", fn, why);
-      goto out;
-    }
+    if (ns_spec_prepare(fn, x, spec, &plan, 0, err) != 0) goto out;
     r.mean = malloc(plan.nstat * sizeof *r.mean);
     r.var = malloc(plan.nstat * sizeof *r.var);
     r.denom = malloc(plan.nstat * sizeof *r.denom);

@@ -466,6 +466,20 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
   return 0;
 }
 
+int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p,
+                    int full, char *err) {
+  char why[NS_ERRLEN];
+  if (ns_spec_check(s, why) != 0) return ns_seterr(err, "%s: %s", fn, why);
+  if (!p) return 0;
+  if ((full ? ns_norm_plan_make : ns_norm_plan_shape)(x->rank, x->shape, s, p, err) != 0)
+    return -1;
+  if (ns_spec_check_affine(s, p, x->rank, x->shape, why) != 0) {
+    if (full) ns_norm_plan_free(p);
+    return ns_seterr(err, "%s: %s", fn, why);
+  }
+  return 0;
+}
+
 int ns_spec_check_plan(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
                        char *err) {
   if (ns_spec_check_affine(s, p, rank, shape, err) != 0) return -1;

@@ -128,6 +128,13 @@ void ns_norm_plan_free(ns_norm_plan *p);
  * else -1 with err naming the array, its length and what the kind at this shape needs. */
 int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, const size_t *shape,
                          char *err);
+/* The one gate of the derivative entry points (ns_jvp, ns_vjp, the Jacobian, the spectra):
+ * the spec is valid (ns_spec_check), and when p is given, its plan for x (full: with the
+ * per-element lists, ns_norm_plan_make; else ns_norm_plan_shape) has gamma/beta that fit.
+ * 0, or -1 with err "fn: why" (a plan that does not fit x: its own message; a full plan is
+ * freed on failure). */
+int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p,
+                    int full, char *err);
 /* The one gate of the normalization entry points (ns_normalize_exec, ns_normalize_ref)
  * once they have the plan: gamma/beta fit it (ns_spec_check_affine), eval mode of a batch
  * kind has running statistics, and running statistics already updated have the plan's

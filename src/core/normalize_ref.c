@@ -98,20 +98,11 @@ static int running_update_kept(ns_running *run, const ns_moments *b, size_t nsta
   return rc;
 }
 
-int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
-  if (!res) {
-    ns_seterr(err, "no result to fill");
-    return -1;
-  }
-  memset(res, 0, sizeof *res);
-  if (!x || !spec) {
-    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
-    return -1;
-  }
-  if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
-  /* channels last: batch norm over every axis but the last, as torch's BatchNorm2d on a
-     channels_last tensor (x holding (N, H, W, C)) or BatchNorm1d on x.reshape(-1, C) runs it:
-     rows of C values, torch's channels-last kernel */
+/* Order torch follows torch's modules: 1 for batch norm over every axis but the last, as
+ * torch's BatchNorm2d on a channels_last tensor (x holding (N, H, W, C)) or BatchNorm1d on
+ * x.reshape(-1, C) runs it (rows of C values, torch's channels-last kernel); 0 for the
+ * modules' default axes (and any other order); -1 with err for axes no torch module has. */
+static int torch_layout(const ns_tensor *x, const ns_spec *spec, char *err) {
   const int nhwc = spec->order == NS_ORDER_TORCH && spec->kind == NS_KIND_BATCH && x->rank >= 3 &&
                    spec->axes == (1u << (x->rank - 1)) - 1;
   if (spec->order == NS_ORDER_TORCH && spec->kind != NS_KIND_LAYER && spec->axes && !nhwc) {
@@ -129,6 +120,65 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
                    "be per axis 2)");
     return -1;
   }
+  return nhwc;
+}
+
+/* The moments of one statistic's k values xs in the spec's order, rounded to acc (plane:
+ * torch's BatchNorm elements of a channel per example; npo: numpy's walk; sqbuf: k doubles
+ * of scratch). */
+static void stat_moments(const double *xs, size_t k, const ns_spec *spec, ns_dtype acc,
+                         size_t plane, const ns_numpy_order *npo, double *sqbuf,
+                         ns_moments *out) {
+  if (spec->order == NS_ORDER_TORCH && (spec->kind == NS_KIND_BATCH ||
+                                        spec->kind == NS_KIND_INSTANCE))
+    ns_torch_bn_moments(xs, k, plane, acc, out); /* torchorder.h */
+  else if (spec->order == NS_ORDER_TORCH) /* LayerNorm's and GroupNorm's Welford cascade */
+    ns_moments_torch(xs, k, acc, out);
+  else if (spec->order == NS_ORDER_NUMPY) { /* np.mean, then np.var's sum of (x - mean)^2 */
+    double mean = ns_round_fast(ns_numpy_sum(xs, k, npo, acc) / ns_round_fast((double)k, acc), acc);
+    for (size_t a = 0; a < k; a++) {
+      double d = ns_round_fast(xs[a] - mean, acc);
+      sqbuf[a] = ns_round_fast(d * d, acc);
+    }
+    out->n = (double)k;
+    out->mean = mean;
+    out->m2 = ns_numpy_sum(sqbuf, k, npo, acc);
+  }
+  else
+    ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, out);
+}
+
+/* The uncentered mean square's sum of x^2 over the k values xs in the spec's order, rounded
+ * to acc. */
+static double sum_squares(const double *xs, size_t k, const ns_spec *spec, ns_dtype acc,
+                          const ns_numpy_order *npo, double *sqbuf) {
+  double sq = 0;
+  if (spec->order == NS_ORDER_NUMPY) { /* np.mean(x**2) */
+    for (size_t a = 0; a < k; a++) sqbuf[a] = ns_round_fast(xs[a] * xs[a], acc);
+    sq = ns_numpy_sum(sqbuf, k, npo, acc);
+  } else if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
+    for (size_t a = 0; a < k; a++) sqbuf[a] = ns_round_fast(xs[a] * xs[a], acc);
+    sq = ns_sum_pairwise(sqbuf, k, acc);
+  } else {
+    for (size_t a = 0; a < k; a++)
+      sq = ns_round_fast(sq + ns_round_fast(xs[a] * xs[a], acc), acc);
+  }
+  return sq;
+}
+
+int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
+  if (!res) {
+    ns_seterr(err, "no result to fill");
+    return -1;
+  }
+  memset(res, 0, sizeof *res);
+  if (!x || !spec) {
+    ns_seterr(err, x ? "no normalization spec" : "no input tensor");
+    return -1;
+  }
+  if (ns_spec_check(spec, err) != 0 || ns_spec_running_check(spec, x->rank, err) != 0) return -1;
+  const int nhwc = torch_layout(x, spec, err);
+  if (nhwc < 0) return -1;
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
   /* a mask (normalize.h, "Masks"): keep[i] says whether element i enters its statistic;
@@ -227,23 +277,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     } else {
       for (size_t a = 0; a < m; a++) buf[a] = xa[mem[a]];
     }
-    if (spec->order == NS_ORDER_TORCH && (spec->kind == NS_KIND_BATCH ||
-                                          spec->kind == NS_KIND_INSTANCE))
-      ns_torch_bn_moments(xs, k, plane, acc, &res->batch[s]); /* torchorder.h */
-    else if (spec->order == NS_ORDER_TORCH) /* LayerNorm's and GroupNorm's Welford cascade */
-      ns_moments_torch(xs, k, acc, &res->batch[s]);
-    else if (spec->order == NS_ORDER_NUMPY) { /* np.mean, then np.var's sum of (x - mean)^2 */
-      double mean = R(ns_numpy_sum(xs, k, &npo, acc) / R((double)k));
-      for (size_t a = 0; a < k; a++) {
-        double d = R(xs[a] - mean);
-        sqbuf[a] = R(d * d);
-      }
-      res->batch[s].n = (double)k;
-      res->batch[s].mean = mean;
-      res->batch[s].m2 = ns_numpy_sum(sqbuf, k, &npo, acc);
-    }
-    else
-      ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, &res->batch[s]);
+    stat_moments(xs, k, spec, acc, plane, &npo, sqbuf, &res->batch[s]);
     /* an uncentered kind (RMS) without a running update does not use m2 (normalize.h) */
     if (!centered && !(run && !eval)) res->batch[s].m2 = NAN;
     const double rdof = R((double)k - spec->ddof);
@@ -258,18 +292,8 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
       mu = res->batch[s].mean;
       v = R(res->batch[s].m2 / rdof);
     } else {
-      double sq = 0;
-      if (spec->order == NS_ORDER_NUMPY) { /* np.mean(x**2) */
-        for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
-        sq = ns_numpy_sum(sqbuf, k, &npo, acc);
-      } else if (spec->order == NS_ORDER_PAIRWISE && spec->algo != NS_ALGO_WELFORD) {
-        for (size_t a = 0; a < k; a++) sqbuf[a] = R(xs[a] * xs[a]);
-        sq = ns_sum_pairwise(sqbuf, k, acc);
-      } else {
-        for (size_t a = 0; a < k; a++) sq = R(sq + R(xs[a] * xs[a]));
-      }
       mu = 0.0;
-      v = R(sq / rdof);
+      v = R(sum_squares(xs, k, spec, acc, &npo, sqbuf) / rdof);
     }
     double den = spec->eps_at == NS_EPS_VAR ? R(sqrt(R(v + eps))) : R(R(sqrt(v)) + eps);
     res->mean[s] = mu;

@@ -105,18 +105,7 @@ static int prepare(const char *fn, const ns_tensor *x, const ns_spec *spec, cons
     ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
     return -1;
   }
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
-  if (ns_norm_plan_make(x->rank, x->shape, spec, p, err)) return -1;
-  if (ns_spec_check_affine(spec, p, x->rank, x->shape, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    ns_norm_plan_free(p);
-    return -1;
-  }
-  return 0;
+  return ns_spec_prepare(fn, x, spec, p, 1, err);
 }
 
 /* Per-statistic centred values c[0..m-1] of xv over members mem, and the denominator
@@ -194,16 +183,7 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
     ns_seterr(err, "%s: %s is NULL", fn, !x ? "input tensor" : !spec ? "spec" : "output array");
     return -1;
   }
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
-  if (ns_norm_plan_shape(x->rank, x->shape, spec, &p, err)) return -1;
-  if (ns_spec_check_affine(spec, &p, x->rank, x->shape, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
+  if (ns_spec_prepare(fn, x, spec, &p, 0, err) != 0) return -1;
   size_t m = p.count, nstat = p.nstat, k = 0;
   int center = ns_spec_center(spec), rc = -1;
   ns_eig *e = malloc(3 * nstat * sizeof *e);
@@ -307,17 +287,8 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   }
   if (ns_mask_unsupported(spec, fn, err)) return -1;
   *out = NULL;
-  char why[NS_ERRLEN];
-  if (ns_spec_check(spec, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
   ns_norm_plan p;
-  if (ns_norm_plan_shape(x->rank, x->shape, spec, &p, err)) return -1;
-  if (ns_spec_check_affine(spec, &p, x->rank, x->shape, why) != 0) {
-    ns_seterr(err, "%s: %s", fn, why);
-    return -1;
-  }
+  if (ns_spec_prepare(fn, x, spec, &p, 0, err) != 0) return -1;
   if (stat >= p.nstat) {
     ns_seterr(err, "%s: statistic %zu of %zu", fn, stat + 1, p.nstat);
     return -1;

@@ -184,7 +184,7 @@ void ns_file_list_tensors(const ns_st_index *ix, char *buf, size_t len) {
 /* The entry of ix that `name` picks (NULL: the only loadable one), with a message that
  * lists the tensors when the choice is wrong or missing. -1 with err. */
 static int st_pick(const ns_st_index *ix, const char *name, char *err) {
-  char list[NS_ERRLEN - 64];
+  char list[192]; /* a message names a few tensors: the list keeps its size, not err's */
   ns_file_list_tensors(ix, list, sizeof list);
   if (name) {
     int k = ns_st_find(ix, name);

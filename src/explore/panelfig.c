@@ -361,7 +361,7 @@ static void fig_amplitude(const ns_state *s, const ns_result *r, comp *fc, int y
         amp[k][i] = sqrt(sq / (double)nr.y->n);
       } else {
         amp[k][i] = NAN, failed = 1;
-        snprintf(fc->err, PLOT_ERRLEN, "%s", e2);
+        snprintf(fc->err, PLOT_ERRLEN, "%.250s", e2);
       }
       ns_norm_result_free(&nr);
     }

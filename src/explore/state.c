@@ -419,8 +419,8 @@ static void keep_replaced(ns_state *s, const ns_state *c, ns_state *old, ns_fiel
   }
 }
 
-/* The message of a number outside its field's range. */
-static int range_fail(const ns_field_desc *d, double v, char *err) {
+/* The message of a number outside its field's range (state.h). */
+int ns_field_range_fail(const ns_field_desc *d, double v, char *err) {
   if (d->type == NS_FT_INT) {
     if (d->lo == d->hi - 1)
       return ns_explore_fail(err, "%s: must be %g or %g, got %g", d->name, d->lo, d->hi, v);
@@ -459,12 +459,12 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
       return ns_explore_fail(err, "%s: must be true, false or default", d->name);
     break;
   case NS_FT_INT:
-    if (get_int(v, d) < d->lo || get_int(v, d) > d->hi) return range_fail(d, get_int(v, d), err);
+    if (get_int(v, d) < d->lo || get_int(v, d) > d->hi) return ns_field_range_fail(d, get_int(v, d), err);
     break;
   case NS_FT_DOUBLE: {
     double x = *CAT(v, double, d->off);
     if (isnan(x) && (d->flags & NS_FF_DEFAULT)) break; /* "default" */
-    if (!isfinite(x) || x < d->lo || x > d->hi) return range_fail(d, x, err);
+    if (!isfinite(x) || x < d->lo || x > d->hi) return ns_field_range_fail(d, x, err);
     break;
   }
   case NS_FT_MOMENTUM:

@@ -186,6 +186,9 @@ int ns_field_parse(const char *name);
 int ns_choice_parse(const char *const *names, const char *name);
 /* The list of a NULL-terminated name array joined by ", " into buf. */
 const char *ns_choice_list(const char *const *names, char *buf, size_t len);
+/* -1 and err "<name>: must be ..., got v": the one wording of a number outside field d's
+ * range (lo, hi, NS_FF_OPEN_LO), for set{} and ns.normalize{} alike. */
+int ns_field_range_fail(const ns_field_desc *d, double v, char *err);
 
 /* A set of fields (bit f for field f). */
 typedef uint64_t ns_fieldset;

@@ -49,7 +49,7 @@ static int parse_double(const char *s, double *v) {
 lesson_registry *lesson_registry_load(const char *path, char *err) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    snprintf(err, LESSON_ERRLEN, "%s: %s", path, strerror(errno));
+    snprintf(err, NS_ERRLEN, "%s: %s", path, strerror(errno));
     return NULL;
   }
   lesson_registry *r = calloc(1, sizeof *r);
@@ -58,7 +58,7 @@ lesson_registry *lesson_registry_load(const char *path, char *err) {
   size_t linecap = 0;
   ssize_t len;
   int bad = !r;
-  if (bad) snprintf(err, LESSON_ERRLEN, "%s: out of memory", path);
+  if (bad) snprintf(err, NS_ERRLEN, "%s: out of memory", path);
   while (!bad && (len = getline(&line, &linecap, f)) >= 0) {
     lineno++;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
@@ -73,18 +73,18 @@ lesson_registry *lesson_registry_load(const char *path, char *err) {
     }
     lesson_claim_row row = {0};
     if (n != 6 || p) {
-      snprintf(err, LESSON_ERRLEN, "%s:%zu: expected 6 tab-separated columns", path, lineno);
+      snprintf(err, NS_ERRLEN, "%s:%zu: expected 6 tab-separated columns", path, lineno);
       bad = 1;
     } else if (!col[0][0]) {
-      snprintf(err, LESSON_ERRLEN, "%s:%zu: empty id", path, lineno);
+      snprintf(err, NS_ERRLEN, "%s:%zu: empty id", path, lineno);
       bad = 1;
     } else if (parse_double(col[3], &row.expected) || parse_double(col[4], &row.tol) ||
                !(row.tol >= 0)) {
-      snprintf(err, LESSON_ERRLEN, "%s:%zu: %s: expected and tol must be numbers, tol >= 0", path,
+      snprintf(err, NS_ERRLEN, "%s:%zu: %s: expected and tol must be numbers, tol >= 0", path,
                lineno, col[0]);
       bad = 1;
     } else if (lesson_registry_find(r, col[0])) {
-      snprintf(err, LESSON_ERRLEN, "%s:%zu: duplicate id %s", path, lineno, col[0]);
+      snprintf(err, NS_ERRLEN, "%s:%zu: duplicate id %s", path, lineno, col[0]);
       bad = 1;
     }
     if (bad) break;
@@ -92,7 +92,7 @@ lesson_registry *lesson_registry_load(const char *path, char *err) {
       size_t nc = cap ? 2 * cap : 64;
       lesson_claim_row *nr = realloc(r->rows, nc * sizeof *nr);
       if (!nr) {
-        snprintf(err, LESSON_ERRLEN, "%s: out of memory", path);
+        snprintf(err, NS_ERRLEN, "%s: out of memory", path);
         bad = 1;
         break;
       }
@@ -105,12 +105,12 @@ lesson_registry *lesson_registry_load(const char *path, char *err) {
     row.kind = lesson_xstrdup(col[5]);
     r->rows[r->n++] = row;
     if (!row.id || !row.source || !row.setup || !row.kind) {
-      snprintf(err, LESSON_ERRLEN, "%s: out of memory", path);
+      snprintf(err, NS_ERRLEN, "%s: out of memory", path);
       bad = 1;
     }
   }
   if (!bad && ferror(f)) {
-    snprintf(err, LESSON_ERRLEN, "%s: read error", path);
+    snprintf(err, NS_ERRLEN, "%s: read error", path);
     bad = 1;
   }
   free(line);

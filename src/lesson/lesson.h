@@ -46,7 +46,7 @@
  * lesson_registry_free / lesson_free; a lesson borrows its registry (which must outlive it).
  * Strings returned by accessors belong to the lesson.
  *
- *   char err[LESSON_ERRLEN];
+ *   char err[NS_ERRLEN];
  *   lesson_registry *reg = lesson_registry_load("data/claims.tsv", err);
  *   lesson_options o;
  *   lesson_options_init(&o);            // NS_LESSON_MEM / NS_LESSON_STEPS or defaults
@@ -66,7 +66,9 @@
 
 #include "explore/explore.h"
 
-#define LESSON_ERRLEN 512
+/* The lessons' error buffers are the core's (core/err.h NS_ERRLEN): one length. The old name
+ * stays for the files that still spell it. */
+#define LESSON_ERRLEN NS_ERRLEN
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
 #define LESSON_DEFAULT_MEM ((size_t)128 << 20)
 #define LESSON_DEFAULT_STEPS 50000000LL

@@ -129,7 +129,7 @@ static void wrapf(const char *fmt, ...) {
 }
 
 static int load_registry(lesson_registry **reg) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   *reg = lesson_registry_load(lesson_claims_path(), err);
   if (!*reg) fprintf(stderr, PROG ": claims registry: %s\n", err);
   return *reg ? 0 : 1;
@@ -166,7 +166,7 @@ static char *resolve(const char *what, int *usage) {
     if (r) strcpy(r, what);
     return r;
   }
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);
   if (n < 0) {
@@ -266,7 +266,7 @@ static void print_fields(const char *label, const char *const *f) {
 /* Plays every step of ls. quiet: no text (verify). Returns the number of failures (failed
  * claims, try.show that does not pass), or -1 when the lesson errs (message printed). */
 static int play(lesson *ls, int quiet) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   int failures = 0, n = lesson_nsteps(ls);
   if (!quiet) {
     printf("%s\n", lesson_title(ls));
@@ -371,7 +371,7 @@ int lesson_cmd_headless(const char *what) {
   play_ctx pc = {1, 0, NULL, 0, 0, path, 0};
   o.on_claim = on_claim;
   o.ud = &pc;
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   lesson *ls = lesson_load(path, &o, err);
   int status = 1;
   if (!ls)
@@ -390,7 +390,7 @@ int lesson_cmd_headless(const char *what) {
 }
 
 int lesson_cmd_list(void) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);
   if (n < 0) {
@@ -435,7 +435,7 @@ int lesson_cmd_list(void) {
     printf("%3d  %.*s (%d step%s)%s\n", i + 1, (int)(strlen(b) - 4), b, lesson_nsteps(ls),
            lesson_nsteps(ls) == 1 ? "" : "s", mark);
     put_wrapped(lesson_title(ls), "     ", LESSON_COLUMNS);
-    char where[LESSON_ERRLEN];
+    char where[NS_ERRLEN];
     snprintf(where, sizeof where, "text %.3s, section %s", lesson_source(ls), lesson_section(ls));
     put_wrapped(where, "     ", LESSON_COLUMNS);
     lesson_free(ls);
@@ -478,7 +478,7 @@ static int cmp_msg(const void *a, const void *b) {
 static void lint_problem(void *ud, int k, const char *msg) {
   lint_ctx *c = ud;
   c->problems++;
-  char line[LESSON_ERRLEN + 300];
+  char line[NS_ERRLEN + 300];
   /* messages from the engine may already start with the file name */
   size_t fl = strlen(c->file);
   if (strncmp(msg, c->file, fl) == 0 && msg[fl] == ':')
@@ -509,7 +509,7 @@ static void lint_problem(void *ud, int k, const char *msg) {
 
 /* A warning: printed in order with the problems, not counted as one. */
 static void lint_warn(lint_ctx *c, int k, const char *msg) {
-  char w[2 * LESSON_ERRLEN];
+  char w[2 * NS_ERRLEN];
   snprintf(w, sizeof w, "warning: %s", msg);
   int before = c->problems;
   lint_problem(c, k, w);
@@ -544,7 +544,7 @@ static int text_shows(const char *text, double v) {
 
 static void lint_claim(void *ud, const lesson_claim *cl) {
   lint_ctx *c = ud;
-  char msg[LESSON_ERRLEN];
+  char msg[NS_ERRLEN];
   if (!cl->row) {
     snprintf(msg, sizeof msg, "claim: unknown id '%s' (not in claims.tsv)", cl->id);
     lint_problem(c, cl->step, msg);
@@ -594,7 +594,7 @@ static void lint_lines(lint_ctx *c, int k, const char *what, const char *text) {
  * variants compute at the step's state (and at a variant's); a question does not print its
  * own answer; a step shows something new or asks something. */
 static void lint_exercise(lint_ctx *c, lesson *ls, int k) {
-  char err[LESSON_ERRLEN], msg[LESSON_ERRLEN + 64], buf[512];
+  char err[NS_ERRLEN], msg[NS_ERRLEN + 64], buf[512];
   const char *text = lesson_step_text(ls, k), *tt = lesson_step_try_text(ls, k);
   double v, tol;
   if (lesson_step_has_answer(ls, k)) {
@@ -654,7 +654,7 @@ int lesson_cmd_check(const char *file) {
   o.check_mode = 1;
   o.on_claim = lint_claim;
   o.ud = &c;
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   lesson *ls = lesson_load_checked(file, &o, lint_problem, &c, err);
   if (!ls) {
     printf("%s\n", err);
@@ -688,7 +688,7 @@ int lesson_cmd_check(const char *file) {
           if (r < 0)
             lint_problem(&c, k, err);
           else if (r == 0) {
-            char msg[LESSON_ERRLEN];
+            char msg[NS_ERRLEN];
             snprintf(msg, sizeof msg, "try.show does not pass try.check (%s)", hint);
             lint_problem(&c, k, msg);
           }
@@ -730,7 +730,7 @@ static int source_in(const char *src, const char *list) {
 }
 
 int lesson_cmd_verify(int tsv, const char *sources) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);
   if (n < 0) {
@@ -835,7 +835,7 @@ int lesson_cmd_states(const char *what) {
   }
   lesson_options o;
   run_options(&o, reg);
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   lesson *ls = lesson_load(path, &o, err);
   int status = 0;
   if (!ls) {

@@ -203,7 +203,7 @@ int lesson_l_claim(lua_State *L) {
   if (ls->opt.on_claim)
     ls->opt.on_claim(ls->opt.ud, &c);
   else { /* nobody collects verdicts: say it where print() goes */
-    char line[LESSON_ERRLEN];
+    char line[NS_ERRLEN];
     snprintf(line, sizeof line, "claim %s = %.17g: %s", id, v,
              c.verified ? "verified"
              : row      ? "FAILED"
@@ -497,7 +497,7 @@ static int unknown_fields(lesson *ls, int k, const char *what,
 /* Applies step k's set/focus (or show) to s; err "FILE: step k: ..." on failure. */
 static int apply_step(lesson *ls, int k, const char *what, ns_state *s, char *err) {
   apply_spec a = {ls, k, what, s};
-  char prefix[LESSON_ERRLEN];
+  char prefix[NS_ERRLEN];
   snprintf(prefix, sizeof prefix, "%s: step %d%s", ls->path, k,
            strcmp(what, "show") == 0 ? ": try.show" : "");
   return lesson_sb_run(ls, apply_raw, &a, 0, prefix, err);
@@ -506,7 +506,7 @@ static int apply_step(lesson *ls, int k, const char *what, ns_state *s, char *er
 static int copy_state(ns_state *dst, const ns_state *src, char *err) {
   char e[NS_ERRLEN];
   if (ns_state_copy(dst, src, e) != 0) {
-    snprintf(err, LESSON_ERRLEN, "%s", e);
+    snprintf(err, NS_ERRLEN, "%s", e);
     return -1;
   }
   return 0;
@@ -549,7 +549,7 @@ static lesson *load(const char *path, const lesson_options *o,
   lesson *ls = calloc(1, sizeof *ls);
   if (!ls || !(ls->path = lesson_xstrdup(path))) {
     free(ls);
-    snprintf(err, LESSON_ERRLEN, "%s: out of memory", path);
+    snprintf(err, NS_ERRLEN, "%s: out of memory", path);
     return NULL;
   }
   ls->opt = *o;
@@ -559,13 +559,13 @@ static lesson *load(const char *path, const lesson_options *o,
   ls->sb.budget = o->step_limit > 0 ? o->step_limit : LESSON_DEFAULT_STEPS;
   char e[NS_ERRLEN];
   if (ns_state_init(&ls->cur, e) != 0) {
-    snprintf(err, LESSON_ERRLEN, "%s: %s", path, e);
+    snprintf(err, NS_ERRLEN, "%.200s: %.300s", path, e);
     lesson_free(ls);
     return NULL;
   }
   ls->L = lua_newstate(lesson_sb_alloc, &ls->sb);
   if (!ls->L) {
-    snprintf(err, LESSON_ERRLEN, "%s: cannot create a Lua state (memory limit too low?)", path);
+    snprintf(err, NS_ERRLEN, "%s: cannot create a Lua state (memory limit too low?)", path);
     lesson_free(ls);
     return NULL;
   }
@@ -580,14 +580,14 @@ static lesson *load(const char *path, const lesson_options *o,
   /* the snapshots: each step from the previous one */
   ns_state prev;
   if (ns_state_init(&ls->start, e) != 0 || ns_state_init(&prev, e) != 0) {
-    snprintf(err, LESSON_ERRLEN, "%s: %s", path, e);
+    snprintf(err, NS_ERRLEN, "%.200s: %.300s", path, e);
     lesson_free(ls);
     return NULL;
   }
   int bad = 0;
   for (int k = 1; k <= ls->nsteps && !bad; k++) {
     step *s = &ls->steps[k - 1];
-    char perr[LESSON_ERRLEN];
+    char perr[NS_ERRLEN];
     if (copy_state(&s->state, &prev, err) != 0) {
       bad = 1;
       break;
@@ -602,7 +602,7 @@ static lesson *load(const char *path, const lesson_options *o,
     }
     if (!unknown && apply_step(ls, k, "set", &s->state, perr) != 0) {
       if (!problem) {
-        snprintf(err, LESSON_ERRLEN, "%s", perr);
+        snprintf(err, NS_ERRLEN, "%s", perr);
         bad = 1;
         break;
       }
@@ -625,7 +625,7 @@ static lesson *load(const char *path, const lesson_options *o,
       }
       if (!unk && apply_step(ls, k, "show", &s->show, perr) != 0) {
         if (!problem) {
-          snprintf(err, LESSON_ERRLEN, "%s", perr);
+          snprintf(err, NS_ERRLEN, "%s", perr);
           bad = 1;
           break;
         }
@@ -771,7 +771,7 @@ static int apply_state(const ns_state *src, ns_state *s, ns_history *h, char *er
   ns_patch_from_state(&p, src);
   char e[NS_ERRLEN];
   if (ns_history_apply(h, s, &p, e) != 0) {
-    snprintf(err, LESSON_ERRLEN, "%s", e);
+    snprintf(err, NS_ERRLEN, "%s", e);
     return -1;
   }
   return 0;
@@ -780,7 +780,7 @@ static int apply_state(const ns_state *src, ns_state *s, ns_history *h, char *er
 int lesson_apply(const lesson *ls, int k, ns_state *s, ns_history *h, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !s) {
-    snprintf(err, LESSON_ERRLEN, "lesson_apply: no step %d", k);
+    snprintf(err, NS_ERRLEN, "lesson_apply: no step %d", k);
     return -1;
   }
   return apply_state(&st->state, s, h, err);
@@ -789,7 +789,7 @@ int lesson_apply(const lesson *ls, int k, ns_state *s, ns_history *h, char *err)
 int lesson_apply_before(const lesson *ls, int k, ns_state *s, ns_history *h, char *err) {
   const ns_state *b = lesson_step_before(ls, k);
   if (!b || !s) {
-    snprintf(err, LESSON_ERRLEN, "lesson_apply_before: no step %d", k);
+    snprintf(err, NS_ERRLEN, "lesson_apply_before: no step %d", k);
     return -1;
   }
   return apply_state(b, s, h, err);
@@ -798,7 +798,7 @@ int lesson_apply_before(const lesson *ls, int k, ns_state *s, ns_history *h, cha
 int lesson_apply_show(const lesson *ls, int k, ns_state *s, ns_history *h, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !st->has_show || !s) {
-    snprintf(err, LESSON_ERRLEN, "lesson_apply_show: step %d has no try.show", k);
+    snprintf(err, NS_ERRLEN, "lesson_apply_show: step %d has no try.show", k);
     return -1;
   }
   return apply_state(&st->show, s, h, err);
@@ -855,7 +855,7 @@ static int call_step_seed(lesson *ls, int k, const char *field, int seed, const 
                           char *err) {
   if (enter(ls, s, err) != 0) return -1;
   call_spec c = {ls, k, field, seed};
-  char prefix[LESSON_ERRLEN];
+  char prefix[NS_ERRLEN];
   snprintf(prefix, sizeof prefix, "%s: step %d: %s", ls->path, k, field);
   ls->cur_step = k;
   return lesson_sb_run(ls, call_raw, &c, 1, prefix, err);
@@ -874,7 +874,7 @@ static int call_number(lesson *ls, int k, const char *field, const ns_state *s, 
   if (ok)
     *v = lua_tonumber(L, -1);
   else
-    snprintf(err, LESSON_ERRLEN, "%s: step %d: %s must give a finite number, got %s", ls->path, k,
+    snprintf(err, NS_ERRLEN, "%s: step %d: %s must give a finite number, got %s", ls->path, k,
              field, lua_type(L, -1) == LUA_TNUMBER ? "nan or inf" : luaL_typename(L, -1));
   lua_pop(L, 1);
   return ok ? 0 : -1;
@@ -883,7 +883,7 @@ static int call_number(lesson *ls, int k, const char *field, const ns_state *s, 
 int lesson_claims(lesson *ls, int k, char *err) {
   const step *st = step_of(ls, k);
   if (!st) {
-    snprintf(err, LESSON_ERRLEN, "lesson_claims: no step %d", k);
+    snprintf(err, NS_ERRLEN, "lesson_claims: no step %d", k);
     return -1;
   }
   if (!st->has_claims) return 0;
@@ -903,7 +903,7 @@ int lesson_figure(lesson *ls, int k, const ns_state *s, char **text, char *err) 
   *text = NULL;
   const step *st = step_of(ls, k);
   if (!st) {
-    snprintf(err, LESSON_ERRLEN, "lesson_figure: no step %d", k);
+    snprintf(err, NS_ERRLEN, "lesson_figure: no step %d", k);
     return -1;
   }
   if (!st->has_figure) return 0;
@@ -916,10 +916,10 @@ int lesson_figure(lesson *ls, int k, const ns_state *s, char **text, char *err) 
   if (ok)
     *text = lesson_xstrdup(lua_tostring(ls->L, -1));
   else
-    snprintf(err, LESSON_ERRLEN, "%s: step %d: figure must return a string, got %s", ls->path, k,
+    snprintf(err, NS_ERRLEN, "%s: step %d: figure must return a string, got %s", ls->path, k,
              luaL_typename(ls->L, -1));
   lua_pop(ls->L, 1);
-  if (ok && !*text) snprintf(err, LESSON_ERRLEN, "out of memory");
+  if (ok && !*text) snprintf(err, NS_ERRLEN, "out of memory");
   return ok && *text ? 0 : -1;
 }
 
@@ -927,7 +927,7 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
   const step *st = step_of(ls, k);
   if (hint && hintlen) hint[0] = '\0';
   if (!st) {
-    snprintf(err, LESSON_ERRLEN, "lesson_check_try: no step %d", k);
+    snprintf(err, NS_ERRLEN, "lesson_check_try: no step %d", k);
     return -1;
   }
   if (!st->has_check) {
@@ -946,7 +946,7 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
       snprintf(hint, hintlen, "%s",
                lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "not yet");
   } else
-    snprintf(err, LESSON_ERRLEN, "%s: step %d: try.check must return true or a hint, got %s",
+    snprintf(err, NS_ERRLEN, "%s: step %d: try.check must return true or a hint, got %s",
              ls->path, k, luaL_typename(L, -1));
   lua_pop(L, 1);
   return r;
@@ -958,7 +958,7 @@ int lesson_hint(lesson *ls, int k, int i, const ns_state *s, char *buf, size_t l
   const step *st = step_of(ls, k);
   buf[0] = 0;
   if (!st || i < 1 || i > st->nhints) {
-    snprintf(err, LESSON_ERRLEN, "step %d has no hint %d", k, i);
+    snprintf(err, NS_ERRLEN, "step %d has no hint %d", k, i);
     return -1;
   }
   if (st->hints[i - 1]) {
@@ -973,7 +973,7 @@ int lesson_hint(lesson *ls, int k, int i, const ns_state *s, char *buf, size_t l
   if (ok)
     snprintf(buf, len, "%s", lua_tostring(L, -1));
   else
-    snprintf(err, LESSON_ERRLEN, "%s: step %d: %s must return a string, got %s", ls->path, k,
+    snprintf(err, NS_ERRLEN, "%s: step %d: %s must return a string, got %s", ls->path, k,
              field, luaL_typename(L, -1));
   lua_pop(L, 1);
   return ok ? 0 : -1;
@@ -996,14 +996,14 @@ int lesson_judge(double got, double value, double tol) {
 int lesson_answer(lesson *ls, int k, const ns_state *s, double *value, double *tol, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !st->has_answer) {
-    snprintf(err, LESSON_ERRLEN, "step %d takes no answer", k);
+    snprintf(err, NS_ERRLEN, "step %d takes no answer", k);
     return -1;
   }
   *tol = st->answer_tol;
   if (st->answer_claim) {
     const lesson_claim_row *row = lesson_registry_find(ls->opt.registry, st->answer_claim);
     if (!row) {
-      snprintf(err, LESSON_ERRLEN, "%s: step %d: try.answer.claim: unknown id '%s'", ls->path, k,
+      snprintf(err, NS_ERRLEN, "%s: step %d: try.answer.claim: unknown id '%s'", ls->path, k,
                st->answer_claim);
       return -1;
     }
@@ -1017,13 +1017,13 @@ int lesson_answer(lesson *ls, int k, const ns_state *s, double *value, double *t
 int lesson_predict_truth(lesson *ls, int k, double *value, double *tol, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !st->question) {
-    snprintf(err, LESSON_ERRLEN, "step %d asks no prediction", k);
+    snprintf(err, NS_ERRLEN, "step %d asks no prediction", k);
     return -1;
   }
   if (st->nchoices > 0) {
     if (call_number(ls, k, "predict.answer", &st->state, value, err) != 0) return -1;
     if (*value != floor(*value) || *value < 1 || *value > st->nchoices) {
-      snprintf(err, LESSON_ERRLEN, "%s: step %d: predict.answer must be a choice, 1 to %d, got %g",
+      snprintf(err, NS_ERRLEN, "%s: step %d: predict.answer must be a choice, 1 to %d, got %g",
                ls->path, k, st->nchoices, *value);
       return -1;
     }
@@ -1054,7 +1054,7 @@ static int variant_raw(lua_State *L) {
 int lesson_apply_variant(lesson *ls, int k, int seed, ns_state *s, ns_history *h, char *err) {
   const step *st = step_of(ls, k);
   if (!st || !st->has_variant || seed < 1 || !s) {
-    snprintf(err, LESSON_ERRLEN, "step %d has no variant %d", k, seed);
+    snprintf(err, NS_ERRLEN, "step %d has no variant %d", k, seed);
     return -1;
   }
   ns_state v;
@@ -1062,7 +1062,7 @@ int lesson_apply_variant(lesson *ls, int k, int seed, ns_state *s, ns_history *h
   int rc = enter(ls, &st->state, err);
   if (rc == 0) {
     variant_spec a = {{ls, k, "variant", seed}, &v};
-    char prefix[LESSON_ERRLEN];
+    char prefix[NS_ERRLEN];
     snprintf(prefix, sizeof prefix, "%s: step %d: variant %d", ls->path, k, seed);
     ls->cur_step = k;
     rc = lesson_sb_run(ls, variant_raw, &a, 0, prefix, err);
@@ -1088,7 +1088,7 @@ int lesson_list_dir(const char *dir, char ***paths, char *err) {
   *paths = NULL;
   DIR *d = opendir(dir);
   if (!d) {
-    snprintf(err, LESSON_ERRLEN, "%s: %s", dir, strerror(errno));
+    snprintf(err, NS_ERRLEN, "%s: %s", dir, strerror(errno));
     return -1;
   }
   char **list = NULL;
@@ -1111,7 +1111,7 @@ int lesson_list_dir(const char *dir, char ***paths, char *err) {
   closedir(d);
   if (e) { /* stopped early: out of memory */
     lesson_free_list(list, n);
-    snprintf(err, LESSON_ERRLEN, "%s: out of memory", dir);
+    snprintf(err, NS_ERRLEN, "%s: out of memory", dir);
     return -1;
   }
   if (n > 1) qsort(list, (size_t)n, sizeof *list, cmp_str);

@@ -20,6 +20,7 @@
 #include "explore/file.h"
 #include "explore/panelfig.h"
 #include "lua/nsl.h"
+#include "lua/nsl_field.h"
 #include "lua/nsl_priv.h"
 
 #define PATCHBOX_MT "normscope.explore.patch"
@@ -83,11 +84,9 @@ static const char *type_of(lua_State *L, int idx) {
 }
 
 static lua_Integer get_integer(lua_State *L, int idx, const char *field) {
-  int isint = 0;
-  lua_Integer v = lua_tointegerx(L, idx, &isint);
-  if (lua_type(L, idx) != LUA_TNUMBER || !isint) /* a number as written, else its type */
-    luaL_error(L, "set: %s: expected an integer, got %s", field,
-               lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : type_of(L, idx));
+  lua_Integer v;
+  char err[NS_ERRLEN];
+  if (nsl_field_integer(L, idx, field, &v, err) != 0) luaL_error(L, "set: %s", err);
   return v;
 }
 
@@ -215,34 +214,6 @@ static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b
 
 #define AT(s, T, off) ((T *)((char *)(s) + (off)))
 
-/* A choice of a NULL-terminated name list (plus "default" = -1 when allowed). */
-static int get_choice(lua_State *L, int idx, const ns_field_desc *d) {
-  char list[200];
-  ns_choice_list(d->names, list, sizeof list);
-  int dflt = (d->flags & NS_FF_DEFAULT) != 0;
-  if (lua_type(L, idx) != LUA_TSTRING)
-    luaL_error(L, "set: %s: expected one of %s%s, got %s", d->name, list, dflt ? ", default" : "",
-               type_of(L, idx));
-  const char *v = lua_tostring(L, idx);
-  if (dflt && strcmp(v, "default") == 0) return -1;
-  int k = ns_choice_parse(d->names, v);
-  if (k < 0 && d->names == ns_dtype_names) { /* dtypes also go by numpy's names */
-    ns_dtype dt;
-    if (ns_dtype_parse(v, &dt) == 0) k = (int)dt;
-  }
-  if (k < 0 && d->names == ns_algo_names) {
-    ns_algo a;
-    if (ns_algo_parse(v, &a) == 0) k = (int)a;
-  }
-  if (k < 0)
-    luaL_error(L, "set: %s: unknown %s '%s' (%s%s)", d->name,
-               d->names == ns_kind_names    ? "kind"
-               : d->names == ns_dtype_names ? "dtype"
-                                            : "choice",
-               v, list, dflt ? ", default" : "");
-  return k;
-}
-
 /* Reads one field (key at -2, value at -1) into the patch box. */
 static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   if (lua_type(L, -2) != LUA_TSTRING)
@@ -274,16 +245,13 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     break;
   }
   case NS_FT_ENUM:
-    *AT(pv, int, d->off) = get_choice(L, v, d);
-    break;
   case NS_FT_TRIBOOL:
-    if (lua_type(L, v) == LUA_TBOOLEAN)
-      *AT(pv, int, d->off) = lua_toboolean(L, v);
-    else if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0)
-      *AT(pv, int, d->off) = -1;
-    else
-      luaL_error(L, "set: %s: expected true, false or \"default\", got %s", name, type_of(L, v));
+  case NS_FT_INT:
+  case NS_FT_DOUBLE: { /* the reader ns.normalize{} shares */
+    char err[NS_ERRLEN];
+    if (nsl_field_scalar(L, v, d, pv, err) != 0) luaL_error(L, "set: %s", err);
     break;
+  }
   case NS_FT_AXES: {
     unsigned m = 0;
     if (lua_type(L, v) == LUA_TSTRING && strcmp(lua_tostring(L, v), "default") == 0) {
@@ -306,22 +274,6 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     *AT(pv, unsigned, d->off) = m;
     break;
   }
-  case NS_FT_INT:
-    *AT(pv, int, d->off) = get_int_range(L, v, name, (lua_Integer)d->lo, (lua_Integer)d->hi);
-    break;
-  case NS_FT_DOUBLE:
-    if ((d->flags & NS_FF_DEFAULT) && lua_type(L, v) == LUA_TSTRING &&
-        strcmp(lua_tostring(L, v), "default") == 0) {
-      *AT(pv, double, d->off) = NAN;
-      break;
-    }
-    if (lua_type(L, v) != LUA_TNUMBER)
-      luaL_error(L, "set: %s: expected a number%s, got %s", name,
-                 (d->flags & NS_FF_DEFAULT) ? " or \"default\"" : "", type_of(L, v));
-    *AT(pv, double, d->off) = lua_tonumber(L, v);
-    if (isnan(*AT(pv, double, d->off)) && (d->flags & NS_FF_DEFAULT)) /* NaN means "default" */
-      luaL_error(L, "set: %s: must be a finite number or \"default\", got nan", name);
-    break;
   case NS_FT_DOUBLES: {
     size_t n = 0;
     double *a = NULL;
@@ -689,15 +641,14 @@ static const rv_row rv_backward[] = {
 static const rv_row rv_precision[] = {RV("ref", RV_NUM, RV_ALWAYS, var_ref)};
 /* clang-format on */
 
-void nsx_pushresult(lua_State *L, const ns_result *r) {
-  lua_createtable(L, 0, 24);
-  PUSH_ROWS(L, r, rv_top, 1);
+/* What each section adds to its rows by hand (the parts that are not one member). */
+static void push_top_extra(lua_State *L, const ns_result *r) {
   setstr(L, "cond", ns_cond_names[(unsigned)r->cond < NS_COND_COUNT ? r->cond : 0]);
   if (r->cond != NS_COND_NONE) setstr(L, "why", r->degenerate_why);
   if (r->eval_note) setstr(L, "eval_note", r->eval_note);
+}
 
-  lua_createtable(L, 0, 16); /* jacobian */
-  PUSH_ROWS(L, r, rv_jacobian, r->jac_done);
+static void push_jacobian_extra(lua_State *L, const ns_result *r) {
   lua_createtable(L, r->neigchk, 0); /* {stat=, label=, value=, jvp=, jvp_tol=, fd=, fd_tol=} */
   for (int i = 0; i < r->neigchk; i++) {
     const ns_eigcheck *ck = &r->eigchk[i];
@@ -713,20 +664,18 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "check");
-  lua_setfield(L, -2, "jacobian");
+}
 
-  lua_createtable(L, 0, 6); /* batch */
-  PUSH_ROWS(L, r, rv_batch, 1);
+static void push_batch_extra(lua_State *L, const ns_result *r) {
   lua_createtable(L, (int)r->D, 0);
   for (size_t j = 0; j < r->D; j++) {
     lua_pushboolean(L, r->flip[j]);
     lua_rawseti(L, -2, (lua_Integer)j + 1);
   }
   lua_setfield(L, -2, "flip");
-  lua_setfield(L, -2, "batch");
+}
 
-  lua_createtable(L, 0, 8); /* train */
-  PUSH_ROWS(L, r, rv_train, 1);
+static void push_train_extra(lua_State *L, const ns_result *r) {
   for (int k = 0; k < 3; k++) {
     lua_createtable(L, 0, 5);
     setdoubles(L, "mean", r->est[k].mean, r->train_d);
@@ -737,18 +686,9 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     lua_setfield(L, -2, r->est[k].name);
   }
   setstr(L, "active", r->est[r->est_active].name);
-  lua_setfield(L, -2, "train");
+}
 
-  lua_createtable(L, 0, 10); /* residual block */
-  PUSH_ROWS(L, r, rv_residual, r->resid_done);
-  lua_setfield(L, -2, "residual");
-
-  lua_createtable(L, 0, 12); /* backward pass */
-  PUSH_ROWS(L, r, rv_backward, r->vjp_done);
-  lua_setfield(L, -2, "backward");
-
-  lua_createtable(L, 0, 4); /* precision */
-  PUSH_ROWS(L, r, rv_precision, 1);
+static void push_precision_extra(lua_State *L, const ns_result *r) {
   setstr(L, "dtype", ns_dtype_name(r->prec_dtype));
   setstr(L, "acc", ns_dtype_name(r->prec_acc));
   for (int a = 0; a < 3; a++) {
@@ -759,7 +699,92 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
     setnum(L, "lost", r->var_lost[a]);
     lua_setfield(L, -2, ns_algo_name((ns_algo)a));
   }
-  lua_setfield(L, -2, "precision");
+}
+
+/* The sections of result(), in order: the table's key (NULL: the top level), its rows, the
+ * member that says whether the deferred part was computed (RV_DONE/RV_NOT_DONE rows; 0:
+ * always), and the keys its extra function pushes (words of ns.result_keys(), which a test
+ * compares with what result() returns). */
+typedef struct {
+  const char *name;
+  const rv_row *rows;
+  size_t nrows;
+  size_t done_off; /* offset of an int member, or (size_t)-1: always done */
+  void (*extra)(lua_State *L, const ns_result *r);
+  const char *extra_keys[8]; /* "key type" */
+} rv_section;
+#define RV_SEC(name, rows, done, extra, ...)                                                      \
+  { name, rows, sizeof rows / sizeof rows[0], done, extra, { __VA_ARGS__ } }
+#define RV_ALWAYS_DONE ((size_t)-1)
+/* clang-format off */
+static const rv_section rv_sections[] = {
+    RV_SEC(NULL, rv_top, RV_ALWAYS_DONE, push_top_extra,
+           "cond choice", "why string (when cond is not none)", "eval_note string (eval mode)"),
+    RV_SEC("jacobian", rv_jacobian, offsetof(ns_result, jac_done), push_jacobian_extra,
+           "check array of {stat, label, value, jvp, jvp_tol, fd, fd_tol}"),
+    RV_SEC("batch", rv_batch, RV_ALWAYS_DONE, push_batch_extra, "flip array of booleans"),
+    RV_SEC("train", rv_train, RV_ALWAYS_DONE, push_train_extra,
+           "momentum {mean, var, y, gap, estimator_gap}", "cumulative (as momentum)",
+           "exact (as momentum)", "active string"),
+    RV_SEC("residual", rv_residual, offsetof(ns_result, resid_done), NULL),
+    RV_SEC("backward", rv_backward, offsetof(ns_result, vjp_done), NULL),
+    RV_SEC("precision", rv_precision, RV_ALWAYS_DONE, push_precision_extra, "dtype string",
+           "acc string", "twopass {var, relerr, digits, lost}", "welford (as twopass)",
+           "raw (as twopass)"),
+};
+/* clang-format on */
+
+static int rv_done(const ns_result *r, const rv_section *sec) {
+  return sec->done_off == RV_ALWAYS_DONE ? 1 : *(const int *)((const char *)r + sec->done_off);
+}
+
+void nsx_pushresult(lua_State *L, const ns_result *r) {
+  lua_createtable(L, 0, 24);
+  for (size_t i = 0; i < sizeof rv_sections / sizeof rv_sections[0]; i++) {
+    const rv_section *sec = &rv_sections[i];
+    if (sec->name) lua_createtable(L, 0, (int)sec->nrows + 4);
+    push_rows(L, r, sec->rows, sec->nrows, rv_done(r, sec));
+    if (sec->extra) sec->extra(L, r);
+    if (sec->name) lua_setfield(L, -2, sec->name);
+  }
+}
+
+/* ns.result_keys() -> {{section=, key=, type=, when=}...}: what result() returns, from the
+ * tables above ("" is the top level; when: "always", "done" or "not done" of the section's
+ * deferred part; the hand-pushed keys have type words and when "always"). */
+static int l_result_keys(lua_State *L) {
+  static const char *const types[] = {"number", "integer", "boolean", "string",
+                                      "string (when not empty)", "tensor", "array",
+                                      "matrix", "eigenvalues"};
+  static const char *const whens[] = {"always", "done", "not done"};
+  lua_newtable(L);
+  lua_Integer k = 0;
+  for (size_t i = 0; i < sizeof rv_sections / sizeof rv_sections[0]; i++) {
+    const rv_section *sec = &rv_sections[i];
+    for (size_t j = 0; j < sec->nrows + 8; j++) {
+      const char *key, *type, *when = whens[0];
+      char buf[96];
+      if (j < sec->nrows) {
+        key = sec->rows[j].key;
+        type = types[sec->rows[j].type];
+        when = whens[sec->rows[j].when];
+      } else {
+        const char *e = sec->extra_keys[j - sec->nrows];
+        if (!e) break;
+        const char *sp = strchr(e, ' ');
+        snprintf(buf, sizeof buf, "%.*s", (int)(sp - e), e);
+        key = buf;
+        type = sp + 1;
+      }
+      lua_createtable(L, 0, 4);
+      setstr(L, "section", sec->name ? sec->name : "");
+      setstr(L, "key", key);
+      setstr(L, "type", type);
+      setstr(L, "when", when);
+      lua_rawseti(L, -2, ++k);
+    }
+  }
+  return 1;
 }
 
 /* ---------------------------------------------------------------- the functions */
@@ -1332,4 +1357,6 @@ void nsx_open_module(lua_State *L) {
   lua_setfield(L, -2, "explorer");
   lua_pushcfunction(L, l_fields);
   lua_setfield(L, -2, "fields");
+  lua_pushcfunction(L, l_result_keys);
+  lua_setfield(L, -2, "result_keys");
 }

@@ -9,6 +9,7 @@ libnslua_la_SOURCES = \
 	src/lua/nsl_args.c \
 	src/lua/nsl_tensor.c \
 	src/lua/nsl_normalize.c \
+	src/lua/nsl_field.c src/lua/nsl_field.h \
 	src/lua/nsl_stats.c \
 	src/lua/nsl_rng.c \
 	src/lua/nsl_io.c \

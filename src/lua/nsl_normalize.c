@@ -11,6 +11,7 @@
 #include "core/stack.h"
 #include "explore/state.h"
 #include "lua/nsl.h"
+#include "lua/nsl_field.h"
 #include "lua/nsl_priv.h"
 
 #define NSL_RESULT_MT "normscope.normresult"
@@ -31,16 +32,6 @@ static int field(lua_State *L, int arg, const char *name) {
   return lua_getfield(L, arg, name);
 }
 
-/* A string field that must be one of names[]; returns its index, or def when nil. */
-static int choice(lua_State *L, int arg, const char *name, const char *const *names, int def) {
-  field(L, arg, name);
-  char what[32];
-  snprintf(what, sizeof what, "spec.%s", name);
-  int i = nsl_choiceat(L, -1, arg, what, names, def);
-  lua_pop(L, 1);
-  return i;
-}
-
 /* A number or array or tensor of numbers as Lua scratch (pushed on the stack). */
 static const double *affine(lua_State *L, int arg, const char *name, size_t *n) {
   int ty = field(L, arg, name);
@@ -57,8 +48,8 @@ static const double *affine(lua_State *L, int arg, const char *name, size_t *n) 
     return v;
   }
   if (ty != LUA_TTABLE && !luaL_testudata(L, idx, NSL_TENSOR_MT))
-    nsl_argerror(L, arg, "spec.%s must be a number, an array or a tensor, got %s", name,
-                 nsl_got(L, idx));
+    nsl_argerror(L, arg, "spec.%s: expected a number, an array of numbers or a tensor, got %s",
+                 name, nsl_got(L, idx));
   char what[32];
   snprintf(what, sizeof what, "spec.%s", name);
   ns_tensor *t = nsl_tensorat(L, idx, arg, what); /* messages blame the spec argument */
@@ -68,6 +59,13 @@ static const double *affine(lua_State *L, int arg, const char *name, size_t *n) 
   return v;
 }
 
+#define AT(s, T, off) ((T *)((char *)(s) + (off)))
+
+/* The spec's fields are read into a staging ns_state at the members set{} uses, by the
+ * descriptors of fields.h, and copied out by ns_state_spec: the scalars through set{}'s own
+ * reader (nsl_field_scalar, one wording: "spec.<name>: ..."); axes by the reductions' rule
+ * (it knows x's rank); gamma, beta and the mask as Lua scratch that stays on the stack until
+ * the caller returns. */
 void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   ns_spec_default(s); /* the choices: the core's name lists, in enum order */
   if (!nsl_opttable(L, arg, "spec")) return;
@@ -75,55 +73,45 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   const char *names[NS_SPEC_NFIELDS + 2];
   spec_fields(names);
   nsl_checkfields(L, arg, "spec field", names);
-  s->kind = (ns_kind)choice(L, arg, "kind", ns_kind_names, NS_KIND_LAYER);
-  s->eps_at = (ns_eps_at)choice(L, arg, "eps_at", ns_eps_at_names, NS_EPS_VAR);
-  s->algo = (ns_algo)choice(L, arg, "algo", ns_algo_names, NS_ALGO_TWOPASS);
-  s->mode = (ns_mode)choice(L, arg, "mode", ns_mode_names, NS_MODE_TRAIN);
-  s->order = (ns_order)choice(L, arg, "order", ns_order_names, NS_ORDER_SEQUENTIAL);
-
-  field(L, arg, "axes"); /* the same rules as reductions, blaming the spec */
-  s->axes = nsl_axesat(L, -1, arg, "spec.axes", x->rank);
-  lua_pop(L, 1);
-
-  if (field(L, arg, "groups") != LUA_TNIL) {
-    lua_Integer g;
-    const ns_field_desc *d = &ns_fields[NS_F_GROUPS]; /* set{}'s range */
-    if (!nsl_intat(L, -1, (lua_Integer)d->lo, (lua_Integer)d->hi, &g))
-      nsl_argerror(L, arg, "spec.groups must be a positive integer, got %s", nsl_got(L, -1));
-    s->groups = (int)g;
+  ns_state st;
+  memset(&st, 0, sizeof st);
+#define SPEC_IN_SCALAR(m)                                                                          \
+  _Static_assert(sizeof st.m == sizeof s->m, "spec and state members of one size");               \
+  memcpy(&st.m, &s->m, sizeof st.m);
+#define SPEC_IN_ARRAY(m)
+#define SPEC_IN_(ID, member, copy, flags) SPEC_IN_##copy(member)
+  NS_SPEC_FIELDS(SPEC_IN_) /* the defaults */
+#undef SPEC_IN_
+#undef SPEC_IN_ARRAY
+#undef SPEC_IN_SCALAR
+  static const ns_field ids[] = {
+#define SPEC_ID_(ID, member, copy, flags) NS_F_##ID,
+      NS_SPEC_FIELDS(SPEC_ID_)
+#undef SPEC_ID_
+  };
+  char err[NS_ERRLEN], what[32];
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    const ns_field_desc *d = &ns_fields[ids[i]];
+    snprintf(what, sizeof what, "spec.%s", d->name);
+    switch (d->type) {
+    case NS_FT_AXES:
+      field(L, arg, d->name);
+      *AT(&st, unsigned, d->off) = nsl_axesat(L, -1, arg, what, x->rank);
+      lua_pop(L, 1);
+      break;
+    case NS_FT_DOUBLES:
+      *AT(&st, const double *, d->off) = affine(L, arg, d->name, AT(&st, size_t, d->count));
+      break;
+    case NS_FT_TENSOR:
+      *AT(&st, const ns_tensor *, d->off) = nsl_maskat(L, arg, d->name, x, what);
+      break;
+    default:
+      if (field(L, arg, d->name) != LUA_TNIL && nsl_field_scalar(L, -1, d, &st, err) != 0)
+        nsl_argerror(L, arg, "spec.%s", err);
+      lua_pop(L, 1);
+    }
   }
-  lua_pop(L, 1);
-
-  if (field(L, arg, "eps") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TNUMBER)
-      nsl_argerror(L, arg, "spec.eps must be a number, got %s", nsl_got(L, -1));
-    double e = lua_tonumber(L, -1);
-    if (!ns_eps_ok(e))
-      nsl_argerror(L, arg, "spec.eps " NS_EPS_RULE ", got %s", lua_tostring(L, -1));
-    s->eps = e;
-  }
-  lua_pop(L, 1);
-
-  if (field(L, arg, "ddof") != LUA_TNIL) {
-    lua_Integer d;
-    const ns_field_desc *fd = &ns_fields[NS_F_DDOF]; /* set{}'s range */
-    if (!nsl_intat(L, -1, (lua_Integer)fd->lo, (lua_Integer)fd->hi, &d))
-      nsl_argerror(L, arg, "spec.ddof must be 0 or 1, got %s", nsl_got(L, -1));
-    s->ddof = (int)d;
-  }
-  lua_pop(L, 1);
-
-  if (field(L, arg, "center") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TBOOLEAN)
-      nsl_argerror(L, arg, "spec.center must be a boolean, got %s", nsl_got(L, -1));
-    s->center = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-
-  if (field(L, arg, "dtype") != LUA_TNIL) s->dtype = nsl_dtypeat(L, -1, arg, "spec.dtype");
-  lua_pop(L, 1);
-  if (field(L, arg, "acc") != LUA_TNIL) s->acc = (int)nsl_dtypeat(L, -1, arg, "spec.acc");
-  lua_pop(L, 1);
+  ns_state_spec(&st, s);
 
   if (field(L, arg, "running") != LUA_TNIL) {
     ns_running *r = nsl_torunning(L, -1);
@@ -133,11 +121,6 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
     s->running = r;
   }
   lua_pop(L, 1);
-
-  /* gamma and beta scratch stays on the stack until the caller returns */
-  s->gamma = affine(L, arg, "gamma", &s->ngamma);
-  s->beta = affine(L, arg, "beta", &s->nbeta);
-  s->mask = nsl_maskat(L, arg, "mask", x, "spec.mask");
 }
 
 const ns_tensor *nsl_maskat(lua_State *L, int arg, const char *name, const ns_tensor *x,

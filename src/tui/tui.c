@@ -580,54 +580,8 @@ static void on_change(void *ud) {
   a->changed = 1;
 }
 
-int tui_run(const tui_options *opt) {
-  static app A; /* static: the atexit restore and the signal flags outlive any frame */
-  app *a = &A;
-  memset(a, 0, sizeof *a);
-  ns_explore_cache_init(&a->cache);
-  a->cache.defer_jac = 1; /* the full Jacobian runs in a worker: keys never wait for it */
-  /* the main normalization uses every core unless NS_THREADS says otherwise */
-  nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
-  a->opt = *opt;
-  read_slow_ms();
-  read_settled_fd();
-  char err[NS_ERRLEN];
-  if (ns_state_init(&a->st, err) != 0) {
-    fprintf(stderr, "normscope: %s\n", err);
-    return 1;
-  }
-  ns_history_init(&a->hist, 1000);
-  /* from here on every way out goes through `out`, which frees what exists so far */
-  int status = 1, looped = 0;
-  SCREEN *scr = NULL;
-  if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
-    if (err[0]) fprintf(stderr, "normscope: %s\n", err);
-    goto out;
-  }
-  a->L = nsl_newstate(err);
-  if (!a->L) {
-    fprintf(stderr, "normscope: %s\n", err);
-    goto out;
-  }
-  nsx_ctx *ctx = nsx_open(a->L, &a->st, &a->hist, on_change, a);
-  nsx_set_view(ctx, &screen_view, a);
-  if (opt->state_file && load_state(a, opt->state_file, err) != 0) {
-    fprintf(stderr, "normscope: %s\n", err);
-    goto out;
-  }
-  /* a lesson's first step, or the recorder */
-  if (tui_player_open(a) != 0) goto out;
-  ns_history_free(&a->hist); /* the starting state is not an undo step */
-  ns_history_init(&a->hist, 1000);
-  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-    fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
-                    "for scripts use `normscope run FILE.lua`\n");
-    goto out;
-  }
-
-  setlocale(LC_ALL, "");
-  /* Outside a UTF-8 locale the Unicode drawing characters would come out as garbage. */
-  if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0) a->opt.ascii = 1;
+/* Ctrl-C, SIGTERM and SIGHUP end the loop; a crash restores the terminal first. */
+static void install_signals(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -640,21 +594,19 @@ int tui_run(const tui_options *opt) {
   static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
   for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) sigaction(fatal[i], &sa, NULL);
   atexit(restore_terminal);
+}
 
-  a->prompt = tui_prompt_new(a->L); /* before curses: readline reads its init file now */
-  if (!a->prompt) {
-    fprintf(stderr, "normscope: out of memory\n");
-    goto out;
-  }
-  tui_prompt_set_answer(a->prompt, prompt_answer, a);
-  scr = newterm(NULL, stdout, stdin);
+/* Starts curses on the terminal (*out: its screen, for delscreen): keys, colours, the
+ * mouse. 0, or -1 after saying why on stderr. */
+static int start_curses(app *a, const tui_options *opt, SCREEN **out) {
+  SCREEN *scr = *out = newterm(NULL, stdout, stdin);
   if (!scr) {
     const char *term = getenv("TERM");
     fprintf(stderr,
             "normscope: cannot start the screen on terminal type '%s'; try "
             "`normscope repl`\n",
             term ? term : "(unset)");
-    goto out;
+    return -1;
   }
   curses_on = 1;
   if (!tigetstr("cup") || tigetstr("cup") == (char *)-1) {
@@ -664,7 +616,7 @@ int tui_run(const tui_options *opt) {
             "normscope: terminal type '%s' cannot place the cursor; the explorer "
             "needs a full-screen terminal (try TERM=xterm-256color, or `normscope repl`)\n",
             term ? term : "(unset)");
-    goto out;
+    return -1;
   }
   cbreak();
   noecho();
@@ -688,16 +640,14 @@ int tui_run(const tui_options *opt) {
     mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
   }
-  refresh();
-  a->changed = 1;
-  a->tab = TUI_PANEL_SETTINGS;
-  relayout(a);
-  /* a follower's first frame (read before the screen started) is on the first screen */
+  return 0;
+}
+
+/* The key loop: waits for a key or a worker, dispatches, draws. Returns the exit status
+ * (0, or 128 + the signal that ended it). */
+static int key_loop(app *a) {
   const tui_hook *hook = a->opt.hook;
-  if (hook && hook->ready && (hook->ready(hook->ud, a) & TUI_R_RELAYOUT)) relayout(a);
-  draw(a);
-  wtimeout(stdscr, TICK_MS);
-  status = 0;
+  int status = 0;
   for (;;) {
     wint_t wc;
     report_settled(a);
@@ -753,6 +703,76 @@ int tui_run(const tui_options *opt) {
     if (r & TUI_R_REPAINT) clearok(curscr, TRUE);
     draw(a);
   }
+  return status;
+}
+
+int tui_run(const tui_options *opt) {
+  static app A; /* static: the atexit restore and the signal flags outlive any frame */
+  app *a = &A;
+  memset(a, 0, sizeof *a);
+  ns_explore_cache_init(&a->cache);
+  a->cache.defer_jac = 1; /* the full Jacobian runs in a worker: keys never wait for it */
+  /* the main normalization uses every core unless NS_THREADS says otherwise */
+  nsl_exec_from_env(&a->cache.exec, (int)sysconf(_SC_NPROCESSORS_ONLN));
+  a->opt = *opt;
+  read_slow_ms();
+  read_settled_fd();
+  char err[NS_ERRLEN];
+  if (ns_state_init(&a->st, err) != 0) {
+    fprintf(stderr, "normscope: %s\n", err);
+    return 1;
+  }
+  ns_history_init(&a->hist, 1000);
+  /* from here on every way out goes through `out`, which frees what exists so far */
+  int status = 1, looped = 0;
+  SCREEN *scr = NULL;
+  if (opt->file && open_file(a, opt->file, opt->tensor, err) != 0) {
+    if (err[0]) fprintf(stderr, "normscope: %s\n", err);
+    goto out;
+  }
+  a->L = nsl_newstate(err);
+  if (!a->L) {
+    fprintf(stderr, "normscope: %s\n", err);
+    goto out;
+  }
+  nsx_ctx *ctx = nsx_open(a->L, &a->st, &a->hist, on_change, a);
+  nsx_set_view(ctx, &screen_view, a);
+  if (opt->state_file && load_state(a, opt->state_file, err) != 0) {
+    fprintf(stderr, "normscope: %s\n", err);
+    goto out;
+  }
+  /* a lesson's first step, or the recorder */
+  if (tui_player_open(a) != 0) goto out;
+  ns_history_free(&a->hist); /* the starting state is not an undo step */
+  ns_history_init(&a->hist, 1000);
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "normscope: the explorer needs a terminal (stdin and stdout); "
+                    "for scripts use `normscope run FILE.lua`\n");
+    goto out;
+  }
+
+  setlocale(LC_ALL, "");
+  /* Outside a UTF-8 locale the Unicode drawing characters would come out as garbage. */
+  if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0) a->opt.ascii = 1;
+  install_signals();
+
+  a->prompt = tui_prompt_new(a->L); /* before curses: readline reads its init file now */
+  if (!a->prompt) {
+    fprintf(stderr, "normscope: out of memory\n");
+    goto out;
+  }
+  tui_prompt_set_answer(a->prompt, prompt_answer, a);
+  if (start_curses(a, opt, &scr) != 0) goto out;
+  refresh();
+  a->changed = 1;
+  a->tab = TUI_PANEL_SETTINGS;
+  relayout(a);
+  /* a follower's first frame (read before the screen started) is on the first screen */
+  const tui_hook *hook = a->opt.hook;
+  if (hook && hook->ready && (hook->ready(hook->ud, a) & TUI_R_RELAYOUT)) relayout(a);
+  draw(a);
+  wtimeout(stdscr, TICK_MS);
+  status = key_loop(a);
   looped = 1;
   autosave(a); /* q, Ctrl-C, SIGTERM, SIGHUP, a closed terminal: --resume brings it back */
 out:

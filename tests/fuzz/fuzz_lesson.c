@@ -53,7 +53,7 @@ static void check_folder(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   if (!reg) {
     const char *top = getenv("top_srcdir");
     char rpath[4096];

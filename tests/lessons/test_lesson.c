@@ -58,7 +58,7 @@ static int write_file(const char *path, const char *text) {
 /* try.answer, try.hints, predict and variant through the fixture tests/lessons/player-views.lua:
  * values worked out here from the states the fixture sets. */
 static void exercises(const lesson_options *o) {
-  char err[LESSON_ERRLEN], buf[256];
+  char err[NS_ERRLEN], buf[256];
   /* the default tolerance: half a unit in the third significant digit */
   tap_ok(lesson_default_tol(13.2) == 0.05 && fabs(lesson_default_tol(-0.27524) - 0.0005) < 1e-18 &&
              lesson_default_tol(0) == 1e-9,
@@ -136,7 +136,7 @@ static void schema_errors(const lesson_options *o) {
       {"{text = 'x', variant = {}}", "step 1.variant must be a function"},
       {"{text = 'x', focus = 'nowhere'}", "unknown panel 'nowhere'"},
   };
-  char err[LESSON_ERRLEN], text[512];
+  char err[NS_ERRLEN], text[512];
   lesson_options lo = *o;
   static const char *const panels[] = {"input", "output", NULL};
   lo.panels = panels;
@@ -157,7 +157,7 @@ static void schema_errors(const lesson_options *o) {
  * lessons are rewritten elsewhere: until that lesson's check uses shown(), this is a TODO
  * (reported, not failing). shown() itself is checked through the fixture of a file here. */
 static void shown_digits(const lesson_options *o) {
-  char err[LESSON_ERRLEN], hint[256];
+  char err[NS_ERRLEN], hint[256];
   write_file("test_lesson_shown.lua",
              "lesson{title = 't', source = 's', section = 's', steps = {\n"
              "  {text = 'x', set = {x = {2, 4, 6, 8}},\n"
@@ -203,7 +203,7 @@ static void shown_digits(const lesson_options *o) {
 }
 
 int main(void) {
-  char err[LESSON_ERRLEN];
+  char err[NS_ERRLEN];
   lesson_registry *reg = lesson_registry_load(LESSON_TEST_SRCDIR "/data/claims.tsv", err);
   tap_ok(reg != NULL, "the registry loads (%s)", reg ? "ok" : err);
   if (!reg) return tap_done();

@@ -190,4 +190,56 @@ do
        "min and max see the infinities and leave the NaN out")
 end
 
+-- set{} and ns.normalize{} read the spec's scalar fields with one reader: a bad value gets
+-- the same words from both ("set: <field>: ..." and "spec.<field>: ...").
+do
+  local bad = {{"kind", "weight"}, {"eps", -1}, {"eps", "small"}, {"eps_at", "sqrt"},
+    {"ddof", 2}, {"ddof", 0.5}, {"groups", 0}, {"center", 1}, {"order", "random"},
+    {"dtype", "fp8"}, {"acc", 3}, {"algo", "fast"}, {"mode", "test"}}
+  for _, b in ipairs(bad) do
+    local ok1, m1 = pcall(function() ns.explorer():set{[b[1]] = b[2]} end)
+    local ok2, m2 = pcall(ns.normalize, ns.zeros{2, 4}, {[b[1]] = b[2]})
+    local w1 = not ok1 and tostring(m1):match("set: (" .. b[1] .. ": .*)$")
+    local w2 = not ok2 and tostring(m2):match("spec%.(" .. b[1] .. ": .*)%)$")
+    T.ok(w1 and w1 == w2, b[1] .. " = " .. tostring(b[2]) .. ": one wording",
+      tostring(m1) .. "\n" .. tostring(m2))
+  end
+end
+
+-- ns.result_keys() is generated from the tables result() walks: each key result() returns
+-- is listed, and each listed key shows up when its section's part was (or was not) done.
+do
+  local listed, sections = {}, {}
+  for _, k in ipairs(ns.result_keys()) do
+    listed[k.section .. "." .. k.key] = k
+    if k.section ~= "" then sections[k.section] = true end
+  end
+  for _, st in ipairs({{}, {placement = "pre", mode = "eval", kind = "batch",
+                           x = {{1, 2}, {3, 5}, {4, 4}}}}) do
+    local e = ns.explorer(st)
+    local r = e:result()
+    local unlisted, missing = {}, {}
+    local function walk(sec, t)
+      for key in pairs(t) do
+        if not (sec == "" and sections[key]) and not listed[sec .. "." .. key] then
+          unlisted[#unlisted + 1] = sec .. "." .. key
+        end
+      end
+    end
+    walk("", r)
+    for sec in pairs(sections) do walk(sec, r[sec]) end
+    for name, k in pairs(listed) do
+      local t = k.section == "" and r or r[k.section]
+      local done = t.done == nil or t.done
+      local expect = not k.type:find("(", 1, true) and
+        (k.when == "always" or (k.when == "done") == done)
+      if expect and t[k.key] == nil then missing[#missing + 1] = name end
+    end
+    table.sort(unlisted)
+    table.sort(missing)
+    T.ok(#unlisted == 0, "every key of result() is in ns.result_keys()", table.concat(unlisted, " "))
+    T.ok(#missing == 0, "every key ns.result_keys() lists is in result()", table.concat(missing, " "))
+  end
+end
+
 T.done()

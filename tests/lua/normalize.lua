@@ -76,18 +76,18 @@ T.close(ye[1], (3.3 - run.mean) / math.sqrt(run.var), 1e-15, "eval mode uses run
 T.is(run.count, 1, "eval mode does not update")
 
 -- spec errors
-T.err("spec.eps must be finite and >= 0, got -1", "negative eps", ns.normalize, x, {eps = -1})
+T.err("spec.eps: must be finite and >= 0, got -1", "negative eps", ns.normalize, x, {eps = -1})
 T.err("bad argument #2", "spec errors blame argument 2", ns.normalize, x, {eps = -1})
 T.err("unknown spec field 'epsilon'", "unknown field named", ns.normalize, x, {epsilon = 1})
-T.err("spec.kind must be one of", "bad kind", ns.normalize, x, {kind = "weight"})
-T.err("spec.ddof must be 0 or 1", "bad ddof", ns.normalize, x, {ddof = 2})
-T.err("spec.eps_at must be one of", "bad eps_at", ns.normalize, x, {eps_at = "sqrt"})
-T.err("spec.algo must be one of", "bad algo", ns.normalize, x, {algo = "fast"})
-T.err("spec.mode must be one of", "bad mode", ns.normalize, x, {mode = "test"})
-T.err("spec.center must be a boolean", "bad center", ns.normalize, x, {center = 1})
-T.err("spec.dtype must be one of", "bad dtype", ns.normalize, x, {dtype = "fp8"})
-T.err("spec.acc must be one of", "bad acc", ns.normalize, x, {acc = 3})
-T.err("spec.groups must be a positive integer", "bad groups", ns.normalize, g, {kind = "group", groups = 0})
+T.err("spec.kind: unknown kind 'weight' (layer, rms", "bad kind", ns.normalize, x, {kind = "weight"})
+T.err("spec.ddof: must be 0 or 1, got 2", "bad ddof", ns.normalize, x, {ddof = 2})
+T.err("spec.eps_at: unknown choice 'sqrt' (var, std)", "bad eps_at", ns.normalize, x, {eps_at = "sqrt"})
+T.err("spec.algo: unknown choice 'fast'", "bad algo", ns.normalize, x, {algo = "fast"})
+T.err("spec.mode: unknown choice 'test' (train, eval)", "bad mode", ns.normalize, x, {mode = "test"})
+T.err('spec.center: expected true, false or "default", got number', "bad center", ns.normalize, x, {center = 1})
+T.err("spec.dtype: unknown dtype 'fp8'", "bad dtype", ns.normalize, x, {dtype = "fp8"})
+T.err("spec.acc: expected one of fp64, fp32, fp16, bf16, default, got number", "bad acc", ns.normalize, x, {acc = 3})
+T.err("spec.groups: must be >= 1, got 0", "bad groups", ns.normalize, g, {kind = "group", groups = 0})
 T.err("must divide", "groups not dividing the channels", ns.normalize, g, {kind = "group", groups = 3})
 T.err("out of range 1..1", "axis out of range", ns.normalize, x, {axes = {2}})
 T.err("spec.axes lists axis 1 twice", "repeated axis", ns.normalize, b, {axes = {1, 1}})
@@ -124,7 +124,7 @@ T.err("spec.axes lists 3 axes but the tensor has rank 2", "more spec axes than t
   ns.normalize, ns.zeros{2, 2}, {axes = {1, 2, 3}})
 T.err("spec.axes[2] must be an integer axis, got 1.5", "fractional spec axis",
   ns.normalize, ns.zeros{2, 2}, {axes = {1, 1.5}})
-T.err("spec.groups must be a positive integer, got 'two'", "spec values are quoted",
+T.err("spec.groups: expected an integer, got string", "a spec value of the wrong type",
   ns.normalize, ns.zeros{2, 2}, {kind = "group", groups = "two"})
 T.err("unknown spec field 'epsilon' (known: 'kind', 'axes'", "unknown field lists the known ones",
   ns.normalize, ns.zeros{2, 2}, {epsilon = 1})
