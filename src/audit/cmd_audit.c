@@ -24,7 +24,10 @@ const char cmd_audit_help[] =
     "                [--layout nchw|nhwc|ncl|btd|bd] [--running MEAN,VAR] [--tensor NAME]\n"
     "                [--bf16] [--ascii] [--tsv | --json] [--report FILE.md]\n"
     "Audit the normalization of an activation tensor read from FILE (.npy, .csv or\n"
-    ".safetensors), of any size: the file is mapped and streamed in chunks, twice.\n"
+    ".safetensors), of any size: the file is mapped and streamed in chunks, twice, on every\n"
+    "core (NS_THREADS=N sets how many). Memory stays under 256 MB whatever the file's size\n"
+    "(the statistics of a window of the file, one chunk per thread, a slice of at most\n"
+    "2^18 elements for precision); NS_MAX_ELEMENTS caps what is held, not the file.\n"
     "\n"
     "  --kind K         layer (default), rms, batch, instance or group\n"
     "  --axes A         1-based reduction axes, e.g. 1,3,4 (default: the kind's, or the\n"
@@ -32,22 +35,28 @@ const char cmd_audit_help[] =
     "  --groups G       channel groups of group norm\n"
     "  --eps E          epsilon inside the square root (default 1e-5)\n"
     "  --layout L       how the axes are meant: nchw, nhwc (rank 4), ncl, btd (rank 3), bd\n"
-    "  --running M,V    running statistics of a batch norm: two .npy files, or\n"
-    "                   FILE.safetensors:MEAN_NAME,VAR_NAME, or FILE.safetensors:PREFIX\n"
-    "                   (PREFIX.running_mean and PREFIX.running_var)\n"
+    "  --running M,V    running statistics of a batch norm (or of an instance norm that\n"
+    "                   tracks them): two .npy files, or FILE.safetensors:MEAN_NAME,VAR_NAME,\n"
+    "                   or FILE.safetensors:PREFIX (PREFIX.running_mean and .running_var)\n"
     "  --tensor NAME    the tensor of a .safetensors file (several: listed when not given)\n"
     "  --bf16           a .npy uint16 array holds bf16 bit patterns\n"
     "  --ascii          figures in ASCII only\n"
-    "  --tsv            one line per check: CHECK<TAB>ok|warn|yes|no<TAB>VALUE<TAB>DETAIL\n"
+    "  --tsv            one line per check: CHECK<TAB>ok|warn|yes|no|n/a<TAB>VALUE<TAB>DETAIL\n"
     "  --json           one JSON object\n"
     "  --report FILE.md also write a Markdown report with the figures\n"
     "\n"
     "Checks: axes (the reduction axes, the output's statistics along them and along the\n"
     "other layouts' axes, the layouts the shape allows and the one the statistics\n"
-    "suggest), near_zero_variance (variance below 100 eps), precision (fp32, fp16, bf16\n"
-    "against fp64 and the raw-moment cancellation risk), batch_dependence,\n"
-    "batch_size_sensitivity, train_eval_gap (with --running) and outliers (|z| against\n"
-    "sqrt(n-1), kurtosis). A progress bar goes to standard error when it is a terminal.\n"
+    "suggest, channels-last bytes under a channels-first shape), near_zero_variance\n"
+    "(variance below 100 eps, or not finite), precision (non-finite values, fp16\n"
+    "overflow, the raw-moment cancellation risk, numpy's and torch's float32 against\n"
+    "fp64, fp16/bf16 storage, the step of 16-bit data), batch_dependence and\n"
+    "batch_size_sensitivity (from the streamed moments of examples 1 and 2, of the last\n"
+    "examples and of the batch), train_eval_gap (with --running) and outliers (|z|\n"
+    "against sqrt(n-1), sqrt(n) for rms; kurtosis). A warning names the number that\n"
+    "tripped it; n/a says a check cannot be measured (one example). Statistics,\n"
+    "channels and examples are numbered from 1, like the axes. A progress bar naming the\n"
+    "pass goes to standard error when it is a terminal.\n"
     "\n"
     "Exit status: 0 when the audit ran (whatever it found), 1 when FILE or the running\n"
     "statistics cannot be read, 2 on bad usage.\n";
@@ -162,16 +171,27 @@ static int load_running(const char *spec, double **mean, double **var, size_t *n
 
 /* ---- progress bar on standard error ---------------------------------------------- */
 
+/* One line, redrawn in place: the pass under way, the bar, the percentage and the time
+ * left. Only on a terminal, and only for runs longer than a second. */
 typedef struct {
   double t0;
   int shown;
   int last;
+  char phase[96];
 } bar;
 
 static double wall(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void bar_phase(void *ctx, const char *what) {
+  bar *b = ctx;
+  if (strcmp(b->phase, what) != 0) {
+    snprintf(b->phase, sizeof b->phase, "%s", what);
+    b->last = -1; /* redraw with the new name */
+  }
 }
 
 static void bar_update(void *ctx, double done) {
@@ -182,98 +202,144 @@ static void bar_update(void *ctx, double done) {
   if (b->shown && pct == b->last) return;
   b->shown = 1;
   b->last = pct;
-  char cells[41];
-  int full = (int)(done * 40);
-  for (int i = 0; i < 40; i++) cells[i] = i < full ? '#' : '.';
-  cells[40] = 0;
+  char cells[31];
+  int full = (int)(done * 30);
+  for (int i = 0; i < 30; i++) cells[i] = i < full ? '#' : '.';
+  cells[30] = 0;
   double eta = done > 0 ? t * (1 - done) / done : 0;
-  fprintf(stderr, "\r" PROG " audit [%s] %3d%%  %.0f s left ", cells, pct, eta);
+  fprintf(stderr, "\r" PROG " audit [%s] %3d%% %4.0f s left  %-44.44s", cells, pct, eta, b->phase);
   fflush(stderr);
 }
 
 static void bar_end(bar *b) {
-  if (b->shown) fprintf(stderr, "\r%*s\r", 78, "");
+  if (b->shown) fprintf(stderr, "\r%*s\r", 100, "");
+  fflush(stderr);
 }
 
 /* ---- the command ------------------------------------------------------------------- */
 
+/* The options: flags, and options with a value (--opt VALUE or --opt=VALUE). */
+enum {
+  OPT_HELP,
+  OPT_TSV,
+  OPT_JSON,
+  OPT_ASCII,
+  OPT_BF16,
+  OPT_KIND,
+  OPT_AXES,
+  OPT_GROUPS,
+  OPT_EPS,
+  OPT_LAYOUT,
+  OPT_RUNNING,
+  OPT_TENSOR,
+  OPT_REPORT,
+  OPT_CHUNK
+};
+static const struct {
+  const char *name;
+  int id;
+  int value; /* takes a value */
+} options[] = {
+    {"--help", OPT_HELP, 0},     {"-h", OPT_HELP, 0},         {"--tsv", OPT_TSV, 0},
+    {"--json", OPT_JSON, 0},     {"--ascii", OPT_ASCII, 0},   {"--bf16", OPT_BF16, 0},
+    {"--kind", OPT_KIND, 1},     {"--axes", OPT_AXES, 1},     {"--groups", OPT_GROUPS, 1},
+    {"--eps", OPT_EPS, 1},       {"--layout", OPT_LAYOUT, 1}, {"--running", OPT_RUNNING, 1},
+    {"--tensor", OPT_TENSOR, 1}, {"--report", OPT_REPORT, 1}, {"--chunk", OPT_CHUNK, 1}};
+
+/* The option named by the first len characters of a, or -1 (*value: it takes one). */
+static int find_option(const char *a, size_t len, int *value) {
+  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+    if (strlen(options[i].name) == len && strncmp(a, options[i].name, len) == 0) {
+      *value = options[i].value;
+      return options[i].id;
+    }
+  return -1;
+}
+
+/* Threads for the passes: NS_THREADS (1 to 64) when set, else every core. */
+static int audit_threads(void) {
+  const char *v = getenv("NS_THREADS");
+  if (v && *v) {
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end == 0 && t >= 1 && t <= 64) return (int)t;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
 int cmd_audit(int argc, char **argv, int first) {
   ns_audit_opts o;
   ns_audit_opts_init(&o);
+  o.threads = audit_threads();
   const char *file = NULL, *tensor = NULL, *running = NULL, *report = NULL;
   int tsv = 0, json = 0, ascii = 0;
   unsigned flags = 0;
   for (int i = first + 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(cmd_audit_help, stdout);
-      return 0;
-    }
     if (a[0] != '-' || a[1] == 0) {
       if (file) return usage(a, "give one file to audit");
       file = a;
       continue;
     }
-    if (strcmp(a, "--tsv") == 0) {
-      tsv = 1;
-      continue;
-    }
-    if (strcmp(a, "--json") == 0) {
-      json = 1;
-      continue;
-    }
-    if (strcmp(a, "--ascii") == 0) {
-      ascii = 1;
-      continue;
-    }
-    if (strcmp(a, "--bf16") == 0) {
-      flags |= NS_FILE_U2_BF16;
-      continue;
-    }
-    /* options with a value: --opt VALUE or --opt=VALUE */
-    static const char *const valued[] = {"--kind",    "--axes",   "--groups", "--eps",   "--layout",
-                                         "--running", "--tensor", "--report", "--chunk", NULL};
     size_t len = strcspn(a, "=");
-    int which = -1;
-    for (int k = 0; valued[k]; k++)
-      if (strlen(valued[k]) == len && strncmp(a, valued[k], len) == 0) which = k;
-    if (which < 0) return usage(a, "unknown option");
-    const char *v;
-    if (a[len] == '=')
-      v = a + len + 1;
-    else if (i + 1 < argc)
-      v = argv[++i];
-    else
-      return usage(a, "this option needs a value");
+    int takes = 0, id = find_option(a, len, &takes);
+    if (id < 0) return usage(a, "unknown option");
+    const char *v = NULL;
+    if (takes) {
+      if (a[len] == '=')
+        v = a + len + 1;
+      else if (i + 1 < argc)
+        v = argv[++i];
+      else
+        return usage(a, "this option needs a value");
+    } else if (a[len] == '=') {
+      return usage(a, "this option takes no value");
+    }
     char *end;
-    switch (which) {
-    case 0: {
+    switch (id) {
+    case OPT_HELP:
+      fputs(cmd_audit_help, stdout);
+      return 0;
+    case OPT_TSV:
+      tsv = 1;
+      break;
+    case OPT_JSON:
+      json = 1;
+      break;
+    case OPT_ASCII:
+      ascii = 1;
+      break;
+    case OPT_BF16:
+      flags |= NS_FILE_U2_BF16;
+      break;
+    case OPT_KIND: {
       ns_kind k;
       if (ns_kind_parse(v, &k) != 0)
         return usage(v, "--kind must be layer, rms, batch, instance or group");
       o.kind = k;
       break;
     }
-    case 1: {
+    case OPT_AXES: {
       long m = parse_axes(v);
       if (m < 0) return usage(v, "--axes must be distinct axes 1 to 4, e.g. 1,3,4");
       o.axes = (unsigned)m;
       break;
     }
-    case 2: {
+    case OPT_GROUPS: {
       long g = strtol(v, &end, 10);
       if (*v == 0 || *end || g < 1 || g > (1L << 30))
         return usage(v, "--groups must be a whole number >= 1");
       o.groups = (int)g;
       break;
     }
-    case 3: {
+    case OPT_EPS: {
       double e = strtod(v, &end);
       if (*v == 0 || *end || !(e >= 0) || !isfinite(e)) return usage(v, "--eps " NS_EPS_RULE);
       o.eps = e;
       break;
     }
-    case 4: {
+    case OPT_LAYOUT: {
       int l = -1;
       for (int k = 0; ns_layout_names[k]; k++)
         if (strcasecmp(v, ns_layout_names[k]) == 0) l = k;
@@ -281,17 +347,17 @@ int cmd_audit(int argc, char **argv, int first) {
       o.layout = l;
       break;
     }
-    case 5:
+    case OPT_RUNNING:
       running = v;
       break;
-    case 6:
+    case OPT_TENSOR:
       tensor = v;
       break;
-    case 7:
+    case OPT_REPORT:
       if (!ends_with(v, ".md")) return usage(v, "--report writes a Markdown file: FILE.md");
       report = v;
       break;
-    case 8: { /* elements per chunk (tests use small chunks to exercise the merges) */
+    case OPT_CHUNK: { /* elements per chunk (tests use small chunks to exercise the merges) */
       long c = strtol(v, &end, 10);
       if (*v == 0 || *end || c < 1 || c > (1L << 28)) return usage(v, "--chunk must be >= 1");
       o.chunk = (size_t)c;
@@ -360,9 +426,10 @@ int cmd_audit(int argc, char **argv, int first) {
     free(rvar);
     return usage(file, err);
   }
-  bar b = {wall(), 0, -1};
+  bar b = {wall(), 0, -1, ""};
   if (isatty(2)) {
     o.progress = bar_update;
+    o.phase = bar_phase;
     o.progress_ctx = &b;
   }
   ns_audit_report r;
