@@ -1070,7 +1070,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
          "(1-based; running mean %.4g, var %.4g): eval moves its outputs by %.3g rms from train "
          "mode over its %zu instances (mean over %zu channels %.3g)%s",
          worst + 1, mr, vr, gap[worst], a->gapn[worst], ns, sum / (double)ns,
-         v == NS_VERDICT_WARN ? ": the running statistics describe other data" : "");
+         v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
   } else {
     double mb = mc->m[worst].mean, vb = mc->m[worst].m2 / mc->m[worst].n;
     setf(f, NS_AUDIT_TRAIN_EVAL_GAP, v, gap[worst],
@@ -1079,7 +1079,7 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
          "over %zu channels %.3g)%s",
          worst + 1, mb, mr, (mb - mr) / sqrt(vr + r->eps), vb / vr, gap[worst], ns,
          sum / (double)ns,
-         v == NS_VERDICT_WARN ? ": the running statistics describe other data" : "");
+         v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
   }
   int rc =
       fig_set(&f->fig, ns <= NS_AUDIT_MAXBARS ? 1 : 2, "rms output gap per channel", gap, ns, NULL);
@@ -1097,15 +1097,20 @@ static int check_outliers(actx *a, ns_audit_finding *f) {
   /* the self-standardization bound: centered, |z| <= sqrt(n-1); uncentered (rms), sqrt(n) */
   double z = S->z > 0 ? S->z : 0, bound = sqrt((double)r->count - (a->center ? 1 : 0));
   ns_verdict v = (!(z <= THRESH_Z) || S->kurt > THRESH_KURT) ? NS_VERDICT_WARN : NS_VERDICT_OK;
-  char zs[48], ks[48], nan[96] = "";
+  char zs[48], ks[48], nan[96] = "", why[96] = "";
   stat_words(a, S->z_s, zs, sizeof zs);
   stat_words(a, S->kurt_s, ks, sizeof ks);
   if (S->nan) snprintf(nan, sizeof nan, " (%zu statistics that are not finite left out)", S->nan);
+  if (v == NS_VERDICT_WARN)
+    snprintf(why, sizeof why, ": %s%s%s, a few values dominate their statistic",
+             z > THRESH_Z ? "|z| above 10" : "",
+             z > THRESH_Z && S->kurt > THRESH_KURT ? " and " : "",
+             S->kurt > THRESH_KURT ? "kurtosis above 50" : "");
   setf(f, NS_AUDIT_OUTLIERS, v, z,
        "largest |z| %.4g in statistic %s, against the self-standardization bound %s = %.4g for "
        "n = %zu (%.3g%% of it); largest kurtosis %.4g in statistic %s (3 for a normal)%s%s",
        z, zs, a->center ? "sqrt(n-1)" : "sqrt(n)", bound, r->count, 100 * z / bound, S->kurt, ks,
-       nan, v == NS_VERDICT_WARN ? ": a few values dominate their statistic" : "");
+       nan, why);
   int rc = fig_stats(a, &f->fig, "largest |z| per statistic", S->fig_z, NULL);
   patch_spec(a, f, values_tensor(a->keep[KEEP_OUTLIER], a->nkeep[KEEP_OUTLIER], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);

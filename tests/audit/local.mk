@@ -10,7 +10,8 @@ tests_audit_test_safetensors_LDADD = libnsaudit.la libnsexplore.la libnscore.la 
 
 ## Lua tests run through `normscope run` (LUA_LOG_COMPILER) and, by stock.sh, again under
 ## stock lua5.4 with normscope.so.
-AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/torch.lua tests/audit/torch_layernorm.lua
+AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/verdicts.lua tests/audit/torch.lua \
+	tests/audit/torch_layernorm.lua
 TESTS += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh
 EXTRA_DIST += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh \
 	tests/audit/make-big.lua
