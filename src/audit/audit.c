@@ -1,5 +1,5 @@
 /* audit.c: the checks of a normalization audit, streamed over a file (scan.c does the
- * passes). See audit.h. Statistics, channels and examples are named 1-based, like the axes.
+ * pass). See audit.h. Statistics, channels and examples are named 1-based, like the axes.
  *
  * Thresholds (each stated in the detail it affects):
  *   near_zero_variance  var < 100 eps: eps is then at least 1% of var + eps; statistics
@@ -31,9 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "audit/scan.h"
+#include "core/half.h"
 #include "core/round.h"
+#include "core/split.h"
 #include "explore/priv.h"
 #include "plot/figure.h"
 
@@ -333,6 +338,24 @@ static double heterogeneity(const ns_moments *mo, size_t m) {
   return isfinite(h) ? h : 1e300;
 }
 
+/* The first term of H from the slices' means alone (equal slices): the variance of the
+ * slice means against the mean variance within a slice, which is the variance of every
+ * element less that of the means. */
+static double mean_heterogeneity(const actx *a, const sacc *c) {
+  const ns_moments *all = &a->sum.all;
+  size_t m = c->map.nstat;
+  if (m < 2 || !(all->n > 0)) return 0;
+  double between = 0;
+  for (size_t i = 0; i < m; i++) {
+    double d = c->m[i].mean - all->mean;
+    between += c->m[i].n * d * d;
+  }
+  double within = all->m2 - between;
+  if (!isfinite(between) || !isfinite(within)) return NAN;
+  if (!(within > 0)) return between > 0 ? 1e300 : 0;
+  return between / within;
+}
+
 /* H of axis k (0: not measured, no layout has its channels there). */
 static double axis_h(const actx *a, int k) {
   const sacc *c = &a->acc[A_MARG0 + k];
@@ -371,17 +394,16 @@ static int check_axes(actx *a, ns_audit_finding *f) {
       best = l;
   }
   for (int l = 0; l < NS_LAYOUT_COUNT && w < sizeof buf; l++) {
-    const sacc *c = &a->acc[A_ALT0 + l];
-    if (!c->on || !(a->alt_vlo[l] <= a->alt_vhi[l])) continue;
+    const salt *c = &a->alt[l];
+    if (!c->on || !(c->vlo <= c->vhi)) continue;
     char ax[64];
     axes_words(c->map.axes, c->map.group_axis, r->groups, r->rank, ax, sizeof ax);
     w += (size_t)snprintf(buf + w, sizeof buf - w,
                           "; along %s's axes %s: |mean| up to %.2g, var in [%.3g, %.3g]",
-                          ns_layout_names[l], ax, a->alt_mean[l], a->alt_vlo[l], a->alt_vhi[l]);
+                          ns_layout_names[l], ax, c->mean, c->vlo, c->vhi);
   }
   /* the flat index modulo C: channels-last bytes under a channels-first shape */
-  double hp =
-      a->acc[A_PERIOD].on ? heterogeneity(a->acc[A_PERIOD].m, a->acc[A_PERIOD].map.nstat) : 0;
+  double hp = a->acc[A_PERIOD].on ? mean_heterogeneity(a, &a->acc[A_PERIOD]) : 0;
   int hk = -1;
   for (int k = 0; k < r->rank; k++)
     if (h[k] > 0 && (hk < 0 || h[k] > h[hk])) hk = k;
@@ -403,7 +425,8 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     r->layout_suggest = -1;
     snprintf(buf + w, sizeof buf - w,
              "; the flat index modulo %zu (axis 2's size) sorts the values better than any axis "
-             "(H %.3g against %.3g for axis %d): these are channels-last bytes under a "
+             "(H %.3g from its classes' means, against %.3g for axis %d): these are channels-last "
+             "bytes under a "
              "channels-first shape (the channel of element i is i mod %zu), which no --layout "
              "reads right; save or reshape the array as %s",
              C, hp, hmax, hk + 1, C, shp);
@@ -448,7 +471,7 @@ static int check_axes(actx *a, ns_audit_finding *f) {
   }
   if (a->acc[A_PERIOD].on) {
     hv[nh] = hp;
-    snprintf(lab[nh], sizeof lab[nh], "index mod %zu", r->shape[1]);
+    snprintf(lab[nh], sizeof lab[nh], "i mod %zu (means)", r->shape[1]);
     labels[nh] = lab[nh];
     nh++;
   }
@@ -525,16 +548,39 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
   return rc;
 }
 
-/* max |y - ref| over the elements where ref is finite (inf if y is not); with rel, each
- * difference is divided by max(1, |ref|). */
-static double maxdiff(const ns_tensor *y, const ns_tensor *ref, int rel) {
-  double d = 0;
-  for (size_t i = 0; i < ref->n; i++) {
-    double b = ns_tensor_get(ref, i), v = ns_tensor_get(y, i);
-    if (!isfinite(b)) continue;
-    double e = isfinite(v) ? fabs(v - b) : HUGE_VAL;
-    if (rel) e /= fmax(1, fabs(b));
-    if (e > d) d = e;
+/* max |y - ref| over the elements where ref (n doubles) is finite (inf if y is not); with
+ * rel, each difference is divided by max(1, |ref|). */
+static double maxdiff(const ns_tensor *y, const double *ref, int rel) {
+  double d = 0, buf[4096];
+  for (size_t i0 = 0; i0 < y->n; i0 += 4096) {
+    size_t len = y->n - i0 < 4096 ? y->n - i0 : 4096;
+    ns_tensor_read_range(y, i0, len, buf);
+    const double *b = ref + i0;
+    size_t j = 0;
+#if defined(__SSE2__)
+    /* pairs where nothing is new (|y - ref| <= d max(1, |ref|), no NaN) skip the scalar test */
+    const __m128d sign = _mm_set1_pd(-0.0), one = _mm_set1_pd(1);
+    for (; j + 2 <= len; j += 2) {
+      __m128d bv = _mm_loadu_pd(b + j),
+              e = _mm_andnot_pd(sign, _mm_sub_pd(_mm_loadu_pd(buf + j), bv));
+      __m128d sc = rel ? _mm_max_pd(one, _mm_andnot_pd(sign, bv)) : one;
+      __m128d bad =
+          _mm_or_pd(_mm_cmpgt_pd(e, _mm_mul_pd(_mm_set1_pd(d), sc)), _mm_cmpunord_pd(e, e));
+      if (!_mm_movemask_pd(bad)) continue;
+      for (size_t q = j; q < j + 2; q++) {
+        if (!isfinite(b[q])) continue;
+        double s = rel && fabs(b[q]) > 1 ? fabs(b[q]) : 1;
+        double eq = isfinite(buf[q]) ? fabs(buf[q] - b[q]) / s : HUGE_VAL;
+        if (eq > d) d = eq;
+      }
+    }
+#endif
+    for (; j < len; j++) {
+      if (!isfinite(b[j])) continue;
+      double s = rel && fabs(b[j]) > 1 ? fabs(b[j]) : 1;
+      double e = isfinite(buf[j]) ? fabs(buf[j] - b[j]) / s : HUGE_VAL;
+      if (e > d) d = e;
+    }
   }
   return d;
 }
@@ -689,11 +735,20 @@ static double ulp16(double x, ns_dtype d) {
 
 /* Storage in a 16-bit dtype: how far y moves when x is rounded to d first (everything else
  * exact), relative to max(1, |y|). */
-static double storage_damage(const ns_tensor *x, const ns_spec *s, const ns_tensor *yref,
-                             ns_dtype d, char *err) {
-  ns_tensor *xr = ns_tensor_new(x->rank, x->shape, NS_FP64, err);
+static double storage_damage(const ns_tensor *x, const ns_spec *s, const double *yref, ns_dtype d,
+                             char *err) {
+  ns_tensor *xr = ns_tensor_new_uninit(x->rank, x->shape, NS_FP64, err);
   if (!xr) return NAN;
-  for (size_t i = 0; i < x->n; i++) ns_tensor_set(xr, i, ns_round(ns_tensor_get(x, i), d));
+  double *v = xr->data;
+  ns_tensor_read(x, v);
+  if (x->dtype == NS_FP64) { /* doubles: rounded as ns_round rounds */
+    for (size_t i = 0; i < x->n; i++) v[i] = ns_round_fast(v[i], d);
+  } else { /* floats (or 16-bit values): the float conversions round them exactly */
+    for (size_t i = 0; i < x->n; i++) {
+      float f = (float)v[i];
+      v[i] = d == NS_FP16 ? nk_h2f(nk_f2h(f)) : nk_b2f(nk_f2b(f));
+    }
+  }
   ns_norm_result y = {0};
   double dmg = NAN;
   if (ns_normalize(xr, s, &y, err) == 0) dmg = maxdiff(y.y, yref, 1);
@@ -738,6 +793,64 @@ static void granularity(const ns_tensor *x, const ns_norm_result *ref, grain *g)
   free(vals);
 }
 
+/* The measurements of the precision check, each against the fp64 reference on the slice:
+ * max |y - y_fp64| of the variants below (the frameworks' columns come last: numpy's
+ * pairwise float32 sums, then torch's kernels as torch_setting states them), and how far
+ * storing x in fp16 or bf16 moves y. Independent of one another: they run on the threads. */
+enum { NV = 7, NJOBS = NV + 2, JOB_FP16 = NV, JOB_BF16 = NV + 1 };
+static const char *const variant_names[NV] = {
+    "fp32 sequential",  "fp32 acc fp64", "fp16 (acc fp32)", "bf16 (acc fp32)",
+    "fp32 raw moments", "numpy float32", "torch float32"};
+static const struct {
+  ns_dtype d;
+  ns_dtype acc;
+  ns_algo algo;
+  ns_order order;
+} variants[NV - 1] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP32, NS_FP64, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_BF16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP32, NS_FP32, NS_ALGO_RAW, NS_ORDER_SEQUENTIAL},
+                      /* numpy: mean and var of float32 data sum pairwise in float32 */
+                      {NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_PAIRWISE}};
+
+typedef struct {
+  const ns_tensor *x;
+  const ns_spec *s, *torch; /* the fp64 spec; torch's (NULL: no such module) */
+  const double *yref;
+  double out[NJOBS];
+  int rc[NJOBS];
+  char err[NJOBS][NS_ERRLEN];
+} pjobs;
+
+static void precision_jobs(void *ctx, size_t j0, size_t j1) {
+  pjobs *p = ctx;
+  for (size_t j = j0; j < j1; j++) {
+    p->out[j] = NAN;
+    p->rc[j] = 0;
+    if (j == JOB_FP16 || j == JOB_BF16) {
+      ns_dtype d = j == JOB_FP16 ? NS_FP16 : NS_BF16;
+      if (p->x->dtype != d) p->out[j] = storage_damage(p->x, p->s, p->yref, d, p->err[j]);
+      continue;
+    }
+    ns_spec t = *p->s;
+    if (j < NV - 1) {
+      t.dtype = variants[j].d;
+      t.acc = (int)variants[j].acc;
+      t.algo = variants[j].algo;
+      t.order = variants[j].order;
+    } else if (p->torch) {
+      t = *p->torch;
+    } else {
+      continue;
+    }
+    ns_norm_result y = {0};
+    p->rc[j] = ns_normalize(p->x, &t, &y, p->err[j]);
+    if (p->rc[j] == 0) p->out[j] = maxdiff(y.y, p->yref, 0);
+    ns_norm_result_free(&y);
+  }
+}
+
 static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   ns_audit_report *r = a->r;
   const ssum *S = &a->sum;
@@ -746,11 +859,8 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   double lost = a->center ? fmin(log10(1 + worst), 17.0) : 0; /* 17: every digit of a double */
   char ws[48];
   stat_words(a, S->cancel_s, ws, sizeof ws);
-  enum { NV = 7 };
-  static const char *const names[NV] = {"fp32 sequential", "fp32 acc fp64",    "fp16 (acc fp32)",
-                                        "bf16 (acc fp32)", "fp32 raw moments", "numpy float32",
-                                        "torch float32"};
-  double errs[NV] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN}, dmg16 = NAN, dmgbf = NAN;
+  const char *const *names = variant_names;
+  double errs[NV], dmg16, dmgbf;
   grain gr = {0};
   const char *torch_words = "";
   ns_spec s;
@@ -762,46 +872,34 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   s.groups = ps.groups;
   tv.groups = ps.groups;
   ns_norm_result ref = {0};
-  if (ns_normalize(ps.t, &s, &ref, err)) {
+  double *yref = malloc(ps.t->n * sizeof *yref);
+  if (!yref || ns_normalize(ps.t, &s, &ref, err)) {
+    if (!yref) ns_explore_fail(err, "out of memory");
+    free(yref);
     ns_tensor_free(ps.t);
     return -1;
   }
-  static const struct {
-    ns_dtype d;
-    ns_dtype acc;
-    ns_algo algo;
-    ns_order order;
-  } vs[NV - 1] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                  {NS_FP32, NS_FP64, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                  {NS_FP16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                  {NS_BF16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                  {NS_FP32, NS_FP32, NS_ALGO_RAW, NS_ORDER_SEQUENTIAL},
-                  /* numpy: mean and var of float32 data sum pairwise in float32 */
-                  {NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_PAIRWISE}};
-  int rc = 0;
-  for (int k = 0; k < NV && rc == 0; k++) {
-    ns_spec t = s;
-    if (k < NV - 1) {
-      t.dtype = vs[k].d;
-      t.acc = (int)vs[k].acc;
-      t.algo = vs[k].algo;
-      t.order = vs[k].order;
-    } else if (have_torch) {
-      t = tv;
-    } else {
-      continue;
-    }
-    ns_norm_result y = {0};
-    rc = ns_normalize(ps.t, &t, &y, err);
-    if (rc == 0) errs[k] = maxdiff(y.y, ref.y, 0);
-    ns_norm_result_free(&y);
+  ns_tensor_read(ref.y, yref);
+  pjobs *pj = calloc(1, sizeof *pj);
+  int rc = pj ? 0 : ns_explore_fail(err, "out of memory");
+  if (rc == 0) {
+    pj->x = ps.t;
+    pj->s = &s;
+    pj->torch = have_torch ? &tv : NULL;
+    pj->yref = yref;
+    ns_split_run(NJOBS, a->threads, precision_jobs, pj);
+    for (int j = 0; j < NJOBS && rc == 0; j++)
+      if (pj->rc[j]) rc = ns_explore_fail(err, "%s", pj->err[j]);
   }
+  for (int k = 0; k < NV; k++) errs[k] = pj ? pj->out[k] : NAN;
+  dmg16 = pj ? pj->out[JOB_FP16] : NAN;
+  dmgbf = pj ? pj->out[JOB_BF16] : NAN;
+  free(pj);
   ns_dtype dt = ps.t->dtype;
   int half = dt == NS_FP16 || dt == NS_BF16;
-  if (rc == 0 && dt != NS_FP16) dmg16 = storage_damage(ps.t, &s, ref.y, NS_FP16, err);
-  if (rc == 0 && dt != NS_BF16) dmgbf = storage_damage(ps.t, &s, ref.y, NS_BF16, err);
   if (rc == 0 && half) granularity(ps.t, &ref, &gr);
   ns_norm_result_free(&ref);
+  free(yref);
   if (rc) {
     ns_tensor_free(ps.t);
     return -1;
@@ -1234,7 +1332,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
     r->count = a->acc[A_MAIN].map.count;
     rc = running_check(o, r, &a->acc[A_MAIN].map, err);
   }
-  a->total = 2.0 * (double)r->n + (double)(r->n < NS_AUDIT_SLICE ? r->n : NS_AUDIT_SLICE);
+  a->total = (double)r->n + (double)(r->n < NS_AUDIT_SLICE ? r->n : NS_AUDIT_SLICE);
   if (rc == 0) rc = audit_scan_run(a, err);
   ns_audit_finding *f = r->f;
   size_t nf = 0;
@@ -1464,9 +1562,9 @@ char *ns_audit_format(const ns_audit_report *r, ns_audit_form form, const char *
     }
     if (md)
       sb_add(&b,
-             "\n---\n%d streaming passes in %.3g s. Thresholds and methods: `normscope help "
+             "\n---\n%d streaming pass%s in %.3g s. Thresholds and methods: `normscope help "
              "audit`.\n",
-             r->passes, r->seconds);
+             r->passes, r->passes == 1 ? "" : "es", r->seconds);
   }
   if (b.failed) {
     free(b.s);

@@ -2,19 +2,20 @@
  * "a normalisation audit tests dependencies, not only moments" and "a practical
  * diagnostic sequence"), on files of any size.
  *
- * ns_audit_run reads the tensor through a chunked file map (file.h) in two streaming
- * passes (scan.h says how, on how many threads): the first merges per-chunk moments of
- * every statistic (stream.h), of every index of a layout's channel axis, of each class of
- * the flat index modulo the channel count, and, for batch kinds, of the statistics within
- * the first two and the last k examples; the second, with the statistics known, measures
- * the fourth moments and the normalized output along the other layouts' axes. Every check
- * but precision comes from these merged moments; precision renormalizes a slice of at most
- * NS_AUDIT_SLICE elements (the leading examples, or some of their channels, with the
- * statistic that cancels worst). Memory: under 256 MB for any file (scan.h).
+ * ns_audit_run reads the tensor through a chunked file map (file.h) in one streaming
+ * pass (scan.h says how, on how many threads), merging per-chunk moments (up to the
+ * fourth) of every statistic (stream.h), of every index of a layout's channel axis, of
+ * each class of the flat index modulo the channel count, of the pieces each statistic
+ * shares with another layout's (which give the normalized output's moments along those
+ * axes), and, for batch kinds, of the statistics within the first two and the last k
+ * examples. Every check but precision comes from these merged moments; precision
+ * renormalizes a slice of at most NS_AUDIT_SLICE elements (the leading examples, or some
+ * of their channels, with the statistic that cancels worst). Memory: under 256 MB for any
+ * file (scan.h).
  *
- * The report is a list of findings, one per check: a verdict (ok, warn, yes, no), a value,
- * a one-line detail, a figure's data, and an explorer state patch that shows the finding
- * (state.h): for example the dead channel's values as x with the audit's eps, or the
+ * The report is a list of findings, one per check: a verdict (ok, warn, yes, no, n/a), a
+ * value, a one-line detail, a figure's data, and an explorer state patch that shows the
+ * finding (state.h): for example the dead channel's values as x with the audit's eps, or the
  * suggested layout's axes on a slice of the input. To open a finding in the explorer:
  *
  *   ns_state_apply(&state, &report.f[k].patch, err);   // or ns_history_apply, undoable
@@ -127,7 +128,7 @@ typedef struct {
   const double *run_mean, *run_var; /* borrowed, nrun each; NULL: no running statistics */
   size_t nrun;
   size_t chunk;                               /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
-  int threads;                                /* threads for the passes (0 or 1: one) */
+  int threads;                                /* threads for the pass (0 or 1: one) */
   void (*progress)(void *ctx, double done);   /* 0..1 over the whole run, called once per round
                                                  of chunks; may be NULL */
   void (*phase)(void *ctx, const char *what); /* the pass under way ("pass 1 of 2 (moments)"),

@@ -24,7 +24,7 @@ const char cmd_audit_help[] =
     "                [--layout nchw|nhwc|ncl|btd|bd] [--running MEAN,VAR] [--tensor NAME]\n"
     "                [--bf16] [--ascii] [--tsv | --json] [--report FILE.md]\n"
     "Audit the normalization of an activation tensor read from FILE (.npy, .csv or\n"
-    ".safetensors), of any size: the file is mapped and streamed in chunks, twice, on every\n"
+    ".safetensors), of any size: the file is mapped and streamed in chunks, once, on every\n"
     "core (NS_THREADS=N sets how many). Memory stays under 256 MB whatever the file's size\n"
     "(the statistics of a window of the file, one chunk per thread, a slice of at most\n"
     "2^18 elements for precision); NS_MAX_ELEMENTS caps what is held, not the file.\n"
@@ -256,7 +256,7 @@ static int find_option(const char *a, size_t len, int *value) {
   return -1;
 }
 
-/* Threads for the passes: NS_THREADS (1 to 64) when set, else every core. */
+/* Threads for the pass: NS_THREADS (1 to 64) when set, else every core. */
 static int audit_threads(void) {
   const char *v = getenv("NS_THREADS");
   if (v && *v) {

@@ -1,27 +1,32 @@
-/* scan.h: the audit's streaming passes (internal to src/audit; audit.c runs the checks on
- * what they leave).
+/* scan.h: the audit's streaming pass (internal to src/audit; audit.c runs the checks on
+ * what it leaves).
  *
- * The tensor is read in fixed chunks (opts.chunk elements), a round of chunks at a time:
- * the round's bytes are mapped at once (ns_file_map_bytes), the chunks are converted and
- * reduced on the threads (each into a record per accumulator, stream.h), and the records
- * are merged in chunk order, so no total depends on the number of threads. Accumulators:
+ * The tensor is read once, in fixed chunks (opts.chunk elements), a round of chunks at a
+ * time: each thread reads its chunks (pread: no mapping to set up and tear down, nothing
+ * shared), converts them and reduces them into a record per accumulator (stream.h), and
+ * the records are merged in chunk order, so no total depends on the number of threads. The
+ * accumulators:
  *
- *   pass 1  main     moments, min and max of every statistic of the audit's reduction
- *           marg[k]  moments of each index of a layout's channel axis k (the H of axes)
- *           period   moments of each class of the flat index modulo C, the size of axis 2
- *                    (rank >= 3: channels-last bytes under a channels-first shape show
- *                    there)
- *           ex01     batch kinds: moments, min and max of each statistic within examples 1
- *                    and 2 (batch_dependence, batch_size_sensitivity)
- *           tail     batch kinds: moments of each statistic within the last k examples
- *   pass 2  main     the fourth moments about the exact means, and where the outlying
- *                    statistic's largest |x - mean| is; y = (x - mean) / denom for:
- *           alt[l]   moments of y over layout l's statistics (the axes check)
+ *   main     moments up to the fourth (exact merges), min and max of every statistic of the
+ *            audit's reduction
+ *   marg[k]  moments of each index of a layout's channel axis k (the H of the axes check),
+ *            merged from the main or a joint accumulator when one keeps axis k apart
+ *   period   the mean of each class of the flat index modulo C, the size of axis 2 (rank
+ *            >= 3: channels-last bytes under a channels-first shape show there)
+ *   example  batch kinds: the main accumulator's, of each statistic within each example
+ *            (streamed, in windows of examples); merged over the examples they give main,
+ *   ex01     the statistics within examples 1 and 2 (batch_dependence,
+ *            batch_size_sensitivity), and
+ *   tail     the statistics within the last k examples
+ *   joint[l] moments of x over the pieces a statistic shares with one of layout l's: once
+ *            the statistics are known, they give the moments of y = (x - mean) / denom over
+ *            layout l's statistics without a second pass (the axes check)
  *
- * Memory does not grow with the file. Per-example reductions (axis 1 not reduced) have as
- * many statistics as the file has rows, so the file is taken in windows of whole blocks
- * (the slices of the leading unreduced axes), each window's statistics held at once (at
- * most AUDIT_WINDOW_STATS) and reduced to the findings' summaries before the next; batch
+ * The outlying statistic's farthest element is found afterwards by reading that statistic
+ * alone. Memory does not grow with the file. Per-example reductions (axis 1 not reduced)
+ * have as many statistics as the file has rows, so the file is taken in windows of whole
+ * blocks (the slices of the leading unreduced axes), each window's statistics held at once
+ * (about AUDIT_WINDOW_STATS) and reduced to the findings' summaries before the next; batch
  * reductions are one window of at most AUDIT_MAX_STATS statistics. Everything else is
  * bounded by the shape's axes (at most AUDIT_MAX_STATS each), the threads' chunk buffers
  * and the records of a round.
@@ -46,35 +51,47 @@ enum {
   A_PERIOD = A_MARG0 + NS_MAXRANK,
   A_EX01,
   A_TAIL,
-  A_ALT0,
-  A_COUNT = A_ALT0 + NS_LAYOUT_COUNT
+  A_EXAMPLE,
+  A_JOINT0,
+  A_COUNT = A_JOINT0 + NS_LAYOUT_COUNT
 };
 
 /* An accumulator: per-statistic moments of a map over the elements [e0, e1) (element i is
  * element i - e0 of the map's tensor), holding statistics [s0, s0 + ns) at a time. */
 typedef struct {
-  int on, pass; /* pass 1 (on x) or 2 (on y) */
-  int minmax, windowed;
+  int on, windowed;
+  int from;       /* -1: streamed; else merged at each window's end from that accumulator's
+                     statistics, finer ones (a marginal from the main or a joint map) */
+  unsigned flags; /* NS_CHUNK_MINMAX, NS_CHUNK_POWERS */
   ns_statmap map;
   size_t e0, e1;
   size_t s0, ns, cap;
   ns_moments *m;
-  double *lo, *hi;
+  double *lo, *hi, *m3, *m4;
 } sacc;
 
 typedef struct {
-  double *x, *y; /* one chunk as doubles, and its outputs */
+  double *x;          /* one chunk as doubles */
+  unsigned char *raw; /* and as stored */
   ns_chunk_scratch sc[A_COUNT];
 } sworker;
 
 typedef struct {
   ns_chunk_record rec[A_COUNT];
-  ns_chunk_record pow; /* pass 2: the fourth powers */
   size_t nonfinite, over16;
-  double dev; /* pass 2: the largest |x - mean| of the target statistic, and where */
-  size_t at;
-  int failed;
+  int failed; /* 1: out of memory, 2: a read error (err says which) */
+  char err[NS_ERRLEN];
 } sslot;
+
+/* y over one layout's statistics: their moments (window or global), merged from the joint
+ * pieces, and the summary the axes check prints. */
+typedef struct {
+  int on, windowed, from_main; /* from_main: the pieces are the main statistics themselves */
+  ns_statmap map;
+  ns_moments *m;
+  size_t s0, ns, cap;
+  double mean, vlo, vhi; /* the largest |mean| of y, the range of its variances */
+} salt;
 
 /* Running summaries of the main statistics, over every window so far (0-based indices). */
 typedef struct {
@@ -90,6 +107,7 @@ typedef struct {
   size_t kurt_s; /* the largest kurtosis, and where */
   double kurt;
   double ymean, yvlo, yvhi; /* y over the statistics not near zero: |mean| and var range */
+  ns_moments all;           /* the moments of every element */
   double *fig_var, *fig_z;  /* every fig_stride-th statistic's variance and |z| */
   size_t fig_n, fig_stride;
 } ssum;
@@ -108,19 +126,14 @@ typedef struct actx {
   int prefix;
   size_t nblocks, bsize, wblocks;
   sacc acc[A_COUNT];
+  salt alt[NS_LAYOUT_COUNT];
   /* the main statistics of the window: what normalizes them */
-  double *mean, *xmean, *var, *denom, *inv, *m4;
-  size_t target;      /* pass 2: the window's statistic of largest |z| */
-  int target_pending; /* it is the largest so far: its element goes to keep_at */
-  double target_dev;
-  size_t target_at;
+  double *mean, *var, *denom;
   ssum sum;
   /* the running statistics' channel of each statistic, for instance norm */
   int inst_axis;
   double *gap2; /* per channel: sum over instances of the squared rms gap */
   size_t *gapn;
-  /* alt layouts' y summaries */
-  double alt_mean[NS_LAYOUT_COUNT], alt_vlo[NS_LAYOUT_COUNT], alt_vhi[NS_LAYOUT_COUNT];
   /* the elements of the findings' statistics */
   size_t keep_stat[NKEEP];
   double *keep[NKEEP];
@@ -139,7 +152,7 @@ typedef struct actx {
 /* Sets up the accumulators for the resolved report a->r (kind, axes, layout, shape):
  * 0, or -1 with err. */
 int audit_scan_init(actx *a, char *err);
-/* Both passes over every window, leaving the summaries in a. 0, or -1 with err. */
+/* The pass over every window, leaving the summaries in a. 0, or -1 with err. */
 int audit_scan_run(actx *a, char *err);
 void audit_scan_free(actx *a);
 /* Progress: adds `add` elements of work done. */

@@ -253,6 +253,61 @@ void ns_runs_begin(ns_runs *it, const ns_statmap *m, size_t first, size_t len) {
   it->plain = it->key == last && last != m->group_axis;
   it->inner = 1;
   for (int k = it->key + 1; it->key >= 0 && k < r; k++) it->inner *= m->shape[k];
+  it->key2 = -1;
+  it->inner2 = 1;
+  if (it->plain) {
+    for (int k = last - 1; k >= 0; k--)
+      if (!(m->axes >> k & 1u)) {
+        it->key2 = k;
+        break;
+      }
+    for (int k = it->key2 + 1; k < last; k++) it->inner2 *= m->shape[k];
+  }
+}
+
+/* Advances the coordinates by run elements. */
+static void runs_advance(ns_runs *it, size_t run) {
+  const ns_statmap *m = it->m;
+  it->pos += run;
+  it->left -= run;
+  size_t carry = run;
+  for (int k = m->rank - 1; k >= 0 && carry; k--) {
+    size_t v = it->c[k] + carry, d = m->shape[k];
+    if (v < d) { /* the common cases without a division */
+      it->c[k] = v, carry = 0;
+    } else if (v == d) {
+      it->c[k] = 0, carry = 1;
+    } else {
+      it->c[k] = v % d, carry = v / d;
+    }
+  }
+}
+
+int ns_runs_rows(ns_runs *it, size_t *off, size_t *len, size_t *s, int *step, size_t *rows) {
+  *rows = 1;
+  const ns_statmap *m = it->m;
+  int last = m->rank - 1;
+  size_t w = m->shape[last];
+  if (!it->plain || it->c[last] != 0 || it->left < 2 * w)
+    return ns_runs_next(it, off, len, s, step);
+  size_t same = it->left / w; /* whole rows left, and rows before the statistics change */
+  if (it->key2 >= 0) {
+    size_t in = 0;
+    for (int k = it->key2 + 1; k < last; k++) in = in * m->shape[k] + it->c[k];
+    size_t upto = it->key2 == m->group_axis
+                      ? (m->per_group - it->c[it->key2] % m->per_group) * it->inner2 - in
+                      : it->inner2 - in;
+    if (upto < same) same = upto;
+  }
+  size_t st = 0;
+  for (int k = 0; k <= last; k++) st += contrib(m, k, it->c[k]);
+  *off = it->pos;
+  *len = w;
+  *s = st;
+  *step = 1;
+  *rows = same;
+  runs_advance(it, same * w);
+  return 1;
 }
 
 int ns_runs_next(ns_runs *it, size_t *off, size_t *len, size_t *s, int *step) {
@@ -280,15 +335,7 @@ int ns_runs_next(ns_runs *it, size_t *off, size_t *len, size_t *s, int *step) {
   *off = it->pos;
   *len = run;
   *s = st;
-  it->pos += run;
-  it->left -= run;
-  /* advance the coordinates by run elements */
-  size_t carry = run;
-  for (int k = last; k >= 0 && carry; k--) {
-    size_t v = it->c[k] + carry;
-    it->c[k] = v % m->shape[k];
-    carry = v / m->shape[k];
-  }
+  runs_advance(it, run);
   return 1;
 }
 
@@ -318,9 +365,11 @@ int ns_chunk_scratch_init(ns_chunk_scratch *sc, size_t ns, char *err) {
   sc->sum = calloc(n, sizeof *sc->sum);
   sc->cnt = calloc(n, sizeof *sc->cnt);
   sc->m2 = calloc(n, sizeof *sc->m2);
+  sc->m3 = calloc(n, sizeof *sc->m3);
+  sc->m4 = calloc(n, sizeof *sc->m4);
   sc->lo = malloc(n * sizeof *sc->lo);
   sc->hi = malloc(n * sizeof *sc->hi);
-  if (!sc->sum || !sc->cnt || !sc->m2 || !sc->lo || !sc->hi) {
+  if (!sc->sum || !sc->cnt || !sc->m2 || !sc->m3 || !sc->m4 || !sc->lo || !sc->hi) {
     ns_chunk_scratch_free(sc);
     ns_seterr(err, "out of memory for the scratch of %zu statistics", ns);
     return -1;
@@ -334,6 +383,8 @@ void ns_chunk_scratch_free(ns_chunk_scratch *sc) {
   free(sc->sum);
   free(sc->cnt);
   free(sc->m2);
+  free(sc->m3);
+  free(sc->m4);
   free(sc->lo);
   free(sc->hi);
   free(sc->rng);
@@ -456,22 +507,166 @@ static double vdev2(const double *x, size_t n, double mu, double *lo, double *hi
   return r;
 }
 
+/* Rows of consecutive statistics (the last axis unreduced): `rows` rows of n elements one
+ * after another, element j of each going to statistic j. The rows go in tiles of eight:
+ * a tile's column sums are formed in registers and added once, so each statistic's
+ * running sum is stored once per tile rather than once per row. */
+#define NS_TILE 8
+static void rows_add(double *restrict sm, double *restrict ct, const double *restrict p, size_t n,
+                     size_t rows) {
+  size_t r = 0;
+#ifdef NS_HAVE_SSE2
+  for (; r + NS_TILE <= rows; r += NS_TILE) {
+    const double *q = p + r * n;
+    size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      __m128d a = _mm_loadu_pd(q + j), b = _mm_loadu_pd(q + n + j);
+      a = _mm_add_pd(a, _mm_loadu_pd(q + 2 * n + j));
+      b = _mm_add_pd(b, _mm_loadu_pd(q + 3 * n + j));
+      a = _mm_add_pd(a, _mm_loadu_pd(q + 4 * n + j));
+      b = _mm_add_pd(b, _mm_loadu_pd(q + 5 * n + j));
+      a = _mm_add_pd(a, _mm_loadu_pd(q + 6 * n + j));
+      b = _mm_add_pd(b, _mm_loadu_pd(q + 7 * n + j));
+      _mm_storeu_pd(sm + j, _mm_add_pd(_mm_loadu_pd(sm + j), _mm_add_pd(a, b)));
+    }
+    for (; j < n; j++) {
+      double a = 0;
+      for (int t = 0; t < NS_TILE; t++) a += q[t * n + j];
+      sm[j] += a;
+    }
+  }
+#endif
+  for (; r < rows; r++) {
+    const double *q = p + r * n;
+    for (size_t j = 0; j < n; j++) sm[j] += q[j];
+  }
+  for (size_t j = 0; j < n; j++) ct[j] += (double)rows;
+}
+
+static void rows_dev2(double *restrict m2, const double *restrict mu, const double *restrict p,
+                      size_t n, size_t rows, double *restrict lo, double *restrict hi) {
+  size_t r = 0;
+#ifdef NS_HAVE_SSE2
+  for (; r + NS_TILE <= rows; r += NS_TILE) {
+    const double *q = p + r * n;
+    size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      __m128d m = _mm_loadu_pd(mu + j), a = _mm_setzero_pd(), b = a;
+      if (lo) {
+        __m128d l = _mm_loadu_pd(lo + j), h = _mm_loadu_pd(hi + j);
+        for (int t = 0; t < NS_TILE; t += 2) {
+          __m128d x0 = _mm_loadu_pd(q + t * n + j), x1 = _mm_loadu_pd(q + (t + 1) * n + j);
+          __m128d d0 = _mm_sub_pd(x0, m), d1 = _mm_sub_pd(x1, m);
+          a = _mm_add_pd(a, _mm_mul_pd(d0, d0));
+          b = _mm_add_pd(b, _mm_mul_pd(d1, d1));
+          l = _mm_min_pd(x0, _mm_min_pd(x1, l)); /* a NaN x leaves the bound as it was */
+          h = _mm_max_pd(x0, _mm_max_pd(x1, h));
+        }
+        _mm_storeu_pd(lo + j, l);
+        _mm_storeu_pd(hi + j, h);
+      } else {
+        for (int t = 0; t < NS_TILE; t += 2) {
+          __m128d d0 = _mm_sub_pd(_mm_loadu_pd(q + t * n + j), m);
+          __m128d d1 = _mm_sub_pd(_mm_loadu_pd(q + (t + 1) * n + j), m);
+          a = _mm_add_pd(a, _mm_mul_pd(d0, d0));
+          b = _mm_add_pd(b, _mm_mul_pd(d1, d1));
+        }
+      }
+      _mm_storeu_pd(m2 + j, _mm_add_pd(_mm_loadu_pd(m2 + j), _mm_add_pd(a, b)));
+    }
+    for (; j < n; j++)
+      for (int t = 0; t < NS_TILE; t++) {
+        double v = q[t * n + j], d = v - mu[j];
+        m2[j] += d * d;
+        if (lo) {
+          if (v < lo[j]) lo[j] = v;
+          if (v > hi[j]) hi[j] = v;
+        }
+      }
+  }
+#endif
+  for (; r < rows; r++) {
+    const double *q = p + r * n;
+    for (size_t j = 0; j < n; j++) {
+      double v = q[j], d = v - mu[j];
+      m2[j] += d * d;
+      if (lo) {
+        if (v < lo[j]) lo[j] = v;
+        if (v > hi[j]) hi[j] = v;
+      }
+    }
+  }
+}
+
+/* sums of (x - mu)^2, ^3 and ^4 over x[0..n) (and the extremes) */
+static void vdev234(const double *x, size_t n, double mu, double *s2, double *s3, double *s4,
+                    double *lo, double *hi) {
+  size_t i = 0;
+  double a2 = 0, a3 = 0, a4 = 0, l = *lo, h = *hi;
+#ifdef NS_HAVE_SSE2
+  __m128d m = _mm_set1_pd(mu), v2 = _mm_setzero_pd(), v3 = v2, v4 = v2;
+  __m128d vl = _mm_set1_pd(l), vh = _mm_set1_pd(h);
+  for (; i + 2 <= n; i += 2) {
+    __m128d xv = _mm_loadu_pd(x + i), d = _mm_sub_pd(xv, m), d2 = _mm_mul_pd(d, d);
+    v2 = _mm_add_pd(v2, d2);
+    v3 = _mm_add_pd(v3, _mm_mul_pd(d2, d));
+    v4 = _mm_add_pd(v4, _mm_mul_pd(d2, d2));
+    vl = _mm_min_pd(xv, vl);
+    vh = _mm_max_pd(xv, vh);
+  }
+  double t[2];
+  _mm_storeu_pd(t, v2);
+  a2 = t[0] + t[1];
+  _mm_storeu_pd(t, v3);
+  a3 = t[0] + t[1];
+  _mm_storeu_pd(t, v4);
+  a4 = t[0] + t[1];
+  _mm_storeu_pd(t, vl);
+  l = t[0] < t[1] ? t[0] : t[1];
+  _mm_storeu_pd(t, vh);
+  h = t[0] > t[1] ? t[0] : t[1];
+#endif
+  for (; i < n; i++) {
+    double d = x[i] - mu, d2 = d * d;
+    a2 += d2, a3 += d2 * d, a4 += d2 * d2;
+    if (x[i] < l) l = x[i];
+    if (x[i] > h) h = x[i];
+  }
+  *s2 += a2, *s3 += a3, *s4 += a4;
+  *lo = l, *hi = h;
+}
+
+/* rows_dev2 with the third and fourth powers too (and the extremes) */
+static void rows_dev234(const ns_chunk_scratch *sc, size_t k, const double *p, size_t n,
+                        size_t rows) {
+  const double *mu = sc->sum + k;
+  double *m2 = sc->m2 + k, *m3 = sc->m3 + k, *m4 = sc->m4 + k, *lo = sc->lo + k, *hi = sc->hi + k;
+  for (size_t r = 0; r < rows; r++, p += n)
+    for (size_t j = 0; j < n; j++) {
+      double v = p[j], d = v - mu[j], d2 = d * d;
+      m2[j] += d2, m3[j] += d2 * d, m4[j] += d2 * d2;
+      if (v < lo[j]) lo[j] = v;
+      if (v > hi[j]) hi[j] = v;
+    }
+}
+
 static void reset_scratch(ns_chunk_scratch *sc, size_t k) {
-  sc->sum[k] = sc->cnt[k] = sc->m2[k] = 0;
+  sc->sum[k] = sc->cnt[k] = sc->m2[k] = sc->m3[k] = sc->m4[k] = 0;
   sc->lo[k] = HUGE_VAL;
   sc->hi[k] = -HUGE_VAL;
 }
 
 int ns_chunk_moments(const ns_statmap *map, size_t s0, const double *x, size_t first, size_t len,
-                     int minmax, ns_chunk_scratch *sc, ns_chunk_record *rec) {
+                     unsigned flags, ns_chunk_record *rec, ns_chunk_scratch *sc) {
+  const int minmax = (flags & NS_CHUNK_MINMAX) != 0, powers = (flags & NS_CHUNK_POWERS) != 0;
   rec->n = 0;
   sc->nrng = 0;
   ns_runs it;
-  size_t off, n, s;
+  size_t off, n, s, rows;
   int step;
   /* pass 1: counts and sums */
   ns_runs_begin(&it, map, first, len);
-  while (ns_runs_next(&it, &off, &n, &s, &step)) {
+  while (ns_runs_rows(&it, &off, &n, &s, &step, &rows)) {
     const double *p = x + off;
     size_t k = s - s0;
     if (!step) {
@@ -479,8 +674,7 @@ int ns_chunk_moments(const ns_statmap *map, size_t s0, const double *x, size_t f
       sc->cnt[k] += (double)n;
       if (touch(sc, k, k + 1)) return -1;
     } else {
-      double *sm = sc->sum + k, *ct = sc->cnt + k;
-      for (size_t j = 0; j < n; j++) sm[j] += p[j], ct[j] += 1;
+      rows_add(sc->sum + k, sc->cnt + k, p, n, rows);
       if (touch(sc, k, k + n)) return -1;
     }
   }
@@ -491,35 +685,28 @@ int ns_chunk_moments(const ns_statmap *map, size_t s0, const double *x, size_t f
         sc->sum[k] /= sc->cnt[k];
         sc->cnt[k] = -sc->cnt[k];
       }
-  /* pass 2: squared deviations from the chunk means (and the extremes) */
+  /* pass 2: squared (cubed, fourth-power) deviations from the chunk means, the extremes */
   ns_runs_begin(&it, map, first, len);
-  while (ns_runs_next(&it, &off, &n, &s, &step)) {
+  while (!(flags & NS_CHUNK_MEANS) && ns_runs_rows(&it, &off, &n, &s, &step, &rows)) {
     const double *p = x + off;
     size_t k = s - s0;
-    if (!step) {
+    if (powers && !step)
+      vdev234(p, n, sc->sum[k], &sc->m2[k], &sc->m3[k], &sc->m4[k], &sc->lo[k], &sc->hi[k]);
+    else if (powers)
+      rows_dev234(sc, k, p, n, rows);
+    else if (!step)
       sc->m2[k] += vdev2(p, n, sc->sum[k], minmax ? &sc->lo[k] : NULL, minmax ? &sc->hi[k] : NULL);
-    } else {
-      const double *mu = sc->sum + k;
-      double *m2 = sc->m2 + k;
-      for (size_t j = 0; j < n; j++) {
-        double d = p[j] - mu[j];
-        m2[j] += d * d;
-      }
-      if (minmax) {
-        double *lo = sc->lo + k, *hi = sc->hi + k;
-        for (size_t j = 0; j < n; j++) {
-          if (p[j] < lo[j]) lo[j] = p[j];
-          if (p[j] > hi[j]) hi[j] = p[j];
-        }
-      }
-    }
+    else
+      rows_dev2(sc->m2 + k, sc->sum + k, p, n, rows, minmax ? sc->lo + k : NULL,
+                minmax ? sc->hi + k : NULL);
   }
   /* the record, in the order the statistics were first met */
   int rc = 0;
   for (size_t q = 0; q < sc->nrng; q++)
     for (size_t k = sc->rng[2 * q]; k < sc->rng[2 * q + 1]; k++) {
       if (!(sc->cnt[k] < 0)) continue;
-      ns_chunk_entry e = {k + s0, -sc->cnt[k], sc->sum[k], sc->m2[k], sc->lo[k], sc->hi[k]};
+      ns_chunk_entry e = {k + s0,    -sc->cnt[k], sc->sum[k], sc->m2[k],
+                          sc->m3[k], sc->m4[k],   sc->lo[k],  sc->hi[k]};
       if (rc == 0 && rec_push(rec, &e)) rc = -1;
       reset_scratch(sc, k);
     }
@@ -527,75 +714,26 @@ int ns_chunk_moments(const ns_statmap *map, size_t s0, const double *x, size_t f
   return rc;
 }
 
-int ns_chunk_powers(const ns_statmap *map, size_t s0, const double *x, size_t first, size_t len,
-                    const double *mu, const double *ymu, const double *inv, double *y,
-                    ns_chunk_scratch *sc, ns_chunk_record *rec) {
-  rec->n = 0;
-  sc->nrng = 0;
-  ns_runs it;
-  size_t off, n, s;
-  int step;
-  ns_runs_begin(&it, map, first, len);
-  while (ns_runs_next(&it, &off, &n, &s, &step)) {
-    const double *p = x + off;
-    size_t k = s - s0;
-    if (!step) {
-      double m = mu[k], ym = ymu[k], iv = inv[k], a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      if (y)
-        for (size_t j = 0; j < n; j++) y[off + j] = (p[j] - ym) * iv;
-      size_t j = 0;
-      for (; j + 4 <= n; j += 4) {
-        double d0 = p[j] - m, d1 = p[j + 1] - m, d2 = p[j + 2] - m, d3 = p[j + 3] - m;
-        double e0 = d0 * d0, e1 = d1 * d1, e2 = d2 * d2, e3 = d3 * d3;
-        a0 += e0 * e0, a1 += e1 * e1, a2 += e2 * e2, a3 += e3 * e3;
-      }
-      for (; j < n; j++) {
-        double d = p[j] - m, e = d * d;
-        a0 += e * e;
-      }
-      sc->sum[k] += (a0 + a1) + (a2 + a3);
-      if (sc->cnt[k] == 0 && touch(sc, k, k + 1)) return -1;
-      sc->cnt[k] += (double)n;
-    } else {
-      const double *m = mu + k, *iv = inv + k;
-      double *sm = sc->sum + k, *ct = sc->cnt + k;
-      for (size_t j = 0; j < n; j++) {
-        double d = p[j] - m[j], e = d * d;
-        sm[j] += e * e;
-        ct[j] += 1;
-      }
-      if (y) {
-        const double *ym = ymu + k;
-        for (size_t j = 0; j < n; j++) y[off + j] = (p[j] - ym[j]) * iv[j];
-      }
-      if (touch(sc, k, k + n)) return -1;
-    }
-  }
-  int rc = 0;
-  for (size_t q = 0; q < sc->nrng; q++)
-    for (size_t k = sc->rng[2 * q]; k < sc->rng[2 * q + 1]; k++) {
-      if (!(sc->cnt[k] > 0)) continue;
-      ns_chunk_entry e = {k + s0, sc->cnt[k], 0, sc->sum[k], 0, 0};
-      if (rc == 0 && rec_push(rec, &e)) rc = -1;
-      reset_scratch(sc, k);
-    }
-  sc->nrng = 0;
-  return rc;
-}
-
-void ns_chunk_merge(const ns_chunk_record *rec, size_t s0, ns_moments *m, double *lo, double *hi) {
+void ns_chunk_merge(const ns_chunk_record *rec, size_t s0, ns_moments *m, double *lo, double *hi,
+                    double *m3, double *m4) {
   for (size_t q = 0; q < rec->n; q++) {
     const ns_chunk_entry *e = &rec->e[q];
     size_t k = e->s - s0;
     ns_moments c = {e->n, e->mean, e->m2};
+    if (m3 && m[k].n > 0) { /* Pebay's update, from the totals before this chunk */
+      double na = m[k].n, nb = c.n, nn = na + nb, d = c.mean - m[k].mean, dn = d / nn;
+      double a3 = m3[k], a2 = m[k].m2;
+      m4[k] += e->m4 + d * dn * dn * dn * na * nb * (na * na - na * nb + nb * nb) +
+               6 * dn * dn * (na * na * c.m2 + nb * nb * a2) + 4 * dn * (na * e->m3 - nb * a3);
+      m3[k] += e->m3 + d * dn * dn * na * nb * (na - nb) + 3 * dn * (na * c.m2 - nb * a2);
+    } else if (m3) {
+      m3[k] = e->m3;
+      m4[k] = e->m4;
+    }
     m[k] = m[k].n == 0 ? c : ns_moments_merge(m[k], c);
     if (lo) {
       if (e->lo < lo[k]) lo[k] = e->lo;
       if (e->hi > hi[k]) hi[k] = e->hi;
     }
   }
-}
-
-void ns_chunk_add(const ns_chunk_record *rec, size_t s0, double *sum) {
-  for (size_t q = 0; q < rec->n; q++) sum[rec->e[q].s - s0] += rec->e[q].m2;
 }

@@ -14,6 +14,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/half.h"
 #include "core/npy.h"
 #include "explore/priv.h"
 
@@ -400,6 +401,14 @@ static void floats_to_doubles(const unsigned char *p, size_t n, double *out) {
   }
 }
 
+/* Little-endian fp16 or bf16 patterns to doubles (exact). */
+static void halves_to_doubles(const unsigned char *p, size_t n, int bf16, double *out) {
+  if (bf16)
+    for (size_t i = 0; i < n; i++) out[i] = nk_b2f((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+  else
+    for (size_t i = 0; i < n; i++) out[i] = nk_h2f((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+}
+
 void ns_file_map_decode(const ns_file_map *m, const void *bytes, size_t len, double *out) {
   const unsigned char *p = bytes;
   if (m->t) {
@@ -411,8 +420,12 @@ void ns_file_map_decode(const ns_file_map *m, const void *bytes, size_t len, dou
   } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
              m->elem_size == 8) {
     memcpy(out, p, len * 8);
+  } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && m->elem_size == 2) {
+    halves_to_doubles(p, len, m->info.dtype == NS_BF16, out);
   } else if (m->npy) {
     for (size_t i = 0; i < len; i++, p += m->elem_size) out[i] = ns_npy_value(&m->info, p);
+  } else if (m->dtype == NS_FP16 || m->dtype == NS_BF16) {
+    halves_to_doubles(p, len, m->dtype == NS_BF16, out);
   } else if (m->dtype == NS_FP32 && host_little()) {
     floats_to_doubles(p, len, out);
   } else if (m->dtype == NS_FP64 && host_little()) {
@@ -439,6 +452,22 @@ const void *ns_file_map_bytes(ns_file_map *m, size_t first, size_t len, char *er
   unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
   if (map_window(m, off, len * m->elem_size, err)) return NULL;
   return (const unsigned char *)m->win + (off - m->win_off);
+}
+
+int ns_file_map_pread(const ns_file_map *m, size_t first, size_t len, void *raw, double *out,
+                      char *err) {
+  if (!m || (len && (!out || !raw))) return ns_explore_fail(err, "no map or buffer");
+  if (first > m->n || len > m->n - first)
+    return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
+                           m->n);
+  if (m->t) {
+    ns_tensor_read_range(m->t, first, len, out);
+    return 0;
+  }
+  unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
+  if (read_at(m->fd, raw, len * m->elem_size, off, err)) return -1;
+  ns_file_map_decode(m, raw, len, out);
+  return 0;
 }
 
 int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err) {

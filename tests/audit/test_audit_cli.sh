@@ -158,7 +158,7 @@ if [ "$mb" -gt 0 ]; then
     check "NS_MAX_ELEMENTS=4M, below the file's elements: the same audit" \
       sh -c '[ $0 = 0 ] && cmp -s "$out" "$1"' "$rc" "$tmp/big.tsv"
     secs=$(awk "BEGIN { printf \"%.2f\", $end - $start }")
-    echo "# out-of-core audit: $((size / 1048576)) MiB in $secs s ($(awk "BEGIN { if ($secs > 0) printf \"%.0f\", $size / 1048576 / $secs; else print \"-\" }") MiB/s, two passes)"
+    echo "# out-of-core audit: $((size / 1048576)) MiB in $secs s ($(awk "BEGIN { if ($secs > 0) printf \"%.0f\", $size / 1048576 / $secs; else print \"-\" }") MiB/s, one pass)"
     # a dense block holds the dead channel (3) and the offset one (6, spread 0.01)
     "$NS" run "$top/tests/audit/make-big.lua" "$tmp/dense.npy" 16 1 2>/dev/null
     OPENBLAS_NUM_THREADS=1 "$NS" audit "$tmp/dense.npy" --kind batch --tsv >"$tmp/dense.tsv" 2>&1
