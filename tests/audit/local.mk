@@ -14,7 +14,7 @@ AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/verdicts.lua tests/audit/to
 	tests/audit/torch_layernorm.lua
 TESTS += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh
 EXTRA_DIST += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh \
-	tests/audit/make-big.lua
+	tests/audit/make-big.lua tests/audit/make-capture.lua
 
 check_PROGRAMS += tests/audit/test_audit
 TESTS += tests/audit/test_audit

@@ -4,7 +4,8 @@
 # an out-of-core run: a generated file larger than the memory the process may use
 # (ulimit -v), sparse, is audited in bounded memory and agrees with the audit of one block
 # of it.
-# Prints TAP. Set NS_AUDIT_BIG_MB=0 to skip the large file.
+# Also --plan: a draft plan of a generated capture, and the capture audited by it. Prints
+# TAP. Set NS_AUDIT_BIG_MB=0 to skip the large file.
 NS=${NORMSCOPE:-./normscope}
 top=${top_srcdir:-.}
 data=$top/tests/data/safetensors
@@ -86,6 +87,53 @@ check "--report: the text on stdout and a Markdown file with figures" sh -c '
   ! LC_ALL=C grep -q "[^ -~]" "$1"' "$rc" "$tmp/r.md"
 run_ns audit "$data/torch.safetensors" --tensor x_bn --report "$tmp/r.txt"
 check "--report wants FILE.md: exit 2" sh -c '[ $0 = 2 ]' "$rc"
+
+# ---- a whole capture by a plan (tests/audit/make-capture.lua writes the capture)
+cap=$tmp/capture.safetensors
+"$NS" run "$top/tests/audit/make-capture.lua" "$cap" >/dev/null 2>&1
+run_ns audit "$cap" --plan
+cp "$out" "$tmp/plan.tsv"
+check "--plan alone: a draft plan of the five layers' inputs, parameters and outputs left out" sh -c '
+  [ $0 = 0 ] && [ $(grep -vc "^#" "$1") = 6 ] && grep -q "^tensor	kind	axes	layout	groups	eps	running$" "$1" &&
+  grep -q "^stem.bn.input	batch	-	-	-	-	stem.bn$" "$1" && grep -q "^block1.bn.input	batch	.*	block1.bn$" "$1" &&
+  grep -q "^block1.gn.input	group	-	-	8	" "$1" && grep -q "^attn.ln.input	layer	" "$1" &&
+  grep -q "^mlp.rms.input	rms	" "$1" && ! grep -q "weight\|bias\|head.out\|num_batches" "$1"' "$rc" "$tmp/plan.tsv"
+run_ns audit "$cap" --plan "$tmp/plan.tsv"
+check "--plan PLAN: one table, a row per layer, worst first, then each warning" sh -c '
+  [ $0 = 0 ] && grep -q "5 tensors, 3 with warnings (worst first)" "$1" &&
+  awk "/^tensor / { t = 1; next } t && NF == 0 { exit } t { print \$1, \$(NF-7) }" "$1" | tr "\n" " " |
+    grep -q "^block1.bn.input 2 attn.ln.input 1 mlp.rms.input 1 stem.bn.input 0 block1.gn.input 0 $" &&
+  grep -q "^  near_zero_variance: 1 of 8 statistics" "$1" && grep -q "^  outliers: .*sqrt(n) = 8" "$1"' "$rc" "$out"
+run_ns audit "$cap" --plan "$tmp/plan.tsv" --tsv
+cp "$out" "$tmp/plan.out.tsv"
+check "--plan --tsv: TENSOR, then the single audit's fields, worst layer first" sh -c '
+  [ $0 = 0 ] && [ $(wc -l <"$1") = 32 ] && head -n 1 "$1" | grep -q "^block1.bn.input	axes	ok	" &&
+  awk -F "\t" "NF != 5 { bad = 1 } END { exit bad }" "$1"' "$rc" "$tmp/plan.out.tsv"
+"$NS" audit "$cap" --tensor attn.ln.input --kind layer --tsv >"$tmp/one.tsv" 2>&1
+check "a layer's lines are the audit of that tensor alone" sh -c '
+  grep "^attn.ln.input	" "$0" | cut -f 2- | cmp -s - "$1"' "$tmp/plan.out.tsv" "$tmp/one.tsv"
+run_ns audit "$cap" --plan "$tmp/plan.tsv" --json
+if command -v python3 >/dev/null 2>&1 && python3 -c 1 2>/dev/null; then
+  check "--plan --json: one object, the layers worst first" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [l["tensor"] for l in d["layers"]][:3] == ["block1.bn.input", "attn.ln.input", "mlp.rms.input"]
+assert len(d["layers"]) == 5 and d["errors"] == []' "$out"
+fi
+run_ns audit "$cap" --plan "$tmp/plan.tsv" --report "$tmp/cap.md"
+check "--plan --report: the table, then each layer's sections" sh -c '
+  [ $0 = 0 ] && grep -q "^# normscope audit of a capture" "$1" && grep -q "^| block1.bn.input | batch |" "$1" &&
+  grep -q "^## attn.ln.input" "$1" && grep -q "^### precision: warn" "$1"' "$rc" "$tmp/cap.md"
+printf 'tensor\tkind\nstem.bn.input\tbatch\nnope\tlayer\n' >"$tmp/missing.tsv"
+run_ns audit "$cap" --plan "$tmp/missing.tsv" --tsv
+check "a plan naming a missing tensor: exit 1, the others audited" sh -c '
+  [ $0 = 1 ] && grep -q "nope (line 3 of .*): no tensor named" "$2" && grep -c "^stem.bn.input	" "$1" | grep -q "^6$"' "$rc" "$out" "$err"
+printf 'stem.bn.input\tbatchy\n' >"$tmp/bad.tsv"
+run_ns audit "$cap" --plan "$tmp/bad.tsv"
+check "a plan line that does not parse: exit 2, naming the line" sh -c '
+  [ $0 = 2 ] && grep -q "line 1: kind \"batchy\"" "$1"' "$rc" "$err"
+run_ns audit "$cap" --plan "$tmp/plan.tsv" --kind batch
+check "--plan with --kind: exit 2" sh -c '[ $0 = 2 ] && grep -q "the plan gives each tensor" "$1"' "$rc" "$err"
 
 # ---- the element cap bounds what is held, not the file: a 121-element file under a cap
 # of 100 is audited (the precision slice takes at most 100 elements); a CSV file, read whole,
