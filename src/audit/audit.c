@@ -617,9 +617,10 @@ static int torch_setting(ns_kind k, int center, ns_spec *t, const char **words) 
   return 0;
 }
 
-/* The slice precision renormalizes: at most NS_AUDIT_SLICE elements (or the element cap),
- * whole examples when they fit (for a per-example kind the one with the worst statistic among
- * them), else fewer channels (or groups: the cancelling one first), else fewer rows. */
+/* The slice precision renormalizes: at most NS_AUDIT_SLICE elements (or the element cap).
+ * For a batch kind, up to 64 examples (its statistics run over them) and as many channels
+ * (or groups) as fit, the cancelling one first; for a per-example kind, whole examples when
+ * they fit (with the worst statistic's among them), else fewer channels; else fewer rows. */
 typedef struct {
   ns_tensor *t;
   int groups;
@@ -645,8 +646,10 @@ static int precision_slice(actx *a, pslice *ps, char *err) {
     ax[0] = (sbox_axis){NULL, 0, shape[0]};
     snprintf(ps->words, sizeof ps->words, "on the first %zu elements", shape[0]);
   } else {
-    size_t E = limit / a->per;
-    if (E < (a->coupled ? 2u : 1u)) E = a->coupled ? 2 : 1;
+    /* a batch kind's statistics run over the examples: as many of them as the file has (up
+       to 64), fewer channels; a per-example kind's are whole within an example */
+    size_t E = a->coupled ? 64 : limit / a->per;
+    if (E < 1) E = 1;
     if (E > 64) E = 64;
     if (E > a->B) E = a->B;
     int grouped = r->group_axis == 1;

@@ -192,17 +192,18 @@ static void bar_update(void *ctx, double done) {
   if (b->shown && pct == b->last) return;
   b->shown = 1;
   b->last = pct;
-  char cells[31];
-  int full = (int)(done * 30);
-  for (int i = 0; i < 30; i++) cells[i] = i < full ? '#' : '.';
-  cells[30] = 0;
+  char cells[21];
+  int full = (int)(done * 20);
+  for (int i = 0; i < 20; i++) cells[i] = i < full ? '#' : '.';
+  cells[20] = 0;
   double eta = done > 0 ? t * (1 - done) / done : 0;
-  fprintf(stderr, "\r" PROG " audit [%s] %3d%% %4.0f s left  %-44.44s", cells, pct, eta, b->phase);
+  /* at most 79 columns */
+  fprintf(stderr, "\r" PROG " audit [%s] %3d%% %3.0f s left  %-24.24s", cells, pct, eta, b->phase);
   fflush(stderr);
 }
 
 static void bar_end(bar *b) {
-  if (b->shown) fprintf(stderr, "\r%*s\r", 100, "");
+  if (b->shown) fprintf(stderr, "\r%*s\r", 79, "");
   fflush(stderr);
 }
 
@@ -237,7 +238,7 @@ static void plan_progress(void *ctx, double done) {
 static void plan_phase(void *ctx, const char *what) {
   plan_bar *p = ctx;
   char buf[96];
-  snprintf(buf, sizeof buf, "%zu/%zu %.30s: %s", p->i + 1, p->n, p->name, what);
+  snprintf(buf, sizeof buf, "%zu/%zu %s: %s", p->i + 1, p->n, p->name, what);
   bar_phase(p->b, buf);
 }
 

@@ -679,10 +679,9 @@ int audit_scan_run(actx *a, char *err) {
   for (size_t b0 = 0; b0 < a->nblocks; b0 += a->wblocks) {
     size_t b1 = b0 + a->wblocks < a->nblocks ? b0 + a->wblocks : a->nblocks;
     if (nwin > 1)
-      snprintf(ph, sizeof ph, "streaming the moments, window %zu of %zu", b0 / a->wblocks + 1,
-               nwin);
+      snprintf(ph, sizeof ph, "streaming, window %zu/%zu", b0 / a->wblocks + 1, nwin);
     else
-      snprintf(ph, sizeof ph, "streaming the moments");
+      snprintf(ph, sizeof ph, "streaming");
     acc_reset(win, b0 * spb, (b1 - b0) * spb);
     for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
       salt *t = &a->alt[l];
