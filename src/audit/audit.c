@@ -250,7 +250,7 @@ static ns_tensor *patch_slice(actx *a) {
   double *v = malloc(ex * a->per * sizeof *v);
   char e[NS_ERRLEN];
   ns_tensor *t = NULL;
-  if (v && ns_file_map_read(a->m, 0, ex * a->per, v, e) == 0)
+  if (v && audit_read(a, 0, ex * a->per, v, e) == 0)
     t = ns_tensor_from(r->rank, shape, a->m->dtype, v, NULL);
   free(v);
   return t;
@@ -983,7 +983,7 @@ static void batch_panel(actx *a, ns_audit_finding *f) {
   int finite = f->batch && v;
   char e[NS_ERRLEN];
   for (size_t i = 0; finite && i < rows; i++) {
-    finite = ns_file_map_read(a->m, i * a->per, cols, v, e) == 0;
+    finite = audit_read(a, i * a->per, cols, v, e) == 0;
     for (size_t j = 0; finite && j < cols; j++) {
       finite = isfinite(v[j]);
       ns_tensor_set(f->batch, i * cols + j, v[j]);

@@ -160,6 +160,9 @@ void audit_progress(actx *a, double add, const char *phase);
 /* 1 (with err) when the caller asked the run to stop. */
 int audit_stopped(const actx *a, char *err);
 
+/* Elements [first, first + len) as doubles into out, read with pread (no mapping): 0, or -1
+ * with err. */
+int audit_read(actx *a, size_t first, size_t len, double *out, char *err);
 /* One axis of a box of the tensor: `count` indices, list[i] or start + i. */
 typedef struct {
   const size_t *list;
