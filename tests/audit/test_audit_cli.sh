@@ -5,7 +5,8 @@
 # (ulimit -v), sparse, is audited in bounded memory and agrees with the audit of one block
 # of it.
 # Also --plan: a draft plan of a generated capture, and the capture audited by it. Prints
-# TAP. Set NS_AUDIT_BIG_MB=0 to skip the large file.
+# TAP. Set NS_AUDIT_BIG_MB=0 to skip the large file, NS_AUDIT_HUGE_GB=10 to audit a 10 GB
+# sparse file as well.
 NS=${NORMSCOPE:-./normscope}
 top=${top_srcdir:-.}
 data=$top/tests/data/safetensors
@@ -221,5 +222,34 @@ if [ "$mb" -gt 0 ]; then
   else
     not_ok "generate the large file" "$(head -c 400 "$tmp/gen.err")"
   fi
+fi
+# ---- opt-in (NS_AUDIT_HUGE_GB=10): a sparse file of that many GB, the .npy header and two
+# written examples, the rest a hole, audited under ulimit -v 1048576. float64, as a float32
+# file of 10 GB would pass NS_MAXELEMS (2^31 elements), the shape limit of every reader.
+gb=${NS_AUDIT_HUGE_GB:-0}
+if [ "$gb" -gt 0 ] && [ "$mb" -gt 0 ]; then
+  huge=$tmp/huge.npy
+  "$NS" run - "$huge" "$gb" <<'LUA' 2>"$tmp/gen.err"
+local path, gb = arg[1], tonumber(arg[2])
+local per = 64 * 128 * 128
+local N = math.floor(gb * 1e9 / (8 * per))
+local dict = string.format("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 64, 128, 128), }", N)
+dict = dict .. string.rep(" ", (64 - (10 + #dict + 1) % 64) % 64) .. "\n"
+local h = "\x93NUMPY\x01\x00" .. string.pack("<I2", #dict) .. dict
+local f = assert(io.open(path, "wb"))
+f:write(h)
+local v = ns.rng(3):normal(1, 2, 2 * per):flat()
+for i = 1, #v, 4096 do f:write(string.pack("<" .. string.rep("d", math.min(4096, #v - i + 1)), table.unpack(v, i, math.min(i + 4095, #v)))) end
+f:seek("set", #h + N * per * 8 - 8)
+f:write(string.pack("<d", 0))
+f:close()
+LUA
+  timer=
+  [ -x /usr/bin/time ] && timer="/usr/bin/time -f %M -o $tmp/rss"
+  ( ulimit -v 1048576 && OPENBLAS_NUM_THREADS=1 exec $timer "$NS" audit "$huge" --kind batch --tsv ) >"$out" 2>"$err"
+  rc=$?
+  check "a $gb GB sparse file under ulimit -v 1048576: exit 0, six findings ($(tail -n 1 "$tmp/rss" 2>/dev/null) KiB peak)" \
+    sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ]' "$rc"
+  rm -f "$huge"
 fi
 echo "1..$n"
