@@ -1,10 +1,18 @@
-/* audit.c: the checks of a normalization audit, streamed over a file. See audit.h.
+/* audit.c: the checks of a normalization audit, streamed over a file (scan.c does the
+ * pass). See audit.h. Statistics, channels and examples are named 1-based, like the axes.
  *
  * Thresholds (each stated in the detail it affects):
- *   near_zero_variance  var < 100 eps: eps is then at least 1% of var + eps.
- *   precision           warn when the raw-moment formula loses half or more of fp32's
- *                       7.2 digits (mean^2/var >= 10^3.6), or fp32 storage and arithmetic
- *                       move an output by more than 1e-4.
+ *   near_zero_variance  var < 100 eps: eps is then at least 1% of var + eps; statistics
+ *                       whose mean or variance is not finite warn as well.
+ *   precision           warn when values are not finite or overflow fp16 (|x| > 65504),
+ *                       when the raw-moment formula loses half or more of fp32's 7.2
+ *                       digits (mean^2/var >= 10^3.6, over the statistics of nonzero
+ *                       finite variance), when a framework's float32 (numpy's pairwise
+ *                       sums, torch's kernels) moves an output by more than 1e-4, when
+ *                       storing x in fp16 or bf16 moves an output by more than 0.05 of
+ *                       max(1, |y|), or, for data already in 16 bits, when the values'
+ *                       step does (half a step against max(std, |x - mean|)). normscope's
+ *                       own fp32 column (sums in index order) is shown, never a verdict.
  *   batch dependence    an output change above 1e-9 counts (per-example kinds give 0).
  *   train_eval_gap      warn when a channel's output moves by more than 0.1 rms.
  *   outliers            warn when some |z| exceeds 10 (a normal sample of 10^20 values
@@ -12,7 +20,9 @@
  *   axes                the channel axis is the one whose slices differ most
  *                       (H = var of slice means / mean slice variance + var of log slice
  *                       variances); warn when another layout's H is 4 times the used one's
- *                       and above 0.05. */
+ *                       and above 0.05, or when the flat index modulo the channel count
+ *                       sorts the values 4 times better than any axis (channels-last bytes
+ *                       under a channels-first shape). */
 #include "audit/audit.h"
 
 #include <math.h>
@@ -21,9 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-#include "core/stream.h"
+#include "audit/scan.h"
+#include "core/half.h"
+#include "core/round.h"
+#include "core/split.h"
 #include "core/torchorder.h"
+#include "explore/result_priv.h"
 #include "explore/state_priv.h"
 #include "plot/figure.h"
 
@@ -37,7 +54,7 @@ const char *const ns_audit_check_docs[] = {
     NS_AUDIT_CHECKS(NS_AUDIT_DOC)
 #undef NS_AUDIT_DOC
         NULL};
-const char *const ns_verdict_names[] = {"ok", "warn", "yes", "no", NULL};
+const char *const ns_verdict_names[] = {"ok", "warn", "yes", "no", "n/a", NULL};
 const char *const ns_layout_names[] = {"nchw", "nhwc", "ncl", "btd", "bd", NULL};
 static const int layout_rank[NS_LAYOUT_COUNT] = {4, 4, 3, 3, 2};
 static const int layout_chan[NS_LAYOUT_COUNT] = {1, 3, 1, 2, 1};
@@ -45,6 +62,7 @@ static const int layout_chan[NS_LAYOUT_COUNT] = {1, 3, 1, 2, 1};
 #define THRESH_VAR 100.0
 #define THRESH_DIGITS 3.6
 #define THRESH_FP32 1e-4
+#define THRESH_16 0.05
 #define THRESH_COUPLE 1e-9
 #define THRESH_GAP 0.1
 #define THRESH_Z 10.0
@@ -100,65 +118,7 @@ void ns_audit_opts_init(ns_audit_opts *o) {
   o->layout = -1;
 }
 
-/* ---- the run's working state ---------------------------------------------------- */
-
-enum { KEEP_DEAD, KEEP_CANCEL, KEEP_OUTLIER, NKEEP };
-
-typedef struct {
-  ns_file_map *m;
-  const ns_audit_opts *o;
-  ns_audit_report *r;
-  ns_statmap map;
-  int center;
-  size_t chunk;
-  double *buf;                /* chunk values */
-  size_t *idx;                /* chunk statistics (main map) */
-  ns_stream st;               /* pass 1: per statistic */
-  ns_stream marg[NS_MAXRANK]; /* pass 1: per index of each axis */
-  double *lo, *hi;            /* per statistic, pass 1 */
-  double *mean, *denom, *var; /* per statistic, after pass 1 */
-  double *m4;                 /* per statistic, pass 2 */
-  ns_stream ymain;            /* pass 2: y per statistic */
-  ns_stream yalt[NS_LAYOUT_COUNT];
-  int alt[NS_LAYOUT_COUNT];
-  size_t keep_stat[NKEEP];
-  double *keep[NKEEP];
-  size_t nkeep[NKEEP];
-  size_t keep_at[NKEEP]; /* the element each points at (see audit.h's `at`) */
-  double keep_dev;       /* the largest |x - mean| in the outlying statistic */
-  double done, total;    /* progress, in elements over all passes */
-  ns_tensor *slice;      /* leading examples in memory */
-  size_t slice_ex;       /* examples in it */
-} actx;
-
-static void progress(actx *a, size_t add) {
-  a->done += (double)add;
-  if (a->o->progress) a->o->progress(a->o->progress_ctx, a->total > 0 ? a->done / a->total : 1);
-}
-
-/* 1 (with err) when the caller asked the run to stop. */
-static int stopped(const actx *a, char *err) {
-  if (!a->o->stop || !a->o->stop(a->o->progress_ctx)) return 0;
-  ns_explore_fail(err, "stopped");
-  return 1;
-}
-
-static void ctx_free(actx *a) {
-  free(a->buf);
-  free(a->idx);
-  ns_stream_free(&a->st);
-  for (int k = 0; k < NS_MAXRANK; k++) ns_stream_free(&a->marg[k]);
-  free(a->lo);
-  free(a->hi);
-  free(a->mean);
-  free(a->denom);
-  free(a->var);
-  free(a->m4);
-  ns_stream_free(&a->ymain);
-  for (int l = 0; l < NS_LAYOUT_COUNT; l++) ns_stream_free(&a->yalt[l]);
-  for (int k = 0; k < NKEEP; k++) free(a->keep[k]);
-  ns_tensor_free(a->slice);
-}
+/* ---- the findings' parts -------------------------------------------------------------- */
 
 static void setf(ns_audit_finding *f, ns_audit_check c, ns_verdict v, double value, const char *fmt,
                  ...) NS_PRINTF(5, 6);
@@ -173,7 +133,7 @@ static void setf(ns_audit_finding *f, ns_audit_check c, ns_verdict v, double val
   va_end(ap);
 }
 
-/* A figure of n values (labels may be NULL: bars labelled by index, or a histogram). */
+/* A figure of n values (labels may be NULL: bars labelled 1, 2, ..., or a histogram). */
 static int fig_set(ns_audit_figure *g, int kind, const char *title, const double *v, size_t n,
                    const char *const *labels) {
   g->kind = kind;
@@ -187,12 +147,47 @@ static int fig_set(ns_audit_figure *g, int kind, const char *title, const double
     if (labels)
       snprintf(g->labels[i], sizeof g->labels[i], "%s", labels[i]);
     else
-      snprintf(g->labels[i], sizeof g->labels[i], "%zu", i);
+      snprintf(g->labels[i], sizeof g->labels[i], "%zu", i + 1);
   }
   return 0;
 }
 
-/* "{1,3,4}" from a 0-based mask (group: the grouped axis shown as "2/G"). */
+/* A per-statistic figure from the sampled values (finite ones only): bars labelled by the
+ * 1-based statistic when they are few, else a histogram. */
+static int fig_stats(const actx *a, ns_audit_figure *g, const char *title, const double *v,
+                     double (*tf)(double)) {
+  const ssum *S = &a->sum;
+  double *w = malloc((S->fig_n ? S->fig_n : 1) * sizeof *w);
+  char(*lab)[24] = malloc((S->fig_n ? S->fig_n : 1) * sizeof *lab);
+  const char **lp = malloc((S->fig_n ? S->fig_n : 1) * sizeof *lp);
+  int rc = -1;
+  if (w && lab && lp) {
+    size_t n = 0, left = 0;
+    for (size_t i = 0; i < S->fig_n; i++) {
+      double t = tf ? tf(v[i]) : v[i];
+      if (!isfinite(t)) {
+        left++;
+        continue;
+      }
+      snprintf(lab[n], sizeof lab[n], "%zu", i * S->fig_stride + 1);
+      lp[n] = lab[n];
+      w[n++] = t;
+    }
+    char t2[96];
+    size_t tw = (size_t)snprintf(t2, sizeof t2, "%s", title);
+    if (S->fig_stride > 1 && tw < sizeof t2)
+      tw += (size_t)snprintf(t2 + tw, sizeof t2 - tw, " (every %zu-th)", S->fig_stride);
+    if (left && tw < sizeof t2) snprintf(t2 + tw, sizeof t2 - tw, " (%zu left out)", left);
+    int bars = n <= NS_AUDIT_MAXBARS && S->fig_stride == 1;
+    rc = fig_set(g, bars ? 1 : 2, t2, w, n, bars ? lp : NULL);
+  }
+  free(w);
+  free(lab);
+  free(lp);
+  return rc;
+}
+
+/* "{1,3,4}" from a 0-based mask (group: the grouped axis shown as "2 in G groups"). */
 static void axes_words(unsigned mask, int group_axis, int groups, int rank, char *buf, size_t len) {
   size_t w = 0;
   w += (size_t)snprintf(buf + w, len - w, "{");
@@ -209,25 +204,32 @@ static void axes_words(unsigned mask, int group_axis, int groups, int rank, char
   if (w < len) snprintf(buf + w, len - w, "}");
 }
 
-/* A tensor holding elements [first, first+count) of the file, reshaped to `shape`. */
-static ns_tensor *read_block(actx *a, size_t first, int rank, const size_t *shape, char *err) {
-  char e[NS_ERRLEN] = "";
-  ns_tensor *t = ns_tensor_new(rank, shape, a->m->dtype, e);
-  if (!t) {
-    ns_explore_fail(err, "%s", e);
-    return NULL;
+/* A statistic, 1-based like the axes: "7", or with its 1-based coordinates over the
+ * unreduced axes when there are several ("1025 (2, 1)"). */
+static void stat_words(const actx *a, size_t s, char *buf, size_t len) {
+  const ns_statmap *m = &a->acc[A_MAIN].map;
+  size_t w = (size_t)snprintf(buf, len, "%zu", s + 1);
+  int nfree = 0;
+  for (int k = 0; k < m->rank; k++) nfree += m->sstride[k] != 0;
+  if (nfree < 2 || w >= len) return;
+  w += (size_t)snprintf(buf + w, len - w, " (");
+  int first = 1;
+  for (int k = 0; k < m->rank && w < len; k++) {
+    if (!m->sstride[k]) continue;
+    size_t c = (s / m->sstride[k]) % m->stat_shape[k];
+    w += (size_t)snprintf(buf + w, len - w, "%s%zu", first ? "" : ", ", c + 1);
+    first = 0;
   }
-  size_t step = a->chunk, done = 0;
-  while (done < t->n) {
-    size_t len = t->n - done < step ? t->n - done : step;
-    if (ns_file_map_read(a->m, first + done, len, a->buf, err)) {
-      ns_tensor_free(t);
-      return NULL;
-    }
-    for (size_t j = 0; j < len; j++) ns_tensor_set(t, done + j, a->buf[j]);
-    done += len;
-  }
-  return t;
+  if (w < len) snprintf(buf + w, len - w, ")");
+}
+
+/* "3, 7, 12" (1-based) from a summary list of count statistics (at most 8 kept). */
+static void list_words(const size_t *list, size_t count, char *buf, size_t len) {
+  size_t w = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < count && i < 8 && w < len; i++)
+    w += (size_t)snprintf(buf + w, len - w, "%s%zu", i ? ", " : "", list[i] + 1);
+  if (count > 8 && w < len) snprintf(buf + w, len - w, ", ...");
 }
 
 /* The spec the in-memory probes use: fp64, the audit's reduction. */
@@ -239,134 +241,25 @@ static void probe_spec(const actx *a, ns_spec *s) {
   s->axes = a->r->kind == NS_KIND_GROUP ? 0 : a->r->axes;
 }
 
-/* ---- the passes --------------------------------------------------------------------- */
-
-static int pass1(actx *a, char *err) {
-  ns_audit_report *r = a->r;
-  size_t n = r->n;
-  for (size_t first = 0; first < n; first += a->chunk) {
-    size_t len = n - first < a->chunk ? n - first : a->chunk;
-    if (ns_file_map_read(a->m, first, len, a->buf, err)) return -1;
-    ns_statmap_fill(&a->map, first, len, a->idx);
-    for (size_t j = 0; j < len; j++) {
-      double v = a->buf[j];
-      size_t s = a->idx[j];
-      if (!isfinite(v)) r->nonfinite++;
-      if (v < a->lo[s]) a->lo[s] = v;
-      if (v > a->hi[s]) a->hi[s] = v;
-    }
-    if (ns_stream_add_idx(&a->st, a->buf, a->idx, len, err)) return -1;
-    for (int k = 0; k < r->rank; k++)
-      if (a->marg[k].m && ns_stream_add(&a->marg[k], a->buf, len, err)) return -1;
-    progress(a, len);
-    if (stopped(a, err)) return -1;
-  }
-  return 0;
-}
-
-static int pass2(actx *a, char *err) {
-  ns_audit_report *r = a->r;
-  size_t n = r->n;
-  double *y = malloc(a->chunk * sizeof *y);
-  if (!y) return ns_explore_fail(err, "out of memory");
-  int rc = 0;
-  for (size_t first = 0; first < n && rc == 0; first += a->chunk) {
-    size_t len = n - first < a->chunk ? n - first : a->chunk;
-    if ((rc = ns_file_map_read(a->m, first, len, a->buf, err))) break;
-    ns_statmap_fill(&a->map, first, len, a->idx);
-    for (size_t j = 0; j < len; j++) {
-      size_t s = a->idx[j];
-      double d = a->buf[j] - a->st.m[s].mean; /* fourth moment about the exact mean */
-      a->m4[s] += d * d * d * d;
-      y[j] = (a->buf[j] - a->mean[s]) / a->denom[s];
-      for (int k = 0; k < NKEEP; k++) {
-        if (s != a->keep_stat[k]) continue;
-        if (a->keep[k] && a->nkeep[k] < NS_AUDIT_KEEP) a->keep[k][a->nkeep[k]++] = a->buf[j];
-        double dev = fabs(a->buf[j] - a->mean[s]);
-        if (a->keep_at[k] == NS_AUDIT_NOWHERE || (k == KEEP_OUTLIER && dev > a->keep_dev)) {
-          a->keep_at[k] = first + j;
-          if (k == KEEP_OUTLIER) a->keep_dev = dev;
-        }
-      }
-    }
-    if ((rc = ns_stream_add_idx(&a->ymain, y, a->idx, len, err))) break;
-    for (int l = 0; l < NS_LAYOUT_COUNT && rc == 0; l++)
-      if (a->alt[l]) rc = ns_stream_add(&a->yalt[l], y, len, err);
-    progress(a, len);
-    if (rc == 0 && stopped(a, err)) rc = -1;
-  }
-  free(y);
-  return rc;
-}
-
-/* ---- the checks ------------------------------------------------------------------- */
-
-/* 1 if axis k is the channel axis of some layout of this rank. */
-static int candidate_axis(int rank, int k) {
-  for (int l = 0; l < NS_LAYOUT_COUNT; l++)
-    if (layout_rank[l] == rank && layout_chan[l] == k) return 1;
-  return 0;
-}
-
-/* H of axis k: how much the slices along it differ (see the top of the file); 0 for an
- * axis that is no layout's channel axis (not measured). */
-static double heterogeneity(const ns_stream *s) {
-  if (!s->m) return 0;
-  size_t m = s->map.nstat;
-  if (m < 2) return 0;
-  double mm = 0, mv = 0, ml = 0;
-  for (size_t i = 0; i < m; i++) {
-    double v = s->m[i].m2 / s->m[i].n;
-    mm += s->m[i].mean;
-    mv += v;
-    ml += log(v > 1e-300 ? v : 1e-300);
-  }
-  mm /= (double)m;
-  mv /= (double)m;
-  ml /= (double)m;
-  double vm = 0, vl = 0;
-  for (size_t i = 0; i < m; i++) {
-    double v = s->m[i].m2 / s->m[i].n;
-    vm += (s->m[i].mean - mm) * (s->m[i].mean - mm);
-    double l = log(v > 1e-300 ? v : 1e-300) - ml;
-    vl += l * l;
-  }
-  vm /= (double)m;
-  vl /= (double)m;
-  double h = (mv > 0 ? vm / mv : (vm > 0 ? HUGE_VAL : 0)) + vl;
-  return isfinite(h) ? h : 1e300;
-}
-
-/* The largest |mean| and the range of the variances of y over the statistics of a stream
- * (only those whose input variance is not near zero, for the main map). */
-static void y_stats(const actx *a, const ns_stream *s, int main_map, double *maxmean, double *vlo,
-                    double *vhi) {
-  *maxmean = 0;
-  *vlo = HUGE_VAL;
-  *vhi = -HUGE_VAL;
-  for (size_t k = 0; k < s->map.nstat; k++) {
-    if (main_map && a->var[k] < THRESH_VAR * a->r->eps) continue;
-    double mu = fabs(s->m[k].mean), v = s->m[k].m2 / s->m[k].n;
-    if (mu > *maxmean) *maxmean = mu;
-    if (v < *vlo) *vlo = v;
-    if (v > *vhi) *vhi = v;
-  }
-  if (*vlo > *vhi) *vlo = *vhi = NAN;
-}
-
-/* The slice of x as the patch's x (at most NS_EXPLORE_PROBE_LIMIT-ish elements: whole
- * examples), or a copy of values as a rank-1 tensor. */
-static ns_tensor *patch_slice(const actx *a) {
-  if (!a->slice) return NULL;
-  size_t per = a->slice->n / a->slice_ex, ex = a->slice_ex;
-  while (ex > 1 && ex * per > 65536) ex--;
-  if (ex * per > 65536) return NULL;
+/* The leading whole examples as the explorer's x (at most 65536 elements), or NULL. */
+static ns_tensor *patch_slice(actx *a) {
+  const ns_audit_report *r = a->r;
+  if (a->per > 65536) return NULL;
+  size_t ex = 65536 / a->per;
+  if (ex > a->B) ex = a->B;
   size_t shape[NS_MAXRANK];
-  memcpy(shape, a->slice->shape, sizeof shape);
-  shape[0] = ex;
-  ns_tensor *t = ns_tensor_new(a->slice->rank, shape, a->slice->dtype, NULL);
-  if (!t) return NULL;
-  memcpy(t->data, a->slice->data, t->n * ns_dtype_size(t->dtype));
+  memcpy(shape, r->shape, sizeof shape);
+  if (r->rank >= 2) {
+    shape[0] = ex;
+  } else {
+    shape[0] = ex * a->per;
+  }
+  double *v = malloc(ex * a->per * sizeof *v);
+  char e[NS_ERRLEN];
+  ns_tensor *t = NULL;
+  if (v && audit_read(a, 0, ex * a->per, v, e) == 0)
+    t = ns_tensor_from(r->rank, shape, a->m->dtype, v, NULL);
+  free(v);
   return t;
 }
 
@@ -419,17 +312,82 @@ static unsigned state_axes(const actx *a) {
   return a->r->kind == NS_KIND_GROUP ? 0 : a->r->axes;
 }
 
+/* ---- the checks ------------------------------------------------------------------- */
+
+/* H of a set of slices (see the top of the file), over the finite ones; 0 with fewer
+ * than two. */
+static double heterogeneity(const ns_moments *mo, size_t m) {
+  double mm = 0, mv = 0, ml = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++) {
+    double v = mo[i].m2 / mo[i].n;
+    if (!(mo[i].n > 0) || !isfinite(v) || !isfinite(mo[i].mean)) continue;
+    mm += mo[i].mean;
+    mv += v;
+    ml += log(v > 1e-300 ? v : 1e-300);
+    k++;
+  }
+  if (k < 2) return m < 2 ? 0 : NAN; /* not measured: too few finite slices */
+  mm /= (double)k;
+  mv /= (double)k;
+  ml /= (double)k;
+  double vm = 0, vl = 0;
+  for (size_t i = 0; i < m; i++) {
+    double v = mo[i].m2 / mo[i].n;
+    if (!(mo[i].n > 0) || !isfinite(v) || !isfinite(mo[i].mean)) continue;
+    vm += (mo[i].mean - mm) * (mo[i].mean - mm);
+    double l = log(v > 1e-300 ? v : 1e-300) - ml;
+    vl += l * l;
+  }
+  vm /= (double)k;
+  vl /= (double)k;
+  double h = (mv > 0 ? vm / mv : (vm > 0 ? HUGE_VAL : 0)) + vl;
+  return isfinite(h) ? h : 1e300;
+}
+
+/* The first term of H from the slices' means alone (equal slices): the variance of the
+ * slice means against the mean variance within a slice, which is the variance of every
+ * element less that of the means. */
+static double mean_heterogeneity(const actx *a, const sacc *c) {
+  const ns_moments *all = &a->sum.all;
+  size_t m = c->map.nstat;
+  if (m < 2 || !(all->n > 0)) return 0;
+  double between = 0;
+  for (size_t i = 0; i < m; i++) {
+    double d = c->m[i].mean - all->mean;
+    between += c->m[i].n * d * d;
+  }
+  double within = all->m2 - between;
+  if (!isfinite(between) || !isfinite(within)) return NAN;
+  if (!(within > 0)) return between > 0 ? 1e300 : 0;
+  return between / within;
+}
+
+/* H of axis k (0: not measured, no layout has its channels there). */
+static double axis_h(const actx *a, int k) {
+  const sacc *c = &a->acc[A_MARG0 + k];
+  if (c->on) return heterogeneity(c->m, c->map.nstat);
+  const sacc *mc = &a->acc[A_MAIN];
+  unsigned all = (1u << a->r->rank) - 1;
+  if (a->coupled && mc->map.axes == (all & ~(1u << k)) && mc->map.group_axis < 0)
+    return heterogeneity(mc->m, mc->map.nstat);
+  return 0;
+}
+
 static int check_axes(actx *a, ns_audit_finding *f) {
   ns_audit_report *r = a->r;
-  char used[96], buf[640];
+  const ssum *S = &a->sum;
+  char used[96], buf[1024];
   axes_words(r->axes, r->group_axis, r->groups, r->rank, used, sizeof used);
-  double mm, vlo, vhi;
-  y_stats(a, &a->ymain, 1, &mm, &vlo, &vhi);
-  size_t w = (size_t)snprintf(buf, sizeof buf,
-                              "%s norm over axes %s: y has |mean| <= %.2g, var in [%.6g, %.6g]",
-                              ns_kind_name(r->kind), used, mm, vlo, vhi);
+  size_t w;
+  if (S->yvlo <= S->yvhi)
+    w = (size_t)snprintf(buf, sizeof buf,
+                         "%s norm over axes %s: y has |mean| <= %.2g, var in [%.6g, %.6g]",
+                         ns_kind_name(r->kind), used, S->ymean, S->yvlo, S->yvhi);
+  else
+    w = (size_t)snprintf(buf, sizeof buf, "%s norm over axes %s", ns_kind_name(r->kind), used);
   double h[NS_MAXRANK] = {0};
-  for (int k = 0; k < r->rank; k++) h[k] = heterogeneity(&a->marg[k]);
+  for (int k = 0; k < r->rank; k++) h[k] = axis_h(a, k);
   /* the layouts the shape allows, and which the statistics suggest */
   int best = -1;
   char allowed[64] = "";
@@ -439,27 +397,57 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     if (r->kind == NS_KIND_GROUP && layout_chan[l] != 1) continue;
     aw += (size_t)snprintf(allowed + aw, sizeof allowed - aw, "%s%s", aw ? ", " : "",
                            ns_layout_names[l]);
-    if (best < 0 || h[layout_chan[l]] > h[layout_chan[best]]) best = l;
+    if (best < 0 || h[layout_chan[l]] > h[layout_chan[best]] || isnan(h[layout_chan[best]]))
+      best = l;
   }
   for (int l = 0; l < NS_LAYOUT_COUNT && w < sizeof buf; l++) {
-    if (!a->alt[l]) continue;
-    double am, alo, ahi;
-    y_stats(a, &a->yalt[l], 0, &am, &alo, &ahi);
+    const salt *c = &a->alt[l];
+    if (!c->on || !(c->vlo <= c->vhi)) continue;
     char ax[64];
-    axes_words(a->yalt[l].map.axes, a->yalt[l].map.group_axis, r->groups, r->rank, ax, sizeof ax);
+    axes_words(c->map.axes, c->map.group_axis, r->groups, r->rank, ax, sizeof ax);
     w += (size_t)snprintf(buf + w, sizeof buf - w,
                           "; along %s's axes %s: |mean| up to %.2g, var in [%.3g, %.3g]",
-                          ns_layout_names[l], ax, am, alo, ahi);
+                          ns_layout_names[l], ax, c->mean, c->vlo, c->vhi);
   }
+  /* the flat index modulo C: channels-last bytes under a channels-first shape */
+  double hp = a->acc[A_PERIOD].on ? mean_heterogeneity(a, &a->acc[A_PERIOD]) : 0;
+  int hk = -1;
+  for (int k = 0; k < r->rank; k++)
+    if (h[k] > 0 && (hk < 0 || h[k] > h[hk])) hk = k;
+  double hmax = hk >= 0 ? h[hk] : 0;
   ns_verdict v = NS_VERDICT_OK;
   double value = 1;
   r->layout_suggest = best;
-  if (best >= 0 && w < sizeof buf) {
+  if (hp > THRESH_H_RATIO * hmax && hp > THRESH_H_MIN && w < sizeof buf) {
+    size_t C = r->shape[1];
+    char shp[96];
+    if (r->rank == 4)
+      snprintf(shp, sizeof shp, "(N, H, W, C) = (%zu, %zu, %zu, %zu) and --layout nhwc",
+               r->shape[0], r->shape[2], r->shape[3], C);
+    else
+      snprintf(shp, sizeof shp, "(N, L, C) = (%zu, %zu, %zu) and --layout btd", r->shape[0],
+               r->shape[2], C);
+    v = NS_VERDICT_WARN;
+    value = hmax > 0 ? hp / hmax : HUGE_VAL;
+    r->layout_suggest = -1;
+    snprintf(buf + w, sizeof buf - w,
+             "; the flat index modulo %zu (axis 2's size) sorts the values better than any axis "
+             "(H %.3g from its classes' means, against %.3g for axis %d): these are channels-last "
+             "bytes under a "
+             "channels-first shape (the channel of element i is i mod %zu), which no --layout "
+             "reads right; save or reshape the array as %s",
+             C, hp, hmax, hk + 1, C, shp);
+  } else if (best >= 0 && w < sizeof buf) {
     w += (size_t)snprintf(buf + w, sizeof buf - w, "; the shape allows %s", allowed);
     if (r->layout >= 0) {
       double hu = h[layout_chan[r->layout]], hb = h[layout_chan[best]];
       value = hu > 0 ? hb / hu : (hb > 0 ? HUGE_VAL : 1);
-      if (best != r->layout && hb > THRESH_H_RATIO * hu && hb > THRESH_H_MIN) {
+      if (isnan(hu) || isnan(hb)) {
+        value = NAN;
+        snprintf(buf + w, sizeof buf - w,
+                 "; the layout is not judged: too few slices have finite statistics (NaN or "
+                 "infinite values)");
+      } else if (best != r->layout && hb > THRESH_H_RATIO * hu && hb > THRESH_H_MIN) {
         v = NS_VERDICT_WARN;
         snprintf(buf + w, sizeof buf - w,
                  "; the statistics suggest %s (axis %d's slices differ most: H %.3g against "
@@ -476,10 +464,10 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     }
   }
   setf(f, NS_AUDIT_AXES, v, value, "%s", buf);
-  /* the figure: H of each layout's channel axis */
-  double hv[NS_LAYOUT_COUNT];
-  char lab[NS_LAYOUT_COUNT][24];
-  const char *labels[NS_LAYOUT_COUNT];
+  /* the figure: H of each layout's channel axis (and of the flat index modulo C) */
+  double hv[NS_LAYOUT_COUNT + 1];
+  char lab[NS_LAYOUT_COUNT + 1][24];
+  const char *labels[NS_LAYOUT_COUNT + 1];
   size_t nh = 0;
   for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
     if (layout_rank[l] != r->rank) continue;
@@ -488,11 +476,17 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     labels[nh] = lab[nh];
     nh++;
   }
+  if (a->acc[A_PERIOD].on) {
+    hv[nh] = hp;
+    snprintf(lab[nh], sizeof lab[nh], "i mod %zu (means)", r->shape[1]);
+    labels[nh] = lab[nh];
+    nh++;
+  }
   if (nh &&
       fig_set(&f->fig, 1, "how much the slices along each channel axis differ (H)", hv, nh, labels))
     return -1;
   unsigned ax = state_axes(a);
-  if (v == NS_VERDICT_WARN && r->kind != NS_KIND_GROUP) {
+  if (v == NS_VERDICT_WARN && r->layout_suggest >= 0 && r->kind != NS_KIND_GROUP) {
     char e[NS_ERRLEN];
     unsigned s = ns_layout_axes(r->kind, (ns_layout)best, e);
     if (s) ax = s;
@@ -502,62 +496,98 @@ static int check_axes(actx *a, ns_audit_finding *f) {
   return 0;
 }
 
+static double log10_pos(double v) {
+  return v > 0 ? log10(v) : NAN;
+}
+
 static int check_near_zero(actx *a, ns_audit_finding *f) {
   ns_audit_report *r = a->r;
+  const ssum *S = &a->sum;
   double thr = THRESH_VAR * r->eps;
-  size_t count = 0, worst = 0;
-  char list[160] = "";
-  size_t lw = 0;
-  for (size_t k = 0; k < r->nstat; k++) {
-    if (a->var[k] < a->var[worst]) worst = k;
-    if (a->var[k] < thr || a->var[k] == 0) { /* with eps 0, a zero variance is 0/0 */
-      if (count < 8 && lw < sizeof list)
-        lw += (size_t)snprintf(list + lw, sizeof list - lw, "%s%zu", count ? ", " : "", k);
-      count++;
-    }
-  }
-  if (count > 8 && lw < sizeof list) snprintf(list + lw, sizeof list - lw, ", ...");
+  char list[160], nans[320] = "", ws[48];
+  list_words(S->nz_list, S->nz, list, sizeof list);
+  stat_words(a, S->vmin_s, ws, sizeof ws);
   const char *what = a->center ? "variance" : "mean square";
-  double vw = a->var[worst];
-  if (count && !(vw + r->eps > 0)) {
-    setf(f, NS_AUDIT_NEAR_ZERO_VARIANCE, NS_VERDICT_WARN, (double)count,
-         "%zu of %zu statistics have %s 0 with eps 0 (0-based indices %s): their denominator is "
-         "0 and their outputs 0/0; give eps > 0",
-         count, r->nstat, what, list);
-  } else if (count) {
-    setf(f, NS_AUDIT_NEAR_ZERO_VARIANCE, NS_VERDICT_WARN, (double)count,
-         "%zu of %zu statistics have %s below 100 eps = %.3g (0-based indices %s); the smallest, "
-         "%.3g at %zu, gets the denominator sqrt(var+eps) = %.3g instead of sqrt(var) = %.3g: eps "
-         "is %.4g%% of var+eps, so its outputs are shrunk by %.3g",
-         count, r->nstat, what, thr, list, vw, worst, sqrt(vw + r->eps), sqrt(vw),
-         100 * r->eps / (vw + r->eps), sqrt(vw / (vw + r->eps)));
-  } else {
-    setf(f, NS_AUDIT_NEAR_ZERO_VARIANCE, NS_VERDICT_OK, 0,
-         "every %s is at least 100 eps = %.3g (the smallest %.3g, statistic %zu): eps is at most "
-         "%.3g%% of var+eps",
-         what, thr, vw, worst, 100 * r->eps / (vw + r->eps));
+  double vw = S->vmin;
+  char *d = f->detail;
+  size_t dl = sizeof f->detail, w = 0;
+  if (S->nan) {
+    char nl[160];
+    list_words(S->nan_list, S->nan, nl, sizeof nl);
+    snprintf(nans, sizeof nans,
+             "%zu of %zu statistics are not finite (NaN or infinite values; 1-based %s)", S->nan,
+             r->nstat, nl);
   }
-  size_t nb = r->nstat;
-  double *lv = malloc((nb ? nb : 1) * sizeof *lv);
-  if (!lv) return -1;
-  for (size_t k = 0; k < nb; k++) lv[k] = log10(a->var[k] > 1e-300 ? a->var[k] : 1e-300);
-  int rc = fig_set(&f->fig, nb <= NS_AUDIT_MAXBARS ? 1 : 2, "log10 variance per statistic", lv, nb,
-                   NULL);
-  free(lv);
+  f->check = NS_AUDIT_NEAR_ZERO_VARIANCE;
+  f->value = (double)(S->nz + S->nan);
+  f->verdict = S->nz || S->nan ? NS_VERDICT_WARN : NS_VERDICT_OK;
+  if (S->nan) w += (size_t)snprintf(d + w, dl - w, "%s; ", nans);
+  if (S->nz && !(vw + r->eps > 0)) {
+    snprintf(d + w, dl - w,
+             "%zu of %zu statistics have %s 0 with eps 0 (1-based %s): their denominator is 0 "
+             "and their outputs 0/0; give eps > 0",
+             S->nz, r->nstat, what, list);
+  } else if (S->nz && vw == 0) {
+    snprintf(d + w, dl - w,
+             "%zu of %zu statistics have %s below 100 eps = %.3g (1-based %s), %zu of them 0 "
+             "(constant values, statistic %s the first): their outputs are 0 whatever eps, "
+             "which alone keeps them from 0/0",
+             S->nz, r->nstat, what, thr, list, S->zero, ws);
+  } else if (S->nz) {
+    snprintf(d + w, dl - w,
+             "%zu of %zu statistics have %s below 100 eps = %.3g (1-based %s); the smallest, "
+             "%.3g at %s, gets the denominator sqrt(var+eps) = %.3g instead of sqrt(var) = %.3g: "
+             "eps is %.4g%% of var+eps, so its outputs are shrunk by a factor %.3g",
+             S->nz, r->nstat, what, thr, list, vw, ws, sqrt(vw + r->eps), sqrt(vw),
+             100 * r->eps / (vw + r->eps), sqrt(vw / (vw + r->eps)));
+  } else if (isfinite(vw)) {
+    snprintf(d + w, dl - w,
+             "every finite %s is at least 100 eps = %.3g (the smallest %.3g, statistic %s): eps "
+             "is at most %.3g%% of var+eps",
+             what, thr, vw, ws, 100 * r->eps / (vw + r->eps));
+  }
+  char title[96];
+  snprintf(title, sizeof title, "log10 %s per statistic%s", what, S->zero ? " (0 left out)" : "");
+  int rc = fig_stats(a, &f->fig, title, S->fig_var, log10_pos);
   patch_spec(a, f, values_tensor(a->keep[KEEP_DEAD], a->nkeep[KEEP_DEAD], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
-  here_spec(a, f, state_axes(a), count ? a->keep_at[KEEP_DEAD] : NS_AUDIT_NOWHERE);
+  here_spec(a, f, state_axes(a), S->nz ? a->keep_at[KEEP_DEAD] : NS_AUDIT_NOWHERE);
   return rc;
 }
 
-/* max |y - ref| over the elements where ref is finite (inf if y is not). */
-static double maxdiff(const ns_tensor *y, const ns_tensor *ref) {
-  double d = 0;
-  for (size_t i = 0; i < ref->n; i++) {
-    double b = ns_tensor_get(ref, i), v = ns_tensor_get(y, i);
-    if (!isfinite(b)) continue;
-    double e = isfinite(v) ? fabs(v - b) : HUGE_VAL;
-    if (e > d) d = e;
+/* max |y - ref| over the elements where ref (n doubles) is finite (inf if y is not); with
+ * rel, each difference is divided by max(1, |ref|). */
+static double maxdiff(const ns_tensor *y, const double *ref, int rel) {
+  double d = 0, buf[4096];
+  for (size_t i0 = 0; i0 < y->n; i0 += 4096) {
+    size_t len = y->n - i0 < 4096 ? y->n - i0 : 4096;
+    ns_tensor_read_range(y, i0, len, buf);
+    const double *b = ref + i0;
+    size_t j = 0;
+#if defined(__SSE2__)
+    /* pairs where nothing is new (|y - ref| <= d max(1, |ref|), no NaN) skip the scalar test */
+    const __m128d sign = _mm_set1_pd(-0.0), one = _mm_set1_pd(1);
+    for (; j + 2 <= len; j += 2) {
+      __m128d bv = _mm_loadu_pd(b + j),
+              e = _mm_andnot_pd(sign, _mm_sub_pd(_mm_loadu_pd(buf + j), bv));
+      __m128d sc = rel ? _mm_max_pd(one, _mm_andnot_pd(sign, bv)) : one;
+      __m128d bad =
+          _mm_or_pd(_mm_cmpgt_pd(e, _mm_mul_pd(_mm_set1_pd(d), sc)), _mm_cmpunord_pd(e, e));
+      if (!_mm_movemask_pd(bad)) continue;
+      for (size_t q = j; q < j + 2; q++) {
+        if (!isfinite(b[q])) continue;
+        double s = rel && fabs(b[q]) > 1 ? fabs(b[q]) : 1;
+        double eq = isfinite(buf[q]) ? fabs(buf[q] - b[q]) / s : HUGE_VAL;
+        if (eq > d) d = eq;
+      }
+    }
+#endif
+    for (; j < len; j++) {
+      if (!isfinite(b[j])) continue;
+      double s = rel && fabs(b[j]) > 1 ? fabs(b[j]) : 1;
+      double e = isfinite(buf[j]) ? fabs(buf[j] - b[j]) / s : HUGE_VAL;
+      if (e > d) d = e;
+    }
   }
   return d;
 }
@@ -572,76 +602,346 @@ static int torch_setting(ns_kind k, int center, ns_spec *t, const char **words) 
   return ns_framework_spec(&in, NS_FW_TORCH, t, words);
 }
 
+/* The slice precision renormalizes: at most NS_AUDIT_SLICE elements (or the element cap).
+ * For a batch kind, up to 64 examples (its statistics run over them) and as many channels
+ * (or groups) as fit, the cancelling one first; for a per-example kind, whole examples when
+ * they fit (with the worst statistic's among them), else fewer channels; else fewer rows. */
+typedef struct {
+  ns_tensor *t;
+  int groups;
+  char words[256];
+} pslice;
+
+static int cmp_size(const void *x, const void *y) {
+  size_t a = *(const size_t *)x, b = *(const size_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static int precision_slice(actx *a, pslice *ps, char *err) {
+  const ns_audit_report *r = a->r;
+  size_t limit = NS_AUDIT_SLICE < ns_max_elements() ? NS_AUDIT_SLICE : ns_max_elements();
+  size_t shape[NS_MAXRANK] = {1, 1, 1, 1}, *ex = NULL, *ch = NULL;
+  sbox_axis ax[NS_MAXRANK];
+  size_t lo[NS_MAXRANK], hi[NS_MAXRANK];
+  ns_statmap_box(&a->acc[A_MAIN].map, a->keep_stat[KEEP_CANCEL], lo, hi);
+  ps->groups = r->groups;
+  int rank = r->rank;
+  if (rank == 1) {
+    shape[0] = r->n < limit ? r->n : limit;
+    ax[0] = (sbox_axis){NULL, 0, shape[0]};
+    snprintf(ps->words, sizeof ps->words, "on the first %zu elements", shape[0]);
+  } else {
+    /* a batch kind's statistics run over the examples: as many of them as the file has (up
+       to 64), fewer channels; a per-example kind's are whole within an example */
+    size_t E = a->coupled ? 64 : limit / a->per;
+    if (E < 1) E = 1;
+    if (E > 64) E = 64;
+    if (E > a->B) E = a->B;
+    int grouped = r->group_axis == 1;
+    size_t upc = grouped ? r->shape[1] / (size_t)r->groups : 1; /* channels per unit */
+    size_t nunits = r->shape[1] / upc, per_unit = a->per / nunits;
+    size_t U = nunits;
+    if (E * a->per > limit) U = limit / (E * per_unit) > 0 ? limit / (E * per_unit) : 1;
+    if (U > nunits) U = nunits;
+    ex = malloc(E * sizeof *ex);
+    ch = malloc(U * upc * sizeof *ch);
+    if (!ex || !ch) {
+      free(ex);
+      free(ch);
+      return ns_explore_fail(err, "out of memory");
+    }
+    for (size_t i = 0; i < E; i++) ex[i] = i;
+    if (!a->coupled && lo[0] >= E) ex[E - 1] = lo[0]; /* the worst statistic's example */
+    /* units: the worst statistic's first when axis 2 is not reduced, then in order */
+    size_t wu = (r->axes >> 1 & 1u) ? 0 : lo[1] / upc, nu = 0;
+    size_t *units = malloc(U * sizeof *units);
+    if (!units) {
+      free(ex);
+      free(ch);
+      return ns_explore_fail(err, "out of memory");
+    }
+    units[nu++] = wu;
+    for (size_t u = 0; nu < U && u < nunits; u++)
+      if (u != wu) units[nu++] = u;
+    qsort(units, U, sizeof *units, cmp_size);
+    for (size_t i = 0; i < U; i++)
+      for (size_t j = 0; j < upc; j++) ch[i * upc + j] = units[i] * upc + j;
+    free(units);
+    shape[0] = E;
+    shape[1] = U * upc;
+    size_t tot = E * U * upc;
+    for (int k = 2; k < rank; k++) shape[k] = r->shape[k], tot *= r->shape[k];
+    for (int k = 2; k < rank && tot > limit; k++) { /* fewer rows, from the outer axis in */
+      size_t others = tot / shape[k], d = limit / others;
+      if (d < 1) d = 1;
+      if (d < shape[k]) tot = others * d, shape[k] = d;
+    }
+    ax[0] = (sbox_axis){ex, 0, E};
+    ax[1] = (sbox_axis){U == nunits ? NULL : ch, 0, U * upc};
+    for (int k = 2; k < rank; k++) ax[k] = (sbox_axis){NULL, 0, shape[k]};
+    if (grouped) ps->groups = (int)U;
+    char shp[96];
+    ns_shape_format(rank, shape, shp, sizeof shp);
+    int alle = E == a->B, allc = U == nunits;
+    snprintf(ps->words, sizeof ps->words, "on a slice %s: %s%zu example%s%s%s", shp,
+             alle ? "all " : "", E, E == 1 ? "" : "s",
+             !a->coupled && lo[0] >= E - 1 && E < a->B ? " (with the worst statistic's)" : "",
+             allc ? "" : (grouped ? ", some groups" : ", some channels (the worst's among them)"));
+  }
+  size_t tot = 1;
+  for (int k = 0; k < rank; k++) tot *= shape[k];
+  double *v = malloc(tot * sizeof *v);
+  int rc = 0;
+  if (!v) {
+    rc = ns_explore_fail(err, "out of memory");
+  } else {
+    size_t got = audit_read_box(a, ax, v, tot, err);
+    if (got == (size_t)-1) {
+      rc = -1;
+    } else {
+      char e[NS_ERRLEN] = "";
+      ps->t = ns_tensor_from(rank, shape, a->m->dtype, v, e);
+      if (!ps->t) rc = ns_explore_fail(err, "%s", e);
+    }
+  }
+  audit_progress(a, (double)tot, "precision slice");
+  free(v);
+  free(ex);
+  free(ch);
+  return rc;
+}
+
+/* The 16-bit dtype's spacing at |x| (normal numbers; its smallest subnormal below). */
+static double ulp16(double x, ns_dtype d) {
+  int p = d == NS_BF16 ? 7 : 10, emin = d == NS_BF16 ? -126 : -14;
+  int e;
+  frexp(fabs(x), &e);
+  e -= 1; /* |x| in [2^e, 2^(e+1)) */
+  if (x == 0 || e < emin) e = emin;
+  return ldexp(1, e - p);
+}
+
+/* Storage in a 16-bit dtype: how far y moves when x is rounded to d first (everything else
+ * exact), relative to max(1, |y|). */
+static double storage_damage(const ns_tensor *x, const ns_spec *s, const double *yref, ns_dtype d,
+                             char *err) {
+  ns_tensor *xr = ns_tensor_new_uninit(x->rank, x->shape, NS_FP64, err);
+  if (!xr) return NAN;
+  double *v = xr->data;
+  ns_tensor_read(x, v);
+  if (x->dtype == NS_FP64) { /* doubles: rounded as ns_round rounds */
+    for (size_t i = 0; i < x->n; i++) v[i] = ns_round_fast(v[i], d);
+  } else { /* floats (or 16-bit values): the float conversions round them exactly */
+    for (size_t i = 0; i < x->n; i++) {
+      float f = (float)v[i];
+      v[i] = d == NS_FP16 ? nk_h2f(nk_f2h(f)) : nk_b2f(nk_f2b(f));
+    }
+  }
+  ns_norm_result y = {0};
+  double dmg = NAN;
+  if (ns_normalize(xr, s, &y, err) == 0) dmg = maxdiff(y.y, yref, 1);
+  ns_norm_result_free(&y);
+  ns_tensor_free(xr);
+  return dmg;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* For data stored in 16 bits: the largest half step of its values against the spread they
+ * are normalized by (max(std, |x - mean|)), which is how far the storage has already moved
+ * y (relative to max(1, |y|)); the statistic where, its distinct values and its step. */
+typedef struct {
+  double dmg, step, std;
+  size_t distinct, count;
+} grain;
+
+static void granularity(const ns_tensor *x, const ns_norm_result *ref, grain *g) {
+  memset(g, 0, sizeof *g);
+  size_t worst = 0;
+  for (size_t i = 0; i < x->n; i++) {
+    size_t s = ns_norm_plan_stat_of(&ref->plan, i);
+    double v = ns_tensor_get(x, i), sd = sqrt(ref->var[s]);
+    double spread = fmax(sd, fabs(v - ref->mean[s]));
+    if (!isfinite(v) || !(spread > 0)) continue;
+    double dm = ulp16(v, x->dtype) / 2 / spread;
+    if (dm > g->dmg) g->dmg = dm, worst = s, g->step = ulp16(v, x->dtype), g->std = sd;
+  }
+  if (!(g->dmg > 0)) return;
+  double *vals = malloc(ref->plan.count * sizeof *vals);
+  if (!vals) return;
+  size_t n = 0;
+  for (size_t i = 0; i < x->n && n < ref->plan.count; i++)
+    if (ns_norm_plan_stat_of(&ref->plan, i) == worst) vals[n++] = ns_tensor_get(x, i);
+  qsort(vals, n, sizeof *vals, cmp_double);
+  g->count = n;
+  for (size_t i = 0; i < n; i++) g->distinct += i == 0 || vals[i] != vals[i - 1];
+  free(vals);
+}
+
+/* The measurements of the precision check, each against the fp64 reference on the slice:
+ * max |y - y_fp64| of the variants below (the frameworks' columns come last: numpy's
+ * pairwise float32 sums, then torch's kernels as torch_setting states them), and how far
+ * storing x in fp16 or bf16 moves y. Independent of one another: they run on the threads. */
+enum { NV = 7, NJOBS = NV + 2, JOB_FP16 = NV, JOB_BF16 = NV + 1 };
+static const char *const variant_names[NV] = {
+    "fp32 sequential",  "fp32 acc fp64", "fp16 (acc fp32)", "bf16 (acc fp32)",
+    "fp32 raw moments", "numpy float32", "torch float32"};
+static const struct {
+  ns_dtype d;
+  ns_dtype acc;
+  ns_algo algo;
+  ns_order order;
+} variants[NV - 1] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP32, NS_FP64, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_BF16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
+                      {NS_FP32, NS_FP32, NS_ALGO_RAW, NS_ORDER_SEQUENTIAL},
+                      /* numpy: np.mean and np.var in float32, in numpy's order */
+                      {NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_NUMPY}};
+
+typedef struct {
+  const ns_tensor *x;
+  const ns_spec *s, *torch; /* the fp64 spec; torch's (NULL: no such module) */
+  const double *yref;
+  double out[NJOBS];
+  int rc[NJOBS];
+  char err[NJOBS][NS_ERRLEN];
+} pjobs;
+
+static void precision_jobs(void *ctx, size_t j0, size_t j1) {
+  pjobs *p = ctx;
+  for (size_t j = j0; j < j1; j++) {
+    p->out[j] = NAN;
+    p->rc[j] = 0;
+    if (j == JOB_FP16 || j == JOB_BF16) {
+      ns_dtype d = j == JOB_FP16 ? NS_FP16 : NS_BF16;
+      if (p->x->dtype != d) p->out[j] = storage_damage(p->x, p->s, p->yref, d, p->err[j]);
+      continue;
+    }
+    ns_spec t = *p->s;
+    if (j < NV - 1) {
+      t.dtype = variants[j].d;
+      t.acc = (int)variants[j].acc;
+      t.algo = variants[j].algo;
+      t.order = variants[j].order;
+    } else if (p->torch) {
+      t = *p->torch;
+    } else {
+      continue;
+    }
+    ns_norm_result y = {0};
+    p->rc[j] = ns_normalize(p->x, &t, &y, p->err[j]);
+    if (p->rc[j] && j == NV - 1) p->rc[j] = 0; /* axes torch's kernels do not take: NaN */
+    if (p->rc[j] == 0 && y.y) p->out[j] = maxdiff(y.y, p->yref, 0);
+    ns_norm_result_free(&y);
+  }
+}
+
 static int check_precision(actx *a, ns_audit_finding *f, char *err) {
-  /* the raw-moment cancellation risk, over every statistic (the worst found in pass 1) */
-  size_t ws = a->keep_stat[KEEP_CANCEL];
-  double v0 = a->st.m[ws].m2 / a->st.m[ws].n, mu0 = a->st.m[ws].mean;
-  double worst = v0 > 0 ? mu0 * mu0 / v0 : (mu0 != 0 ? HUGE_VAL : 0);
-  double lost = fmin(log10(1 + worst), 17.0); /* 17: every digit of a double */
-  enum { NV = 7 };
-  static const char *const names[NV] = {"fp32 (acc fp32)", "fp32 acc fp64",    "fp16 (acc fp32)",
-                                        "bf16 (acc fp32)", "fp32 raw moments", "numpy float32",
-                                        "torch float32"};
-  double errs[NV] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+  ns_audit_report *r = a->r;
+  const ssum *S = &a->sum;
+  /* the raw-moment cancellation risk, over every statistic of finite, nonzero variance */
+  double worst = S->cancel > 0 ? S->cancel : 0;
+  double lost = a->center ? fmin(log10(1 + worst), 17.0) : 0; /* 17: every digit of a double */
+  char ws[48];
+  stat_words(a, S->cancel_s, ws, sizeof ws);
+  const char *const *names = variant_names;
+  double errs[NV], dmg16, dmgbf;
+  grain gr = {0};
   const char *torch_words = "";
   ns_spec s;
   probe_spec(a, &s);
   ns_spec tv = s;
-  int have_torch = torch_setting(a->r->kind, a->center, &tv, &torch_words);
-  if (a->slice) {
-    ns_norm_result ref = {0};
-    if (ns_normalize(a->slice, &s, &ref, err)) return -1;
-    static const struct {
-      ns_dtype d;
-      ns_dtype acc;
-      ns_algo algo;
-      ns_order order;
-    } v[NV - 1] = {{NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                   {NS_FP32, NS_FP64, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                   {NS_FP16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                   {NS_BF16, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_SEQUENTIAL},
-                   {NS_FP32, NS_FP32, NS_ALGO_RAW, NS_ORDER_SEQUENTIAL},
-                   /* numpy: np.mean and np.var in float32, in numpy's summation order */
-                   {NS_FP32, NS_FP32, NS_ALGO_TWOPASS, NS_ORDER_NUMPY}};
-    for (int k = 0; k < NV; k++) {
-      ns_spec t = s;
-      if (k < NV - 1) {
-        t.dtype = v[k].d;
-        t.acc = (int)v[k].acc;
-        t.algo = v[k].algo;
-        t.order = v[k].order;
-      } else if (have_torch) {
-        t = tv;
-      } else {
-        continue;
-      }
-      ns_norm_result y = {0};
-      if (k == NV - 1 && ns_normalize(a->slice, &t, &y, err)) { /* a layout torch's kernels */
-        have_torch = 0;                                        /* do not take: not emulated */
-        torch_words = "not emulated for these axes";
-        continue;
-      }
-      if (k < NV - 1 && ns_normalize(a->slice, &t, &y, err)) {
-        ns_norm_result_free(&ref);
-        return -1;
-      }
-      errs[k] = maxdiff(y.y, ref.y);
-      ns_norm_result_free(&y);
-    }
-    ns_norm_result_free(&ref);
+  int have_torch = torch_setting(r->kind, a->center, &tv, &torch_words);
+  pslice ps = {0};
+  if (precision_slice(a, &ps, err)) return -1;
+  s.groups = ps.groups;
+  tv.groups = ps.groups;
+  ns_norm_result ref = {0};
+  double *yref = malloc(ps.t->n * sizeof *yref);
+  if (!yref || ns_normalize(ps.t, &s, &ref, err)) {
+    if (!yref) ns_explore_fail(err, "out of memory");
+    free(yref);
+    ns_tensor_free(ps.t);
+    return -1;
   }
-  ns_verdict verdict = (lost >= THRESH_DIGITS || (!isnan(errs[0]) && !(errs[0] <= THRESH_FP32)))
-                           ? NS_VERDICT_WARN
-                           : NS_VERDICT_OK;
-  char slice[64] = "no slice in memory";
-  if (a->slice) snprintf(slice, sizeof slice, "on the first %zu examples", a->slice_ex);
+  ns_tensor_read(ref.y, yref);
+  pjobs *pj = calloc(1, sizeof *pj);
+  int rc = pj ? 0 : ns_explore_fail(err, "out of memory");
+  if (rc == 0) {
+    pj->x = ps.t;
+    pj->s = &s;
+    pj->torch = have_torch ? &tv : NULL;
+    pj->yref = yref;
+    ns_split_run(NJOBS, a->threads, precision_jobs, pj);
+    for (int j = 0; j < NJOBS && rc == 0; j++)
+      if (pj->rc[j]) rc = ns_explore_fail(err, "%s", pj->err[j]);
+  }
+  for (int k = 0; k < NV; k++) errs[k] = pj ? pj->out[k] : NAN;
+  dmg16 = pj ? pj->out[JOB_FP16] : NAN;
+  dmgbf = pj ? pj->out[JOB_BF16] : NAN;
+  free(pj);
+  ns_dtype dt = ps.t->dtype;
+  int half = dt == NS_FP16 || dt == NS_BF16;
+  if (rc == 0 && half) granularity(ps.t, &ref, &gr);
+  ns_norm_result_free(&ref);
+  free(yref);
+  if (rc) {
+    ns_tensor_free(ps.t);
+    return -1;
+  }
+  /* the verdict, and the numbers that tripped it first */
+  char why[512] = "";
+  size_t ww = 0;
+#define WHY(...)                                                                                   \
+  do {                                                                                             \
+    if (ww < sizeof why) ww += (size_t)snprintf(why + ww, sizeof why - ww, "%s", ww ? "; " : "");  \
+    if (ww < sizeof why) ww += (size_t)snprintf(why + ww, sizeof why - ww, __VA_ARGS__);           \
+  } while (0)
+  if (a->nonfinite) WHY("%zu values are NaN or infinite", a->nonfinite);
+  if (a->over16) WHY("%zu values overflow fp16 (|x| > 65504)", a->over16);
+  if (lost >= THRESH_DIGITS)
+    WHY("raw moments lose %.2g digits (>= %.2g: mean^2/var %.3g at statistic %s)", lost,
+        THRESH_DIGITS, worst, ws);
+  if (!(errs[5] <= THRESH_FP32) && !isnan(errs[5]))
+    WHY("numpy float32 moves y by %.2g (> %.0e)", errs[5], THRESH_FP32);
+  if (have_torch && !(errs[6] <= THRESH_FP32) && !isnan(errs[6]))
+    WHY("torch float32 moves y by %.2g (> %.0e)", errs[6], THRESH_FP32);
+  if (!(dmg16 <= THRESH_16) && !isnan(dmg16))
+    WHY("storing x in fp16 moves y by %.2g (> %.2g of max(1, |y|))", dmg16, THRESH_16);
+  if (!(dmgbf <= THRESH_16) && !isnan(dmgbf))
+    WHY("storing x in bf16 moves y by %.2g (> %.2g of max(1, |y|))", dmgbf, THRESH_16);
+  if (half && gr.dmg > THRESH_16)
+    WHY("the file's %s values are coarse: their step moves y by up to %.2g (> %.2g; a statistic "
+        "with %zu distinct values of %zu, step %.3g against a std of %.3g)",
+        ns_dtype_name(dt), gr.dmg, THRESH_16, gr.distinct, gr.count, gr.step, gr.std);
+#undef WHY
+  ns_verdict verdict = ww ? NS_VERDICT_WARN : NS_VERDICT_OK;
+  char raw[200];
+  if (a->center)
+    snprintf(raw, sizeof raw,
+             "raw moments E[x^2]-E[x]^2 lose %.2g digits (mean^2/var up to %.3g, statistic %s, "
+             "variance 0 left out; fp32 keeps 7.2, bf16 2.4)",
+             lost, worst, ws);
+  else
+    snprintf(raw, sizeof raw, "rms norm divides by the root mean square: nothing cancels");
+  char grs[160] = "";
+  if (half)
+    snprintf(grs, sizeof grs, "; the %s values' step moves y by up to %.2g", ns_dtype_name(dt),
+             gr.dmg);
   setf(f, NS_AUDIT_PRECISION, verdict, lost,
-       "raw moments E[x^2]-E[x]^2 lose %.2g digits (mean^2/var up to %.3g, statistic %zu; fp32 "
-       "keeps 7.2, bf16 2.4); max |y - y_fp64| %s: fp32 %.2g, fp32 with fp64 accumulation %.2g, "
-       "fp16 %.2g, bf16 %.2g, fp32 raw %.2g; as the frameworks compute it: numpy float32 %.2g "
-       "(np.mean and np.var in float32, in numpy's order: order=numpy), torch float32 %.2g (%s)",
-       lost, worst, ws, slice, errs[0], errs[1], errs[2], errs[3], errs[4], errs[5], errs[6],
-       torch_words);
+       "%s%s%s; max |y - y_fp64| %s: as the frameworks compute it, numpy float32 %.2g (mean and "
+       "var in float32, in numpy's summation order: order=numpy), torch float32 %.2g (%s); fp32 storage "
+       "with fp64 accumulation %.2g, fp16 %.2g, bf16 %.2g, fp32 raw %.2g, and fp32 summed in "
+       "index order %.2g (normscope's own order, which no framework uses: not a verdict); "
+       "storing x in fp16 moves y by %.2g, in bf16 %.2g (relative to max(1, |y|)); warns at "
+       "%.0e for the frameworks and %.2g for 16-bit storage%s",
+       ww ? why : "", ww ? ". " : "", raw, ps.words, errs[5], errs[6], torch_words, errs[1],
+       errs[2], errs[3], errs[4], errs[0], dmg16, dmgbf, THRESH_FP32, THRESH_16, grs);
+  ns_tensor_free(ps.t);
   double lg[NV];
   for (int k = 0; k < NV; k++) lg[k] = isfinite(errs[k]) && errs[k] > 0 ? log10(errs[k]) : -17;
   if (fig_set(&f->fig, 1, "log10 max |y - y_fp64|", lg, have_torch ? NV : NV - 1, names)) return -1;
@@ -655,195 +955,172 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   return 0;
 }
 
-/* Examples [first, first+count) of the file as a tensor. */
-static ns_tensor *read_examples(actx *a, size_t first, size_t count, char *err) {
-  size_t shape[NS_MAXRANK];
-  memcpy(shape, a->r->shape, sizeof shape);
-  size_t per = a->r->n / shape[0];
-  shape[0] = count;
-  return read_block(a, first * per, a->r->rank, shape, err);
+/* The batch panel of the explorer: the first examples' leading elements. */
+static void batch_panel(actx *a, ns_audit_finding *f) {
+  ns_patch_init(&f->patch);
+  here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
+  if (a->B < 2) return;
+  size_t rows = a->B < 8 ? a->B : 8;
+  size_t cols =
+      a->per < NS_EXPLORE_MAX_BATCH_ELEMS / rows ? a->per : NS_EXPLORE_MAX_BATCH_ELEMS / rows;
+  size_t shape[2] = {rows, cols};
+  f->batch = ns_tensor_new(2, shape, NS_FP64, NULL);
+  double *v = malloc(cols * sizeof *v);
+  int finite = f->batch && v;
+  char e[NS_ERRLEN];
+  for (size_t i = 0; finite && i < rows; i++) {
+    finite = audit_read(a, i * a->per, cols, v, e) == 0;
+    for (size_t j = 0; finite && j < cols; j++) {
+      finite = isfinite(v[j]);
+      ns_tensor_set(f->batch, i * cols + j, v[j]);
+    }
+  }
+  free(v);
+  if (!finite) return;
+  ns_state_patch *ps[2] = {&f->patch, &f->here};
+  for (int k = 0; k < 2; k++) {
+    ns_patch_set(ps[k], NS_F_BATCH);
+    ps[k]->v.batch = f->batch;
+    ns_patch_set(ps[k], NS_F_TARGET);
+    ps[k]->v.target = 1;
+    ns_patch_set(ps[k], NS_F_COMPANION);
+    ps[k]->v.companion = 2;
+  }
 }
 
-/* The output of example 0's elements within x (a tensor of whole examples) -> out. */
-static int example0_output(actx *a, const ns_tensor *x, double *out, size_t per, char *err) {
-  ns_spec s;
-  probe_spec(a, &s);
-  ns_norm_result y = {0};
-  if (ns_normalize(x, &s, &y, err)) return -1;
-  for (size_t i = 0; i < per; i++) out[i] = ns_tensor_get(y.y, i);
-  ns_norm_result_free(&y);
-  return 0;
+/* What normalizes with moments mo (n, mean, m2): the mean taken off and the denominator. */
+static void norm_of(const actx *a, ns_moments mo, double *mu, double *den) {
+  double v = mo.m2 / mo.n;
+  *mu = a->center ? mo.mean : 0;
+  *den = sqrt((a->center ? v : v + mo.mean * mo.mean) + a->r->eps);
 }
 
-static int check_batch_dependence(actx *a, ns_audit_finding *f, char *err) {
-  if (!a->slice || a->slice_ex < 2) {
-    setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_NO, 0,
-         a->slice ? "one example along axis 1: there is no other example to couple with"
-                  : "not measured: one example is larger than the in-memory limit");
+/* max |y' - y| over x in [lo, hi] for y = (x - mu) / den: linear in x, so at an end. */
+static double lin_gap(double lo, double hi, double mu1, double d1, double mu0, double d0) {
+  double e1 = fabs((lo - mu1) / d1 - (lo - mu0) / d0), e2 = fabs((hi - mu1) / d1 - (hi - mu0) / d0);
+  if (isnan(e1) || isnan(e2)) return NAN;
+  return e1 > e2 ? e1 : e2;
+}
+
+/* The statistics without one part: Chan's update run backwards. */
+static ns_moments moments_remove(ns_moments t, ns_moments p) {
+  ns_moments r = {t.n - p.n, 0, 0};
+  if (!(r.n > 0)) return r;
+  r.mean = (t.n * t.mean - p.n * p.mean) / r.n;
+  double d = p.mean - r.mean;
+  r.m2 = t.m2 - p.m2 - d * d * p.n * r.n / t.n;
+  if (r.m2 < 0) r.m2 = 0;
+  return r;
+}
+
+static int check_batch_dependence(actx *a, ns_audit_finding *f) {
+  ns_audit_report *r = a->r;
+  batch_panel(a, f);
+  if (!a->coupled) {
+    if (r->rank == 1)
+      setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_NA, 0,
+           "not measured: a rank-1 tensor is one example (a vector of features), with no other "
+           "example to couple with");
+    else
+      setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_NO, 0,
+           "%s norm leaves axis 1 (the examples) unreduced: each example is normalized by its "
+           "own statistics, so changing one never moves another's output",
+           ns_kind_name(r->kind));
     return 0;
   }
-  size_t per = a->slice->n / a->slice_ex;
-  double *y0 = malloc(per * sizeof *y0), *y1 = malloc(per * sizeof *y1);
-  ns_tensor *alt = ns_tensor_copy(a->slice);
-  if (!y0 || !y1 || !alt) {
-    free(y0);
-    free(y1);
-    ns_tensor_free(alt);
-    return ns_explore_fail(err, "out of memory");
+  if (a->B < 2) {
+    setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_NA, 0,
+         "not measured: one example along axis 1, with no other to couple with");
+    return 0;
   }
-  for (size_t i = per; i < 2 * per; i++) ns_tensor_set(alt, i, 3 * ns_tensor_get(alt, i) + 1);
-  int rc = example0_output(a, a->slice, y0, per, err);
-  if (rc == 0) rc = example0_output(a, alt, y1, per, err);
+  const sacc *mc = &a->acc[A_MAIN], *ex = &a->acc[A_EX01];
+  size_t ns = r->nstat;
   double d = 0;
-  for (size_t i = 0; rc == 0 && i < per; i++) {
-    double e = fabs(y1[i] - y0[i]);
-    if (e > d || isnan(e)) d = e;
+  for (size_t s = 0; s < ns; s++) {
+    ns_moments e1 = ex->m[ns + s], e1x = {e1.n, 3 * e1.mean + 1, 9 * e1.m2};
+    ns_moments t2 = ns_moments_merge(moments_remove(mc->m[s], e1), e1x);
+    double mu0, d0, mu1, d1;
+    norm_of(a, mc->m[s], &mu0, &d0);
+    norm_of(a, t2, &mu1, &d1);
+    double g = lin_gap(ex->lo[s], ex->hi[s], mu1, d1, mu0, d0);
+    if (g > d || isnan(g)) d = g;
+    if (isnan(d)) break;
   }
-  if (rc == 0 && isnan(d)) {
+  if (isnan(d)) {
     setf(f, NS_AUDIT_BATCH_DEPENDENCE, NS_VERDICT_WARN, d,
          "not measurable: example 1's outputs are not finite (NaN or Inf input, or a zero "
          "variance with eps 0)");
-  } else if (rc == 0) {
-    int yes = !(d <= THRESH_COUPLE);
-    setf(f, NS_AUDIT_BATCH_DEPENDENCE, yes ? NS_VERDICT_YES : NS_VERDICT_NO, d,
-         "changing example 2 (x -> 3x + 1) in a batch of the first %zu moves example 1's output "
-         "by up to %.3g: %s",
-         a->slice_ex, d,
-         yes ? "its statistics span the examples (a batch kind couples them)"
-             : "each example is normalized by its own statistics");
-    /* the batch panel: the first rows, as many columns as fit */
-    size_t rows = a->slice_ex < 8 ? a->slice_ex : 8;
-    size_t cols = per < NS_EXPLORE_MAX_BATCH_ELEMS / rows ? per : NS_EXPLORE_MAX_BATCH_ELEMS / rows;
-    size_t shape[2] = {rows, cols};
-    f->batch = ns_tensor_new(2, shape, NS_FP64, NULL);
-    int finite = f->batch != NULL;
-    for (size_t i = 0; finite && i < rows; i++)
-      for (size_t j = 0; j < cols; j++) {
-        double v = ns_tensor_get(a->slice, i * per + j);
-        finite = finite && isfinite(v);
-        ns_tensor_set(f->batch, i * cols + j, v);
-      }
-    ns_patch_init(&f->patch);
-    here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
-    if (finite) {
-      ns_state_patch *ps[2] = {&f->patch, &f->here};
-      for (int k = 0; k < 2; k++) {
-        ns_patch_set(ps[k], NS_F_BATCH);
-        ps[k]->v.batch = f->batch;
-        ns_patch_set(ps[k], NS_F_TARGET);
-        ps[k]->v.target = 1;
-        ns_patch_set(ps[k], NS_F_COMPANION);
-        ps[k]->v.companion = 2;
-      }
-    }
-  }
-  free(y0);
-  free(y1);
-  ns_tensor_free(alt);
-  return rc;
-}
-
-static int check_batch_size(actx *a, ns_audit_finding *f, char *err) {
-  ns_audit_report *r = a->r;
-  if (!a->slice) {
-    setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY, NS_VERDICT_NO, 0,
-         "not measured: one example is larger than the in-memory limit");
     return 0;
   }
-  size_t per = r->n / r->shape[0], B = r->shape[0];
-  double *full = malloc(per * sizeof *full), *alone = malloc(per * sizeof *alone);
-  double *other = malloc(per * sizeof *other), *x0 = malloc(per * sizeof *x0);
-  int rc = (full && alone && other && x0) ? 0 : ns_explore_fail(err, "out of memory");
-  /* the full batch: the streamed statistics of the whole file */
-  for (size_t i = 0; rc == 0 && i < per; i++) {
-    x0[i] = ns_tensor_get(a->slice, i);
-    size_t s = ns_statmap_stat(&a->map, i);
-    full[i] = (x0[i] - a->mean[s]) / a->denom[s];
-  }
-  ns_tensor *t = NULL;
-  if (rc == 0) t = read_examples(a, 0, 1, err);
-  if (rc == 0 && !t) rc = -1;
-  if (rc == 0) rc = example0_output(a, t, alone, per, err);
-  ns_tensor_free(t);
-  t = NULL;
-  double d_alone = 0, d_other = NAN, d_eval = NAN;
-  size_t k = 0;
-  if (rc == 0 && B >= 2) { /* the target with the last examples of the file */
-    /* at most half the other examples, so for B >= 3 the batch differs from the full one */
-    k = (B - 1) / 2 > 0 ? (B - 1) / 2 : 1;
-    if (a->slice_ex > 1 && k > a->slice_ex - 1) k = a->slice_ex - 1;
-    size_t shape[NS_MAXRANK];
-    memcpy(shape, r->shape, sizeof shape);
-    shape[0] = k + 1;
-    char e[NS_ERRLEN] = "";
-    t = ns_tensor_new(r->rank, shape, a->m->dtype, e);
-    if (!t) rc = ns_explore_fail(err, "%s", e);
-    ns_tensor *tail = rc == 0 ? read_examples(a, B - k, k, err) : NULL;
-    if (rc == 0 && !tail) rc = -1;
-    if (rc == 0) {
-      for (size_t i = 0; i < per; i++) ns_tensor_set(t, i, x0[i]);
-      for (size_t i = 0; i < tail->n; i++) ns_tensor_set(t, per + i, ns_tensor_get(tail, i));
-      rc = example0_output(a, t, other, per, err);
-    }
-    ns_tensor_free(tail);
-    ns_tensor_free(t);
-    d_other = 0;
-  }
-  ns_spec sp;
-  probe_spec(a, &sp);
-  int batch = ns_spec_is_batch(&sp, r->rank);
-  if (rc == 0 && a->o->run_mean && batch) d_eval = 0;
-  for (size_t i = 0; rc == 0 && i < per; i++) {
-    double e = fabs(alone[i] - full[i]);
-    if (e > d_alone || isnan(e)) d_alone = e;
-    if (B >= 2) {
-      e = fabs(other[i] - full[i]);
-      if (e > d_other || isnan(e)) d_other = e;
-    }
-    if (!isnan(d_eval)) {
-      size_t s = ns_statmap_stat(&a->map, i);
-      double y = (x0[i] - a->o->run_mean[s]) / sqrt(a->o->run_var[s] + r->eps);
-      e = fabs(y - full[i]);
-      if (e > d_eval || isnan(e)) d_eval = e;
-    }
-  }
-  if (rc == 0) {
-    double worst = d_alone;
-    if (d_other > worst) worst = d_other;
-    int yes = worst > THRESH_COUPLE;
-    int nan = isnan(d_alone) || (B >= 2 && isnan(d_other));
-    char ev[96] = "";
-    if (!isnan(d_eval))
-      snprintf(ev, sizeof ev, "; in eval mode with the running statistics %.3g", d_eval);
-    setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY,
-         nan   ? NS_VERDICT_WARN
-         : yes ? NS_VERDICT_YES
-               : NS_VERDICT_NO,
-         worst,
-         "example 1's output against the full batch of %zu: alone it differs by %.3g, with the "
-         "last %zu examples by %.3g%s%s",
-         B, d_alone, k, d_other, ev,
-         nan   ? " (outputs not finite: NaN or Inf input, or a zero variance with eps 0)"
-         : yes ? ""
-               : " (the same function whatever the batch)");
-    double bars[3] = {d_alone, d_other, d_eval};
-    const char *labels[3] = {"alone", "other batch", "eval"};
-    rc = fig_set(&f->fig, 1, "max |y - y_full| of example 1", bars, isnan(d_eval) ? 2 : 3, labels);
+  int yes = !(d <= THRESH_COUPLE);
+  setf(f, NS_AUDIT_BATCH_DEPENDENCE, yes ? NS_VERDICT_YES : NS_VERDICT_NO, d,
+       "changing example 2 (x -> 3x + 1) in the batch of all %zu moves example 1's output by up "
+       "to %.3g (from the streamed moments of both examples and of the batch): %s",
+       a->B, d,
+       yes ? "its statistics span the examples (a batch kind couples them)"
+           : "the batch statistics barely depend on one example");
+  return 0;
+}
+
+static int check_batch_size(actx *a, ns_audit_finding *f) {
+  ns_audit_report *r = a->r;
+  if (!a->coupled || a->B < 2) {
+    int na = a->coupled || r->rank == 1;
+    setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY, na ? NS_VERDICT_NA : NS_VERDICT_NO, 0, "%s",
+         na ? "not measured: one example, so no other batch to put it in"
+            : "each example is normalized by its own statistics: the same function whatever the "
+              "batch");
     patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
     here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
+    return 0;
   }
-  free(full);
-  free(alone);
-  free(other);
-  free(x0);
+  const sacc *mc = &a->acc[A_MAIN], *ex = &a->acc[A_EX01], *tl = &a->acc[A_TAIL];
+  size_t ns = r->nstat;
+  double d_alone = 0, d_other = 0, d_eval = a->o->run_mean ? 0 : NAN;
+  for (size_t s = 0; s < ns; s++) {
+    double mu, den, m1, d1;
+    norm_of(a, mc->m[s], &mu, &den);
+    norm_of(a, ex->m[s], &m1, &d1);
+    double g = lin_gap(ex->lo[s], ex->hi[s], m1, d1, mu, den);
+    if (g > d_alone || isnan(g)) d_alone = g;
+    norm_of(a, ns_moments_merge(ex->m[s], tl->m[s]), &m1, &d1);
+    g = lin_gap(ex->lo[s], ex->hi[s], m1, d1, mu, den);
+    if (g > d_other || isnan(g)) d_other = g;
+    if (!isnan(d_eval) && s < a->o->nrun) {
+      double rm = a->o->run_mean[s], rv = a->o->run_var[s];
+      g = lin_gap(ex->lo[s], ex->hi[s], a->center ? rm : 0,
+                  sqrt((a->center ? rv : rv + rm * rm) + r->eps), mu, den);
+      if (g > d_eval || isnan(g)) d_eval = g;
+    }
+  }
+  double worst = d_alone > d_other ? d_alone : d_other;
+  int yes = worst > THRESH_COUPLE, nan = isnan(d_alone) || isnan(d_other);
+  char ev[96] = "";
+  if (!isnan(d_eval))
+    snprintf(ev, sizeof ev, "; in eval mode with the running statistics %.3g", d_eval);
+  setf(f, NS_AUDIT_BATCH_SIZE_SENSITIVITY,
+       nan   ? NS_VERDICT_WARN
+       : yes ? NS_VERDICT_YES
+             : NS_VERDICT_NO,
+       worst,
+       "example 1's output against the full batch of %zu: alone it differs by %.3g, with the "
+       "last %zu examples by %.3g%s%s",
+       a->B, d_alone, a->tail_k, d_other, ev,
+       nan   ? " (outputs not finite: NaN or Inf input, or a zero variance with eps 0)"
+       : yes ? ""
+             : " (the same function whatever the batch)");
+  double bars[3] = {d_alone, d_other, d_eval};
+  const char *labels[3] = {"alone", "other batch", "eval"};
+  int rc =
+      fig_set(&f->fig, 1, "max |y - y_full| of example 1", bars, isnan(d_eval) ? 2 : 3, labels);
+  patch_spec(a, f, patch_slice(a), state_axes(a), r->kind);
+  here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
   return rc;
 }
 
 static int check_train_eval(actx *a, ns_audit_finding *f) {
   ns_audit_report *r = a->r;
-  ns_spec sp;
-  probe_spec(a, &sp);
-  if (!ns_spec_is_batch(&sp, r->rank)) {
+  if (!a->coupled && !a->gap2) {
     setf(f, NS_AUDIT_TRAIN_EVAL_GAP, NS_VERDICT_NO, 0,
          "%s norm uses each example's own statistics: train and eval mode compute the same "
          "function and the running statistics are not used",
@@ -852,29 +1129,45 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
     here_spec(a, f, state_axes(a), NS_AUDIT_NOWHERE);
     return 0;
   }
-  size_t ns = r->nstat, worst = 0;
-  double *gap = malloc(ns * sizeof *gap);
+  size_t ns = a->gap2 ? r->shape[a->inst_axis] : r->nstat, worst = 0;
+  double *gap = malloc((ns ? ns : 1) * sizeof *gap);
   if (!gap) return -1;
   double sum = 0;
+  const sacc *mc = &a->acc[A_MAIN];
   for (size_t c = 0; c < ns; c++) {
-    double mb = a->st.m[c].mean, vb = a->st.m[c].m2 / a->st.m[c].n;
-    double mr = a->o->run_mean[c], vr = a->o->run_var[c];
-    double ae = 1 / sqrt(vr + r->eps), at = 1 / sqrt(vb + r->eps);
-    /* y_eval - y_train over the channel: mean (mb - mr) ae, spread sqrt(vb) |ae - at| */
-    double d = (mb - mr) * ae;
-    gap[c] = sqrt(d * d + vb * (ae - at) * (ae - at));
+    if (a->gap2) { /* instance norm: rms over the channel's instances */
+      gap[c] = a->gapn[c] ? sqrt(a->gap2[c] / (double)a->gapn[c]) : NAN;
+    } else {
+      double mb = mc->m[c].mean, vb = mc->m[c].m2 / mc->m[c].n;
+      double mr = a->o->run_mean[c], vr = a->o->run_var[c];
+      double ae = 1 / sqrt(vr + r->eps), at = 1 / sqrt(vb + r->eps);
+      /* y_eval - y_train over the channel: mean (mb - mr) ae, spread sqrt(vb) |ae - at| */
+      double d = (mb - mr) * ae;
+      gap[c] = sqrt(d * d + vb * (ae - at) * (ae - at));
+    }
     sum += gap[c];
     if (gap[c] > gap[worst] || isnan(gap[c])) worst = c;
   }
-  double mb = a->st.m[worst].mean, vb = a->st.m[worst].m2 / a->st.m[worst].n;
-  double mr = a->o->run_mean[worst], vr = a->o->run_var[worst];
   ns_verdict v = !(gap[worst] <= THRESH_GAP) ? NS_VERDICT_WARN : NS_VERDICT_OK;
-  setf(f, NS_AUDIT_TRAIN_EVAL_GAP, v, gap[worst],
-       "worst channel %zu: batch mean %.4g against running %.4g (%.3g running std), variance "
-       "ratio %.3g: eval mode moves its outputs by %.3g rms from train mode (mean over %zu "
-       "channels %.3g)%s",
-       worst, mb, mr, (mb - mr) / sqrt(vr + r->eps), vb / vr, gap[worst], ns, sum / (double)ns,
-       v == NS_VERDICT_WARN ? ": the running statistics describe other data" : "");
+  double mr = a->o->run_mean[worst], vr = a->o->run_var[worst];
+  if (a->gap2) {
+    setf(f, NS_AUDIT_TRAIN_EVAL_GAP, v, gap[worst],
+         "instance norm with running statistics (torch's track_running_stats): eval mode "
+         "normalizes each channel by them instead of each instance's own; worst channel %zu "
+         "(1-based; running mean %.4g, var %.4g): eval moves its outputs by %.3g rms from train "
+         "mode over its %zu instances (mean over %zu channels %.3g)%s",
+         worst + 1, mr, vr, gap[worst], a->gapn[worst], ns, sum / (double)ns,
+         v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
+  } else {
+    double mb = mc->m[worst].mean, vb = mc->m[worst].m2 / mc->m[worst].n;
+    setf(f, NS_AUDIT_TRAIN_EVAL_GAP, v, gap[worst],
+         "worst channel %zu (1-based): batch mean %.4g against running %.4g (%.3g running std), "
+         "variance ratio %.3g: eval mode moves its outputs by %.3g rms from train mode (mean "
+         "over %zu channels %.3g)%s",
+         worst + 1, mb, mr, (mb - mr) / sqrt(vr + r->eps), vb / vr, gap[worst], ns,
+         sum / (double)ns,
+         v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
+  }
   int rc =
       fig_set(&f->fig, ns <= NS_AUDIT_MAXBARS ? 1 : 2, "rms output gap per channel", gap, ns, NULL);
   free(gap);
@@ -887,30 +1180,25 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
 
 static int check_outliers(actx *a, ns_audit_finding *f) {
   ns_audit_report *r = a->r;
-  size_t ns = r->nstat, wz = 0, wk = 0;
-  double *z = malloc(ns * sizeof *z);
-  if (!z) return -1;
-  double kmax = 0;
-  for (size_t k = 0; k < ns; k++) {
-    double dev = fmax(a->hi[k] - a->mean[k], a->mean[k] - a->lo[k]);
-    z[k] = dev / a->denom[k];
-    if (z[k] > z[wz] || isnan(z[k])) wz = k;
-    double m2 = a->st.m[k].m2, kurt = m2 > 0 ? a->st.m[k].n * a->m4[k] / (m2 * m2) : NAN;
-    if (kurt > kmax) {
-      kmax = kurt;
-      wk = k;
-    }
-  }
-  double bound = sqrt((double)r->count - 1);
-  ns_verdict v = (!(z[wz] <= THRESH_Z) || kmax > THRESH_KURT) ? NS_VERDICT_WARN : NS_VERDICT_OK;
-  setf(f, NS_AUDIT_OUTLIERS, v, z[wz],
-       "largest |z| %.4g in statistic %zu, against the self-standardization bound sqrt(n-1) = "
-       "%.4g for n = %zu (%.3g%% of it); largest kurtosis %.4g in statistic %zu (3 for a normal)%s",
-       z[wz], wz, bound, r->count, 100 * z[wz] / bound, kmax, wk,
-       v == NS_VERDICT_WARN ? ": a few values dominate their statistic" : "");
-  int rc =
-      fig_set(&f->fig, ns <= NS_AUDIT_MAXBARS ? 1 : 2, "largest |z| per statistic", z, ns, NULL);
-  free(z);
+  const ssum *S = &a->sum;
+  /* the self-standardization bound: centered, |z| <= sqrt(n-1); uncentered (rms), sqrt(n) */
+  double z = S->z > 0 ? S->z : 0, bound = sqrt((double)r->count - (a->center ? 1 : 0));
+  ns_verdict v = (!(z <= THRESH_Z) || S->kurt > THRESH_KURT) ? NS_VERDICT_WARN : NS_VERDICT_OK;
+  char zs[48], ks[48], nan[96] = "", why[96] = "";
+  stat_words(a, S->z_s, zs, sizeof zs);
+  stat_words(a, S->kurt_s, ks, sizeof ks);
+  if (S->nan) snprintf(nan, sizeof nan, " (%zu statistics that are not finite left out)", S->nan);
+  if (v == NS_VERDICT_WARN)
+    snprintf(why, sizeof why, ": %s%s%s, a few values dominate their statistic",
+             z > THRESH_Z ? "|z| above 10" : "",
+             z > THRESH_Z && S->kurt > THRESH_KURT ? " and " : "",
+             S->kurt > THRESH_KURT ? "kurtosis above 50" : "");
+  setf(f, NS_AUDIT_OUTLIERS, v, z,
+       "largest |z| %.4g in statistic %s, against the self-standardization bound %s = %.4g for "
+       "n = %zu (%.3g%% of it); largest kurtosis %.4g in statistic %s (3 for a normal)%s%s",
+       z, zs, a->center ? "sqrt(n-1)" : "sqrt(n)", bound, r->count, 100 * z / bound, S->kurt, ks,
+       nan, why);
+  int rc = fig_stats(a, &f->fig, "largest |z| per statistic", S->fig_z, NULL);
   patch_spec(a, f, values_tensor(a->keep[KEEP_OUTLIER], a->nkeep[KEEP_OUTLIER], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);
   here_spec(a, f, state_axes(a), a->keep_at[KEEP_OUTLIER]);
@@ -972,6 +1260,29 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
   return 0;
 }
 
+/* The running statistics against the reduction: one value per statistic for a batch kind,
+ * one per channel for instance norm (torch's track_running_stats); other kinds ignore them. */
+static int running_check(const ns_audit_opts *o, const ns_audit_report *r, const ns_statmap *m,
+                         char *err) {
+  if (!o->run_mean) return 0;
+  if (!o->run_var) return ns_explore_fail(err, "running statistics without variances");
+  if (r->axes & 1u) {
+    if (o->nrun != m->nstat)
+      return ns_explore_fail(err,
+                             "the running statistics have %zu values, the audit has %zu "
+                             "statistics (channels)",
+                             o->nrun, m->nstat);
+  } else if (r->kind == NS_KIND_INSTANCE) {
+    for (int k = 1; k < r->rank; k++)
+      if (!(r->axes >> k & 1u) && o->nrun != r->shape[k])
+        return ns_explore_fail(err,
+                               "the running statistics have %zu values, instance norm's axis %d "
+                               "has %zu channels",
+                               o->nrun, k + 1, r->shape[k]);
+  }
+  return 0;
+}
+
 int ns_audit_check_opts(const ns_audit_opts *o, int rank, const size_t *shape, char *err) {
   if (!o || !shape) return ns_explore_fail(err, "no options or shape");
   ns_audit_report *r = calloc(1, sizeof *r);
@@ -983,17 +1294,7 @@ int ns_audit_check_opts(const ns_audit_opts *o, int rank, const size_t *shape, c
   char e[NS_ERRLEN] = "";
   if (rc == 0 && ns_statmap_make(rank, shape, r->axes, r->group_axis, (size_t)r->groups, &m, e))
     rc = ns_explore_fail(err, "%s", e);
-  if (rc == 0 && o->run_mean && (!o->run_var || o->nrun != m.nstat)) {
-    ns_spec sp;
-    ns_spec_default(&sp);
-    sp.kind = r->kind;
-    sp.axes = r->axes;
-    if (ns_spec_is_batch(&sp, rank))
-      rc = ns_explore_fail(err,
-                           "the running statistics have %zu values, the audit has %zu "
-                           "statistics (channels)",
-                           o->nrun, m.nstat);
-  }
+  if (rc == 0) rc = running_check(o, r, &m, err);
   free(r);
   return rc;
 }
@@ -1008,145 +1309,36 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   r->dtype = m->dtype;
   snprintf(r->name, sizeof r->name, "%s", m->name);
   if (resolve(o, r, err)) return -1;
-  actx a;
-  memset(&a, 0, sizeof a);
-  a.m = m;
-  a.o = o;
-  a.r = r;
-  a.center = ns_kinds[o->kind].center;
-  a.chunk = o->chunk ? o->chunk : NS_AUDIT_CHUNK;
-  char e[NS_ERRLEN] = "";
-  int rc = ns_statmap_make(r->rank, r->shape, r->axes, r->group_axis, (size_t)r->groups, &a.map, e);
-  if (rc) {
-    ns_explore_fail(err, "%s", e);
-    return -1;
+  actx *a = calloc(1, sizeof *a);
+  if (!a) return ns_explore_fail(err, "out of memory");
+  a->m = m;
+  a->o = o;
+  a->r = r;
+  a->center = o->kind != NS_KIND_RMS;
+  a->chunk = o->chunk ? o->chunk : NS_AUDIT_CHUNK;
+  int rc = audit_scan_init(a, err);
+  if (rc == 0) {
+    r->nstat = a->acc[A_MAIN].map.nstat;
+    r->count = a->acc[A_MAIN].map.count;
+    rc = running_check(o, r, &a->acc[A_MAIN].map, err);
   }
-  r->nstat = a.map.nstat;
-  r->count = a.map.count;
-  if (o->run_mean && (!o->run_var || o->nrun != r->nstat)) {
-    ns_spec sp;
-    ns_spec_default(&sp);
-    sp.kind = r->kind;
-    sp.axes = r->axes;
-    if (ns_spec_is_batch(&sp, r->rank))
-      return ns_explore_fail(err,
-                             "the running statistics have %zu values, the audit has %zu "
-                             "statistics (channels)",
-                             o->nrun, r->nstat);
-  }
-  size_t ns = r->nstat;
-  a.buf = malloc(a.chunk * sizeof *a.buf);
-  a.idx = malloc(a.chunk * sizeof *a.idx);
-  a.lo = malloc(ns * sizeof *a.lo);
-  a.hi = malloc(ns * sizeof *a.hi);
-  a.mean = malloc(ns * sizeof *a.mean);
-  a.denom = malloc(ns * sizeof *a.denom);
-  a.var = malloc(ns * sizeof *a.var);
-  a.m4 = calloc(ns, sizeof *a.m4);
-  if (!a.buf || !a.idx || !a.lo || !a.hi || !a.mean || !a.denom || !a.var || !a.m4) {
-    ctx_free(&a);
-    return ns_explore_fail(err, "out of memory for %zu statistics", ns);
-  }
-  for (size_t k = 0; k < ns; k++) {
-    a.lo[k] = HUGE_VAL;
-    a.hi[k] = -HUGE_VAL;
-  }
-  rc = ns_stream_init(&a.st, &a.map, e);
-  for (int k = 0; rc == 0 && k < r->rank; k++) {
-    if (!candidate_axis(r->rank, k)) continue; /* only a layout's channel axis can be */
-    ns_statmap mk;
-    unsigned all = (1u << r->rank) - 1;
-    rc = ns_statmap_make(r->rank, r->shape, all & ~(1u << k), -1, 1, &mk, e);
-    if (rc == 0) rc = ns_stream_init(&a.marg[k], &mk, e);
-  }
-  if (rc) {
-    ctx_free(&a);
-    return ns_explore_fail(err, "%s", e);
-  }
-  a.total = 2.0 * (double)r->n;
-  /* pass 1 */
-  if (pass1(&a, err)) {
-    ctx_free(&a);
-    return -1;
-  }
-  size_t dead = 0;
-  for (size_t k = 0; k < ns; k++) {
-    double mu = a.st.m[k].mean, v = a.st.m[k].m2 / a.st.m[k].n;
-    a.mean[k] = a.center ? mu : 0;
-    a.var[k] = a.center ? v : v + mu * mu;
-    a.denom[k] = sqrt(a.var[k] + r->eps);
-    if (a.var[k] < a.var[dead]) dead = k;
-  }
-  /* which statistics' elements pass 2 keeps for the findings' explorer states */
-  a.keep_stat[KEEP_DEAD] = dead;
-  for (int k = 0; k < NKEEP; k++) a.keep_at[k] = NS_AUDIT_NOWHERE;
-  double worst_ratio = -1, worst_z = -1;
-  for (size_t k = 0; k < ns; k++) {
-    double v = a.st.m[k].m2 / a.st.m[k].n, mu = a.st.m[k].mean;
-    double ratio = v > 0 ? mu * mu / v : HUGE_VAL;
-    if (ratio > worst_ratio) {
-      worst_ratio = ratio;
-      a.keep_stat[KEEP_CANCEL] = k;
-    }
-    double z = fmax(a.hi[k] - a.mean[k], a.mean[k] - a.lo[k]) / a.denom[k];
-    if (z > worst_z) {
-      worst_z = z;
-      a.keep_stat[KEEP_OUTLIER] = k;
-    }
-  }
-  for (int k = 0; k < NKEEP && rc == 0; k++) {
-    a.keep[k] = malloc(NS_AUDIT_KEEP * sizeof *a.keep[k]);
-    if (!a.keep[k]) rc = -1;
-  }
-  /* pass 2 streams: y per statistic and along each other layout's axes */
-  if (rc == 0) rc = ns_stream_init(&a.ymain, &a.map, e);
-  for (int l = 0; l < NS_LAYOUT_COUNT && rc == 0; l++) {
-    if (layout_rank[l] != r->rank || l == r->layout) continue;
-    char e2[NS_ERRLEN];
-    unsigned ax = ns_layout_axes(r->kind, (ns_layout)l, e2);
-    if (!ax && r->kind != NS_KIND_GROUP) continue;
-    if (ax == r->axes) continue;
-    ns_statmap am;
-    if (ns_statmap_make(r->rank, r->shape, ax, r->group_axis, (size_t)r->groups, &am, e2) != 0)
-      continue;
-    if (am.nstat > ((size_t)1 << 24)) continue; /* too many to track */
-    rc = ns_stream_init(&a.yalt[l], &am, e);
-    a.alt[l] = rc == 0;
-  }
-  if (rc) {
-    ctx_free(&a);
-    return ns_explore_fail(err, "%s", e[0] ? e : "out of memory");
-  }
-  if (pass2(&a, err)) {
-    ctx_free(&a);
-    return -1;
-  }
-  r->passes = 2;
-  /* the leading slice of whole examples, for the checks that renormalize */
-  size_t per = r->n / r->shape[0];
-  size_t ex = per > NS_AUDIT_SLICE ? 1 : NS_AUDIT_SLICE / per;
-  if (ex > r->shape[0]) ex = r->shape[0];
-  if (ex > 64 && r->rank > 1) ex = 64;
-  if (ex * per <= 4 * NS_AUDIT_SLICE) {
-    a.slice = read_examples(&a, 0, ex, err);
-    if (!a.slice) {
-      ctx_free(&a);
-      return -1;
-    }
-    a.slice_ex = ex;
-  }
+  a->total = (double)r->n + (double)(r->n < NS_AUDIT_SLICE ? r->n : NS_AUDIT_SLICE);
+  if (rc == 0) rc = audit_scan_run(a, err);
   ns_audit_finding *f = r->f;
-  rc = check_axes(&a, &f[0]);
-  if (rc == 0) rc = check_near_zero(&a, &f[1]);
-  if (rc == 0) rc = check_precision(&a, &f[2], err);
-  if (rc == 0) rc = check_batch_dependence(&a, &f[3], err);
-  if (rc == 0) rc = check_batch_size(&a, &f[4], err);
-  size_t nf = 5;
-  if (rc == 0 && o->run_mean) rc = check_train_eval(&a, &f[nf++]);
-  if (rc == 0) rc = check_outliers(&a, &f[nf++]);
+  size_t nf = 0;
+  if (rc == 0) rc = check_axes(a, &f[nf++]);
+  if (rc == 0) rc = check_near_zero(a, &f[nf++]);
+  if (rc == 0) rc = check_precision(a, &f[nf++], err);
+  if (rc == 0) rc = check_batch_dependence(a, &f[nf++]);
+  if (rc == 0) rc = check_batch_size(a, &f[nf++]);
+  if (rc == 0 && o->run_mean) rc = check_train_eval(a, &f[nf++]);
+  if (rc == 0) rc = check_outliers(a, &f[nf++]);
   r->nfindings = nf;
+  r->nonfinite = a->nonfinite;
   r->seconds = now() - t0;
-  ctx_free(&a);
+  if (rc == 0) audit_progress(a, a->total - a->done, "done");
+  audit_scan_free(a);
+  free(a);
   if (rc) {
     if (!err || !err[0]) ns_explore_fail(err, "out of memory");
     ns_audit_free(r);
@@ -1360,9 +1552,9 @@ char *ns_audit_format(const ns_audit_report *r, ns_audit_form form, const char *
     }
     if (md)
       sb_add(&b,
-             "\n---\n%d streaming passes in %.3g s. Thresholds and methods: `normscope help "
+             "\n---\n%d streaming pass%s in %.3g s. Thresholds and methods: `normscope help "
              "audit`.\n",
-             r->passes, r->seconds);
+             r->passes, r->passes == 1 ? "" : "es", r->seconds);
   }
   if (b.failed) {
     free(b.s);

@@ -2,17 +2,20 @@
  * "a normalisation audit tests dependencies, not only moments" and "a practical
  * diagnostic sequence"), on files of any size.
  *
- * ns_audit_run reads the tensor through a chunked file map (file.h) in two streaming
- * passes: the first merges per-chunk moments of every statistic (stream.h) and of every
- * axis's slices; the second, with the statistics known, measures the normalized output
- * (its realised moments along the intended axes and along the other layouts' axes, max
- * |z|, fourth moments) and keeps the elements of the statistics a finding points at.
- * Checks that must renormalize (precision, batch dependence, batch-size sensitivity) use a
- * leading slice of whole examples in memory. Memory: O(statistics + chunk + slice).
+ * ns_audit_run reads the tensor through a chunked file map (file.h) in one streaming
+ * pass (scan.h says how, on how many threads), merging per-chunk moments (up to the
+ * fourth) of every statistic (stream.h), of every index of a layout's channel axis, of
+ * each class of the flat index modulo the channel count, of the pieces each statistic
+ * shares with another layout's (which give the normalized output's moments along those
+ * axes), and, for batch kinds, of the statistics within the first two and the last k
+ * examples. Every check but precision comes from these merged moments; precision
+ * renormalizes a slice of at most NS_AUDIT_SLICE elements (the leading examples, or some
+ * of their channels, with the statistic that cancels worst). Memory: under 256 MB for any
+ * file (scan.h).
  *
- * The report is a list of findings, one per check: a verdict (ok, warn, yes, no), a value,
- * a one-line detail, a figure's data, and an explorer state patch that shows the finding
- * (state.h): for example the dead channel's values as x with the audit's eps, or the
+ * The report is a list of findings, one per check: a verdict (ok, warn, yes, no, n/a), a
+ * value, a one-line detail, a figure's data, and an explorer state patch that shows the
+ * finding (state.h): for example the dead channel's values as x with the audit's eps, or the
  * suggested layout's axes on a slice of the input. To open a finding in the explorer:
  *
  *   ns_state_apply(&state, &report.f[k].patch, err);   // or ns_history_apply, undoable
@@ -56,7 +59,7 @@
   X(BATCH_DEPENDENCE, "batch_dependence", "does changing one example change another's output")     \
   X(BATCH_SIZE_SENSITIVITY, "batch_size_sensitivity", "the target alone, in another batch, full")  \
   X(TRAIN_EVAL_GAP, "train_eval_gap", "batch statistics against given running statistics")         \
-  X(OUTLIERS, "outliers", "largest |z| against sqrt(n-1), and the kurtosis")
+  X(OUTLIERS, "outliers", "largest |z| against sqrt(n-1) (rms: sqrt(n)), and the kurtosis")
 
 typedef enum {
 #define NS_AUDIT_ENUM(ID, name, doc) NS_AUDIT_##ID,
@@ -67,8 +70,15 @@ typedef enum {
 extern const char *const ns_audit_check_names[]; /* "axes", ..., NULL */
 extern const char *const ns_audit_check_docs[];
 
-typedef enum { NS_VERDICT_OK = 0, NS_VERDICT_WARN, NS_VERDICT_YES, NS_VERDICT_NO } ns_verdict;
-extern const char *const ns_verdict_names[]; /* "ok", "warn", "yes", "no", NULL */
+/* n/a: the check cannot be measured on this tensor (one example, say); the detail says why. */
+typedef enum {
+  NS_VERDICT_OK = 0,
+  NS_VERDICT_WARN,
+  NS_VERDICT_YES,
+  NS_VERDICT_NO,
+  NS_VERDICT_NA
+} ns_verdict;
+extern const char *const ns_verdict_names[]; /* "ok", "warn", "yes", "no", "n/a", NULL */
 
 /* Tensor layouts: the rank and the channel (feature) axis, 0-based. */
 typedef enum {
@@ -101,7 +111,7 @@ typedef struct {
   ns_audit_check check;
   ns_verdict verdict;
   double value;
-  char detail[640];
+  char detail[1024];
   ns_audit_figure fig;
   ns_state_patch patch; /* the state that shows it (borrows x and batch below) */
   ns_state_patch here;  /* the same on the audited tensor: no x (borrows batch) */
@@ -117,20 +127,25 @@ typedef struct {
   int layout;                       /* ns_layout, or -1: not given */
   const double *run_mean, *run_var; /* borrowed, nrun each; NULL: no running statistics */
   size_t nrun;
-  size_t chunk;                             /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
-  void (*progress)(void *ctx, double done); /* 0..1, called once per chunk; may be NULL */
+  size_t chunk;                               /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
+  int threads;                                /* threads for the pass (0 or 1: one) */
+  void (*progress)(void *ctx, double done);   /* 0..1 over the whole run, called once per round
+                                                 of chunks; may be NULL */
+  void (*phase)(void *ctx, const char *what); /* the pass under way ("pass 1 of 2 (moments)"),
+                                                 with progress; may be NULL */
   void *progress_ctx;
-  int (*stop)(void *ctx); /* polled once per chunk with progress_ctx: nonzero stops the run
-                             (it fails with "stopped"); may be NULL */
+  int (*stop)(void *ctx); /* polled once per round of chunks with progress_ctx: nonzero
+                             stops the run (it fails with "stopped"); may be NULL */
 } ns_audit_opts;
 #define NS_AUDIT_NOWHERE ((size_t)-1)
-#define NS_AUDIT_CHUNK ((size_t)1 << 18)
-/* Leading slices used in memory hold at most this many elements. */
+#define NS_AUDIT_CHUNK ((size_t)1 << 16)
+/* The slice precision renormalizes in memory holds at most this many elements. */
 #define NS_AUDIT_SLICE ((size_t)1 << 18)
 /* Elements of one statistic kept for a finding's explorer state. */
 #define NS_AUDIT_KEEP 4096
 
-void ns_audit_opts_init(ns_audit_opts *o); /* layer norm, default axes, eps 1e-5, no layout */
+void ns_audit_opts_init(ns_audit_opts *o); /* layer norm, default axes, eps 1e-5, no layout,
+                                              one thread */
 
 typedef struct {
   char name[128]; /* the safetensors tensor, or "" */

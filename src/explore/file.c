@@ -10,7 +10,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
+#include "core/half.h"
 #include "core/npy.h"
 #include "explore/state_priv.h"
 
@@ -349,7 +353,9 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
   return 0;
 }
 
-/* Maps the window holding file bytes [off, off+len) (len <= half the window). */
+/* Maps the window holding file bytes [off, off+len): at least NS_FILE_MAP_WINDOW bytes
+ * from the page holding off, or to off+len when that is further, and no further than the
+ * file's end. The pages are populated at once (one fault for the window, not one per page). */
 static int map_window(ns_file_map *m, unsigned long long off, size_t len, char *err) {
   if (m->win && off >= m->win_off && off + len <= m->win_off + m->win_len) return 0;
   if (m->win) munmap(m->win, m->win_len);
@@ -360,7 +366,11 @@ static int map_window(ns_file_map *m, unsigned long long off, size_t len, char *
   unsigned long long end = start + NS_FILE_MAP_WINDOW;
   if (end < off + len) end = off + len;
   if (end > m->file_size) end = m->file_size;
-  void *w = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_PRIVATE, m->fd, (off_t)start);
+  int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  flags |= MAP_POPULATE;
+#endif
+  void *w = mmap(NULL, (size_t)(end - start), PROT_READ, flags, m->fd, (off_t)start);
   if (w == MAP_FAILED) return ns_explore_fail(err, "cannot map the file: %s", strerror(errno));
 #ifdef POSIX_MADV_SEQUENTIAL
   posix_madvise(w, (size_t)(end - start), POSIX_MADV_SEQUENTIAL);
@@ -401,48 +411,116 @@ static double st_value(ns_dtype d, const unsigned char *p) {
   }
 }
 
+/* Host floats to doubles (the common case: vector conversions where the CPU has them). */
+static void floats_to_doubles(const unsigned char *p, size_t n, double *out) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 4 <= n; i += 4) {
+    __m128 f = _mm_loadu_ps((const float *)(const void *)(p + 4 * i));
+    _mm_storeu_pd(out + i, _mm_cvtps_pd(f));
+    _mm_storeu_pd(out + i + 2, _mm_cvtps_pd(_mm_movehl_ps(f, f)));
+  }
+#endif
+  for (; i < n; i++) {
+    float f;
+    memcpy(&f, p + 4 * i, 4);
+    out[i] = f;
+  }
+}
+
+/* Little-endian fp16 or bf16 patterns to doubles (exact). */
+static void halves_to_doubles(const unsigned char *p, size_t n, int bf16, double *out) {
+  if (bf16)
+    for (size_t i = 0; i < n; i++) out[i] = nk_b2f((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+  else
+    for (size_t i = 0; i < n; i++) out[i] = nk_h2f((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+}
+
+void ns_file_map_decode(const ns_file_map *m, const void *bytes, size_t len, double *out) {
+  const unsigned char *p = bytes;
+  if (m->t) {
+    size_t first = (size_t)(p - (const unsigned char *)m->t->data) / m->elem_size;
+    ns_tensor_read_range(m->t, first, len, out);
+  } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+             m->elem_size == 4) { /* the common case, without per-element decoding */
+    floats_to_doubles(p, len, out);
+  } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
+             m->elem_size == 8) {
+    memcpy(out, p, len * 8);
+  } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && m->elem_size == 2) {
+    halves_to_doubles(p, len, m->info.dtype == NS_BF16, out);
+  } else if (m->npy) {
+    for (size_t i = 0; i < len; i++, p += m->elem_size) out[i] = ns_npy_value(&m->info, p);
+  } else if (m->dtype == NS_FP16 || m->dtype == NS_BF16) {
+    halves_to_doubles(p, len, m->dtype == NS_BF16, out);
+  } else if (m->dtype == NS_FP32 && host_little()) {
+    floats_to_doubles(p, len, out);
+  } else if (m->dtype == NS_FP64 && host_little()) {
+    memcpy(out, p, len * 8);
+  } else {
+    for (size_t i = 0; i < len; i++, p += m->elem_size) out[i] = st_value(m->dtype, p);
+  }
+}
+
+const void *ns_file_map_bytes(ns_file_map *m, size_t first, size_t len, char *err) {
+  if (!m) {
+    ns_explore_fail(err, "no map");
+    return NULL;
+  }
+  if (first > m->n || len > m->n - first) {
+    ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len, m->n);
+    return NULL;
+  }
+  if (m->t) return (const unsigned char *)m->t->data + first * m->elem_size;
+  if (len > NS_FILE_MAP_SPAN / m->elem_size) {
+    ns_explore_fail(err, "%zu elements are more than one mapping holds", len);
+    return NULL;
+  }
+  unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
+  if (map_window(m, off, len * m->elem_size, err)) return NULL;
+  return (const unsigned char *)m->win + (off - m->win_off);
+}
+
+int ns_file_map_pread(const ns_file_map *m, size_t first, size_t len, void *raw, double *out,
+                      char *err) {
+  if (!m || (len && (!out || !raw))) return ns_explore_fail(err, "no map or buffer");
+  if (first > m->n || len > m->n - first)
+    return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
+                           m->n);
+  if (m->t) {
+    ns_tensor_read_range(m->t, first, len, out);
+    return 0;
+  }
+  unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
+  if (read_at(m->fd, raw, len * m->elem_size, off, err)) return -1;
+  ns_file_map_decode(m, raw, len, out);
+  return 0;
+}
+
 int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err) {
   if (!m || (len && !out)) return ns_explore_fail(err, "no map or buffer");
   if (first > m->n || len > m->n - first)
     return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
                            m->n);
   if (m->t) {
-    for (size_t i = 0; i < len; i++) out[i] = ns_tensor_get(m->t, first + i);
+    ns_tensor_read_range(m->t, first, len, out);
     return 0;
   }
   size_t per = NS_FILE_MAP_WINDOW / 2 / m->elem_size; /* elements per mapping step */
   while (len > 0) {
     size_t step = len < per ? len : per;
-    unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
-    if (map_window(m, off, step * m->elem_size, err)) return -1;
-    const unsigned char *p = (const unsigned char *)m->win + (off - m->win_off);
-    if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
-        m->elem_size == 4) { /* the common case, without per-element decoding */
-      for (size_t i = 0; i < step; i++, p += 4) {
-        float f;
-        memcpy(&f, p, 4);
-        out[i] = f;
-      }
-    } else if (m->npy && m->info.elem_kind == NS_NPY_FLOAT && !m->info.big && host_little() &&
-               m->elem_size == 8) {
-      memcpy(out, p, step * 8);
-    } else if (m->npy)
-      for (size_t i = 0; i < step; i++, p += m->elem_size) {
-        if (!ns_npy_value_exact(&m->info, p)) { /* an 8-byte integer beyond 2^53 */
+    const void *p = ns_file_map_bytes(m, first, step, err);
+    if (!p) return -1;
+    if (m->npy && m->info.elem_kind != NS_NPY_FLOAT) /* an 8-byte integer beyond 2^53 */
+      for (size_t i = 0; i < step; i++) {
+        const unsigned char *q = (const unsigned char *)p + i * m->elem_size;
+        if (!ns_npy_value_exact(&m->info, q)) {
           char e[NS_ERRLEN];
-          ns_npy_inexact_error(&m->info, p, first + i, e);
+          ns_npy_inexact_error(&m->info, q, first + i, e);
           return ns_explore_fail(err, "%s%s%s", m->name, m->name[0] ? ": " : "", e);
         }
-        out[i] = ns_npy_value(&m->info, p);
       }
-    else if (m->dtype == NS_FP32 && host_little()) {
-      for (size_t i = 0; i < step; i++, p += 4) {
-        float f;
-        memcpy(&f, p, 4);
-        out[i] = f;
-      }
-    } else
-      for (size_t i = 0; i < step; i++, p += m->elem_size) out[i] = st_value(m->dtype, p);
+    ns_file_map_decode(m, p, step, out);
     out += step;
     first += step;
     len -= step;

@@ -68,6 +68,21 @@ typedef struct {
 int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigned flags, char *err);
 /* Elements first .. first+len-1 (flat, row-major) as doubles into out (exact). */
 int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err);
+/* For readers that convert on several threads: the stored bytes of elements first ..
+ * first+len-1, mapped at once (len * elem_size at most NS_FILE_MAP_SPAN bytes), or the
+ * data of a tensor held in memory. The pointer is valid until the next call on m. NULL
+ * with err. */
+#define NS_FILE_MAP_SPAN ((size_t)16 << 20)
+const void *ns_file_map_bytes(ns_file_map *m, size_t first, size_t len, char *err);
+/* len elements at p (a pointer into what ns_file_map_bytes returned) as doubles into out,
+ * exact, as ns_file_map_read converts them; reads only m's description, so any number of
+ * threads may call it at once. */
+void ns_file_map_decode(const ns_file_map *m, const void *p, size_t len, double *out);
+/* Elements first .. first+len-1 as doubles into out through raw, a buffer of len * elem_size
+ * bytes: read with pread (no mapping, no shared state: any number of threads at once), or
+ * copied from the tensor in memory. 0, or -1 with err. */
+int ns_file_map_pread(const ns_file_map *m, size_t first, size_t len, void *raw, double *out,
+                      char *err);
 /* The whole tensor in memory (NULL with err when it does not fit in NS_MAXELEMS or memory). */
 ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err);
 void ns_file_map_close(ns_file_map *m);

@@ -99,7 +99,7 @@ do
   local q = ns.audit(d, {kind = "batch"})
   T.is(q.near_zero_variance.verdict, "warn", "a dead channel: near_zero_variance warn")
   T.is(q.near_zero_variance.value, 1, "exactly one statistic below 100 eps")
-  T.ok(q.near_zero_variance.detail:find("indices 2)", 1, true), "it names channel 2 (0-based)",
+  T.ok(q.near_zero_variance.detail:find("1-based 3)", 1, true), "it names channel 3 (1-based)",
     q.near_zero_variance.detail)
   local v = d:slice(2, 3, 3):var()
   T.ok(q.near_zero_variance.detail:find(string.format("the smallest, %.3g", v), 1, true),

@@ -10,11 +10,11 @@ tests_audit_test_safetensors_LDADD = libnsaudit.la libnsexplore.la libnscore.la 
 
 ## Lua tests run through `normscope run` (LUA_LOG_COMPILER) and, by stock.sh, again under
 ## stock lua5.4 with normscope.so.
-AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/torch.lua tests/audit/torch_layernorm.lua \
-	tests/audit/torch_norms.lua
+AUDIT_LUA_TESTS = tests/audit/checks.lua tests/audit/verdicts.lua tests/audit/torch.lua \
+	tests/audit/torch_layernorm.lua tests/audit/torch_norms.lua
 TESTS += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh
 EXTRA_DIST += $(AUDIT_LUA_TESTS) tests/audit/stock.sh tests/audit/test_audit_cli.sh \
-	tests/audit/make-big.lua
+	tests/audit/make-big.lua tests/audit/make-capture.lua
 
 check_PROGRAMS += tests/audit/test_audit
 TESTS += tests/audit/test_audit
@@ -23,7 +23,8 @@ tests_audit_test_audit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_audit_test_audit_LDADD = libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) \
 	$(BLAS_LIBS) -lm
 
-## `make bench` also times the audit on a generated file (tests/audit/bench.sh).
+## `make bench` also times the audit of a (32, 256, 64, 64) float32 file against numpy's one
+## pass over it (tests/audit/bench.sh).
 EXTRA_DIST += tests/audit/bench.sh
 bench: bench-audit
 bench-audit: normscope$(EXEEXT)

@@ -4,7 +4,7 @@ here=$(dirname "$0")
 top_srcdir=${top_srcdir:-$here/../..}
 export top_srcdir
 n=0
-for t in checks torch torch_layernorm torch_norms; do
+for t in checks verdicts torch torch_layernorm torch_norms; do
   n=$((n + 1))
   out=$(sh "$top_srcdir/tests/lua/run-lua.sh" "$here/$t.lua" 2>&1)
   rc=$?

@@ -38,6 +38,24 @@ static int stop_after_two(void *ctx) {
   return ++*calls >= 2;
 }
 
+/* What the progress callbacks saw: the fractions (non-decreasing?) and the passes named. */
+typedef struct {
+  double last;
+  int calls, backwards;
+  char phases[512];
+} seen;
+static void on_progress(void *ctx, double done) {
+  seen *s = ctx;
+  if (done < s->last) s->backwards = 1;
+  s->last = done;
+  s->calls++;
+}
+static void on_phase(void *ctx, const char *what) {
+  seen *s = ctx;
+  size_t n = strlen(s->phases);
+  if (!strstr(s->phases, what)) snprintf(s->phases + n, sizeof s->phases - n, "%s|", what);
+}
+
 int main(void) {
   char err[NS_ERRLEN] = "";
   ns_tensor *x = make(0, err);
@@ -149,14 +167,32 @@ int main(void) {
          "the in-place axes patch has the nhwc axes and no x");
   if (rc == 0) ns_audit_free(&r);
 
-  /* a stop request ends the run at the next chunk */
+  /* the progress covers the whole run, naming each pass */
+  {
+    seen sp = {0, 0, 0, ""};
+    o.chunk = 1;
+    o.progress = on_progress;
+    o.phase = on_phase;
+    o.progress_ctx = &sp;
+    rc = ns_audit_tensor(x, &o, &r, err);
+    tap_ok(rc == 0 && sp.calls >= 4 && !sp.backwards && sp.last == 1,
+           "progress: %d calls, never backwards, ending at %g", sp.calls, sp.last);
+    tap_ok(strstr(sp.phases, "streaming") && strstr(sp.phases, "precision slice") &&
+               strstr(sp.phases, "done"),
+           "and names the parts of the run: %s", sp.phases);
+    if (rc == 0) ns_audit_free(&r);
+    o.progress = NULL;
+    o.phase = NULL;
+  }
+  /* a stop request ends the run at the next round of chunks (a round holds at most 256
+     chunks: with one element each, this tensor takes 3) */
   int calls = 0;
-  o.chunk = 100;
+  o.chunk = 1;
   o.progress_ctx = &calls;
   o.stop = stop_after_two;
   rc = ns_audit_tensor(x, &o, &r, err);
   tap_ok(rc == -1 && strstr(err, "stopped") && calls == 2,
-         "stop: the run ends after the chunk that asked (%d calls): %s", calls, err);
+         "stop: the run ends after the round that asked (%d calls): %s", calls, err);
   o.stop = NULL;
   ns_tensor_free(x);
 

@@ -251,6 +251,158 @@ static void test_stream(void) {
   free(v);
 }
 
+/* The chunk records (stream.h) against the two-pass moments of each statistic (up to the
+ * fourth), for every kind of map (last axis reduced, unreduced rows, grouped), any chunking
+ * and a window of the statistics; the runs cover each element once with its statistic; a
+ * statistic's box holds exactly its elements. */
+static void test_chunks(void) {
+  char err[NS_ERRLEN] = "";
+  size_t shape[4] = {4, 6, 5, 3};
+  size_t n = 4 * 6 * 5 * 3;
+  double *v = malloc(n * sizeof *v);
+  ns_rng g;
+  ns_rng_seed_u64(&g, 9);
+  for (size_t i = 0; i < n; i++) v[i] = 50 + ns_rng_normal(&g, 0, 1) * (1 + (double)(i % 7));
+  struct {
+    unsigned axes;
+    int gaxis;
+    size_t groups;
+  } maps[] = {{0xd, -1, 1}, {0xe, -1, 1}, {0xc, -1, 1}, {0xc, 1, 3},  {0x2, -1, 1},
+              {0x8, -1, 1}, {0x5, -1, 1}, {0x7, -1, 1}, {0x0, -1, 1}, {0xf, -1, 1}};
+  for (size_t c = 0; c < sizeof maps / sizeof maps[0]; c++) {
+    ns_statmap m;
+    ns_statmap_make(4, shape, maps[c].axes, maps[c].gaxis, maps[c].groups, &m, err);
+    size_t ns = m.nstat;
+    ns_moments *ref = calloc(ns, sizeof *ref), *got = calloc(ns, sizeof *got);
+    double *lo = malloc(ns * sizeof *lo), *hi = malloc(ns * sizeof *hi);
+    double *rlo = malloc(ns * sizeof *rlo), *rhi = malloc(ns * sizeof *rhi);
+    double *sum = calloc(ns, sizeof *sum), *s4 = calloc(ns, sizeof *s4);
+    double *s3 = calloc(ns, sizeof *s3);
+    /* the reference: two passes per statistic over ns_statmap_stat */
+    for (size_t k = 0; k < ns; k++) rlo[k] = HUGE_VAL, rhi[k] = -HUGE_VAL;
+    for (size_t i = 0; i < n; i++) {
+      size_t s = ns_statmap_stat(&m, i);
+      sum[s] += v[i];
+      ref[s].n += 1;
+      if (v[i] < rlo[s]) rlo[s] = v[i];
+      if (v[i] > rhi[s]) rhi[s] = v[i];
+    }
+    for (size_t k = 0; k < ns; k++) ref[k].mean = sum[k] / ref[k].n;
+    for (size_t i = 0; i < n; i++) {
+      size_t s = ns_statmap_stat(&m, i);
+      double d = v[i] - ref[s].mean;
+      ref[s].m2 += d * d;
+      s3[s] += d * d * d;
+      s4[s] += d * d * d * d;
+    }
+    /* the runs: every element once, in order, with its statistic */
+    int runs_ok = 1;
+    for (size_t first = 0; runs_ok && first < n; first += 41) {
+      size_t len = n - first < 53 ? n - first : 53, seen = 0, off, rl, s;
+      int step;
+      ns_runs it;
+      ns_runs_begin(&it, &m, first, len);
+      while (runs_ok && ns_runs_next(&it, &off, &rl, &s, &step)) {
+        runs_ok = off == seen && rl > 0;
+        for (size_t j = 0; runs_ok && j < rl; j++)
+          runs_ok = ns_statmap_stat(&m, first + off + j) == s + (step ? j : 0);
+        seen += rl;
+      }
+      runs_ok = runs_ok && seen == len;
+    }
+    tap_ok(runs_ok, "map %zu: the runs cover each element once, with its statistic", c);
+    int box_ok = 1;
+    for (size_t s = 0; box_ok && s < ns; s++) {
+      size_t blo[4], bhi[4], cnt = 1;
+      size_t f = ns_statmap_box(&m, s, blo, bhi);
+      for (int k = 0; k < 4; k++) cnt *= bhi[k] - blo[k];
+      box_ok = cnt == m.count && ns_statmap_stat(&m, f) == s;
+      size_t first_seen = n;
+      for (size_t i = 0; i < n && first_seen == n; i++)
+        if (ns_statmap_stat(&m, i) == s) first_seen = i;
+      box_ok = box_ok && first_seen == f;
+    }
+    tap_ok(box_ok, "map %zu: each statistic's box holds its %zu elements, from its first", c,
+           m.count);
+    /* chunk records merged in order, for several chunk sizes, over a window of statistics
+       when the map's statistics come in blocks of whole leading axes */
+    size_t chunks[] = {1, 7, 64, 359, n};
+    double worst = 0, wpow = 0;
+    int ext = 1;
+    for (size_t q = 0; q < sizeof chunks / sizeof chunks[0]; q++) {
+      ns_chunk_scratch sc;
+      ns_chunk_record rec = {0};
+      ns_chunk_scratch_init(&sc, ns, err);
+      for (size_t k = 0; k < ns; k++)
+        got[k] = (ns_moments){0, 0, 0}, lo[k] = HUGE_VAL, hi[k] = -HUGE_VAL;
+      double *m3 = calloc(ns, sizeof *m3), *m4 = calloc(ns, sizeof *m4);
+      for (size_t i = 0; i < n; i += chunks[q]) {
+        size_t len = n - i < chunks[q] ? n - i : chunks[q];
+        ns_chunk_moments(&m, 0, v + i, i, len, NS_CHUNK_MINMAX | NS_CHUNK_POWERS, &rec, &sc);
+        ns_chunk_merge(&rec, 0, got, lo, hi, m3, m4);
+      }
+      for (size_t k = 0; k < ns; k++) {
+        double dm = fabs(got[k].mean - ref[k].mean) / fabs(ref[k].mean);
+        double dv = ref[k].m2 > 0 ? fabs(got[k].m2 - ref[k].m2) / ref[k].m2 : fabs(got[k].m2);
+        if (got[k].n != ref[k].n) dm = 1;
+        if (dm > worst) worst = dm;
+        if (dv > worst) worst = dv;
+        ext = ext && lo[k] == rlo[k] && hi[k] == rhi[k];
+        /* the third moment against the scale of the fourth: it may be near 0 */
+        double sc3 = sqrt(s4[k] * ref[k].m2) + 1e-300;
+        double dp = s4[k] > 0 ? fabs(m4[k] - s4[k]) / s4[k] : fabs(m4[k]);
+        double d3 = fabs(m3[k] - s3[k]) / sc3;
+        if (dp > wpow) wpow = dp;
+        if (d3 > wpow) wpow = d3;
+      }
+      free(m3);
+      free(m4);
+      ns_chunk_record_free(&rec);
+      ns_chunk_scratch_free(&sc);
+    }
+    tap_ok(worst < 1e-12 && ext,
+           "map %zu: chunk records merge to the two-pass moments (rel %.3g), min and max exact", c,
+           worst);
+    tap_ok(wpow < 1e-11, "map %zu: third and fourth moments merged as the two-pass ones (rel %.3g)",
+           c, wpow);
+    /* a window: statistics [s0, s0 + w) held alone, for maps whose statistics lie in the
+       blocks of the leading axis (axis 1 unreduced) */
+    if (!(maps[c].axes & 1u) && maps[c].gaxis != 0) {
+      size_t per = ns / shape[0], s0 = 2 * per, e0 = 2 * n / shape[0], e1 = 3 * n / shape[0];
+      ns_chunk_scratch sc;
+      ns_chunk_record rec = {0};
+      ns_chunk_scratch_init(&sc, per, err);
+      ns_moments *w = calloc(per, sizeof *w);
+      for (size_t i = e0; i < e1; i += 17) {
+        size_t len = e1 - i < 17 ? e1 - i : 17;
+        ns_chunk_moments(&m, s0, v + i, i, len, 0, &rec, &sc);
+        ns_chunk_merge(&rec, s0, w, NULL, NULL, NULL, NULL);
+      }
+      double wd = 0;
+      for (size_t k = 0; k < per; k++) {
+        double d = fabs(w[k].m2 - ref[s0 + k].m2) / ref[s0 + k].m2;
+        if (w[k].n != ref[s0 + k].n) d = 1;
+        if (d > wd) wd = d;
+      }
+      tap_ok(wd < 1e-12, "map %zu: a window of example 3's %zu statistics alone (rel %.3g)", c, per,
+             wd);
+      free(w);
+      ns_chunk_record_free(&rec);
+      ns_chunk_scratch_free(&sc);
+    }
+    free(ref);
+    free(got);
+    free(lo);
+    free(hi);
+    free(rlo);
+    free(rhi);
+    free(sum);
+    free(s4);
+    free(s3);
+  }
+  free(v);
+}
+
 /* Chunked reads of .npy and .safetensors files equal whole-file loads. */
 static void test_map(void) {
   char err[NS_ERRLEN] = "";
@@ -362,6 +514,7 @@ int main(void) {
   test_bad();
   test_roundtrip();
   test_stream();
+  test_chunks();
   test_map();
   test_npy_bf16();
   return tap_done();

@@ -47,7 +47,7 @@ check "near_zero_variance warns" wait_re "near_zero_variance +warn"
 check "the other checks are listed with verdicts" wait_re "batch_dependence +yes"
 keys Down
 check "Down selects near_zero_variance" wait_re "> near_zero_variance"
-check "its detail names the dead statistic (0-based 3)" wait_for "(0-based indices 3)"
+check "its detail names the dead statistic (1-based 4)" wait_for "(1-based 4)"
 keys Escape
 check "Esc closes the panel" gone "Audit  (Up/Down"
 keys a
