@@ -12,6 +12,7 @@
 
 #include "explore/explore.h"
 #include "lesson/lesson.h"
+#include "lua/nsl_budget.h"
 
 /* The count hook runs every HOOK_EVERY VM instructions (often enough that the position it
  * keeps for memory errors is the line that failed, in all but the shortest bombs). */
@@ -26,10 +27,13 @@ typedef struct {
 
 typedef struct {
   size_t used, limit;
-  size_t cbytes; /* bytes of live tensors the lesson got from ns.* (C memory) */
-  long long count, budget;
-  int dead;                    /* the budget is spent: nothing may catch that */
-  int mem_hit;                 /* the allocator refused memory during this call */
+  size_t cbytes;    /* bytes of live tensors the lesson got from ns.* (C memory) */
+  long long budget; /* work units per call: VM instructions and elements of tensor work */
+  nsl_budget b;     /* the current call's (nsl_budget.h): work, deadline, Ctrl-C */
+  int mem_hit;      /* the allocator refused memory during this call */
+  int dead;         /* the tensors passed the cap: nothing may catch that */
+  size_t out_bytes; /* printed during this call */
+  int out_cut;      /* the output cap was reached (the note is out) */
   char where[LUA_IDSIZE + 32]; /* last position the hook saw */
 } sandbox;
 

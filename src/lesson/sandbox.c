@@ -1,10 +1,13 @@
 /* sandbox.c: the Lua state a lesson runs in (lesson.h), and its limits.
  *
- * Every call into lesson code goes through lesson_sb_run: it resets the instruction count and
- * runs a C trampoline in protected mode with a message handler that adds FILE:LINE when the
- * error has none. The count hook ends runaway code; once the budget is spent (or the
- * allocator has refused memory) the sandbox's pcall/xpcall re-raise, so lesson code cannot
- * catch its own end and carry on. */
+ * Every call into lesson code goes through lesson_sb_run: it starts a fresh budget
+ * (nsl_budget.h: NS_LESSON_STEPS work units, NS_LESSON_TIME seconds, Ctrl-C) and runs a C
+ * trampoline in protected mode with a message handler that adds FILE:LINE when the error has
+ * none. The count hook charges the VM instructions and looks at the clock; the C the hook
+ * cannot see charges too (ns.* the elements it touches, the string matcher its steps, the
+ * table functions their elements: nsl_bounded.c), so runaway code ends wherever it runs.
+ * Once the budget is spent (or the allocator has refused memory) the sandbox's pcall/xpcall
+ * re-raise, so lesson code cannot catch its own end and carry on. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -26,6 +29,7 @@
 #include "core/dtype.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
+#include "lua/nsl_budget.h"
 #include "lua/nsl_priv.h"
 
 /* ------------------------------------------------------------------ options */
@@ -67,6 +71,13 @@ void lesson_options_init(lesson_options *o) {
     long long v = strtoll(st, &end, 10);
     if (!errno && !*end && v > 0) o->step_limit = v;
   }
+  const char *tm = getenv("NS_LESSON_TIME");
+  if (tm && *tm) {
+    char *end;
+    errno = 0;
+    double v = strtod(tm, &end);
+    if (!errno && !*end && v > 0 && v <= 86400) o->time_limit = v;
+  }
 }
 
 
@@ -99,20 +110,31 @@ static sandbox *sb_of(lua_State *L) {
   return ud;
 }
 
-/* Counts instructions; remembers where the lesson is (for memory errors, which carry no
- * position); ends the call when the budget is spent. */
+/* Counts instructions against the budget (which also looks at the clock and at Ctrl-C);
+ * remembers where the lesson is (for memory errors, which carry no position). */
 void lesson_sb_hook(lua_State *L, lua_Debug *ar) {
   sandbox *sb = sb_of(L);
   if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
     snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src, ar->currentline);
-  sb->count += HOOK_EVERY;
-  if (sb->count > sb->budget) {
-    sb->dead = 1;
+  if (nsl_budget_add(&sb->b, HOOK_EVERY)) nsl_budget_raise(L, &sb->b);
+}
+
+/* The budget's message (without a position: the message handler adds the line that runs). */
+static void sb_budget_message(lua_State *L, nsl_budget *b) {
+  switch (b->spent) {
+  case NSL_SPENT_TIME:
+    lua_pushfstring(L, "time limit exceeded (%f s per call; NS_LESSON_TIME raises it)",
+                    (lua_Number)b->seconds);
+    break;
+  case NSL_SPENT_INTERRUPT:
+    lua_pushliteral(L, "interrupted (Ctrl-C)");
+    break;
+  default:
     lua_pushfstring(L,
-                    "%s: instruction budget exceeded (%I VM instructions per call; "
+                    "instruction budget exceeded (%I VM instructions per call; "
                     "NS_LESSON_STEPS raises it)",
-                    sb->where, (lua_Integer)sb->budget);
-    lua_error(L);
+                    (lua_Integer)b->limit); /* C work counts too: nsl_budget.h */
+    break;
   }
 }
 
@@ -138,8 +160,8 @@ static int sb_msgh(lua_State *L) {
   if (m && has_position(m)) return 1;
   char where[LUA_IDSIZE + 32] = "";
   lua_Debug ar;
-  for (int lv = 1; lua_getstack(L, lv, &ar); lv++) {
-    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+  for (int lv = 1; lua_getstack(L, lv, &ar); lv++) { /* the prelude's wrappers are not it */
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && strcmp(ar.short_src, "prelude") != 0) {
       snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
       break;
     }
@@ -158,7 +180,8 @@ static int sb_msgh(lua_State *L) {
  * refused allocation pass through. */
 static int sb_finish(lua_State *L, int status, int extra) {
   sandbox *sb = sb_of(L);
-  if (sb->dead || (status == LUA_ERRMEM && sb->mem_hit)) return lua_error(L);
+  /* a refused allocation re-raised by a C wrapper comes as a runtime error: mem_hit says */
+  if (status != LUA_OK && (sb->b.spent || sb->dead || sb->mem_hit)) return lua_error(L);
   if (status != LUA_OK) {
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
@@ -215,54 +238,50 @@ static int sb_rep(lua_State *L) {
   return 1;
 }
 
-/* string.find, match, gmatch and gsub run in C, where the count hook never fires, and a
- * pattern with k quantifiers can backtrack about n^(k+1) times on a subject of n bytes.
- * Refuse the cases above MATCH_COST, with a position. */
-#define MATCH_COST 1e9
-
-static int sb_match(lua_State *L) {
-  size_t n, lp;
-  luaL_checklstring(L, 1, &n);
-  const char *p = luaL_checklstring(L, 2, &lp);
-  int q = 0;
-  for (size_t i = 0; i < lp; i++) {
-    if (p[i] == '%')
-      i++; /* an escaped character */
-    else if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
-      q++;
-  }
-  if (q > 0 && pow((double)n + 1, q + 1) > MATCH_COST)
-    return luaL_error(L,
-                      "string.%s: a pattern with %d repetition%s on %d bytes could run for "
-                      "hours; lessons keep patterns simple or subjects short",
-                      lua_tostring(L, lua_upvalueindex(2)), q, q == 1 ? "" : "s", (int)n);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-
-/* print: one line to the lesson's output. */
-static int sb_print(lua_State *L) {
-  lesson *ls = lua_touserdata(L, lua_upvalueindex(1));
-  int n = lua_gettop(L);
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 1; i <= n; i++) {
-    size_t len;
-    const char *s = luaL_tolstring(L, i, &len); /* +1 */
-    if (i > 1) luaL_addchar(&b, '\t');
-    luaL_addvalue(&b);
-    (void)s;
-  }
-  luaL_pushresult(&b);
-  const char *line = lua_tostring(L, -1);
+/* One line to the lesson's output. */
+static void sb_emit(lesson *ls, const char *line) {
   if (ls->opt.out)
     ls->opt.out(ls->opt.ud, line);
   else {
     fputs(line, stdout);
     fputc('\n', stdout);
   }
+}
+
+/* print: one line to the lesson's output, while the call has printed less than
+ * LESSON_OUTPUT_MAX; the line that passes it is cut there and a note says so, and the rest
+ * of the call prints nothing (a loop of prints must not fill a disk or a terminal). */
+static int sb_print(lua_State *L) {
+  lesson *ls = lua_touserdata(L, lua_upvalueindex(1));
+  sandbox *sb = &ls->sb;
+  if (sb->out_cut) return 0;
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    luaL_tolstring(L, i, NULL); /* +1 */
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  size_t len;
+  const char *line = lua_tolstring(L, -1, &len);
+  if (len + 1 > LESSON_OUTPUT_MAX - sb->out_bytes) {
+    size_t keep = LESSON_OUTPUT_MAX - sb->out_bytes;
+    sb->out_cut = 1;
+    if (keep > 1) {
+      lua_pushlstring(L, line, keep - 1);
+      sb_emit(ls, lua_tostring(L, -1));
+    }
+    char note[160];
+    snprintf(note, sizeof note,
+             "[output cut here: a lesson prints at most %zu KiB per call]",
+             LESSON_OUTPUT_MAX >> 10);
+    sb_emit(ls, note);
+    return 0;
+  }
+  sb->out_bytes += len + 1;
+  sb_emit(ls, line);
   return 0;
 }
 
@@ -324,7 +343,7 @@ static int sb_tracked(lua_State *L) {
   if (st != LUA_OK) {
     /* called from here the function has no name: argument errors say '?'; put it back */
     const char *m = lua_tostring(L, -1);
-    const char *q = m && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
+    const char *q = m && !sb->b.spent && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
     if (q) {
       const char *name = lua_tostring(L, lua_upvalueindex(2));
       const char *hash = strstr(m, "bad argument #");
@@ -342,6 +361,7 @@ static int sb_tracked(lua_State *L) {
     return lua_error(L);
   }
   int nr = lua_gettop(L);
+  nsl_charge(L, 0); /* the clock and Ctrl-C, after C work of any length */
   for (int i = 1; i <= nr; i++) track_value(L, i, 2);
   if (sb->used + sb->cbytes > sb->limit) {
     lua_gc(L, LUA_GCCOLLECT); /* dead tensors are freed; their trackers go in the next one */
@@ -427,9 +447,18 @@ static void wrap_all(lua_State *L) {
   }
 }
 
+/* A collection walks the whole heap in C: it costs one unit per 32 bytes the lesson holds
+ * (a 16 MB heap takes about 10 ms). */
+static int sb_charge_gc(lua_State *L) {
+  sandbox *sb = sb_of(L);
+  nsl_charge(L, (double)(sb->used + sb->cbytes) / 32);
+  return 0;
+}
+
 /* Text-only load, collectgarbage without the tuning options, and setmetatable without __gc:
  * Lua runs finalizers with hooks off, so one could loop beyond the budget. */
 static const char sb_prelude[] =
+    "local charge_gc = ...\n"
     "local load, error, collectgarbage = load, error, collectgarbage\n"
     "_G.load = function(chunk, name, mode, ...)\n"
     "  if mode ~= nil and mode ~= 't' then\n"
@@ -447,6 +476,7 @@ static const char sb_prelude[] =
     "end\n"
     "_G.collectgarbage = function(opt, ...)\n"
     "  if opt == nil or opt == 'collect' or opt == 'count' or opt == 'step' then\n"
+    "    if opt ~= 'count' then charge_gc() end\n"
     "    return collectgarbage(opt, ...)\n"
     "  end\n"
     "  error(\"collectgarbage: lessons may use 'collect', 'count' and 'step' only\", 2)\n"
@@ -474,16 +504,13 @@ int lesson_sb_open(lua_State *L) {
   lua_getglobal(L, "string"); /* string */
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
+  nsl_bound_string(L, -1); /* find, match, gmatch, gsub and rep's loop charge the budget */
   lua_getfield(L, -1, "rep");
-  lua_pushcclosure(L, sb_rep, 1);
+  lua_pushcclosure(L, sb_rep, 1); /* and rep refuses what the memory cap could not hold */
   lua_setfield(L, -2, "rep");
-  static const char *const matchers[] = {"find", "match", "gmatch", "gsub", NULL};
-  for (const char *const *m = matchers; *m; m++) {
-    lua_getfield(L, -1, *m);
-    lua_pushstring(L, *m);
-    lua_pushcclosure(L, sb_match, 2);
-    lua_setfield(L, -2, *m);
-  }
+  lua_pop(L, 1);
+  lua_getglobal(L, "table");
+  nsl_bound_table(L, -1); /* move, insert, remove, concat, sort, unpack */
   lua_pop(L, 1);
   lua_pushcfunction(L, sb_pcall);
   lua_setglobal(L, "pcall");
@@ -494,7 +521,8 @@ int lesson_sb_open(lua_State *L) {
   lua_setglobal(L, "print");
   if (luaL_loadbufferx(L, sb_prelude, sizeof sb_prelude - 1, "=prelude", "t") != LUA_OK)
     return lua_error(L);
-  lua_call(L, 0, 0);
+  lua_pushcfunction(L, sb_charge_gc);
+  lua_call(L, 1, 0);
 
   nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
   luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
@@ -528,21 +556,28 @@ int lesson_sb_open(lua_State *L) {
 int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *prefix, char *err) {
   lua_State *L = ls->L;
   sandbox *sb = &ls->sb;
-  sb->count = 0;
   sb->dead = 0;
   sb->mem_hit = 0;
+  sb->out_bytes = 0;
+  sb->out_cut = 0;
+  sb->b.limit = sb->budget;
+  sb->b.seconds = ls->opt.time_limit > 0 ? ls->opt.time_limit : LESSON_DEFAULT_SECONDS;
+  sb->b.message = sb_budget_message;
+  sb->b.ud = sb;
   snprintf(sb->where, sizeof sb->where, "%s", ls->name);
   int base = lua_gettop(L);
   lua_pushcfunction(L, sb_msgh);
   lua_pushcfunction(L, fn);
   lua_pushlightuserdata(L, ud);
+  nsl_budget_enter(L, &sb->b);
   int status = lua_pcall(L, 1, nres, base + 1);
+  nsl_budget_leave(L, &sb->b);
   if (status == LUA_OK) {
     lua_remove(L, base + 1);
     return 0;
   }
   char msg[LESSON_ERRLEN];
-  if (sb->mem_hit && !sb->dead) /* a refused allocation, maybe re-raised by a wrapper */
+  if (sb->mem_hit && !sb->dead && !sb->b.spent) /* a refused allocation, maybe re-raised by a wrapper */
     snprintf(msg, sizeof msg,
              "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",
              sb->where, sb->limit >> 20);

@@ -20,6 +20,7 @@
 #include "explore/file.h"
 #include "explore/panelfig.h"
 #include "lua/nsl.h"
+#include "lua/nsl_budget.h"
 #include "lua/nsl_priv.h"
 
 #define PATCHBOX_MT "normscope.explore.patch"
@@ -27,8 +28,12 @@
 
 /* A state file is text of at most this size. */
 #define MAX_STATE_FILE ((size_t)1 << 28)
-/* Instructions a state file may run (it is data: one set{} call). */
+/* Work a state file may do (it is data: one set{} call): VM instructions, pattern steps and
+ * tensor elements (nsl_budget.h), and the wall-clock seconds it may take. */
 #define STATE_FILE_BUDGET 100000000
+#define STATE_FILE_SECONDS 10.0
+/* The count hook of a state file runs every this many instructions. */
+#define STATE_FILE_HOOK_EVERY 1000
 /* Memory a state file may take while it runs, above what the state had before. */
 #define STATE_FILE_MEMORY ((size_t)1 << 30)
 
@@ -163,6 +168,8 @@ static ns_tensor *get_tensor(lua_State *L, int idx, const char *field, patchbox 
   lua_pushlightuserdata(L, slot);
   lua_pushstring(L, field);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    nsl_budget *bg = nsl_budget_of(L);
+    if (bg && bg->spent) lua_error(L); /* the budget's own message, as it is */
     const char *m = lua_tostring(L, -1);
     char msg[NS_ERRLEN];
     snprintf(msg, sizeof msg, "%s", m ? m : "conversion failed");
@@ -368,6 +375,24 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   }
 }
 
+/* ---- work (nsl_budget.h units: one per element touched, one per NSL_FLOPS operations) */
+
+/* Elements the state holds (x, the batch, the arrays): what a copy or a compare touches. */
+static double state_work(const ns_state *s) {
+  return (double)ns_state_bytes(s) / 8;
+}
+
+/* What ns_explore_compute costs on s: the normalization of x with its probes and
+ * statistics (about 10 units an element: 0.17 s for a million); up to
+ * NS_EXPLORE_JAC_FULL_LIMIT elements the full Jacobians (analytic and FD) and their
+ * spectra, about 7 n^3 / NSL_FLOPS (0.55 s at 1024); the batch and train/eval panels. */
+static double compute_work(const ns_state *s) {
+  double n = (double)s->x->n, w = 10 * n + state_work(s);
+  if (s->x->n <= NS_EXPLORE_JAC_FULL_LIMIT) w += 2 * n * n + 7 * n * n * n / NSL_FLOPS;
+  w += 20 * (double)s->train_batches * (double)s->batch_size + 20 * (double)s->batch->n;
+  return w;
+}
+
 /* The view's fields of a set{} table go to the view (after the state's have applied). */
 static int is_view_field(const nsx_view *view, const char *name) {
   for (int i = 0; view && view->fields && view->fields[i]; i++)
@@ -405,6 +430,14 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
     lua_pop(L, 1); /* drop value, keep key */
   }
   char err[NS_ERRLEN];
+  /* the checks of the whole state (about 5 us), each old value compared and kept */
+  double work = 256 + state_work(c->s);
+  for (int f = 0; f < NS_F_COUNT; f++) /* the new tensors copied in */
+    if (ns_fields[f].type == NS_FT_TENSOR && ns_patch_has(&b->p, (ns_field)f)) {
+      const ns_tensor *t = *(ns_tensor *const *)((const char *)&b->p.v + ns_fields[f].off);
+      if (t) work += 2 * (double)t->n;
+    }
+  nsl_charge(L, work);
   if (ns_history_apply(c->h, c->s, &b->p, err) != 0) luaL_error(L, "set: %s", err);
   if (nview) c->view->commit(c->view_ud);
   lua_pop(L, 1); /* the patch box; the GC frees what it holds */
@@ -740,6 +773,7 @@ static int l_result(lua_State *L) {
   nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
+  nsl_charge(L, compute_work(c->s));
   if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
   nsx_pushresult(L, r);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
@@ -761,6 +795,7 @@ static int l_set(lua_State *L) {
 static int l_get(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
+  nsl_charge(L, 2 * state_work(c->s));
   nsx_pushstate(L, c->s);
   if (c->view) c->view->push(L, c->view_ud); /* the screen adds focus, cursor */
   return 1;
@@ -770,6 +805,7 @@ static int l_get(lua_State *L) {
 static int history_step(lua_State *L, int (*step)(ns_history *, ns_state *)) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
+  nsl_charge(L, state_work(c->s));
   int done = c->h ? step(c->h, c->s) : 0;
   if (done) changed(c);
   lua_pushboolean(L, done);
@@ -790,6 +826,7 @@ static int l_reset(lua_State *L) {
   nsx_ctx *c = ctx_args(L, &a);
   char err[NS_ERRLEN];
   ns_state d;
+  nsl_charge(L, state_work(c->s));
   if (ns_state_init(&d, err) != 0) return luaL_error(L, "reset: %s", err);
   ns_state_patch p;
   ns_patch_from_state(&p, &d);
@@ -805,6 +842,7 @@ static int l_dump(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   char err[NS_ERRLEN];
+  nsl_charge(L, 16 * state_work(c->s)); /* each number printed in %.17g */
   char *text = ns_state_dump(c->s, NS_DUMP_INLINE_MAX, err);
   if (!text) return luaL_error(L, "dump: %s", err);
   nsl_pushtext_free(L, text, strlen(text));
@@ -823,10 +861,61 @@ static int l_save(lua_State *L) {
   return 1;
 }
 
-/* Count hook of a state file: data, not a program, so a small budget. */
+/* Count hook of a state file: data, not a program, so a small budget (the hook also looks at
+ * the clock and at Ctrl-C). */
 static void budget_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
-  luaL_error(L, "the file runs too long for a state file (it should be one set{...} call)");
+  nsl_budget *b = nsl_budget_of(L);
+  if (b && nsl_budget_add(b, STATE_FILE_HOOK_EVERY)) nsl_budget_raise(L, b);
+}
+
+static void state_file_message(lua_State *L, nsl_budget *b) {
+  if (b->spent == NSL_SPENT_INTERRUPT)
+    lua_pushliteral(L, "interrupted (Ctrl-C); the state is as it was");
+  else if (b->spent == NSL_SPENT_TIME)
+    lua_pushfstring(L,
+                    "the file runs too long for a state file (over %d s; it should be one "
+                    "set{...} call)",
+                    (int)STATE_FILE_SECONDS);
+  else
+    lua_pushliteral(L, "the file runs too long for a state file (it should be one set{...} call)");
+}
+
+/* Strings' methods, as a state file reaches them (("x"):find(p)): a copy of the table the
+ * strings' metatable has, with the matcher and rep that charge the budget (nsl_bounded.c).
+ * Pushes the metatable's old __index (nil when strings have no metatable) for
+ * restore_strings. */
+static void bound_strings(lua_State *L) {
+  lua_pushliteral(L, "");
+  if (!lua_getmetatable(L, -1)) { /* "" */
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return;
+  }
+  lua_remove(L, -2);                  /* mt */
+  lua_getfield(L, -1, "__index");     /* mt old */
+  lua_newtable(L);                    /* mt old copy */
+  if (lua_type(L, -2) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, -3)) { /* mt old copy k v */
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+  nsl_bound_string(L, -1);
+  lua_setfield(L, -3, "__index"); /* mt old */
+  lua_remove(L, -2);              /* old */
+}
+
+static void restore_strings(lua_State *L, int old) {
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    lua_pushvalue(L, old);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
 }
 
 /* The allocator while a state file runs: the state's own, refusing growth past the
@@ -881,6 +970,10 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_pop(L, 1);
   lua_setfield(L, -2, "ns");
   lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+  bound_strings(L);         /* chunk old */
+  lua_insert(L, -2);        /* old chunk */
+  int old_index = lua_gettop(L) - 1;
+  /* from here to the end nothing raises: the allocator and the hook are the file's */
   membudget m = {0};
   m.f = lua_getallocf(L, &m.ud);
   m.limit = STATE_FILE_MEMORY;
@@ -888,10 +981,17 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   /* the caller's hook (a lesson's instruction budget, the REPL's interrupt) comes back after */
   lua_Hook old_hook = lua_gethook(L);
   int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
+  nsl_budget b = {.limit = STATE_FILE_BUDGET,
+                  .seconds = STATE_FILE_SECONDS,
+                  .message = state_file_message};
+  nsl_budget_enter(L, &b);
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_HOOK_EVERY);
   int rc = lua_pcall(L, 0, 0, 0);
   lua_sethook(L, old_hook, old_mask, old_count);
+  nsl_budget_leave(L, &b);
   lua_setallocf(L, m.f, m.ud);
+  restore_strings(L, old_index);
+  lua_remove(L, old_index);
   if (rc == LUA_ERRMEM && m.refused) {
     lua_pop(L, 1);
     lua_pushfstring(L,
@@ -1039,6 +1139,7 @@ static int l_plot(lua_State *L) {
   nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
+  nsl_charge(L, compute_work(c->s) + 16 * (double)o.width * (double)o.height);
   if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
   plot_canvas *cv = ns_panel_figure(c->s, r, &o, err);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
@@ -1146,19 +1247,10 @@ static int explorer_tostring(lua_State *L) {
   return 1;
 }
 
-/* Protected body: applies the table at 1 to the explorer at 2. */
-static int explorer_init_set(lua_State *L) {
-  explorer *e = lua_touserdata(L, 2);
-  settable_ctx(L, 1, &e->c);
-  return 0;
-}
-
-/* ns.explorer([state]) -> a headless explorer with the prompt's functions as methods;
- * `state` (a set{} table) is applied over the defaults. */
-static int l_explorer(lua_State *L) {
-  lua_settop(L, 1);
-  if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
-    return nsl_argerror(L, 1, "state must be a table of fields, got %s", nsl_got(L, 1));
+/* Creates the explorers' metatable (when the module opens: a sandbox locks every metatable
+ * of the module it finds then, so none may appear later where a lesson could reach it and
+ * put a finalizer of its own in). */
+static void explorer_meta(lua_State *L) {
   if (luaL_newmetatable(L, EXPLORER_MT)) {
     lua_pushcfunction(L, explorer_gc);
     lua_setfield(L, -2, "__gc");
@@ -1175,6 +1267,22 @@ static int l_explorer(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
+}
+
+/* Protected body: applies the table at 1 to the explorer at 2. */
+static int explorer_init_set(lua_State *L) {
+  explorer *e = lua_touserdata(L, 2);
+  settable_ctx(L, 1, &e->c);
+  return 0;
+}
+
+/* ns.explorer([state]) -> a headless explorer with the prompt's functions as methods;
+ * `state` (a set{} table) is applied over the defaults. */
+static int l_explorer(lua_State *L) {
+  lua_settop(L, 1);
+  if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
+    return nsl_argerror(L, 1, "state must be a table of fields, got %s", nsl_got(L, 1));
+  explorer_meta(L);
   explorer *e = nsl_newobj(L, sizeof *e, EXPLORER_MT); /* +1 */
   char err[NS_ERRLEN];
   if (ns_state_init(&e->st, err) != 0) return luaL_error(L, "explorer: %s", err);
@@ -1187,6 +1295,8 @@ static int l_explorer(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2); /* the explorer */
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      nsl_budget *bg = nsl_budget_of(L);
+      if (bg && bg->spent) lua_error(L); /* the budget's own message, as it is */
       const char *m = lua_tostring(L, -1);
       if (m && strncmp(m, "set: ", 5) == 0) m += 5;
       return nsl_argerror(L, 1, "state: %s", m ? m : "cannot apply it");
@@ -1230,6 +1340,7 @@ static int l_fields(lua_State *L) {
 }
 
 void nsx_open_module(lua_State *L) {
+  explorer_meta(L);
   lua_pushcfunction(L, l_explorer);
   lua_setfield(L, -2, "explorer");
   lua_pushcfunction(L, l_fields);

@@ -156,6 +156,7 @@ void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *
   if (lua_type(L, arg) == LUA_TNUMBER) {
     *rank = 1;
     shape[0] = nsl_sizeat(L, arg, arg, what);
+    nsl_charge(L, (double)shape[0]); /* the callers write a tensor of this shape */
     return;
   }
   if (lua_type(L, arg) != LUA_TTABLE)
@@ -173,6 +174,9 @@ void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *
   }
   *rank = (int)r;
   if (ns_shape_check(*rank, shape, err) < 0) nsl_argerror(L, arg, "%s: %s", what, err);
+  double n = 1;
+  for (int k = 0; k < *rank; k++) n *= (double)shape[k];
+  nsl_charge(L, n); /* the callers write a tensor of this shape */
 }
 
 ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what) {

@@ -193,6 +193,7 @@ static int l_normalize(lua_State *L) {
   ns_tensor *x = nsl_tensorarg(L, 1, "x");
   ns_spec spec;
   nsl_checkspec(L, 2, x, &spec);
+  nsl_charge(L, 2 * (double)x->n); /* a second pass over x, and y written */
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
   nsl_exec_from_env(&ex, 1);
@@ -274,6 +275,7 @@ static int l_jacobian(lua_State *L) {
     lua_pop(L, 1);
   }
   size_t shape[2] = {x->n, x->n};
+  nsl_charge(L, (double)x->n * (double)x->n); /* n^2 written; fd: n normalizations */
   ns_tensor **J = nsl_newbox(L);
   *J = ns_tensor_new(2, shape, NS_FP64, err);
   if (!*J) return luaL_error(L, "jacobian: %s", err);
@@ -330,6 +332,7 @@ static int l_vjp(lua_State *L) {
   if (ns_norm_plan_make(x->rank, x->shape, &spec, &p, err)) return nsl_argerror(L, 2, "%s", err);
   size_t naff = p.naffine, n = x->n;
   ns_norm_plan_free(&p);
+  nsl_charge(L, 8 * (double)n); /* the backward pass and its four outputs */
   double *gy = nsl_scratch(L, n), *dx = nsl_scratch(L, n);
   double *dg = nsl_scratch(L, naff), *db = nsl_scratch(L, naff);
   double *pd = nsl_scratch(L, n), *pm = nsl_scratch(L, n), *pv = nsl_scratch(L, n);
@@ -365,6 +368,9 @@ static double *matrix_arg(lua_State *L, int arg, const char *what, size_t *m, si
                  (lua_Integer)t->shape[1]);
   if (t->shape[0] > 8192 || t->shape[1] > 8192)
     nsl_argerror(L, arg, "%s is too large (at most 8192 x 8192)", what);
+  /* a decomposition: about 10 mn min(m, n) operations (LAPACK's general eigensolver) */
+  double m0 = (double)t->shape[0], n0 = (double)t->shape[1];
+  nsl_charge(L, 10 * m0 * n0 * (m0 < n0 ? m0 : n0) / NSL_FLOPS);
   double *a = nsl_scratch(L, t->n);
   ns_tensor_read(t, a);
   for (size_t i = 0; i < t->n; i++)
@@ -402,6 +408,7 @@ static int l_residual_jacobian(lua_State *L) {
   if (lua_isnil(L, 4))
     return nsl_argerror(L, 4, "placement must be one of \"none\", \"pre\", \"post\", got nil");
   int place = nsl_choiceat(L, 4, 4, "placement", places, 0);
+  nsl_charge(L, 2 * (double)x->n * (double)x->n); /* J written (W's product was charged) */
   size_t shape[2] = {x->n, x->n};
   ns_tensor **J = nsl_newbox(L);
   *J = ns_tensor_new(2, shape, NS_FP64, err);
@@ -473,6 +480,11 @@ static int l_stack(lua_State *L) {
   lua_getfield(L, 1, "eps_at");
   o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
   lua_pop(L, 3); /* drop norm, act, eps_at */
+  { /* each layer: its weights drawn, a batch x width x width product (BLAS: 4 times
+       NSL_FLOPS to a unit), its activations (0.11 s for the defaults, 20 x 512 x 256) */
+    double l = o.layers, w = (double)o.width, b = (double)o.batch;
+    nsl_charge(L, l * (w * w + b * w + 2 * b * w * w / (4 * NSL_FLOPS)));
+  }
   ns_stack_result *r = nsl_newobj(L, sizeof *r, NSL_STACK_MT);
   if (ns_stack(&o, r, err)) return luaL_error(L, "%s", err);
   lua_createtable(L, 0, 5);
@@ -571,7 +583,9 @@ static int l_spectrum(lua_State *L) {
   const char *how = "closed";
   if (cnt < 0) return nsl_argerror(L, 2, "%s", err);
   if (cnt == 0) {
-    how = "numeric";
+    how = "numeric"; /* J, then its eigenvalues */
+    double n = (double)x->n;
+    nsl_charge(L, n * n + 10 * n * n * n / NSL_FLOPS);
     double *J = nsl_scratch(L, x->n * x->n);
     if (ns_jacobian_analytic(x, &spec, J, err) != 0) return nsl_argerror(L, 2, "%s", err);
     cnt = ns_spectrum_numeric(x, &spec, J, e, cap, err);

@@ -16,6 +16,13 @@
 
 #include "core/normalize.h"
 #include "core/tensor.h"
+#include "lua/nsl_budget.h"
+
+/* Work (nsl_budget.h): every function charges nsl_charge(L, units) before its C work, so a
+ * sandbox's budget sees it: one unit per element read or written, and for products and
+ * decompositions one more per NSL_FLOPS floating-point operations (about 20 ns of them,
+ * the time a few VM instructions take). Without a budget a charge costs one lookup. */
+#define NSL_FLOPS 256.0
 
 #define NSL_TENSOR_MT "normscope.tensor"
 #define NSL_RUNNING_MT "normscope.running"

@@ -57,6 +57,34 @@ check "a state file cannot run programs" test ! -e "$tmp/pwned"
 check "  it fails with a message instead: exit 1" test "$st2" -eq 1
 check "  naming the file" sh -c 'case "$1" in *evil.lua*) exit 0;; *) exit 1;; esac' - "$out2"
 
+# :e of a hostile state file (issue 23): a backtracking pattern ends at the file's budget;
+# one that is cheap in instructions but slow in C runs until Ctrl-C, which ends it at once.
+# Either way the screen takes keys again and the state is as it was.
+printf 'local x = ("a"):rep(40):find(("a*"):rep(40) .. "b")\nset{eps = 0.75}\n' >"$tmp/bomb.lua"
+printf 'local s = ("xxxxxxxx"):rep(1 << 20)\nwhile true do local u = s:upper() end\n' >"$tmp/slow.lua"
+start 120 40
+started
+lua 'set{eps = 0.375}'
+wait_for "eps           0.375"
+keys :
+wait_re "^> ?$"
+lit ":e $tmp/bomb.lua"
+keys Enter
+check ":e of a pattern bomb ends with the budget's message" wait_for "runs too long for a state file" 5
+keys Escape
+check "  the screen takes keys again, the state as it was" wait_for "eps           0.375" 5
+keys :
+wait_re "^> ?$"
+lit ":e $tmp/slow.lua"
+keys Enter
+sleep 1
+keys C-c
+check "Ctrl-C ends a slow state file at once" wait_for "interrupted (Ctrl-C); the state is as it was" 3
+keys Escape
+check "  and leaves the explorer running with its state" wait_for "eps           0.375" 5
+keys q
+check "  q still quits" wait_for "EXIT=0"
+
 # the help lists every field of the state with its line from the field table
 start 120 40
 started
