@@ -26,12 +26,14 @@ typedef struct {
 } step;
 
 typedef struct {
-  size_t used, limit;
-  size_t cbytes;    /* bytes of live tensors the lesson got from ns.* (C memory) */
+  size_t used, limit; /* bytes of Lua heap, and the cap on heap and tensors together */
+  /* The tensors the lesson's calls make, wherever they end up (its values, its explorers and
+   * their undo steps, the step snapshots, results): core/tensor.h's account, made when the
+   * sandbox opens and let go when its Lua state closes. */
+  struct ns_mem_account *acct;
   long long budget; /* work units per call: VM instructions and elements of tensor work */
   nsl_budget b;     /* the current call's (nsl_budget.h): work, deadline, Ctrl-C */
   int mem_hit;      /* the allocator refused memory during this call */
-  int dead;         /* the tensors passed the cap: nothing may catch that */
   size_t out_bytes; /* printed during this call */
   int out_cut;      /* the output cap was reached (the note is out) */
   char where[LUA_IDSIZE + 32]; /* last position the hook saw */

@@ -90,7 +90,8 @@ void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     sb->used -= old;
     return NULL;
   }
-  if (nsize > old && nsize - old > sb->limit - sb->used) {
+  size_t held = sb->used + ns_mem_used(sb->acct); /* tensors count too */
+  if (nsize > old && (held > sb->limit || nsize - old > sb->limit - held)) {
     sb->mem_hit = 1;
     return NULL;
   }
@@ -181,7 +182,8 @@ static int sb_msgh(lua_State *L) {
 static int sb_finish(lua_State *L, int status, int extra) {
   sandbox *sb = sb_of(L);
   /* a refused allocation re-raised by a C wrapper comes as a runtime error: mem_hit says */
-  if (status != LUA_OK && (sb->b.spent || sb->dead || sb->mem_hit)) return lua_error(L);
+  if (status != LUA_OK && (sb->b.spent || sb->mem_hit || ns_mem_refused(sb->acct)))
+    return lua_error(L);
   if (status != LUA_OK) {
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
@@ -285,54 +287,13 @@ static int sb_print(lua_State *L) {
   return 0;
 }
 
-/* ---- tensors count against the memory cap ----
- * Tensor storage is C memory that the allocator never sees. Every C function the lesson
- * can reach from ns.*, from the module's metatables and from the explorer globals is
- * wrapped: each tensor it returns gets a tracker (a userdata holding the tensor's bytes)
- * in a weak-keyed table, so when the tensor is collected its tracker goes too and gives
- * the bytes back. When Lua heap plus live tensors pass the cap, a full collection runs;
- * if they still do, the call ends as a memory bomb. */
-#define TRACK_MT "normscope.lesson.tracker"
-#define LIVE_KEY "normscope.lesson.live"
-
-static int tracker_gc(lua_State *L) {
-  size_t *b = lua_touserdata(L, 1);
-  sandbox *sb = sb_of(L);
-  sb->cbytes -= *b <= sb->cbytes ? *b : sb->cbytes;
-  *b = 0;
-  return 0;
-}
-
-/* Tracks the tensor at idx, or the tensors in the table at idx down to depth levels. */
-static void track_value(lua_State *L, int idx, int depth) {
-  idx = lua_absindex(L, idx);
-  ns_tensor *t = nsl_totensor(L, idx);
-  if (t) {
-    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_KEY); /* live */
-    lua_pushvalue(L, idx);
-    if (lua_rawget(L, -2) == LUA_TNIL) { /* live nil */
-      lua_pop(L, 1);
-      size_t bytes = sizeof *t + t->n * ns_dtype_size(t->dtype);
-      size_t *b = lua_newuserdatauv(L, sizeof *b, 0); /* live tracker */
-      *b = bytes;
-      luaL_setmetatable(L, TRACK_MT);
-      lua_pushvalue(L, idx);
-      lua_insert(L, -2); /* live tensor tracker */
-      lua_rawset(L, -3); /* live */
-      sb_of(L)->cbytes += bytes;
-    } else
-      lua_pop(L, 1);
-    lua_pop(L, 1);
-    return;
-  }
-  if (depth > 0 && lua_type(L, idx) == LUA_TTABLE) {
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-      track_value(L, -1, depth - 1);
-      lua_pop(L, 1);
-    }
-  }
-}
+/* ---- the C functions the lesson reaches ----
+ * Every C function the lesson can reach from ns.*, from the module's metatables and from the
+ * explorer globals is wrapped: argument errors get the function's name back, and the clock is
+ * looked at after each (C work of any length). The tensors they make are charged to the
+ * lesson's memory account as they are made (core/tensor.h): a tensor that would pass the cap
+ * first makes the collector free what the lesson dropped; if that is not enough, it is
+ * refused and the call ends as a memory bomb. */
 
 static int sb_tracked(lua_State *L) {
   int n = lua_gettop(L);
@@ -343,7 +304,10 @@ static int sb_tracked(lua_State *L) {
   if (st != LUA_OK) {
     /* called from here the function has no name: argument errors say '?'; put it back */
     const char *m = lua_tostring(L, -1);
-    const char *q = m && !sb->b.spent && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
+    const char *q =
+      m && !sb->b.spent && !sb->mem_hit && !ns_mem_refused(sb->acct)
+          ? strstr(m, " to '?'")
+          : NULL;
     if (q) {
       const char *name = lua_tostring(L, lua_upvalueindex(2));
       const char *hash = strstr(m, "bad argument #");
@@ -360,21 +324,8 @@ static int sb_tracked(lua_State *L) {
     }
     return lua_error(L);
   }
-  int nr = lua_gettop(L);
   nsl_charge(L, 0); /* the clock and Ctrl-C, after C work of any length */
-  for (int i = 1; i <= nr; i++) track_value(L, i, 2);
-  if (sb->used + sb->cbytes > sb->limit) {
-    lua_gc(L, LUA_GCCOLLECT); /* dead tensors are freed; their trackers go in the next one */
-    lua_gc(L, LUA_GCCOLLECT);
-    if (sb->used + sb->cbytes > sb->limit) {
-      sb->dead = 1;
-      return luaL_error(L,
-                        "memory limit exceeded: tensors hold %d MiB (the lesson may use %d MiB; "
-                        "NS_LESSON_MEM raises it)",
-                        (int)(sb->cbytes >> 20), (int)(sb->limit >> 20));
-    }
-  }
-  return nr;
+  return lua_gettop(L);
 }
 
 static const char *const mt_skip[] = {"__gc", "__close", "__mode", "__name", "__metatable", NULL};
@@ -411,17 +362,6 @@ static void wrap_table(lua_State *L, int idx, int depth, int method) {
 
 /* Wraps ns (and its subtables), the module's metatables and the explorer globals. */
 static void wrap_all(lua_State *L) {
-  luaL_newmetatable(L, TRACK_MT);
-  lua_pushcfunction(L, tracker_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, LIVE_KEY);
-
   lua_getglobal(L, "ns");
   wrap_table(L, -1, 1, 0);
   lua_pop(L, 1);
@@ -451,7 +391,7 @@ static void wrap_all(lua_State *L) {
  * (a 16 MB heap takes about 10 ms). */
 static int sb_charge_gc(lua_State *L) {
   sandbox *sb = sb_of(L);
-  nsl_charge(L, (double)(sb->used + sb->cbytes) / 32);
+  nsl_charge(L, (double)(sb->used + ns_mem_used(sb->acct)) / 32);
   return 0;
 }
 
@@ -488,9 +428,38 @@ static const char *const ns_denied[] = {"load", "save", "tensors", NULL};
 /* Base functions a lesson does not get. */
 static const char *const base_denied[] = {"dofile", "loadfile", "require", NULL};
 
+/* The account's reclaim: the collector frees the tensors the lesson dropped (their boxes
+ * are small, so it may not have run for them), then their blocks. */
+static void sb_reclaim(void *ud) {
+  lesson *ls = ud;
+  lua_gc(ls->L, LUA_GCCOLLECT);
+  lua_gc(ls->L, LUA_GCCOLLECT);
+}
+
+/* When the Lua state closes the sandbox lets go of its account (the tensors charged to it
+ * that outlive the state, the step snapshots, keep it until they go). */
+static int sb_account_gc(lua_State *L) {
+  sandbox *sb = sb_of(L);
+  ns_mem_account_release(sb->acct);
+  sb->acct = NULL;
+  return 0;
+}
+
 /* Protected body of the sandbox setup (argument 1: the lesson). */
 int lesson_sb_open(lua_State *L) {
   lesson *ls = lua_touserdata(L, 1);
+  sandbox *sb = &ls->sb;
+  if (!sb->acct) { /* the memory account, let go by the finalizer of a registry userdata */
+    lua_newuserdatauv(L, 1, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, sb_account_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "normscope.lesson.account");
+    if (!(sb->acct = ns_mem_account_new(sb->limit))) return luaL_error(L, "out of memory");
+    ns_mem_account_set_owner(sb->acct, &sb->used, sb_reclaim, ls);
+    ns_mem_account_use(sb->acct); /* lesson_sb_run puts the caller's back */
+  }
   luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
   luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
   luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
@@ -556,8 +525,8 @@ int lesson_sb_open(lua_State *L) {
 int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *prefix, char *err) {
   lua_State *L = ls->L;
   sandbox *sb = &ls->sb;
-  sb->dead = 0;
   sb->mem_hit = 0;
+  ns_mem_clear_refused(sb->acct);
   sb->out_bytes = 0;
   sb->out_cut = 0;
   sb->b.limit = sb->budget;
@@ -570,14 +539,24 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
   lua_pushcfunction(L, fn);
   lua_pushlightuserdata(L, ud);
   nsl_budget_enter(L, &sb->b);
+  ns_mem_account *caller = ns_mem_account_use(sb->acct); /* the tensors the call makes */
   int status = lua_pcall(L, 1, nres, base + 1);
+  ns_mem_account_use(caller);
   nsl_budget_leave(L, &sb->b);
   if (status == LUA_OK) {
     lua_remove(L, base + 1);
     return 0;
   }
   char msg[LESSON_ERRLEN];
-  if (sb->mem_hit && !sb->dead && !sb->b.spent) /* a refused allocation, maybe re-raised by a wrapper */
+  const char *em = lua_tostring(L, -1);
+  if (ns_mem_refused(sb->acct) && !sb->b.spent) { /* a tensor refused: where the call was */
+    int pl = em && has_position(em) ? (int)(strchr(strchr(em, ':') + 1, ':') - em) : -1;
+    snprintf(msg, sizeof msg,
+             "%.*s: memory limit exceeded: tensors hold %zu MiB (the lesson may use %zu MiB; "
+             "NS_LESSON_MEM raises it)",
+             pl >= 0 ? pl : (int)strlen(sb->where), pl >= 0 ? em : sb->where,
+             ns_mem_used(sb->acct) >> 20, sb->limit >> 20);
+  } else if (sb->mem_hit && !sb->b.spent) /* a refused allocation, maybe re-raised */
     snprintf(msg, sizeof msg,
              "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",
              sb->where, sb->limit >> 20);

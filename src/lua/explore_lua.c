@@ -29,9 +29,12 @@
 /* A state file is text of at most this size. */
 #define MAX_STATE_FILE ((size_t)1 << 28)
 /* Work a state file may do (it is data: one set{} call): VM instructions, pattern steps and
- * tensor elements (nsl_budget.h), and the wall-clock seconds it may take. */
+ * tensor elements (nsl_budget.h), and the wall-clock seconds it may take; a large file
+ * (x's values written out) gets one more unit per byte and one more second per 8 MiB, so
+ * the largest, 256 MiB, may take 42 s on a loaded machine (parsing it takes a few). */
 #define STATE_FILE_BUDGET 100000000
 #define STATE_FILE_SECONDS 10.0
+#define STATE_FILE_BYTES_PER_SECOND ((size_t)8 << 20)
 /* The count hook of a state file runs every this many instructions. */
 #define STATE_FILE_HOOK_EVERY 1000
 /* Memory a state file may take while it runs, above what the state had before. */
@@ -391,6 +394,24 @@ static double compute_work(const ns_state *s) {
   if (s->x->n <= NS_EXPLORE_JAC_FULL_LIMIT) w += 2 * n * n + 7 * n * n * n / NSL_FLOPS;
   w += 20 * (double)s->train_batches * (double)s->batch_size + 20 * (double)s->batch->n;
   return w;
+}
+
+/* The memory ns_explore_compute takes besides tensors: up to NS_EXPLORE_JAC_FULL_LIMIT
+ * elements its Jacobians and their spectra's workspace, a few n x n arrays of doubles. */
+static size_t compute_bytes(const ns_state *s) {
+  size_t n = s->x->n;
+  return n <= NS_EXPLORE_JAC_FULL_LIMIT ? 6 * n * n * sizeof(double) : 0;
+}
+
+/* ns_explore_compute with its scratch charged to the sandbox's memory account (if any). */
+static int compute_charged(lua_State *L, const ns_state *s, ns_result *r, char *err) {
+  size_t bytes = compute_bytes(s);
+  if (ns_mem_charge(bytes) != 0)
+    return luaL_error(L, "the Jacobians of %I elements need %I MiB: over the memory cap",
+                      (lua_Integer)s->x->n, (lua_Integer)(bytes >> 20));
+  int rc = ns_explore_compute(s, r, err);
+  ns_mem_uncharge(bytes);
+  return rc;
 }
 
 /* The view's fields of a set{} table go to the view (after the state's have applied). */
@@ -774,7 +795,7 @@ static int l_result(lua_State *L) {
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
   nsl_charge(L, compute_work(c->s));
-  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
+  if (compute_charged(L, c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
   nsx_pushresult(L, r);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   return 1;
@@ -876,7 +897,7 @@ static void state_file_message(lua_State *L, nsl_budget *b) {
     lua_pushfstring(L,
                     "the file runs too long for a state file (over %d s; it should be one "
                     "set{...} call)",
-                    (int)STATE_FILE_SECONDS);
+                    (int)b->seconds);
   else
     lua_pushliteral(L, "the file runs too long for a state file (it should be one set{...} call)");
 }
@@ -918,19 +939,21 @@ static void restore_strings(lua_State *L, int old) {
   lua_pop(L, 1);
 }
 
-/* The allocator while a state file runs: the state's own, refusing growth past the
- * budget (net of what the file frees), so a file cannot take all memory ((""):rep(...)). */
+/* The allocator while a state file runs (its parse included): the state's own, refusing
+ * growth past the budget, tensors counted (net of what the file frees), so a file cannot
+ * take all memory ((""):rep(...), a table of a billion numbers). */
 typedef struct {
   lua_Alloc f;
   void *ud;
   size_t used, limit;
+  ns_mem_account *acct; /* the tensors the file makes (core/tensor.h) */
   int refused;
 } membudget;
 
 static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   membudget *m = ud;
-  size_t old = p ? osize : 0;
-  if (nsize > old && m->used + (nsize - old) > m->limit) {
+  size_t old = p ? osize : 0, held = m->used + ns_mem_used(m->acct);
+  if (nsize > old && (held > m->limit || nsize - old > m->limit - held)) {
     m->refused = 1;
     return NULL;
   }
@@ -944,8 +967,12 @@ static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   return q;
 }
 
-/* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
- * its environment: a state file is data, so it gets no io, os, require or load. */
+/* A tensor that would not fit: the collector frees what the file dropped first. */
+static void state_file_reclaim(void *ud) {
+  lua_gc(ud, LUA_GCCOLLECT);
+  lua_gc(ud, LUA_GCCOLLECT);
+}
+
 /* Raises the error at the top, prefixed with "load: PATH: " unless it names the file
  * already (as syntax and runtime errors do; a binary chunk or the budget does not). */
 static void chunk_error(lua_State *L, const char *chunkname) {
@@ -954,11 +981,19 @@ static void chunk_error(lua_State *L, const char *chunkname) {
   lua_error(L);
 }
 
-static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
-                            const char *chunkname) {
-  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) chunk_error(L, chunkname);
+typedef struct {
+  nsx_ctx *c;
+  const char *text, *chunkname;
+  size_t len;
+} chunk_args;
+
+/* Protected body: parses the text and runs it with only set (into c), ns.tensor and math.huge
+ * in its environment: a state file is data, so it gets no io, os, require or load. */
+static int state_chunk_raw(lua_State *L) {
+  chunk_args *a = lua_touserdata(L, 1);
+  if (luaL_loadbufferx(L, a->text, a->len, a->chunkname, "t") != LUA_OK) return lua_error(L);
   lua_createtable(L, 0, 2); /* env */
-  lua_pushlightuserdata(L, c);
+  lua_pushlightuserdata(L, a->c);
   lua_pushcclosure(L, l_set, 1);
   lua_setfield(L, -2, "set");
   lua_createtable(L, 0, 1); /* ns: only the tensor constructor */
@@ -970,29 +1005,49 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_pop(L, 1);
   lua_setfield(L, -2, "ns");
   lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
-  bound_strings(L);         /* chunk old */
-  lua_insert(L, -2);        /* old chunk */
-  int old_index = lua_gettop(L) - 1;
-  /* from here to the end nothing raises: the allocator and the hook are the file's */
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+/* Runs a state file's text (chunkname "@PATH") against c under the file's limits: memory
+ * (STATE_FILE_MEMORY for its Lua heap, its parse and its tensors), work and time
+ * (STATE_FILE_BUDGET, STATE_FILE_SECONDS) and Ctrl-C; its strings' methods are the bounded
+ * ones while it runs. Raises "load: PATH: ..." on any failure. */
+static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
+                            const char *chunkname) {
+  chunk_args a = {c, text, chunkname, len};
   membudget m = {0};
-  m.f = lua_getallocf(L, &m.ud);
   m.limit = STATE_FILE_MEMORY;
+  m.used = len; /* the text, held while the file runs */
+  if (!(m.acct = ns_mem_account_new(STATE_FILE_MEMORY))) luaL_error(L, "load: out of memory");
+  ns_mem_account_set_owner(m.acct, &m.used, state_file_reclaim, L);
+  bound_strings(L); /* old (the strings' own __index) */
+  int old_index = lua_gettop(L);
+  lua_pushcfunction(L, state_chunk_raw);
+  lua_pushlightuserdata(L, &a);
+  /* from here to the end nothing raises: the allocator, the hook and the account are the
+   * file's until they are put back */
+  m.f = lua_getallocf(L, &m.ud);
   lua_setallocf(L, budget_alloc, &m);
   /* the caller's hook (a lesson's instruction budget, the REPL's interrupt) comes back after */
   lua_Hook old_hook = lua_gethook(L);
   int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
-  nsl_budget b = {.limit = STATE_FILE_BUDGET,
-                  .seconds = STATE_FILE_SECONDS,
+  nsl_budget b = {.limit = STATE_FILE_BUDGET + (long long)len,
+                  .seconds = STATE_FILE_SECONDS + (double)(len / STATE_FILE_BYTES_PER_SECOND),
                   .message = state_file_message};
   nsl_budget_enter(L, &b);
+  ns_mem_account *caller = ns_mem_account_use(m.acct);
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_HOOK_EVERY);
-  int rc = lua_pcall(L, 0, 0, 0);
+  int rc = lua_pcall(L, 1, 0, 0);
   lua_sethook(L, old_hook, old_mask, old_count);
+  ns_mem_account_use(caller);
   nsl_budget_leave(L, &b);
   lua_setallocf(L, m.f, m.ud);
+  int over = m.refused || ns_mem_refused(m.acct);
+  ns_mem_account_release(m.acct); /* the tensors the state keeps keep it */
   restore_strings(L, old_index);
   lua_remove(L, old_index);
-  if (rc == LUA_ERRMEM && m.refused) {
+  if (rc != LUA_OK && over && !b.spent) {
     lua_pop(L, 1);
     lua_pushfstring(L,
                     "the file needs more than %d MB of memory (a state file is one set{...} call)",
@@ -1140,7 +1195,7 @@ static int l_plot(lua_State *L) {
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
   nsl_charge(L, compute_work(c->s) + 16 * (double)o.width * (double)o.height);
-  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
+  if (compute_charged(L, c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
   plot_canvas *cv = ns_panel_figure(c->s, r, &o, err);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   if (!cv) return luaL_error(L, "plot: %s", err);

@@ -42,8 +42,9 @@ void nsl_pushtensor(lua_State *L, ns_tensor *t);
 ns_tensor *nsl_checktensor(lua_State *L, int idx);
 /* The tensor at idx, or NULL if the value is not a tensor userdata. */
 ns_tensor *nsl_totensor(lua_State *L, int idx);
-/* A new tensor (caller owns) from a tensor or a flat/nested table of numbers at idx;
- * raises a Lua error naming `what` on ragged/non-numeric/too-deep input. */
+/* A tensor the caller owns (ns_tensor_free): a share of the tensor at idx (tensors are
+ * read-only in Lua), or a new one from a flat/nested table of numbers; raises a Lua error
+ * naming `what` on ragged/non-numeric/too-deep input. */
 ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what);
 
 /* Pushes a labelled spectrum as ns.spectrum returns it: a list of {value=, label=, mult=}

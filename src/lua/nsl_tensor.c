@@ -209,11 +209,9 @@ ns_tensor *nsl_tensorarg(lua_State *L, int arg, const char *what) {
 ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what) {
   idx = lua_absindex(L, idx);
   ns_tensor *t = nsl_totensor(L, idx);
-  if (t) {
-    nsl_charge(L, 2 * (double)t->n);
-    ns_tensor *c = ns_tensor_copy(t);
-    if (!c) luaL_error(L, "out of memory copying %s", what);
-    return c;
+  if (t) { /* tensors are read-only in Lua: the caller shares this one (tensor.h) */
+    nsl_charge(L, (double)t->n);
+    return ns_tensor_share(t);
   }
   int top = lua_gettop(L);
   nsl_tensorat(L, idx, idx, what);
@@ -641,7 +639,10 @@ static int t_gc(lua_State *L) {
   ns_tensor **box = luaL_checkudata(L, 1, NSL_TENSOR_MT);
   ns_tensor *t = *box;
   *box = NULL;
-  spare *sp = t && t->n * ns_dtype_size(t->dtype) >= NSL_SPARE_MIN ? spare_of(L, 0) : NULL;
+  /* a tensor others still own (a state shares it) is theirs now, not a spare to write into */
+  spare *sp = t && !ns_tensor_shared(t) && t->n * ns_dtype_size(t->dtype) >= NSL_SPARE_MIN
+                  ? spare_of(L, 0)
+                  : NULL;
   if (sp && !sp->closed) { /* the newest stays: the loop that dropped it likely makes another */
     ns_tensor_free(sp->t);
     sp->t = t;

@@ -23,7 +23,9 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-rep-empty.lua tests/lessons/hostile-c-loop.lua \
 	tests/lessons/hostile-jacobian-loop.lua tests/lessons/hostile-explorer-gc.lua \
 	tests/lessons/hostile-check-loop.lua tests/lessons/hostile-gc-loop.lua \
-	tests/lessons/hostile-time.lua
+	tests/lessons/hostile-time.lua tests/lessons/hostile-mem-explorer.lua \
+	tests/lessons/hostile-mem-explorers.lua tests/lessons/hostile-mem-steps.lua \
+	tests/lessons/hostile-mem-results.lua tests/lessons/mem-shared-steps.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
 TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh

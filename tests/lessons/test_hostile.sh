@@ -72,6 +72,14 @@ hostile jacobian-loop 3 "instruction budget exceeded"
 hostile explorer-gc 3 "attempt to index a boolean value"
 hostile check-loop 3 "instruction budget exceeded"
 hostile gc-loop 4 "instruction budget exceeded"
+# memory: every tensor a call makes counts against the cap, wherever it ends up (a budget
+# large enough that the cap ends these)
+NS_LESSON_STEPS=1000000000
+hostile mem-explorer 4 "memory limit exceeded: tensors hold"
+hostile mem-explorers 4 "memory limit exceeded: tensors hold"
+hostile mem-steps 4 "memory limit exceeded: tensors hold"
+hostile mem-results 4 "memory limit exceeded: tensors hold"
+NS_LESSON_STEPS=5000000
 NS_LESSON_TIME=2
 export NS_LESSON_TIME
 hostile time 3 "time limit exceeded (2.0 s per call; NS_LESSON_TIME raises it)"
@@ -114,6 +122,18 @@ t1=$(date +%s)
 if [ "$rc" = 1 ] && grep -q "spin.lua:2: interrupted (Ctrl-C)" "$tmp/err" && [ $((t1 - t0)) -le 3 ]; then
   ok "Ctrl-C interrupts a running lesson"
 else not_ok "Ctrl-C interrupts a running lesson" "rc=$rc after $((t1 - t0)) s" "stderr: $(head -c 300 "$tmp/err")"; fi
+
+# 200 steps over one 8 MB x: the snapshots share it, so the lesson loads under a 32 MiB cap
+# in well under 64 MB (a copy per step would be 1.6 GB)
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$NS" lesson --headless "$dir/mem-shared-steps.lua" >/dev/null 2>"$tmp/err"
+  rc=$?
+  kb=$(tail -n 1 "$tmp/rss")
+  if [ "$rc" = 0 ] && [ "$kb" -lt 65536 ]; then ok "200 step snapshots share one 8 MB x (peak $kb KB)"
+  else not_ok "200 step snapshots share one 8 MB x" "rc=$rc peak ${kb} KB" "stderr: $(head -c 300 "$tmp/err")"; fi
+else
+  echo "ok $((n = n + 1)) - # SKIP no /usr/bin/time for the peak memory"
+fi
 
 # nothing was written by the ns.save attempt
 if [ ! -e /tmp/normscope-hostile.npy ]; then ok "ns.save wrote nothing"; else not_ok "ns.save wrote nothing"; fi
