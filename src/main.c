@@ -15,6 +15,7 @@
 
 #include "audit/cmd_audit.h"
 #include "explore/file.h"
+#include "explore/textout.h"
 #include "lesson/lesson_progress.h"
 #include "lesson/lesson_run.h"
 #include "lua/nsl.h"
@@ -566,6 +567,7 @@ static int check_max_elements(void) {
 }
 
 int main(int argc, char **argv) {
+  ns_text_guard(&stderr); /* every message that quotes input, sanitized (explore/textout.h) */
   atexit(close_stdout);
   if (check_max_elements()) return 2;
   nsl_blas_from_env(); /* every command, Lua state or not: sonames and one OpenBLAS thread */

@@ -15,6 +15,7 @@
 #include "audit/cmd_audit.h"
 #include "core/normalize.h"
 #include "audit/audit.h"
+#include "explore/textout.h"
 #include "explore/file.h"
 
 #define PROG "normscope"
@@ -198,6 +199,7 @@ static void bar_end(bar *b) {
 /* ---- the command ------------------------------------------------------------------- */
 
 int cmd_audit(int argc, char **argv, int first) {
+  ns_text_guard(&stdout); /* the report names the file's tensors: sanitized (textout.h) */
   ns_audit_opts o;
   ns_audit_opts_init(&o);
   const char *file = NULL, *tensor = NULL, *running = NULL, *report = NULL;

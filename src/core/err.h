@@ -18,8 +18,9 @@
 #define NS_PRINTF(f, a)
 #endif
 
-/* Formats the message into err (truncated to NS_ERRLEN - 1 characters); no-op when err is
- * NULL. */
+/* Formats the message into err (truncated to NS_ERRLEN - 1 characters), with control
+ * characters and escape sequences from the quoted input made harmless (core/text.h); no-op
+ * when err is NULL. */
 void ns_seterr(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
 
 #endif

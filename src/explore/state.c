@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/sha256.h"
+#include "core/text.h"
 #include "explore/priv.h"
 
 const char *const ns_source_names[] = {"rng", "batch", "resample", NULL};
@@ -56,12 +57,16 @@ const char *ns_choice_list(const char *const *names, char *buf, size_t len) {
   return buf;
 }
 
+/* Messages quote input (a file's tensor names, a path): sanitized, as the core's are. */
 int ns_explore_fail(char *err, const char *fmt, ...) {
   if (err) {
+    char raw[NS_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, NS_ERRLEN, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+    ns_text_sanitize(err, NS_ERRLEN, raw, len, 0);
   }
   return -1;
 }

@@ -27,6 +27,7 @@
 #include <lualib.h>
 
 #include "core/dtype.h"
+#include "core/text.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
 #include "lua/nsl_budget.h"
@@ -240,14 +241,23 @@ static int sb_rep(lua_State *L) {
   return 1;
 }
 
-/* One line to the lesson's output. */
+/* One line to the lesson's output, sanitized (core/text.h: a lesson's print must not reach
+ * the terminal with escape sequences: OSC 52, a title, a clear screen). */
 static void sb_emit(lesson *ls, const char *line) {
+  char safe[4096], *big = NULL;
+  size_t len = strlen(line);
+  const unsigned keep = NS_TEXT_KEEP_NL | NS_TEXT_KEEP_TAB;
+  size_t need = ns_text_sanitize(NULL, 0, line, len, keep);
+  char *out = need < sizeof safe ? safe : (big = malloc(need + 1));
+  if (!out) return; /* no room for a safe copy: nothing rather than the raw line */
+  ns_text_sanitize(out, need + 1, line, len, keep);
   if (ls->opt.out)
-    ls->opt.out(ls->opt.ud, line);
+    ls->opt.out(ls->opt.ud, out);
   else {
-    fputs(line, stdout);
+    fputs(out, stdout);
     fputc('\n', stdout);
   }
+  free(big);
 }
 
 /* print: one line to the lesson's output, while the call has printed less than
@@ -569,10 +579,13 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
       snprintf(msg, sizeof msg, "%s", m);
   }
   size_t nl = strlen(ls->name);
+  char full[LESSON_ERRLEN];
   if (strncmp(msg, ls->name, nl) == 0 && msg[nl] == ':' && ls->name != ls->path)
-    snprintf(err, LESSON_ERRLEN, "%s%s", ls->path, msg + nl);
+    snprintf(full, sizeof full, "%s%s", ls->path, msg + nl);
   else
-    snprintf(err, LESSON_ERRLEN, "%s", msg);
+    snprintf(full, sizeof full, "%s", msg);
+  /* the message may quote the lesson's own strings: sanitized wherever it is shown */
+  ns_text_sanitize(err, LESSON_ERRLEN, full, strlen(full), 0);
   lua_settop(L, base);
   return -1;
 }

@@ -249,7 +249,7 @@ static int get_choice(lua_State *L, int idx, const ns_field_desc *d) {
                d->names == ns_kind_names    ? "kind"
                : d->names == ns_dtype_names ? "dtype"
                                             : "choice",
-               v, list, dflt ? ", default" : "");
+               nsl_safe(L, v, lua_rawlen(L, idx)), list, dflt ? ", default" : "");
   return k;
 }
 
@@ -259,7 +259,9 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     luaL_error(L, "set: field names must be strings, got a %s key", type_of(L, -2));
   const char *name = lua_tostring(L, -2);
   int f = ns_field_parse(name);
-  if (f < 0) luaL_error(L, "set: unknown field '%s' (get() lists the fields)", name);
+  if (f < 0)
+    luaL_error(L, "set: unknown field '%s' (get() lists the fields)",
+               nsl_safe(L, name, lua_rawlen(L, -2)));
   const ns_field_desc *d = &ns_fields[f];
   int v = lua_absindex(L, -1);
   ns_state *pv = &b->p.v;
@@ -353,7 +355,8 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
       errno = 0;
       unsigned long long u = strtoull(str, &end, 10);
       if (!*str || *end || str[0] == '-' || str[0] == '+' || str[0] == ' ' || errno)
-        luaL_error(L, "set: %s: '%s' is not an integer from 0 to 2^64-1", name, str);
+        luaL_error(L, "set: %s: '%s' is not an integer from 0 to 2^64-1", name,
+                   nsl_safe(L, str, lua_rawlen(L, v)));
       *AT(pv, uint64_t, d->off) = (uint64_t)u;
     } else {
       lua_Integer i = get_integer(L, v, name);
@@ -1019,10 +1022,13 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   membudget m = {0};
   m.limit = STATE_FILE_MEMORY;
   m.used = len; /* the text, held while the file runs */
-  if (!(m.acct = ns_mem_account_new(STATE_FILE_MEMORY))) luaL_error(L, "load: out of memory");
-  ns_mem_account_set_owner(m.acct, &m.used, state_file_reclaim, L);
   bound_strings(L); /* old (the strings' own __index) */
   int old_index = lua_gettop(L);
+  if (!(m.acct = ns_mem_account_new(STATE_FILE_MEMORY))) { /* made last: nothing leaks it */
+    restore_strings(L, old_index);
+    luaL_error(L, "load: out of memory");
+  }
+  ns_mem_account_set_owner(m.acct, &m.used, state_file_reclaim, L);
   lua_pushcfunction(L, state_chunk_raw);
   lua_pushlightuserdata(L, &a);
   /* from here to the end nothing raises: the allocator, the hook and the account are the

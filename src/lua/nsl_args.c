@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -14,6 +15,17 @@ int nsl_argerror(lua_State *L, int arg, const char *fmt, ...) {
   const char *msg = lua_pushvfstring(L, fmt, ap);
   va_end(ap);
   return luaL_argerror(L, arg, msg);
+}
+
+const char *nsl_safe(lua_State *L, const char *s, size_t len) {
+  char buf[256];
+  size_t need = ns_text_sanitize(buf, sizeof buf, s, len, 0);
+  if (need < sizeof buf) return lua_pushlstring(L, buf, need);
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, need + 1);
+  ns_text_sanitize(p, need + 1, s, len, 0);
+  luaL_pushresultsize(&b, need);
+  return lua_tostring(L, -1);
 }
 
 const char *nsl_got(lua_State *L, int idx) {
@@ -27,7 +39,9 @@ const char *nsl_got(lua_State *L, int idx) {
     const char *s = lua_tolstring(L, idx, &len);
     if (len > 40 || strlen(s) != len)
       return lua_pushfstring(L, "a string of %I bytes", (lua_Integer)len);
-    return lua_pushfstring(L, "'%s'", s);
+    const char *q = lua_pushfstring(L, "'%s'", nsl_safe(L, s, len));
+    lua_remove(L, -2);
+    return q;
   }
   case LUA_TUSERDATA: {
     ns_tensor **box = luaL_testudata(L, idx, NSL_TENSOR_MT);
@@ -109,7 +123,8 @@ void nsl_checkfields(lua_State *L, int arg, const char *noun, const char *const 
       for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
     if (!ok) {
       const char *key = lua_type(L, -1) == LUA_TSTRING
-                            ? lua_pushfstring(L, "'%s'", lua_tostring(L, -1))
+                            ? lua_pushfstring(L, "'%s'", nsl_safe(L, lua_tostring(L, -1),
+                                                                  lua_rawlen(L, -1)))
                             : nsl_got(L, -1);
       nsl_argerror(L, arg, "unknown %s %s (known: %s)", noun, key, name_list(L, names));
     }

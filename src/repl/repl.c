@@ -24,6 +24,7 @@
 #include <readline/readline.h>
 
 #include "core/err.h"
+#include "core/text.h"
 #include "explore/file.h"
 #include "repl/complete.h"
 
@@ -312,22 +313,25 @@ static int format_values(lua_State *L) {
   return 1;
 }
 
+/* The REPL's and the screen prompt's one sink: a value or a message, sanitized (a string
+ * from a file, a state file's error, can hold escape sequences: core/text.h); a message in
+ * one call with its final newline, like a result line. */
 static void emit(nslr_writer out, void *ud, lua_State *L, int idx, int is_error) {
   size_t len;
   const char *s = lua_tolstring(L, idx, &len);
   if (!out || !s) return;
-  if (is_error) { /* one call with the final newline, like a result line */
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addlstring(&b, s, len);
-    luaL_addchar(&b, '\n');
-    luaL_pushresult(&b);
-    s = lua_tolstring(L, -1, &len);
-    out(ud, s, len, 1);
-    lua_pop(L, 1);
-  } else {
-    out(ud, s, len, 0);
+  const unsigned keep = NS_TEXT_KEEP_NL | NS_TEXT_KEEP_TAB;
+  size_t need = ns_text_sanitize(NULL, 0, s, len, keep);
+  char *c = malloc(need + 2);
+  if (!c) { /* no room for a safe copy: say so rather than show it raw */
+    static const char oom[] = "normscope: out of memory\n";
+    out(ud, oom, sizeof oom - 1, 1);
+    return;
   }
+  ns_text_sanitize(c, need + 1, s, len, keep);
+  if (is_error) c[need++] = '\n';
+  out(ud, c, need, is_error);
+  free(c);
 }
 
 int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_writer out, void *ud) {

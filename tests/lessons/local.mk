@@ -25,7 +25,8 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-check-loop.lua tests/lessons/hostile-gc-loop.lua \
 	tests/lessons/hostile-time.lua tests/lessons/hostile-mem-explorer.lua \
 	tests/lessons/hostile-mem-explorers.lua tests/lessons/hostile-mem-steps.lua \
-	tests/lessons/hostile-mem-results.lua tests/lessons/mem-shared-steps.lua
+	tests/lessons/hostile-mem-results.lua tests/lessons/mem-shared-steps.lua \
+	tests/lessons/hostile-print-flood.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
 TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh

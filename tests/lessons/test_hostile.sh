@@ -135,6 +135,14 @@ else
   echo "ok $((n = n + 1)) - # SKIP no /usr/bin/time for the peak memory"
 fi
 
+# output: a print flood stops at 1 MiB a call, with a note (and the budget ends the loop)
+NS_LESSON_STEPS=50000000 timeout 60 "$NS" lesson --headless "$dir/hostile-print-flood.lua" >"$tmp/out" 2>"$tmp/err"
+bytes=$(wc -c <"$tmp/out")
+if [ "$bytes" -le 1049000 ] && grep -q "output cut here: a lesson prints at most 1024 KiB per call" "$tmp/out" &&
+  grep -q "instruction budget exceeded" "$tmp/err"; then
+  ok "a print flood is cut at 1 MiB with a note ($bytes bytes)"
+else not_ok "a print flood is cut at 1 MiB with a note" "$bytes bytes" "stderr: $(head -c 300 "$tmp/err")"; fi
+
 # nothing was written by the ns.save attempt
 if [ ! -e /tmp/normscope-hostile.npy ]; then ok "ns.save wrote nothing"; else not_ok "ns.save wrote nothing"; fi
 

@@ -17,3 +17,10 @@ tests_unit_test_bounded_CPPFLAGS = $(AM_CPPFLAGS) -DNSX_SRCDIR='"$(abs_top_srcdi
 tests_unit_test_bounded_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_unit_test_bounded_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## ns_text_sanitize: what of a file's bytes reaches a terminal (issue 23)
+check_PROGRAMS += tests/unit/test_text
+TESTS += tests/unit/test_text
+tests_unit_test_text_SOURCES = tests/unit/test_text.c tests/unit/tap.h
+tests_unit_test_text_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_text_LDADD = libnscore.la -lm
