@@ -26,18 +26,41 @@ ns_file_kind ns_file_kind_of(const char *path) {
   return NS_FILE_UNKNOWN;
 }
 
-char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    ns_explore_fail(err, "%s", strerror(errno));
-    return NULL;
-  }
+int ns_file_open_regular(const char *path, char *err) {
+  /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; a device may block too.
+   * Whatever it is, it is looked at before anything is read. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    ns_explore_fail(err, "is a directory");
-    return NULL;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return ns_explore_fail(err, "%s", strerror(e));
   }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return ns_explore_fail(err, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
+FILE *ns_file_fopen_regular(const char *path, char *err) {
+  int fd = ns_file_open_regular(path, err);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    ns_explore_fail(err, "%s", strerror(e));
+  }
+  return f;
+}
+
+char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
+  FILE *f = ns_file_fopen_regular(path, err);
+  if (!f) return NULL;
   long long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
@@ -76,21 +99,13 @@ ns_tensor *ns_file_load(const char *path, char *err) {
 
 /* Opens path for reading: the descriptor and its size. -1 with err. */
 static int open_sized(const char *path, unsigned long long *size, char *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
+  int fd = ns_file_open_regular(path, err);
+  if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
     return ns_explore_fail(err, "%s", strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    return ns_explore_fail(err, "is a directory");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return ns_explore_fail(err, "not a regular file");
   }
   *size = (unsigned long long)st.st_size;
   return fd;

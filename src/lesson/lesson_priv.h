@@ -5,6 +5,7 @@
 #ifndef LESSON_PRIV_H
 #define LESSON_PRIV_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,9 @@ static inline char *lesson_xstrdup(const char *s) {
 /* The sandbox's allocator (ud: the lesson's sandbox) and its instruction count hook. */
 void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 void lesson_sb_hook(lua_State *L, lua_Debug *ar);
+/* The lesson file open for reading (explore/file.h's one opener: a FIFO, a device or a
+ * folder named as the lesson is refused at once), or a Lua error "cannot open PATH: why". */
+FILE *lesson_sb_fopen(lua_State *L, const char *path);
 /* Protected body of the sandbox set-up (argument 1: the lesson). */
 int lesson_sb_open(lua_State *L);
 /* Runs fn(ud) in protected mode with a fresh budget; see sandbox.c. */

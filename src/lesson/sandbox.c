@@ -28,6 +28,7 @@
 
 #include "core/dtype.h"
 #include "core/text.h"
+#include "explore/file.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
 #include "lua/nsl_budget.h"
@@ -453,6 +454,13 @@ static int sb_account_gc(lua_State *L) {
   ns_mem_account_release(sb->acct);
   sb->acct = NULL;
   return 0;
+}
+
+FILE *lesson_sb_fopen(lua_State *L, const char *path) {
+  char err[NS_ERRLEN];
+  FILE *f = ns_file_fopen_regular(path, err);
+  if (!f) luaL_error(L, "cannot open %s: %s", path, err);
+  return f;
 }
 
 /* Protected body of the sandbox setup (argument 1: the lesson). */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -1225,12 +1226,8 @@ const char *const nsx_function_names[] = {"set",  "get",  "undo", "redo", "reset
 /* The global load: a state file when called with one string naming an existing file,
  * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. */
 static int l_load_global(lua_State *L) {
-  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
-    FILE *f = fopen(lua_tostring(L, 1), "rb");
-    if (f) {
-      fclose(f);
-      return l_load(L);
-    }
+  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) { /* not opened: a FIFO blocks */
+    if (access(lua_tostring(L, 1), F_OK) == 0) return l_load(L);
   }
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);
