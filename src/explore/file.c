@@ -513,6 +513,25 @@ static int sync_folder(const char *path) {
   return e;
 }
 
+/* The process's umask, without changing it: /proc/self/status says it (Linux 4.7 and
+ * later); elsewhere umask() is set and put back at once. */
+static mode_t current_umask(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f) {
+    char line[128];
+    unsigned m;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "Umask: %o", &m) == 1) {
+        fclose(f);
+        return (mode_t)(m & 0777);
+      }
+    fclose(f);
+  }
+  mode_t m = umask(022);
+  umask(m);
+  return m;
+}
+
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
   return ns_file_write_atomic_mode(path, data, len, 0644, err);
 }
@@ -546,9 +565,10 @@ int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, un
     left -= (size_t)w;
   }
   if (!e && fsync(fd) != 0) e = errno;
-  /* mkstemp makes 0600; the mode is set before the name is visible. A file system that
-   * cannot change it leaves 0600, the safe side. */
-  (void)fchmod(fd, (mode_t)mode);
+  /* mkstemp makes 0600; the mode, less what the umask takes away (a private user's umask
+   * 077 keeps a saved state 0600, as any new file of theirs), is set before the name is
+   * visible. A file system that cannot change it leaves 0600, the safe side. */
+  (void)fchmod(fd, (mode_t)mode & ~current_umask());
   if (close(fd) != 0 && !e) e = errno;
   if (!e && rename(tmp, path) != 0) e = errno;
   if (e) {

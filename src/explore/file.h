@@ -87,7 +87,8 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err);
  * file is then in place, but may not survive a crash). */
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err);
 /* ns_file_write_atomic with the new file's permission bits (0644 above; 0600 for a
- * private file such as the REPL history), set before the rename. Same return value. */
+ * private file such as the REPL history), less the umask's (as open(2) would), set before
+ * the rename. Same return value. */
 int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
                               char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else

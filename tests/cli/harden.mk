@@ -8,6 +8,9 @@ EXTRA_DIST += tests/cli/bad_input.sh tests/cli/bad_input.tsv tests/cli/test_atom
 ## and a CSV token reach neither stdout nor stderr raw, in any command.
 TESTS += tests/cli/test_escapes.sh
 EXTRA_DIST += tests/cli/test_escapes.sh
+## test_umask.sh: what normscope writes gets 0644 less the umask; the history 0600.
+TESTS += tests/cli/test_umask.sh
+EXTRA_DIST += tests/cli/test_umask.sh
 
 ## test_manpage.sh: doc/normscope.1 is clean under groff -man -ww and names every
 ## subcommand, option and Lua function (the module walked at run time).

@@ -154,10 +154,11 @@ while [ $k -lt "$kills" ]; do
   fi
 done
 mode=$(stat -c %a "$state/last.lua")
-if [ "$mode" = 644 ]; then
+want=$(printf '%o' $((0644 & ~0$(umask)))) # 0644 less the umask, as any new file
+if [ "$mode" = "$want" ]; then
   ok "autosave: last.lua is an ordinary file (mode $mode)"
 else
-  not_ok "autosave: last.lua has mode $mode, not 644"
+  not_ok "autosave: last.lua has mode $mode, not $want"
 fi
 
 echo "# autosave: $(($(date +%s) - t_start)) s"
