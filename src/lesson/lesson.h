@@ -129,6 +129,10 @@ typedef struct {
  * K, M or G suffix), NS_LESSON_STEPS and NS_LESSON_TIME (seconds) when they are set and
  * valid. */
 void lesson_options_init(lesson_options *o);
+/* 0 when NS_LESSON_MEM (1M to 1024G), NS_LESSON_STEPS (1000 to 10^15) and NS_LESSON_TIME
+ * (0.1 to 86400 s) are unset, empty or in their range; else -1 with err naming the variable
+ * and its range. The program checks them first thing and refuses to start otherwise. */
+int lesson_options_check_env(char *err);
 
 typedef struct lesson lesson;
 

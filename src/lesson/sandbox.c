@@ -36,50 +36,104 @@
 
 /* ------------------------------------------------------------------ options */
 
-/* A size like 64M, 1G, 500000 (bytes); 0 on anything else. */
-static size_t parse_size(const char *s) {
+/* The sandbox's limits from the environment, each with its range: a value outside it is
+ * refused with a message naming the variable (lesson_options_check_env, which the program
+ * calls first thing: a usage error), never replaced by the default in silence. */
+#define MEM_MIN ((size_t)1 << 20)
+#define MEM_MAX ((size_t)1 << 40)
+#define STEPS_MIN 1000LL
+#define STEPS_MAX 1000000000000000LL
+#define TIME_MIN 0.1
+#define TIME_MAX 86400.0
+
+/* NS_LESSON_MEM: bytes, or with a K, M or G suffix (times 2^10, 2^20, 2^30). 0 (unset or
+ * empty: *v untouched), or -1 with err. */
+static int mem_from_env(size_t *v, char *err) {
+  const char *s = getenv("NS_LESSON_MEM");
   if (!s || !*s) return 0;
   char *end;
   errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v > 0)) return 0;
-  double mul = 1;
-  switch (toupper((unsigned char)*end)) {
-  case 'K':
-    mul = 1024.0, end++;
-    break;
-  case 'M':
-    mul = 1024.0 * 1024, end++;
-    break;
-  case 'G':
-    mul = 1024.0 * 1024 * 1024, end++;
-    break;
-  default:
-    break;
+  unsigned long long n = isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
+  int ok = isdigit((unsigned char)s[0]) && !errno;
+  if (ok) {
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+      shift = 10, end++;
+      break;
+    case 'M':
+      shift = 20, end++;
+      break;
+    case 'G':
+      shift = 30, end++;
+      break;
+    default:
+      break;
+    }
+    if (toupper((unsigned char)*end) == 'B') end++;
+    ok = *end == '\0' && n <= (MEM_MAX >> shift) && (n << shift) >= MEM_MIN;
+    n <<= shift;
   }
-  if (toupper((unsigned char)*end) == 'B') end++;
-  if (*end) return 0;
-  v *= mul;
-  return v >= 1e15 ? 0 : (size_t)v;
+  if (!ok) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_MEM: \"%.40s\" is not a size from 1M to 1024G (bytes, or with a K, M "
+             "or G suffix)",
+             s);
+    return -1;
+  }
+  *v = (size_t)n;
+  return 0;
+}
+
+/* NS_LESSON_STEPS: a whole number of work units per call. */
+static int steps_from_env(long long *v, char *err) {
+  const char *s = getenv("NS_LESSON_STEPS");
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  long long n = isdigit((unsigned char)s[0]) ? strtoll(s, &end, 10) : 0;
+  if (!isdigit((unsigned char)s[0]) || errno || *end || n < STEPS_MIN || n > STEPS_MAX) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_STEPS: \"%.40s\" is not a whole number of VM instructions from %lld "
+             "to %lld",
+             s, STEPS_MIN, STEPS_MAX);
+    return -1;
+  }
+  *v = n;
+  return 0;
+}
+
+/* NS_LESSON_TIME: seconds of wall clock per call. */
+static int time_from_env(double *v, char *err) {
+  const char *s = getenv("NS_LESSON_TIME");
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  double t = isdigit((unsigned char)s[0]) || s[0] == '.' ? strtod(s, &end) : 0;
+  if ((!isdigit((unsigned char)s[0]) && s[0] != '.') || errno || *end || !(t >= TIME_MIN) ||
+      !(t <= TIME_MAX)) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_TIME: \"%.40s\" is not a number of seconds from 0.1 to 86400", s);
+    return -1;
+  }
+  *v = t;
+  return 0;
+}
+
+int lesson_options_check_env(char *err) {
+  size_t m;
+  long long st;
+  double t;
+  return mem_from_env(&m, err) || steps_from_env(&st, err) || time_from_env(&t, err) ? -1 : 0;
 }
 
 void lesson_options_init(lesson_options *o) {
+  char err[LESSON_ERRLEN];
   memset(o, 0, sizeof *o);
-  o->mem_limit = parse_size(getenv("NS_LESSON_MEM"));
-  const char *st = getenv("NS_LESSON_STEPS");
-  if (st && *st) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(st, &end, 10);
-    if (!errno && !*end && v > 0) o->step_limit = v;
-  }
-  const char *tm = getenv("NS_LESSON_TIME");
-  if (tm && *tm) {
-    char *end;
-    errno = 0;
-    double v = strtod(tm, &end);
-    if (!errno && !*end && v > 0 && v <= 86400) o->time_limit = v;
-  }
+  /* a value the check refuses keeps the default here (the program refused it already) */
+  (void)mem_from_env(&o->mem_limit, err);
+  (void)steps_from_env(&o->step_limit, err);
+  (void)time_from_env(&o->time_limit, err);
 }
 
 

@@ -21,6 +21,10 @@ int luaopen_normscope(lua_State *L);
 /* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64; else def_threads,
  * 1 for the library, the number of cores for the screen). */
 void nsl_exec_from_env(ns_exec *ex, int def_threads);
+/* NS_THREADS: 0 with *threads (untouched when unset or empty), or -1 with err when it is not
+ * a whole number from 1 to 64 ("NS_THREADS: ..." is the caller's). The readers below use a
+ * value it refuses as unset; the program refuses it first (main, a usage error). */
+int nsl_threads_from_env(int *threads, char *err);
 /* nsl_blas.c: the lazily loaded BLAS/LAPACKE's sonames and OpenBLAS's thread count from
  * NS_LAPACK_SONAME, NS_BLAS_SONAME, OPENBLAS_NUM_THREADS and NS_THREADS (every Lua state
  * made calls it; the program also calls it first thing, for commands that make none). */

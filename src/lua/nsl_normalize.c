@@ -1,6 +1,7 @@
 /* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, the chapters'
  * experiments ns.vjp / ns.residual_jacobian / ns.stack, and the linear algebra helpers
  * ns.eigvals / ns.svdvals / ns.rank. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,12 +166,23 @@ void nsl_exec_from_env(ns_exec *ex, int def_threads) {
   ex->threads = def_threads < 1 ? 1 : def_threads > 64 ? 64 : def_threads;
   const char *v = getenv("NS_SIMD");
   if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)) ex->simd = 0;
-  v = getenv("NS_THREADS");
-  if (v && *v) {
-    char *end;
-    long t = strtol(v, &end, 10);
-    if (*end == '\0' && t >= 1 && t <= 64) ex->threads = (int)t;
+  int t = ex->threads;
+  if (nsl_threads_from_env(&t, NULL) == 0) ex->threads = t;
+}
+
+int nsl_threads_from_env(int *threads, char *err) {
+  const char *v = getenv("NS_THREADS");
+  if (!v || !*v) return 0;
+  char *end;
+  errno = 0;
+  long t = strtol(v, &end, 10);
+  if (errno || end == v || *end != '\0' || t < 1 || t > 64 || v[0] == '+' || v[0] == ' ') {
+    if (err)
+      snprintf(err, NS_ERRLEN, "\"%.40s\" is not a number of threads from 1 to 64", v);
+    return -1;
   }
+  *threads = (int)t;
+  return 0;
 }
 
 /* ns.kernels() -> {isa=, threads=}: what ns.normalize runs with in this process (from
