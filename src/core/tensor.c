@@ -127,7 +127,7 @@ int ns_elements_check(size_t n, char *err) {
 struct ns_mem_account {
   _Atomic size_t used; /* tensors and charges */
   size_t limit;
-  _Atomic unsigned refs;   /* the owner's (until released) and one per charged tensor */
+  _Atomic unsigned refs; /* the owner's (until released) and one per charged tensor */
   _Atomic int refused;
   const size_t *other;     /* the owner's, read on its thread only */
   void (*reclaim)(void *); /* the owner's, called on its thread only */

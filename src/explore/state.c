@@ -493,7 +493,7 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     if (!t) return ns_explore_fail(err, "%s: missing tensor", d->name);
     if (ns_shape_check(t->rank, t->shape, e) != 0)
       return ns_explore_fail(err, "%s: %s", d->name, e);
-    if (t == *CAT(s, ns_tensor *, d->off)) return 0; /* unchanged (a patch of the state) */
+    if (t == *CAT(s, ns_tensor *, d->off)) return 0;  /* unchanged (a patch of the state) */
     *AT(c, ns_tensor *, d->off) = ns_tensor_share(t); /* copy-on-write: no second copy */
     return 0;
   }

@@ -136,4 +136,3 @@ int lesson_claim_ok(const lesson_claim_row *row, double value) {
   if (value == row->expected) return 1; /* also equal infinities */
   return fabs(value - row->expected) <= row->tol;
 }
-

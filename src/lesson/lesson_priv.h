@@ -53,7 +53,6 @@ struct lesson {
   int nfailed;  /* failed claims of the current call */
 };
 
-
 /* Registry key of the table lesson{} was given. */
 #define DEF_KEY "normscope.lesson.def"
 

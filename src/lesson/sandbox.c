@@ -136,7 +136,6 @@ void lesson_options_init(lesson_options *o) {
   (void)time_from_env(&o->time_limit, err);
 }
 
-
 /* Limits the Lua heap: refusing a growth makes Lua raise a memory error (after a GC). */
 void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   sandbox *sb = ud;
@@ -341,8 +340,7 @@ static int sb_print(lua_State *L) {
       sb_emit(ls, lua_tostring(L, -1));
     }
     char note[160];
-    snprintf(note, sizeof note,
-             "[output cut here: a lesson prints at most %zu KiB per call]",
+    snprintf(note, sizeof note, "[output cut here: a lesson prints at most %zu KiB per call]",
              LESSON_OUTPUT_MAX >> 10);
     sb_emit(ls, note);
     return 0;
@@ -369,10 +367,9 @@ static int sb_tracked(lua_State *L) {
   if (st != LUA_OK) {
     /* called from here the function has no name: argument errors say '?'; put it back */
     const char *m = lua_tostring(L, -1);
-    const char *q =
-      m && !sb->b.spent && !sb->mem_hit && !ns_mem_refused(sb->acct)
-          ? strstr(m, " to '?'")
-          : NULL;
+    const char *q = m && !sb->b.spent && !sb->mem_hit && !ns_mem_refused(sb->acct)
+                        ? strstr(m, " to '?'")
+                        : NULL;
     if (q) {
       const char *name = lua_tostring(L, lua_upvalueindex(2));
       const char *hash = strstr(m, "bad argument #");
@@ -486,7 +483,6 @@ static const char sb_prelude[] =
     "  end\n"
     "  error(\"collectgarbage: lessons may use 'collect', 'count' and 'step' only\", 2)\n"
     "end\n";
-
 
 /* ns functions a lesson does not get: they read or write files. */
 static const char *const ns_denied[] = {"load", "save", "tensors", NULL};
@@ -651,4 +647,3 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
   lua_settop(L, base);
   return -1;
 }
-

@@ -917,9 +917,9 @@ static void bound_strings(lua_State *L) {
     lua_pushnil(L);
     return;
   }
-  lua_remove(L, -2);                  /* mt */
-  lua_getfield(L, -1, "__index");     /* mt old */
-  lua_newtable(L);                    /* mt old copy */
+  lua_remove(L, -2);              /* mt */
+  lua_getfield(L, -1, "__index"); /* mt old */
+  lua_newtable(L);                /* mt old copy */
   if (lua_type(L, -2) == LUA_TTABLE) {
     lua_pushnil(L);
     while (lua_next(L, -3)) { /* mt old copy k v */
@@ -1022,7 +1022,7 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   chunk_args a = {c, text, chunkname, len};
   membudget m = {0};
   m.limit = STATE_FILE_MEMORY;
-  m.used = len; /* the text, held while the file runs */
+  m.used = len;     /* the text, held while the file runs */
   bound_strings(L); /* old (the strings' own __index) */
   int old_index = lua_gettop(L);
   if (!(m.acct = ns_mem_account_new(STATE_FILE_MEMORY))) { /* made last: nothing leaks it */

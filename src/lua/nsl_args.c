@@ -122,10 +122,10 @@ void nsl_checkfields(lua_State *L, int arg, const char *noun, const char *const 
     if (lua_type(L, -1) == LUA_TSTRING)
       for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
     if (!ok) {
-      const char *key = lua_type(L, -1) == LUA_TSTRING
-                            ? lua_pushfstring(L, "'%s'", nsl_safe(L, lua_tostring(L, -1),
-                                                                  lua_rawlen(L, -1)))
-                            : nsl_got(L, -1);
+      const char *key =
+          lua_type(L, -1) == LUA_TSTRING
+              ? lua_pushfstring(L, "'%s'", nsl_safe(L, lua_tostring(L, -1), lua_rawlen(L, -1)))
+              : nsl_got(L, -1);
       nsl_argerror(L, arg, "unknown %s %s (known: %s)", noun, key, name_list(L, names));
     }
   }

@@ -345,8 +345,7 @@ done:
   return s;
 }
 
-static void prepare(mstate *ms, lua_State *L, const char *s, size_t ls, const char *p,
-                    size_t lp) {
+static void prepare(mstate *ms, lua_State *L, const char *s, size_t ls, const char *p, size_t lp) {
   ms->L = L;
   ms->src = s;
   ms->src_end = s + ls;
@@ -580,10 +579,9 @@ static int b_gsub(lua_State *L) {
   int anchor = lp > 0 && *p == '^';
   lua_Integer n = 0;
   int changed = 0;
-  luaL_argexpected(L,
-                   tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION ||
-                       tr == LUA_TTABLE,
-                   3, "string/function/table");
+  luaL_argexpected(
+      L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
+      "string/function/table");
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   if (anchor) {

@@ -177,8 +177,7 @@ int nsl_threads_from_env(int *threads, char *err) {
   errno = 0;
   long t = strtol(v, &end, 10);
   if (errno || end == v || *end != '\0' || t < 1 || t > 64 || v[0] == '+' || v[0] == ' ') {
-    if (err)
-      snprintf(err, NS_ERRLEN, "\"%.40s\" is not a number of threads from 1 to 64", v);
+    if (err) snprintf(err, NS_ERRLEN, "\"%.40s\" is not a number of threads from 1 to 64", v);
     return -1;
   }
   *threads = (int)t;
@@ -492,8 +491,9 @@ static int l_stack(lua_State *L) {
   lua_getfield(L, 1, "eps_at");
   o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
   lua_pop(L, 3); /* drop norm, act, eps_at */
-  { /* each layer: its weights drawn, a batch x width x width product (BLAS: 4 times
-       NSL_FLOPS to a unit), its activations (0.11 s for the defaults, 20 x 512 x 256) */
+  /* each layer: its weights drawn, a batch x width x width product (BLAS: 4 times NSL_FLOPS to
+   * a unit), its activations (0.11 s for the defaults, 20 x 512 x 256) */
+  {
     double l = o.layers, w = (double)o.width, b = (double)o.batch;
     nsl_charge(L, l * (w * w + b * w + 2 * b * w * w / (4 * NSL_FLOPS)));
   }
