@@ -9,6 +9,7 @@
  * middle of the table leaks nothing. */
 #include "lua/explore_lua.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,9 +133,18 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   lua_getfield(L, idx, "sha256");
   if (!lua_isnil(L, -1)) {
     char hex[65];
+    size_t wl = 0;
+    const char *want = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &wl) : NULL;
+    int hexdigits = want && wl == 64;
+    for (size_t i = 0; hexdigits && i < wl; i++)
+      hexdigits = isxdigit((unsigned char)want[i]) && !isupper((unsigned char)want[i]);
+    if (!hexdigits) {
+      ns_tensor_free(t);
+      luaL_error(L, "set: %s: sha256 must be a string of 64 lowercase hex digits, got %s", field,
+                 nsl_got(L, -1));
+    }
     ns_tensor_digest(t, hex);
-    const char *want = lua_tostring(L, -1);
-    if (!want || strcmp(want, hex) != 0) {
+    if (strcmp(want, hex) != 0) {
       ns_tensor_free(t);
       luaL_error(L,
                  "set: %s: %s has changed since the state was saved (sha256 of its data differs)",

@@ -569,7 +569,7 @@ int tui_run(const tui_options *opt) {
     fprintf(stderr, "normscope: out of memory\n");
     goto out;
   }
-  scr = newterm(NULL, stdout, stdin);
+  scr = tui_term_known() ? newterm(NULL, stdout, stdin) : NULL; /* termcheck.c: no leak */
   if (!scr) {
     const char *term = getenv("TERM");
     fprintf(stderr,

@@ -34,5 +34,9 @@ extern const char *const *const tui_panel_names;
 /* Runs the explorer until the user quits; restores the terminal on every exit path.
  * Returns the process exit status (0, or 1 when the file could not be opened). */
 int tui_run(const tui_options *opt);
+/* termcheck.c: 1 when the terminal type ($TERM) is in the terminfo database (the screen can
+ * start), 0 when it is not; asked before newterm, which leaks what it took on a type it does
+ * not know. */
+int tui_term_known(void);
 
 #endif
