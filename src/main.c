@@ -18,6 +18,8 @@
 #include "cmd/cmd.h"
 #include "core/kinds.h"
 #include "explore/file.h"
+#include "explore/textout.h"
+#include "lesson/lesson.h"
 #include "lesson/lesson_run.h"
 #include "lua/nsl.h"
 #include "tui/tui.h"
@@ -213,9 +215,26 @@ static int check_max_elements(void) {
   return 2;
 }
 
+/* The other settings from the environment, refused as loudly: NS_THREADS and the lesson
+ * sandbox's limits (NS_LESSON_MEM, NS_LESSON_STEPS, NS_LESSON_TIME). */
+static int check_environment(void) {
+  char err[NS_ERRLEN];
+  int t;
+  if (nsl_threads_from_env(&t, err) != 0) {
+    fprintf(stderr, PROG ": NS_THREADS: %s\n", err);
+    return 2;
+  }
+  if (lesson_options_check_env(err) != 0) {
+    fprintf(stderr, PROG ": %s\n", err);
+    return 2;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  ns_text_guard(&stderr); /* every message that quotes input, sanitized (explore/textout.h) */
   atexit(close_stdout);
-  if (check_max_elements()) return 2;
+  if (check_max_elements() || check_environment()) return 2;
   nsl_blas_from_env(); /* every command, Lua state or not: sonames and one OpenBLAS thread */
   lesson_run_set_panels(tui_panel_names); /* a lesson step's focus names a panel */
   tui_options opt = {0};

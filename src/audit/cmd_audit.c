@@ -16,6 +16,7 @@
 #include "core/normalize.h"
 #include "audit/audit.h"
 #include "audit/plan.h"
+#include "explore/textout.h"
 #include "explore/file.h"
 
 #define PROG "normscope"
@@ -631,6 +632,7 @@ static int audit_threads(void) {
 }
 
 int cmd_audit(int argc, char **argv, int first) {
+  ns_text_guard(&stdout); /* the report names the file's tensors: sanitized (textout.h) */
   ns_audit_opts o;
   ns_audit_opts_init(&o);
   o.threads = audit_threads();

@@ -59,9 +59,11 @@ const cmd_entry cmd_lesson_entry = {
     "                 without a terminal: ok or FAIL per step (overlapping regions, a cut\n"
     "                 panel, a text that does not fit); --layout-screens prints every screen\n"
     "\n"
-    "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G) and NS_LESSON_STEPS\n"
-    "(VM instructions per call) set its limits. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS\n"
-    "name another lessons folder or claims file.\n",
+    "Lessons run in a sandbox: NS_LESSON_MEM (bytes, or with K, M, G; default 128M, tensors\n"
+    "included), NS_LESSON_STEPS (work per call: VM instructions and the C work they start;\n"
+    "default 50000000) and NS_LESSON_TIME (seconds per call; default 10) set its limits;\n"
+    "Ctrl-C ends a call. NORMSCOPE_LESSONS and NORMSCOPE_CLAIMS name another lessons\n"
+    "folder or claims file.\n",
     cmd_lesson};
 
 static int cmd_lesson(int argc, char **argv, int first) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "explore/file.h"
 #include "repl/repl.h"
 
 static int cmd_run(int argc, char **argv, int first);
@@ -65,7 +66,7 @@ static int run_script(lua_State *L, const char *fname) {
  * FILE"), -1 when its first block holds a NUL byte or a precompiled chunk's signature
  * (luaL_loadfilex would report the first stray byte as a syntax error). */
 static int script_problem(const char *fname) {
-  FILE *f = fopen(fname, "rb");
+  FILE *f = ns_file_fopen_regular(fname, NULL); /* not a FIFO: it would wait for a writer */
   if (!f) return errno ? errno : EIO;
   unsigned char buf[4096];
   size_t got = fread(buf, 1, sizeof buf, f);
@@ -105,6 +106,10 @@ static int cmd_run(int argc, char **argv, int first) {
     }
     if (S_ISDIR(st.st_mode)) {
       fprintf(stderr, PROG ": %s: is a directory\n", fname);
+      return 1;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO, a device: `run -` reads standard input */
+      fprintf(stderr, PROG ": %s: not a regular file (run - reads standard input)\n", fname);
       return 1;
     }
     int why = script_problem(fname);

@@ -51,24 +51,27 @@ static int is_blank(char ch) {
   return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-/* Splits [s, e) at commas into trimmed fields; returns the count (fields past max are
- * counted but not stored). */
-static size_t split_fields(const char *s, const char *e, const char **fs, size_t *fl, size_t max) {
-  size_t nf = 0;
-  for (;;) {
-    const char *f = s;
-    while (s < e && *s != ',') s++;
-    const char *fe = s;
-    while (f < fe && is_blank(*f)) f++;
-    while (fe > f && is_blank(fe[-1])) fe--;
-    if (nf < max) {
-      fs[nf] = f;
-      fl[nf] = (size_t)(fe - f);
-    }
-    nf++;
-    if (s >= e) return nf;
-    s++; /* past the comma */
-  }
+/* The fields of a line, one at a time, trimmed: nothing is stored per field (a line of a
+ * billion commas costs no memory of its own; the values are capped before they are kept). */
+typedef struct {
+  const char *s, *e;
+  int done;
+} fields;
+
+static int field_next(fields *it, const char **f, size_t *n) {
+  if (it->done) return 0;
+  const char *a = it->s;
+  while (it->s < it->e && *it->s != ',') it->s++;
+  const char *fe = it->s;
+  while (a < fe && is_blank(*a)) a++;
+  while (fe > a && is_blank(fe[-1])) fe--;
+  *f = a;
+  *n = (size_t)(fe - a);
+  if (it->s >= it->e)
+    it->done = 1;
+  else
+    it->s++; /* past the comma */
+  return 1;
 }
 
 ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
@@ -80,8 +83,6 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
   c_numeric_enter(&loc);
   double *vals = NULL;
   size_t nvals = 0, cap = 0, rows = 0, cols = 0, first_line = 0, maxn = ns_max_elements();
-  const char **fs = NULL;
-  size_t *fl = NULL, fcap = 0;
   int header_seen = 0, ok = 0;
   size_t lineno = 0;
   const char *p = text, *end = text + len;
@@ -99,39 +100,29 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
     while (b > a && is_blank(b[-1])) b--;
     if (a == b) continue;
 
-    size_t nf = split_fields(a, b, fs, fl, fcap);
-    if (nf > fcap) {
-      size_t nc = nf < 16 ? 16 : nf;
-      const char **nfs = realloc(fs, nc * sizeof *fs);
-      if (nfs) fs = nfs;
-      size_t *nfl = nfs ? realloc(fl, nc * sizeof *fl) : NULL;
-      if (!nfs || !nfl) {
-        ns_seterr(err, "out of memory reading line %zu of the CSV text", lineno);
-        goto done;
-      }
-      fl = nfl;
-      fcap = nc;
-      split_fields(a, b, fs, fl, fcap);
-    }
-    /* Which fields are numbers? */
-    size_t bad = nf, numeric = 0;
-    for (size_t k = 0; k < nf; k++) {
+    /* Which fields are numbers? (the first that is not, for the message) */
+    size_t nf = 0, bad = SIZE_MAX, numeric = 0, badlen = 0;
+    const char *badf = NULL, *f;
+    size_t fn;
+    fields it = {a, b, 0};
+    while (field_next(&it, &f, &fn)) {
       double v;
-      if (parse_number(fs[k], fl[k], &v) == 0)
+      if (parse_number(f, fn, &v) == 0)
         numeric++;
-      else if (bad == nf)
-        bad = k;
+      else if (bad == SIZE_MAX)
+        bad = nf, badf = f, badlen = fn;
+      nf++;
     }
     if (numeric == 0 && rows == 0 && !header_seen) {
       header_seen = 1; /* a header line of names: skipped */
       continue;
     }
-    if (bad < nf) {
-      if (fl[bad] == 0)
+    if (bad != SIZE_MAX) {
+      if (badlen == 0)
         ns_seterr(err, "line %zu, column %zu: empty value", lineno, bad + 1);
       else
         ns_seterr(err, "line %zu, column %zu: '%.*s%s' is not a number", lineno, bad + 1,
-                  (int)(fl[bad] > 40 ? 40 : fl[bad]), fs[bad], fl[bad] > 40 ? "..." : "");
+                  (int)(badlen > 40 ? 40 : badlen), badf, badlen > 40 ? "..." : "");
       goto done;
     }
     if (rows == 0) {
@@ -160,7 +151,8 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       vals = nv;
       cap = nc;
     }
-    for (size_t k = 0; k < nf; k++) parse_number(fs[k], fl[k], &vals[nvals++]);
+    fields again = {a, b, 0};
+    while (field_next(&again, &f, &fn)) parse_number(f, fn, &vals[nvals++]);
     rows++;
   }
   if (rows == 0) {
@@ -176,8 +168,6 @@ done:
     t = ns_tensor_from(2, shape, NS_FP64, vals, err);
   }
   free(vals);
-  free(fs);
-  free(fl);
   return t;
 }
 

@@ -18,8 +18,10 @@
 #define NS_PRINTF(f, a)
 #endif
 
-/* Formats the message into err (truncated to NS_ERRLEN - 1 characters); no-op when err is
- * NULL. Returns -1, so that `return ns_seterr(err, ...);` reports and fails at once. */
+/* Formats the message into err (truncated to NS_ERRLEN - 1 characters), with control
+ * characters and escape sequences from the quoted input made harmless (core/text.h); no-op
+ * when err is NULL. Returns -1, so that `return ns_seterr(err, ...);` reports and fails at
+ * once. */
 int ns_seterr(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
 
 #endif

@@ -25,7 +25,8 @@ libnscore_la_SOURCES = \
 	src/core/sha256.c src/core/sha256.h \
 	src/core/npy.c src/core/npy.h src/core/csv.c src/core/csv.h \
 	src/core/safetensors.c src/core/safetensors.h \
-	src/core/stream.c src/core/stream.h
+	src/core/stream.c src/core/stream.h \
+	src/core/text.c src/core/text.h
 libnscore_la_CFLAGS = $(AM_CFLAGS) -pthread $(LAPACKE_CFLAGS) $(BLAS_CFLAGS)
 ## LAPACKE_LIBS is empty and BLAS_LIBS only the dlopen library: src/core/blasdl.c opens them
 libnscore_la_LIBADD = $(LAPACKE_LIBS) $(BLAS_LIBS) -lm -lpthread

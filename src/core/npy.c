@@ -22,96 +22,226 @@
 #define NPY_ALIGN 64                     /* data starts at a multiple of this */
 #define NPY_MAX_DIMS 32                  /* more than this in a shape is refused outright */
 
-/* ---- header dict ------------------------------------------------------------------ */
+/* ---- header dict ------------------------------------------------------------------ *
+ * numpy reads the header with ast.literal_eval and then requires a dict whose keys are
+ * exactly 'descr', 'fortran_order' and 'shape' (format.py's _read_array_header), a bool
+ * fortran_order and a tuple of ints as the shape. This reader follows the same grammar: a
+ * dict literal, Python strings (single or double quotes, the escapes, adjacent strings
+ * joined), True/False, and tuples of ints ("()", "(3,)", "(3, 4)", a trailing comma
+ * allowed, ints in Python's decimal, 0x, 0o or 0b forms; "(3)" is an int and a list is not a tuple,
+ * so both are refused); a key given twice keeps its last value, as a dict literal does; nothing but
+ * white space may follow the dict. A descr holding a NUL byte, any other key and any other value
+ * are refused. Headers of versions 1.0 and 2.0 may carry Python 2's long suffix ("3L"), which numpy
+ * filters out. */
 
 typedef struct {
   const char *p, *end;
+  int longs; /* "3L" allowed (versions 1.0 and 2.0) */
 } cursor;
 
 static void skip_ws(cursor *c) {
-  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r' ||
+                           *c->p == '\f' || *c->p == '\v'))
+    c->p++;
 }
 
-/* A quoted Python string (no escapes are needed in numpy's headers; a backslash
- * simply keeps the next character). Copies at most cap-1 characters into out. */
-static int parse_string(cursor *c, char *out, size_t cap) {
+static int hexval(int ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+/* One Python string literal (no prefix, not triple-quoted) with its escapes decoded, appended
+ * to out (n bytes so far, at most cap - 1: the rest is counted in *n but not stored). 0, or
+ * -1 when it is not one (unterminated, a raw newline, a bad \x escape). */
+static int parse_one_string(cursor *c, char *out, size_t cap, size_t *n) {
   if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return -1;
   char q = *c->p++;
-  size_t n = 0;
+  if (c->end - c->p >= 2 && c->p[0] == q && c->p[1] == q) return -1; /* triple quotes */
   while (c->p < c->end && *c->p != q) {
-    if (*c->p == '\\' && c->p + 1 < c->end) c->p++;
-    if (n + 1 < cap) out[n++] = *c->p;
-    c->p++;
+    unsigned ch = (unsigned char)*c->p++;
+    if (ch == '\n' || ch == '\r') return -1; /* a single-quoted string ends on its line */
+    if (ch == '\\') {
+      if (c->p >= c->end) return -1;
+      unsigned e = (unsigned char)*c->p++;
+      switch (e) {
+      case '\n': /* a continued line: nothing */
+        continue;
+      case '\\':
+      case '\'':
+      case '"':
+        ch = e;
+        break;
+      case 'a':
+        ch = 7;
+        break;
+      case 'b':
+        ch = 8;
+        break;
+      case 'f':
+        ch = 12;
+        break;
+      case 'n':
+        ch = 10;
+        break;
+      case 'r':
+        ch = 13;
+        break;
+      case 't':
+        ch = 9;
+        break;
+      case 'v':
+        ch = 11;
+        break;
+      case 'x': {
+        int h1 = c->p < c->end ? hexval((unsigned char)c->p[0]) : -1;
+        int h2 = c->p + 1 < c->end ? hexval((unsigned char)c->p[1]) : -1;
+        if (h1 < 0 || h2 < 0) return -1;
+        ch = (unsigned)(h1 * 16 + h2);
+        c->p += 2;
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') { /* up to three octal digits */
+          ch = e - '0';
+          for (int k = 0; k < 2 && c->p < c->end && *c->p >= '0' && *c->p <= '7'; k++)
+            ch = ch * 8 + (unsigned)(*c->p++ - '0');
+          ch &= 0xFF;
+        } else { /* an unknown escape keeps its backslash */
+          if (*n + 1 < cap) out[*n] = '\\';
+          (*n)++;
+          ch = e;
+        }
+      }
+    }
+    if (*n + 1 < cap) out[*n] = (char)ch;
+    (*n)++;
   }
   if (c->p >= c->end) return -1;
   c->p++; /* closing quote */
-  out[n] = '\0';
   return 0;
 }
 
-/* Skips any value: a string, a bracketed tuple/list/dict (nested), or a bare word. */
-static int skip_value(cursor *c) {
-  int depth = 0;
-  skip_ws(c);
-  do {
-    if (c->p >= c->end) return -1;
-    char ch = *c->p;
-    if (ch == '\'' || ch == '"') {
-      char tmp[2];
-      if (parse_string(c, tmp, sizeof tmp)) return -1;
+/* A string value: one literal or several adjacent ones, joined. Its length in *len (NUL
+ * bytes included); at most cap - 1 bytes stored, NUL-terminated. */
+static int parse_string(cursor *c, char *out, size_t cap, size_t *len) {
+  size_t n = 0;
+  if (parse_one_string(c, out, cap, &n)) return -1;
+  for (;;) {
+    const char *save = c->p;
+    skip_ws(c);
+    if (c->p < c->end && (*c->p == '\'' || *c->p == '"')) {
+      if (parse_one_string(c, out, cap, &n)) return -1;
       continue;
     }
-    if (ch == '(' || ch == '[' || ch == '{')
-      depth++;
-    else if (ch == ')' || ch == ']' || ch == '}') {
-      if (depth == 0) return 0; /* the end of the enclosing dict */
-      depth--;
-    } else if (depth == 0 && ch == ',')
-      return 0;
-    c->p++;
-  } while (depth > 0 || (c->p < c->end && *c->p != ',' && *c->p != '}'));
+    c->p = save;
+    break;
+  }
+  out[n < cap ? n : cap - 1] = '\0';
+  if (len) *len = n;
   return 0;
 }
 
-/* A shape: "(3, 4)", "(3,)", "()" (a list is accepted too). Returns the rank or -1. */
+/* A shape: a tuple of non-negative decimal ints. Returns the rank or -1. */
 static int parse_shape(cursor *c, size_t *dims, char *err) {
-  if (c->p >= c->end || (*c->p != '(' && *c->p != '[')) {
+  if (c->p < c->end && *c->p == '[') {
+    ns_seterr(err, "npy header: 'shape' is a list; numpy writes (and reads) a tuple");
+    return -1;
+  }
+  if (c->p >= c->end || *c->p != '(') {
     ns_seterr(err, "npy header: 'shape' is not a tuple");
     return -1;
   }
-  char close = *c->p == '(' ? ')' : ']';
-  int rank = 0;
+  int rank = 0, comma = 0;
   c->p++;
   for (;;) {
     skip_ws(c);
-    if (c->p < c->end && *c->p == close) {
+    if (c->p < c->end && *c->p == ')') {
       c->p++;
+      if (rank == 1 && !comma) { /* "(3)" is the int 3, not a tuple */
+        ns_seterr(err, "npy header: 'shape' is not a tuple (a one-element tuple is (n,))");
+        return -1;
+      }
       return rank;
+    }
+    if (c->p < c->end && (*c->p == '-' || *c->p == '+')) {
+      ns_seterr(err, "npy header: 'shape' holds something other than non-negative integers");
+      return -1;
     }
     if (c->p >= c->end || !isdigit((unsigned char)*c->p)) {
       ns_seterr(err, "npy header: 'shape' holds something other than non-negative integers");
       return -1;
     }
+    const char *start = c->p;
     size_t v = 0;
-    while (c->p < c->end && isdigit((unsigned char)*c->p)) {
+    int nonzero = 0, base = 10;
+    if (c->end - c->p >= 2 && c->p[0] == '0' && strchr("xXoObB", c->p[1]) && c->p[1]) {
+      base = tolower((unsigned char)c->p[1]) == 'x'   ? 16
+             : tolower((unsigned char)c->p[1]) == 'o' ? 8
+                                                      : 2;
+      c->p += 2; /* Python's 0x, 0o and 0b ints */
+      if (c->p < c->end && *c->p == '_') c->p++;
+      int any = 0;
+      while (c->p < c->end) {
+        int d = hexval((unsigned char)*c->p);
+        if (*c->p == '_' && any && c->p + 1 < c->end && hexval((unsigned char)c->p[1]) >= 0 &&
+            hexval((unsigned char)c->p[1]) < base) {
+          c->p++;
+          continue;
+        }
+        if (d < 0 || d >= base) break;
+        if (v > (SIZE_MAX - (size_t)d) / (size_t)base) {
+          ns_seterr(err, "npy header: a dimension of 'shape' is too large for this machine");
+          return -1;
+        }
+        v = v * (size_t)base + (size_t)d;
+        any = 1;
+        c->p++;
+      }
+      if (!any) {
+        ns_seterr(err, "npy header: a dimension of 'shape' is not a Python int");
+        return -1;
+      }
+    }
+    while (base == 10 && c->p < c->end && (isdigit((unsigned char)*c->p) || *c->p == '_')) {
+      if (*c->p == '_') { /* Python's digit groups: one underscore between digits */
+        if (c->p + 1 >= c->end || !isdigit((unsigned char)c->p[1])) {
+          ns_seterr(err, "npy header: a dimension of 'shape' is not a Python int");
+          return -1;
+        }
+        c->p++;
+        continue;
+      }
       size_t d = (size_t)(*c->p - '0');
       if (v > (SIZE_MAX - d) / 10) {
         ns_seterr(err, "npy header: a dimension of 'shape' is too large for this machine");
         return -1;
       }
+      if (d && !nonzero && c->p > start) { /* "07": leading zeros are a syntax error */
+        ns_seterr(err, "npy header: a dimension of 'shape' is not a Python int (leading zero)");
+        return -1;
+      }
+      nonzero |= d != 0;
       v = v * 10 + d;
       c->p++;
     }
-    if (c->p < c->end && (*c->p == 'L' || *c->p == 'l')) c->p++; /* Python 2 longs */
+    if (c->longs && c->p < c->end && (*c->p == 'L' || *c->p == 'l')) c->p++; /* Python 2 */
+    if (c->p < c->end && (isalpha((unsigned char)*c->p) || *c->p == '.')) {
+      ns_seterr(err, "npy header: a dimension of 'shape' is not an int");
+      return -1;
+    }
     if (rank == NPY_MAX_DIMS) {
       ns_seterr(err, "npy header: 'shape' has more than %d dimensions", NPY_MAX_DIMS);
       return -1;
     }
     dims[rank++] = v;
     skip_ws(c);
-    if (c->p < c->end && *c->p == ',')
+    comma = 0;
+    if (c->p < c->end && *c->p == ',') {
       c->p++;
-    else if (c->p >= c->end || *c->p != close) {
+      comma = 1;
+    } else if (c->p >= c->end || *c->p != ')') {
       ns_seterr(err, "npy header: 'shape' is not a well-formed tuple");
       return -1;
     }
@@ -125,8 +255,8 @@ typedef struct {
   size_t dims[NPY_MAX_DIMS];
 } npy_header;
 
-static int parse_header(const char *text, size_t len, npy_header *h, char *err) {
-  cursor c = {text, text + len};
+static int parse_header(const char *text, size_t len, int longs, npy_header *h, char *err) {
+  cursor c = {text, text + len, longs};
   memset(h, 0, sizeof *h);
   skip_ws(&c);
   if (c.p >= c.end || *c.p != '{') {
@@ -136,9 +266,10 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
   c.p++;
   for (;;) {
     char key[64];
+    size_t klen;
     skip_ws(&c);
     if (c.p < c.end && *c.p == '}') break;
-    if (parse_string(&c, key, sizeof key)) {
+    if (parse_string(&c, key, sizeof key, &klen)) {
       ns_seterr(err, "npy header: expected a quoted key in the dict");
       return -1;
     }
@@ -148,19 +279,37 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
       return -1;
     }
     c.p++;
+    int which = klen != strlen(key)                 ? -1
+                : strcmp(key, "descr") == 0         ? 0
+                : strcmp(key, "fortran_order") == 0 ? 1
+                : strcmp(key, "shape") == 0         ? 2
+                                                    : -1;
+    if (which < 0) { /* numpy: "Header does not contain the correct keys" */
+      ns_seterr(err,
+                "npy header has the key '%s': numpy's headers have descr, fortran_order and "
+                "shape, and nothing else",
+                key);
+      return -1;
+    }
     skip_ws(&c);
-    if (strcmp(key, "descr") == 0) {
+    if (which == 0) {
       if (c.p < c.end && *c.p == '[') {
         ns_seterr(err, "structured arrays (a 'descr' with named fields) are not supported: "
                        "only plain numeric arrays");
         return -1;
       }
-      if (parse_string(&c, h->descr, sizeof h->descr)) {
+      size_t dlen;
+      if (parse_string(&c, h->descr, sizeof h->descr, &dlen)) {
         ns_seterr(err, "npy header: 'descr' is not a string");
         return -1;
       }
+      if (dlen != strlen(h->descr)) {
+        ns_seterr(err, dlen >= sizeof h->descr ? "npy header: 'descr' is too long"
+                                               : "npy header: 'descr' holds a NUL byte");
+        return -1;
+      }
       h->has_descr = 1;
-    } else if (strcmp(key, "fortran_order") == 0) {
+    } else if (which == 1) {
       if ((size_t)(c.end - c.p) >= 4 && strncmp(c.p, "True", 4) == 0) {
         h->fortran = 1;
         c.p += 4;
@@ -171,14 +320,15 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
         ns_seterr(err, "npy header: 'fortran_order' is neither True nor False");
         return -1;
       }
+      if (c.p < c.end && (isalnum((unsigned char)*c.p) || *c.p == '_')) {
+        ns_seterr(err, "npy header: 'fortran_order' is neither True nor False");
+        return -1;
+      }
       h->has_order = 1;
-    } else if (strcmp(key, "shape") == 0) {
+    } else {
       h->rank = parse_shape(&c, h->dims, err);
       if (h->rank < 0) return -1;
       h->has_shape = 1;
-    } else if (skip_value(&c)) {
-      ns_seterr(err, "npy header: the value of '%s' is malformed", key);
-      return -1;
     }
     skip_ws(&c);
     if (c.p < c.end && *c.p == ',') {
@@ -187,6 +337,12 @@ static int parse_header(const char *text, size_t len, npy_header *h, char *err) 
     }
     if (c.p < c.end && *c.p == '}') break;
     ns_seterr(err, "npy header: expected ',' or '}' after the value of '%s'", key);
+    return -1;
+  }
+  c.p++; /* the '}' */
+  skip_ws(&c);
+  if (c.p < c.end) { /* numpy pads with spaces and a newline; literal_eval takes no more */
+    ns_seterr(err, "npy header: text after the dict (numpy's header is the dict alone)");
     return -1;
   }
   const char *missing = !h->has_descr   ? "descr"
@@ -389,7 +545,7 @@ static int npy_header_info(const unsigned char *buf, size_t len, uint64_t file_s
   }
 
   npy_header h;
-  if (parse_header((const char *)buf + hstart, hlen, &h, err)) return -1;
+  if (parse_header((const char *)buf + hstart, hlen, major <= 2, &h, err)) return -1;
   elem_type et;
   if ((flags & NS_NPY_U2_BF16) &&
       (strcmp(h.descr, "<u2") == 0 || strcmp(h.descr, "=u2") == 0 || strcmp(h.descr, "u2") == 0)) {

@@ -122,6 +122,112 @@ int ns_elements_check(size_t n, char *err) {
   return -1;
 }
 
+/* ---- memory accounts (tensor.h) ---- */
+
+struct ns_mem_account {
+  _Atomic size_t used; /* tensors and charges */
+  size_t limit;
+  _Atomic unsigned refs; /* the owner's (until released) and one per charged tensor */
+  _Atomic int refused;
+  const size_t *other;     /* the owner's, read on its thread only */
+  void (*reclaim)(void *); /* the owner's, called on its thread only */
+  void *ud;
+  int reclaiming;
+};
+
+static _Thread_local ns_mem_account *current_account;
+
+ns_mem_account *ns_mem_account_new(size_t limit) {
+  ns_mem_account *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->limit = limit;
+  atomic_store(&a->refs, 1);
+  return a;
+}
+
+void ns_mem_account_set_owner(ns_mem_account *a, const size_t *other, void (*reclaim)(void *),
+                              void *ud) {
+  if (!a) return;
+  a->other = other;
+  a->reclaim = reclaim;
+  a->ud = ud;
+}
+
+static void account_drop(ns_mem_account *a) {
+  if (a && atomic_fetch_sub(&a->refs, 1) == 1) free(a);
+}
+
+void ns_mem_account_release(ns_mem_account *a) {
+  if (!a) return;
+  a->other = NULL;
+  a->reclaim = NULL;
+  a->ud = NULL;
+  if (current_account == a) current_account = NULL;
+  account_drop(a);
+}
+
+ns_mem_account *ns_mem_account_use(ns_mem_account *a) {
+  ns_mem_account *prev = current_account;
+  current_account = a;
+  return prev;
+}
+
+/* Whether bytes more fit a's limit (the owner's other bytes counted). */
+static int fits(const ns_mem_account *a, size_t bytes) {
+  size_t used = atomic_load(&a->used), other = a->other ? *a->other : 0;
+  return used + other <= a->limit && bytes <= a->limit - used - other;
+}
+
+/* Charges bytes to a: 0, or -1 (refused) when they do not fit even after a reclaim. */
+static int account_charge(ns_mem_account *a, size_t bytes) {
+  if (!fits(a, bytes) && a->reclaim && !a->reclaiming) {
+    a->reclaiming = 1; /* the collector frees tensors, which uncharge: no charge recurses */
+    a->reclaim(a->ud);
+    a->reclaiming = 0;
+  }
+  if (!fits(a, bytes)) {
+    atomic_store(&a->refused, 1);
+    return -1;
+  }
+  atomic_fetch_add(&a->used, bytes);
+  return 0;
+}
+
+static void account_uncharge(ns_mem_account *a, size_t bytes) {
+  size_t u = atomic_load(&a->used);
+  while (!atomic_compare_exchange_weak(&a->used, &u, u > bytes ? u - bytes : 0)) {
+  }
+}
+
+int ns_mem_charge(size_t bytes) {
+  return current_account ? account_charge(current_account, bytes) : 0;
+}
+
+void ns_mem_uncharge(size_t bytes) {
+  if (current_account) account_uncharge(current_account, bytes);
+}
+
+size_t ns_mem_used(const ns_mem_account *a) {
+  return a ? atomic_load(&a->used) : 0;
+}
+
+size_t ns_mem_limit(const ns_mem_account *a) {
+  return a ? a->limit : 0;
+}
+
+int ns_mem_refused(const ns_mem_account *a) {
+  return a ? atomic_load(&a->refused) : 0;
+}
+
+void ns_mem_clear_refused(ns_mem_account *a) {
+  if (a) atomic_store(&a->refused, 0);
+}
+
+/* Bytes a tensor of n elements of dtype charges: its struct and its data. */
+static size_t tensor_bytes(size_t n, ns_dtype dtype) {
+  return sizeof(ns_tensor) + n * ns_dtype_size(dtype);
+}
+
 #define NS_HUGE_PAGE ((size_t)2 << 20)
 #define NS_HUGE_ALIGN_MIN (4 * NS_HUGE_PAGE)
 
@@ -141,8 +247,20 @@ static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, in
     ns_seterr(err, "a tensor of shape %s: %s", buf, e);
     return NULL;
   }
+  ns_mem_account *acct = current_account;
+  if (acct && account_charge(acct, tensor_bytes(n, dtype)) != 0) {
+    char buf[128];
+    ns_shape_format(rank, shape, buf, sizeof buf);
+    if (acct->limit >= (size_t)1 << 20)
+      ns_seterr(err, "a tensor of shape %s: over the memory cap of %zu MiB", buf,
+                acct->limit >> 20);
+    else
+      ns_seterr(err, "a tensor of shape %s: over the memory cap of %zu bytes", buf, acct->limit);
+    return NULL;
+  }
   ns_tensor *t = calloc(1, sizeof *t);
   if (!t) {
+    if (acct) account_uncharge(acct, tensor_bytes(n, dtype));
     ns_seterr(err, "out of memory allocating a tensor");
     return NULL;
   }
@@ -173,7 +291,12 @@ static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, in
     ns_shape_format(rank, shape, buf, sizeof buf);
     ns_seterr(err, "out of memory allocating a %s tensor of shape %s", ns_dtype_name(dtype), buf);
     free(t);
+    if (acct) account_uncharge(acct, tensor_bytes(n, dtype));
     return NULL;
+  }
+  if (acct) {
+    atomic_fetch_add(&acct->refs, 1);
+    t->acct = acct;
   }
   return t;
 }
@@ -205,8 +328,39 @@ ns_tensor *ns_tensor_copy(const ns_tensor *t) {
 
 void ns_tensor_free(ns_tensor *t) {
   if (!t) return;
+  unsigned e = __atomic_load_n(&t->extra_owners, __ATOMIC_ACQUIRE);
+  while (e > 0) /* another owner remains: drop this one's share */
+    if (__atomic_compare_exchange_n(&t->extra_owners, &e, e - 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      return;
+  ns_mem_account *acct = t->acct;
+  size_t bytes = tensor_bytes(t->n, t->dtype);
   free(t->data);
   free(t);
+  if (acct) {
+    account_uncharge(acct, bytes);
+    account_drop(acct);
+  }
+}
+
+ns_tensor *ns_tensor_share(const ns_tensor *t) {
+  if (!t) return NULL;
+  ns_tensor *m = (ns_tensor *)t; /* the count is not the values: sharing does not write them */
+  __atomic_fetch_add(&m->extra_owners, 1, __ATOMIC_ACQ_REL);
+  return m;
+}
+
+int ns_tensor_shared(const ns_tensor *t) {
+  return t && __atomic_load_n(&t->extra_owners, __ATOMIC_ACQUIRE) > 0;
+}
+
+int ns_tensor_unshare(ns_tensor **t) {
+  if (!t || !*t || !ns_tensor_shared(*t)) return 0;
+  ns_tensor *c = ns_tensor_copy(*t);
+  if (!c) return -1;
+  ns_tensor_free(*t); /* drops this owner's share */
+  *t = c;
+  return 0;
 }
 
 double ns_tensor_get(const ns_tensor *t, size_t i) {

@@ -34,12 +34,18 @@
  * points (main, luaopen_normscope) pass NS_MAX_ELEMENTS on (nsl_max_elements_from_env). */
 #define NS_DEFAULT_MAX_ELEMENTS ((size_t)1 << 28)
 
+struct ns_mem_account;
+
 typedef struct ns_tensor {
   int rank;                 /* 1..4 */
   size_t shape[NS_MAXRANK]; /* unused trailing entries are 1 */
   size_t n;                 /* product of shape */
   ns_dtype dtype;
   void *data; /* n * ns_dtype_size(dtype) bytes, owned */
+  /* owners besides the first (ns_tensor_share; atomic), and the memory account the
+   * tensor was charged to (ns_mem_account, below; NULL: none). Made by ns_tensor_new. */
+  unsigned extra_owners;
+  struct ns_mem_account *acct;
 } ns_tensor;
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);
@@ -51,7 +57,56 @@ ns_tensor *ns_tensor_new_uninit(int rank, const size_t *shape, ns_dtype dtype, c
 ns_tensor *ns_tensor_from(int rank, const size_t *shape, ns_dtype dtype, const double *vals,
                           char *err);
 ns_tensor *ns_tensor_copy(const ns_tensor *t);
+/* Drops one owner of t; the last frees it. */
 void ns_tensor_free(ns_tensor *t);
+
+/* Sharing: ns_tensor_share makes the caller another owner of t (returned; it frees its
+ * share with ns_tensor_free), so states that hold the same values hold one copy (the
+ * explorer's ns_state_copy, a lesson's step snapshots). A shared tensor is copy-on-write:
+ * whoever writes into a tensor it did not just make calls ns_tensor_unshare first, which
+ * gives it a copy of its own when others own the tensor too (0, or -1 out of memory with
+ * *t unchanged). Safe across threads (atomic counts). */
+ns_tensor *ns_tensor_share(const ns_tensor *t);
+int ns_tensor_shared(const ns_tensor *t);
+int ns_tensor_unshare(ns_tensor **t);
+
+/* Memory accounts: what a sandbox (a lesson, a state file) may hold in tensors. While a
+ * thread uses an account (ns_mem_account_use), every tensor it makes is charged to it, its
+ * struct and data, until the tensor's last owner frees it (on whatever thread, whenever:
+ * the account lives as long as a tensor charged to it does). A tensor that would take the
+ * account past its limit is refused: ns_tensor_new returns NULL with err ("over the memory
+ * cap of N MiB") and ns_mem_refused says so; first the account's reclaim callback may free
+ * what it can (a Lua state's collector) and the charge is tried again. The limit counts
+ * `other` too, bytes the owner holds elsewhere (a Lua heap), read when a tensor is charged.
+ * The core reads no limit from anywhere: the sandbox that makes the account gives it one.
+ *   ns_mem_account *a = ns_mem_account_new(128 << 20);
+ *   ns_mem_account *prev = ns_mem_account_use(a);   // this thread's tensors charge a
+ *   ...                                              // ns_tensor_new refuses past 128 MiB
+ *   ns_mem_account_use(prev);
+ *   ns_mem_account_release(a);                       // the owner is done with it */
+typedef struct ns_mem_account ns_mem_account;
+/* A new account (NULL when out of memory), owned by the caller. */
+ns_mem_account *ns_mem_account_new(size_t limit);
+/* The owner's bytes outside tensors (read when a tensor is charged; NULL: none) and the
+ * callback that frees what it can when a tensor would not fit (NULL: none). */
+void ns_mem_account_set_owner(ns_mem_account *a, const size_t *other, void (*reclaim)(void *),
+                              void *ud);
+/* The owner is done: other and reclaim are forgotten, and the account goes with the last
+ * tensor charged to it. NULL is fine. */
+void ns_mem_account_release(ns_mem_account *a);
+/* Makes a this thread's account (NULL: none); returns the one it had. */
+ns_mem_account *ns_mem_account_use(ns_mem_account *a);
+/* Charges bytes that are not a tensor's (a computation's scratch) to this thread's account:
+ * 0, or -1 when they do not fit (the account is then marked refused); ns_mem_uncharge gives
+ * them back. Nothing without an account. */
+int ns_mem_charge(size_t bytes);
+void ns_mem_uncharge(size_t bytes);
+/* Bytes the account's tensors (and charges) hold, its limit, and whether a charge was
+ * refused since ns_mem_clear_refused. */
+size_t ns_mem_used(const ns_mem_account *a);
+size_t ns_mem_limit(const ns_mem_account *a);
+int ns_mem_refused(const ns_mem_account *a);
+void ns_mem_clear_refused(ns_mem_account *a);
 
 double ns_tensor_get(const ns_tensor *t, size_t i);
 void ns_tensor_set(ns_tensor *t, size_t i, double v);

@@ -30,18 +30,41 @@ ns_file_kind ns_file_kind_of(const char *path) {
   return NS_FILE_UNKNOWN;
 }
 
-char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    ns_explore_fail(err, "%s", strerror(errno));
-    return NULL;
-  }
+int ns_file_open_regular(const char *path, char *err) {
+  /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; a device may block too.
+   * Whatever it is, it is looked at before anything is read. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    ns_explore_fail(err, "is a directory");
-    return NULL;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return ns_explore_fail(err, "%s", strerror(e));
   }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return ns_explore_fail(err, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
+FILE *ns_file_fopen_regular(const char *path, char *err) {
+  int fd = ns_file_open_regular(path, err);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    ns_explore_fail(err, "%s", strerror(e));
+  }
+  return f;
+}
+
+char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
+  FILE *f = ns_file_fopen_regular(path, err);
+  if (!f) return NULL;
   long long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
@@ -80,21 +103,13 @@ ns_tensor *ns_file_load(const char *path, char *err) {
 
 /* Opens path for reading: the descriptor and its size. -1 with err. */
 static int open_sized(const char *path, unsigned long long *size, char *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
+  int fd = ns_file_open_regular(path, err);
+  if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
     return ns_explore_fail(err, "%s", strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    return ns_explore_fail(err, "is a directory");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return ns_explore_fail(err, "not a regular file");
   }
   *size = (unsigned long long)st.st_size;
   return fd;
@@ -610,6 +625,25 @@ static int sync_folder(const char *path) {
   return e;
 }
 
+/* The process's umask, without changing it: /proc/self/status says it (Linux 4.7 and
+ * later); elsewhere umask() is set and put back at once. */
+static mode_t current_umask(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f) {
+    char line[128];
+    unsigned m;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "Umask: %o", &m) == 1) {
+        fclose(f);
+        return (mode_t)(m & 0777);
+      }
+    fclose(f);
+  }
+  mode_t m = umask(022);
+  umask(m);
+  return m;
+}
+
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
   return ns_file_write_atomic_mode(path, data, len, 0644, err);
 }
@@ -643,9 +677,10 @@ int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, un
     left -= (size_t)w;
   }
   if (!e && fsync(fd) != 0) e = errno;
-  /* mkstemp makes 0600; the mode is set before the name is visible. A file system that
-   * cannot change it leaves 0600, the safe side. */
-  (void)fchmod(fd, (mode_t)mode);
+  /* mkstemp makes 0600; the mode, less what the umask takes away (a private user's umask
+   * 077 keeps a saved state 0600, as any new file of theirs), is set before the name is
+   * visible. A file system that cannot change it leaves 0600, the safe side. */
+  (void)fchmod(fd, (mode_t)mode & ~current_umask());
   if (close(fd) != 0 && !e) e = errno;
   if (!e && rename(tmp, path) != 0) e = errno;
   if (e) {

@@ -13,6 +13,7 @@
 #define NS_EXPLORE_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/tensor.h"
 
@@ -23,8 +24,15 @@ typedef enum { NS_FILE_UNKNOWN = 0, NS_FILE_NPY, NS_FILE_CSV, NS_FILE_SAFETENSOR
 
 /* The kind of a path by its extension (case-insensitive .npy, .csv or .safetensors). */
 ns_file_kind ns_file_kind_of(const char *path);
+/* Every file the program reads goes through this one opener: it opens path without
+ * blocking (a FIFO named as a lesson, a state file, a tensor file or the history would
+ * otherwise wait for a writer forever; /dev/zero would be read forever) and refuses
+ * anything but a regular file: "is a directory", "not a regular file". The descriptor
+ * (blocking again), or -1 with err; ns_file_fopen_regular the same as a FILE ("rb"). */
+int ns_file_open_regular(const char *path, char *err);
+FILE *ns_file_fopen_regular(const char *path, char *err);
 /* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated buffer. NULL
- * with err (no such file, a directory, too large, read error). */
+ * with err (no such file, a directory, not a regular file, too large, read error). */
 char *ns_file_read(const char *path, size_t max, size_t *len, char *err);
 /* Loads a tensor: .npy keeps its dtype, .csv gives fp64 rank 2, .safetensors its only
  * loadable tensor (several: err lists them). NULL with err. */
@@ -94,7 +102,8 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err);
  * file is then in place, but may not survive a crash). */
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err);
 /* ns_file_write_atomic with the new file's permission bits (0644 above; 0600 for a
- * private file such as the REPL history), set before the rename. Same return value. */
+ * private file such as the REPL history), less the umask's (as open(2) would), set before
+ * the rename. Same return value. */
 int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
                               char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else

@@ -120,8 +120,10 @@ static size_t member_size(ns_ftype t) {
   }
 }
 
-/* Swaps the values of the step's fields between s and the step (x's element list too). */
-static void step_swap(ns_history_step *st, ns_state *s) {
+/* Swaps the values of the step's fields between s and the step (x's element list too). -1
+ * (nothing changed) when x is shared and there is no memory for a copy of its own. */
+static int step_swap(ns_history_step *st, ns_state *s) {
+  if (st->ndx && !st->v.x && ns_tensor_unshare(&s->x) != 0) return -1; /* written in place */
   for (int f = 0; f < NS_F_COUNT; f++) {
     const ns_field_desc *d = &ns_fields[f];
     if (!(st->set & NS_FIELDBIT(f))) continue;
@@ -154,6 +156,7 @@ static void step_swap(ns_history_step *st, ns_state *s) {
   } else if (st->set & NS_FIELDBIT(NS_F_X)) {
     ns_state_stamp_x(s); /* another tensor */
   }
+  return 0;
 }
 
 /* Turns the change of x (old -> cur, same shape and dtype) into an element list when few
@@ -244,6 +247,10 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
     step_free(&st);
     return ns_explore_fail(err, "x: out of memory");
   }
+  if (ns_tensor_unshare(&s->x) != 0) { /* others hold this x: a copy of its own first */
+    step_free(&st);
+    return ns_explore_fail(err, "x: out of memory");
+  }
   unsigned char *at = (unsigned char *)s->x->data + i * es;
   memcpy(st.dx_val, at, es);
   ns_tensor_set(s->x, i, v);
@@ -263,8 +270,8 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
 static int history_move(ns_history_step **from, size_t *nfrom, ns_history_step **to, size_t *nto,
                         size_t depth, ns_state *s) {
   if (*nfrom == 0) return 0;
+  if (step_swap(&(*from)[*nfrom - 1], s) != 0) return 0;
   ns_history_step st = (*from)[--(*nfrom)];
-  step_swap(&st, s);
   (void)stack_push(to, nto, depth, &st, NULL); /* on failure the step is freed: no redo */
   return 1;
 }

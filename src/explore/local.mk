@@ -9,5 +9,6 @@ libnsexplore_la_SOURCES = \
 	src/explore/edit.c src/explore/edit.h \
 	src/explore/result.c src/explore/result.h src/explore/probes.c \
 	src/explore/file.c src/explore/file.h \
+	src/explore/textout.c src/explore/textout.h \
 	src/explore/panelfig.c src/explore/panelfig.h
 libnsexplore_la_CFLAGS = $(AM_CFLAGS)

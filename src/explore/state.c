@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/sha256.h"
+#include "core/text.h"
 #include "explore/state_priv.h"
 
 const char *const ns_source_names[] = {"rng", "batch", "resample", NULL};
@@ -217,15 +218,15 @@ void ns_state_free(ns_state *s) {
   for (int f = 0; f < NS_F_COUNT; f++) free_member(s, &ns_fields[f]);
 }
 
-/* Replaces dst's member of field f by a deep copy of src's (dst's old one is not freed). */
+/* Replaces dst's member of field f by a copy of src's (a tensor shared; dst's old one is not
+ * freed). */
 int ns_field_copy(ns_state *dst, const ns_state *src, ns_field f) {
   const ns_field_desc *d = &ns_fields[f];
   switch (d->type) {
   case NS_FT_TENSOR: {
     const ns_tensor *t = *CAT(src, ns_tensor *, d->off);
-    ns_tensor *c = t ? ns_tensor_copy(t) : NULL;
-    *AT(dst, ns_tensor *, d->off) = c;
-    return t && !c ? -1 : 0;
+    *AT(dst, ns_tensor *, d->off) = ns_tensor_share(t);
+    return 0;
   }
   case NS_FT_STRING: {
     const char *t = *CAT(src, char *, d->off);
@@ -489,10 +490,8 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     if (!t) return ns_explore_fail(err, "%s: missing tensor", d->name);
     if (ns_shape_check(t->rank, t->shape, e) != 0)
       return ns_explore_fail(err, "%s: %s", d->name, e);
-    if (t == *CAT(s, ns_tensor *, d->off)) return 0; /* unchanged (a patch of the state) */
-    ns_tensor *cp = ns_tensor_copy(t);
-    if (!cp) return ns_explore_fail(err, "%s: out of memory", d->name);
-    *AT(c, ns_tensor *, d->off) = cp;
+    if (t == *CAT(s, ns_tensor *, d->off)) return 0;  /* unchanged (a patch of the state) */
+    *AT(c, ns_tensor *, d->off) = ns_tensor_share(t); /* copy-on-write: no second copy */
     return 0;
   }
   case NS_FT_STRING: {

@@ -7,8 +7,11 @@
  * validation, copy, equality, staleness, the Lua conversion and dump.
  *
  * Ownership: an ns_state owns x, batch, baseline, gamma, beta and source; ns_state_copy
- * makes a deep copy, ns_state_free releases them (safe on a zeroed or freed state). A
- * patch only BORROWS its pointers: ns_state_apply copies what it keeps.
+ * makes a copy, ns_state_free releases them (safe on a zeroed or freed state). A patch only
+ * BORROWS its pointers: ns_state_apply copies what it keeps. Tensors are not copied but
+ * shared (ns_tensor_share: copy-on-write), so a copy of a state with a 64 MB x, a lesson's
+ * step snapshots and an undo step cost no second x; whatever writes into a state's tensor
+ * in place (the history's cell edits) calls ns_tensor_unshare first.
  *
  *   ns_state s;
  *   char err[NS_ERRLEN];

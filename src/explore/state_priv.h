@@ -18,8 +18,8 @@
  * arrays it kept are NULL in old). */
 int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_fieldset *replaced,
                         char *err);
-/* Replaces dst's member of field f by a deep copy of src's (dst's old one is NOT freed).
- * 0, or -1 on allocation failure. */
+/* Replaces dst's member of field f by a copy of src's (a tensor is shared, state.h; dst's
+ * old one is NOT freed). 0, or -1 on allocation failure. */
 int ns_field_copy(ns_state *dst, const ns_state *src, ns_field f);
 
 /* Bitwise equality (NaN equals NaN) of doubles, arrays of doubles, and tensors (shape,

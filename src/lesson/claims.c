@@ -4,6 +4,7 @@
 #endif
 
 #include "lesson/lesson_priv.h"
+#include "explore/file.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -47,9 +48,10 @@ static int parse_double(const char *s, double *v) {
 }
 
 lesson_registry *lesson_registry_load(const char *path, char *err) {
-  FILE *f = fopen(path, "r");
+  char e[NS_ERRLEN];
+  FILE *f = ns_file_fopen_regular(path, e); /* a FIFO or a device is refused, not waited on */
   if (!f) {
-    snprintf(err, NS_ERRLEN, "%s: %s", path, strerror(errno));
+    snprintf(err, NS_ERRLEN, "%.200s: %.300s", path, e);
     return NULL;
   }
   lesson_registry *r = calloc(1, sizeof *r);
@@ -134,4 +136,3 @@ int lesson_claim_ok(const lesson_claim_row *row, double value) {
   if (value == row->expected) return 1; /* also equal infinities */
   return fabs(value - row->expected) <= row->tol;
 }
-

@@ -16,15 +16,18 @@
  *            ...}}
  *
  * Each file runs in its own sandbox: a fresh lua_State whose allocator caps the Lua heap (the
- * tensors the lesson holds count too, as ns.* returns them) and whose count hook caps the VM
- * instructions of every call into the lesson (loading the file, a step's claims, a figure, a
- * check). No io, os, require, package, debug, coroutine, dofile/loadfile, string.dump,
- * ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count" and
- * "step"; setmetatable refuses __gc (Lua runs finalizers with hooks off); string.find/
- * match/gmatch/gsub refuse patterns whose backtracking could outlast the budget (they run
- * in C, unhooked); pcall cannot catch
- * the end of the budget or a refused allocation. Any error, budget or memory overrun ends
- * that call with "FILE:LINE: message" in err and leaves the caller's state untouched.
+ * tensors the lesson holds count too, as ns.* returns them) and whose budget (lua/
+ * nsl_budget.h) caps every call into the lesson (loading the file, a step's claims, a figure,
+ * a check): NS_LESSON_STEPS work units, counted by the count hook as VM instructions and by
+ * the C the hook cannot see as its work (ns.* the elements it touches, the string matcher its
+ * steps, the table functions their elements), and NS_LESSON_TIME seconds of wall clock; Ctrl-C
+ * ends the call too. No io, os, require, package, debug, coroutine, dofile/loadfile,
+ * string.dump, ns.load/ns.save; load() takes text only; collectgarbage only "collect", "count"
+ * and "step"; setmetatable refuses __gc and the module's metatables are out of reach (Lua runs
+ * finalizers with hooks off); print() writes at most LESSON_OUTPUT_MAX bytes a call; pcall
+ * cannot catch the end of the budget or a refused allocation. Any error, budget or memory
+ * overrun ends that call with "FILE:LINE: message" in err and leaves the caller's state
+ * untouched.
  *
  * Step states: step 1's state is the default explorer state with step 1's `set` applied,
  * step k's is step k-1's with step k's `set` applied (then `focus`). The engine computes all
@@ -72,6 +75,11 @@
 /* Defaults of the sandbox limits (NS_LESSON_MEM bytes, NS_LESSON_STEPS instructions). */
 #define LESSON_DEFAULT_MEM ((size_t)128 << 20)
 #define LESSON_DEFAULT_STEPS 50000000LL
+/* Wall-clock seconds one call into a lesson may take (NS_LESSON_TIME), whatever it runs:
+ * Lua, the C of ns.*, a pattern, the collector. */
+#define LESSON_DEFAULT_SECONDS 10.0
+/* What print() may write in one call into a lesson; the rest is cut, with a note. */
+#define LESSON_OUTPUT_MAX ((size_t)1 << 20)
 /* Width lesson text is written for; --check flags longer lines. */
 #define LESSON_COLUMNS 80
 
@@ -111,6 +119,7 @@ typedef struct {
 typedef struct {
   size_t mem_limit;                /* bytes of Lua heap; 0 = LESSON_DEFAULT_MEM */
   long long step_limit;            /* VM instructions per call into the lesson; 0 = default */
+  double time_limit;               /* seconds per call into the lesson; 0 = default */
   const lesson_registry *registry; /* required for claim(); borrowed */
   /* Lines the lesson prints (print(...)); NULL: standard output. */
   void (*out)(void *ud, const char *line);
@@ -124,9 +133,14 @@ typedef struct {
   const char *const *panels;
 } lesson_options;
 
-/* Defaults, with mem_limit and step_limit from NS_LESSON_MEM (bytes, or with a K, M or G
- * suffix) and NS_LESSON_STEPS when they are set and valid. */
+/* Defaults, with mem_limit, step_limit and time_limit from NS_LESSON_MEM (bytes, or with a
+ * K, M or G suffix), NS_LESSON_STEPS and NS_LESSON_TIME (seconds) when they are set and
+ * valid. */
 void lesson_options_init(lesson_options *o);
+/* 0 when NS_LESSON_MEM (1M to 1024G), NS_LESSON_STEPS (1000 to 10^15) and NS_LESSON_TIME
+ * (0.1 to 86400 s) are unset, empty or in their range; else -1 with err naming the variable
+ * and its range. The program checks them first thing and refuses to start otherwise. */
+int lesson_options_check_env(char *err);
 
 typedef struct lesson lesson;
 

@@ -5,6 +5,7 @@
 #ifndef LESSON_PRIV_H
 #define LESSON_PRIV_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 
 #include "explore/explore.h"
 #include "lesson/lesson.h"
+#include "lua/nsl_budget.h"
 
 /* The count hook runs every HOOK_EVERY VM instructions (often enough that the position it
  * keeps for memory errors is the line that failed, in all but the shortest bombs). */
@@ -35,11 +37,16 @@ typedef struct {
 } step;
 
 typedef struct {
-  size_t used, limit;
-  size_t cbytes; /* bytes of live tensors the lesson got from ns.* (C memory) */
-  long long count, budget;
-  int dead;                    /* the budget is spent: nothing may catch that */
-  int mem_hit;                 /* the allocator refused memory during this call */
+  size_t used, limit; /* bytes of Lua heap, and the cap on heap and tensors together */
+  /* The tensors the lesson's calls make, wherever they end up (its values, its explorers and
+   * their undo steps, the step snapshots, results): core/tensor.h's account, made when the
+   * sandbox opens and let go when its Lua state closes. */
+  struct ns_mem_account *acct;
+  long long budget; /* work units per call: VM instructions and elements of tensor work */
+  nsl_budget b;     /* the current call's (nsl_budget.h): work, deadline, Ctrl-C */
+  int mem_hit;      /* the allocator refused memory during this call */
+  size_t out_bytes; /* printed during this call */
+  int out_cut;      /* the output cap was reached (the note is out) */
   char where[LUA_IDSIZE + 32]; /* last position the hook saw */
 } sandbox;
 
@@ -57,7 +64,6 @@ struct lesson {
   int nfailed;  /* failed claims of the current call */
 };
 
-
 /* Registry key of the table lesson{} was given. */
 #define DEF_KEY "normscope.lesson.def"
 
@@ -73,6 +79,9 @@ static inline char *lesson_xstrdup(const char *s) {
 /* The sandbox's allocator (ud: the lesson's sandbox) and its instruction count hook. */
 void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 void lesson_sb_hook(lua_State *L, lua_Debug *ar);
+/* The lesson file open for reading (explore/file.h's one opener: a FIFO, a device or a
+ * folder named as the lesson is refused at once), or a Lua error "cannot open PATH: why". */
+FILE *lesson_sb_fopen(lua_State *L, const char *path);
 /* Protected body of the sandbox set-up (argument 1: the lesson). */
 int lesson_sb_open(lua_State *L);
 /* Runs fn(ud) in protected mode with a fresh budget; see sandbox.c. */

@@ -110,7 +110,7 @@ void lesson_progress_load(lesson_progress *p) {
   p->n = 0;
   char path[1100];
   if (!lesson_progress_path(path, sizeof path)) return;
-  FILE *f = fopen(path, "r");
+  FILE *f = ns_file_fopen_regular(path, NULL); /* a FIFO there is refused, not waited on */
   if (!f) return;
   char line[2048], name[512], tries[1024];
   name_set seen = {NULL, 0};

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "explore/state.h"
+#include "explore/textout.h"
 #include "lesson/lesson.h"
 #include "lesson/lesson_progress.h"
 #include "lesson/schema.h"
@@ -70,6 +71,13 @@ const char *lesson_claims_path(void) {
 }
 
 /* ------------------------------------------------------------------ text output */
+
+/* The headless commands print what lessons wrote (titles, text, figures, print(), claim
+ * ids): stdout goes through the sanitizing stream first (explore/textout.h). */
+static void guard_stdout(void) {
+  static int done;
+  if (!done++) ns_text_guard(&stdout);
+}
 
 /* Columns of n bytes of UTF-8 (one per code point). */
 static size_t columns(const char *s, size_t n) {
@@ -358,6 +366,7 @@ static int play(lesson *ls, int quiet) {
 }
 
 int lesson_cmd_headless(const char *what) {
+  guard_stdout();
   int usage;
   char *path = resolve(what, &usage);
   if (!path) return usage ? 2 : 1;
@@ -390,6 +399,7 @@ int lesson_cmd_headless(const char *what) {
 }
 
 int lesson_cmd_list(void) {
+  guard_stdout();
   char err[NS_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);
@@ -646,6 +656,7 @@ static void lint_exercise(lint_ctx *c, lesson *ls, int k) {
 }
 
 int lesson_cmd_check(const char *file) {
+  guard_stdout();
   lesson_registry *reg;
   if (load_registry(&reg)) return 1;
   lint_ctx c = {file, 0, 0, NULL, NULL, 0, 0, NULL, 0, 0};
@@ -730,6 +741,7 @@ static int source_in(const char *src, const char *list) {
 }
 
 int lesson_cmd_verify(int tsv, const char *sources) {
+  guard_stdout();
   char err[NS_ERRLEN];
   char **paths;
   int n = lesson_list_dir(lesson_dir(), &paths, err);
@@ -825,6 +837,7 @@ char *lesson_resolve(const char *what, int *usage) {
 }
 
 int lesson_cmd_states(const char *what) {
+  guard_stdout();
   int usage;
   char *path = resolve(what, &usage);
   if (!path) return usage ? 2 : 1;

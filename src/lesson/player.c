@@ -268,7 +268,7 @@ static int player_globals_raw(lua_State *L) {
  * and lesson_sb_run puts the path back in messages. */
 static int load_raw(lua_State *L) {
   lesson *ls = lua_touserdata(L, 1);
-  FILE *f = fopen(ls->path, "rb");
+  FILE *f = lesson_sb_fopen(L, ls->path); /* a regular file only (raises) */
   if (!f) return luaL_error(L, "cannot open %s: %s", ls->path, strerror(errno));
   luaL_Buffer b;
   luaL_buffinit(L, &b);

@@ -1,10 +1,13 @@
 /* sandbox.c: the Lua state a lesson runs in (lesson.h), and its limits.
  *
- * Every call into lesson code goes through lesson_sb_run: it resets the instruction count and
- * runs a C trampoline in protected mode with a message handler that adds FILE:LINE when the
- * error has none. The count hook ends runaway code; once the budget is spent (or the
- * allocator has refused memory) the sandbox's pcall/xpcall re-raise, so lesson code cannot
- * catch its own end and carry on. */
+ * Every call into lesson code goes through lesson_sb_run: it starts a fresh budget
+ * (nsl_budget.h: NS_LESSON_STEPS work units, NS_LESSON_TIME seconds, Ctrl-C) and runs a C
+ * trampoline in protected mode with a message handler that adds FILE:LINE when the error has
+ * none. The count hook charges the VM instructions and looks at the clock; the C the hook
+ * cannot see charges too (ns.* the elements it touches, the string matcher its steps, the
+ * table functions their elements: nsl_bounded.c), so runaway code ends wherever it runs.
+ * Once the budget is spent (or the allocator has refused memory) the sandbox's pcall/xpcall
+ * re-raise, so lesson code cannot catch its own end and carry on. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -24,51 +27,114 @@
 #include <lualib.h>
 
 #include "core/dtype.h"
+#include "core/text.h"
+#include "explore/file.h"
 #include "lua/explore_lua.h"
 #include "lua/nsl.h"
+#include "lua/nsl_budget.h"
 #include "lua/nsl_priv.h"
 
 /* ------------------------------------------------------------------ options */
 
-/* A size like 64M, 1G, 500000 (bytes); 0 on anything else. */
-static size_t parse_size(const char *s) {
+/* The sandbox's limits from the environment, each with its range: a value outside it is
+ * refused with a message naming the variable (lesson_options_check_env, which the program
+ * calls first thing: a usage error), never replaced by the default in silence. */
+#define MEM_MIN ((size_t)1 << 20)
+#define MEM_MAX ((size_t)1 << 40)
+#define STEPS_MIN 1000LL
+#define STEPS_MAX 1000000000000000LL
+#define TIME_MIN 0.1
+#define TIME_MAX 86400.0
+
+/* NS_LESSON_MEM: bytes, or with a K, M or G suffix (times 2^10, 2^20, 2^30). 0 (unset or
+ * empty: *v untouched), or -1 with err. */
+static int mem_from_env(size_t *v, char *err) {
+  const char *s = getenv("NS_LESSON_MEM");
   if (!s || !*s) return 0;
   char *end;
   errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v > 0)) return 0;
-  double mul = 1;
-  switch (toupper((unsigned char)*end)) {
-  case 'K':
-    mul = 1024.0, end++;
-    break;
-  case 'M':
-    mul = 1024.0 * 1024, end++;
-    break;
-  case 'G':
-    mul = 1024.0 * 1024 * 1024, end++;
-    break;
-  default:
-    break;
+  unsigned long long n = isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
+  int ok = isdigit((unsigned char)s[0]) && !errno;
+  if (ok) {
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+      shift = 10, end++;
+      break;
+    case 'M':
+      shift = 20, end++;
+      break;
+    case 'G':
+      shift = 30, end++;
+      break;
+    default:
+      break;
+    }
+    if (toupper((unsigned char)*end) == 'B') end++;
+    ok = *end == '\0' && n <= (MEM_MAX >> shift) && (n << shift) >= MEM_MIN;
+    n <<= shift;
   }
-  if (toupper((unsigned char)*end) == 'B') end++;
-  if (*end) return 0;
-  v *= mul;
-  return v >= 1e15 ? 0 : (size_t)v;
+  if (!ok) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_MEM: \"%.40s\" is not a size from 1M to 1024G (bytes, or with a K, M "
+             "or G suffix)",
+             s);
+    return -1;
+  }
+  *v = (size_t)n;
+  return 0;
+}
+
+/* NS_LESSON_STEPS: a whole number of work units per call. */
+static int steps_from_env(long long *v, char *err) {
+  const char *s = getenv("NS_LESSON_STEPS");
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  long long n = isdigit((unsigned char)s[0]) ? strtoll(s, &end, 10) : 0;
+  if (!isdigit((unsigned char)s[0]) || errno || *end || n < STEPS_MIN || n > STEPS_MAX) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_STEPS: \"%.40s\" is not a whole number of VM instructions from %lld "
+             "to %lld",
+             s, STEPS_MIN, STEPS_MAX);
+    return -1;
+  }
+  *v = n;
+  return 0;
+}
+
+/* NS_LESSON_TIME: seconds of wall clock per call. */
+static int time_from_env(double *v, char *err) {
+  const char *s = getenv("NS_LESSON_TIME");
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  double t = isdigit((unsigned char)s[0]) || s[0] == '.' ? strtod(s, &end) : 0;
+  if ((!isdigit((unsigned char)s[0]) && s[0] != '.') || errno || *end || !(t >= TIME_MIN) ||
+      !(t <= TIME_MAX)) {
+    snprintf(err, LESSON_ERRLEN,
+             "NS_LESSON_TIME: \"%.40s\" is not a number of seconds from 0.1 to 86400", s);
+    return -1;
+  }
+  *v = t;
+  return 0;
+}
+
+int lesson_options_check_env(char *err) {
+  size_t m;
+  long long st;
+  double t;
+  return mem_from_env(&m, err) || steps_from_env(&st, err) || time_from_env(&t, err) ? -1 : 0;
 }
 
 void lesson_options_init(lesson_options *o) {
+  char err[LESSON_ERRLEN];
   memset(o, 0, sizeof *o);
-  o->mem_limit = parse_size(getenv("NS_LESSON_MEM"));
-  const char *st = getenv("NS_LESSON_STEPS");
-  if (st && *st) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(st, &end, 10);
-    if (!errno && !*end && v > 0) o->step_limit = v;
-  }
+  /* a value the check refuses keeps the default here (the program refused it already) */
+  (void)mem_from_env(&o->mem_limit, err);
+  (void)steps_from_env(&o->step_limit, err);
+  (void)time_from_env(&o->time_limit, err);
 }
-
 
 /* Limits the Lua heap: refusing a growth makes Lua raise a memory error (after a GC). */
 void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -79,7 +145,8 @@ void *lesson_sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     sb->used -= old;
     return NULL;
   }
-  if (nsize > old && nsize - old > sb->limit - sb->used) {
+  size_t held = sb->used + ns_mem_used(sb->acct); /* tensors count too */
+  if (nsize > old && (held > sb->limit || nsize - old > sb->limit - held)) {
     sb->mem_hit = 1;
     return NULL;
   }
@@ -99,20 +166,31 @@ static sandbox *sb_of(lua_State *L) {
   return ud;
 }
 
-/* Counts instructions; remembers where the lesson is (for memory errors, which carry no
- * position); ends the call when the budget is spent. */
+/* Counts instructions against the budget (which also looks at the clock and at Ctrl-C);
+ * remembers where the lesson is (for memory errors, which carry no position). */
 void lesson_sb_hook(lua_State *L, lua_Debug *ar) {
   sandbox *sb = sb_of(L);
   if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
     snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src, ar->currentline);
-  sb->count += HOOK_EVERY;
-  if (sb->count > sb->budget) {
-    sb->dead = 1;
+  if (nsl_budget_add(&sb->b, HOOK_EVERY)) nsl_budget_raise(L, &sb->b);
+}
+
+/* The budget's message (without a position: the message handler adds the line that runs). */
+static void sb_budget_message(lua_State *L, nsl_budget *b) {
+  switch (b->spent) {
+  case NSL_SPENT_TIME:
+    lua_pushfstring(L, "time limit exceeded (%f s per call; NS_LESSON_TIME raises it)",
+                    (lua_Number)b->seconds);
+    break;
+  case NSL_SPENT_INTERRUPT:
+    lua_pushliteral(L, "interrupted (Ctrl-C)");
+    break;
+  default:
     lua_pushfstring(L,
-                    "%s: instruction budget exceeded (%I VM instructions per call; "
+                    "instruction budget exceeded (%I VM instructions per call; "
                     "NS_LESSON_STEPS raises it)",
-                    sb->where, (lua_Integer)sb->budget);
-    lua_error(L);
+                    (lua_Integer)b->limit); /* C work counts too: nsl_budget.h */
+    break;
   }
 }
 
@@ -138,8 +216,8 @@ static int sb_msgh(lua_State *L) {
   if (m && has_position(m)) return 1;
   char where[LUA_IDSIZE + 32] = "";
   lua_Debug ar;
-  for (int lv = 1; lua_getstack(L, lv, &ar); lv++) {
-    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+  for (int lv = 1; lua_getstack(L, lv, &ar); lv++) { /* the prelude's wrappers are not it */
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && strcmp(ar.short_src, "prelude") != 0) {
       snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
       break;
     }
@@ -158,7 +236,9 @@ static int sb_msgh(lua_State *L) {
  * refused allocation pass through. */
 static int sb_finish(lua_State *L, int status, int extra) {
   sandbox *sb = sb_of(L);
-  if (sb->dead || (status == LUA_ERRMEM && sb->mem_hit)) return lua_error(L);
+  /* a refused allocation re-raised by a C wrapper comes as a runtime error: mem_hit says */
+  if (status != LUA_OK && (sb->b.spent || sb->mem_hit || ns_mem_refused(sb->acct)))
+    return lua_error(L);
   if (status != LUA_OK) {
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
@@ -215,105 +295,68 @@ static int sb_rep(lua_State *L) {
   return 1;
 }
 
-/* string.find, match, gmatch and gsub run in C, where the count hook never fires, and a
- * pattern with k quantifiers can backtrack about n^(k+1) times on a subject of n bytes.
- * Refuse the cases above MATCH_COST, with a position. */
-#define MATCH_COST 1e9
-
-static int sb_match(lua_State *L) {
-  size_t n, lp;
-  luaL_checklstring(L, 1, &n);
-  const char *p = luaL_checklstring(L, 2, &lp);
-  int q = 0;
-  for (size_t i = 0; i < lp; i++) {
-    if (p[i] == '%')
-      i++; /* an escaped character */
-    else if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
-      q++;
+/* One line to the lesson's output, sanitized (core/text.h: a lesson's print must not reach
+ * the terminal with escape sequences: OSC 52, a title, a clear screen). */
+static void sb_emit(lesson *ls, const char *line) {
+  char safe[4096], *big = NULL;
+  size_t len = strlen(line);
+  const unsigned keep = NS_TEXT_KEEP_NL | NS_TEXT_KEEP_TAB;
+  size_t need = ns_text_sanitize(NULL, 0, line, len, keep);
+  char *out = need < sizeof safe ? safe : (big = malloc(need + 1));
+  if (!out) return; /* no room for a safe copy: nothing rather than the raw line */
+  ns_text_sanitize(out, need + 1, line, len, keep);
+  if (ls->opt.out)
+    ls->opt.out(ls->opt.ud, out);
+  else {
+    fputs(out, stdout);
+    fputc('\n', stdout);
   }
-  if (q > 0 && pow((double)n + 1, q + 1) > MATCH_COST)
-    return luaL_error(L,
-                      "string.%s: a pattern with %d repetition%s on %d bytes could run for "
-                      "hours; lessons keep patterns simple or subjects short",
-                      lua_tostring(L, lua_upvalueindex(2)), q, q == 1 ? "" : "s", (int)n);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  free(big);
 }
 
-/* print: one line to the lesson's output. */
+/* print: one line to the lesson's output, while the call has printed less than
+ * LESSON_OUTPUT_MAX; the line that passes it is cut there and a note says so, and the rest
+ * of the call prints nothing (a loop of prints must not fill a disk or a terminal). */
 static int sb_print(lua_State *L) {
   lesson *ls = lua_touserdata(L, lua_upvalueindex(1));
+  sandbox *sb = &ls->sb;
+  if (sb->out_cut) return 0;
   int n = lua_gettop(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   for (int i = 1; i <= n; i++) {
-    size_t len;
-    const char *s = luaL_tolstring(L, i, &len); /* +1 */
+    luaL_tolstring(L, i, NULL); /* +1 */
     if (i > 1) luaL_addchar(&b, '\t');
     luaL_addvalue(&b);
-    (void)s;
   }
   luaL_pushresult(&b);
-  const char *line = lua_tostring(L, -1);
-  if (ls->opt.out)
-    ls->opt.out(ls->opt.ud, line);
-  else {
-    fputs(line, stdout);
-    fputc('\n', stdout);
-  }
-  return 0;
-}
-
-/* ---- tensors count against the memory cap ----
- * Tensor storage is C memory that the allocator never sees. Every C function the lesson
- * can reach from ns.*, from the module's metatables and from the explorer globals is
- * wrapped: each tensor it returns gets a tracker (a userdata holding the tensor's bytes)
- * in a weak-keyed table, so when the tensor is collected its tracker goes too and gives
- * the bytes back. When Lua heap plus live tensors pass the cap, a full collection runs;
- * if they still do, the call ends as a memory bomb. */
-#define TRACK_MT "normscope.lesson.tracker"
-#define LIVE_KEY "normscope.lesson.live"
-
-static int tracker_gc(lua_State *L) {
-  size_t *b = lua_touserdata(L, 1);
-  sandbox *sb = sb_of(L);
-  sb->cbytes -= *b <= sb->cbytes ? *b : sb->cbytes;
-  *b = 0;
-  return 0;
-}
-
-/* Tracks the tensor at idx, or the tensors in the table at idx down to depth levels. */
-static void track_value(lua_State *L, int idx, int depth) {
-  idx = lua_absindex(L, idx);
-  ns_tensor *t = nsl_totensor(L, idx);
-  if (t) {
-    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_KEY); /* live */
-    lua_pushvalue(L, idx);
-    if (lua_rawget(L, -2) == LUA_TNIL) { /* live nil */
-      lua_pop(L, 1);
-      size_t bytes = sizeof *t + t->n * ns_dtype_size(t->dtype);
-      size_t *b = lua_newuserdatauv(L, sizeof *b, 0); /* live tracker */
-      *b = bytes;
-      luaL_setmetatable(L, TRACK_MT);
-      lua_pushvalue(L, idx);
-      lua_insert(L, -2); /* live tensor tracker */
-      lua_rawset(L, -3); /* live */
-      sb_of(L)->cbytes += bytes;
-    } else
-      lua_pop(L, 1);
-    lua_pop(L, 1);
-    return;
-  }
-  if (depth > 0 && lua_type(L, idx) == LUA_TTABLE) {
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-      track_value(L, -1, depth - 1);
-      lua_pop(L, 1);
+  size_t len;
+  const char *line = lua_tolstring(L, -1, &len);
+  if (len + 1 > LESSON_OUTPUT_MAX - sb->out_bytes) {
+    size_t keep = LESSON_OUTPUT_MAX - sb->out_bytes;
+    sb->out_cut = 1;
+    if (keep > 1) {
+      lua_pushlstring(L, line, keep - 1);
+      sb_emit(ls, lua_tostring(L, -1));
     }
+    char note[160];
+    snprintf(note, sizeof note, "[output cut here: a lesson prints at most %zu KiB per call]",
+             LESSON_OUTPUT_MAX >> 10);
+    sb_emit(ls, note);
+    return 0;
   }
+  sb->out_bytes += len + 1;
+  sb_emit(ls, line);
+  return 0;
 }
+
+/* ---- the C functions the lesson reaches ----
+ * Every C function the lesson can reach from ns.*, from the module's metatables and from the
+ * explorer globals is wrapped: argument errors get the function's name back, and the clock is
+ * looked at after each (C work of any length). The tensors they make are charged to the
+ * lesson's memory account as they are made (core/tensor.h): a tensor that would pass the cap
+ * first makes the collector free what the lesson dropped; if that is not enough, it is
+ * refused and the call ends as a memory bomb. */
 
 static int sb_tracked(lua_State *L) {
   int n = lua_gettop(L);
@@ -324,7 +367,9 @@ static int sb_tracked(lua_State *L) {
   if (st != LUA_OK) {
     /* called from here the function has no name: argument errors say '?'; put it back */
     const char *m = lua_tostring(L, -1);
-    const char *q = m && !sb->dead && !sb->mem_hit ? strstr(m, " to '?'") : NULL;
+    const char *q = m && !sb->b.spent && !sb->mem_hit && !ns_mem_refused(sb->acct)
+                        ? strstr(m, " to '?'")
+                        : NULL;
     if (q) {
       const char *name = lua_tostring(L, lua_upvalueindex(2));
       const char *hash = strstr(m, "bad argument #");
@@ -341,20 +386,8 @@ static int sb_tracked(lua_State *L) {
     }
     return lua_error(L);
   }
-  int nr = lua_gettop(L);
-  for (int i = 1; i <= nr; i++) track_value(L, i, 2);
-  if (sb->used + sb->cbytes > sb->limit) {
-    lua_gc(L, LUA_GCCOLLECT); /* dead tensors are freed; their trackers go in the next one */
-    lua_gc(L, LUA_GCCOLLECT);
-    if (sb->used + sb->cbytes > sb->limit) {
-      sb->dead = 1;
-      return luaL_error(L,
-                        "memory limit exceeded: tensors hold %d MiB (the lesson may use %d MiB; "
-                        "NS_LESSON_MEM raises it)",
-                        (int)(sb->cbytes >> 20), (int)(sb->limit >> 20));
-    }
-  }
-  return nr;
+  nsl_charge(L, 0); /* the clock and Ctrl-C, after C work of any length */
+  return lua_gettop(L);
 }
 
 static const char *const mt_skip[] = {"__gc", "__close", "__mode", "__name", "__metatable", NULL};
@@ -391,17 +424,6 @@ static void wrap_table(lua_State *L, int idx, int depth, int method) {
 
 /* Wraps ns (and its subtables), the module's metatables and the explorer globals. */
 static void wrap_all(lua_State *L) {
-  luaL_newmetatable(L, TRACK_MT);
-  lua_pushcfunction(L, tracker_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, LIVE_KEY);
-
   lua_getglobal(L, "ns");
   wrap_table(L, -1, 1, 0);
   lua_pop(L, 1);
@@ -427,9 +449,18 @@ static void wrap_all(lua_State *L) {
   }
 }
 
+/* A collection walks the whole heap in C: it costs one unit per 32 bytes the lesson holds
+ * (a 16 MB heap takes about 10 ms). */
+static int sb_charge_gc(lua_State *L) {
+  sandbox *sb = sb_of(L);
+  nsl_charge(L, (double)(sb->used + ns_mem_used(sb->acct)) / 32);
+  return 0;
+}
+
 /* Text-only load, collectgarbage without the tuning options, and setmetatable without __gc:
  * Lua runs finalizers with hooks off, so one could loop beyond the budget. */
 static const char sb_prelude[] =
+    "local charge_gc = ...\n"
     "local load, error, collectgarbage = load, error, collectgarbage\n"
     "_G.load = function(chunk, name, mode, ...)\n"
     "  if mode ~= nil and mode ~= 't' then\n"
@@ -447,20 +478,56 @@ static const char sb_prelude[] =
     "end\n"
     "_G.collectgarbage = function(opt, ...)\n"
     "  if opt == nil or opt == 'collect' or opt == 'count' or opt == 'step' then\n"
+    "    if opt ~= 'count' then charge_gc() end\n"
     "    return collectgarbage(opt, ...)\n"
     "  end\n"
     "  error(\"collectgarbage: lessons may use 'collect', 'count' and 'step' only\", 2)\n"
     "end\n";
-
 
 /* ns functions a lesson does not get: they read or write files. */
 static const char *const ns_denied[] = {"load", "save", "tensors", NULL};
 /* Base functions a lesson does not get. */
 static const char *const base_denied[] = {"dofile", "loadfile", "require", NULL};
 
+/* The account's reclaim: the collector frees the tensors the lesson dropped (their boxes
+ * are small, so it may not have run for them), then their blocks. */
+static void sb_reclaim(void *ud) {
+  lesson *ls = ud;
+  lua_gc(ls->L, LUA_GCCOLLECT);
+  lua_gc(ls->L, LUA_GCCOLLECT);
+}
+
+/* When the Lua state closes the sandbox lets go of its account (the tensors charged to it
+ * that outlive the state, the step snapshots, keep it until they go). */
+static int sb_account_gc(lua_State *L) {
+  sandbox *sb = sb_of(L);
+  ns_mem_account_release(sb->acct);
+  sb->acct = NULL;
+  return 0;
+}
+
+FILE *lesson_sb_fopen(lua_State *L, const char *path) {
+  char err[NS_ERRLEN];
+  FILE *f = ns_file_fopen_regular(path, err);
+  if (!f) luaL_error(L, "cannot open %s: %s", path, err);
+  return f;
+}
+
 /* Protected body of the sandbox setup (argument 1: the lesson). */
 int lesson_sb_open(lua_State *L) {
   lesson *ls = lua_touserdata(L, 1);
+  sandbox *sb = &ls->sb;
+  if (!sb->acct) { /* the memory account, let go by the finalizer of a registry userdata */
+    lua_newuserdatauv(L, 1, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, sb_account_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "normscope.lesson.account");
+    if (!(sb->acct = ns_mem_account_new(sb->limit))) return luaL_error(L, "out of memory");
+    ns_mem_account_set_owner(sb->acct, &sb->used, sb_reclaim, ls);
+    ns_mem_account_use(sb->acct); /* lesson_sb_run puts the caller's back */
+  }
   luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
   luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
   luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
@@ -474,16 +541,13 @@ int lesson_sb_open(lua_State *L) {
   lua_getglobal(L, "string"); /* string */
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
+  nsl_bound_string(L, -1); /* find, match, gmatch, gsub and rep's loop charge the budget */
   lua_getfield(L, -1, "rep");
-  lua_pushcclosure(L, sb_rep, 1);
+  lua_pushcclosure(L, sb_rep, 1); /* and rep refuses what the memory cap could not hold */
   lua_setfield(L, -2, "rep");
-  static const char *const matchers[] = {"find", "match", "gmatch", "gsub", NULL};
-  for (const char *const *m = matchers; *m; m++) {
-    lua_getfield(L, -1, *m);
-    lua_pushstring(L, *m);
-    lua_pushcclosure(L, sb_match, 2);
-    lua_setfield(L, -2, *m);
-  }
+  lua_pop(L, 1);
+  lua_getglobal(L, "table");
+  nsl_bound_table(L, -1); /* move, insert, remove, concat, sort, unpack */
   lua_pop(L, 1);
   lua_pushcfunction(L, sb_pcall);
   lua_setglobal(L, "pcall");
@@ -494,7 +558,8 @@ int lesson_sb_open(lua_State *L) {
   lua_setglobal(L, "print");
   if (luaL_loadbufferx(L, sb_prelude, sizeof sb_prelude - 1, "=prelude", "t") != LUA_OK)
     return lua_error(L);
-  lua_call(L, 0, 0);
+  lua_pushcfunction(L, sb_charge_gc);
+  lua_call(L, 1, 0);
 
   nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
   luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
@@ -528,21 +593,38 @@ int lesson_sb_open(lua_State *L) {
 int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *prefix, char *err) {
   lua_State *L = ls->L;
   sandbox *sb = &ls->sb;
-  sb->count = 0;
-  sb->dead = 0;
   sb->mem_hit = 0;
+  ns_mem_clear_refused(sb->acct);
+  sb->out_bytes = 0;
+  sb->out_cut = 0;
+  sb->b.limit = sb->budget;
+  sb->b.seconds = ls->opt.time_limit > 0 ? ls->opt.time_limit : LESSON_DEFAULT_SECONDS;
+  sb->b.message = sb_budget_message;
+  sb->b.ud = sb;
   snprintf(sb->where, sizeof sb->where, "%s", ls->name);
   int base = lua_gettop(L);
   lua_pushcfunction(L, sb_msgh);
   lua_pushcfunction(L, fn);
   lua_pushlightuserdata(L, ud);
+  nsl_budget_enter(L, &sb->b);
+  ns_mem_account *caller = ns_mem_account_use(sb->acct); /* the tensors the call makes */
   int status = lua_pcall(L, 1, nres, base + 1);
+  ns_mem_account_use(caller);
+  nsl_budget_leave(L, &sb->b);
   if (status == LUA_OK) {
     lua_remove(L, base + 1);
     return 0;
   }
   char msg[LESSON_ERRLEN];
-  if (sb->mem_hit && !sb->dead) /* a refused allocation, maybe re-raised by a wrapper */
+  const char *em = lua_tostring(L, -1);
+  if (ns_mem_refused(sb->acct) && !sb->b.spent) { /* a tensor refused: where the call was */
+    int pl = em && has_position(em) ? (int)(strchr(strchr(em, ':') + 1, ':') - em) : -1;
+    snprintf(msg, sizeof msg,
+             "%.*s: memory limit exceeded: tensors hold %zu MiB (the lesson may use %zu MiB; "
+             "NS_LESSON_MEM raises it)",
+             pl >= 0 ? pl : (int)strlen(sb->where), pl >= 0 ? em : sb->where,
+             ns_mem_used(sb->acct) >> 20, sb->limit >> 20);
+  } else if (sb->mem_hit && !sb->b.spent) /* a refused allocation, maybe re-raised */
     snprintf(msg, sizeof msg,
              "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",
              sb->where, sb->limit >> 20);
@@ -555,11 +637,13 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
       snprintf(msg, sizeof msg, "%s", m);
   }
   size_t nl = strlen(ls->name);
+  char full[LESSON_ERRLEN];
   if (strncmp(msg, ls->name, nl) == 0 && msg[nl] == ':' && ls->name != ls->path)
-    snprintf(err, LESSON_ERRLEN, "%s%s", ls->path, msg + nl);
+    snprintf(full, sizeof full, "%s%s", ls->path, msg + nl);
   else
-    snprintf(err, LESSON_ERRLEN, "%s", msg);
+    snprintf(full, sizeof full, "%s", msg);
+  /* the message may quote the lesson's own strings: sanitized wherever it is shown */
+  ns_text_sanitize(err, LESSON_ERRLEN, full, strlen(full), 0);
   lua_settop(L, base);
   return -1;
 }
-

@@ -9,17 +9,20 @@
  * middle of the table leaks nothing. */
 #include "lua/explore_lua.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
 #include "explore/file.h"
 #include "explore/panelfig.h"
 #include "lua/nsl.h"
+#include "lua/nsl_budget.h"
 #include "lua/nsl_field.h"
 #include "lua/nsl_priv.h"
 
@@ -28,8 +31,15 @@
 
 /* A state file is text of at most this size. */
 #define MAX_STATE_FILE ((size_t)1 << 28)
-/* Instructions a state file may run (it is data: one set{} call). */
+/* Work a state file may do (it is data: one set{} call): VM instructions, pattern steps and
+ * tensor elements (nsl_budget.h), and the wall-clock seconds it may take; a large file
+ * (x's values written out) gets one more unit per byte and one more second per 8 MiB, so
+ * the largest, 256 MiB, may take 42 s on a loaded machine (parsing it takes a few). */
 #define STATE_FILE_BUDGET 100000000
+#define STATE_FILE_SECONDS 10.0
+#define STATE_FILE_BYTES_PER_SECOND ((size_t)8 << 20)
+/* The count hook of a state file runs every this many instructions. */
+#define STATE_FILE_HOOK_EVERY 1000
 /* Memory a state file may take while it runs, above what the state had before. */
 #define STATE_FILE_MEMORY ((size_t)1 << 30)
 
@@ -122,9 +132,18 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   lua_getfield(L, idx, "sha256");
   if (!lua_isnil(L, -1)) {
     char hex[65];
+    size_t wl = 0;
+    const char *want = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &wl) : NULL;
+    int hexdigits = want && wl == 64;
+    for (size_t i = 0; hexdigits && i < wl; i++)
+      hexdigits = isxdigit((unsigned char)want[i]) && !isupper((unsigned char)want[i]);
+    if (!hexdigits) {
+      ns_tensor_free(t);
+      luaL_error(L, "set: %s: sha256 must be a string of 64 lowercase hex digits, got %s", field,
+                 nsl_got(L, -1));
+    }
     ns_tensor_digest(t, hex);
-    const char *want = lua_tostring(L, -1);
-    if (!want || strcmp(want, hex) != 0) {
+    if (strcmp(want, hex) != 0) {
       ns_tensor_free(t);
       luaL_error(L,
                  "set: %s: %s has changed since the state was saved (sha256 of its data differs)",
@@ -162,6 +181,8 @@ static ns_tensor *get_tensor(lua_State *L, int idx, const char *field, patchbox 
   lua_pushlightuserdata(L, slot);
   lua_pushstring(L, field);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    nsl_budget *bg = nsl_budget_of(L);
+    if (bg && bg->spent) lua_error(L); /* the budget's own message, as it is */
     const char *m = lua_tostring(L, -1);
     char msg[NS_ERRLEN];
     snprintf(msg, sizeof msg, "%s", m ? m : "conversion failed");
@@ -220,7 +241,9 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
     luaL_error(L, "set: field names must be strings, got a %s key", type_of(L, -2));
   const char *name = lua_tostring(L, -2);
   int f = ns_field_parse(name);
-  if (f < 0) luaL_error(L, "set: unknown field '%s' (get() lists the fields)", name);
+  if (f < 0)
+    luaL_error(L, "set: unknown field '%s' (get() lists the fields)",
+               nsl_safe(L, name, lua_rawlen(L, -2)));
   const ns_field_desc *d = &ns_fields[f];
   int v = lua_absindex(L, -1);
   ns_state *pv = &b->p.v;
@@ -295,7 +318,8 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
       errno = 0;
       unsigned long long u = strtoull(str, &end, 10);
       if (!*str || *end || str[0] == '-' || str[0] == '+' || str[0] == ' ' || errno)
-        luaL_error(L, "set: %s: '%s' is not an integer from 0 to 2^64-1", name, str);
+        luaL_error(L, "set: %s: '%s' is not an integer from 0 to 2^64-1", name,
+                   nsl_safe(L, str, lua_rawlen(L, v)));
       *AT(pv, uint64_t, d->off) = (uint64_t)u;
     } else {
       lua_Integer i = get_integer(L, v, name);
@@ -318,6 +342,42 @@ static void read_field(lua_State *L, patchbox *b, const ns_state *s) {
   case NS_FT_COUNT:
     break;
   }
+}
+
+/* ---- work (nsl_budget.h units: one per element touched, one per NSL_FLOPS operations) */
+
+/* Elements the state holds (x, the batch, the arrays): what a copy or a compare touches. */
+static double state_work(const ns_state *s) {
+  return (double)ns_state_bytes(s) / 8;
+}
+
+/* What ns_explore_compute costs on s: the normalization of x with its probes and
+ * statistics (about 10 units an element: 0.17 s for a million); up to
+ * NS_EXPLORE_JAC_FULL_LIMIT elements the full Jacobians (analytic and FD) and their
+ * spectra, about 7 n^3 / NSL_FLOPS (0.55 s at 1024); the batch and train/eval panels. */
+static double compute_work(const ns_state *s) {
+  double n = (double)s->x->n, w = 10 * n + state_work(s);
+  if (s->x->n <= NS_EXPLORE_JAC_FULL_LIMIT) w += 2 * n * n + 7 * n * n * n / NSL_FLOPS;
+  w += 20 * (double)s->train_batches * (double)s->batch_size + 20 * (double)s->batch->n;
+  return w;
+}
+
+/* The memory ns_explore_compute takes besides tensors: up to NS_EXPLORE_JAC_FULL_LIMIT
+ * elements its Jacobians and their spectra's workspace, a few n x n arrays of doubles. */
+static size_t compute_bytes(const ns_state *s) {
+  size_t n = s->x->n;
+  return n <= NS_EXPLORE_JAC_FULL_LIMIT ? 6 * n * n * sizeof(double) : 0;
+}
+
+/* ns_explore_compute with its scratch charged to the sandbox's memory account (if any). */
+static int compute_charged(lua_State *L, const ns_state *s, ns_result *r, char *err) {
+  size_t bytes = compute_bytes(s);
+  if (ns_mem_charge(bytes) != 0)
+    return luaL_error(L, "the Jacobians of %I elements need %I MiB: over the memory cap",
+                      (lua_Integer)s->x->n, (lua_Integer)(bytes >> 20));
+  int rc = ns_explore_compute(s, r, err);
+  ns_mem_uncharge(bytes);
+  return rc;
 }
 
 /* The view's fields of a set{} table go to the view (after the state's have applied). */
@@ -357,6 +417,14 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
     lua_pop(L, 1); /* drop value, keep key */
   }
   char err[NS_ERRLEN];
+  /* the checks of the whole state (about 5 us), each old value compared and kept */
+  double work = 256 + state_work(c->s);
+  for (int f = 0; f < NS_F_COUNT; f++) /* the new tensors copied in */
+    if (ns_fields[f].type == NS_FT_TENSOR && ns_patch_has(&b->p, (ns_field)f)) {
+      const ns_tensor *t = *(ns_tensor *const *)((const char *)&b->p.v + ns_fields[f].off);
+      if (t) work += 2 * (double)t->n;
+    }
+  nsl_charge(L, work);
   if (ns_history_apply(c->h, c->s, &b->p, err) != 0) luaL_error(L, "set: %s", err);
   if (nview) c->view->commit(c->view_ud);
   lua_pop(L, 1); /* the patch box; the GC frees what it holds */
@@ -815,7 +883,8 @@ static int l_result(lua_State *L) {
   nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
-  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
+  nsl_charge(L, compute_work(c->s));
+  if (compute_charged(L, c->s, r, err) != 0) return luaL_error(L, "result: %s", err);
   nsx_pushresult(L, r);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   return 1;
@@ -836,6 +905,7 @@ static int l_set(lua_State *L) {
 static int l_get(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
+  nsl_charge(L, 2 * state_work(c->s));
   nsx_pushstate(L, c->s);
   if (c->view) c->view->push(L, c->view_ud); /* the screen adds focus, cursor */
   return 1;
@@ -845,6 +915,7 @@ static int l_get(lua_State *L) {
 static int history_step(lua_State *L, int (*step)(ns_history *, ns_state *)) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
+  nsl_charge(L, state_work(c->s));
   int done = c->h ? step(c->h, c->s) : 0;
   if (done) changed(c);
   lua_pushboolean(L, done);
@@ -865,6 +936,7 @@ static int l_reset(lua_State *L) {
   nsx_ctx *c = ctx_args(L, &a);
   char err[NS_ERRLEN];
   ns_state d;
+  nsl_charge(L, state_work(c->s));
   if (ns_state_init(&d, err) != 0) return luaL_error(L, "reset: %s", err);
   ns_state_patch p;
   ns_patch_from_state(&p, &d);
@@ -880,6 +952,7 @@ static int l_dump(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
   char err[NS_ERRLEN];
+  nsl_charge(L, 16 * state_work(c->s)); /* each number printed in %.17g */
   char *text = ns_state_dump(c->s, NS_DUMP_INLINE_MAX, err);
   if (!text) return luaL_error(L, "dump: %s", err);
   nsl_pushtext_free(L, text, strlen(text));
@@ -898,25 +971,78 @@ static int l_save(lua_State *L) {
   return 1;
 }
 
-/* Count hook of a state file: data, not a program, so a small budget. */
+/* Count hook of a state file: data, not a program, so a small budget (the hook also looks at
+ * the clock and at Ctrl-C). */
 static void budget_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
-  luaL_error(L, "the file runs too long for a state file (it should be one set{...} call)");
+  nsl_budget *b = nsl_budget_of(L);
+  if (b && nsl_budget_add(b, STATE_FILE_HOOK_EVERY)) nsl_budget_raise(L, b);
 }
 
-/* The allocator while a state file runs: the state's own, refusing growth past the
- * budget (net of what the file frees), so a file cannot take all memory ((""):rep(...)). */
+static void state_file_message(lua_State *L, nsl_budget *b) {
+  if (b->spent == NSL_SPENT_INTERRUPT)
+    lua_pushliteral(L, "interrupted (Ctrl-C); the state is as it was");
+  else if (b->spent == NSL_SPENT_TIME)
+    lua_pushfstring(L,
+                    "the file runs too long for a state file (over %d s; it should be one "
+                    "set{...} call)",
+                    (int)b->seconds);
+  else
+    lua_pushliteral(L, "the file runs too long for a state file (it should be one set{...} call)");
+}
+
+/* Strings' methods, as a state file reaches them (("x"):find(p)): a copy of the table the
+ * strings' metatable has, with the matcher and rep that charge the budget (nsl_bounded.c).
+ * Pushes the metatable's old __index (nil when strings have no metatable) for
+ * restore_strings. */
+static void bound_strings(lua_State *L) {
+  lua_pushliteral(L, "");
+  if (!lua_getmetatable(L, -1)) { /* "" */
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return;
+  }
+  lua_remove(L, -2);              /* mt */
+  lua_getfield(L, -1, "__index"); /* mt old */
+  lua_newtable(L);                /* mt old copy */
+  if (lua_type(L, -2) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, -3)) { /* mt old copy k v */
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+  nsl_bound_string(L, -1);
+  lua_setfield(L, -3, "__index"); /* mt old */
+  lua_remove(L, -2);              /* old */
+}
+
+static void restore_strings(lua_State *L, int old) {
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    lua_pushvalue(L, old);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/* The allocator while a state file runs (its parse included): the state's own, refusing
+ * growth past the budget, tensors counted (net of what the file frees), so a file cannot
+ * take all memory ((""):rep(...), a table of a billion numbers). */
 typedef struct {
   lua_Alloc f;
   void *ud;
   size_t used, limit;
+  ns_mem_account *acct; /* the tensors the file makes (core/tensor.h) */
   int refused;
 } membudget;
 
 static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   membudget *m = ud;
-  size_t old = p ? osize : 0;
-  if (nsize > old && m->used + (nsize - old) > m->limit) {
+  size_t old = p ? osize : 0, held = m->used + ns_mem_used(m->acct);
+  if (nsize > old && (held > m->limit || nsize - old > m->limit - held)) {
     m->refused = 1;
     return NULL;
   }
@@ -930,8 +1056,12 @@ static void *budget_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   return q;
 }
 
-/* Runs the chunk text (named chunkname) with only set (into c), ns.tensor and math.huge in
- * its environment: a state file is data, so it gets no io, os, require or load. */
+/* A tensor that would not fit: the collector frees what the file dropped first. */
+static void state_file_reclaim(void *ud) {
+  lua_gc(ud, LUA_GCCOLLECT);
+  lua_gc(ud, LUA_GCCOLLECT);
+}
+
 /* Raises the error at the top, prefixed with "load: PATH: " unless it names the file
  * already (as syntax and runtime errors do; a binary chunk or the budget does not). */
 static void chunk_error(lua_State *L, const char *chunkname) {
@@ -940,11 +1070,19 @@ static void chunk_error(lua_State *L, const char *chunkname) {
   lua_error(L);
 }
 
-static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
-                            const char *chunkname) {
-  if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK) chunk_error(L, chunkname);
+typedef struct {
+  nsx_ctx *c;
+  const char *text, *chunkname;
+  size_t len;
+} chunk_args;
+
+/* Protected body: parses the text and runs it with only set (into c), ns.tensor and math.huge
+ * in its environment: a state file is data, so it gets no io, os, require or load. */
+static int state_chunk_raw(lua_State *L) {
+  chunk_args *a = lua_touserdata(L, 1);
+  if (luaL_loadbufferx(L, a->text, a->len, a->chunkname, "t") != LUA_OK) return lua_error(L);
   lua_createtable(L, 0, 2); /* env */
-  lua_pushlightuserdata(L, c);
+  lua_pushlightuserdata(L, a->c);
   lua_pushcclosure(L, l_set, 1);
   lua_setfield(L, -2, "set");
   lua_createtable(L, 0, 1); /* ns: only the tensor constructor */
@@ -956,18 +1094,52 @@ static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t l
   lua_pop(L, 1);
   lua_setfield(L, -2, "ns");
   lua_setupvalue(L, -2, 1); /* the chunk's _ENV */
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+/* Runs a state file's text (chunkname "@PATH") against c under the file's limits: memory
+ * (STATE_FILE_MEMORY for its Lua heap, its parse and its tensors), work and time
+ * (STATE_FILE_BUDGET, STATE_FILE_SECONDS) and Ctrl-C; its strings' methods are the bounded
+ * ones while it runs. Raises "load: PATH: ..." on any failure. */
+static void run_state_chunk(lua_State *L, nsx_ctx *c, const char *text, size_t len,
+                            const char *chunkname) {
+  chunk_args a = {c, text, chunkname, len};
   membudget m = {0};
-  m.f = lua_getallocf(L, &m.ud);
   m.limit = STATE_FILE_MEMORY;
+  m.used = len;     /* the text, held while the file runs */
+  bound_strings(L); /* old (the strings' own __index) */
+  int old_index = lua_gettop(L);
+  if (!(m.acct = ns_mem_account_new(STATE_FILE_MEMORY))) { /* made last: nothing leaks it */
+    restore_strings(L, old_index);
+    luaL_error(L, "load: out of memory");
+  }
+  ns_mem_account_set_owner(m.acct, &m.used, state_file_reclaim, L);
+  lua_pushcfunction(L, state_chunk_raw);
+  lua_pushlightuserdata(L, &a);
+  /* from here to the end nothing raises: the allocator, the hook and the account are the
+   * file's until they are put back */
+  m.f = lua_getallocf(L, &m.ud);
   lua_setallocf(L, budget_alloc, &m);
   /* the caller's hook (a lesson's instruction budget, the REPL's interrupt) comes back after */
   lua_Hook old_hook = lua_gethook(L);
   int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_BUDGET);
-  int rc = lua_pcall(L, 0, 0, 0);
+  nsl_budget b = {.limit = STATE_FILE_BUDGET + (long long)len,
+                  .seconds = STATE_FILE_SECONDS + (double)(len / STATE_FILE_BYTES_PER_SECOND),
+                  .message = state_file_message};
+  nsl_budget_enter(L, &b);
+  ns_mem_account *caller = ns_mem_account_use(m.acct);
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, STATE_FILE_HOOK_EVERY);
+  int rc = lua_pcall(L, 1, 0, 0);
   lua_sethook(L, old_hook, old_mask, old_count);
+  ns_mem_account_use(caller);
+  nsl_budget_leave(L, &b);
   lua_setallocf(L, m.f, m.ud);
-  if (rc == LUA_ERRMEM && m.refused) {
+  int over = m.refused || ns_mem_refused(m.acct);
+  ns_mem_account_release(m.acct); /* the tensors the state keeps keep it */
+  restore_strings(L, old_index);
+  lua_remove(L, old_index);
+  if (rc != LUA_OK && over && !b.spent) {
     lua_pop(L, 1);
     lua_pushfstring(L,
                     "the file needs more than %d MB of memory (a state file is one set{...} call)",
@@ -1152,7 +1324,8 @@ static int l_plot(lua_State *L) {
   nsl_gcmeta(L, "normscope.explore.result", resultbox_gc);
   ns_result *r = nsl_newobj(L, sizeof *r, "normscope.explore.result"); /* +1 */
   char err[NS_ERRLEN];
-  if (ns_explore_compute(c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
+  nsl_charge(L, compute_work(c->s) + 16 * (double)o.width * (double)o.height);
+  if (compute_charged(L, c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
   plot_canvas *cv = ns_panel_figure(c->s, r, &o, err);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   if (!cv) return luaL_error(L, "plot: %s", err);
@@ -1182,16 +1355,12 @@ static int names_state_file(const char *s, size_t n) {
  * else Lua's own load (upvalue 2), so load(chunk) keeps working in the prompt. A missing
  * FILE.lua is an error naming it, not Lua's load of the name as a chunk. */
 static int l_load_global(lua_State *L) {
-  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
+  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) { /* not opened: a FIFO blocks */
     size_t n;
     const char *path = lua_tolstring(L, 1, &n);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      fclose(f);
-      return l_load(L);
-    }
+    if (access(path, F_OK) == 0) return l_load(L);
     if (names_state_file(path, n))
-      return luaL_error(L, "load: %s: %s (nothing changed)", path, strerror(errno));
+      return luaL_error(L, "load: %s: %s (nothing changed)", nsl_safe(L, path, n), strerror(errno));
   }
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);
@@ -1269,19 +1438,10 @@ static int explorer_tostring(lua_State *L) {
   return 1;
 }
 
-/* Protected body: applies the table at 1 to the explorer at 2. */
-static int explorer_init_set(lua_State *L) {
-  explorer *e = lua_touserdata(L, 2);
-  settable_ctx(L, 1, &e->c);
-  return 0;
-}
-
-/* ns.explorer([state]) -> a headless explorer with the prompt's functions as methods;
- * `state` (a set{} table) is applied over the defaults. */
-static int l_explorer(lua_State *L) {
-  lua_settop(L, 1);
-  if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
-    return nsl_argerror(L, 1, "state must be a table of fields, got %s", nsl_got(L, 1));
+/* Creates the explorers' metatable (when the module opens: a sandbox locks every metatable
+ * of the module it finds then, so none may appear later where a lesson could reach it and
+ * put a finalizer of its own in). */
+static void explorer_meta(lua_State *L) {
   if (luaL_newmetatable(L, EXPLORER_MT)) {
     lua_pushcfunction(L, explorer_gc);
     lua_setfield(L, -2, "__gc");
@@ -1298,6 +1458,22 @@ static int l_explorer(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
+}
+
+/* Protected body: applies the table at 1 to the explorer at 2. */
+static int explorer_init_set(lua_State *L) {
+  explorer *e = lua_touserdata(L, 2);
+  settable_ctx(L, 1, &e->c);
+  return 0;
+}
+
+/* ns.explorer([state]) -> a headless explorer with the prompt's functions as methods;
+ * `state` (a set{} table) is applied over the defaults. */
+static int l_explorer(lua_State *L) {
+  lua_settop(L, 1);
+  if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
+    return nsl_argerror(L, 1, "state must be a table of fields, got %s", nsl_got(L, 1));
+  explorer_meta(L);
   explorer *e = nsl_newobj(L, sizeof *e, EXPLORER_MT); /* +1 */
   char err[NS_ERRLEN];
   if (ns_state_init(&e->st, err) != 0) return luaL_error(L, "explorer: %s", err);
@@ -1310,6 +1486,8 @@ static int l_explorer(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2); /* the explorer */
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      nsl_budget *bg = nsl_budget_of(L);
+      if (bg && bg->spent) lua_error(L); /* the budget's own message, as it is */
       const char *m = lua_tostring(L, -1);
       if (m && strncmp(m, "set: ", 5) == 0) m += 5;
       return nsl_argerror(L, 1, "state: %s", m ? m : "cannot apply it");
@@ -1353,6 +1531,7 @@ static int l_fields(lua_State *L) {
 }
 
 void nsx_open_module(lua_State *L) {
+  explorer_meta(L);
   lua_pushcfunction(L, l_explorer);
   lua_setfield(L, -2, "explorer");
   lua_pushcfunction(L, l_fields);

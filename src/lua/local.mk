@@ -15,6 +15,7 @@ libnslua_la_SOURCES = \
 	src/lua/nsl_io.c \
 	src/lua/nsl_plot.c \
 	src/lua/nsl_blas.c \
+	src/lua/nsl_budget.c src/lua/nsl_budget.h src/lua/nsl_bounded.c \
 	src/lua/explore_lua.c src/lua/explore_lua.h
 libnslua_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS) $(BLAS_CFLAGS) $(LAPACKE_CFLAGS)
 # ns.plot draws with src/plot (no curses)

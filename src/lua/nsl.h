@@ -21,6 +21,10 @@ int luaopen_normscope(lua_State *L);
 /* ns_exec from NS_SIMD (off/0: portable loops) and NS_THREADS (1..64; else def_threads,
  * 1 for the library, the number of cores for the screen). */
 void nsl_exec_from_env(ns_exec *ex, int def_threads);
+/* NS_THREADS: 0 with *threads (untouched when unset or empty), or -1 with err when it is not
+ * a whole number from 1 to 64 ("NS_THREADS: ..." is the caller's). The readers below use a
+ * value it refuses as unset; the program refuses it first (main, a usage error). */
+int nsl_threads_from_env(int *threads, char *err);
 /* nsl_blas.c: the lazily loaded BLAS/LAPACKE's sonames and OpenBLAS's thread count from
  * NS_LAPACK_SONAME, NS_BLAS_SONAME, OPENBLAS_NUM_THREADS and NS_THREADS (every Lua state
  * made calls it; the program also calls it first thing, for commands that make none). */
@@ -42,8 +46,9 @@ void nsl_pushtensor(lua_State *L, ns_tensor *t);
 ns_tensor *nsl_checktensor(lua_State *L, int idx);
 /* The tensor at idx, or NULL if the value is not a tensor userdata. */
 ns_tensor *nsl_totensor(lua_State *L, int idx);
-/* A new tensor (caller owns) from a tensor or a flat/nested table of numbers at idx;
- * raises a Lua error naming `what` on ragged/non-numeric/too-deep input. */
+/* A tensor the caller owns (ns_tensor_free): a share of the tensor at idx (tensors are
+ * read-only in Lua), or a new one from a flat/nested table of numbers; raises a Lua error
+ * naming `what` on ragged/non-numeric/too-deep input. */
 ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what);
 
 /* Pushes a labelled spectrum as ns.spectrum returns it: a list of {value=, label=, mult=}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "lua/nsl.h"
 #include "lua/nsl_priv.h"
 
@@ -14,6 +15,17 @@ int nsl_argerror(lua_State *L, int arg, const char *fmt, ...) {
   const char *msg = lua_pushvfstring(L, fmt, ap);
   va_end(ap);
   return luaL_argerror(L, arg, msg);
+}
+
+const char *nsl_safe(lua_State *L, const char *s, size_t len) {
+  char buf[256];
+  size_t need = ns_text_sanitize(buf, sizeof buf, s, len, 0);
+  if (need < sizeof buf) return lua_pushlstring(L, buf, need);
+  luaL_Buffer b;
+  char *p = luaL_buffinitsize(L, &b, need + 1);
+  ns_text_sanitize(p, need + 1, s, len, 0);
+  luaL_pushresultsize(&b, need);
+  return lua_tostring(L, -1);
 }
 
 const char *nsl_got(lua_State *L, int idx) {
@@ -27,7 +39,9 @@ const char *nsl_got(lua_State *L, int idx) {
     const char *s = lua_tolstring(L, idx, &len);
     if (len > 40 || strlen(s) != len)
       return lua_pushfstring(L, "a string of %I bytes", (lua_Integer)len);
-    return lua_pushfstring(L, "'%s'", s);
+    const char *q = lua_pushfstring(L, "'%s'", nsl_safe(L, s, len));
+    lua_remove(L, -2);
+    return q;
   }
   case LUA_TUSERDATA: {
     ns_tensor **box = luaL_testudata(L, idx, NSL_TENSOR_MT);
@@ -108,9 +122,10 @@ void nsl_checkfields(lua_State *L, int arg, const char *noun, const char *const 
     if (lua_type(L, -1) == LUA_TSTRING)
       for (int i = 0; names[i]; i++) ok |= strcmp(lua_tostring(L, -1), names[i]) == 0;
     if (!ok) {
-      const char *key = lua_type(L, -1) == LUA_TSTRING
-                            ? lua_pushfstring(L, "'%s'", lua_tostring(L, -1))
-                            : nsl_got(L, -1);
+      const char *key =
+          lua_type(L, -1) == LUA_TSTRING
+              ? lua_pushfstring(L, "'%s'", nsl_safe(L, lua_tostring(L, -1), lua_rawlen(L, -1)))
+              : nsl_got(L, -1);
       nsl_argerror(L, arg, "unknown %s %s (known: %s)", noun, key, name_list(L, names));
     }
   }
@@ -156,6 +171,7 @@ void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *
   if (lua_type(L, arg) == LUA_TNUMBER) {
     *rank = 1;
     shape[0] = nsl_sizeat(L, arg, arg, what);
+    nsl_charge(L, (double)shape[0]); /* the callers write a tensor of this shape */
     return;
   }
   if (lua_type(L, arg) != LUA_TTABLE)
@@ -173,6 +189,9 @@ void nsl_checkshape(lua_State *L, int arg, const char *what, int *rank, size_t *
   }
   *rank = (int)r;
   if (ns_shape_check(*rank, shape, err) < 0) nsl_argerror(L, arg, "%s: %s", what, err);
+  double n = 1;
+  for (int k = 0; k < *rank; k++) n *= (double)shape[k];
+  nsl_charge(L, n); /* the callers write a tensor of this shape */
 }
 
 ns_dtype nsl_dtypeat(lua_State *L, int idx, int arg, const char *what) {

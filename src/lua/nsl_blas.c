@@ -21,14 +21,7 @@ void nsl_blas_from_env(void) {
   ns_blas_set_sonames(getenv("NS_LAPACK_SONAME"), getenv("NS_BLAS_SONAME"), NULL);
   const char *v = getenv("OPENBLAS_NUM_THREADS");
   if (v && *v) return;
-  v = getenv("NS_THREADS");
-  if (v && *v) {
-    char *end;
-    long t = strtol(v, &end, 10);
-    if (*end == '\0' && t >= 1 && t <= 64) {
-      ns_blas_set_threads((int)t);
-      return;
-    }
-  }
-  ns_blas_set_threads(1);
+  int t = 1;
+  (void)nsl_threads_from_env(&t, NULL);
+  ns_blas_set_threads(t);
 }

@@ -11,6 +11,8 @@
 #include "explore/state.h"
 #include "lua/nsl_field.h"
 
+#include "core/text.h"
+
 #include <lauxlib.h>
 
 #define AT(s, T, off) ((T *)((char *)(s) + (off)))
@@ -22,10 +24,13 @@ static const char *got(lua_State *L, int idx) {
 
 static int fail(char *err, const char *fmt, ...) NS_PRINTF(2, 3);
 static int fail(char *err, const char *fmt, ...) {
+  char raw[NS_ERRLEN]; /* the value quoted may come from a file: sanitized (core/text.h) */
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err, NS_ERRLEN, fmt, ap);
+  int n = vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+  ns_text_sanitize(err, NS_ERRLEN, raw, len, 0);
   return -1;
 }
 

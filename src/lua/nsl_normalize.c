@@ -1,6 +1,7 @@
 /* nsl_normalize.c: ns.normalize and its spec, ns.jacobian, ns.spectrum, the chapters'
  * experiments ns.vjp / ns.residual_jacobian / ns.stack, and the linear algebra helpers
  * ns.eigvals / ns.svdvals / ns.rank. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,12 +161,22 @@ void nsl_exec_from_env(ns_exec *ex, int def_threads) {
   ex->threads = def_threads < 1 ? 1 : def_threads > 64 ? 64 : def_threads;
   const char *v = getenv("NS_SIMD");
   if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)) ex->simd = 0;
-  v = getenv("NS_THREADS");
-  if (v && *v) {
-    char *end;
-    long t = strtol(v, &end, 10);
-    if (*end == '\0' && t >= 1 && t <= 64) ex->threads = (int)t;
+  int t = ex->threads;
+  if (nsl_threads_from_env(&t, NULL) == 0) ex->threads = t;
+}
+
+int nsl_threads_from_env(int *threads, char *err) {
+  const char *v = getenv("NS_THREADS");
+  if (!v || !*v) return 0;
+  char *end;
+  errno = 0;
+  long t = strtol(v, &end, 10);
+  if (errno || end == v || *end != '\0' || t < 1 || t > 64 || v[0] == '+' || v[0] == ' ') {
+    if (err) snprintf(err, NS_ERRLEN, "\"%.40s\" is not a number of threads from 1 to 64", v);
+    return -1;
   }
+  *threads = (int)t;
+  return 0;
 }
 
 /* ns.kernels() -> {isa=, threads=}: what ns.normalize runs with in this process (from
@@ -201,6 +212,7 @@ static int l_normalize(lua_State *L) {
     }
     lua_replace(L, 3); /* slot 3: opts.out (or nil) */
   }
+  nsl_charge(L, 2 * (double)x->n); /* a second pass over x, and y written */
   ns_norm_result *res = nsl_newobj(L, sizeof *res, NSL_RESULT_MT);
   ns_exec ex;
   nsl_exec_from_env(&ex, 1);
@@ -289,6 +301,7 @@ static int l_jacobian(lua_State *L) {
     lua_pop(L, 1);
   }
   size_t shape[2] = {x->n, x->n};
+  nsl_charge(L, (double)x->n * (double)x->n); /* n^2 written; fd: n normalizations */
   ns_tensor **J = nsl_newbox(L);
   *J = ns_tensor_new(2, shape, NS_FP64, err);
   if (!*J) return luaL_error(L, "jacobian: %s", err);
@@ -345,6 +358,7 @@ static int l_vjp(lua_State *L) {
   if (ns_norm_plan_make(x->rank, x->shape, &spec, &p, err)) return nsl_argerror(L, 2, "%s", err);
   size_t naff = p.naffine, n = x->n;
   ns_norm_plan_free(&p);
+  nsl_charge(L, 8 * (double)n); /* the backward pass and its four outputs */
   double *gy = nsl_scratch(L, n), *dx = nsl_scratch(L, n);
   double *dg = nsl_scratch(L, naff), *db = nsl_scratch(L, naff);
   double *pd = nsl_scratch(L, n), *pm = nsl_scratch(L, n), *pv = nsl_scratch(L, n);
@@ -380,6 +394,9 @@ static double *matrix_arg(lua_State *L, int arg, const char *what, size_t *m, si
                  (lua_Integer)t->shape[1]);
   if (t->shape[0] > 8192 || t->shape[1] > 8192)
     nsl_argerror(L, arg, "%s is too large (at most 8192 x 8192)", what);
+  /* a decomposition: about 10 mn min(m, n) operations (LAPACK's general eigensolver) */
+  double m0 = (double)t->shape[0], n0 = (double)t->shape[1];
+  nsl_charge(L, 10 * m0 * n0 * (m0 < n0 ? m0 : n0) / NSL_FLOPS);
   double *a = nsl_scratch(L, t->n);
   ns_tensor_read(t, a);
   for (size_t i = 0; i < t->n; i++)
@@ -417,6 +434,7 @@ static int l_residual_jacobian(lua_State *L) {
   if (lua_isnil(L, 4))
     return nsl_argerror(L, 4, "placement must be one of \"none\", \"pre\", \"post\", got nil");
   int place = nsl_choiceat(L, 4, 4, "placement", places, 0);
+  nsl_charge(L, 2 * (double)x->n * (double)x->n); /* J written (W's product was charged) */
   size_t shape[2] = {x->n, x->n};
   ns_tensor **J = nsl_newbox(L);
   *J = ns_tensor_new(2, shape, NS_FP64, err);
@@ -488,6 +506,12 @@ static int l_stack(lua_State *L) {
   lua_getfield(L, 1, "eps_at");
   o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
   lua_pop(L, 3); /* drop norm, act, eps_at */
+  /* each layer: its weights drawn, a batch x width x width product (BLAS: 4 times NSL_FLOPS to
+   * a unit), its activations (0.11 s for the defaults, 20 x 512 x 256) */
+  {
+    double l = o.layers, w = (double)o.width, b = (double)o.batch;
+    nsl_charge(L, l * (w * w + b * w + 2 * b * w * w / (4 * NSL_FLOPS)));
+  }
   ns_stack_result *r = nsl_newobj(L, sizeof *r, NSL_STACK_MT);
   if (ns_stack(&o, r, err)) return luaL_error(L, "%s", err);
   lua_createtable(L, 0, 5);
@@ -625,7 +649,9 @@ static int l_spectrum(lua_State *L) {
                           (lua_Integer)x->n, NS_JAC_MAXN,
                           method == 2 ? "the closed form takes any size: method = \"auto\""
                                       : "no closed form here");
-    how = "numeric";
+    how = "numeric"; /* J, then its eigenvalues */
+    double nn = (double)x->n;
+    nsl_charge(L, nn * nn + 10 * nn * nn * nn / NSL_FLOPS);
     size_t cap = x->n + 8;
     e = lua_newuserdatauv(L, cap * sizeof *e, 0);
     double *J = nsl_scratch(L, x->n * x->n);

@@ -175,6 +175,7 @@ static void check_opts(lua_State *L, int arg, int kind, popts *p) {
   }
   o->width = nsl_optint(L, arg, "width", 10, 1000, o->width);
   o->height = nsl_optint(L, arg, "height", 3, 500, o->height);
+  nsl_charge(L, 16 * (double)o->width * (double)o->height); /* cells drawn, then written */
   o->glyphs = (plot_glyphs)nsl_optglyphs(L, arg);
   p->color = nsl_optbool(L, arg, "color", 0);
   o->color = p->color;

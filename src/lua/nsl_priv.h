@@ -16,6 +16,13 @@
 
 #include "core/normalize.h"
 #include "core/tensor.h"
+#include "lua/nsl_budget.h"
+
+/* Work (nsl_budget.h): every function charges nsl_charge(L, units) before its C work, so a
+ * sandbox's budget sees it: one unit per element read or written, and for products and
+ * decompositions one more per NSL_FLOPS floating-point operations (about 20 ns of them,
+ * the time a few VM instructions take). Without a budget a charge costs one lookup. */
+#define NSL_FLOPS 256.0
 
 #define NSL_TENSOR_MT "normscope.tensor"
 #define NSL_RUNNING_MT "normscope.running"
@@ -44,6 +51,9 @@ int nsl_argerror(lua_State *L, int arg, const char *fmt, ...);
  * numbers and booleans as Lua writes them, strings quoted (long ones by length),
  * objects by their type name ("tensor", "a released tensor"). Pushes a string. */
 const char *nsl_got(lua_State *L, int idx);
+/* Pushes s[0..len) sanitized (core/text.h: escape sequences and control characters made
+ * harmless), for a message that quotes a string from input; returns it. */
+const char *nsl_safe(lua_State *L, const char *s, size_t len);
 /* 0 for an absent argument, 1 for a table; anything else is an error
  * "<what> must be a table". */
 int nsl_opttable(lua_State *L, int arg, const char *what);

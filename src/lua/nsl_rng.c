@@ -127,6 +127,7 @@ static int l_sha256(lua_State *L) {
     return nsl_argerror(L, 1, "string expected, got %s", nsl_got(L, 1));
   size_t len;
   const char *s = lua_tolstring(L, 1, &len);
+  nsl_charge(L, (double)len / 16);
   char hex[65];
   ns_sha256_hex(s, len, hex);
   lua_pushstring(L, hex);

@@ -145,6 +145,7 @@ static int l_round(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE && !luaL_testudata(L, 1, NSL_TENSOR_MT))
     return nsl_argerror(L, 1, "value must be a number or a tensor, got %s", nsl_got(L, 1));
   ns_tensor *t = nsl_tensorarg(L, 1, "value");
+  nsl_charge(L, 2 * (double)t->n);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_tensor_new(t->rank, t->shape, t->dtype, err);
   if (!*out) return luaL_error(L, "round: %s", err);

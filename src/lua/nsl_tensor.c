@@ -171,7 +171,10 @@ static void fill(lua_State *L, int arg, int depth, int rank, const size_t *shape
 ns_tensor *nsl_tensorat(lua_State *L, int idx, int arg, const char *what) {
   idx = lua_absindex(L, idx);
   ns_tensor *t = nsl_totensor(L, idx);
-  if (t) return t;
+  if (t) {
+    nsl_charge(L, (double)t->n); /* every caller reads all of it */
+    return t;
+  }
   if (luaL_testudata(L, idx, NSL_TENSOR_MT)) nsl_argerror(L, arg, "%s has been released", what);
   if (lua_type(L, idx) != LUA_TTABLE)
     nsl_argerror(L, arg, "%s must be a tensor or an array of numbers, got %s", what,
@@ -184,6 +187,9 @@ ns_tensor *nsl_tensorat(lua_State *L, int idx, int arg, const char *what) {
   lua_pop(L, 1);
   if (rank == 0) nsl_argerror(L, arg, "%s must be an array of numbers", what);
   if (ns_shape_check(rank, shape, err) < 0) nsl_argerror(L, arg, "%s: %s", what, err);
+  double n = 1;
+  for (int k = 0; k < rank; k++) n *= (double)shape[k];
+  nsl_charge(L, 2 * n); /* the table read, the tensor written */
   ns_tensor **box = nsl_newbox(L);
   *box = ns_tensor_new(rank, shape, NS_FP64, err);
   if (!*box) nsl_argerror(L, arg, "%s: %s", what, err);
@@ -203,10 +209,9 @@ ns_tensor *nsl_tensorarg(lua_State *L, int arg, const char *what) {
 ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what) {
   idx = lua_absindex(L, idx);
   ns_tensor *t = nsl_totensor(L, idx);
-  if (t) {
-    ns_tensor *c = ns_tensor_copy(t);
-    if (!c) luaL_error(L, "out of memory copying %s", what);
-    return c;
+  if (t) { /* tensors are read-only in Lua: the caller shares this one (tensor.h) */
+    nsl_charge(L, (double)t->n);
+    return ns_tensor_share(t);
   }
   int top = lua_gettop(L);
   nsl_tensorat(L, idx, idx, what);
@@ -219,6 +224,20 @@ ns_tensor *nsl_checktensorlike(lua_State *L, int idx, const char *what) {
 
 static ns_tensor *self(lua_State *L) {
   return nsl_checktensor(L, 1);
+}
+
+/* self, for a method that touches each element `per` times (read and written: 2). */
+static ns_tensor *self_work(lua_State *L, double per) {
+  ns_tensor *t = nsl_checktensor(L, 1);
+  nsl_charge(L, per * (double)t->n);
+  return t;
+}
+
+/* n log2 n: the comparisons of a sort of n elements. */
+static double nlogn(size_t n) {
+  double lg = 1;
+  for (size_t m = n; m > 1; m >>= 1) lg++;
+  return (double)n * lg;
 }
 
 /* ---- methods --------------------------------------------------------------------- */
@@ -242,7 +261,7 @@ static int t_dtype(lua_State *L) {
 
 /* t:flat() -> every element in row-major order */
 static int t_flat(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   if (t->n > (size_t)1 << 26)
     luaL_error(L, "flat: %I elements are too many for a Lua table", (lua_Integer)t->n);
   lua_createtable(L, (int)t->n, 0);
@@ -266,7 +285,7 @@ static void nest(lua_State *L, const ns_tensor *t, int depth, size_t *pos) {
 
 /* t:totable() -> nested arrays of the tensor's shape */
 static int t_totable(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   if (t->n > (size_t)1 << 26)
     luaL_error(L, "totable: %I elements are too many for a Lua table", (lua_Integer)t->n);
   size_t pos = 0;
@@ -276,7 +295,7 @@ static int t_totable(lua_State *L) {
 
 /* t:reshape(shape) or t:reshape(d1, d2, ...); one size may be -1 (inferred) */
 static int t_reshape(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   int nargs = lua_gettop(L) - 1, rank = 0, infer = -1;
   size_t shape[NS_MAXRANK];
   char err[NS_ERRLEN];
@@ -335,7 +354,7 @@ static size_t slice_index(lua_State *L, int arg, const char *what, lua_Integer v
 /* t:slice(axis, from [, to]): elements from..to (1-based, inclusive; negative counts
  * from the end) along axis. */
 static int t_slice(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   int axis = nsl_axisat(L, 2, 2, "axis", t->rank);
   lua_Integer from, to = -1;
@@ -356,7 +375,7 @@ static int t_slice(lua_State *L) {
 
 /* t:copy() -> an independent tensor */
 static int t_copy(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_tensor_copy(t);
   if (!*out) return luaL_error(L, "copy: out of memory");
@@ -365,7 +384,7 @@ static int t_copy(lua_State *L) {
 
 /* t:astype(dtype) -> a copy stored in dtype (each element rounded once) */
 static int t_astype(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   ns_dtype d = nsl_checkdtype(L, 2, "dtype", -1);
   ns_tensor **out = nsl_newbox(L);
@@ -376,7 +395,7 @@ static int t_astype(lua_State *L) {
 
 /* t:T() -> rank-2 transpose */
 static int t_T(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   if (t->rank != 2) return nsl_argerror(L, 1, "T needs a rank-2 tensor, got rank %d", t->rank);
   ns_tensor **out = nsl_newbox(L);
@@ -386,7 +405,7 @@ static int t_T(lua_State *L) {
 }
 
 static int unary(lua_State *L, ns_unop op) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_unary(t, op, err);
@@ -418,7 +437,7 @@ static int t_square(lua_State *L) {
 
 /* t:map(f) -> f applied to every element (f must return a number) */
 static int t_map(lua_State *L) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   if (lua_type(L, 2) != LUA_TFUNCTION)
     return nsl_argerror(L, 2, "f must be a function, got %s", nsl_got(L, 2));
@@ -443,7 +462,7 @@ static int t_map(lua_State *L) {
 /* Shared body of the reductions: no axes -> a number; axes -> a tensor that keeps the
  * reduced axes as size 1. */
 static int reduce(lua_State *L, ns_redop op) {
-  ns_tensor *t = self(L);
+  ns_tensor *t = self_work(L, 2);
   char err[NS_ERRLEN];
   unsigned mask = nsl_checkaxes(L, 2, "axes", t->rank);
   int ddof = 0;
@@ -492,6 +511,7 @@ static int t_kurtosis(lua_State *L) {
 static int t_sort(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   ns_tensor *t = self(L);
+  nsl_charge(L, nlogn(t->n));
   char err[NS_ERRLEN];
   int axis = lua_isnil(L, 2) ? t->rank - 1 : nsl_axisat(L, 2, 2, "axis", t->rank);
   ns_tensor **out = nsl_newbox(L);
@@ -505,6 +525,7 @@ static int t_sort(lua_State *L) {
 static int t_quantile(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   ns_tensor *t = self(L);
+  nsl_charge(L, nlogn(t->n));
   char err[NS_ERRLEN];
   if (lua_type(L, 2) == LUA_TNUMBER) {
     double q = lua_tonumber(L, 2), v;
@@ -550,6 +571,7 @@ static int t_quantile(lua_State *L) {
 /* t:median() -> numpy's np.median over all elements */
 static int t_median(lua_State *L) {
   ns_tensor *t = self(L);
+  nsl_charge(L, nlogn(t->n));
   char err[NS_ERRLEN];
   double v;
   if (!lua_isnone(L, 2)) return nsl_argerror(L, 2, "unexpected extra argument");
@@ -617,7 +639,10 @@ static int t_gc(lua_State *L) {
   ns_tensor **box = luaL_checkudata(L, 1, NSL_TENSOR_MT);
   ns_tensor *t = *box;
   *box = NULL;
-  spare *sp = t && t->n * ns_dtype_size(t->dtype) >= NSL_SPARE_MIN ? spare_of(L, 0) : NULL;
+  /* a tensor others still own (a state shares it) is theirs now, not a spare to write into */
+  spare *sp = t && !ns_tensor_shared(t) && t->n * ns_dtype_size(t->dtype) >= NSL_SPARE_MIN
+                  ? spare_of(L, 0)
+                  : NULL;
   if (sp && !sp->closed) { /* the newest stays: the loop that dropped it likely makes another */
     ns_tensor_free(sp->t);
     sp->t = t;
@@ -665,6 +690,17 @@ static int arith(lua_State *L, ns_binop op, const char *name) {
     a = nsl_tensorat(L, 1, 1, "left operand");
   if (!b && (lua_type(L, 2) == LUA_TTABLE || luaL_testudata(L, 2, NSL_TENSOR_MT)))
     b = nsl_tensorat(L, 2, 2, "right operand");
+  if (a && b) { /* the broadcast output's elements (aligned from the last axis) */
+    double n = 1;
+    for (int k = 0; k < NS_MAXRANK; k++) {
+      size_t da = k < a->rank ? a->shape[a->rank - 1 - k] : 1;
+      size_t db = k < b->rank ? b->shape[b->rank - 1 - k] : 1;
+      n *= (double)(da > db ? da : db);
+    }
+    nsl_charge(L, n);
+  } else if (a || b) {
+    nsl_charge(L, 2 * (double)(a ? a : b)->n);
+  }
   ns_tensor **out = nsl_newbox(L);
   if (a && b)
     *out = ns_op_binary(a, b, op, err);
@@ -792,6 +828,7 @@ static int l_tensor(lua_State *L) {
                           (lua_Integer)v->n);
   }
   ns_dtype d = nsl_checkdtype(L, 3, "dtype", v->dtype);
+  nsl_charge(L, 2 * (double)v->n);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_reshape(v, rank, shape, err);
   if (*out && d != v->dtype) {
@@ -839,6 +876,7 @@ static int l_eye(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
   char err[NS_ERRLEN];
   size_t n = nsl_sizeat(L, 1, 1, "n");
+  nsl_charge(L, (double)n * (double)n);
   ns_dtype d = nsl_checkdtype(L, 2, "dtype", NS_FP64);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_eye(n, d, err);
@@ -869,6 +907,9 @@ static int l_concat(lua_State *L) {
   }
   int axis = 0;
   if (!lua_isnoneornil(L, 2)) axis = nsl_axisat(L, 2, 2, "axis", parts[0]->rank);
+  double total = 0;
+  for (size_t i = 0; i < n; i++) total += (double)parts[i]->n;
+  nsl_charge(L, total); /* written (each was charged as read) */
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_concat(parts, n, axis, err);
   if (!*out) return nsl_argerror(L, 1, "%s", err);
@@ -881,6 +922,7 @@ static int l_outer(lua_State *L) {
   char err[NS_ERRLEN];
   ns_tensor *u = nsl_tensorarg(L, 1, "u");
   ns_tensor *v = nsl_tensorarg(L, 2, "v");
+  nsl_charge(L, (double)u->n * (double)v->n);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_outer(u, v, err);
   if (!*out) return luaL_error(L, "outer: %s", err);
@@ -898,6 +940,8 @@ static int l_matmul(lua_State *L) {
   if (a->shape[1] != b->shape[0])
     return nsl_argerror(L, 2, "b has %I rows but a has %I columns", (lua_Integer)b->shape[0],
                         (lua_Integer)a->shape[1]);
+  double m = (double)a->shape[0], k = (double)a->shape[1], n = (double)b->shape[1];
+  nsl_charge(L, m * n + 2 * m * k * n / NSL_FLOPS);
   ns_tensor **out = nsl_newbox(L);
   *out = ns_op_matmul(a, b, err);
   if (!*out) return luaL_error(L, "matmul: %s", err);

@@ -24,6 +24,7 @@
 #include <readline/readline.h>
 
 #include "core/err.h"
+#include "core/text.h"
 #include "explore/file.h"
 #include "repl/complete.h"
 
@@ -312,22 +313,25 @@ static int format_values(lua_State *L) {
   return 1;
 }
 
+/* The REPL's and the screen prompt's one sink: a value or a message, sanitized (a string
+ * from a file, a state file's error, can hold escape sequences: core/text.h); a message in
+ * one call with its final newline, like a result line. */
 static void emit(nslr_writer out, void *ud, lua_State *L, int idx, int is_error) {
   size_t len;
   const char *s = lua_tolstring(L, idx, &len);
   if (!out || !s) return;
-  if (is_error) { /* one call with the final newline, like a result line */
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addlstring(&b, s, len);
-    luaL_addchar(&b, '\n');
-    luaL_pushresult(&b);
-    s = lua_tolstring(L, -1, &len);
-    out(ud, s, len, 1);
-    lua_pop(L, 1);
-  } else {
-    out(ud, s, len, 0);
+  const unsigned keep = NS_TEXT_KEEP_NL | NS_TEXT_KEEP_TAB;
+  size_t need = ns_text_sanitize(NULL, 0, s, len, keep);
+  char *c = malloc(need + 2);
+  if (!c) { /* no room for a safe copy: say so rather than show it raw */
+    static const char oom[] = "normscope: out of memory\n";
+    out(ud, oom, sizeof oom - 1, 1);
+    return;
   }
+  ns_text_sanitize(c, need + 1, s, len, keep);
+  if (is_error) c[need++] = '\n';
+  out(ud, c, need, is_error);
+  free(c);
 }
 
 int nslr_eval(lua_State *L, const char *chunk, const char *chunkname, nslr_writer out, void *ud) {
@@ -532,6 +536,118 @@ static char *hist_serialize(size_t *len) {
   return buf;
 }
 
+/* The history file is read by its end only, and only its last NSLR_HISTORY_MAX entries are
+ * kept (a junk file of 20 MB made readline's own reader take minutes: each line beyond the
+ * limit shifted the whole list). */
+#define HIST_READ_MAX ((size_t)16 << 20)
+
+/* A "#<digits>" line: an entry's timestamp. */
+static int is_stamp(const char *l, size_t n) {
+  if (n < 2 || l[0] != '#') return 0;
+  for (size_t i = 1; i < n; i++)
+    if (l[i] < '0' || l[i] > '9') return 0;
+  return 1;
+}
+
+typedef struct {
+  const char *text, *stamp;
+  size_t tlen, slen;
+} hist_span;
+
+/* Keeps the entry in the ring of the last NSLR_HISTORY_MAX. */
+static void hist_keep(hist_span *ring, size_t *n, const char *text, size_t tlen, const char *stamp,
+                      size_t slen) {
+  hist_span *e = &ring[*n % NSLR_HISTORY_MAX];
+  e->text = text, e->tlen = tlen, e->stamp = stamp, e->slen = slen;
+  (*n)++;
+}
+
+/* Adds one entry (its lines joined) with its timestamp line, if any. */
+static void hist_take(const hist_span *h) {
+  char *e = malloc(h->tlen + 1), *ts = h->stamp ? malloc(h->slen + 1) : NULL;
+  if (e && (!h->stamp || ts)) {
+    memcpy(e, h->text, h->tlen);
+    e[h->tlen] = '\0';
+    add_history(e);
+    if (ts) {
+      memcpy(ts, h->stamp, h->slen);
+      ts[h->slen] = '\0';
+      add_history_time(ts);
+    }
+  }
+  free(e);
+  free(ts);
+}
+
+/* read_history's work on the file's last HIST_READ_MAX bytes, through the one opener that
+ * refuses what is not a regular file (a FIFO there would wait forever): each "#<seconds>"
+ * line starts an entry whose lines follow it (history_multiline_entries); lines before the
+ * first are an entry each. 0, ENOENT, or another errno (why says more). */
+static int hist_read(const char *path, char *why, size_t cap) {
+  if (access(path, F_OK) != 0 && errno == ENOENT) return ENOENT;
+  char err[NS_ERRLEN];
+  int fd = ns_file_open_regular(path, err);
+  if (fd < 0) {
+    snprintf(why, cap, "%s", err);
+    return EINVAL;
+  }
+  struct stat st;
+  off_t size = fstat(fd, &st) == 0 ? st.st_size : 0, from = 0;
+  if ((size_t)size > HIST_READ_MAX) from = size - (off_t)HIST_READ_MAX;
+  size_t want = (size_t)(size - from), got = 0;
+  char *buf = malloc(want + 1);
+  hist_span *ring = malloc(NSLR_HISTORY_MAX * sizeof *ring);
+  int e = buf && ring ? 0 : ENOMEM;
+  if (!e && lseek(fd, from, SEEK_SET) != from) e = errno;
+  while (!e && got < want) {
+    ssize_t r = read(fd, buf + got, want - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) e = errno;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (e) {
+    free(buf);
+    free(ring);
+    snprintf(why, cap, "%s", strerror(e));
+    return e;
+  }
+  char *p = buf, *end = buf + got;
+  if (from > 0) { /* cut inside the file: begin at the first entry that starts after it */
+    char *q = p;
+    while (q < end) {
+      char *nl = memchr(q, '\n', (size_t)(end - q));
+      size_t n = (size_t)((nl ? nl : end) - q);
+      if (q > p && is_stamp(q, n)) break;
+      q = nl ? nl + 1 : end;
+    }
+    p = q;
+  }
+  const char *stamp = NULL, *text = NULL;
+  size_t slen = 0, tlen = 0, kept = 0;
+  while (p < end) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = (size_t)((nl ? nl : end) - p);
+    if (is_stamp(p, n)) {
+      if (stamp && text) hist_keep(ring, &kept, text, tlen, stamp, slen);
+      stamp = p, slen = n, text = NULL, tlen = 0;
+    } else if (stamp) { /* a line of the entry: its text runs on to here */
+      if (!text) text = p;
+      tlen = (size_t)(p + n - text);
+    } else if (n > 0) {
+      hist_keep(ring, &kept, p, n, NULL, 0);
+    }
+    p = nl ? nl + 1 : end;
+  }
+  if (stamp && text) hist_keep(ring, &kept, text, tlen, stamp, slen);
+  size_t first = kept > NSLR_HISTORY_MAX ? kept - NSLR_HISTORY_MAX : 0;
+  for (size_t k = first; k < kept; k++) hist_take(&ring[k % NSLR_HISTORY_MAX]);
+  free(ring);
+  free(buf);
+  return 0;
+}
+
 /* Writes the whole history to the file, atomically and private. 0, or -1 with a warning. */
 static int hist_write(void) {
   size_t len = 0;
@@ -624,9 +740,10 @@ int nslr_history_open(int quiet) {
   strcat(dir, "/history");
   hist_path = dir;
 
-  int e = read_history(hist_path); /* returns an errno value */
+  char why[NS_ERRLEN] = "";
+  int e = hist_read(hist_path, why, sizeof why);
   if (e != 0 && e != ENOENT) {
-    hist_warn("cannot read", hist_path, e);
+    hist_warn_msg("cannot read", hist_path, why);
     return -1;
   }
   hist_note_file();
@@ -644,8 +761,9 @@ void nslr_history_add(const char *entry) {
   /* Another session wrote: take its entries (which include ours written before) first.
    * A file that cannot be read now leaves our entries as they are. */
   if (hist_writable && hist_changed() && access(hist_path, R_OK) == 0) {
+    char why[NS_ERRLEN];
     clear_history();
-    (void)read_history(hist_path);
+    (void)hist_read(hist_path, why, sizeof why);
     hist_note_file();
   }
   HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;

@@ -7,7 +7,7 @@ libnstui_la_SOURCES = src/tui/tui.c src/tui/tui.h src/tui/app.h src/tui/keys.c s
 	src/tui/lesson_pane.c src/tui/message.c \
 	src/tui/placement.c src/tui/backward.c src/tui/evalshift.c src/tui/stackview.c \
 	src/tui/xfigure.c src/tui/jacwork.c \
-	src/tui/auditview.c src/tui/panels.c
+	src/tui/auditview.c src/tui/panels.c src/tui/termcheck.c
 libnstui_la_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(READLINE_CFLAGS) $(LUA_CFLAGS) \
 	-D_XOPEN_SOURCE_EXTENDED -DNCURSES_WIDECHAR=1 -pthread
 libnstui_la_LIBADD = libnsplot.la $(NCURSES_LIBS) $(READLINE_LIBS) -lpthread

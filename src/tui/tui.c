@@ -599,7 +599,8 @@ static void install_signals(void) {
 /* Starts curses on the terminal (*out: its screen, for delscreen): keys, colours, the
  * mouse. 0, or -1 after saying why on stderr. */
 static int start_curses(app *a, const tui_options *opt, SCREEN **out) {
-  SCREEN *scr = *out = newterm(NULL, stdout, stdin);
+  /* an unknown TERM is refused before newterm, which would leak it (termcheck.c) */
+  SCREEN *scr = *out = tui_term_known() ? newterm(NULL, stdout, stdin) : NULL;
   if (!scr) {
     const char *term = getenv("TERM");
     fprintf(stderr,

@@ -56,6 +56,10 @@ extern const char *const *const tui_panel_names;
 /* Runs the explorer until the user quits; restores the terminal on every exit path.
  * Returns the process exit status (0, or 1 when the file could not be opened). */
 int tui_run(const tui_options *opt);
+/* termcheck.c: 1 when the terminal type ($TERM) is in the terminfo database (the screen can
+ * start), 0 when it is not; asked before newterm, which leaks what it took on a type it does
+ * not know. */
+int tui_term_known(void);
 
 /* The layout test (`lesson --layout-dump SIZES NAME`): plays every step of opt->lesson at each
  * size of SIZES ("80x24,100x30,120x40") on a terminal that is not there (curses drawing to

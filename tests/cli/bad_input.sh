@@ -31,6 +31,12 @@ printf 'local x = ns.rng(1):normal(0, 1, {11, 11})\nns.save("big121.npy", x)\nns
 "$ns" run mkbig.lua || echo "# could not write big121.npy, big121.csv"
 printf 'lesson{title = "loop", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) while true do end end}}}\n' >loop.lua
 printf 'lesson{title = "mem", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local t = {} for i = 1, 1e8 do t[i] = {i} end end}}}\n' >mem.lua
+printf 'lesson{title = "slow", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local u = ("xxxxxxxx"):rep(1 << 20) while true do local v = u:upper() end end}}}\n' >slow.lua
+
+# files that are not files (issue 23): FIFOs under every name a file is read by (opening one
+# would wait for a writer forever), and a history folder whose history is one
+for f in fifo.lua fifo.npy fifo.csv fifo.safetensors; do mkfifo "$f" || echo "# could not make $f"; done
+mkdir -p fh/normscope && mkfifo fh/normscope/history || echo "# could not make fh/normscope/history"
 
 # helpers of the lua kind
 cat >prelude.lua <<'LUA'
@@ -67,7 +73,7 @@ while IFS='	' read -r id kind want frag input; do
   n=$((n + 1))
   # a kind may end in +VAR=VALUE: that case runs with VAR set in its environment
   envs=""
-  case "$kind" in *+*) envs=${kind#*+}; kind=${kind%%+*} ;; esac
+  case "$kind" in *+*) envs=$(printf '%s' "${kind#*+}" | sed "s|@T|$T|g"); kind=${kind%%+*} ;; esac
   input=$(printf '%s' "$input" | sed "s|@T|$T|g")
   frag=$(printf '%s' "$frag" | sed "s|@T|$T|g")
   : >case.lua
@@ -80,6 +86,7 @@ while IFS='	' read -r id kind want frag input; do
   state)
     case "$input" in
     @missing) path='"/nonexistent/state.lua"' ;;
+    @fifo) path='T .. "/fifo.lua"' ;;
     @folder) path='T' ;;
     *) path="write(\"state.lua\", \"$(printf '%s' "$input" | sed "s|@npy|$T/good.npy|g")\")" ;;
     esac

@@ -4,6 +4,14 @@
 TESTS += tests/cli/bad_input.sh tests/cli/test_atomic_kill.sh
 EXTRA_DIST += tests/cli/bad_input.sh tests/cli/bad_input.tsv tests/cli/test_atomic_kill.sh
 
+## test_escapes.sh (issue 23): escape sequences from a lesson, a state file, a tensor name
+## and a CSV token reach neither stdout nor stderr raw, in any command.
+TESTS += tests/cli/test_escapes.sh
+EXTRA_DIST += tests/cli/test_escapes.sh
+## test_umask.sh: what normscope writes gets 0644 less the umask; the history 0600.
+TESTS += tests/cli/test_umask.sh
+EXTRA_DIST += tests/cli/test_umask.sh
+
 ## test_manpage.sh: doc/normscope.1 is clean under groff -man -ww and names every
 ## subcommand, option and Lua function (the module walked at run time).
 TESTS += tests/cli/test_manpage.sh

@@ -17,7 +17,16 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-runtime.lua tests/lessons/hostile-step-loop.lua \
 	tests/lessons/hostile-syntax.lua tests/lessons/hostile-tensors.lua \
 	tests/lessons/hostile-tensor-garbage.lua tests/lessons/hostile-gc.lua \
-	tests/lessons/hostile-pattern.lua
+	tests/lessons/hostile-pattern.lua tests/lessons/hostile-pattern-long.lua \
+	tests/lessons/hostile-pattern-plain.lua tests/lessons/hostile-gsub-pattern.lua \
+	tests/lessons/hostile-table-move.lua tests/lessons/hostile-table-len.lua \
+	tests/lessons/hostile-rep-empty.lua tests/lessons/hostile-c-loop.lua \
+	tests/lessons/hostile-jacobian-loop.lua tests/lessons/hostile-explorer-gc.lua \
+	tests/lessons/hostile-check-loop.lua tests/lessons/hostile-gc-loop.lua \
+	tests/lessons/hostile-time.lua tests/lessons/hostile-mem-explorer.lua \
+	tests/lessons/hostile-mem-explorers.lua tests/lessons/hostile-mem-steps.lua \
+	tests/lessons/hostile-mem-results.lua tests/lessons/mem-shared-steps.lua \
+	tests/lessons/hostile-print-flood.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)
 TESTS += tests/lessons/test_lessons.sh tests/lessons/test_claims_sync.sh

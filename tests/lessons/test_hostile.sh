@@ -54,14 +54,40 @@ hostile error-table 2 "error object is a table value"
 hostile claim-unknown 3 "claim: unknown id 'no-such-claim'"
 hostile tensors 3 "memory limit exceeded: tensors hold"
 hostile gc 3 "lessons cannot set __gc"
-hostile pattern 3 "string.find: a pattern with 40 repetitions on 40 bytes"
+hostile pattern 3 "instruction budget exceeded"
 hostile explorer-save 3 "cannot read or write files"
 hostile explorer-load 3 "cannot read or write files"
 hostile set-file 2 "cannot read or write files"
 hostile audit-file 2 "cannot read or write files"
+# C work the count hook never sees: the matcher, the table functions and ns.* charge the
+# budget too, and the clock ends what is cheap in instructions but not in time
+hostile pattern-long 3 "instruction budget exceeded"
+hostile pattern-plain 3 "instruction budget exceeded"
+hostile gsub-pattern 3 "instruction budget exceeded"
+hostile table-move 3 "instruction budget exceeded"
+hostile table-len 3 "instruction budget exceeded"
+hostile rep-empty 5 "over the lesson's memory limit"
+hostile c-loop 3 "instruction budget exceeded"
+hostile jacobian-loop 3 "instruction budget exceeded"
+hostile explorer-gc 3 "attempt to index a boolean value"
+hostile check-loop 3 "instruction budget exceeded"
+hostile gc-loop 4 "instruction budget exceeded"
+# memory: every tensor a call makes counts against the cap, wherever it ends up (a budget
+# large enough that the cap ends these)
+NS_LESSON_STEPS=1000000000
+hostile mem-explorer 4 "memory limit exceeded: tensors hold"
+hostile mem-explorers 4 "memory limit exceeded: tensors hold"
+hostile mem-steps 4 "memory limit exceeded: tensors hold"
+hostile mem-results 4 "memory limit exceeded: tensors hold"
+NS_LESSON_STEPS=5000000
+NS_LESSON_TIME=2
+export NS_LESSON_TIME
+hostile time 3 "time limit exceeded (2.0 s per call; NS_LESSON_TIME raises it)"
+unset NS_LESSON_TIME
 
 # many large temporaries are not a bomb: the collector gives their memory back in time
-if timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
+# (their 26 million elements of work need more than the small budget above)
+if NS_LESSON_STEPS=100000000 timeout 60 "$NS" lesson --headless "$dir/hostile-tensor-garbage.lua" >"$tmp/out" 2>"$tmp/err"; then
   ok "400 temporary 512 KiB tensors under a 32 MiB cap"
 else not_ok "400 temporary 512 KiB tensors under a 32 MiB cap" "stderr: $(head -c 300 "$tmp/err")"; fi
 # ordinary patterns still work in a lesson
@@ -73,6 +99,49 @@ printf 'local t = ns.tensor{1, 2}\nlocal u = t:reshape("no")\n' >"$tmp/arg.lua"
 "$NS" lesson --headless "$tmp/arg.lua" >/dev/null 2>"$tmp/err"
 if grep -q -F "arg.lua:2: bad argument #1 to 'reshape'" "$tmp/err"; then ok "argument errors keep their names"
 else not_ok "argument errors keep their names" "stderr: $(head -c 300 "$tmp/err")"; fi
+
+# each of those ends soon after its limit: within 5 s of the deadline (a generous bound for
+# a loaded machine), the budget's ones in a few seconds
+t0=$(date +%s)
+NS_LESSON_TIME=2 timeout 60 "$NS" lesson --headless "$dir/hostile-time.lua" >/dev/null 2>&1
+t1=$(date +%s)
+if [ $((t1 - t0)) -le 7 ]; then ok "a 2 s deadline ends the call within 5 s of it ($((t1 - t0)) s)"
+else not_ok "a 2 s deadline ends the call within 5 s of it" "took $((t1 - t0)) s"; fi
+
+# Ctrl-C ends a running lesson at once, with a message (the shell ignores SIGINT in a
+# background job: give it back its default first)
+printf 'lesson{title = "t", source = "000", section = "s", steps = {{text = "x"}}}\nwhile true do end\n' >"$tmp/spin.lua"
+NS_LESSON_STEPS=1000000000000 NS_LESSON_TIME=120 env --default-signal=INT "$NS" lesson --headless "$tmp/spin.lua" >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid" 2>/dev/null
+t0=$(date +%s)
+wait "$pid"
+rc=$?
+t1=$(date +%s)
+if [ "$rc" = 1 ] && grep -q "spin.lua:2: interrupted (Ctrl-C)" "$tmp/err" && [ $((t1 - t0)) -le 3 ]; then
+  ok "Ctrl-C interrupts a running lesson"
+else not_ok "Ctrl-C interrupts a running lesson" "rc=$rc after $((t1 - t0)) s" "stderr: $(head -c 300 "$tmp/err")"; fi
+
+# 200 steps over one 8 MB x: the snapshots share it, so the lesson loads under a 32 MiB cap
+# in well under 64 MB (a copy per step would be 1.6 GB)
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$NS" lesson --headless "$dir/mem-shared-steps.lua" >/dev/null 2>"$tmp/err"
+  rc=$?
+  kb=$(tail -n 1 "$tmp/rss")
+  if [ "$rc" = 0 ] && [ "$kb" -lt 65536 ]; then ok "200 step snapshots share one 8 MB x (peak $kb KB)"
+  else not_ok "200 step snapshots share one 8 MB x" "rc=$rc peak ${kb} KB" "stderr: $(head -c 300 "$tmp/err")"; fi
+else
+  echo "ok $((n = n + 1)) - # SKIP no /usr/bin/time for the peak memory"
+fi
+
+# output: a print flood stops at 1 MiB a call, with a note (and the budget ends the loop)
+NS_LESSON_STEPS=50000000 timeout 60 "$NS" lesson --headless "$dir/hostile-print-flood.lua" >"$tmp/out" 2>"$tmp/err"
+bytes=$(wc -c <"$tmp/out")
+if [ "$bytes" -le 1049000 ] && grep -q "output cut here: a lesson prints at most 1024 KiB per call" "$tmp/out" &&
+  grep -q "instruction budget exceeded" "$tmp/err"; then
+  ok "a print flood is cut at 1 MiB with a note ($bytes bytes)"
+else not_ok "a print flood is cut at 1 MiB with a note" "$bytes bytes" "stderr: $(head -c 300 "$tmp/err")"; fi
 
 # nothing was written by the ns.save attempt
 if [ ! -e /tmp/normscope-hostile.npy ]; then ok "ns.save wrote nothing"; else not_ok "ns.save wrote nothing"; fi

@@ -57,6 +57,48 @@ check "a state file cannot run programs" test ! -e "$tmp/pwned"
 check "  it fails with a message instead: exit 1" test "$st2" -eq 1
 check "  naming the file" sh -c 'case "$1" in *evil.lua*) exit 0;; *) exit 1;; esac' - "$out2"
 
+# :e of a hostile state file (issue 23): a backtracking pattern ends at the file's budget;
+# one that is cheap in instructions but slow in C runs until Ctrl-C, which ends it at once.
+# Either way the screen takes keys again and the state is as it was.
+printf 'local x = ("a"):rep(40):find(("a*"):rep(40) .. "b")\nset{eps = 0.75}\n' >"$tmp/bomb.lua"
+printf 'local s = ("xxxxxxxx"):rep(1 << 20)\nwhile true do local u = s:upper() end\n' >"$tmp/slow.lua"
+start 120 40
+started
+lua 'set{eps = 0.375}'
+wait_for "eps           0.375"
+keys :
+wait_re "^> ?$"
+lit ":e $tmp/bomb.lua"
+keys Enter
+check ":e of a pattern bomb ends with the budget's message" wait_for "runs too long for a state file" 5
+keys Escape
+check "  the screen takes keys again, the state as it was" wait_for "eps           0.375" 5
+keys :
+wait_re "^> ?$"
+lit ":e $tmp/slow.lua"
+pid=$(ns_pid)
+cpu() { set -- $(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null); echo "${12:-0}"; }
+before=$(cpu)
+keys Enter
+i=0 # until the file has run for 0.3 s of CPU (a loaded machine may take a while to start it)
+while [ $i -lt 200 ] && [ $(( $(cpu) - before )) -lt 30 ]; do sleep 0.05; i=$((i + 1)); done
+keys C-c
+check "Ctrl-C ends a slow state file at once" wait_for "interrupted (Ctrl-C); the state is as it was" 3
+keys Escape
+check "  and leaves the explorer running with its state" wait_for "eps           0.375" 5
+keys q
+check "  q still quits" wait_for "EXIT=0"
+
+# a lesson's escape sequences on the screen (issue 23): shown in caret notation, obeyed by
+# nothing (the pane's title stays; nothing was cleared)
+printf 'lesson{title = "T \033]0;PWNEDTITLE\007", source = "000", section = "s",\n  steps = {{text = "hi \033]2;PWNED2\007 \033[2J there"}}}\n' >"$tmp/esc.lua"
+start 120 40 lesson "$tmp/esc.lua"
+check "a lesson's escapes show as ^[ on the screen" wait_for 'hi ^[]2;PWNED2^G ^[[2J there' 10
+title=$(T display-message -p -t "$SES" '#{pane_title}')
+check "  the pane's title is not the lesson's ($title)" sh -c 'case "$1" in *PWNED*) exit 1;; esac' - "$title"
+keys q
+wait_for "EXIT="
+
 # the help lists every field of the state with its line from the field table
 start 120 40
 started

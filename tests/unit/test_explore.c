@@ -34,6 +34,9 @@ static void test_defaults(void) {
          "default layer norm, eps 1e-5 inside the sqrt");
   ns_state c;
   tap_ok(ns_state_copy(&c, &s, err) == 0 && ns_state_equal(&c, &s), "copy is equal");
+  tap_ok(c.x == s.x && ns_tensor_shared(s.x), "the copy shares x (copy-on-write, state.h)");
+  tap_ok(ns_tensor_unshare(&c.x) == 0 && c.x != s.x && !ns_tensor_shared(s.x),
+         "  unshared before a write in place: a copy of its own");
   ns_tensor_set(c.x, 2, 7);
   ns_state_stamp_x(&c); /* written in place: the state is told (state.h, x_stamp) */
   tap_ok(!ns_state_equal(&c, &s) && ns_tensor_get(s.x, 2) == 1, "copy is deep");

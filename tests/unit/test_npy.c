@@ -225,9 +225,10 @@ static void check_broken(void) {
                    "double quotes, odd spacing, trailing commas");
   expect_header_ok("{'descr': '<f8', 'fortran_order': False, 'shape': (3L, 2L)}", "3x2",
                    "Python 2 long integers");
-  expect_header_ok("{'descr': '<f8', 'extra': {'a': (1, [2, ')']), 'b': 'x,}'}, 'fortran_order': "
-                   "False, 'shape': (1, 1, 2, 3)}",
-                   "1x1x2x3", "an unknown key with nested values is skipped");
+  /* numpy's rule (format.py): the three keys and nothing else (issue 23) */
+  expect_header_error("{'descr': '<f8', 'extra': {'a': (1, [2, ')']), 'b': 'x,}'}, "
+                      "'fortran_order': False, 'shape': (1, 1, 2, 3)}",
+                      8, "and nothing else");
 
   unsigned char tiny[16] = "\x93NUMPY\x01\x00";
   expect_error(tiny, 4, "bad magic", "4 bytes");

@@ -1,0 +1,2 @@
+local x = ("a"):rep(40):find(("a*"):rep(40) .. "b")
+set{eps = 0.1}
