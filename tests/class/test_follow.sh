@@ -266,6 +266,9 @@ check "  the step's answer shown (H after the hint): equal" same_as_teacher f1
 "$NS" run - "$tmp/big.npy" <<'EOF'
 ns.save(arg[1], ns.rng(3):normal(0, 1, {8, 1024}):astype("fp32"))
 EOF
+on teacher
+keys q # the last teacher leaves first (and takes its socket with it)
+wait_for "EXIT=" 10
 T kill-session -t teacher
 spawn teacher --broadcast "$S" "$tmp/big.npy"
 on teacher
