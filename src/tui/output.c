@@ -94,7 +94,7 @@ static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tu
     int yy = 2 + (int)i;
     /* the selected element's label in reverse video */
     int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
-    tui_printf(w, yy, 1, ls, "%4zu", idx + 1);
+    tui_printf(w, yy, 1, ls, "%*zu", lab - 1, idx + 1);
     char num[32];
     if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
       /* masked (padding): out of every statistic, its output the constant 0 */
@@ -196,7 +196,18 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   int matrix = s->x->rank > 1;
   size_t lines = matrix ? n / cols : n;
   /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
-  int nw = iw >= 44 ? 10 : 9, lab = 4, barw = iw - lab - 3 * nw - 1;
+  /* a vector's element numbers: as wide as the largest one and a space (at least 4) */
+  int lab = 4;
+  for (size_t t = n, d = 0; !matrix; t /= 10) {
+    if (!t) {
+      if ((int)d + 1 > lab) lab = (int)d + 1;
+      break;
+    }
+    d++;
+  }
+  int nw = iw >= 44 ? 10 : 9, barw = iw - lab - 3 * nw - 1;
+  if (barw < 5 && lab > 4 && iw - lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
+    nw = 8, barw = iw - lab - 3 * nw - 1;
   int show_probes = !matrix && barw >= 5;
   if (!show_probes) barw = iw - lab - nw - 1;
   /* an odd width puts the zero axis in the middle: as many cells left as right */
