@@ -268,16 +268,16 @@ static void check_broken(void) {
   expect_header_error("{'descr': 'float64', 'fortran_order': False, 'shape': (1,), }", 16,
                       "'float64' is not supported");
   { /* a 0-d array (np.save of a scalar, such as num_batches_tracked) loads as shape (1) */
-    size_t len;
+    size_t zlen;
     const double v = 7;
-    unsigned char *b = make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v,
-                                sizeof v, &len);
+    unsigned char *zb = make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v,
+                                 sizeof v, &zlen);
     char err[NS_ERRLEN] = "";
-    ns_tensor *t = ns_npy_parse(b, len, err);
+    ns_tensor *t = ns_npy_parse(zb, zlen, err);
     tap_ok(t && t->rank == 1 && t->shape[0] == 1 && ns_tensor_get(t, 0) == 7,
            "a 0-d array loads as one value of shape (1) %s", err);
     ns_tensor_free(t);
-    free(b);
+    free(zb);
   }
   expect_header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 2), }", 16,
                       "shape (1, 1, 1, 1, 2) has rank 5");

@@ -94,41 +94,41 @@ int main(void) {
   /* sharing: one copy, many owners; the last frees it; unshare gives a writer its own */
   {
     ns_tensor *a = ns_tensor_new(1, s3, NS_FP64, err);
-    ns_tensor *b = ns_tensor_share(a), *w = ns_tensor_share(a);
-    tap_ok(b == a && w == a && ns_tensor_shared(a), "share: the same tensor, shared");
+    ns_tensor *tb = ns_tensor_share(a), *w = ns_tensor_share(a);
+    tap_ok(tb == a && w == a && ns_tensor_shared(a), "share: the same tensor, shared");
     tap_ok(ns_tensor_unshare(&w) == 0 && w != a && ns_tensor_shared(a),
            "unshare: a copy of its own, the others still share");
     ns_tensor_set(w, 0, 5);
     tap_ok(ns_tensor_get(a, 0) == 0, "  writing it leaves the shared one");
     ns_tensor_free(w);
-    ns_tensor_free(b);
+    ns_tensor_free(tb);
     tap_ok(!ns_tensor_shared(a) && ns_tensor_unshare(&a) == 0, "the last owner is alone");
     ns_tensor_free(a);
   }
 
   /* memory accounts: tensors charge the thread's account; past the limit, refused */
   {
-    size_t big[1] = {1000}; /* 8000 bytes and the struct */
+    size_t one[1] = {1000}; /* 8000 bytes and the struct */
     ns_mem_account *acct = ns_mem_account_new(20000);
     ns_mem_account *prev = ns_mem_account_use(acct);
-    ns_tensor *a = ns_tensor_new(1, big, NS_FP64, err);
-    ns_tensor *b = ns_tensor_new(1, big, NS_FP64, err);
-    tap_ok(a && b && ns_mem_used(acct) == 2 * (8000 + sizeof *a) && !ns_mem_refused(acct),
+    ns_tensor *a = ns_tensor_new(1, one, NS_FP64, err);
+    ns_tensor *tb = ns_tensor_new(1, one, NS_FP64, err);
+    tap_ok(a && tb && ns_mem_used(acct) == 2 * (8000 + sizeof *a) && !ns_mem_refused(acct),
            "two tensors charged: %zu bytes", ns_mem_used(acct));
-    ns_tensor *c = ns_tensor_new(1, big, NS_FP64, err);
-    tap_ok(!c && has(err, "over the memory cap") && ns_mem_refused(acct),
+    ns_tensor *tc = ns_tensor_new(1, one, NS_FP64, err);
+    tap_ok(!tc && has(err, "over the memory cap") && ns_mem_refused(acct),
            "a third is refused: %s", err);
     ns_tensor *d = ns_tensor_share(a);
     tap_ok(ns_mem_used(acct) == 2 * (8000 + sizeof *a), "a share charges nothing");
     ns_tensor_free(d);
-    ns_tensor_free(b);
+    ns_tensor_free(tb);
     tap_ok(ns_mem_used(acct) == 8000 + sizeof *a, "the freed one gives its bytes back");
     size_t other = 15000;
     ns_mem_account_set_owner(acct, &other, NULL, NULL);
-    tap_ok(!ns_tensor_new(1, big, NS_FP64, err), "the owner's other bytes count too");
+    tap_ok(!ns_tensor_new(1, one, NS_FP64, err), "the owner's other bytes count too");
     ns_mem_account_use(prev);
     ns_mem_account_release(acct); /* a still holds it */
-    ns_tensor *e = ns_tensor_new(1, big, NS_FP64, err);
+    ns_tensor *e = ns_tensor_new(1, one, NS_FP64, err);
     tap_ok(e && !e->acct, "without an account nothing is charged");
     ns_tensor_free(e);
     ns_tensor_free(a); /* the account goes with it (ASan would see a leak) */
