@@ -104,21 +104,6 @@ static void printf_b(buf *b, const char *fmt, ...) {
 
 /* ---- the handout ---- */
 
-/* dump()'s lines of field `name` (a tensor goes on over lines indented deeper), or NULL. */
-static const char *dump_field(const char *dump, const char *name, size_t *len) {
-  size_t nl = strlen(name);
-  for (const char *s = dump; s && *s;) {
-    const char *e = strchr(s, '\n');
-    if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
-        strncmp(s + 2 + nl, " = ", 3) == 0) {
-      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
-      *len = e ? (size_t)(e - s) : strlen(s);
-      return s;
-    }
-    s = e ? e + 1 : NULL;
-  }
-  return NULL;
-}
 
 /* A set{} of the fields of s that differ from base, as dump() writes them. 0, or -1. */
 static int set_block(buf *b, const ns_state *base, const ns_state *s, char *err) {
@@ -131,7 +116,7 @@ static int set_block(buf *b, const ns_state *base, const ns_state *s, char *err)
   for (int f = 0; f < NS_F_COUNT; f++) {
     if (!(d & NS_FIELDBIT(f))) continue;
     size_t l = 0;
-    const char *line = dump_field(dump, ns_field_name((ns_field)f), &l);
+    const char *line = ns_dump_field(dump, ns_field_name((ns_field)f), &l);
     if (line) {
       put(b, line, l);
       puts_b(b, "\n");

@@ -67,21 +67,11 @@ static void lesson_name(const char *path, char *out, size_t len) {
   out[n] = 0;
 }
 
-/* dump()'s line of field `name` (a value over several lines goes on while they are indented
- * deeper), or NULL. */
+/* dump()'s line of field `name` with its newline (ns_dump_field), or NULL. */
 static const char *dump_field(const char *dump, const char *name, size_t *len) {
-  size_t nl = strlen(name);
-  for (const char *s = dump; s && *s;) {
-    const char *e = strchr(s, '\n');
-    if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
-        strncmp(s + 2 + nl, " = ", 3) == 0) {
-      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
-      *len = e ? (size_t)(e - s) + 1 : strlen(s);
-      return s;
-    }
-    s = e ? e + 1 : NULL;
-  }
-  return NULL;
+  const char *s = ns_dump_field(dump, name, len);
+  if (s && s[*len] == '\n') (*len)++;
+  return s;
 }
 
 /* text with its bytes [at, at + cut) replaced by with (malloc'd), or NULL. */

@@ -811,6 +811,21 @@ static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *source, size_t
   sb_printf(sb, "}, \"%s\")", ns_dtype_name(t->dtype));
 }
 
+const char *ns_dump_field(const char *dump, const char *name, size_t *len) {
+  size_t nl = strlen(name);
+  for (const char *s = dump; s && *s;) {
+    const char *e = strchr(s, '\n');
+    if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
+        strncmp(s + 2 + nl, " = ", 3) == 0) {
+      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
+      *len = e ? (size_t)(e - s) : strlen(s);
+      return s;
+    }
+    s = e ? e + 1 : NULL;
+  }
+  return NULL;
+}
+
 char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
   strbuf sb = {0};
   sb_printf(&sb, "-- normscope explorer state (load it with :e FILE, load(FILE) or --state)\n");

@@ -271,6 +271,10 @@ size_t ns_state_bytes(const ns_state *s);
 char *ns_state_dump(const ns_state *s, size_t inline_max, char *err);
 /* Default inline_max: larger tensors loaded from a file are referenced by name. */
 #define NS_DUMP_INLINE_MAX 4096
+/* The line "  name = ...," of field name in a dump (a value that goes on over lines indented
+ * deeper, a tensor's, included), and its length without the final newline; NULL when the
+ * dump has no such field. Points into dump. */
+const char *ns_dump_field(const char *dump, const char *name, size_t *len);
 
 /* sha256 of a tensor's dtype, shape and data bytes, as 64 hex digits into hex[65]. */
 void ns_tensor_digest(const ns_tensor *t, char hex[65]);

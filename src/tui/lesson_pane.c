@@ -1411,22 +1411,6 @@ const char *tui_player_hint(const app *a) {
 
 /* ---- recording ---- */
 
-/* dump()'s line of field f ("  eps = 0.5,") out of a whole dump; NULL if absent. */
-static const char *dump_line(const char *dump, const char *name, int *len) {
-  size_t nl = strlen(name);
-  for (const char *s = dump; s && *s;) {
-    const char *e = strchr(s, '\n');
-    if (strncmp(s, "  ", 2) == 0 && strncmp(s + 2, name, nl) == 0 &&
-        strncmp(s + 2 + nl, " = ", 3) == 0) {
-      /* a long value (a tensor) goes on over lines indented deeper than a field's */
-      while (e && strncmp(e + 1, "   ", 3) == 0) e = strchr(e + 1, '\n');
-      *len = (int)(e ? e - s : (long)strlen(s));
-      return s;
-    }
-    s = e ? e + 1 : NULL;
-  }
-  return NULL;
-}
 
 /* The state now as a step: the fields that differ from the last mark. 1 added, 0 nothing
  * changed, -1 error (err). */
@@ -1461,10 +1445,10 @@ static int mark(app *a, char *err) {
                           lesson_attr_name(LESSON_A_STEP_SET));
   for (int f = 0; f < NS_F_COUNT; f++) {
     if (!(d & NS_FIELDBIT(f))) continue;
-    int l = 0;
-    const char *s = dump_line(dump, ns_field_name((ns_field)f), &l);
-    if (s && len + (size_t)l + 8 < cap)
-      len += (size_t)snprintf(step + len, cap - len, "    %.*s\n", l, s);
+    size_t l = 0;
+    const char *s = ns_dump_field(dump, ns_field_name((ns_field)f), &l);
+    if (s && len + l + 8 < cap)
+      len += (size_t)snprintf(step + len, cap - len, "    %.*s\n", (int)l, s);
   }
   snprintf(step + len, cap - len, "     }},\n");
   free(dump);
