@@ -492,7 +492,9 @@ static const char *reflow(const char *src, char *dst, size_t len) {
 typedef struct {
   line ln[MAXLINES];
   int n, task, fig;
-  char buf[4][8192];
+  /* one text each: the question or the step's text, its instruction or the try-it, the
+     hints, the verdict, the variant line (step_lines takes them in turn, at most 5) */
+  char buf[6][8192];
 } pane_text;
 
 static void step_lines(const app *a, int width, pane_text *t) {
