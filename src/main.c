@@ -32,7 +32,8 @@ static int cmd_help(int argc, char **argv, int first);
 static const command audit_entry = {"audit", "FILE [OPTION]...", "audit an activation tensor",
                                     cmd_audit_help, cmd_audit};
 /* The classroom's follower (src/class). */
-static const command follow_entry = {"follow", "SOCKET", "follow a teacher's screen (--broadcast SOCKET)",
+static const command follow_entry = {"follow", "SOCKET",
+                                     "follow a teacher's screen (--broadcast SOCKET)",
                                      cls_follow_help, cls_cmd_follow};
 static const command help_entry = {"help", "[COMMAND]", "show this help, or the help of COMMAND",
                                    "Usage: " PROG " help [COMMAND]\n"
@@ -68,12 +69,12 @@ static const struct {
   const char *name;
   int id;
   int value; /* takes a value (--state FILE or --state=FILE) */
-} options[] = {{"--help", OPT_HELP, 0},         {"-h", OPT_HELP, 0},
-               {"--version", OPT_VERSION, 0},   {"-V", OPT_VERSION, 0},
-               {"--ascii", OPT_ASCII, 0},       {"--no-mouse", OPT_NO_MOUSE, 0},
-               {"--no-color", OPT_NO_COLOR, 0}, {"--no-colour", OPT_NO_COLOR, 0},
-               {"--state", OPT_STATE, 1},       {"--resume", OPT_RESUME, 0},
-               {"--tensor", OPT_TENSOR, 1},     {"--theme", OPT_THEME, 1},
+} options[] = {{"--help", OPT_HELP, 0},          {"-h", OPT_HELP, 0},
+               {"--version", OPT_VERSION, 0},    {"-V", OPT_VERSION, 0},
+               {"--ascii", OPT_ASCII, 0},        {"--no-mouse", OPT_NO_MOUSE, 0},
+               {"--no-color", OPT_NO_COLOR, 0},  {"--no-colour", OPT_NO_COLOR, 0},
+               {"--state", OPT_STATE, 1},        {"--resume", OPT_RESUME, 0},
+               {"--tensor", OPT_TENSOR, 1},      {"--theme", OPT_THEME, 1},
                {"--broadcast", OPT_BROADCAST, 1}};
 
 /* The option whose name is the first len characters of a, or -1 (*value: it takes one). */

@@ -934,7 +934,8 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
              gr.dmg);
   setf(f, NS_AUDIT_PRECISION, verdict, lost,
        "%s%s%s; max |y - y_fp64| %s: as the frameworks compute it, numpy float32 %.2g (np.mean "
-       "and np.var in float32, in numpy's order: order=numpy), torch float32 %.2g (%s); fp32 storage "
+       "and np.var in float32, in numpy's order: order=numpy), torch float32 %.2g (%s); fp32 "
+       "storage "
        "with fp64 accumulation %.2g, fp16 %.2g, bf16 %.2g, fp32 raw %.2g, and fp32 summed in "
        "index order %.2g (normscope's own order, which no framework uses: not a verdict); "
        "storing x in fp16 moves y by %.2g, in bf16 %.2g (relative to max(1, |y|)); warns at "

@@ -687,8 +687,7 @@ int cmd_audit(int argc, char **argv, int first) {
       break;
     case OPT_KIND: {
       ns_kind k;
-      if (ns_kind_parse(v, &k) != 0)
-        return usage(v, "--kind must be one of" NS_KIND_WORDS);
+      if (ns_kind_parse(v, &k) != 0) return usage(v, "--kind must be one of" NS_KIND_WORDS);
       o.kind = k;
       break;
     }

@@ -104,7 +104,6 @@ static void printf_b(buf *b, const char *fmt, ...) {
 
 /* ---- the handout ---- */
 
-
 /* A set{} of the fields of s that differ from base, as dump() writes them. 0, or -1. */
 static int set_block(buf *b, const ns_state *base, const ns_state *s, char *err) {
   ns_fieldset d = ns_state_diff(base, s);

@@ -81,8 +81,8 @@ static int cmd_lesson(int argc, char **argv, int first) {
       *(a[2] == 'h' ? &headless : a[2] == 'c' ? &check : &states) = argv[++i];
     } else if (strcmp(a, "--broadcast") == 0 || strcmp(a, "--export") == 0) {
       if (i + 1 >= argc || !argv[i + 1][0])
-        return cmd_usage_error(a, a[2] == 'b' ? "needs a socket path" : "needs a FILE.md or FILE.cast",
-                               "lesson");
+        return cmd_usage_error(
+            a, a[2] == 'b' ? "needs a socket path" : "needs a FILE.md or FILE.cast", "lesson");
       *(a[2] == 'b' ? &broadcast : &export) = argv[++i];
       play_opt |= a[2] == 'b';
     } else if (strcmp(a, "--size") == 0) {

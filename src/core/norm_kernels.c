@@ -311,9 +311,9 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
     ns_seterr(err, "restat: the result is not a normalization of a tensor of this shape");
     return -1;
   }
-  int run =
-      ns_spec_eval_running(spec, x->rank) ||
-      (ns_spec_is_batch(spec, x->rank) && spec->running) || ns_spec_instance_running(spec, x->rank);
+  int run = ns_spec_eval_running(spec, x->rank) ||
+            (ns_spec_is_batch(spec, x->rank) && spec->running) ||
+            ns_spec_instance_running(spec, x->rank);
   if (spec->mask || spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY || run) {
     ns_seterr(err, "restat: %s",
               spec->mask ? "a masked normalization has no kernel"

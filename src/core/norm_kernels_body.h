@@ -330,13 +330,13 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
         mean[l] = ns_round_fast((double)s1[l] / j->rn, acc), mk[l] = (KT)mean[l];
       KT t2[NK_LANES] = {0};
       if (j->m2_used) /* RMS needs no second pass: nk_finish stores m2 as NaN */
-      NK_MEMBERS({
-        NK_UNROLL
-        for (size_t l = 0; l < NK_LANES; l++) {
-          KT d = KR(KN(ld)(x, base[l] + o, xdt, dt, acc) - mk[l]);
-          t2[l] = KR(t2[l] + KR(d * d));
-        }
-      });
+        NK_MEMBERS({
+          NK_UNROLL
+          for (size_t l = 0; l < NK_LANES; l++) {
+            KT d = KR(KN(ld)(x, base[l] + o, xdt, dt, acc) - mk[l]);
+            t2[l] = KR(t2[l] + KR(d * d));
+          }
+        });
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
     }
   }

@@ -56,8 +56,7 @@ void ns_spec_default(ns_spec *s) {
   s->running = NULL;
 }
 
-#define NS_KIND_ROW_(ID, name, title, a1, a2, a3, a4, undef, center, batch, per_element,        \
-                     grouped)                                                                      \
+#define NS_KIND_ROW_(ID, name, title, a1, a2, a3, a4, undef, center, batch, per_element, grouped)  \
   {name, title, {a1, a2, a3, a4}, undef, center, batch, per_element, grouped},
 const ns_kind_info ns_kinds[NS_KIND_COUNT] = {NS_KINDS(NS_KIND_ROW_)};
 #undef NS_KIND_ROW_
@@ -141,7 +140,8 @@ int ns_spec_is_batch(const ns_spec *s, int rank) {
 }
 
 int ns_spec_eval_running(const ns_spec *s, int rank) {
-  return s->mode == NS_MODE_EVAL && (ns_spec_is_batch(s, rank) || ns_spec_instance_running(s, rank));
+  return s->mode == NS_MODE_EVAL &&
+         (ns_spec_is_batch(s, rank) || ns_spec_instance_running(s, rank));
 }
 
 int ns_spec_instance_running(const ns_spec *s, int rank) {
@@ -157,8 +157,9 @@ int ns_spec_running_check(const ns_spec *s, int rank, char *err) {
                    "axes (one statistic per example and channel), not these");
     return -1;
   }
-  ns_seterr(err, "running statistics are for batch and instance norm: %s norm%s normalizes "
-                 "every input with its own statistics",
+  ns_seterr(err,
+            "running statistics are for batch and instance norm: %s norm%s normalizes "
+            "every input with its own statistics",
             ns_kind_name(s->kind), s->axes ? " over these axes" : "");
   return -1;
 }
@@ -466,13 +467,12 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
   return 0;
 }
 
-int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p,
-                    int full, char *err) {
+int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p, int full,
+                    char *err) {
   char why[NS_ERRLEN];
   if (ns_spec_check(s, why) != 0) return ns_seterr(err, "%s: %s", fn, why);
   if (!p) return 0;
-  if ((full ? ns_norm_plan_make : ns_norm_plan_shape)(x->rank, x->shape, s, p, err) != 0)
-    return -1;
+  if ((full ? ns_norm_plan_make : ns_norm_plan_shape)(x->rank, x->shape, s, p, err) != 0) return -1;
   if (ns_spec_check_affine(s, p, x->rank, x->shape, why) != 0) {
     if (full) ns_norm_plan_free(p);
     return ns_seterr(err, "%s: %s", fn, why);

@@ -133,8 +133,8 @@ int ns_spec_check_affine(const ns_spec *s, const ns_norm_plan *p, int rank, cons
  * per-element lists, ns_norm_plan_make; else ns_norm_plan_shape) has gamma/beta that fit.
  * 0, or -1 with err "fn: why" (a plan that does not fit x: its own message; a full plan is
  * freed on failure). */
-int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p,
-                    int full, char *err);
+int ns_spec_prepare(const char *fn, const ns_tensor *x, const ns_spec *s, ns_norm_plan *p, int full,
+                    char *err);
 /* The one gate of the normalization entry points (ns_normalize_exec, ns_normalize_ref)
  * once they have the plan: gamma/beta fit it (ns_spec_check_affine), eval mode of a batch
  * kind has running statistics, and running statistics already updated have the plan's

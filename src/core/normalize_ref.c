@@ -60,8 +60,8 @@ static void map_torch(const ns_norm_plan *p, const double *xa, const ns_spec *sp
     double b = spec->beta ? R(spec->beta[spec->nbeta == 1 ? 0 : k]) : 0.0;
     double t;
     if (bn) {
-      t = ns_torch_bn_out(xa[i], res->mean[s], ns_torch_bn_invstd(res->var[s], spec->eps, eval, acc),
-                          g, b, acc);
+      t = ns_torch_bn_out(xa[i], res->mean[s],
+                          ns_torch_bn_invstd(res->var[s], spec->eps, eval, acc), g, b, acc);
     } else if (spec->kind == NS_KIND_GROUP) {
       t = ns_torch_gn_out(xa[i], res->mean[s], R(1.0 / res->denom[s]), g, b,
                           spec->gamma || spec->beta, acc);
@@ -109,8 +109,9 @@ static int torch_layout(const ns_tensor *x, const ns_spec *spec, char *err) {
     char e[NS_ERRLEN];
     unsigned d = ns_default_axes(spec->kind, x->rank, e);
     if (spec->axes != d && !(spec->kind == NS_KIND_GROUP && (spec->axes | 2u) == (d | 2u))) {
-      ns_seterr(err, "order torch follows torch's %s module: its default axes only (or, for "
-                     "batch norm, every axis but the last: a channels_last input)",
+      ns_seterr(err,
+                "order torch follows torch's %s module: its default axes only (or, for "
+                "batch norm, every axis but the last: a channels_last input)",
                 ns_kind_name(spec->kind));
       return -1;
     }
@@ -127,12 +128,11 @@ static int torch_layout(const ns_tensor *x, const ns_spec *spec, char *err) {
  * torch's BatchNorm elements of a channel per example; npo: numpy's walk; sqbuf: k doubles
  * of scratch). */
 static void stat_moments(const double *xs, size_t k, const ns_spec *spec, ns_dtype acc,
-                         size_t plane, const ns_numpy_order *npo, double *sqbuf,
-                         ns_moments *out) {
-  if (spec->order == NS_ORDER_TORCH && (spec->kind == NS_KIND_BATCH ||
-                                        spec->kind == NS_KIND_INSTANCE))
+                         size_t plane, const ns_numpy_order *npo, double *sqbuf, ns_moments *out) {
+  if (spec->order == NS_ORDER_TORCH &&
+      (spec->kind == NS_KIND_BATCH || spec->kind == NS_KIND_INSTANCE))
     ns_torch_bn_moments(xs, k, plane, acc, out); /* torchorder.h */
-  else if (spec->order == NS_ORDER_TORCH) /* LayerNorm's and GroupNorm's Welford cascade */
+  else if (spec->order == NS_ORDER_TORCH)        /* LayerNorm's and GroupNorm's Welford cascade */
     ns_moments_torch(xs, k, acc, out);
   else if (spec->order == NS_ORDER_NUMPY) { /* np.mean, then np.var's sum of (x - mean)^2 */
     double mean = ns_round_fast(ns_numpy_sum(xs, k, npo, acc) / ns_round_fast((double)k, acc), acc);
@@ -143,8 +143,7 @@ static void stat_moments(const double *xs, size_t k, const ns_spec *spec, ns_dty
     out->n = (double)k;
     out->mean = mean;
     out->m2 = ns_numpy_sum(sqbuf, k, npo, acc);
-  }
-  else
+  } else
     ns_moments_compute_ex(xs, k, 1, acc, acc, spec->algo, spec->order, out);
 }
 
@@ -160,8 +159,7 @@ static double sum_squares(const double *xs, size_t k, const ns_spec *spec, ns_dt
     for (size_t a = 0; a < k; a++) sqbuf[a] = ns_round_fast(xs[a] * xs[a], acc);
     sq = ns_sum_pairwise(sqbuf, k, acc);
   } else {
-    for (size_t a = 0; a < k; a++)
-      sq = ns_round_fast(sq + ns_round_fast(xs[a] * xs[a], acc), acc);
+    for (size_t a = 0; a < k; a++) sq = ns_round_fast(sq + ns_round_fast(xs[a] * xs[a], acc), acc);
   }
   return sq;
 }
@@ -321,7 +319,7 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   ns_running_free(&rep);
   const int torch = spec->order == NS_ORDER_TORCH;
   if (run && !eval &&
-      (inst     ? ns_running_update_instance(run, res->batch, nex, nchan, torch ? (int)acc : -1, err)
+      (inst ? ns_running_update_instance(run, res->batch, nex, nchan, torch ? (int)acc : -1, err)
        : masked ? running_update_kept(run, res->batch, nstat, err)
        : torch  ? ns_running_update_torch(run, res->batch, nstat, acc, err)
                 : ns_running_update(run, res->batch, nstat, err)) != 0) {

@@ -650,7 +650,8 @@ void ns_npy_inexact_error(const ns_npy_info *info, const unsigned char *p, size_
   uint64_t bits = load_bits(p, 8, info->big);
   int neg = info->elem_kind == NS_NPY_INT && (int64_t)bits < 0;
   ns_seterr(err, "element %zu, %s%llu, is an integer a double cannot hold exactly (beyond 2^53)",
-            i + 1, neg ? "-" : "", neg ? 0ULL - (unsigned long long)bits : (unsigned long long)bits);
+            i + 1, neg ? "-" : "",
+            neg ? 0ULL - (unsigned long long)bits : (unsigned long long)bits);
 }
 
 ns_tensor *ns_npy_parse_flags(const unsigned char *buf, size_t len, unsigned flags, char *err) {

@@ -649,7 +649,8 @@ ns_tensor *ns_st_tensor(const ns_st_index *ix, size_t k, const unsigned char *fi
   ns_dtype d;
   ns_st_dtype_storage(e->dtype, &d);
   const size_t one = 1;
-  ns_tensor *t = e->rank ? ns_tensor_new(e->rank, e->shape, d, err) : ns_tensor_new(1, &one, d, err);
+  ns_tensor *t =
+      e->rank ? ns_tensor_new(e->rank, e->shape, d, err) : ns_tensor_new(1, &one, d, err);
   if (!t) return NULL;
   const unsigned char *p = file + ix->data_start + e->begin;
   size_t sz = ns_dtype_size(d);
@@ -666,8 +667,10 @@ ns_tensor *ns_st_tensor(const ns_st_index *ix, size_t k, const unsigned char *fi
       int64_t v = bits >> 63 ? -(int64_t)(~bits) - 1 : (int64_t)bits;
       double dv = (double)v;
       if (dv >= 0x1p63 || (int64_t)dv != v) {
-        ns_seterr(err, "tensor \"%.60s\": element %zu, %lld, is an integer a double cannot hold "
-                  "exactly (beyond 2^53)", e->name, i + 1, (long long)v);
+        ns_seterr(err,
+                  "tensor \"%.60s\": element %zu, %lld, is an integer a double cannot hold "
+                  "exactly (beyond 2^53)",
+                  e->name, i + 1, (long long)v);
         ns_tensor_free(t);
         return NULL;
       }

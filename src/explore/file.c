@@ -359,8 +359,12 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
   m->data_offset = ix.data_start + en->begin;
   if (en->dtype == NS_ST_I64) { /* decoded as .npy's '<i8', refused beyond 2^53 */
     m->npy = 1;
-    m->info = (ns_npy_info){.dtype = NS_FP64, .rank = m->rank, .n = m->n, .elem_size = 8,
-                            .data_offset = (size_t)m->data_offset, .elem_kind = NS_NPY_INT};
+    m->info = (ns_npy_info){.dtype = NS_FP64,
+                            .rank = m->rank,
+                            .n = m->n,
+                            .elem_size = 8,
+                            .data_offset = (size_t)m->data_offset,
+                            .elem_kind = NS_NPY_INT};
     memcpy(m->info.shape, m->shape, sizeof m->info.shape);
   }
   snprintf(m->name, sizeof m->name, "%s", en->name);

@@ -361,7 +361,7 @@ void ns_state_spec(const ns_state *s, ns_spec *spec) {
 ns_fieldset ns_spec_fieldset(int flags) {
   ns_fieldset set = 0;
 #define SPEC_BIT_(ID, member, copy, fl)                                                            \
-  if ((fl) & flags) set |= NS_FIELDBIT(NS_F_##ID);
+  if ((fl)&flags) set |= NS_FIELDBIT(NS_F_##ID);
   NS_SPEC_FIELDS(SPEC_BIT_)
 #undef SPEC_BIT_
   return set;
@@ -370,7 +370,7 @@ ns_fieldset ns_spec_fieldset(int flags) {
 int ns_spec_same_m2(const ns_spec *a, const ns_spec *b) {
   int same = 1;
 #define SPEC_SAME_(ID, member, copy, fl)                                                           \
-  if ((fl) & NS_SPEC_M2) same &= a->member == b->member;
+  if ((fl)&NS_SPEC_M2) same &= a->member == b->member;
   NS_SPEC_FIELDS(SPEC_SAME_)
 #undef SPEC_SAME_
   return same;
@@ -460,7 +460,8 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
       return ns_explore_fail(err, "%s: must be true, false or default", d->name);
     break;
   case NS_FT_INT:
-    if (get_int(v, d) < d->lo || get_int(v, d) > d->hi) return ns_field_range_fail(d, get_int(v, d), err);
+    if (get_int(v, d) < d->lo || get_int(v, d) > d->hi)
+      return ns_field_range_fail(d, get_int(v, d), err);
     break;
   case NS_FT_DOUBLE: {
     double x = *CAT(v, double, d->off);

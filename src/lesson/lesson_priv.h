@@ -60,8 +60,8 @@ struct lesson {
   step *steps;
   ns_state start; /* the state before step 1 (the default explorer state) */
   ns_state cur;   /* the sandbox explorer's state (set/get/result) */
-  int cur_step; /* step whose claims run now (for on_claim) */
-  int nfailed;  /* failed claims of the current call */
+  int cur_step;   /* step whose claims run now (for on_claim) */
+  int nfailed;    /* failed claims of the current call */
 };
 
 /* Registry key of the table lesson{} was given. */

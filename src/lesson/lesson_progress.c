@@ -118,8 +118,8 @@ void lesson_progress_load(lesson_progress *p) {
   while (fgets(line, sizeof line, f)) {
     int step, nsteps, seen_step;
     tries[0] = 0;
-    int got = sscanf(line, "%511[^\t]\t%d\t%d\t%d\t%1023[-+.]", name, &step, &nsteps,
-                     &seen_step, tries);
+    int got =
+        sscanf(line, "%511[^\t]\t%d\t%d\t%d\t%1023[-+.]", name, &step, &nsteps, &seen_step, tries);
     if (got != 4 && got != 5) continue;
     if (step < 1 || nsteps < 1 || step > nsteps || seen_step < step || seen_step > nsteps) continue;
     if (got == 5 && !tries_ok(tries, nsteps)) tries[0] = 0;

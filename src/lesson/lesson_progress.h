@@ -3,8 +3,9 @@
  * lesson: NAME<TAB>STEP<TAB>NSTEPS<TAB>SEEN<TAB>TRIES, NAME being the file's base name
  * without .lua, SEEN the highest step reached, TRIES one character per step: '+' its try-it
  * passed (once is enough), '-' it has one not passed yet, '.' it has none (a line of four
- * columns, from before TRIES, is read with no marks). The last line written is the last lesson played. Every
- * write replaces the file atomically (explore/file.h), so a crash never leaves half of it.
+ * columns, from before TRIES, is read with no marks). The last line written is the last lesson
+ * played. Every write replaces the file atomically (explore/file.h), so a crash never leaves half
+ * of it.
  *
  *   lesson_progress p;
  *   lesson_progress_load(&p);                 // empty when there is no file yet

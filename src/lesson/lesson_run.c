@@ -651,8 +651,9 @@ static void lint_exercise(lint_ctx *c, lesson *ls, int k) {
                 (f && ns_choice_parse(lesson_focus_views, f) >= 0);
   int asks = lesson_step_is_try(ls, k) || lesson_step_question(ls, k) || tt;
   if (!changes && !asks)
-    lint_warn(c, k, "changes nothing on the screen (no set that changes the state, no new "
-                    "focus, no figure, no view) and asks nothing");
+    lint_warn(c, k,
+              "changes nothing on the screen (no set that changes the state, no new "
+              "focus, no figure, no view) and asks nothing");
 }
 
 int lesson_cmd_check(const char *file) {

@@ -946,8 +946,8 @@ int lesson_check_try(lesson *ls, int k, const ns_state *s, char *hint, size_t hi
       snprintf(hint, hintlen, "%s",
                lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "not yet");
   } else
-    snprintf(err, NS_ERRLEN, "%s: step %d: try.check must return true or a hint, got %s",
-             ls->path, k, luaL_typename(L, -1));
+    snprintf(err, NS_ERRLEN, "%s: step %d: try.check must return true or a hint, got %s", ls->path,
+             k, luaL_typename(L, -1));
   lua_pop(L, 1);
   return r;
 }
@@ -973,8 +973,8 @@ int lesson_hint(lesson *ls, int k, int i, const ns_state *s, char *buf, size_t l
   if (ok)
     snprintf(buf, len, "%s", lua_tostring(L, -1));
   else
-    snprintf(err, NS_ERRLEN, "%s: step %d: %s must return a string, got %s", ls->path, k,
-             field, luaL_typename(L, -1));
+    snprintf(err, NS_ERRLEN, "%s: step %d: %s must return a string, got %s", ls->path, k, field,
+             luaL_typename(L, -1));
   lua_pop(L, 1);
   return ok ? 0 : -1;
 }

@@ -781,8 +781,12 @@ typedef struct {
   void (*extra)(lua_State *L, const ns_result *r);
   const char *extra_keys[8]; /* "key type" */
 } rv_section;
-#define RV_SEC(name, rows, done, extra, ...)                                                      \
-  { name, rows, sizeof rows / sizeof rows[0], done, extra, { __VA_ARGS__ } }
+#define RV_SEC(name, rows, done, extra, ...)                                                       \
+  {                                                                                                \
+    name, rows, sizeof rows / sizeof rows[0], done, extra, {                                       \
+      __VA_ARGS__                                                                                  \
+    }                                                                                              \
+  }
 #define RV_ALWAYS_DONE ((size_t)-1)
 /* clang-format off */
 static const rv_section rv_sections[] = {
@@ -821,9 +825,9 @@ void nsx_pushresult(lua_State *L, const ns_result *r) {
  * tables above ("" is the top level; when: "always", "done" or "not done" of the section's
  * deferred part; the hand-pushed keys have type words and when "always"). */
 static int l_result_keys(lua_State *L) {
-  static const char *const types[] = {"number", "integer", "boolean", "string",
-                                      "string (when not empty)", "tensor", "array",
-                                      "matrix", "eigenvalues"};
+  static const char *const types[] = {
+      "number", "integer", "boolean", "string",     "string (when not empty)",
+      "tensor", "array",   "matrix",  "eigenvalues"};
   static const char *const whens[] = {"always", "done", "not done"};
   lua_newtable(L);
   lua_Integer k = 0;

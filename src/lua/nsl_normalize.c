@@ -77,7 +77,7 @@ void nsl_checkspec(lua_State *L, int arg, const ns_tensor *x, ns_spec *s) {
   ns_state st;
   memset(&st, 0, sizeof st);
 #define SPEC_IN_SCALAR(m)                                                                          \
-  _Static_assert(sizeof st.m == sizeof s->m, "spec and state members of one size");               \
+  _Static_assert(sizeof st.m == sizeof s->m, "spec and state members of one size");                \
   memcpy(&st.m, &s->m, sizeof st.m);
 #define SPEC_IN_ARRAY(m)
 #define SPEC_IN_(ID, member, copy, flags) SPEC_IN_##copy(member)
@@ -207,7 +207,8 @@ static int l_normalize(lua_State *L) {
     nsl_checkfields(L, 3, "option", opt_names);
     if (lua_getfield(L, 3, "out") != LUA_TNIL) {
       ns_tensor **ob = luaL_testudata(L, -1, NSL_TENSOR_MT);
-      if (!ob || !*ob) return nsl_argerror(L, 3, "opts.out must be a tensor, got %s", nsl_got(L, -1));
+      if (!ob || !*ob)
+        return nsl_argerror(L, 3, "opts.out must be a tensor, got %s", nsl_got(L, -1));
       out = *ob;
     }
     lua_replace(L, 3); /* slot 3: opts.out (or nil) */

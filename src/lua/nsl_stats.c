@@ -238,9 +238,10 @@ static int l_running(lua_State *L) {
       ns_tensor *ct = nsl_tensorat(L, lua_gettop(L), 1, "options.count");
       double cv = ct->n == 1 ? ns_tensor_get(ct, 0) : -1;
       if (ct->n != 1 || !(cv >= 0 && cv <= 0x1p53) || cv != floor(cv))
-        nsl_argerror(L, 1, "count must be one integer >= 0 (num_batches_tracked), got a tensor "
-                           "of %I values, the first %f", (lua_Integer)ct->n,
-                     ct->n ? ns_tensor_get(ct, 0) : 0.0);
+        nsl_argerror(L, 1,
+                     "count must be one integer >= 0 (num_batches_tracked), got a tensor "
+                     "of %I values, the first %f",
+                     (lua_Integer)ct->n, ct->n ? ns_tensor_get(ct, 0) : 0.0);
       count = (lua_Integer)cv;
     } else if (lua_type(L, -1) != LUA_TNIL && !nsl_intat(L, -1, 0, (lua_Integer)1 << 53, &count)) {
       nsl_argerror(L, 1, "count must be an integer >= 0 or a one-value tensor, got %s",

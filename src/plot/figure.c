@@ -424,7 +424,8 @@ int fig_frame_make(fig *f, fig_frame *fr, double xlo, double xhi, int xlog, int 
   /* x ticks: labels need room, about one per 10 columns */
   int target = fr->pw / 8 + 1;
   /* indices: at most one tick a whole number, so the step is 1, 2, 5 ... never 0.2 */
-  if (o->xint && !xlog && xhi - xlo + 1 < target) target = xhi - xlo + 1 < 2 ? 2 : (int)(xhi - xlo + 1);
+  if (o->xint && !xlog && xhi - xlo + 1 < target)
+    target = xhi - xlo + 1 < 2 ? 2 : (int)(xhi - xlo + 1);
   plot_axis_make(&fr->ax, xlo, xhi, xlog, target, xkeep);
   if (fr->ax.n < 2 && xkeep) plot_axis_make(&fr->ax, xlo, xhi, xlog, target, 0);
   int axrow = fr->top + fr->ph;

@@ -416,8 +416,8 @@ static int hist_lock_failed; /* the last lock attempt failed: retry briefly only
 static int hist_lock_warned; /* the lock's warning was given (once per session) */
 
 static void hist_warn_msg(const char *what, const char *path, const char *why) {
-  snprintf(hist_err, sizeof hist_err, "normscope: history: %s %s: %.300s (history is not saved)", what,
-           path ? path : "", why);
+  snprintf(hist_err, sizeof hist_err, "normscope: history: %s %s: %.300s (history is not saved)",
+           what, path ? path : "", why);
   if (!hist_quiet) fprintf(stderr, "%s\n", hist_err);
 }
 

@@ -51,7 +51,8 @@ void tui_draw_evalshift(const ns_state *s, const ns_result *r, WINDOW *w, const 
     tui_printf(w, y++, 1, PLOT_S_POS, "evaluation: %zu draws of N(%s, %s)%s", E,
                g6(r->eval_loc_used, a, sizeof a), g6(r->eval_scale_used, b, sizeof b),
                isnan(s->eval_loc) && isnan(s->eval_scale) ? "  (the training distribution)" : "");
-    tui_printf(w, y++, 1, PLOT_S_DIM, "%s eval_loc -/+1   %s eval_scale /2 x2   set{eval_size=} at the prompt",
+    tui_printf(w, y++, 1, PLOT_S_DIM,
+               "%s eval_loc -/+1   %s eval_scale /2 x2   set{eval_size=} at the prompt",
                tui_field_keys(NS_F_EVAL_LOC, kl, sizeof kl),
                tui_field_keys(NS_F_EVAL_SCALE, ks, sizeof ks));
   } else {

@@ -158,10 +158,14 @@ static int fit_others(tui_layout *K, const tui_lesson_need *n, tui_panel f) {
       while (col[i] != (tui_panel)q) i++;
       /* the neighbour that takes the rows: the focused panel if it is one, else above */
       int to = -1;
-      if (i > 0 && col[i - 1] == f) to = i - 1;
-      else if (i + 1 < nc && col[i + 1] == f) to = i + 1;
-      else if (i > 0) to = i - 1;
-      else if (i + 1 < nc) to = i + 1;
+      if (i > 0 && col[i - 1] == f)
+        to = i - 1;
+      else if (i + 1 < nc && col[i + 1] == f)
+        to = i + 1;
+      else if (i > 0)
+        to = i - 1;
+      else if (i + 1 < nc)
+        to = i + 1;
       if (to >= 0) {
         tui_rect *t = &K->panel[col[to]];
         if (to < i)

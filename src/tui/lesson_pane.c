@@ -76,10 +76,10 @@ typedef struct tui_player {
   int fig_open;     /* the step's figure fills the panels' region (view = "figure", F) */
   int scroll;       /* first line of the pane's text shown */
   int playing;
-  int waiting;    /* autoplay stopped at a try-it */
-  int end_offer;  /* at the last step, n was pressed once: again opens the next lesson */
-  int live;       /* the screen is up: progress is worth keeping from now on */
-  double next_at; /* autoplay: when the next step comes (monotonic seconds) */
+  int waiting;          /* autoplay stopped at a try-it */
+  int end_offer;        /* at the last step, n was pressed once: again opens the next lesson */
+  int live;             /* the screen is up: progress is worth keeping from now on */
+  double next_at;       /* autoplay: when the next step comes (monotonic seconds) */
   tui_lesson_need need; /* what the last layout was made for */
   int need_pane;
   lesson_progress prog;
@@ -91,7 +91,7 @@ typedef struct tui_player {
   int nsteps;
 } tui_player;
 
-static int mark(app *a, char *err); /* recording: the state now as a step */
+static int mark(app *a, char *err);       /* recording: the state now as a step */
 static unsigned reveal(app *a, double v); /* a prediction's truth */
 
 static double now_s(void) {
@@ -131,8 +131,7 @@ static void save_progress(tui_player *p) {
   if (!p->ls || !p->live) return;
   char *tries = malloc((size_t)p->n + 1);
   if (!tries) return;
-  for (int k = 1; k <= p->n; k++)
-    tries[k - 1] = !has_task(p, k) ? '.' : p->ever[k - 1] ? '+' : '-';
+  for (int k = 1; k <= p->n; k++) tries[k - 1] = !has_task(p, k) ? '.' : p->ever[k - 1] ? '+' : '-';
   tries[p->n] = 0;
   int rc = lesson_progress_note_tries(&p->prog, p->name, p->k, p->n, tries);
   free(tries);
@@ -230,7 +229,7 @@ static unsigned go_step(app *a, int k, int show) {
   p->next_at = now_s() + a->opt.autoplay;
   p->waiting = 0;
   p->hint_have = 0; /* computed again on the new state (tui_player_changed) */
-  free(p->fig); /* made again on the new state, once it is computed (tui_player_changed) */
+  free(p->fig);     /* made again on the new state, once it is computed (tui_player_changed) */
   p->fig = NULL;
   p->figerr[0] = 0;
   save_progress(p);
@@ -513,7 +512,8 @@ static void step_lines(const app *a, int width, pane_text *t) {
     n = wrap(b, width, PLOT_S_POS, t->ln, 0, MAXLINES - 8);
     t->task = n;
     b = t->buf[nb++];
-    snprintf(b, sizeof t->buf[0], "%s, Enter records it; then the screen shows what happens (n skips)",
+    snprintf(b, sizeof t->buf[0],
+             "%s, Enter records it; then the screen shows what happens (n skips)",
              lesson_step_nchoices(ls, k) ? "= and a choice's number" : "= and your number");
     n = wrap(b, width, PLOT_S_DIM, t->ln, n, MAXLINES - 4);
   } else {
@@ -540,8 +540,8 @@ static void step_lines(const app *a, int width, pane_text *t) {
     }
   }
   /* the verdicts: the last answer's (or the prediction's truth), then the check's */
-  if (p->note[0]) n = wrap(p->note, width, p->note_good ? PLOT_S_POS : PLOT_S_MARK, t->ln, n,
-                           MAXLINES - 6);
+  if (p->note[0])
+    n = wrap(p->note, width, p->note_good ? PLOT_S_POS : PLOT_S_MARK, t->ln, n, MAXLINES - 6);
   b = t->buf[nb++];
   b[0] = 0;
   if (!p->asking && lesson_step_is_try(ls, k)) {
@@ -840,7 +840,7 @@ int tui_player_frame_problems(app *a, char *out, size_t len) {
   if (region_is_view(a)) {
     int need = p->fig_open && p->fig ? figure_rows(p->fig)
                : a->figure_open      ? 12
-                                     : measure(a, draw_view_into, 0, a->vwin ? getmaxx(a->vwin) : COLS);
+                                : measure(a, draw_view_into, 0, a->vwin ? getmaxx(a->vwin) : COLS);
     int h = a->vwin ? getmaxy(a->vwin) : 0;
     if (need > h) SAY("; the view is cut (%d of the %d rows it needs)", h, need);
   } else {
@@ -997,7 +997,7 @@ int tui_player_present(app *a, const tui_view *v) {
              a->editing == EDIT_ANSWER ? "answer = " : "go to step ", a->edit);
   wattrset(w, tui_attr(edit[0] ? PLOT_S_POS : PLOT_S_DIM));
   mvwaddnstr(w, H - 1, 1,
-             edit[0]    ? edit
+             edit[0]     ? edit
              : a->msg[0] ? a->msg
                          : "n next  p back  # step  R again  H hint  = answer  q quit",
              W - 2);
@@ -1330,8 +1330,8 @@ unsigned tui_act_lesson_show(app *a, int which) {
                                     p->hints[k - 1] == nh ? ": the answer" : "");
   }
   if (!lesson_step_show_state(p->ls, k))
-    return tui_say(a, PLOT_S_DIM, nh ? "every hint is shown" : "step %d has no hint or answer to show",
-                   k);
+    return tui_say(a, PLOT_S_DIM,
+                   nh ? "every hint is shown" : "step %d has no hint or answer to show", k);
   unsigned r = go_step(a, k, 1);
   return r | tui_say(a, PLOT_S_DIM, "the try's answer (u undoes, R goes back to the step)");
 }
@@ -1381,7 +1381,8 @@ unsigned tui_act_lesson_figure(app *a, int which) {
   (void)which;
   tui_player *p = a->player;
   if (!p || !p->ls) return no_lesson(a);
-  if (!p->fig) return tui_say(a, PLOT_S_DIM, "step %d has no figure (f: the focused panel's)", p->k);
+  if (!p->fig)
+    return tui_say(a, PLOT_S_DIM, "step %d has no figure (f: the focused panel's)", p->k);
   p->fig_open = !p->fig_open;
   if (p->fig_open) {
     a->xview = TUI_XV_NONE;
@@ -1404,7 +1405,8 @@ const char *tui_player_hint(const app *a) {
   const tui_player *p = a->player;
   if (!p->ls) return NULL;
   int k = p->k;
-  snprintf(buf, sizeof buf, "n next  p back%s%s%s%s  R again  # step  } more  : Lua  ? keys  q quit",
+  snprintf(buf, sizeof buf,
+           "n next  p back%s%s%s%s  R again  # step  } more  : Lua  ? keys  q quit",
            p->asking || lesson_step_has_answer(p->ls, k) ? "  = answer" : "",
            lesson_step_nhints(p->ls, k) || lesson_step_show_state(p->ls, k) ? "  H hint" : "",
            lesson_step_has_variant(p->ls, k) ? "  V variant" : "", p->fig ? "  F figure" : "");
@@ -1412,7 +1414,6 @@ const char *tui_player_hint(const app *a) {
 }
 
 /* ---- recording ---- */
-
 
 /* The state now as a step: the fields that differ from the last mark. 1 added, 0 nothing
  * changed, -1 error (err). */
@@ -1436,8 +1437,8 @@ static int mark(app *a, char *err) {
   p->steps = ns;
   /* the attributes by the lesson format's names (lesson/schema.h); an open experiment view
    * is the step's focus */
-  const char *focus = a->xview ? lesson_focus_views[a->xview - TUI_XV_PLACEMENT]
-                               : tui_panel_names[a->view.focus];
+  const char *focus =
+      a->xview ? lesson_focus_views[a->xview - TUI_XV_PLACEMENT] : tui_panel_names[a->view.focus];
   len += (size_t)snprintf(step + len, cap - len,
                           "    {%s = [[Step %d: say here what to look at.]],\n"
                           "     %s = \"%s\",\n%s     %s = {\n",
@@ -1497,15 +1498,14 @@ void tui_player_finish(app *a) {
     fprintf(stderr, "normscope: record: out of memory\n");
     return;
   }
-  len += (size_t)snprintf(buf + len, cap - len,
-                          "-- Recorded with normscope record: replace each step's text with what\n"
-                          "-- to look at, and add claims and try-its (lessons/README.md).\n"
-                          "lesson{\n  %s = \"A recorded lesson\",\n  %s = \"\",\n"
-                          "  %s = \"\",\n  %s = {\n",
-                          lesson_attr_name(LESSON_A_LESSON_TITLE),
-                          lesson_attr_name(LESSON_A_LESSON_SOURCE),
-                          lesson_attr_name(LESSON_A_LESSON_SECTION),
-                          lesson_attr_name(LESSON_A_LESSON_STEPS));
+  len += (size_t)snprintf(
+      buf + len, cap - len,
+      "-- Recorded with normscope record: replace each step's text with what\n"
+      "-- to look at, and add claims and try-its (lessons/README.md).\n"
+      "lesson{\n  %s = \"A recorded lesson\",\n  %s = \"\",\n"
+      "  %s = \"\",\n  %s = {\n",
+      lesson_attr_name(LESSON_A_LESSON_TITLE), lesson_attr_name(LESSON_A_LESSON_SOURCE),
+      lesson_attr_name(LESSON_A_LESSON_SECTION), lesson_attr_name(LESSON_A_LESSON_STEPS));
   for (int i = 0; i < p->nsteps; i++)
     len += (size_t)snprintf(buf + len, cap - len, "%s", p->steps[i]);
   len += (size_t)snprintf(buf + len, cap - len, "  },\n}\n");
@@ -1516,7 +1516,6 @@ void tui_player_finish(app *a) {
             p->nsteps == 1 ? "" : "s", p->record);
   free(buf);
 }
-
 
 int tui_player_step(const app *a, int *n) {
   const tui_player *p = a->player;

@@ -66,9 +66,8 @@ static double y_scale(const ns_tensor *y) {
 /* A vector, element by element from first (count of them): the index, y, y(x+b) and
  * y(a x) in one column format (the decimal points line up, equal values read as equal),
  * a probe that moved marked, and a bar of y. */
-static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
-                      int lab, int nw, int barw, int show_probes, size_t first, size_t count,
-                      size_t cur) {
+static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v, int lab,
+                      int nw, int barw, int show_probes, size_t first, size_t count, size_t cur) {
   const ns_tensor *y = r->norm.y;
   double *vals = malloc(4 * count * sizeof *vals); /* y, then y and both probes */
   if (!vals) return;
@@ -173,7 +172,8 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
         style = PLOT_S_MARK;
       if (here) style = PLOT_S_POS | PLOT_F_REVERSE;
       char num[32];
-      tui_printf(w, yy, cx, style, "%*s", mw - 1, plot_fmt_fixed(val, mw - 1, dec, num, sizeof num));
+      tui_printf(w, yy, cx, style, "%*s", mw - 1,
+                 plot_fmt_fixed(val, mw - 1, dec, num, sizeof num));
     }
   }
   free(vals);
@@ -330,8 +330,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
   /* what the verdicts were judged against, and what breaks scale invariance */
   if (cannot_fail(tol_s, scale) || cannot_fail(tol_a, scale))
-    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g",
-             ns_dtype_name(s->dtype), cannot_fail(tol_s, scale) ? tol_s : tol_a);
+    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g", ns_dtype_name(s->dtype),
+             cannot_fail(tol_s, scale) ? tol_s : tol_a);
   else if (r->scale_dev > tol_a && s->eps > 0)
     snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
   else if (s->dtype != NS_FP64)

@@ -65,7 +65,8 @@ static int side(WINDOW *w, int y, int x, int cw, int ih, const char *name, const
 
 void tui_draw_placement(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[120], kv[16], kl[16];
-  snprintf(title, sizeof title, "Residual block: where N goes  (%s or Esc closes; %s: none pre post)",
+  snprintf(title, sizeof title,
+           "Residual block: where N goes  (%s or Esc closes; %s: none pre post)",
            tui_key_name('D', kv, sizeof kv), tui_field_keys(NS_F_PLACEMENT, kl, sizeof kl));
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);

@@ -148,8 +148,7 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
   int n = (int)(sizeof rows / sizeof rows[0]), ih = tui_ih(w);
   int sel = v->focused ? v->vs->row[TUI_PANEL_SETTINGS] : -1;
   char keys[NROWS][24];
-  for (int i = 0; i < n; i++)
-    tui_field_keys(tui_settings_rows[i], keys[i], sizeof keys[i]);
+  for (int i = 0; i < n; i++) tui_field_keys(tui_settings_rows[i], keys[i], sizeof keys[i]);
   if (narrow && ih < n) {
     /* Two columns of short entries: key, name, value. */
     int half = (n + 1) / 2, colw = tui_iw(w) / 2;

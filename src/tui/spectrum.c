@@ -252,7 +252,8 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
     char c[3][32];
     /* FD of a map that cannot resolve J (the whole column), or an eigenvalue smaller than
        what the FD resolves: undetermined in that dtype, not a number to compare */
-    int undet = r->jac_exact && (r->jac_fd_err > 0.5 || (e->value != 0 && r->jac_fd_tol > 0.5 * fabs(e->value)));
+    int undet = r->jac_exact &&
+                (r->jac_fd_err > 0.5 || (e->value != 0 && r->jac_fd_tol > 0.5 * fabs(e->value)));
     for (int k = 0; k < 3; k++) {
       if (k == 2 && undet) {
         snprintf(c[k], sizeof c[k], "undet.");

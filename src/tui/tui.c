@@ -313,8 +313,9 @@ static void draw_screen(app *a) {
     return;
   }
   int lesson = a->lwin && tui_player_lesson_open(a); /* views go above the lesson pane */
-  if (a->figure_open && !prompt_open && !lesson) { /* the focused panel's figure, full screen, redrawn
-                                            live; the prompt (:) shows the panels, as below */
+  if (a->figure_open && !prompt_open &&
+      !lesson) { /* the focused panel's figure, full screen, redrawn
+          live; the prompt (:) shows the panels, as below */
     werase(a->help);
     tui_draw_figure(&a->st, &a->res, a->help, &v);
     if (a->msg[0]) {
@@ -570,7 +571,8 @@ static int prompt_answer(void *ud, const char *expr) {
   a->msg[0] = 0;
   tui_player_answer(a, expr);
   const char *said = a->msg[0] ? a->msg : tui_player_note(a);
-  tui_prompt_echo(a->prompt, said && said[0] ? said : "answered", a->msg[0] ? a->msg_style : PLOT_S_GOOD);
+  tui_prompt_echo(a->prompt, said && said[0] ? said : "answered",
+                  a->msg[0] ? a->msg_style : PLOT_S_GOOD);
   a->changed = 1;
   return 1;
 }
@@ -806,7 +808,8 @@ static int regions_of(const app *a, region *out) {
   int n = 0;
   out[n++] = (region){"header", a->lay.header};
   for (int p = 0; p < TUI_PANEL_COUNT; p++)
-    if (a->win[p] && a->lay.panel[p].h > 0) out[n++] = (region){tui_panel_names[p], a->lay.panel[p]};
+    if (a->win[p] && a->lay.panel[p].h > 0)
+      out[n++] = (region){tui_panel_names[p], a->lay.panel[p]};
   WINDOW *const ws[] = {a->lwin, a->vwin, a->sb};
   const char *const names[] = {"lesson pane", "view", "Lua output"};
   for (int i = 0; i < 3; i++)
@@ -829,8 +832,8 @@ static int overlaps(const app *a, char *out, size_t len) {
     tui_rect r = rg[i].r;
     if (r.y < 0 || r.x < 0 || r.y + r.h > LINES || r.x + r.w > COLS) {
       bad++;
-      at += (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s is off the screen",
-                             rg[i].name);
+      at +=
+          (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s is off the screen", rg[i].name);
     }
     for (int j = i + 1; j < n; j++) {
       tui_rect q = rg[j].r;
@@ -839,8 +842,8 @@ static int overlaps(const app *a, char *out, size_t len) {
       if (viewing && is_view && panel_i) continue;
       if (r.y < q.y + q.h && q.y < r.y + r.h && r.x < q.x + q.w && q.x < r.x + r.w) {
         bad++;
-        at += (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s and %s overlap",
-                               rg[i].name, rg[j].name);
+        at += (size_t)snprintf(out + at, at < len ? len - at : 0, "; %s and %s overlap", rg[i].name,
+                               rg[j].name);
       }
     }
   }
@@ -917,8 +920,7 @@ int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
     int used = 0;
     if (nsize == 16 || sscanf(s, "%dx%d%n", &W[nsize], &H[nsize], &used) != 2 || W[nsize] < 1 ||
         H[nsize] < 1 || W[nsize] > 1000 || H[nsize] > 500) {
-      fprintf(stderr, "normscope: --layout-dump: sizes are WxH[,WxH...] (at most 16), got %s\n",
-              s);
+      fprintf(stderr, "normscope: --layout-dump: sizes are WxH[,WxH...] (at most 16), got %s\n", s);
       status = 2;
       break;
     }
@@ -948,7 +950,10 @@ int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
       for (int i = 0; i < nsize; i++) {
         resize_term(H[i], W[i]);
         relayout(a);
-        status |= dump_frame(a, k, phase ? " (the truth)" : asking ? " (its question)" : "",
+        status |= dump_frame(a, k,
+                             phase    ? " (the truth)"
+                             : asking ? " (its question)"
+                                      : "",
                              screens);
         if (phase == 0 && !asking) { /* the Lua box open, as when the try-it is being done */
           tui_prompt_open(a->prompt);

@@ -85,7 +85,8 @@ void tui_draw_xfigure(const ns_state *s, const ns_result *r, tui_stack_data *sta
                                                   "shifted evaluation", "deep stacks"};
   char title[96], kf[16];
   snprintf(title, sizeof title, "Figure: %s  (live; %s returns to the view, Esc closes)",
-           xview > 0 && xview < TUI_XV_COUNT ? names[xview] : "?", tui_key_name('f', kf, sizeof kf));
+           xview > 0 && xview < TUI_XV_COUNT ? names[xview] : "?",
+           tui_key_name('f', kf, sizeof kf));
   tui_view fv = *v;
   fv.focused = 1;
   tui_frame(w, title, &fv);

@@ -230,7 +230,8 @@ static int bench_key(const char *what, const char *name, ns_state *s, key_fn key
   }
   if (rc == 0) {
     double med = median(t, reps), meds = median(ts, reps);
-    printf("key    %-12s %-22s median %8.2f ms   max %8.2f ms   settled %8.2f ms   target %3.0f ms %s\n",
+    printf("key    %-12s %-22s median %8.2f ms   max %8.2f ms   settled %8.2f ms   target %3.0f ms "
+           "%s\n",
            what, name, med, t[reps - 1], meds, budget, meds <= budget ? "ok" : "OVER");
   } else {
     fprintf(stderr, "bench_live: %s %s: %s\n", what, name, err);
@@ -283,8 +284,8 @@ static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
 /* ---- 2b. keys on the real screen ---- */
 
 typedef struct {
-  int m;      /* the pseudo-terminal's master */
-  int sfd;    /* the read end of the settled pipe */
+  int m;   /* the pseudo-terminal's master */
+  int sfd; /* the read end of the settled pipe */
   pid_t pid;
 } screen_run;
 
@@ -370,20 +371,34 @@ static void screen_stop(screen_run *sr) {
 static const struct {
   const char *name, *pre, *bytes;
 } screen_keys[] = {
-    {"e eps /10", "", "e"},          {"E eps x10", "", "E"},
-    {"k kind rms", "", "k"},         {"K kind layer", "", "K"},
-    {"t dtype fp16", "", "t"},       {"t dtype bf16", "", "t"},
-    {"t dtype fp64", "", "t"},       {"t dtype fp32", "", "t"},
-    {"v algo", "", "v"},             {"d ddof", "", "d"},
-    {"p eps placement", "", "p"},    {"c centering", "", "c"},
-    {"w gamma", "", "w"},            {"m mode eval", "", "m"},
-    {"m mode train", "", "m"},       {"T accumulate", "", "T"},
-    {"s shift", "", "s"},            {"r seed", "", "r"},
-    {"5 Enter cell edit", "5", "\r"}, {"u undo", "", "u"},
-    {"U redo", "", "U"},             {"A axes", "", "A"},
-    {"7 Enter edit, axes", "7", "\r"}, {"M-a axes back", "", "\033a"},
-    {"Tab panel", "", "\t"},         {"Down move", "", "\033[B"},
-    {"f figure", "", "f"},           {"f figure closes", "", "f"},
+    {"e eps /10", "", "e"},
+    {"E eps x10", "", "E"},
+    {"k kind rms", "", "k"},
+    {"K kind layer", "", "K"},
+    {"t dtype fp16", "", "t"},
+    {"t dtype bf16", "", "t"},
+    {"t dtype fp64", "", "t"},
+    {"t dtype fp32", "", "t"},
+    {"v algo", "", "v"},
+    {"d ddof", "", "d"},
+    {"p eps placement", "", "p"},
+    {"c centering", "", "c"},
+    {"w gamma", "", "w"},
+    {"m mode eval", "", "m"},
+    {"m mode train", "", "m"},
+    {"T accumulate", "", "T"},
+    {"s shift", "", "s"},
+    {"r seed", "", "r"},
+    {"5 Enter cell edit", "5", "\r"},
+    {"u undo", "", "u"},
+    {"U redo", "", "U"},
+    {"A axes", "", "A"},
+    {"7 Enter edit, axes", "7", "\r"},
+    {"M-a axes back", "", "\033a"},
+    {"Tab panel", "", "\t"},
+    {"Down move", "", "\033[B"},
+    {"f figure", "", "f"},
+    {"f figure closes", "", "f"},
 };
 
 /* only: time just the keys whose name contains it (NULL: all) */
@@ -407,8 +422,10 @@ static int screen_keys_on(const char *ns, const char *only) {
     size_t len = 0;
     unsigned char *buf = ns_npy_serialize(x, &len, err);
     FILE *f = buf ? fopen(file, "wb") : NULL;
-    if (f && fwrite(buf, 1, len, f) == len && fclose(f) == 0) rc = 0;
-    else if (f) fclose(f);
+    if (f && fwrite(buf, 1, len, f) == len && fclose(f) == 0)
+      rc = 0;
+    else if (f)
+      fclose(f);
     free(buf);
     ns_tensor_free(x);
   }
@@ -431,12 +448,13 @@ static int screen_keys_on(const char *ns, const char *only) {
           continue;
         }
         size_t l = strlen(screen_keys[k].pre);
-        if (l && (write(sr.m, screen_keys[k].pre, l) != (ssize_t)l || wait_settled(&sr, now(), 30) < 0))
+        if (l &&
+            (write(sr.m, screen_keys[k].pre, l) != (ssize_t)l || wait_settled(&sr, now(), 30) < 0))
           t[rep][k] = -1;
         double t0 = now();
         l = strlen(screen_keys[k].bytes);
-        t[rep][k] = write(sr.m, screen_keys[k].bytes, l) == (ssize_t)l ? wait_settled(&sr, t0, 30)
-                                                                        : -1;
+        t[rep][k] =
+            write(sr.m, screen_keys[k].bytes, l) == (ssize_t)l ? wait_settled(&sr, t0, 30) : -1;
         /* the terminal splits Esc sequences by time: a pause keeps the next key apart */
         struct timespec d = {0, 30000000L};
         nanosleep(&d, NULL);
@@ -448,7 +466,8 @@ static int screen_keys_on(const char *ns, const char *only) {
       double a[REPS];
       for (int r = 0; r < got; r++) a[r] = first[r];
       double med = median(a, got);
-      printf("screen (64,256,32,32) fp32 first frame       median %8.1f ms   max %8.1f ms   target 500 ms %s\n",
+      printf("screen (64,256,32,32) fp32 first frame       median %8.1f ms   max %8.1f ms   target "
+             "500 ms %s\n",
              med, a[got - 1], med <= 500 ? "ok" : "OVER");
       int over = 0;
       for (int k = 0; k < nk; k++) {

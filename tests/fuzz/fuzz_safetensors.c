@@ -51,9 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_CHECK(err[0] != '\0', "a load refused without a message");
       continue;
     }
-    FUZZ_CHECK(e->rank == 0 ? t->rank == 1 && t->shape[0] == 1 && t->n == 1 /* a 0-d entry */
-                            : t->rank == e->rank && t->n == e->n &&
-                                  memcmp(t->shape, e->shape, (size_t)t->rank * sizeof t->shape[0]) == 0,
+    FUZZ_CHECK(e->rank == 0
+                   ? t->rank == 1 && t->shape[0] == 1 && t->n == 1 /* a 0-d entry */
+                   : t->rank == e->rank && t->n == e->n &&
+                         memcmp(t->shape, e->shape, (size_t)t->rank * sizeof t->shape[0]) == 0,
                "entry %zu loads with another shape", k);
     if (nkeep < FUZZ_ST_MAXT) {
       keep[nkeep] = t;

@@ -83,13 +83,14 @@ static void exercises(const lesson_options *o) {
          "predict: asked on the state before the step's set");
   double v = 0, tol = 1;
   int rc = lesson_predict_truth(ls, 7, &v, &tol, err);
-  tap_ok(rc == 0 && v == 2 && tol == 0, "predict: the truth is computed at the step's state (%g)", v);
+  tap_ok(rc == 0 && v == 2 && tol == 0, "predict: the truth is computed at the step's state (%g)",
+         v);
   /* step 8: a number, the mean of x = (1, 2, 4, 8) (step 1's), tol 1e-3 */
   rc = lesson_answer(ls, 8, NULL, &v, &tol, err);
   tap_ok(rc == 0 && v == 3.75 && tol == 1e-3, "answer: the value at the step's state (%g, %g)", v,
          tol);
-  tap_ok(lesson_step_nhints(ls, 8) == 2 && strcmp(lesson_step_hint(ls, 8, 1),
-                                                   "add the four and divide by 4") == 0 &&
+  tap_ok(lesson_step_nhints(ls, 8) == 2 &&
+             strcmp(lesson_step_hint(ls, 8, 1), "add the four and divide by 4") == 0 &&
              !lesson_step_hint(ls, 8, 2),
          "hints: a string, and a function (no text until computed)");
   rc = lesson_hint(ls, 8, 2, NULL, buf, sizeof buf, err);
@@ -131,7 +132,8 @@ static void schema_errors(const lesson_options *o) {
       {"{text = 'x', predict = {question = 'q', choices = {'a', 'b'}}}",
        "with choices, answer says which is true"},
       {"{text = 'x', predict = {question = 'q'}}", "without choices, value gives the true number"},
-      {"{text = 'x', predict = {choices = {'a'}, answer = 1}}", "predict.question must be a string"},
+      {"{text = 'x', predict = {choices = {'a'}, answer = 1}}",
+       "predict.question must be a string"},
       {"{text = 'x', view = 'panel'}", "step 1.view: unknown view 'panel'"},
       {"{text = 'x', variant = {}}", "step 1.variant must be a function"},
       {"{text = 'x', focus = 'nowhere'}", "unknown panel 'nowhere'"},
@@ -141,8 +143,8 @@ static void schema_errors(const lesson_options *o) {
   static const char *const panels[] = {"input", "output", NULL};
   lo.panels = panels;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    snprintf(text, sizeof text, "lesson{title = 't', source = 's', section = 's',\n  steps = {%s}}\n",
-             cases[i].body);
+    snprintf(text, sizeof text,
+             "lesson{title = 't', source = 's', section = 's',\n  steps = {%s}}\n", cases[i].body);
     write_file("test_lesson_schema.lua", text);
     lesson *ls = lesson_load("test_lesson_schema.lua", &lo, err);
     tap_ok(!ls && strstr(err, "test_lesson_schema.lua:") && strstr(err, cases[i].want),

@@ -310,8 +310,7 @@ static void kinds_table(void) {
       ns_norm_plan p;
       if (ns_norm_plan_shape(rank, shape, &s, &p, err) != 0 || p.axes != ax ||
           p.per_element != ki->per_element || (p.groups > 1) != ki->grouped ||
-          ns_spec_is_batch(&s, rank) != ki->batch ||
-          ns_spec_center(&s) != ki->center) {
+          ns_spec_is_batch(&s, rank) != ki->batch || ns_spec_center(&s) != ki->center) {
         bad++;
         tap_diag("%s rank %d: the plan disagrees with the row (%s)", ki->name, rank, err);
       }

@@ -270,8 +270,8 @@ static void check_broken(void) {
   { /* a 0-d array (np.save of a scalar, such as num_batches_tracked) loads as shape (1) */
     size_t zlen;
     const double v = 7;
-    unsigned char *zb = make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v,
-                                 sizeof v, &zlen);
+    unsigned char *zb =
+        make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v, sizeof v, &zlen);
     char err[NS_ERRLEN] = "";
     ns_tensor *t = ns_npy_parse(zb, zlen, err);
     tap_ok(t && t->rank == 1 && t->shape[0] == 1 && ns_tensor_get(t, 0) == 7,

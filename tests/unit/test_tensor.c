@@ -116,8 +116,8 @@ int main(void) {
     tap_ok(a && tb && ns_mem_used(acct) == 2 * (8000 + sizeof *a) && !ns_mem_refused(acct),
            "two tensors charged: %zu bytes", ns_mem_used(acct));
     ns_tensor *tc = ns_tensor_new(1, one, NS_FP64, err);
-    tap_ok(!tc && has(err, "over the memory cap") && ns_mem_refused(acct),
-           "a third is refused: %s", err);
+    tap_ok(!tc && has(err, "over the memory cap") && ns_mem_refused(acct), "a third is refused: %s",
+           err);
     ns_tensor *d = ns_tensor_share(a);
     tap_ok(ns_mem_used(acct) == 2 * (8000 + sizeof *a), "a share charges nothing");
     ns_tensor_free(d);

@@ -16,16 +16,33 @@ int main(void) {
   same("plain text", 10, 0, "plain text", "plain ASCII stays");
   same("\x1b]52;c;eA==\x07", 12, 0, "^[]52;c;eA==^G", "OSC 52: ESC and BEL in caret notation");
   same("\x1b[2J\x1b[H", 7, 0, "^[[2J^[[H", "clear screen");
-  same("a\x7f" "b", 3, 0, "a^?b", "DEL as ^?");
+  same("a\x7f"
+       "b",
+       3, 0, "a^?b", "DEL as ^?");
   same("a\nb\tc\rd", 7, 0, "a^Jb^Ic^Md", "newline, tab, CR shown without flags");
   same("a\nb\tc\rd", 7, NS_TEXT_KEEP_NL | NS_TEXT_KEEP_TAB | NS_TEXT_KEEP_CR, "a\nb\tc\rd",
        "  and kept with them");
-  same("\xc2\x9b" "6n", 4, 0, "\xef\xbf\xbd" "6n", "a C1 CSI (U+009B) as U+FFFD");
+  same("\xc2\x9b"
+       "6n",
+       4, 0,
+       "\xef\xbf\xbd"
+       "6n",
+       "a C1 CSI (U+009B) as U+FFFD");
   same("x\x9by", 3, 0, "x\xef\xbf\xbdy", "a raw 0x9b byte (not UTF-8) as U+FFFD");
-  same("\xe2\x80\xae" "abc", 6, 0, "\xef\xbf\xbd" "abc", "a bidi override as U+FFFD");
-  same("\xe2\x81\xa6" "x", 4, 0, "\xef\xbf\xbd" "x", "a bidi isolate as U+FFFD");
-  same("caf\xc3\xa9 \xe2\x88\x9a \xf0\x9f\x98\x80", 14, 0, "caf\xc3\xa9 \xe2\x88\x9a \xf0\x9f\x98\x80",
-       "printable UTF-8 stays");
+  same("\xe2\x80\xae"
+       "abc",
+       6, 0,
+       "\xef\xbf\xbd"
+       "abc",
+       "a bidi override as U+FFFD");
+  same("\xe2\x81\xa6"
+       "x",
+       4, 0,
+       "\xef\xbf\xbd"
+       "x",
+       "a bidi isolate as U+FFFD");
+  same("caf\xc3\xa9 \xe2\x88\x9a \xf0\x9f\x98\x80", 14, 0,
+       "caf\xc3\xa9 \xe2\x88\x9a \xf0\x9f\x98\x80", "printable UTF-8 stays");
   same("\xc0\xaf", 2, 0, "\xef\xbf\xbd\xef\xbf\xbd", "an overlong form as U+FFFD");
   same("\xed\xa0\x80", 3, 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", "a surrogate as U+FFFD");
   same("a\0b", 3, 0, "a^@b", "NUL as ^@");
