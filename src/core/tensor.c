@@ -58,6 +58,32 @@ void ns_shape_format(int rank, const size_t *shape, char *buf, size_t len) {
   if (used < len) snprintf(buf + used, len - used, ")");
 }
 
+int ns_parse_kmg(const char *s, int allow_b, unsigned long long *v) {
+  if (!s || !isdigit((unsigned char)*s)) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (errno) return -1;
+  int shift = 0;
+  switch (toupper((unsigned char)*end)) {
+  case 'K':
+    shift = 10, end++;
+    break;
+  case 'M':
+    shift = 20, end++;
+    break;
+  case 'G':
+    shift = 30, end++;
+    break;
+  default:
+    break;
+  }
+  if (allow_b && toupper((unsigned char)*end) == 'B') end++;
+  if (*end != '\0' || n > (~0ULL >> shift)) return -1;
+  *v = n << shift;
+  return 0;
+}
+
 int ns_max_elements_parse(const char *s, size_t *cap, char *err) {
   if (!s || !cap) {
     ns_seterr(err, "no value");
@@ -65,28 +91,8 @@ int ns_max_elements_parse(const char *s, size_t *cap, char *err) {
   }
   const char *p = s;
   while (isspace((unsigned char)*p)) p++;
-  char *end;
-  errno = 0;
-  unsigned long long v = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
-  int ok = isdigit((unsigned char)*p) && !errno;
-  if (ok) {
-    int shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K':
-      shift = 10, end++;
-      break;
-    case 'M':
-      shift = 20, end++;
-      break;
-    case 'G':
-      shift = 30, end++;
-      break;
-    default:
-      break;
-    }
-    ok = *end == '\0' && v >= 1 && v <= (NS_MAXELEMS >> shift);
-    v <<= shift;
-  }
+  unsigned long long v = 0;
+  int ok = ns_parse_kmg(p, 0, &v) == 0 && v >= 1 && v <= NS_MAXELEMS;
   if (!ok) {
     ns_seterr(err,
               "\"%.40s\" is not a number of elements from 1 to %zu (a K, M or G suffix "

@@ -126,6 +126,10 @@ void ns_tensor_write_range(ns_tensor *t, size_t i0, size_t len, const double *v)
 size_t ns_max_elements(void);
 /* Sets the cap: 1 to NS_MAXELEMS. 0, or -1 with err and the cap unchanged. */
 int ns_set_max_elements(size_t cap, char *err);
+/* A whole number with an optional K, M or G suffix (times 2^10, 2^20, 2^30) and, when
+ * allow_b, a trailing B ("64M", "1GB", "500000"): 0 with *v, or -1 when s is anything else
+ * or the value does not fit 64 bits. No sign, no spaces. */
+int ns_parse_kmg(const char *s, int allow_b, unsigned long long *v);
 /* Parses a cap: a whole number from 1 to NS_MAXELEMS, optionally with a K, M or G suffix
  * (times 2^10, 2^20, 2^30). 0 with *cap set, or -1 with err. */
 int ns_max_elements_parse(const char *s, size_t *cap, char *err);

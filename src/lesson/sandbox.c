@@ -27,6 +27,7 @@
 #include <lualib.h>
 
 #include "core/dtype.h"
+#include "core/tensor.h"
 #include "core/text.h"
 #include "explore/file.h"
 #include "lua/explore_lua.h"
@@ -51,29 +52,8 @@
 static int mem_from_env(size_t *v, char *err) {
   const char *s = getenv("NS_LESSON_MEM");
   if (!s || !*s) return 0;
-  char *end;
-  errno = 0;
-  unsigned long long n = isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
-  int ok = isdigit((unsigned char)s[0]) && !errno;
-  if (ok) {
-    int shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K':
-      shift = 10, end++;
-      break;
-    case 'M':
-      shift = 20, end++;
-      break;
-    case 'G':
-      shift = 30, end++;
-      break;
-    default:
-      break;
-    }
-    if (toupper((unsigned char)*end) == 'B') end++;
-    ok = *end == '\0' && n <= (MEM_MAX >> shift) && (n << shift) >= MEM_MIN;
-    n <<= shift;
-  }
+  unsigned long long n = 0;
+  int ok = ns_parse_kmg(s, 1, &n) == 0 && n <= MEM_MAX && n >= MEM_MIN;
   if (!ok) {
     snprintf(err, LESSON_ERRLEN,
              "NS_LESSON_MEM: \"%.40s\" is not a size from 1M to 1024G (bytes, or with a K, M "
