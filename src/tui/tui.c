@@ -646,6 +646,17 @@ static int start_curses(app *a, const tui_options *opt, SCREEN **out) {
   return 0;
 }
 
+/* What the screen's model holds, after the windows and curses are gone: the prompt, the Lua
+ * state, the result and its cache, the undo history and the state. */
+static void free_model(app *a) {
+  tui_prompt_free(a->prompt);
+  if (a->L) lua_close(a->L);
+  ns_result_free(&a->res);
+  ns_explore_cache_free(&a->cache);
+  ns_history_free(&a->hist);
+  ns_state_free(&a->st);
+}
+
 /* The key loop: waits for a key or a worker, dispatches, draws. Returns the exit status
  * (0, or 128 + the signal that ended it). */
 static int key_loop(app *a) {
@@ -787,12 +798,7 @@ out:
   if (looped) tui_player_finish(a); /* the lesson's progress, the recording (it may print) */
   tui_player_free(a);
   if (scr) delscreen(scr);
-  tui_prompt_free(a->prompt);
-  if (a->L) lua_close(a->L);
-  ns_result_free(&a->res);
-  ns_explore_cache_free(&a->cache);
-  ns_history_free(&a->hist);
-  ns_state_free(&a->st);
+  free_model(a);
   return status;
 }
 
@@ -974,11 +980,6 @@ out:
   if (scr) delscreen(scr);
   if (fo) fclose(fo);
   if (fi) fclose(fi);
-  tui_prompt_free(a->prompt);
-  if (a->L) lua_close(a->L);
-  ns_result_free(&a->res);
-  ns_explore_cache_free(&a->cache);
-  ns_history_free(&a->hist);
-  ns_state_free(&a->st);
+  free_model(a);
   return status;
 }
