@@ -110,7 +110,9 @@ panel gets the true variance 2.5 back.]],
             check = function(s)
               local p = result().precision
               return math.abs(p.raw.var - 2.5) < 1e-6 or
-                       string.format("raw variance %s", tostring(p.raw.var))
+                       string.format("the raw variance is %s, not 2.5",
+                                     p.raw.var ~= p.raw.var and "NaN" or
+                                       string.format("%.6g", p.raw.var))
             end,
             hints = {"T steps the accumulation dtype",
                      [[set{acc = "fp32"}]]},
