@@ -365,18 +365,27 @@ static int play(lesson *ls, int quiet) {
   return failures;
 }
 
-int lesson_cmd_headless(const char *what) {
+/* What `lesson --headless X` and `--states X` share: X resolved to a path, the claims
+ * registry loaded and the run's options made. 0, or the exit status to return. */
+static int open_named(const char *what, char **path, lesson_registry **reg, lesson_options *o) {
   guard_stdout();
   int usage;
-  char *path = resolve(what, &usage);
-  if (!path) return usage ? 2 : 1;
-  lesson_registry *reg;
-  if (load_registry(&reg)) {
-    free(path);
+  *path = resolve(what, &usage);
+  if (!*path) return usage ? 2 : 1;
+  if (load_registry(reg)) {
+    free(*path);
     return 1;
   }
+  run_options(o, *reg);
+  return 0;
+}
+
+int lesson_cmd_headless(const char *what) {
+  char *path;
+  lesson_registry *reg;
   lesson_options o;
-  run_options(&o, reg);
+  int st = open_named(what, &path, &reg, &o);
+  if (st) return st;
   play_ctx pc = {1, 0, NULL, 0, 0, path, 0};
   o.on_claim = on_claim;
   o.ud = &pc;
@@ -838,17 +847,11 @@ char *lesson_resolve(const char *what, int *usage) {
 }
 
 int lesson_cmd_states(const char *what) {
-  guard_stdout();
-  int usage;
-  char *path = resolve(what, &usage);
-  if (!path) return usage ? 2 : 1;
+  char *path;
   lesson_registry *reg;
-  if (load_registry(&reg)) {
-    free(path);
-    return 1;
-  }
   lesson_options o;
-  run_options(&o, reg);
+  int st = open_named(what, &path, &reg, &o);
+  if (st) return st;
   char err[NS_ERRLEN];
   lesson *ls = lesson_load(path, &o, err);
   int status = 0;
