@@ -91,7 +91,16 @@ while :; do
 done
 check "Ctrl-C ends a slow state file at once ($tries presses)" \
   wait_for "interrupted (Ctrl-C); the state is as it was" 1
-keys Escape
+# leave the prompt; an Esc that readline takes as the start of a Meta key (a slow build,
+# Esc and the next key close together) is pressed again, never followed at once by q
+i=0
+while :; do
+  keys Escape
+  sleep 0.3
+  capture | tail -n 1 | grep -q "Esc leaves" || break
+  i=$((i + 1))
+  [ $i -lt 3 ] || break
+done
 check "  and leaves the explorer running with its state" wait_for "eps           0.375" 5
 keys q
 check "  q still quits" wait_for "EXIT=0"
