@@ -1,4 +1,5 @@
-/* layout.c: where each panel goes, for the full (>= 120x40) and the compact layout. */
+/* layout.c: where each panel goes, for the full (>= 120x40) and the compact layout, from
+ * the places and partners of the panel descriptors (panels.c); no panel is named here. */
 #include <string.h>
 
 #include "tui/screen.h"
@@ -18,40 +19,44 @@ static tui_rect rect(int y, int x, int h, int w) {
   return r;
 }
 
-/* The full layout's panels in body rows top .. top+B-1: three columns. */
-static void arrange_full(tui_layout *L, int top, int B, int cols) {
-  /* the right column is wide enough for batch, BN and LN of a 2-column batch side by
-   * side at 120 columns */
-  int c1 = cols * 34 / 100, c2 = cols * 375 / 1000, c0 = cols - c1 - c2;
-  int hin = B * 42 / 100;
-  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, c0);
-  L->panel[TUI_PANEL_SETTINGS] = rect(top + hin, 0, B - hin, c0);
-  int hout = B / 2;
-  L->panel[TUI_PANEL_OUTPUT] = rect(top, c0, hout, c1);
-  L->panel[TUI_PANEL_SPECTRUM] = rect(top + hout, c0, B - hout, c1);
-  int hb = B * 36 / 100, ht = B * 35 / 100;
-  L->panel[TUI_PANEL_BATCH] = rect(top, c0 + c1, hb, c2);
-  L->panel[TUI_PANEL_TRAIN] = rect(top + hb, c0 + c1, ht, c2);
-  L->panel[TUI_PANEL_PRECISION] = rect(top + hb + ht, c0 + c1, B - hb - ht, c2);
-}
+/* The columns' widths in per mille of the screen's (0: what the others leave), full and
+ * compact. The full layout's right column is wide enough for batch, BN and LN of a
+ * 2-column batch side by side at 120 columns. */
+#define TUI_MAX_COLS 3
+static const int full_cols[TUI_MAX_COLS] = {0, 340, 375};
+static const int compact_cols[TUI_MAX_COLS] = {500, 0, -1}; /* -1: no such column */
 
-/* The compact layout's panels in rows top .. top+B-1: two columns, the right-hand bottom
- * slot shared by the tabbed panels (L->tab). */
-static void arrange_compact(tui_layout *L, int top, int B, int cols) {
-  int cl = cols / 2, cr = cols - cl;
-  int hin = B * 2 / 5;
-  L->panel[TUI_PANEL_INPUT] = rect(top, 0, hin, cl);
-  L->panel[TUI_PANEL_OUTPUT] = rect(top + hin, 0, B - hin, cl);
-  int hs = B / 2;
-  L->panel[TUI_PANEL_SPECTRUM] = rect(top, cl, hs, cr);
-  L->panel[L->tab] = rect(top + hs, cl, B - hs, cr);
+/* The panels in body rows top .. top+B-1, each at its descriptor's place (full or compact,
+ * as L->small says); in the compact layout the tabbed panels share one place, which L->tab
+ * takes. */
+static void arrange(tui_layout *L, int top, int B, int cols) {
+  const int *cw = L->small ? compact_cols : full_cols;
+  int x[TUI_MAX_COLS], w[TUI_MAX_COLS], used[TUI_MAX_COLS] = {0}, left = cols, rest = -1;
+  for (int c = 0; c < TUI_MAX_COLS && cw[c] >= 0; c++) {
+    w[c] = cols * cw[c] / 1000;
+    left -= w[c];
+    if (cw[c] == 0) rest = c;
+  }
+  if (rest >= 0) w[rest] = left;
+  for (int c = 0, at = 0; c < TUI_MAX_COLS && cw[c] >= 0; c++) x[c] = at, at += w[c];
+  /* the panels with a share of the rows first, then the one under them that takes the rest */
+  for (int last = 0; last < 2; last++)
+    for (int p = 0; p < TUI_PANEL_COUNT; p++) {
+      const tui_place *pl = L->small ? &tui_panels[p].compact : &tui_panels[p].full;
+      if ((pl->rows == 0) != last) continue;
+      if (L->small && tui_panels[p].tabbed && p != (int)L->tab) continue;
+      int c = pl->col, h = last ? B - used[c] : B * pl->rows / 100;
+      L->panel[p] = rect(top + used[c], x[c], h, w[c]);
+      used[c] += h;
+    }
 }
 
 void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prompt_open) {
   memset(L, 0, sizeof *L);
   L->cols = cols;
   L->lines = lines;
-  L->tab = tui_panel_tabbed(tab) ? tab : TUI_PANEL_SETTINGS;
+  L->tab = tab; /* else the first tabbed panel */
+  for (int p = 0; p < TUI_PANEL_COUNT && !tui_panel_tabbed(L->tab); p++) L->tab = (tui_panel)p;
   for (int p = 0; p < TUI_PANEL_COUNT; p++) L->tab_x[p] = -1;
   if (cols < TUI_MIN_W || lines < TUI_MIN_H) {
     L->too_small = 1;
@@ -76,11 +81,11 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
   if (!L->small) {
     int sb = prompt_open ? 6 : 1;
     L->scrollback = rect(lines - 2 - sb, 0, sb, cols);
-    arrange_full(L, 1, lines - 3 - sb, cols);
+    arrange(L, 1, lines - 3 - sb, cols);
     return;
   }
   int top = 1, B = lines - 4;
-  arrange_compact(L, top, B, cols);
+  arrange(L, top, B, cols);
   if (prompt_open) {
     L->scrollback = L->panel[L->tab];
     L->panel[L->tab] = rect(0, 0, 0, 0);
@@ -88,17 +93,6 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
     L->scrollback = rect(lines - 3, 0, 1, cols);
   }
 }
-
-/* The panels beside the focused one that a lesson step most likely reads with it. */
-static const tui_panel partners[TUI_PANEL_COUNT][2] = {
-    [TUI_PANEL_INPUT] = {TUI_PANEL_OUTPUT, TUI_PANEL_SPECTRUM},
-    [TUI_PANEL_SETTINGS] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
-    [TUI_PANEL_OUTPUT] = {TUI_PANEL_INPUT, TUI_PANEL_SPECTRUM},
-    [TUI_PANEL_SPECTRUM] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
-    [TUI_PANEL_BATCH] = {TUI_PANEL_OUTPUT, TUI_PANEL_SETTINGS},
-    [TUI_PANEL_TRAIN] = {TUI_PANEL_SETTINGS, TUI_PANEL_OUTPUT},
-    [TUI_PANEL_PRECISION] = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT},
-};
 
 /* The panels in the same column as p (in the arrangement L has), p's index among them. */
 static int column_of(const tui_layout *L, tui_panel p, tui_panel *col) {
@@ -198,11 +192,8 @@ static int place_panels(tui_layout *L, const tui_lesson_need *n, int top, int x0
   for (int p = 0; p < TUI_PANEL_COUNT; p++) L->panel[p] = rect(0, 0, 0, 0);
   if (usual) {
     tui_layout K = *L;
-    if (L->small) {
-      if (tui_panel_tabbed(f)) K.tab = f;
-      arrange_compact(&K, top, R, W);
-    } else
-      arrange_full(&K, top, R, W);
+    if (L->small && tui_panel_tabbed(f)) K.tab = f;
+    arrange(&K, top, R, W);
     int need = n->need_at ? n->need_at(n->ud, f, K.panel[f].w) : focus_need;
     if (K.panel[f].h > 0 && grow_in_column(&K, f, need) && fit_others(&K, n, f)) {
       /* two columns of which one is left empty: the other takes the whole width */
@@ -229,7 +220,7 @@ static int place_panels(tui_layout *L, const tui_lesson_need *n, int top, int x0
   L->panel[f] = rect(top, x0, h, W);
   if (rest >= TUI_PANEL_MIN_H && n->need_at) {
     int half = W / 2;
-    tui_panel a = partners[f][0], b = partners[f][1];
+    tui_panel a = (tui_panel)tui_panels[f].partners[0], b = (tui_panel)tui_panels[f].partners[1];
     int fa = n->need_at(n->ud, a, half) <= rest, fb = n->need_at(n->ud, b, W - half) <= rest;
     if (fa && fb) {
       L->panel[a] = rect(top + h, x0, rest, half);

@@ -149,6 +149,14 @@ typedef void (*tui_draw_fn)(const ns_state *, const ns_result *, WINDOW *, const
  * batch), the cursor through x's elements in order (output), the selected line of a list
  * (spectrum, settings), or nothing (the paging keys then scroll the Lua output). */
 typedef enum { TUI_NAV_CELLS, TUI_NAV_FLAT, TUI_NAV_LIST, TUI_NAV_NONE } tui_nav;
+/* Where a panel sits in one arrangement (layout.c walks these): its column (0 on the left),
+ * and its rows in percent of the body's, rounded down; 0: what its column has left, under
+ * the others. Panels of a column stack in tui_panel order. In the compact layout every
+ * tabbed panel has the same place, which the one on top takes. */
+typedef struct {
+  int col;
+  int rows;
+} tui_place;
 /* A panel as the screen knows it (panels.c), by tui_panel. */
 typedef struct {
   tui_draw_fn draw;  /* the panel's own file: reads the state and result, draws */
@@ -156,6 +164,11 @@ typedef struct {
   int tabbed;        /* shares the tabbed place of the compact layout */
   tui_nav nav;
   const char *meaning; /* the help screen: what it shows, what its bare numbers mean */
+  tui_place full;      /* its place in the full (>= 120x40) layout */
+  tui_place compact;   /* and in the compact one */
+  /* the panels a lesson step most likely reads with this one: placed under it when it takes
+     the whole width */
+  int partners[2];
 } tui_panel_desc;
 extern const tui_panel_desc tui_panels[TUI_PANEL_COUNT];
 
