@@ -12,36 +12,6 @@
 #include "core/rng.h"
 #include "explore/result_priv.h"
 
-void ns_resid_clear(ns_result *r) {
-  free(r->W);
-  free(r->J_pre);
-  free(r->J_post);
-  free(r->J_none);
-  free(r->sv_pre);
-  free(r->sv_post);
-  r->W = r->J_pre = r->J_post = r->J_none = r->sv_pre = r->sv_post = NULL;
-  r->resid_done = 0;
-  r->resid_skip[0] = 0;
-  r->rn = r->rw = 0;
-  r->rank_pre = r->rank_post = 0;
-}
-
-void ns_vjp_clear(ns_result *r) {
-  free(r->g);
-  free(r->dx);
-  free(r->dx_direct);
-  free(r->dx_mean);
-  free(r->dx_var);
-  free(r->dgamma);
-  free(r->dbeta);
-  r->g = r->dx = r->dx_direct = r->dx_mean = r->dx_var = r->dgamma = r->dbeta = NULL;
-  r->vjp_done = 0;
-  r->vjp_skip[0] = 0;
-  r->vn = r->naffine = 0;
-  r->dx_sum_max = r->dx_xhat_max = 0;
-  r->vjp_vs_jtg = NAN;
-}
-
 /* Singular values of the n x n J (descending) into sv, and the rank above 1e-10 smax. */
 static int rank_of(const double *J, size_t n, double *sv, int *rank, char *err) {
   if (ns_svdvals(J, n, n, sv, err) != 0) return -1;

@@ -19,127 +19,78 @@
 /* ---------------------------------------------------------------- compute */
 
 /* Each part of the result frees and zeroes what it owns, so a part can be recomputed
- * while the others are kept. */
+ * while the others are kept; every member is cleared, freed and moved by its NS_RESULT row
+ * (result.h), never by name. */
+
+/* Frees the pointers of a MEM member (one, or an array of them). */
+static void free_pointers(void *m, size_t size) {
+  for (size_t i = 0; i + sizeof(void *) <= size; i += sizeof(void *)) {
+    void *q;
+    memcpy(&q, (char *)m + i, sizeof q);
+    free(q);
+  }
+}
+
+static void free_estimators(ns_estimator *e, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    free(e[k].mean);
+    free(e[k].var);
+    free(e[k].y);
+  }
+}
+
+/* clang-format off */
+#define CLEAR_VAL(m) memset(&r->m, 0, sizeof r->m);
+#define CLEAR_KEEP(m)
+#define CLEAR_ONE(m) r->m = 1;
+#define CLEAR_NAN_(m) r->m = NAN;
+#define CLEAR_MEM(m) free_pointers(&r->m, sizeof r->m), memset(&r->m, 0, sizeof r->m);
+#define CLEAR_TENSOR(m) ns_tensor_free(r->m), r->m = NULL;
+#define CLEAR_NORM(m) ns_norm_result_free(&r->m);
+#define CLEAR_EST(m) free_estimators(r->m, sizeof r->m / sizeof r->m[0]), memset(r->m, 0, sizeof r->m);
+#define CLEAR_(part, own, type, m, dim)                                                            \
+  if (parts & NS_RP_##part) { CLEAR_##own(m) }
+/* clang-format on */
+/* Frees and resets the members of the given parts (NS_RP_* bits). */
+static void clear_parts(ns_result *r, unsigned parts) {
+  NS_RESULT(CLEAR_)
+}
+
 /* What the output part derives from r->norm (a renormalization of some statistics keeps
  * r->norm and recomputes these). */
 static void clear_output_derived(ns_result *r) {
-  ns_tensor_free(r->y_probe);
-  r->y_probe = NULL;
-  r->y_mean = r->y_std = 0;
-  r->cond = NS_COND_NONE;
-  r->degenerate_why[0] = 0;
-  r->probe_n = 0;
-}
-
-static void clear_output(ns_result *r) {
-  ns_norm_result_free(&r->norm);
-  clear_output_derived(r);
-  r->eval_note = NULL;
-  r->evalsrc = NS_EVALSRC_NONE;
+  clear_parts(r, NS_RP_OUTD);
 }
 
 static void clear_closed(ns_result *r) {
-  free(r->spec_closed);
-  r->spec_closed = NULL;
-  r->nclosed = 0;
-  r->closed_skip[0] = 0;
-  r->closed_rank = 0;
-  r->neigchk = 0;
-  r->eigchk_ok = 1;
-  r->eigchk_jvp = r->eigchk_fd = 0;
-  r->eigchk_m = 0;
-  r->eigchk_pending = 0;
+  clear_parts(r, NS_RP_CLOSED);
 }
 
-/* The full-Jacobian fields: what a job fills, clear_jac frees and zeroes, and move_jac
- * hands from a job's result to the screen's, once. X(member, kind, clear, move):
- *   kind   OWNED (malloc'd: freed by clear, taken by move), TEXT (a char array),
- *          VALUE (a number or code)
- *   clear  1: clear_jac resets it; move 1: move_jac takes it */
-/* clang-format off */
-#define RESULT_JAC(X)                                                                              \
-  X(J, OWNED, 1, 1)                                                                                \
-  X(J_fd, OWNED, 1, 1)                                                                             \
-  X(spec_numeric, OWNED, 1, 1)                                                                     \
-  X(spec_fd, OWNED, 1, 1)                                                                          \
-  X(nnumeric, VALUE, 1, 1)                                                                         \
-  X(nfd, VALUE, 1, 1)                                                                              \
-  X(jac_done, VALUE, 1, 1)                                                                         \
-  X(jac_pending, VALUE, 1, 0) /* the screen's own: the job it waits for */                         \
-  X(jac_skip, TEXT, 1, 1)                                                                          \
-  X(jn, VALUE, 1, 1)                                                                               \
-  X(jac_fd_diff, VALUE, 1, 1)                                                                      \
-  X(eig_closed_vs_numeric, VALUE, 1, 1)                                                            \
-  X(eig_numeric_vs_fd, VALUE, 1, 1)                                                                \
-  X(eig_disagree, VALUE, 1, 1)                                                                     \
-  X(smax, VALUE, 1, 1)                                                                             \
-  X(rank_tol, VALUE, 1, 1)                                                                         \
-  X(rank, VALUE, 1, 1)                                                                             \
-  X(symmetric, VALUE, 1, 1)                                                                        \
-  X(jac_exact, VALUE, 1, 1)                                                                        \
-  X(jac_dtype, VALUE, 0, 1) /* the map the FD ran on: set with it, never reset */                 \
-  X(jac_acc, VALUE, 0, 1)                                                                          \
-  X(jac_algo, VALUE, 0, 1)                                                                         \
-  X(jac_fd_h, VALUE, 1, 1)                                                                         \
-  X(jac_fd_err, VALUE, 1, 1)                                                                       \
-  X(jac_fd_s, VALUE, 1, 1)                                                                         \
-  X(jac_tol, VALUE, 1, 1)                                                                          \
-  X(jac_fd_tol, VALUE, 1, 1)
-
-#define JAC_CLEAR_OWNED(m) free(r->m), r->m = NULL;
-#define JAC_CLEAR_TEXT(m) r->m[0] = 0;
-#define JAC_CLEAR_VALUE(m) memset(&r->m, 0, sizeof r->m);
-#define JAC_CLEAR_(m, kind, clear, move)                                                           \
-  if (clear) { JAC_CLEAR_##kind(m) }
-/* clang-format on */
+/* The full-Jacobian fields, what a job fills and ns_jac_job_apply moves into the screen's
+ * result (jac_pending, the screen's own, stays). */
 static void clear_jac(ns_result *r) {
-  RESULT_JAC(JAC_CLEAR_)
+  clear_parts(r, NS_RP_JAC | NS_RP_JACW);
 }
 
 static void clear_batch(ns_result *r) {
-  free(r->bn);
-  free(r->ln);
-  free(r->target_now);
-  free(r->target_base);
-  free(r->flip);
-  r->bn = r->ln = r->target_now = r->target_base = NULL;
-  r->flip = NULL;
-  r->B = r->D = 0;
-  r->nflip = 0;
+  clear_parts(r, NS_RP_BATCH);
 }
 
 static void clear_train(ns_result *r) {
-  free(r->eval_x);
-  free(r->eval_mean);
-  free(r->eval_var);
-  free(r->eval_y);
-  r->eval_x = r->eval_mean = r->eval_var = r->eval_y = NULL;
-  for (int k = 0; k < 3; k++) {
-    free(r->est[k].mean);
-    free(r->est[k].var);
-    free(r->est[k].y);
-  }
-  memset(r->est, 0, sizeof r->est);
-  for (int k = 0; k < 3; k++) {
-    free(r->trace_mean[k]);
-    free(r->trace_var[k]);
-    r->trace_mean[k] = r->trace_var[k] = NULL;
-  }
-  r->train_d = r->train_n = r->eval_n = 0;
-  r->est_active = 0;
+  clear_parts(r, NS_RP_TRAIN);
+}
+
+void ns_resid_clear(ns_result *r) {
+  clear_parts(r, NS_RP_RESID);
+}
+
+void ns_vjp_clear(ns_result *r) {
+  clear_parts(r, NS_RP_VJP);
 }
 
 void ns_result_free(ns_result *r) {
   if (!r) return;
-  clear_output(r);
-  ns_tensor_free(r->y_shift);
-  ns_tensor_free(r->y_scale);
-  clear_closed(r);
-  clear_jac(r);
-  clear_batch(r);
-  clear_train(r);
-  ns_resid_clear(r);
-  ns_vjp_clear(r);
+  clear_parts(r, NS_RP_ALL);
   memset(r, 0, sizeof *r);
 }
 
@@ -727,17 +678,26 @@ void ns_jac_job_cancel(ns_jac_job *j) {
   if (j) atomic_store(&j->cancel, 1);
 }
 
-/* Moves the full-Jacobian fields of src into dst (dst's are freed first). */
+/* Moves the members of the given parts from src into dst (dst's are freed first): each is
+ * copied, and what src owned is then dst's alone. */
 /* clang-format off */
-#define JAC_MOVE_OWNED(m) dst->m = src->m, src->m = NULL;
-#define JAC_MOVE_TEXT(m) memcpy(dst->m, src->m, sizeof dst->m);
-#define JAC_MOVE_VALUE(m) dst->m = src->m;
-#define JAC_MOVE_(m, kind, clear, move)                                                            \
-  if (move) { JAC_MOVE_##kind(m) }
+#define OWNS_VAL 0
+#define OWNS_KEEP 0
+#define OWNS_ONE 0
+#define OWNS_NAN_ 0
+#define OWNS_MEM 1
+#define OWNS_TENSOR 1
+#define OWNS_NORM 1
+#define OWNS_EST 1
+#define MOVE_(part, own, type, m, dim)                                                             \
+  if (parts & NS_RP_##part) {                                                                      \
+    memcpy(&dst->m, &src->m, sizeof dst->m);                                                       \
+    if (OWNS_##own) memset(&src->m, 0, sizeof src->m);                                             \
+  }
 /* clang-format on */
-static void move_jac(ns_result *dst, ns_result *src) {
-  clear_jac(dst);
-  RESULT_JAC(JAC_MOVE_)
+static void move_parts(ns_result *dst, ns_result *src, unsigned parts) {
+  clear_parts(dst, parts);
+  NS_RESULT(MOVE_)
 }
 
 int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
@@ -760,7 +720,8 @@ int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
     }
   }
   if (j->full && r->jac_pending) {
-    move_jac(r, &j->part);
+    clear_parts(r, NS_RP_JACW);
+    move_parts(r, &j->part, NS_RP_JAC);
     ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
   }
   return 1;

@@ -100,136 +100,190 @@ typedef struct {
   double gap;         /* max |y - own-statistics y| */
 } ns_estimator;
 
+/* The members of ns_result, one row each, in struct order: X(part, own, type, name, dim).
+ * The struct is declared from this list, and result.c clears, frees and moves every member
+ * by walking it; explore_lua.c checks that result() shows each member or says why not.
+ *   part  the part that computes it and clears it before (NS_RP_*): IN, PROBE, GAP and
+ *         PREC are written whole by their part and only freed with the result; OUTD is
+ *         what the output part derives from r.norm; JACW is the screen's own of the
+ *         Jacobian part (a job's result does not move it)
+ *   own   VAL   a value or fixed array of values: cleared to 0, copied by a move
+ *         KEEP  as VAL, but its part's clear leaves it (the part always sets it)
+ *         ONE, NAN_  as VAL, cleared to 1 or NaN
+ *         MEM   malloc'd pointer(s) (an array: each): freed; a move takes it
+ *         TENSOR ns_tensor_free; NORM ns_norm_result_free; EST each ns_estimator's arrays
+ *   dim   empty, or the array's [size] */
+/* clang-format off */
+#define NS_RESULT(X)                                                                               \
+  /* 1 input (statistics over all elements, fp64, population std) */                               \
+  X(IN, VAL, size_t, n, )                                                                          \
+  X(IN, VAL, double, x_mean, )                                                                     \
+  X(IN, VAL, double, x_std, )                                                                      \
+  X(IN, VAL, double, x_rms, )                                                                      \
+  X(IN, VAL, double, x_min, ) /* min/max over the non-NaN values */                                \
+  X(IN, VAL, double, x_max, )                                                                      \
+  X(IN, VAL, size_t, x_nan, ) /* NaN and +-Inf entries of x */                                     \
+  X(IN, VAL, size_t, x_inf, )                                                                      \
+  /* 3 output: y = r.norm.y with the statistics in r.norm (mean, var, denom, degenerate) */        \
+  X(OUT, NORM, ns_norm_result, norm, )                                                             \
+  X(OUTD, VAL, double, y_mean, ) /* over all elements of y (with a mask: the kept ones) */         \
+  X(OUTD, VAL, double, y_std, )                                                                    \
+  X(OUT, VAL, ns_evalsrc, evalsrc, ) /* where eval mode's statistics came from */                  \
+  X(OUT, VAL, const char *, eval_note, ) /* ns_evalsrc_words(evalsrc), NULL in train mode */       \
+  /* why statistics are degenerate (r.norm.ndegenerate of them), or what makes y trivial */        \
+  X(OUTD, VAL, ns_cond, cond, )                                                                    \
+  X(OUTD, KEEP, ns_dtype, cond_dtype, ) /* the dtype the condition happened in */                  \
+  X(OUTD, KEEP, double, cond_value, ) /* the denominator, for NS_COND_DENOM_BAD */                 \
+  X(OUTD, VAL, char, degenerate_why, [160]) /* ns_cond_format of the above; "" if nothing is */    \
+  X(PROBE, TENSOR, ns_tensor *, y_shift, ) /* y(x + shift*1) */                                    \
+  X(PROBE, TENSOR, ns_tensor *, y_scale, ) /* y(scale*x) */                                        \
+  X(PROBE, VAL, double, shift_dev, ) /* max |y(x + shift*1) - y(x)| */                             \
+  X(PROBE, VAL, double, scale_dev, ) /* max |y(scale*x) - y(x)| */                                 \
+  X(OUTD, VAL, size_t, probe_n, ) /* elements of x the probes cover (its leading probe_n) */       \
+  X(OUTD, TENSOR, ns_tensor *, y_probe, ) /* y of that slice alone (NULL when probe_n == n) */     \
+  /* 4 spectrum. The closed form and its checks exist at any size (nclosed > 0; else the           \
+     reason is in closed_skip, "" when there is simply no closed form); the full J only            \
+     when jac_done (jac_pending: a worker is computing it, see ns_explore_take_job). */            \
+  X(CLOSED, MEM, ns_eig *, spec_closed, ) /* closed form of the exact map (fp64 at x rounded) */   \
+  X(CLOSED, VAL, int, nclosed, ) /* 0: no closed form (or undefined: closed_skip) */               \
+  X(CLOSED, VAL, char, closed_skip, [NS_ERRLEN])                                                   \
+  X(CLOSED, VAL, int, closed_rank, ) /* eigenvalues above 1e-10 of the largest |value| */          \
+  /* J v = lambda v without J: JVP and FD, and the statistic (0-based) of each */                  \
+  X(CLOSED, KEEP, ns_eigcheck, eigchk, [3 * NS_EXPLORE_CHECK_STATS])                               \
+  X(CLOSED, KEEP, size_t, eigchk_stat, [3 * NS_EXPLORE_CHECK_STATS])                               \
+  X(CLOSED, VAL, int, neigchk, )                                                                   \
+  X(CLOSED, ONE, int, eigchk_ok, ) /* every check within its tolerance (1 when there are none) */  \
+  X(CLOSED, VAL, double, eigchk_jvp, ) /* largest jvp_res / jvp_tol of the checks */               \
+  X(CLOSED, VAL, double, eigchk_fd, ) /* largest fd_res / fd_tol */                                \
+  X(CLOSED, VAL, size_t, eigchk_m, ) /* elements per statistic */                                  \
+  X(CLOSED, VAL, int, eigchk_pending, ) /* the checks run off the key path (large statistics) */   \
+  X(JACW, VAL, int, jac_pending, ) /* the full J is being computed off the key path */             \
+  X(JAC, VAL, int, jac_done, )                                                                     \
+  X(JAC, VAL, char, jac_skip, [NS_ERRLEN]) /* why not, when !jac_done */                           \
+  X(JAC, VAL, size_t, jn, ) /* n */                                                                \
+  X(JAC, MEM, double *, J, ) /* jn*jn, row-major */                                                \
+  X(JAC, MEM, double *, J_fd, )                                                                    \
+  X(JAC, VAL, double, jac_fd_diff, ) /* max |J - J_fd| */                                          \
+  X(JAC, MEM, ns_eig *, spec_numeric, ) /* LAPACK on the analytic J */                             \
+  X(JAC, VAL, int, nnumeric, )                                                                     \
+  X(JAC, MEM, ns_eig *, spec_fd, ) /* LAPACK on the FD J */                                        \
+  X(JAC, VAL, int, nfd, )                                                                          \
+  /* largest |difference| of the eigenvalue lists, paired by label (ns_eig_pair; NaN when no       \
+     closed form), and the larger of the two */                                                    \
+  X(JAC, VAL, double, eig_closed_vs_numeric, )                                                     \
+  X(JAC, VAL, double, eig_numeric_vs_fd, )                                                         \
+  X(JAC, VAL, double, eig_disagree, )                                                              \
+  /* J, its closed form and LAPACK spectrum are of the exact map (fp64, two-pass) at x             \
+     rounded to the dtype; J_fd is of the map on screen (jac_dtype, jac_acc, jac_algo) */          \
+  X(JAC, VAL, int, jac_exact, ) /* 1 when that differs from the map on screen */                   \
+  X(JAC, KEEP, ns_dtype, jac_dtype, ) /* the map the finite differences ran on */                  \
+  X(JAC, KEEP, ns_dtype, jac_acc, )                                                                \
+  X(JAC, KEEP, ns_algo, jac_algo, )                                                                \
+  X(JAC, VAL, double, jac_fd_h, ) /* the finite-difference step (one the dtype resolves) */        \
+  /* the FD's expected relative error at that step: (h/s)^2 + u|x|/(s h); above 0.5 the dtype      \
+     cannot resolve the derivative; and the s (smallest denominator) it used */                    \
+  X(JAC, VAL, double, jac_fd_err, )                                                                \
+  X(JAC, VAL, double, jac_fd_s, )                                                                  \
+  X(JAC, VAL, double, jac_tol, ) /* closed form vs LAPACK agree within this (1e-6 of the scale) */ \
+  X(JAC, VAL, double, jac_fd_tol, ) /* LAPACK vs FD agree within this (the FD's accuracy) */       \
+  X(JAC, VAL, double, smax, ) /* largest singular value of J */                                    \
+  X(JAC, VAL, double, rank_tol, ) /* 1e-10 * smax */                                               \
+  X(JAC, VAL, int, rank, ) /* singular values of J above rank_tol */                               \
+  X(JAC, VAL, int, symmetric, ) /* J symmetric (to 1e-12 relative) */                              \
+  /* 5 batch (B x D, row-major) */                                                                 \
+  X(BATCH, VAL, size_t, B, )                                                                       \
+  X(BATCH, VAL, size_t, D, )                                                                       \
+  X(BATCH, MEM, double *, bn, ) /* B*D: batch norm of each column (population var, state eps) */   \
+  X(BATCH, MEM, double *, ln, ) /* B*D: layer norm of each row */                                  \
+  X(BATCH, MEM, double *, target_now, ) /* D: BN output of the target row with the batch */        \
+  X(BATCH, MEM, double *, target_base, ) /* D: the same with the companion row the baseline */     \
+  X(BATCH, MEM, unsigned char *, flip, ) /* D: 1 where the two have opposite signs */              \
+  X(BATCH, VAL, int, nflip, )                                                                      \
+  /* 6 train/eval */                                                                               \
+  X(TRAIN, VAL, size_t, train_d, ) /* features (1 for the rng source) */                           \
+  X(TRAIN, VAL, size_t, train_n, ) /* training values per feature: train_batches * batch_size */   \
+  X(TRAIN, VAL, size_t, eval_n, ) /* eval batch rows */                                            \
+  X(TRAIN, MEM, double *, eval_x, ) /* eval_n * train_d */                                         \
+  X(TRAIN, MEM, double *, eval_mean, ) /* train_d: the eval batch's own (population) stats */      \
+  X(TRAIN, MEM, double *, eval_var, )                                                              \
+  X(TRAIN, MEM, double *, eval_y, ) /* eval_n * train_d: normalized under its own statistics */    \
+  X(TRAIN, EST, ns_estimator, est, [3]) /* momentum (state's), cumulative average, exact merge */  \
+  X(TRAIN, VAL, int, est_active, ) /* the one the state selects: 1 when cumulative, else 0 */      \
+  /* train_batches values each: feature 1's running mean and var of est[k] after each merged       \
+     batch (the screen's figure) */                                                                \
+  X(TRAIN, MEM, double *, trace_mean, [3])                                                         \
+  X(TRAIN, MEM, double *, trace_var, [3])                                                          \
+  /* 6b the gap decomposed (rng source): with y_true the eval batch normalized with the            \
+     training distribution's exact mean and variance (train_loc, train_scale^2),                   \
+     est_gap = max|y(running) - y_true| is the finite-sample estimation error and                  \
+     shift_gap = max|y_true - y(own stats)| what the shift of the evaluation distribution          \
+     costs; NaN for a batch source (no exact distribution). */                                     \
+  X(GAP, VAL, double, est_gap, [3])                                                                \
+  X(GAP, VAL, double, shift_gap, )                                                                 \
+  X(GAP, VAL, double, eval_loc_used, ) /* the evaluation distribution drawn from */                \
+  X(GAP, VAL, double, eval_scale_used, )                                                           \
+  /* residual block (placement): J of x + W N(x) and of N(x + W x), side by side */                \
+  X(RESID, VAL, int, resid_done, )                                                                 \
+  X(RESID, VAL, char, resid_skip, [NS_ERRLEN])                                                     \
+  X(RESID, VAL, size_t, rn, ) /* n */                                                              \
+  X(RESID, VAL, size_t, rw, ) /* W is rw x rw: n (over x) or D (per row) */                        \
+  X(RESID, MEM, double *, W, ) /* rw * rw: the W used (the state's, or the random one) */          \
+  X(RESID, MEM, double *, J_pre, ) /* rn * rn */                                                   \
+  X(RESID, MEM, double *, J_post, )                                                                \
+  X(RESID, MEM, double *, sv_pre, ) /* rn singular values each, descending */                      \
+  X(RESID, MEM, double *, sv_post, )                                                               \
+  X(RESID, VAL, int, rank_pre, ) /* above 1e-10 * the largest */                                   \
+  X(RESID, VAL, int, rank_post, )                                                                  \
+  X(RESID, MEM, double *, J_none, ) /* I + W: no normalization (rn * rn) */                        \
+  /* the backward pass for the upstream gradient g (closed form) */                                \
+  X(VJP, VAL, int, vjp_done, )                                                                     \
+  X(VJP, VAL, char, vjp_skip, [NS_ERRLEN])                                                         \
+  X(VJP, VAL, size_t, vn, ) /* n */                                                                \
+  X(VJP, MEM, double *, g, ) /* vn: the upstream gradient used */                                  \
+  X(VJP, MEM, double *, dx, ) /* vn: dL/dx and its three paths */                                  \
+  X(VJP, MEM, double *, dx_direct, )                                                               \
+  X(VJP, MEM, double *, dx_mean, )                                                                 \
+  X(VJP, MEM, double *, dx_var, )                                                                  \
+  X(VJP, MEM, double *, dgamma, ) /* naffine each */                                               \
+  X(VJP, MEM, double *, dbeta, )                                                                   \
+  X(VJP, VAL, size_t, naffine, )                                                                   \
+  X(VJP, VAL, double, dx_sum_max, ) /* max over statistics |sum of dL/dx| (0 when centered) */     \
+  X(VJP, VAL, double, dx_xhat_max, ) /* max over statistics |dL/dx . x_hat| (0 with eps 0) */      \
+  X(VJP, NAN_, double, vjp_vs_jtg, ) /* max |dL/dx - J^T g| when J was computed, else NaN */       \
+  /* 7 precision: variance of x (all elements, population) */                                      \
+  X(PREC, VAL, size_t, prec_n, ) /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) */       \
+  X(PREC, VAL, double, var_ref, ) /* fp64 two-pass on the stored values */                         \
+  X(PREC, VAL, double, var_algo, [3]) /* indexed by ns_algo, in the state's dtype/acc */           \
+  X(PREC, VAL, double, var_relerr, [3]) /* |var - var_ref| / |var_ref| (absolute at 0) */          \
+  X(PREC, VAL, double, var_digits, [3]) /* -log10(relerr), capped at NS_EXPLORE_DIGITS_CAP */      \
+  X(PREC, VAL, double, var_lost, [3]) /* digits of the acc dtype minus var_digits, >= 0 */         \
+  X(PREC, VAL, ns_dtype, prec_dtype, )                                                             \
+  X(PREC, VAL, ns_dtype, prec_acc, )
+/* clang-format on */
+
+/* The parts of NS_RESULT, as bits. */
+enum {
+  NS_RP_IN = 1u << 0,
+  NS_RP_OUT = 1u << 1,
+  NS_RP_OUTD = 1u << 2,
+  NS_RP_PROBE = 1u << 3,
+  NS_RP_CLOSED = 1u << 4,
+  NS_RP_JAC = 1u << 5,
+  NS_RP_JACW = 1u << 6,
+  NS_RP_BATCH = 1u << 7,
+  NS_RP_TRAIN = 1u << 8,
+  NS_RP_GAP = 1u << 9,
+  NS_RP_RESID = 1u << 10,
+  NS_RP_VJP = 1u << 11,
+  NS_RP_PREC = 1u << 12,
+  NS_RP_ALL = (1u << 13) - 1
+};
+
+#define NS_RESULT_MEMBER_(part, own, type, name, dim) type name dim;
 typedef struct {
-  /* 1 input (statistics over all elements, fp64, population std) */
-  size_t n;
-  double x_mean, x_std, x_rms, x_min, x_max; /* min/max over the non-NaN values */
-  size_t x_nan, x_inf;                       /* NaN and +-Inf entries of x */
-
-  /* 3 output: y = r.norm.y with the statistics in r.norm (mean, var, denom, degenerate) */
-  ns_norm_result norm;
-  double y_mean, y_std;     /* over all elements of y (with a mask: the kept ones) */
-  ns_evalsrc evalsrc;       /* where eval mode's statistics came from */
-  const char *eval_note;    /* ns_evalsrc_words(evalsrc), NULL in train mode */
-  ns_cond cond;             /* why statistics are degenerate (r.norm.ndegenerate of them),
-                               or what makes y trivial */
-  ns_dtype cond_dtype;      /* the dtype the condition happened in */
-  double cond_value;        /* the denominator, for NS_COND_DENOM_BAD */
-  char degenerate_why[160]; /* ns_cond_format of the above; "" if nothing is */
-  ns_tensor *y_shift;       /* y(x + shift*1) */
-  ns_tensor *y_scale;       /* y(scale*x) */
-  double shift_dev;         /* max |y(x + shift*1) - y(x)| */
-  double scale_dev;         /* max |y(scale*x) - y(x)| */
-  size_t probe_n;           /* elements of x the probes cover (its leading probe_n values) */
-  ns_tensor *y_probe;       /* y of that slice on its own (NULL when probe_n == n: r.norm.y) */
-
-  /* 4 spectrum. The closed form and its checks exist at any size (nclosed > 0; else the
-     reason is in closed_skip, "" when there is simply no closed form); the full J only
-     when jac_done (jac_pending: a worker is computing it, see ns_explore_take_job). */
-  ns_eig *spec_closed; /* closed form of the exact map (fp64 at x rounded to the dtype) */
-  int nclosed;         /* 0: no closed form (or undefined: closed_skip) */
-  char closed_skip[NS_ERRLEN];
-  int closed_rank; /* eigenvalues above 1e-10 of the largest |value| (with multiplicity) */
-  ns_eigcheck eigchk[3 * NS_EXPLORE_CHECK_STATS]; /* J v = lambda v without J: JVP and FD */
-  size_t eigchk_stat[3 * NS_EXPLORE_CHECK_STATS]; /* the statistic (0-based) of each */
-  int neigchk;
-  int eigchk_ok;      /* every check within its tolerance (1 when there are none) */
-  double eigchk_jvp;  /* largest jvp_res / jvp_tol of the checks */
-  double eigchk_fd;   /* largest fd_res / fd_tol */
-  size_t eigchk_m;    /* elements per statistic */
-  int eigchk_pending; /* the checks are being computed off the key path (large statistics) */
-  int jac_pending;    /* the full J is being computed off the key path */
-  int jac_done;
-  char jac_skip[NS_ERRLEN]; /* why not, when !jac_done */
-  size_t jn;                /* n */
-  double *J, *J_fd;         /* jn*jn, row-major */
-  double jac_fd_diff;       /* max |J - J_fd| */
-  ns_eig *spec_numeric;     /* LAPACK on the analytic J */
-  int nnumeric;
-  ns_eig *spec_fd; /* LAPACK on the FD J */
-  int nfd;
-  double eig_closed_vs_numeric; /* largest |difference| of the eigenvalue lists, paired by
-                                   label (ns_eig_pair; NaN when no closed form) */
-  double eig_numeric_vs_fd;
-  double eig_disagree; /* the larger of the two */
-  /* J, its closed form and LAPACK spectrum are of the exact map (fp64, two-pass) at x
-   * rounded to the dtype; J_fd is of the map on screen (jac_dtype, jac_acc, jac_algo) */
-  int jac_exact;               /* 1 when that differs from the map on screen */
-  ns_dtype jac_dtype, jac_acc; /* the map the finite differences ran on */
-  ns_algo jac_algo;
-  double jac_fd_h;   /* the finite-difference step (one the dtype resolves) */
-  double jac_fd_err; /* the FD's expected relative error at that step: (h/s)^2 + u|x|/(s h);
-                        above 0.5 the dtype cannot resolve the derivative */
-  double jac_fd_s;   /* the s (smallest denominator) that estimate used */
-  double jac_tol;    /* closed form vs LAPACK agree within this (1e-6 of the scale) */
-  double jac_fd_tol; /* LAPACK vs FD agree within this (the FD's accuracy in the dtype) */
-  double smax;       /* largest singular value of J */
-  double rank_tol;   /* 1e-10 * smax */
-  int rank;          /* singular values of J above rank_tol */
-  int symmetric;     /* J symmetric (to 1e-12 relative) */
-
-  /* 5 batch (B x D, row-major) */
-  size_t B, D;
-  double *bn;          /* B*D: batch norm of each column (population variance, state eps) */
-  double *ln;          /* B*D: layer norm of each row */
-  double *target_now;  /* D: BN output of the target row with the current batch */
-  double *target_base; /* D: the same with the companion row replaced by the baseline */
-  unsigned char *flip; /* D: 1 where target_now and target_base have opposite signs */
-  int nflip;
-
-  /* 6 train/eval */
-  size_t train_d;               /* features (1 for the rng source) */
-  size_t train_n;               /* training values per feature: train_batches * batch_size */
-  size_t eval_n;                /* eval batch rows */
-  double *eval_x;               /* eval_n * train_d */
-  double *eval_mean, *eval_var; /* train_d: the eval batch's own (population) statistics */
-  double *eval_y;      /* eval_n * train_d: normalized under its own statistics (train mode) */
-  ns_estimator est[3]; /* momentum (state's momentum), cumulative average, exact merge */
-  int est_active;      /* the one the state selects: 1 when cumulative, else 0 */
-  double *trace_mean[3], *trace_var[3]; /* train_batches values each: feature 1's running mean
-                                           and var of est[k] after each merged batch (the
-                                           screen's figure) */
-
-  /* 6b the gap decomposed (rng source): with y_true the eval batch normalized with the
-     training distribution's exact mean and variance (train_loc, train_scale^2),
-     est_gap = max|y(running) - y_true| is the finite-sample estimation error and
-     shift_gap = max|y_true - y(own stats)| what the shift of the evaluation distribution
-     costs; NaN for a batch source (no exact distribution). */
-  double est_gap[3], shift_gap;
-  double eval_loc_used, eval_scale_used; /* the evaluation distribution drawn from */
-
-  /* residual block (placement): J of x + W N(x) and of N(x + W x), side by side */
-  int resid_done;
-  char resid_skip[NS_ERRLEN];
-  size_t rn;                /* n */
-  size_t rw;                /* W is rw x rw: n (over x) or D (per row) */
-  double *W;                /* rw * rw: the W used (the state's, or the random one) */
-  double *J_pre, *J_post;   /* rn * rn */
-  double *sv_pre, *sv_post; /* rn singular values each, descending */
-  int rank_pre, rank_post;  /* above 1e-10 * the largest */
-  double *J_none;           /* I + W: no normalization (rn * rn) */
-
-  /* the backward pass for the upstream gradient g (closed form) */
-  int vjp_done;
-  char vjp_skip[NS_ERRLEN];
-  size_t vn;                                 /* n */
-  double *g;                                 /* vn: the upstream gradient used */
-  double *dx, *dx_direct, *dx_mean, *dx_var; /* vn: dL/dx and its three paths */
-  double *dgamma, *dbeta;                    /* naffine each */
-  size_t naffine;
-  double dx_sum_max;  /* max over statistics |sum of dL/dx| (0 for centered kinds) */
-  double dx_xhat_max; /* max over statistics |dL/dx . x_hat| (0 with eps 0) */
-  double vjp_vs_jtg;  /* max |dL/dx - J^T g| when the Jacobian was computed, else NaN */
-
-  /* 7 precision: variance of x (all elements, population) */
-  size_t prec_n;        /* values used: the first min(n, NS_EXPLORE_PROBE_LIMIT) of x */
-  double var_ref;       /* fp64 two-pass on the stored values */
-  double var_algo[3];   /* indexed by ns_algo, in the state's dtype/acc */
-  double var_relerr[3]; /* |var - var_ref| / |var_ref| (absolute when var_ref == 0) */
-  double var_digits[3]; /* -log10(relerr), capped at NS_EXPLORE_DIGITS_CAP */
-  double var_lost[3];   /* digits of the acc dtype minus var_digits, >= 0 */
-  ns_dtype prec_dtype, prec_acc;
+  NS_RESULT(NS_RESULT_MEMBER_)
 } ns_result;
+#undef NS_RESULT_MEMBER_
 
 /* Computes every panel's content for s into r (r must be zeroed or freed before). 0, or -1
  * with err (r is then freed). The full Jacobian is skipped (r->jac_done = 0, reason in

@@ -10,6 +10,7 @@
  * had, then fills its fields or its skip reason. */
 void ns_resid_part(const ns_state *s, const ns_spec *spec, ns_result *r);
 void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r);
+/* Free and reset those parts' members (result.c, from NS_RESULT). */
 void ns_resid_clear(ns_result *r);
 void ns_vjp_clear(ns_result *r);
 /* vjp_vs_jtg = max |dL/dx - J^T g| when both the backward pass and the full J are there,
