@@ -779,31 +779,41 @@ typedef struct {
   size_t nrows;
   size_t done_off; /* offset of an int member, or (size_t)-1: always done */
   void (*extra)(lua_State *L, const ns_result *r);
+  const char *members;       /* the ns_result members extra reads, space-separated */
   const char *extra_keys[8]; /* "key type" */
 } rv_section;
-#define RV_SEC(name, rows, done, extra, ...)                                                       \
+#define RV_SEC(name, rows, done, extra, members, ...)                                              \
   {                                                                                                \
-    name, rows, sizeof rows / sizeof rows[0], done, extra, {                                       \
+    name, rows, sizeof rows / sizeof rows[0], done, extra, members, {                              \
       __VA_ARGS__                                                                                  \
     }                                                                                              \
   }
 #define RV_ALWAYS_DONE ((size_t)-1)
 /* clang-format off */
 static const rv_section rv_sections[] = {
-    RV_SEC(NULL, rv_top, RV_ALWAYS_DONE, push_top_extra,
+    RV_SEC(NULL, rv_top, RV_ALWAYS_DONE, push_top_extra, "cond degenerate_why eval_note",
            "cond choice", "why string (when cond is not none)", "eval_note string (eval mode)"),
     RV_SEC("jacobian", rv_jacobian, offsetof(ns_result, jac_done), push_jacobian_extra,
+           "eigchk eigchk_stat neigchk",
            "check array of {stat, label, value, jvp, jvp_tol, fd, fd_tol}"),
-    RV_SEC("batch", rv_batch, RV_ALWAYS_DONE, push_batch_extra, "flip array of booleans"),
-    RV_SEC("train", rv_train, RV_ALWAYS_DONE, push_train_extra,
+    RV_SEC("batch", rv_batch, RV_ALWAYS_DONE, push_batch_extra, "flip", "flip array of booleans"),
+    RV_SEC("train", rv_train, RV_ALWAYS_DONE, push_train_extra, "est est_gap est_active",
            "momentum {mean, var, y, gap, estimator_gap}", "cumulative (as momentum)",
            "exact (as momentum)", "active string"),
-    RV_SEC("residual", rv_residual, offsetof(ns_result, resid_done), NULL),
-    RV_SEC("backward", rv_backward, offsetof(ns_result, vjp_done), NULL),
-    RV_SEC("precision", rv_precision, RV_ALWAYS_DONE, push_precision_extra, "dtype string",
+    RV_SEC("residual", rv_residual, offsetof(ns_result, resid_done), NULL, ""),
+    RV_SEC("backward", rv_backward, offsetof(ns_result, vjp_done), NULL, ""),
+    RV_SEC("precision", rv_precision, RV_ALWAYS_DONE, push_precision_extra,
+           "prec_dtype prec_acc var_algo var_relerr var_digits var_lost", "dtype string",
            "acc string", "twopass {var, relerr, digits, lost}", "welford (as twopass)",
            "raw (as twopass)"),
 };
+/* The members of ns_result that result() does not show, and why: the screen's details of
+ * how a value was computed (counts, steps, tolerances, the map the FD ran on), the pending
+ * flags of a deferred part, the matrices Lua gets as spectra, the figure's traces. */
+static const char rv_not_shown[] =
+    "x_nan x_inf evalsrc cond_dtype cond_value probe_n y_probe eigchk_jvp eigchk_fd eigchk_m "
+    "eigchk_pending jac_pending jn J J_fd jac_exact jac_dtype jac_acc jac_algo jac_fd_h "
+    "jac_fd_err jac_fd_s jac_tol jac_fd_tol trace_mean trace_var prec_n";
 /* clang-format on */
 
 static int rv_done(const ns_result *r, const rv_section *sec) {
@@ -857,6 +867,81 @@ static int l_result_keys(lua_State *L) {
     }
   }
   return 1;
+}
+
+/* The members of ns_result (result.h's list), for nsx_result_check. */
+#define RV_MEMBER_(part, own, type, m, dim)                                                        \
+  {#m, offsetof(ns_result, m), sizeof(((ns_result *)0)->m)},
+static const struct {
+  const char *name;
+  size_t off, size;
+} rv_members[] = {NS_RESULT(RV_MEMBER_)};
+#undef RV_MEMBER_
+
+/* 1 when the space-separated words hold name. */
+static int has_word(const char *words, const char *name) {
+  size_t n = strlen(name);
+  for (const char *w = words; *w;) {
+    while (*w == ' ') w++;
+    size_t k = strcspn(w, " ");
+    if (k == n && strncmp(w, name, n) == 0) return 1;
+    w += k;
+  }
+  return 0;
+}
+
+static int rv_member_index(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof rv_members / sizeof rv_members[0]; i++)
+    if (strlen(rv_members[i].name) == len && strncmp(rv_members[i].name, name, len) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* How result() covers member i: 1 a row pushes it (or part of it, or counts with it), 2 an
+ * extra function reads it, 4 it is listed as not shown. */
+static int rv_cover(size_t i) {
+  size_t a = rv_members[i].off, z = a + rv_members[i].size;
+  int how = 0;
+  for (size_t k = 0; k < sizeof rv_sections / sizeof rv_sections[0]; k++) {
+    const rv_section *sec = &rv_sections[k];
+    for (size_t j = 0; j < sec->nrows; j++) {
+      const rv_row *w = &sec->rows[j];
+      int counts = (w->s1 && w->n1 >= a && w->n1 < z) || (w->s2 && w->n2 >= a && w->n2 < z);
+      if ((w->off >= a && w->off < z) || counts) how |= 1;
+    }
+    if (has_word(sec->members, rv_members[i].name)) how |= 2;
+  }
+  if (has_word(rv_not_shown, rv_members[i].name)) how |= 4;
+  return how;
+}
+
+static void rv_complain(char *err, size_t len, const char *what, const char *name, int nlen) {
+  size_t u = strlen(err);
+  if (u + 1 < len) snprintf(err + u, len - u, "%s%s %.*s", u ? "; " : "", what, nlen, name);
+}
+
+/* Every word of words names a member. */
+static void rv_check_words(const char *words, char *err, size_t len) {
+  for (const char *w = words; *w;) {
+    while (*w == ' ') w++;
+    size_t k = strcspn(w, " ");
+    if (k && rv_member_index(w, k) < 0) rv_complain(err, len, "no such member:", w, (int)k);
+    w += k;
+  }
+}
+
+int nsx_result_check(char *err, size_t len) {
+  err[0] = 0;
+  for (size_t i = 0; i < sizeof rv_members / sizeof rv_members[0]; i++) {
+    int how = rv_cover(i);
+    const char *nm = rv_members[i].name;
+    if (!how) rv_complain(err, len, "neither shown by result() nor listed as not shown:", nm, -1);
+    if ((how & 4) && (how & 3)) rv_complain(err, len, "shown, yet listed as not shown:", nm, -1);
+  }
+  for (size_t k = 0; k < sizeof rv_sections / sizeof rv_sections[0]; k++)
+    rv_check_words(rv_sections[k].members, err, len);
+  rv_check_words(rv_not_shown, err, len);
+  return err[0] ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- the functions */

@@ -71,6 +71,10 @@ void nsx_open_module(lua_State *L);
 void nsx_pushstate(lua_State *L, const ns_state *s);
 /* Pushes a result record as the table result() returns (copies; r stays the caller's). */
 void nsx_pushresult(lua_State *L, const ns_result *r);
+/* Checks result()'s tables against result.h's list of ns_result members: each member is
+ * pushed by a row, read by a section's hand-written part, or listed as not shown (and the
+ * lists name only members). 0, or -1 with what is wrong in err. */
+int nsx_result_check(char *err, size_t len);
 
 /* Applies the set{}-style table at idx to s (recorded on h when h is not NULL). Returns 0,
  * or raises a Lua error ("set: eps: must be finite and >= 0, got -1") with s unchanged. */

@@ -219,5 +219,12 @@ set{eps = 1e-5}
 ok(load(st) == true and get().eps == 0.25, "load(FILE) applies the state file")
 os.remove(st)
 
+-- Every member of ns_result (result.h's NS_RESULT) is shown by result() or listed as not
+-- shown, so a new member cannot be forgotten there.
+if type(result_check) == "function" then
+  local good, why = result_check()
+  ok(good, "result() shows every ns_result member or says why not", why)
+end
+
 print("1.." .. n)
 tap_failed = failed

@@ -27,6 +27,16 @@ static int l_changes(lua_State *L) {
   return 1;
 }
 
+/* result_check() -> true, or false and what is wrong: result()'s tables against the list of
+ * ns_result members (nsx_result_check). */
+static int l_result_check(lua_State *L) {
+  static char e[4096];
+  int rc = nsx_result_check(e, sizeof e);
+  lua_pushboolean(L, rc == 0);
+  lua_pushstring(L, e);
+  return 2;
+}
+
 int main(void) {
   char err[NS_ERRLEN], path[4096];
   const char *src = getenv("top_srcdir");
@@ -45,6 +55,7 @@ int main(void) {
   ns_history_init(&h, 64);
   nsx_open(L, &s, &h, on_change, NULL);
   lua_register(L, "changes", l_changes);
+  lua_register(L, "result_check", l_result_check);
   int rc = 0;
   if (luaL_dofile(L, path) != LUA_OK) {
     printf("not ok 9999 - Lua error: %s\n", lua_tostring(L, -1));
