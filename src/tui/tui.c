@@ -259,6 +259,102 @@ static void draw_xview(app *a, const tui_view *v) {
   doupdate();
 }
 
+/* The screen is too small: say what it needs. */
+static void draw_too_small(void) {
+  werase(stdscr);
+  char l1[128], l2[128];
+  snprintf(l1, sizeof l1, "normscope needs at least %dx%d", TUI_MIN_W, TUI_MIN_H);
+  snprintf(l2, sizeof l2, "(this terminal is %dx%d)", COLS, LINES);
+  const char *l3 = "enlarge it, or press q to quit";
+  int y = LINES / 2 - 1;
+  mvaddnstr(y < 0 ? 0 : y, 0, l1, COLS);
+  if (LINES > 1) mvaddnstr(y + 1, 0, l2, COLS);
+  if (LINES > 2) mvaddnstr(y + 2, 0, l3, COLS);
+  curs_set(0);
+  wnoutrefresh(stdscr);
+  doupdate();
+}
+
+/* The help screen over everything. */
+static void draw_help_screen(app *a, const tui_view *v) {
+  werase(a->help);
+  int n = tui_help_lines(a->view.focus, COLS - 4), ih = LINES - 2;
+  if (a->help_scroll > n - ih) a->help_scroll = n - ih;
+  if (a->help_scroll < 0) a->help_scroll = 0;
+  tui_draw_help(a->help, a->help_scroll, v);
+  curs_set(0);
+  wnoutrefresh(a->help);
+  doupdate();
+}
+
+/* The focused panel's figure, full screen, redrawn live, with the message line. */
+static void draw_figure_screen(app *a, const tui_view *v) {
+  werase(a->help);
+  tui_draw_figure(&a->st, &a->res, a->help, v);
+  if (a->msg[0]) {
+    wattrset(a->help, tui_attr(a->msg_style));
+    mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
+    wattrset(a->help, A_NORMAL);
+  }
+  curs_set(0);
+  wnoutrefresh(a->help);
+  doupdate();
+}
+
+/* The status line: the keys that work now. */
+static void draw_status(app *a, int prompt_open) {
+  werase(a->status);
+  wattrset(a->status, tui_attr(PLOT_S_DIM));
+  if (prompt_open)
+    mvwaddnstr(a->status, 0, 0,
+               "Lua: Enter runs  Tab completes  Up/Down history  PgUp/PgDn scroll  Esc leaves",
+               COLS - 1);
+  else if (a->editing)
+    mvwaddnstr(a->status, 0, 0, "typing a number: Enter applies, Esc cancels, Backspace deletes",
+               COLS - 1);
+  else {
+    char keys[512];
+    mvwaddnstr(a->status, 0, 0, tui_status_keys(a->view.focus, COLS - 1, keys, sizeof keys),
+               COLS - 1);
+  }
+  wattrset(a->status, A_NORMAL);
+  wnoutrefresh(a->status);
+}
+
+/* The prompt line: the Lua prompt, a number being typed, the message or the hint. */
+static void draw_prompt_line(app *a, const tui_view *v, int prompt_open) {
+  werase(a->pwin);
+  if (prompt_open) {
+    tui_draw_prompt(a->prompt, a->pwin, v);
+  } else if (a->editing == EDIT_EPS) {
+    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "eps = %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (now %g; Enter applies, Esc cancels)", a->st.eps);
+  } else if (a->editing == EDIT_STEP) {
+    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "go to step %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (a number; Enter goes, Esc cancels)");
+  } else if (a->editing == EDIT_ANSWER) {
+    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "answer = %s_", a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (a number or a Lua expression; Enter answers, Esc cancels)");
+  } else if (a->msg[0]) {
+    wattrset(a->pwin, tui_attr(a->msg_style));
+    mvwaddnstr(a->pwin, 0, 0, a->msg, COLS - 1);
+  } else {
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    const char *hint = tui_player_hint(a);
+    mvwaddnstr(a->pwin, 0, 0,
+               hint ? hint
+                    : ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
+               COLS - 1);
+  }
+  wattrset(a->pwin, A_NORMAL);
+}
+
 static void draw_screen(app *a) {
   if (a->changed) {
     /* the last recompute was slow, so this one likely is: say so before it starts */
@@ -281,18 +377,7 @@ static void draw_screen(app *a) {
   touchwin(stdscr);
   wnoutrefresh(stdscr);
   if (a->lay.too_small) {
-    werase(stdscr);
-    char l1[128], l2[128];
-    snprintf(l1, sizeof l1, "normscope needs at least %dx%d", TUI_MIN_W, TUI_MIN_H);
-    snprintf(l2, sizeof l2, "(this terminal is %dx%d)", COLS, LINES);
-    const char *l3 = "enlarge it, or press q to quit";
-    int y = LINES / 2 - 1;
-    mvaddnstr(y < 0 ? 0 : y, 0, l1, COLS);
-    if (LINES > 1) mvaddnstr(y + 1, 0, l2, COLS);
-    if (LINES > 2) mvaddnstr(y + 2, 0, l3, COLS);
-    curs_set(0);
-    wnoutrefresh(stdscr);
-    doupdate();
+    draw_too_small();
     return;
   }
   tui_view v = {0};
@@ -302,30 +387,13 @@ static void draw_screen(app *a) {
   v.small = a->lay.small;
   int prompt_open = tui_prompt_is_open(a->prompt);
   if (a->help_open) {
-    werase(a->help);
-    int n = tui_help_lines(a->view.focus, COLS - 4), ih = LINES - 2;
-    if (a->help_scroll > n - ih) a->help_scroll = n - ih;
-    if (a->help_scroll < 0) a->help_scroll = 0;
-    tui_draw_help(a->help, a->help_scroll, &v);
-    curs_set(0);
-    wnoutrefresh(a->help);
-    doupdate();
+    draw_help_screen(a, &v);
     return;
   }
   int lesson = a->lwin && tui_player_lesson_open(a); /* views go above the lesson pane */
-  if (a->figure_open && !prompt_open &&
-      !lesson) { /* the focused panel's figure, full screen, redrawn
-          live; the prompt (:) shows the panels, as below */
-    werase(a->help);
-    tui_draw_figure(&a->st, &a->res, a->help, &v);
-    if (a->msg[0]) {
-      wattrset(a->help, tui_attr(a->msg_style));
-      mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
-      wattrset(a->help, A_NORMAL);
-    }
-    curs_set(0);
-    wnoutrefresh(a->help);
-    doupdate();
+  /* the focused panel's figure; the prompt (:) shows the panels, as below */
+  if (a->figure_open && !prompt_open && !lesson) {
+    draw_figure_screen(a, &v);
     return;
   }
   if (!prompt_open && tui_audit_draw(a, &v)) return; /* the audit panel (a) */
@@ -354,52 +422,8 @@ static void draw_screen(app *a) {
     tui_draw_scrollback(a->prompt, a->sb, &sv);
     wnoutrefresh(a->sb);
   }
-  werase(a->status);
-  wattrset(a->status, tui_attr(PLOT_S_DIM));
-  if (prompt_open)
-    mvwaddnstr(a->status, 0, 0,
-               "Lua: Enter runs  Tab completes  Up/Down history  PgUp/PgDn scroll  Esc leaves",
-               COLS - 1);
-  else if (a->editing)
-    mvwaddnstr(a->status, 0, 0, "typing a number: Enter applies, Esc cancels, Backspace deletes",
-               COLS - 1);
-  else {
-    char keys[512];
-    mvwaddnstr(a->status, 0, 0, tui_status_keys(a->view.focus, COLS - 1, keys, sizeof keys),
-               COLS - 1);
-  }
-  wattrset(a->status, A_NORMAL);
-  wnoutrefresh(a->status);
-  werase(a->pwin);
-  if (prompt_open) {
-    tui_draw_prompt(a->prompt, a->pwin, &v);
-  } else if (a->editing == EDIT_EPS) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
-    mvwprintw(a->pwin, 0, 0, "eps = %s_", a->edit);
-    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
-    wprintw(a->pwin, "   (now %g; Enter applies, Esc cancels)", a->st.eps);
-  } else if (a->editing == EDIT_STEP) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
-    mvwprintw(a->pwin, 0, 0, "go to step %s_", a->edit);
-    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
-    wprintw(a->pwin, "   (a number; Enter goes, Esc cancels)");
-  } else if (a->editing == EDIT_ANSWER) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
-    mvwprintw(a->pwin, 0, 0, "answer = %s_", a->edit);
-    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
-    wprintw(a->pwin, "   (a number or a Lua expression; Enter answers, Esc cancels)");
-  } else if (a->msg[0]) {
-    wattrset(a->pwin, tui_attr(a->msg_style));
-    mvwaddnstr(a->pwin, 0, 0, a->msg, COLS - 1);
-  } else {
-    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
-    const char *hint = tui_player_hint(a);
-    mvwaddnstr(a->pwin, 0, 0,
-               hint ? hint
-                    : ": opens the Lua prompt (try set{kind=\"rms\"})   ? keys   f figure   q quit",
-               COLS - 1);
-  }
-  wattrset(a->pwin, A_NORMAL);
+  draw_status(a, prompt_open);
+  draw_prompt_line(a, &v, prompt_open);
   curs_set(prompt_open ? 1 : 0);
   wnoutrefresh(a->pwin); /* last: the cursor stays on the prompt */
   doupdate();
@@ -881,6 +905,68 @@ static int dump_frame(app *a, int k, const char *phase, int screens) {
   return bad ? 1 : 0;
 }
 
+/* The sizes of --layout-dump, "WxH[,WxH...]", into W and H: how many, or -1 (said). */
+static int parse_sizes(const char *sizes, int W[16], int H[16]) {
+  int nsize = 0;
+  for (const char *s = sizes; *s;) {
+    int used = 0;
+    if (nsize == 16 || sscanf(s, "%dx%d%n", &W[nsize], &H[nsize], &used) != 2 || W[nsize] < 1 ||
+        H[nsize] < 1 || W[nsize] > 1000 || H[nsize] > 500) {
+      fprintf(stderr, "normscope: --layout-dump: sizes are WxH[,WxH...] (at most 16), got %s\n", s);
+      return -1;
+    }
+    nsize++;
+    s += used;
+    if (*s == ',') s++;
+  }
+  return nsize;
+}
+
+/* The deep stacks' runs of an experiment view: waits for them (at most 30 s). */
+static void wait_stack(app *a) {
+  for (int t = 0; t < 1200 && tui_stack_progress(&a->stack) >= 0 &&
+                  tui_stack_progress(&a->stack) < TUI_STACK_RUNS;
+       t++) {
+    struct timespec d = {0, 25000000L};
+    nanosleep(&d, NULL);
+  }
+}
+
+/* Step k of the lesson at every size: its question, then its truth for a prediction
+ * (*asking), else also with the Lua box open. 0, or 1 when a frame failed. */
+static int dump_step(app *a, int k, int *asking, const int *W, const int *H, int nsize,
+                     int screens) {
+  int status = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    if (phase == 0) {
+      unsigned r = tui_player_goto(a, k);
+      if (r & TUI_R_RECOMPUTE) a->changed = 1;
+    } else if (!*asking || !tui_player_dump_reveal(a))
+      break;
+    else
+      a->changed = 1;
+    if (a->xview == TUI_XV_STACK) wait_stack(a);
+    if (phase == 0) tui_player_dump_steps(a, asking);
+    for (int i = 0; i < nsize; i++) {
+      resize_term(H[i], W[i]);
+      relayout(a);
+      status |= dump_frame(a, k,
+                           phase     ? " (the truth)"
+                           : *asking ? " (its question)"
+                                     : "",
+                           screens);
+      if (phase == 0 && !*asking) { /* the Lua box open, as when the try-it is being done */
+        tui_prompt_open(a->prompt);
+        relayout(a);
+        status |= dump_frame(a, k, " (Lua prompt open)", screens);
+        tui_prompt_close(a->prompt);
+        relayout(a);
+      }
+    }
+  }
+  return status;
+}
+
 int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
   static app A;
   app *a = &A;
@@ -921,56 +1007,11 @@ int tui_layout_dump(const tui_options *opt, const char *sizes, int screens) {
   a->tab = TUI_PANEL_SETTINGS;
   status = 0;
   /* the sizes, checked once */
-  int W[16], H[16], nsize = 0;
-  for (const char *s = sizes; *s && status == 0;) {
-    int used = 0;
-    if (nsize == 16 || sscanf(s, "%dx%d%n", &W[nsize], &H[nsize], &used) != 2 || W[nsize] < 1 ||
-        H[nsize] < 1 || W[nsize] > 1000 || H[nsize] > 500) {
-      fprintf(stderr, "normscope: --layout-dump: sizes are WxH[,WxH...] (at most 16), got %s\n", s);
-      status = 2;
-      break;
-    }
-    nsize++;
-    s += used;
-    if (*s == ',') s++;
-  }
+  int W[16], H[16], nsize = parse_sizes(sizes, W, H);
+  if (nsize < 0) status = 2;
   int asking, n = status ? 0 : tui_player_dump_steps(a, &asking);
   /* each step once (its state computed once), drawn at every size */
-  for (int k = 1; k <= n; k++) {
-    for (int phase = 0; phase < 2; phase++) {
-      if (phase == 0) {
-        unsigned r = tui_player_goto(a, k);
-        if (r & TUI_R_RECOMPUTE) a->changed = 1;
-      } else if (!asking || !tui_player_dump_reveal(a))
-        break;
-      else
-        a->changed = 1;
-      if (a->xview == TUI_XV_STACK) /* the deep stacks' runs: wait for them */
-        for (int t = 0; t < 1200 && tui_stack_progress(&a->stack) >= 0 &&
-                        tui_stack_progress(&a->stack) < TUI_STACK_RUNS;
-             t++) {
-          struct timespec d = {0, 25000000L};
-          nanosleep(&d, NULL);
-        }
-      if (phase == 0) tui_player_dump_steps(a, &asking);
-      for (int i = 0; i < nsize; i++) {
-        resize_term(H[i], W[i]);
-        relayout(a);
-        status |= dump_frame(a, k,
-                             phase    ? " (the truth)"
-                             : asking ? " (its question)"
-                                      : "",
-                             screens);
-        if (phase == 0 && !asking) { /* the Lua box open, as when the try-it is being done */
-          tui_prompt_open(a->prompt);
-          relayout(a);
-          status |= dump_frame(a, k, " (Lua prompt open)", screens);
-          tui_prompt_close(a->prompt);
-          relayout(a);
-        }
-      }
-    }
-  }
+  for (int k = 1; k <= n; k++) status |= dump_step(a, k, &asking, W, H, nsize, screens);
   endwin();
 out:
   tui_stack_stop(&a->stack);
