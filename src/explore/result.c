@@ -836,6 +836,48 @@ static double max_gap(const double *a, const double *b, size_t n) {
   return m;
 }
 
+/* Training batch b into bx (bs x D): the user's batch itself (one), bs of its rows drawn
+ * with replacement (bv), or bs draws of N(train_loc, train_scale). */
+static void training_batch(const ns_state *s, ns_rng *g, const double *bv, size_t B, size_t D,
+                           size_t bs, int one, double *bx) {
+  if (one) {
+    memcpy(bx, bv, B * D * sizeof *bx);
+  } else if (bv) {
+    for (size_t i = 0; i < bs; i++) { /* a row of the user's batch, with replacement */
+      size_t row = (size_t)(ns_rng_random(g) * (double)B);
+      if (row >= B) row = B - 1;
+      memcpy(bx + i * D, bv + row * D, D * sizeof *bx);
+    }
+  } else {
+    for (size_t i = 0; i < bs; i++) bx[i] = ns_rng_normal(g, s->train_loc, s->train_scale);
+  }
+}
+
+/* The three estimators of r from the running statistics runs: their statistics, the eval
+ * batch normalized with them, its gap to the own-statistics output and (ytrue: the rng
+ * source) to the exact distribution's. 0, or -1 with err. */
+static int estimators(const ns_state *s, ns_running runs[3], const double *ytrue, ns_result *r,
+                      char *err) {
+  size_t D = r->train_d, E = r->eval_n;
+  for (int k = 0; k < 3; k++) {
+    ns_estimator *est = &r->est[k];
+    est->mean = malloc(D * sizeof *est->mean);
+    est->var = malloc(D * sizeof *est->var);
+    est->y = malloc(E * D * sizeof *est->y);
+    if (!est->mean || !est->var || !est->y) {
+      ns_explore_fail(err, "train/eval panel: out of memory");
+      return -1;
+    }
+    memcpy(est->mean, runs[k].mean, D * sizeof *est->mean);
+    memcpy(est->var, runs[k].var, D * sizeof *est->var);
+    if (norm_matrix(r->eval_x, E, D, NS_KIND_BATCH, s, NS_MODE_EVAL, &runs[k], est->y, err) != 0)
+      return -1;
+    est->gap = max_gap(est->y, r->eval_y, E * D);
+    r->est_gap[k] = ytrue ? max_gap(est->y, ytrue, E) : NAN;
+  }
+  return 0;
+}
+
 /* Train/eval panel. The training data: rng, train_batches batches of batch_size draws of
  * normal(train_loc, train_scale), then an evaluation batch of eval_size (or batch_size)
  * draws of normal(eval_loc, eval_scale) from the same stream; resample, batches of rows
@@ -888,17 +930,7 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
     if (ns_running_init(&runs[k], s->momentum, k == 1, k == 2, D, err) != 0) goto out;
   }
   for (size_t b = 0; b < nb; b++) {
-    if (one) {
-      memcpy(bx, bv, B * D * sizeof *bx);
-    } else if (bv) {
-      for (size_t i = 0; i < bs; i++) { /* a row of the user's batch, with replacement */
-        size_t row = (size_t)(ns_rng_random(&g) * (double)B);
-        if (row >= B) row = B - 1;
-        memcpy(bx + i * D, bv + row * D, D * sizeof *bx);
-      }
-    } else {
-      for (size_t i = 0; i < bs; i++) bx[i] = ns_rng_normal(&g, s->train_loc, s->train_scale);
-    }
+    training_batch(s, &g, bv, B, D, bs, one, bx);
     column_moments(bx, bs, D, bm);
     for (int k = 0; k < 3; k++) {
       if (ns_running_update(&runs[k], bm, D, err) != 0) goto out;
@@ -927,22 +959,7 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   } else {
     r->shift_gap = NAN;
   }
-  for (int k = 0; k < 3; k++) {
-    ns_estimator *est = &r->est[k];
-    est->mean = malloc(D * sizeof *est->mean);
-    est->var = malloc(D * sizeof *est->var);
-    est->y = malloc(E * D * sizeof *est->y);
-    if (!est->mean || !est->var || !est->y) {
-      ns_explore_fail(err, "train/eval panel: out of memory");
-      goto out;
-    }
-    memcpy(est->mean, runs[k].mean, D * sizeof *est->mean);
-    memcpy(est->var, runs[k].var, D * sizeof *est->var);
-    if (norm_matrix(r->eval_x, E, D, NS_KIND_BATCH, s, NS_MODE_EVAL, &runs[k], est->y, err) != 0)
-      goto out;
-    est->gap = max_gap(est->y, r->eval_y, E * D);
-    r->est_gap[k] = rng ? max_gap(est->y, ytrue, E) : NAN;
-  }
+  if (estimators(s, runs, ytrue, r, err) != 0) goto out;
   r->est_active = s->cumulative ? 1 : 0;
   rc = 0;
 out:
@@ -1510,6 +1527,39 @@ static int cache_store(ns_explore_cache *c, const ns_state *s, char *err) {
   return ns_state_copy(&c->prev, &tmp, err);
 }
 
+/* The values of x the probes and the precision panel read (only the leading ones of a big
+ * x), malloc'd; NULL with err when out of memory. */
+static double *leading_values(const ns_tensor *x, char *err) {
+  int prank;
+  size_t pshape[4], lead = probe_slice(x, &prank, pshape);
+  size_t prec = x->n < NS_EXPLORE_PROBE_LIMIT ? x->n : NS_EXPLORE_PROBE_LIMIT;
+  if (lead < prec) lead = prec;
+  double *xv = malloc(lead * sizeof *xv);
+  if (!xv) {
+    ns_explore_fail(err, "out of memory reading x");
+    return NULL;
+  }
+  read_range(x, 0, lead, xv);
+  return xv;
+}
+
+/* The shift and scale probes the parts ask for, against the output. 0, or -1 with err. */
+static int affine_probes(ns_explore_cache *c, const ns_state *s, const double *xv,
+                         const ns_spec *spec, unsigned parts, ns_result *r, char *err) {
+  const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
+  if (parts & NS_PART_SHIFT) {
+    ns_tensor_free(r->y_shift);
+    if (!(r->y_shift = affine_probe(s, xv, spec, 1, s->shift, &c->exec, err))) return -1;
+    r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
+  }
+  if (parts & NS_PART_SCALE) {
+    ns_tensor_free(r->y_scale);
+    if (!(r->y_scale = affine_probe(s, xv, spec, s->scale, 0, &c->exec, err))) return -1;
+    r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
+  }
+  return 0;
+}
+
 int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char *err) {
   ns_fieldset diff = c->valid ? ns_state_diff(&c->prev, s) : 0;
   unsigned parts = c->valid ? stale_parts(diff, s) : NS_PART_ALL;
@@ -1532,18 +1582,9 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
       goto out;
     }
   }
-  if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC)) {
-    /* the probes and the precision panel read only the leading values of a big x */
-    int prank;
-    size_t pshape[4], lead = probe_slice(x, &prank, pshape);
-    size_t prec = n < NS_EXPLORE_PROBE_LIMIT ? n : NS_EXPLORE_PROBE_LIMIT;
-    if (lead < prec) lead = prec;
-    if (!(xv = malloc(lead * sizeof *xv))) {
-      ns_explore_fail(err, "out of memory reading x");
-      goto out;
-    }
-    read_range(x, 0, lead, xv);
-  }
+  if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC) &&
+      !(xv = leading_values(x, err)))
+    goto out;
 
   /* 1 input: two-pass statistics over all elements */
   if (parts & NS_PART_INPUT) {
@@ -1575,17 +1616,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     if (ed.stat_ok && (diff != NS_FIELDBIT(NS_F_X) || spec.running)) ed.stat_ok = 0;
     if (output_part(c, s, xv, &spec, &ed, r, err) != 0) goto out;
   }
-  const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
-  if (parts & NS_PART_SHIFT) {
-    ns_tensor_free(r->y_shift);
-    if (!(r->y_shift = affine_probe(s, xv, &spec, 1, s->shift, &c->exec, err))) goto out;
-    r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
-  }
-  if (parts & NS_PART_SCALE) {
-    ns_tensor_free(r->y_scale);
-    if (!(r->y_scale = affine_probe(s, xv, &spec, s->scale, 0, &c->exec, err))) goto out;
-    r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
-  }
+  if (affine_probes(c, s, xv, &spec, parts, r, err) != 0) goto out;
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
   unsigned m2_gen = c->m2_gen;
