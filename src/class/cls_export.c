@@ -149,6 +149,78 @@ static void text_b(buf *b, const char *t) {
   if (n == 0 || t[n - 1] != '\n') puts_b(b, "\n");
 }
 
+/* A prediction of step k (asked before the step's set applies): the question and its
+ * choices in the text as exercise nex, and its truth in the answers. 0, or -1. */
+static int md_predict(lesson *ls, int k, buf *b, buf *answers, int nex, char *err) {
+  printf_b(b, "\n**Exercise %d (predict, before the block below).** ", nex);
+  text_b(b, lesson_step_question(ls, k));
+  int nc = lesson_step_nchoices(ls, k);
+  for (int i = 1; i <= nc; i++)
+    printf_b(b, "%s%d. %s\n", i == 1 ? "\n" : "", i, lesson_step_choice(ls, k, i));
+  double v, tol;
+  if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) return -1;
+  printf_b(answers, "\n### Exercise %d (step %d)\n\n", nex, k);
+  if (nc > 0)
+    printf_b(answers, "Choice %d: %s.\n", (int)v, lesson_step_choice(ls, k, (int)v));
+  else
+    printf_b(answers, "%.6g (within %.3g).\n", v, tol);
+  return 0;
+}
+
+/* Step k's state as a block to paste, its figure, and its claims (cc's table). 0, or -1. */
+static int md_state(lesson *ls, int k, buf *b, const ns_state *base, claims_ctx *cc, char *err) {
+  puts_b(b, "\n```lua\nreset()\n");
+  if (set_block(b, base, lesson_step_state(ls, k), err) != 0) return -1;
+  puts_b(b, "```\n");
+  char *fig = NULL;
+  if (lesson_figure(ls, k, NULL, &fig, err) != 0) return -1;
+  if (fig) {
+    puts_b(b, "\nIts figure:\n\n```text\n");
+    text_b(b, fig);
+    puts_b(b, "```\n");
+    free(fig);
+  }
+  cc->n = 0;
+  if (lesson_step_has_claims(ls, k)) {
+    puts_b(b, "\n");
+    if (lesson_claims(ls, k, err) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Step k's try-it tt as exercise nex, and in the answers its hints (a hint may be
+ * computed from the step's state), its number, the state that answers it, or that the
+ * lesson leaves it open. 0, or -1. */
+static int md_try(lesson *ls, int k, const char *tt, buf *b, buf *answers, int nex, char *err) {
+  printf_b(b, "\n**Exercise %d.** ", nex);
+  text_b(b, tt);
+  printf_b(answers, "\n### Exercise %d (step %d)\n\n", nex, k);
+  int nh = lesson_step_nhints(ls, k);
+  if (nh > 0) {
+    puts_b(answers, "Hints, one at a time:\n\n");
+    for (int i = 1; i <= nh; i++) {
+      char hint[1024];
+      if (lesson_hint(ls, k, i, NULL, hint, sizeof hint, err) != 0) return -1;
+      printf_b(answers, "%d. %s\n", i, hint);
+    }
+    puts_b(answers, "\n");
+  }
+  if (lesson_step_has_answer(ls, k)) {
+    double v, tol;
+    if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) return -1;
+    printf_b(answers, "The number: %.6g (an answer within %.3g counts).\n\n", v, tol);
+  }
+  const ns_state *show = lesson_step_show_state(ls, k);
+  if (show) {
+    puts_b(answers, "After the step's block, this state is the answer:\n\n```lua\n");
+    if (set_block(answers, lesson_step_state(ls, k), show, err) != 0) return -1;
+    puts_b(answers, "```\n");
+  } else if (nh == 0 && !lesson_step_has_answer(ls, k)) {
+    puts_b(answers, "The lesson leaves this one open: try it in the explorer.\n");
+  }
+  return 0;
+}
+
 static int write_md(lesson *ls, claims_ctx *cc, const char *file) {
   char err[LESSON_ERRLEN];
   buf b = {0}, answers = {0};
@@ -169,67 +241,10 @@ static int write_md(lesson *ls, claims_ctx *cc, const char *file) {
     const char *focus = lesson_step_focus(ls, k);
     printf_b(&b, "\n## Step %d of %d%s%s\n\n", k, n, focus ? ": look at " : "", focus ? focus : "");
     text_b(&b, lesson_step_text(ls, k));
-    if (lesson_step_question(ls, k)) { /* predict: asked before the step's set applies */
-      nex++;
-      printf_b(&b, "\n**Exercise %d (predict, before the block below).** ", nex);
-      text_b(&b, lesson_step_question(ls, k));
-      int nc = lesson_step_nchoices(ls, k);
-      for (int i = 1; i <= nc; i++)
-        printf_b(&b, "%s%d. %s\n", i == 1 ? "\n" : "", i, lesson_step_choice(ls, k, i));
-      double v, tol;
-      if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) goto fail;
-      printf_b(&answers, "\n### Exercise %d (step %d)\n\n", nex, k);
-      if (nc > 0)
-        printf_b(&answers, "Choice %d: %s.\n", (int)v, lesson_step_choice(ls, k, (int)v));
-      else
-        printf_b(&answers, "%.6g (within %.3g).\n", v, tol);
-    }
-    puts_b(&b, "\n```lua\nreset()\n");
-    if (set_block(&b, &base, lesson_step_state(ls, k), err) != 0) goto fail;
-    puts_b(&b, "```\n");
-    char *fig = NULL;
-    if (lesson_figure(ls, k, NULL, &fig, err) != 0) goto fail;
-    if (fig) {
-      puts_b(&b, "\nIts figure:\n\n```text\n");
-      text_b(&b, fig);
-      puts_b(&b, "```\n");
-      free(fig);
-    }
-    cc->n = 0;
-    if (lesson_step_has_claims(ls, k)) {
-      puts_b(&b, "\n");
-      if (lesson_claims(ls, k, err) < 0) goto fail;
-    }
+    if (lesson_step_question(ls, k) && md_predict(ls, k, &b, &answers, ++nex, err) != 0) goto fail;
+    if (md_state(ls, k, &b, &base, cc, err) != 0) goto fail;
     const char *tt = lesson_step_try_text(ls, k);
-    if (tt) {
-      nex++;
-      printf_b(&b, "\n**Exercise %d.** ", nex);
-      text_b(&b, tt);
-      printf_b(&answers, "\n### Exercise %d (step %d)\n\n", nex, k);
-      int nh = lesson_step_nhints(ls, k);
-      if (nh > 0) {
-        puts_b(&answers, "Hints, one at a time:\n\n");
-        for (int i = 1; i <= nh; i++) { /* a hint may be computed from the step's state */
-          char hint[1024];
-          if (lesson_hint(ls, k, i, NULL, hint, sizeof hint, err) != 0) goto fail;
-          printf_b(&answers, "%d. %s\n", i, hint);
-        }
-        puts_b(&answers, "\n");
-      }
-      if (lesson_step_has_answer(ls, k)) {
-        double v, tol;
-        if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) goto fail;
-        printf_b(&answers, "The number: %.6g (an answer within %.3g counts).\n\n", v, tol);
-      }
-      const ns_state *show = lesson_step_show_state(ls, k);
-      if (show) {
-        puts_b(&answers, "After the step's block, this state is the answer:\n\n```lua\n");
-        if (set_block(&answers, lesson_step_state(ls, k), show, err) != 0) goto fail;
-        puts_b(&answers, "```\n");
-      } else if (nh == 0 && !lesson_step_has_answer(ls, k)) {
-        puts_b(&answers, "The lesson leaves this one open: try it in the explorer.\n");
-      }
-    }
+    if (tt && md_try(ls, k, tt, &b, &answers, ++nex, err) != 0) goto fail;
   }
   if (nex) {
     puts_b(&b, "\n## Answers\n");
@@ -415,6 +430,122 @@ static void type_keys(player *p, const char *k) {
   settle(p, slow ? 30 : CLS_CAST_QUIET_MS, 5000);
 }
 
+/* The player's side of the pseudo-terminal (in the child): a session of its own on the
+ * slave side, at W x H, its state in dir, its "settled" notes on sp[1]; runs
+ * `self lesson lesson_path` and does not return. */
+static _Noreturn void exec_player(const char *slave, const struct winsize *ws, int mfd,
+                                  const char *dir, const int sp[2], const char *self,
+                                  const char *lesson_path) {
+  setsid();
+  int sfd = open(slave, O_RDWR);
+  if (sfd < 0) _exit(127);
+  ioctl(sfd, TIOCSCTTY, 0);
+  ioctl(sfd, TIOCSWINSZ, ws);
+  dup2(sfd, 0);
+  dup2(sfd, 1);
+  dup2(sfd, 2);
+  if (sfd > 2) close(sfd);
+  close(mfd);
+  setenv("TERM", "xterm-256color", 1);
+  setenv("XDG_STATE_HOME", dir, 1); /* the recording's lesson progress and autosave */
+  unsetenv("LINES");
+  unsetenv("COLUMNS");
+  if (!getenv("LANG") || !strstr(getenv("LANG"), "UTF-8")) setenv("LANG", "C.UTF-8", 1);
+  unsetenv("LC_ALL");
+  if (sp[1] > 2) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", sp[1]);
+    setenv("NS_TUI_SETTLED_FD", v, 1);
+    close(sp[0]);
+  } else
+    unsetenv("NS_TUI_SETTLED_FD");
+  execl(self, "normscope", "lesson", lesson_path, (char *)NULL);
+  _exit(127);
+}
+
+/* What the learner does on step k, as keys (each one's screen an event of its own): a
+ * prediction answered with its truth, every hint, the number a try asks for, and H once
+ * more for the state that answers it. The count, or -1 with err. */
+static int step_keys(lesson *ls, int k, char acts[16][64], char *err) {
+  int na = 0, nh = lesson_step_nhints(ls, k);
+  double v, tol;
+  if (lesson_step_question(ls, k)) {
+    if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) return -1;
+    snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
+  }
+  for (int i = 1; i <= nh && na < 12; i++) snprintf(acts[na++], sizeof acts[0], "H");
+  if (lesson_step_has_answer(ls, k)) {
+    if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) return -1;
+    snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
+  }
+  if (lesson_step_show_state(ls, k)) snprintf(acts[na++], sizeof acts[0], "H");
+  return na;
+}
+
+/* The recording itself: the header, then every step (its whole screen, then each of its
+ * keys' screens spread over CLS_CAST_STEP seconds), then q. */
+static void record(player *p, lesson *ls, int W, int H) {
+  char err[NS_ERRLEN];
+  int n = lesson_nsteps(ls);
+  time_t now = time(NULL);
+  printf_b(&p->out, "{\"version\": 2, \"width\": %d, \"height\": %d, \"timestamp\": %lld, ", W, H,
+           (long long)now);
+  puts_b(&p->out, "\"title\": ");
+  json_str(&p->out, (const unsigned char *)lesson_title(ls), strlen(lesson_title(ls)));
+  puts_b(&p->out, ", \"env\": {\"TERM\": \"xterm-256color\"}}\n");
+  if (p->sfd >= 0) await_settled(p, CLS_CAST_FIRST_MS, CLS_CAST_FIRST_MS); /* step 1 */
+  settle(p, p->sfd >= 0 ? 30 : 400, CLS_CAST_FIRST_MS);
+  double t = 0;
+  for (int k = 1; k <= n && !p->exited; k++) {
+    if (k > 1) type_keys(p, "N");
+    type_keys(p, "\x0c"); /* Ctrl-L: the whole screen again */
+    event(p, t);
+    char acts[16][64];
+    int na = step_keys(ls, k, acts, err);
+    if (na < 0) {
+      fprintf(stderr, "normscope: %s\n", err);
+      p->exited = 1;
+      break;
+    }
+    for (int i = 0; i < na && !p->exited; i++) {
+      type_keys(p, acts[i]);
+      event(p, t + CLS_CAST_STEP * (i + 1) / (na + 1));
+    }
+    t += CLS_CAST_STEP;
+  }
+  key(p, "q");
+  settle(p, CLS_CAST_QUIET_MS, 3000);
+  event(p, t);
+}
+
+/* The player's exit status: five seconds to quit, then SIGTERM. */
+static int reap(pid_t pid) {
+  int st = 0;
+  for (int i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    struct timespec d = {0, 100000000L};
+    nanosleep(&d, NULL);
+  }
+  if (waitpid(pid, &st, WNOHANG) == 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+  }
+  return st;
+}
+
+/* Removes the recording's private state folder and what the player left in it. */
+static void remove_state_dir(const char *dir) {
+  char path[256];
+  const char *files[] = {"normscope/lesson-progress", "normscope/last.lua", "normscope/history",
+                         "normscope/history.lock", NULL};
+  for (int i = 0; files[i]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s/normscope", dir);
+  rmdir(path);
+  rmdir(dir);
+}
+
 static int write_cast(lesson *ls, const char *lesson_path, const char *file, int W, int H) {
   char err[NS_ERRLEN];
   char dir[] = "/tmp/normscope-cast.XXXXXX";
@@ -452,92 +583,12 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
     rmdir(dir);
     return 1;
   }
-  if (pid == 0) { /* the player: a session of its own on the slave side */
-    setsid();
-    int sfd = open(slave, O_RDWR);
-    if (sfd < 0) _exit(127);
-    ioctl(sfd, TIOCSCTTY, 0);
-    ioctl(sfd, TIOCSWINSZ, &ws);
-    dup2(sfd, 0);
-    dup2(sfd, 1);
-    dup2(sfd, 2);
-    if (sfd > 2) close(sfd);
-    close(mfd);
-    setenv("TERM", "xterm-256color", 1);
-    setenv("XDG_STATE_HOME", dir, 1); /* the recording's lesson progress and autosave */
-    unsetenv("LINES");
-    unsetenv("COLUMNS");
-    if (!getenv("LANG") || !strstr(getenv("LANG"), "UTF-8")) setenv("LANG", "C.UTF-8", 1);
-    unsetenv("LC_ALL");
-    if (sp[1] > 2) {
-      char v[16];
-      snprintf(v, sizeof v, "%d", sp[1]);
-      setenv("NS_TUI_SETTLED_FD", v, 1);
-      close(sp[0]);
-    } else
-      unsetenv("NS_TUI_SETTLED_FD");
-    execl(self, "normscope", "lesson", lesson_path, (char *)NULL);
-    _exit(127);
-  }
+  if (pid == 0) exec_player(slave, &ws, mfd, dir, sp, self, lesson_path);
   if (sp[1] >= 0) close(sp[1]);
   if (sp[0] >= 0) fcntl(sp[0], F_SETFL, O_NONBLOCK);
   player p = {mfd, pid, {0}, {0}, 0, sp[0]};
-  int n = lesson_nsteps(ls);
-  time_t now = time(NULL);
-  printf_b(&p.out, "{\"version\": 2, \"width\": %d, \"height\": %d, \"timestamp\": %lld, ", W, H,
-           (long long)now);
-  puts_b(&p.out, "\"title\": ");
-  json_str(&p.out, (const unsigned char *)lesson_title(ls), strlen(lesson_title(ls)));
-  puts_b(&p.out, ", \"env\": {\"TERM\": \"xterm-256color\"}}\n");
-  if (p.sfd >= 0) await_settled(&p, CLS_CAST_FIRST_MS, CLS_CAST_FIRST_MS); /* step 1 */
-  settle(&p, p.sfd >= 0 ? 30 : 400, CLS_CAST_FIRST_MS);
-  double t = 0;
-  for (int k = 1; k <= n && !p.exited; k++) {
-    if (k > 1) {
-      type_keys(&p, "N");
-    }
-    type_keys(&p, "\x0c"); /* Ctrl-L: the whole screen again */
-    event(&p, t);
-    /* what the learner does on the step, as keys; each one's screen an event of its own */
-    char acts[16][64];
-    int na = 0, nh = lesson_step_nhints(ls, k);
-    double v, tol;
-    if (lesson_step_question(ls, k)) { /* a prediction, answered with the truth */
-      if (lesson_predict_truth(ls, k, &v, &tol, err) != 0) {
-        fprintf(stderr, "normscope: %s\n", err);
-        p.exited = 1;
-        break;
-      }
-      snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
-    }
-    for (int i = 1; i <= nh && na < 12; i++) snprintf(acts[na++], sizeof acts[0], "H");
-    if (lesson_step_has_answer(ls, k)) { /* the number the try asks for */
-      if (lesson_answer(ls, k, NULL, &v, &tol, err) != 0) {
-        fprintf(stderr, "normscope: %s\n", err);
-        p.exited = 1;
-        break;
-      }
-      snprintf(acts[na++], sizeof acts[0], "=%.17g\r", v);
-    }
-    if (lesson_step_show_state(ls, k)) snprintf(acts[na++], sizeof acts[0], "H"); /* its state */
-    for (int i = 0; i < na && !p.exited; i++) {
-      type_keys(&p, acts[i]);
-      event(&p, t + CLS_CAST_STEP * (i + 1) / (na + 1));
-    }
-    t += CLS_CAST_STEP;
-  }
-  key(&p, "q");
-  settle(&p, CLS_CAST_QUIET_MS, 3000);
-  event(&p, t);
-  int st = 0, status = 0;
-  for (int i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++) {
-    struct timespec d = {0, 100000000L};
-    nanosleep(&d, NULL);
-  }
-  if (waitpid(pid, &st, WNOHANG) == 0) {
-    kill(pid, SIGTERM);
-    waitpid(pid, &st, 0);
-  }
+  record(&p, ls, W, H);
+  int st = reap(pid), status = 0;
   close(mfd);
   if (p.sfd >= 0) close(p.sfd);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -551,17 +602,7 @@ static int write_cast(lesson *ls, const char *lesson_path, const char *file, int
   }
   free(p.out.s);
   free(p.pend.s);
-  /* the recording's private state folder */
-  char path[256];
-  const char *files[] = {"normscope/lesson-progress", "normscope/last.lua", "normscope/history",
-                         "normscope/history.lock", NULL};
-  for (int i = 0; files[i]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    unlink(path);
-  }
-  snprintf(path, sizeof path, "%s/normscope", dir);
-  rmdir(path);
-  rmdir(dir);
+  remove_state_dir(dir);
   return status;
 }
 

@@ -164,6 +164,129 @@ static double sum_squares(const double *xs, size_t k, const ns_spec *spec, ns_dt
   return sq;
 }
 
+/* What every statistic of one call reads: the inputs xa (in dtype, then acc), the mask
+ * (NULL keeps every element), two scratch rows of the plan's count, and the settings. */
+typedef struct {
+  const ns_spec *spec;
+  const ns_norm_plan *p;
+  const double *xa;
+  const unsigned char *keep;
+  double *buf, *sqbuf;
+  ns_dtype acc;
+  int centered, eval, update; /* update: the running statistics are updated (train mode) */
+  const ns_running *erun;     /* what eval mode reads */
+  size_t plane;               /* torch's elements of a channel per example */
+  ns_numpy_order npo;         /* order numpy: how np.add.reduce walks a statistic */
+  double eps;                 /* in acc */
+} ref_pass;
+
+#define R(v) ns_round_fast((v), acc)
+
+/* Statistic s: its moments, then the mean, variance and denominator it normalizes by
+ * (eval mode: the running ones), and whether it is degenerate. */
+static void ref_stat(const ref_pass *c, size_t s, ns_norm_result *res) {
+  const ns_spec *spec = c->spec;
+  const ns_dtype acc = c->acc;
+  const size_t m = c->p->count;
+  /* members are distinct and ascending: first and last m-1 apart means contiguous,
+   * read in place; otherwise gather them (with a mask: the kept ones, in index order) */
+  const size_t *mem = c->p->members + s * m;
+  const double *xs = c->buf;
+  size_t k = m; /* the elements the statistic is over */
+  if (c->keep) {
+    k = 0;
+    for (size_t a = 0; a < m; a++)
+      if (c->keep[mem[a]]) c->buf[k++] = c->xa[mem[a]];
+  } else if (mem[m - 1] - mem[0] == m - 1) {
+    xs = c->xa + mem[0];
+  } else {
+    for (size_t a = 0; a < m; a++) c->buf[a] = c->xa[mem[a]];
+  }
+  stat_moments(xs, k, spec, acc, c->plane, &c->npo, c->sqbuf, &res->batch[s]);
+  /* an uncentered kind (RMS) without a running update does not use m2 (normalize.h) */
+  if (!c->centered && !c->update) res->batch[s].m2 = NAN;
+  const double rdof = R((double)k - spec->ddof);
+  double mu, v;
+  if (c->eval) {
+    double rm = c->erun->nstat ? c->erun->mean[s] : 0.0;
+    double rv = c->erun->nstat ? c->erun->var[s] : 1.0;
+    mu = c->centered ? R(rm) : 0.0;
+    v = c->centered ? R(rv) : R(R(rv) + R(R(rm) * R(rm)));
+  } else if (k == 0) {
+    mu = v = NAN; /* a mask kept nothing to average */
+  } else if (c->centered) {
+    mu = res->batch[s].mean;
+    v = R(res->batch[s].m2 / rdof);
+  } else {
+    mu = 0.0;
+    v = R(sum_squares(xs, k, spec, acc, &c->npo, c->sqbuf) / rdof);
+  }
+  double den = spec->eps_at == NS_EPS_VAR ? R(sqrt(R(v + c->eps))) : R(R(sqrt(v)) + c->eps);
+  res->mean[s] = mu;
+  res->var[s] = v;
+  res->denom[s] = den;
+  if (!(den > 0) || !isfinite(den) || (!c->eval && k <= (size_t)spec->ddof) || k == 0) {
+    res->degenerate[s] = 1;
+    res->ndegenerate++;
+  }
+}
+
+/* x rounded to dtype dt and then to acc, into xa (p->n values). */
+static void ref_inputs(const ns_tensor *x, size_t n, ns_dtype dt, ns_dtype acc, double *xa) {
+  if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
+    const float *xf = x->data;
+    for (size_t i = 0; i < n; i++) xa[i] = R(ns_round_fast((double)xf[i], dt));
+  } else {
+    ns_tensor_read(x, xa);
+    for (size_t i = 0; i < n; i++) xa[i] = R(ns_round_fast(xa[i], dt));
+  }
+}
+
+#undef R
+
+/* y from the statistics: torch's order, or map_out with the dtypes as constants where
+ * they are the same (the compiler then folds the rounding). */
+static void ref_map(const ref_pass *c, ns_dtype dt, ns_norm_result *res) {
+  if (c->spec->order == NS_ORDER_TORCH)
+    map_torch(c->p, c->xa, c->spec, c->acc, c->eval, res);
+  else if (c->acc == NS_FP64 && dt == NS_FP64)
+    map_out(c->p, c->xa, c->keep, c->spec, c->centered, NS_FP64, NS_FP64, res);
+  else if (c->acc == NS_FP32 && dt == NS_FP32)
+    map_out(c->p, c->xa, c->keep, c->spec, c->centered, NS_FP32, NS_FP32, res);
+  else
+    map_out(c->p, c->xa, c->keep, c->spec, c->centered, c->acc, dt, res);
+}
+
+/* The mask expanded to one flag per element of x into *keep (NULL without a mask). */
+static int ref_mask(const ns_tensor *x, const ns_spec *spec, unsigned char **keep, char *err) {
+  *keep = NULL;
+  if (!spec->mask) return 0;
+  if (!(*keep = malloc(x->n ? x->n : 1))) {
+    ns_seterr(err, "out of memory for the mask of %zu elements", x->n);
+    return -1;
+  }
+  if (ns_mask_expand(spec->mask, x->rank, x->shape, *keep, err) != 0) {
+    free(*keep);
+    *keep = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* The running statistics' update from this batch's moments, in the form the call asks
+ * for: per channel (instance norm), over kept elements (a mask), torch's, or the plain
+ * one. */
+static int ref_update(ns_running *run, const ns_norm_result *res, int inst, int masked, size_t nex,
+                      size_t nchan, const ns_spec *spec, ns_dtype acc, char *err) {
+  const int torch = spec->order == NS_ORDER_TORCH;
+  const size_t nstat = res->plan.nstat;
+  if (inst)
+    return ns_running_update_instance(run, res->batch, nex, nchan, torch ? (int)acc : -1, err);
+  if (masked) return running_update_kept(run, res->batch, nstat, err);
+  if (torch) return ns_running_update_torch(run, res->batch, nstat, acc, err);
+  return ns_running_update(run, res->batch, nstat, err);
+}
+
 int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *res, char *err) {
   if (!res) {
     ns_seterr(err, "no result to fill");
@@ -179,19 +302,9 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   if (nhwc < 0) return -1;
   char sh[96];
   ns_shape_format(x->rank, x->shape, sh, sizeof sh);
-  /* a mask (normalize.h, "Masks"): keep[i] says whether element i enters its statistic;
-     NULL keeps every element */
-  unsigned char *keep = NULL;
-  if (spec->mask) {
-    if (!(keep = malloc(x->n ? x->n : 1))) {
-      ns_seterr(err, "out of memory for the mask of %zu elements", x->n);
-      return -1;
-    }
-    if (ns_mask_expand(spec->mask, x->rank, x->shape, keep, err) != 0) {
-      free(keep);
-      return -1;
-    }
-  }
+  /* a mask (normalize.h, "Masks"): keep[i] says whether element i enters its statistic */
+  unsigned char *keep;
+  if (ref_mask(x, spec, &keep, err) != 0) return -1;
   ns_norm_plan *p = &res->plan;
   if (ns_norm_plan_make(x->rank, x->shape, spec, p, err) != 0) {
     free(keep);
@@ -203,7 +316,6 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     return -1;
   }
   const size_t nstat = p->nstat, m = p->count;
-  const int centered = ns_spec_center(spec);
   const ns_dtype dt = spec->dtype, acc = ns_spec_acc(spec);
   const int eval = ns_spec_eval_running(spec, x->rank);
   ns_running *run = spec->running; /* checked by ns_spec_running_check and _check_plan */
@@ -225,7 +337,6 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     free(keep);
     return -1;
   }
-  ns_running *erun = inst ? &rep : run; /* what eval mode reads */
   res->y = ns_tensor_new(x->rank, x->shape, dt, err);
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
@@ -245,84 +356,34 @@ int ns_normalize_ref(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
     ns_seterr(err, "out of memory normalizing shape %s", sh);
     return -1;
   }
+  ref_pass c = {.spec = spec,
+                .p = p,
+                .xa = xa,
+                .keep = keep,
+                .buf = buf,
+                .sqbuf = sqbuf,
+                .acc = acc,
+                .centered = ns_spec_center(spec),
+                .eval = eval,
+                .update = run && !eval,
+                .erun = inst ? &rep : run,
+                .plane = 1,
+                .eps = ns_round_fast(spec->eps, acc)};
   /* torch's BatchNorm kernel: the elements of a channel per example (1: the channels-last
      kernel); InstanceNorm runs it on the input viewed as (1, N*C, ...) */
-  size_t plane = 1; /* (channels_last: the rows of C values, the channels-last kernel) */
-  for (int a = 2; a < x->rank && !nhwc; a++) plane *= x->shape[a];
-  ns_numpy_order npo; /* order numpy: how np.add.reduce walks a statistic (torchorder.h) */
-  ns_numpy_order_of(x->rank, x->shape, p->axes, spec->kind == NS_KIND_GROUP ? p->groups : 1, &npo);
-#define R(v) ns_round_fast((v), acc)
-  if (x->dtype == NS_FP32) { /* the same values ns_tensor_read gives, without a call each */
-    const float *xf = x->data;
-    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast((double)xf[i], dt));
-  } else {
-    ns_tensor_read(x, xa);
-    for (size_t i = 0; i < p->n; i++) xa[i] = R(ns_round_fast(xa[i], dt));
-  }
-  const double eps = R(spec->eps);
-  for (size_t s = 0; s < nstat; s++) {
-    /* members are distinct and ascending: first and last m-1 apart means contiguous,
-     * read in place; otherwise gather them (with a mask: the kept ones, in index order) */
-    const size_t *mem = p->members + s * m;
-    const double *xs = buf;
-    size_t k = m; /* the elements the statistic is over */
-    if (keep) {
-      k = 0;
-      for (size_t a = 0; a < m; a++)
-        if (keep[mem[a]]) buf[k++] = xa[mem[a]];
-    } else if (mem[m - 1] - mem[0] == m - 1) {
-      xs = xa + mem[0];
-    } else {
-      for (size_t a = 0; a < m; a++) buf[a] = xa[mem[a]];
-    }
-    stat_moments(xs, k, spec, acc, plane, &npo, sqbuf, &res->batch[s]);
-    /* an uncentered kind (RMS) without a running update does not use m2 (normalize.h) */
-    if (!centered && !(run && !eval)) res->batch[s].m2 = NAN;
-    const double rdof = R((double)k - spec->ddof);
-    double mu, v;
-    if (eval) {
-      double rm = erun->nstat ? erun->mean[s] : 0.0, rv = erun->nstat ? erun->var[s] : 1.0;
-      mu = centered ? R(rm) : 0.0;
-      v = centered ? R(rv) : R(R(rv) + R(R(rm) * R(rm)));
-    } else if (k == 0) {
-      mu = v = NAN; /* a mask kept nothing to average */
-    } else if (centered) {
-      mu = res->batch[s].mean;
-      v = R(res->batch[s].m2 / rdof);
-    } else {
-      mu = 0.0;
-      v = R(sum_squares(xs, k, spec, acc, &npo, sqbuf) / rdof);
-    }
-    double den = spec->eps_at == NS_EPS_VAR ? R(sqrt(R(v + eps))) : R(R(sqrt(v)) + eps);
-    res->mean[s] = mu;
-    res->var[s] = v;
-    res->denom[s] = den;
-    if (!(den > 0) || !isfinite(den) || (!eval && k <= (size_t)spec->ddof) || k == 0) {
-      res->degenerate[s] = 1;
-      res->ndegenerate++;
-    }
-  }
-  if (spec->order == NS_ORDER_TORCH)
-    map_torch(p, xa, spec, acc, eval, res);
-  else if (acc == NS_FP64 && dt == NS_FP64)
-    map_out(p, xa, keep, spec, centered, NS_FP64, NS_FP64, res);
-  else if (acc == NS_FP32 && dt == NS_FP32)
-    map_out(p, xa, keep, spec, centered, NS_FP32, NS_FP32, res);
-  else
-    map_out(p, xa, keep, spec, centered, acc, dt, res);
-#undef R
+  for (int a = 2; a < x->rank && !nhwc; a++) c.plane *= x->shape[a];
+  ns_numpy_order_of(x->rank, x->shape, p->axes, spec->kind == NS_KIND_GROUP ? p->groups : 1,
+                    &c.npo);
+  ref_inputs(x, p->n, dt, acc, xa);
+  for (size_t s = 0; s < nstat; s++) ref_stat(&c, s, res);
+  ref_map(&c, dt, res);
   free(xa);
   free(buf);
   free(sqbuf);
   int masked = keep != NULL;
   free(keep);
   ns_running_free(&rep);
-  const int torch = spec->order == NS_ORDER_TORCH;
-  if (run && !eval &&
-      (inst ? ns_running_update_instance(run, res->batch, nex, nchan, torch ? (int)acc : -1, err)
-       : masked ? running_update_kept(run, res->batch, nstat, err)
-       : torch  ? ns_running_update_torch(run, res->batch, nstat, acc, err)
-                : ns_running_update(run, res->batch, nstat, err)) != 0) {
+  if (run && !eval && ref_update(run, res, inst, masked, nex, nchan, spec, acc, err) != 0) {
     ns_norm_result_free(res);
     return -1;
   }

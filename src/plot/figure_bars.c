@@ -21,6 +21,57 @@ static int ncells(const char *s) {
   return n;
 }
 
+/* Bar i's label: the options' or its number. */
+static const char *bar_label(const plot_opts *o, size_t i, char *lab, size_t len) {
+  if (o->labels && i < o->nlabels && o->labels[i]) return o->labels[i];
+  snprintf(lab, len, "%zu", i + 1);
+  return lab;
+}
+
+/* The bar of value x on its row: B columns from x0, the zero line zc of them in, cpu
+ * cells per unit. A bar cut at the edge (an infinity, a value beyond the range) ends in
+ * '>' or '<'. */
+static void draw_bar(fig *f, int x0, int zc, int B, int row, double x, double cpu) {
+  if (isnan(x) || x == 0) return;
+  int dir = x > 0 ? 1 : -1;
+  int room = dir > 0 ? B - 1 - zc : zc; /* cells between the zero line and the edge */
+  /* |x| times the cells per unit from the zero line (so a value of 1e-17 draws
+   * nothing, whichever side) */
+  double cellsf = isinf(x) ? room : fabs(x) * cpu;
+  int cut = isinf(x) || !(cellsf <= room + 1e-9);
+  if (cut) cellsf = room;
+  long units = f->ascii ? lround(cellsf) * 8 : lround(cellsf * 8);
+  int full = (int)(units / 8), part = (int)(units % 8);
+  int style = dir > 0 ? PLOT_S_POS : PLOT_S_NEG;
+  uint32_t block = f->ascii ? '#' : 0x2588;
+  for (int j = 0; j < full; j++) plot_put(f->c, x0 + zc + dir * (j + 1), row, block, style);
+  if (part && full < room) {
+    uint32_t g = dir > 0 ? eighths[part] : part <= 2 ? 0x2595 : part <= 5 ? 0x2590 : 0x2588;
+    plot_put(f->c, x0 + zc + dir * (full + 1), row, g, style);
+  }
+  if (cut && room > 0)
+    plot_put(f->c, x0 + zc + dir * room, row, dir > 0 ? '>' : '<', style | PLOT_F_BOLD);
+}
+
+/* The value axis on row axrow under the bars, its tick labels on the row below (a
+ * label that would touch the one before it is left out); zero gets its own tick. */
+static void draw_axis(fig *f, const plot_axis *ax, int x0, int zc, int B, int axrow, double cpu) {
+  uint32_t hbar = f->ascii ? '-' : 0x2500, htick = f->ascii ? '+' : 0x252c;
+  for (int q = 0; q < B; q++) plot_put(f->c, x0 + q, axrow, hbar, PLOT_S_AXIS);
+  int lastend = -1;
+  for (int i = 0; i < ax->n; i++) {
+    int col = x0 + zc + (int)lround(ax->v[i] * cpu);
+    plot_put(f->c, col, axrow, ax->v[i] == 0 ? (f->ascii ? '+' : 0x2534) : htick, PLOT_S_AXIS);
+    int len = (int)strlen(ax->label[i]);
+    int start = col - len / 2;
+    if (start < 0) start = 0;
+    if (start + len > f->W) start = f->W - len;
+    if (lastend >= 0 && start <= lastend + 1) continue;
+    plot_text(f->c, start, axrow + 1, len, ax->label[i], PLOT_S_LABEL);
+    lastend = start + len - 1;
+  }
+}
+
 plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *err) {
   if (n > 0 && !v) {
     if (err) snprintf(err, PLOT_ERRLEN, "%zu values but no array", n);
@@ -62,8 +113,7 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
   char lab[32];
   int L = 0, V = 0;
   for (size_t i = 0; i < n; i++) {
-    const char *s = (o->labels && i < o->nlabels && o->labels[i]) ? o->labels[i] : NULL;
-    if (!s) snprintf(lab, sizeof lab, "%zu", i + 1), s = lab;
+    const char *s = bar_label(o, i, lab, sizeof lab);
     int len = ncells(s);
     if (len > L) L = len;
     char num[16];
@@ -92,50 +142,17 @@ plot_canvas *plot_fig_bars(const double *v, size_t n, const plot_opts *o, char *
   uint32_t vbar = f.ascii ? '|' : 0x2502;
   for (size_t i = 0; i < shown; i++) {
     int row = top + (int)i;
-    const char *s = (o->labels && i < o->nlabels && o->labels[i]) ? o->labels[i] : NULL;
-    if (!s) snprintf(lab, sizeof lab, "%zu", i + 1), s = lab;
+    const char *s = bar_label(o, i, lab, sizeof lab);
     int len = ncells(s);
     plot_text(f.c, len < L ? L - len : 0, row, L, s, PLOT_S_LABEL);
     plot_put(f.c, x0 + zc, row, vbar, PLOT_S_AXIS);
     char num[16];
     plot_printf(f.c, x0 + B + 1, row, V, isfinite(v[i]) ? PLOT_S_TEXT : PLOT_S_MARK, "%*s", V,
                 fig_num(v[i], 8, num, sizeof num));
-    if (isnan(v[i]) || v[i] == 0) continue;
-    int dir = v[i] > 0 ? 1 : -1;
-    int room = dir > 0 ? B - 1 - zc : zc; /* cells between the zero line and the edge */
-    /* |v| times the cells per unit from the zero line (so a value of 1e-17 draws
-     * nothing, whichever side) */
-    double cellsf = isinf(v[i]) ? room : fabs(v[i]) * cpu;
-    int cut = isinf(v[i]) || !(cellsf <= room + 1e-9);
-    if (cut) cellsf = room;
-    long units = f.ascii ? lround(cellsf) * 8 : lround(cellsf * 8);
-    int full = (int)(units / 8), part = (int)(units % 8);
-    int style = dir > 0 ? PLOT_S_POS : PLOT_S_NEG;
-    uint32_t block = f.ascii ? '#' : 0x2588;
-    for (int j = 0; j < full; j++) plot_put(f.c, x0 + zc + dir * (j + 1), row, block, style);
-    if (part && full < room) {
-      uint32_t g = dir > 0 ? eighths[part] : part <= 2 ? 0x2595 : part <= 5 ? 0x2590 : 0x2588;
-      plot_put(f.c, x0 + zc + dir * (full + 1), row, g, style);
-    }
-    if (cut && room > 0)
-      plot_put(f.c, x0 + zc + dir * room, row, dir > 0 ? '>' : '<', style | PLOT_F_BOLD);
+    draw_bar(&f, x0, zc, B, row, v[i], cpu);
   }
-  /* the value axis */
   int axrow = top + (int)shown;
-  uint32_t hbar = f.ascii ? '-' : 0x2500, htick = f.ascii ? '+' : 0x252c;
-  for (int q = 0; q < B; q++) plot_put(f.c, x0 + q, axrow, hbar, PLOT_S_AXIS);
-  int lastend = -1;
-  for (int i = 0; i < ax.n; i++) {
-    int col = x0 + zc + (int)lround(ax.v[i] * cpu);
-    plot_put(f.c, col, axrow, ax.v[i] == 0 ? (f.ascii ? '+' : 0x2534) : htick, PLOT_S_AXIS);
-    int len = (int)strlen(ax.label[i]);
-    int start = col - len / 2;
-    if (start < 0) start = 0;
-    if (start + len > f.W) start = f.W - len;
-    if (lastend >= 0 && start <= lastend + 1) continue;
-    plot_text(f.c, start, axrow + 1, len, ax.label[i], PLOT_S_LABEL);
-    lastend = start + len - 1;
-  }
+  draw_axis(&f, &ax, x0, zc, B, axrow, cpu);
   int y = axrow + 2;
   if (xl) {
     int len = ncells(o->xlabel);

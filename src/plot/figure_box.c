@@ -30,6 +30,120 @@ static int ncells(const char *s) {
   return n;
 }
 
+/* A group's label: its own, the options' labels, or its number. */
+static const char *group_label(const fig *f, const plot_set *g, size_t k, char *lab, size_t len) {
+  const char *s = fig_label(f, (int)k, g[k].label, lab, len);
+  if (s == lab) snprintf(lab, len, "%zu", k + 1);
+  return s;
+}
+
+/* Copies the values the axis can show into p->v (counting the others in left[]: NaN,
+ * infinite, <= 0 on a log axis, outside the range), sorts them and finds the quartiles
+ * and the whiskers. -1 when out of memory. */
+static int group_fill(group *p, const plot_set *s, const plot_opts *o, size_t left[4]) {
+  p->v = malloc((s->n ? s->n : 1) * sizeof(double));
+  if (!p->v) return -1;
+  for (size_t i = 0; i < s->n; i++) {
+    double x = s->v[i];
+    if (isnan(x))
+      left[0]++;
+    else if (isinf(x))
+      left[1]++;
+    else if (o->logx && x <= 0)
+      left[2]++;
+    else if (o->has_range && (x < o->lo || x > o->hi))
+      left[3]++;
+    else
+      p->v[p->n++] = x;
+  }
+  if (!p->n) return 0;
+  qsort(p->v, p->n, sizeof(double), cmp);
+  p->q1 = plot_quantile(p->v, p->n, 0.25);
+  p->med = plot_quantile(p->v, p->n, 0.5);
+  p->q3 = plot_quantile(p->v, p->n, 0.75);
+  double iqr = p->q3 - p->q1, a = p->q1 - 1.5 * iqr, b = p->q3 + 1.5 * iqr;
+  p->wlo = p->q1, p->whi = p->q3;
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->v[i] >= a && p->v[i] < p->wlo) p->wlo = p->v[i];
+    if (p->v[i] <= b && p->v[i] > p->whi) p->whi = p->v[i];
+  }
+  return 0;
+}
+
+/* Whether the reference line is drawn, with a note when it is not; a drawn line widens
+ * an automatic axis ([*lo, *hi]) to show it. */
+static int ref_shown(fig *f, const plot_opts *o, int keep, double *lo, double *hi) {
+  if (!o->has_ref) return 0;
+  if (!isfinite(o->ref)) {
+    fig_note(f, "the reference line (%g) left out: not finite", o->ref);
+    return 0;
+  }
+  if (o->logx && o->ref <= 0) {
+    fig_note(f, "the reference line (%g) left out: <= 0 on a log axis", o->ref);
+    return 0;
+  }
+  if (keep && (o->ref < *lo || o->ref > *hi)) {
+    fig_note(f, "the reference line (%g) lies outside the range", o->ref);
+    return 0;
+  }
+  if (!keep) {
+    if (o->ref < *lo) *lo = o->ref;
+    if (o->ref > *hi) *hi = o->ref;
+  }
+  return 1;
+}
+
+/* A range of one value becomes a visible one around it. */
+static void widen_flat(int logx, double *lo, double *hi) {
+  if (logx) {
+    *lo /= 3, *hi *= 3;
+  } else {
+    double d = *lo == 0 ? 1 : fabs(*lo) * 0.5;
+    *lo -= d, *hi += d;
+  }
+}
+
+/* One group's box on its row, x0 the column of the axis' first cell. */
+static void draw_box(fig *f, const fig_frame *fr, const group *p, int x0, int row, int ref) {
+  const int ascii = f->ascii;
+  /* outliers first: where one shares a cell with the whiskers, the box wins */
+  for (size_t i = 0; i < p->n; i++)
+    if (p->v[i] < p->wlo || p->v[i] > p->whi)
+      plot_put(f->c, x0 + fig_px(fr, p->v[i]), row, ascii ? 'o' : 0x2022, PLOT_S_MARK);
+  int a = fig_px(fr, p->wlo), b = fig_px(fr, p->whi);
+  int q1 = fig_px(fr, p->q1), q3 = fig_px(fr, p->q3), m = fig_px(fr, p->med);
+  for (int q = a; q <= b; q++) plot_put(f->c, x0 + q, row, ascii ? '-' : 0x2500, PLOT_S_SERIES1);
+  plot_put(f->c, x0 + a, row, ascii ? '|' : 0x251c, PLOT_S_SERIES1);
+  plot_put(f->c, x0 + b, row, ascii ? '|' : 0x2524, PLOT_S_SERIES1);
+  for (int q = q1; q <= q3; q++) plot_put(f->c, x0 + q, row, ascii ? '=' : 0x2592, PLOT_S_SERIES1);
+  if (ref) {
+    int at = x0 + fig_px(fr, f->o->ref);
+    if (at >= f->c->w || f->c->cells[(size_t)row * (size_t)f->c->w + (size_t)at].ch !=
+                             (uint32_t)(ascii ? 'o' : 0x2022))
+      plot_put(f->c, at, row, ascii ? ':' : 0x250a, PLOT_S_GOOD);
+  }
+  plot_put(f->c, x0 + m, row, ascii ? '#' : 0x2588, PLOT_S_SERIES0);
+}
+
+/* The value axis on row axrow, B cells from x0, its tick labels on the row below
+ * (a label that would touch the one before it is left out). */
+static void draw_axis(fig *f, const fig_frame *fr, int x0, int B, int axrow) {
+  const int ascii = f->ascii;
+  for (int q = 0; q < B; q++) plot_put(f->c, x0 + q, axrow, ascii ? '-' : 0x2500, PLOT_S_AXIS);
+  int lastend = -1;
+  for (int i = 0; i < fr->ax.n; i++) {
+    int col = x0 + fig_px(fr, fr->ax.v[i]);
+    plot_put(f->c, col, axrow, ascii ? '+' : 0x252c, PLOT_S_AXIS);
+    int len = (int)strlen(fr->ax.label[i]);
+    int start = col - len / 2;
+    if (start < 0) start = 0;
+    if (start + len > f->W) start = f->W - len;
+    if (lastend >= 0 && start <= lastend + 1) continue;
+    plot_text(f->c, start, axrow + 1, len, fr->ax.label[i], PLOT_S_LABEL);
+    lastend = start + len - 1;
+  }
+}
+
 plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char *err) {
   for (size_t k = 0; k < ng; k++)
     if (g[k].n > 0 && !g[k].v) {
@@ -40,41 +154,16 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
   if (fig_start(&f, o, err) < 0) return NULL;
   group *gr = calloc(ng ? ng : 1, sizeof *gr);
   if (!gr) goto oom;
-  size_t nan = 0, inf = 0, nonpos = 0, outside = 0, good = 0;
+  size_t left[4] = {0}, good = 0;
   double lo = INFINITY, hi = -INFINITY;
   for (size_t k = 0; k < ng; k++) {
-    gr[k].v = malloc((g[k].n ? g[k].n : 1) * sizeof(double));
-    if (!gr[k].v) goto oom;
-    for (size_t i = 0; i < g[k].n; i++) {
-      double x = g[k].v[i];
-      if (isnan(x))
-        nan++;
-      else if (isinf(x))
-        inf++;
-      else if (o->logx && x <= 0)
-        nonpos++;
-      else if (o->has_range && (x < o->lo || x > o->hi))
-        outside++;
-      else
-        gr[k].v[gr[k].n++] = x;
-    }
+    if (group_fill(&gr[k], &g[k], o, left) < 0) goto oom;
     good += gr[k].n;
     if (!gr[k].n) continue;
-    qsort(gr[k].v, gr[k].n, sizeof(double), cmp);
-    group *p = &gr[k];
-    p->q1 = plot_quantile(p->v, p->n, 0.25);
-    p->med = plot_quantile(p->v, p->n, 0.5);
-    p->q3 = plot_quantile(p->v, p->n, 0.75);
-    double iqr = p->q3 - p->q1, a = p->q1 - 1.5 * iqr, b = p->q3 + 1.5 * iqr;
-    p->wlo = p->q1, p->whi = p->q3;
-    for (size_t i = 0; i < p->n; i++) {
-      if (p->v[i] >= a && p->v[i] < p->wlo) p->wlo = p->v[i];
-      if (p->v[i] <= b && p->v[i] > p->whi) p->whi = p->v[i];
-    }
-    if (p->v[0] < lo) lo = p->v[0];
-    if (p->v[p->n - 1] > hi) hi = p->v[p->n - 1];
+    if (gr[k].v[0] < lo) lo = gr[k].v[0];
+    if (gr[k].v[gr[k].n - 1] > hi) hi = gr[k].v[gr[k].n - 1];
   }
-  fig_note_left_out(&f, nan, inf, nonpos, outside, "values");
+  fig_note_left_out(&f, left[0], left[1], left[2], left[3], "values");
   plot_canvas *res;
   if (good == 0) {
     res = fig_empty(&f, ng == 0 ? "nothing to plot: no groups" : "nothing to plot: no values");
@@ -82,36 +171,13 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
   }
   int keep = o->has_range;
   if (keep) lo = o->lo, hi = o->hi;
-  /* the reference line, when the axis can show it (it widens an automatic axis) */
-  int ref = 0;
-  if (o->has_ref) {
-    if (!isfinite(o->ref))
-      fig_note(&f, "the reference line (%g) left out: not finite", o->ref);
-    else if (o->logx && o->ref <= 0)
-      fig_note(&f, "the reference line (%g) left out: <= 0 on a log axis", o->ref);
-    else if (keep && (o->ref < lo || o->ref > hi))
-      fig_note(&f, "the reference line (%g) lies outside the range", o->ref);
-    else
-      ref = 1;
-    if (ref && !keep) {
-      if (o->ref < lo) lo = o->ref;
-      if (o->ref > hi) hi = o->ref;
-    }
-  }
-  if (!(hi > lo)) {
-    if (o->logx)
-      lo /= 3, hi *= 3;
-    else {
-      double d = lo == 0 ? 1 : fabs(lo) * 0.5;
-      lo -= d, hi += d;
-    }
-  }
+  int ref = ref_shown(&f, o, keep, &lo, &hi);
+  if (!(hi > lo)) widen_flat(o->logx, &lo, &hi);
   int L = 1;
   char lab[32];
   for (size_t k = 0; k < ng; k++) {
-    const char *s = fig_label(&f, (int)k, g[k].label, lab, sizeof lab);
-    if (s == lab) snprintf(lab, sizeof lab, "%zu", k + 1);
-    if (ncells(s) > L) L = ncells(s);
+    int len = ncells(group_label(&f, g, k, lab, sizeof lab));
+    if (len > L) L = len;
   }
   if (L > f.W / 3) L = f.W / 3;
   int B = f.W - L - 1;
@@ -146,49 +212,16 @@ plot_canvas *plot_fig_box(const plot_set *g, size_t ng, const plot_opts *o, char
   int x0 = L + 1;
   for (size_t k = 0; k < shown; k++) {
     int row = top + (int)k;
-    const char *s = fig_label(&f, (int)k, g[k].label, lab, sizeof lab);
-    if (s == lab) snprintf(lab, sizeof lab, "%zu", k + 1);
+    const char *s = group_label(&f, g, k, lab, sizeof lab);
     int len = ncells(s);
     plot_text(f.c, len < L ? L - len : 0, row, L, s, PLOT_S_LABEL);
-    const group *p = &gr[k];
-    if (!p->n) {
+    if (gr[k].n)
+      draw_box(&f, &fr, &gr[k], x0, row, ref);
+    else
       plot_text(f.c, x0, row, B, "(no values)", PLOT_S_DIM);
-      continue;
-    }
-    /* outliers first: where one shares a cell with the whiskers, the box wins */
-    for (size_t i = 0; i < p->n; i++)
-      if (p->v[i] < p->wlo || p->v[i] > p->whi)
-        plot_put(f.c, x0 + fig_px(&fr, p->v[i]), row, ascii ? 'o' : 0x2022, PLOT_S_MARK);
-    int a = fig_px(&fr, p->wlo), b = fig_px(&fr, p->whi);
-    int q1 = fig_px(&fr, p->q1), q3 = fig_px(&fr, p->q3), m = fig_px(&fr, p->med);
-    for (int q = a; q <= b; q++) plot_put(f.c, x0 + q, row, ascii ? '-' : 0x2500, PLOT_S_SERIES1);
-    plot_put(f.c, x0 + a, row, ascii ? '|' : 0x251c, PLOT_S_SERIES1);
-    plot_put(f.c, x0 + b, row, ascii ? '|' : 0x2524, PLOT_S_SERIES1);
-    for (int q = q1; q <= q3; q++) plot_put(f.c, x0 + q, row, ascii ? '=' : 0x2592, PLOT_S_SERIES1);
-    if (ref) {
-      int rc = fig_px(&fr, o->ref);
-      int at = x0 + rc;
-      if (at >= f.c->w || f.c->cells[(size_t)row * (size_t)f.c->w + (size_t)at].ch !=
-                              (uint32_t)(ascii ? 'o' : 0x2022))
-        plot_put(f.c, x0 + rc, row, ascii ? ':' : 0x250a, PLOT_S_GOOD);
-    }
-    plot_put(f.c, x0 + m, row, ascii ? '#' : 0x2588, PLOT_S_SERIES0);
   }
-  int axrow = top + (int)shown;
-  for (int q = 0; q < B; q++) plot_put(f.c, x0 + q, axrow, ascii ? '-' : 0x2500, PLOT_S_AXIS);
-  int lastend = -1;
-  for (int i = 0; i < fr.ax.n; i++) {
-    int col = x0 + fig_px(&fr, fr.ax.v[i]);
-    plot_put(f.c, col, axrow, ascii ? '+' : 0x252c, PLOT_S_AXIS);
-    int len = (int)strlen(fr.ax.label[i]);
-    int start = col - len / 2;
-    if (start < 0) start = 0;
-    if (start + len > f.W) start = f.W - len;
-    if (lastend >= 0 && start <= lastend + 1) continue;
-    plot_text(f.c, start, axrow + 1, len, fr.ax.label[i], PLOT_S_LABEL);
-    lastend = start + len - 1;
-  }
-  int y = axrow + 2;
+  draw_axis(&f, &fr, x0, B, top + (int)shown);
+  int y = top + (int)shown + 2;
   if (xl) {
     int len = ncells(o->xlabel);
     int x = x0 + (B - len) / 2;

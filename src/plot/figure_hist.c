@@ -21,6 +21,65 @@ static int keepable(const plot_opts *o, double x) {
   return isfinite(x) && !(o->logx && x <= 0) && !(o->has_range && (x < o->lo || x > o->hi));
 }
 
+/* Fills h[b * ns + k] with set k's count in bin b (its density with o->density) over
+ * nb bins from lo to hi; returns the largest. */
+static double bin_counts(double *h, int nb, const plot_set *s, size_t ns, const size_t *kept,
+                         const plot_opts *o, double lo, double hi) {
+  double l0 = o->logx ? log10(lo) : lo, l1 = o->logx ? log10(hi) : hi;
+  for (size_t k = 0; k < ns; k++) {
+    for (size_t i = 0; i < s[k].n; i++) {
+      double x = s[k].v[i];
+      if (!keepable(o, x)) continue;
+      double t = ((o->logx ? log10(x) : x) - l0) / (l1 - l0);
+      int b = (int)floor(t * nb);
+      if (b >= nb) b = nb - 1; /* the last bin holds its right edge */
+      if (b < 0) b = 0;
+      h[(size_t)b * ns + k] += 1;
+    }
+  }
+  double top = 0;
+  for (int b = 0; b < nb; b++)
+    for (size_t k = 0; k < ns; k++) {
+      double *p = &h[(size_t)b * ns + k];
+      if (o->density && kept[k]) {
+        double e0 = l0 + (l1 - l0) * b / nb, e1 = l0 + (l1 - l0) * (b + 1) / nb;
+        double width = o->logx ? pow(10, e1) - pow(10, e0) : e1 - e0;
+        *p /= (double)kept[k] * width;
+      }
+      if (*p > top) top = *p;
+    }
+  return top;
+}
+
+/* The bars: each bin's columns shared out among the sets, each set in its fill; only
+ * the first set's bars (and none in ASCII) end in an eighth block. */
+static void draw_bins(fig *f, const fig_frame *fr, const double *h, int nb, size_t ns) {
+  for (int b = 0; b < nb; b++) {
+    int c0 = (int)lround((double)b * fr->pw / nb);
+    int c1 = (int)lround((double)(b + 1) * fr->pw / nb);
+    for (size_t k = 0; k < ns; k++) {
+      int a = c0 + (int)((c1 - c0) * k / ns), z = c0 + (int)((c1 - c0) * (k + 1) / ns);
+      double v = h[(size_t)b * ns + k];
+      if (!(v > 0)) continue;
+      double cellsf = v / fr->ay.hi * fr->ph;
+      long units = lround(cellsf * 8);
+      if (units < 1) units = 1; /* a bin that holds something shows it */
+      if (f->ascii || k > 0) units = (units + 4) / 8 * 8 > 0 ? (units + 4) / 8 * 8 : 8;
+      int full = (int)(units / 8), part = (int)(units % 8);
+      uint32_t g;
+      plot_utf8_decode(f->ascii ? fill_a[k] : fill_u[k], &g);
+      int st = fig_series_style((int)k);
+      for (int q = a; q < z; q++) {
+        for (int r = 0; r < full && r < fr->ph; r++)
+          plot_put(f->c, fr->axis + 1 + q, fr->top + fr->ph - 1 - r, g, st);
+        if (part && full < fr->ph)
+          plot_put(f->c, fr->axis + 1 + q, fr->top + fr->ph - 1 - full, 0x2580u + (uint32_t)part,
+                   st);
+      }
+    }
+  }
+}
+
 plot_canvas *plot_fig_hist(const plot_set *s, size_t ns, const plot_opts *o, char *err) {
   if (ns > PLOT_MAXSERIES) {
     if (err) snprintf(err, PLOT_ERRLEN, "at most %d sets, got %zu", PLOT_MAXSERIES, ns);
@@ -89,29 +148,7 @@ plot_canvas *plot_fig_hist(const plot_set *s, size_t ns, const plot_opts *o, cha
     if (err) snprintf(err, PLOT_ERRLEN, "out of memory");
     return NULL;
   }
-  double l0 = o->logx ? log10(lo) : lo, l1 = o->logx ? log10(hi) : hi;
-  for (size_t k = 0; k < ns; k++) {
-    for (size_t i = 0; i < s[k].n; i++) {
-      double x = s[k].v[i];
-      if (!keepable(o, x)) continue;
-      double t = ((o->logx ? log10(x) : x) - l0) / (l1 - l0);
-      int b = (int)floor(t * nb);
-      if (b >= nb) b = nb - 1; /* the last bin holds its right edge */
-      if (b < 0) b = 0;
-      h[(size_t)b * ns + k] += 1;
-    }
-  }
-  double top = 0;
-  for (int b = 0; b < nb; b++)
-    for (size_t k = 0; k < ns; k++) {
-      double *p = &h[(size_t)b * ns + k];
-      if (o->density && kept[k]) {
-        double e0 = l0 + (l1 - l0) * b / nb, e1 = l0 + (l1 - l0) * (b + 1) / nb;
-        double width = o->logx ? pow(10, e1) - pow(10, e0) : e1 - e0;
-        *p /= (double)kept[k] * width;
-      }
-      if (*p > top) top = *p;
-    }
+  double top = bin_counts(h, nb, s, ns, kept, o, lo, hi);
 
   fig_entry e[PLOT_MAXSERIES];
   char names[PLOT_MAXSERIES][96], own[24];
@@ -129,28 +166,7 @@ plot_canvas *plot_fig_hist(const plot_set *s, size_t ns, const plot_opts *o, cha
     free(h);
     return f.c;
   }
-  for (int b = 0; b < nb; b++) {
-    int c0 = (int)lround((double)b * fr.pw / nb), c1 = (int)lround((double)(b + 1) * fr.pw / nb);
-    for (size_t k = 0; k < ns; k++) {
-      int a = c0 + (int)((c1 - c0) * k / ns), z = c0 + (int)((c1 - c0) * (k + 1) / ns);
-      double v = h[(size_t)b * ns + k];
-      if (!(v > 0)) continue;
-      double cellsf = v / fr.ay.hi * fr.ph;
-      long units = lround(cellsf * 8);
-      if (units < 1) units = 1; /* a bin that holds something shows it */
-      if (f.ascii || k > 0) units = (units + 4) / 8 * 8 > 0 ? (units + 4) / 8 * 8 : 8;
-      int full = (int)(units / 8), part = (int)(units % 8);
-      uint32_t g;
-      plot_utf8_decode(f.ascii ? fill_a[k] : fill_u[k], &g);
-      int st = fig_series_style((int)k);
-      for (int q = a; q < z; q++) {
-        for (int r = 0; r < full && r < fr.ph; r++)
-          plot_put(f.c, fr.axis + 1 + q, fr.top + fr.ph - 1 - r, g, st);
-        if (part && full < fr.ph)
-          plot_put(f.c, fr.axis + 1 + q, fr.top + fr.ph - 1 - full, 0x2580u + (uint32_t)part, st);
-      }
-    }
-  }
+  draw_bins(&f, &fr, h, nb, ns);
   free(h);
   int y = fr.below;
   if (legend) y += fig_legend(&f, y, e, (int)ns);

@@ -91,99 +91,87 @@ int tui_batch_first_row(const ns_state *s, int cursor_row, int iw, int ih) {
 
 static const char *const block_names[3] = {"batch", "BN", "LN"};
 
-void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[128], a[32], b[32];
-  int iw = tui_iw(w), ih = tui_ih(w);
-  if (!r->bn || !s->batch || s->batch->n != r->B * r->D) { /* no result, or not this batch's */
-    tui_frame(w, "5 Batch", v);
-    tui_puts(w, 1, 1, PLOT_S_MARK, "no batch result");
-    return;
-  }
+/* One band of blocks (batch, BN, LN as the width allows) from row y: the block names,
+ * which rows are shown when some are hidden, the heatmaps of rows first.., the row
+ * labels (T the target, C the companion), and in the first band the batch cursor.
+ * src: the batch, its BN and its LN output. */
+static void draw_band(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
+                      const batch_layout *L, int band, int y, int first,
+                      const double *const src[3]) {
   size_t B = r->B, D = r->D;
-  int eval = s->mode == NS_MODE_EVAL;
-  batch_layout L;
-  layout(B, D, iw, ih, &L);
-  snprintf(title, sizeof title, "5 Batch %zux%zu%s: BN columns, LN rows", B, D,
-           eval ? " (train mode)" : "");
-  tui_frame(w, title, v);
-  double *m = malloc(B * D * sizeof *m);
-  if (!m) return;
-  ns_tensor_read(s->batch, m);
+  int block = (int)D * L->cw + 1;
   int focused = v->focused && v->vs->focus == TUI_PANEL_BATCH;
-  int crow = focused ? v->vs->cursor_row : 0;
-  int first = first_row(B, crow, L.vis);
-  const double *src[3] = {m, r->bn, r->ln};
-  int block = (int)D * L.cw + 1, y = 1;
-  for (int band = 0; band < L.bands; band++) {
-    for (int k = 0; k < L.across; k++) {
-      int bi = band * L.across + k;
-      if (bi >= L.blocks) break;
-      tui_printf(w, y, 1 + L.lab + k * block, PLOT_S_DIM, "%s", block_names[bi]);
-    }
-    if (band == 0 && B > (size_t)L.vis) { /* rows hidden: which are shown (arrows move) */
-      char where[48];
-      int l = snprintf(where, sizeof where, "rows %d-%d/%zu", first + 1, first + L.vis, B);
-      tui_puts(w, y, iw - l + 1, PLOT_S_DIM, where);
-    }
-    plot_canvas *c = tui_canvas(L.across * block, L.vis, v);
-    if (c) {
-      for (int k = 0; k < L.across; k++) {
-        int bi = band * L.across + k;
-        if (bi >= L.blocks) break;
-        plot_heatmap(c, k * block, 0, src[bi] + (size_t)first * D, (size_t)L.vis, D, L.cw, 0, 1);
-      }
-      tui_blit(w, y + 1, 1 + L.lab, c);
-      plot_canvas_free(c);
-    }
-    for (int i = 0; i < L.vis; i++) {
-      int row = first + i + 1;
-      const char *mark = row == s->target      ? (v->ascii ? "T>" : "T\u25b6")
-                         : row == s->companion ? "C*"
-                                               : "  ";
-      tui_printf(w, y + 1 + i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
-    }
-    /* the batch cursor, in the first band's batch block */
-    if (band == 0 && focused && v->vs->cursor_row >= first && v->vs->cursor_row < first + L.vis &&
-        v->vs->cursor_col >= 0 && (size_t)v->vs->cursor_col < D) {
-      char num[32], cell[48];
-      size_t idx = (size_t)v->vs->cursor_row * D + (size_t)v->vs->cursor_col;
-      if (v->edit)
-        snprintf(cell, sizeof cell, "%*.*s_", L.cw - 2, L.cw - 2, v->edit);
-      else
-        snprintf(cell, sizeof cell, "%*s ", L.cw - 1, plot_fmt(m[idx], L.cw - 1, num, sizeof num));
-      tui_puts(w, y + 1 + v->vs->cursor_row - first, 1 + L.lab + v->vs->cursor_col * L.cw,
-               PLOT_S_POS | PLOT_F_REVERSE, cell);
-    }
-    y += L.vis + 1;
+  for (int k = 0; k < L->across; k++) {
+    int bi = band * L->across + k;
+    if (bi >= L->blocks) break;
+    tui_printf(w, y, 1 + L->lab + k * block, PLOT_S_DIM, "%s", block_names[bi]);
   }
-  free(m);
-  if (L.blocks < 3) {
-    char hidden[32] = "";
-    for (int bi = L.blocks; bi < 3; bi++) {
-      size_t at = strlen(hidden);
-      snprintf(hidden + at, sizeof hidden - at, "%s%s", at ? " and " : "", block_names[bi]);
-    }
-    tui_printf(w, y++, 1, PLOT_S_DIM, "%s: no room here; f shows all three", hidden);
+  if (band == 0 && B > (size_t)L->vis) { /* rows hidden: which are shown (arrows move) */
+    char where[48];
+    int l = snprintf(where, sizeof where, "rows %d-%d/%zu", first + 1, first + L->vis, B);
+    tui_puts(w, y, tui_iw(w) - l + 1, PLOT_S_DIM, where);
   }
-  /* The target's BN output now, and with the companion's baseline row, in one format. */
+  plot_canvas *c = tui_canvas(L->across * block, L->vis, v);
+  if (c) {
+    for (int k = 0; k < L->across; k++) {
+      int bi = band * L->across + k;
+      if (bi >= L->blocks) break;
+      plot_heatmap(c, k * block, 0, src[bi] + (size_t)first * D, (size_t)L->vis, D, L->cw, 0, 1);
+    }
+    tui_blit(w, y + 1, 1 + L->lab, c);
+    plot_canvas_free(c);
+  }
+  for (int i = 0; i < L->vis; i++) {
+    int row = first + i + 1;
+    const char *mark = row == s->target      ? (v->ascii ? "T>" : "T\u25b6")
+                       : row == s->companion ? "C*"
+                                             : "  ";
+    tui_printf(w, y + 1 + i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
+  }
+  /* the batch cursor, in the first band's batch block */
+  if (band == 0 && focused && v->vs->cursor_row >= first && v->vs->cursor_row < first + L->vis &&
+      v->vs->cursor_col >= 0 && (size_t)v->vs->cursor_col < D) {
+    char num[32], cell[48];
+    size_t idx = (size_t)v->vs->cursor_row * D + (size_t)v->vs->cursor_col;
+    if (v->edit)
+      snprintf(cell, sizeof cell, "%*.*s_", L->cw - 2, L->cw - 2, v->edit);
+    else
+      snprintf(cell, sizeof cell, "%*s ", L->cw - 1,
+               plot_fmt(src[0][idx], L->cw - 1, num, sizeof num));
+    tui_puts(w, y + 1 + v->vs->cursor_row - first, 1 + L->lab + v->vs->cursor_col * L->cw,
+             PLOT_S_POS | PLOT_F_REVERSE, cell);
+  }
+}
+
+/* The target's BN output now and with the companion's baseline row, one format for both
+ * (*dec, *sci); returns the widest number. */
+static int target_format(const ns_result *r, size_t D, int *dec, int *sci) {
   double *tv = malloc(2 * D * sizeof *tv);
-  int dec = -1, sci = 2, nw = 1;
-  if (tv) {
-    for (size_t j = 0; j < D; j++) {
-      tv[j] = r->target_now[j];
-      tv[D + j] = r->target_base[j];
-    }
-    plot_fmt_table_digits(tv, 2 * D, 9, 6, &dec, &sci);
-    for (size_t j = 0; j < 2 * D; j++) {
-      int l = (int)strlen(plot_fmt_table(tv[j], 9, dec, sci, a, sizeof a));
-      if (l > nw) nw = l;
-    }
-    free(tv);
+  int nw = 1;
+  *dec = -1, *sci = 2;
+  if (!tv) return nw;
+  for (size_t j = 0; j < D; j++) {
+    tv[j] = r->target_now[j];
+    tv[D + j] = r->target_base[j];
   }
-  y = ih - L.hint - L.tcols - (L.tcols < (int)D) + 1;
-  for (int j = 0; j < L.tcols; j++, y++) {
+  plot_fmt_table_digits(tv, 2 * D, 9, 6, dec, sci);
+  for (size_t j = 0; j < 2 * D; j++) {
+    char a[32];
+    int l = (int)strlen(plot_fmt_table(tv[j], 9, *dec, *sci, a, sizeof a));
+    if (l > nw) nw = l;
+  }
+  free(tv);
+  return nw;
+}
+
+/* The target's columns from row y, each "T col j: now (was base)" with FLIP where the
+ * sign changed, in the longest form that fits; the columns without room in one line. */
+static void draw_target(const ns_result *r, WINDOW *w, const batch_layout *L, size_t D, int y) {
+  int iw = tui_iw(w), dec, sci;
+  int nw = target_format(r, D, &dec, &sci);
+  for (int j = 0; j < L->tcols; j++, y++) {
     int flip = r->flip && r->flip[j];
-    char line[128];
+    char line[128], a[32], b[32];
     plot_fmt_table(r->target_now[j], 9, dec, sci, a, sizeof a);
     plot_fmt_table(r->target_base[j], 9, dec, sci, b, sizeof b);
     /* the whole line, shorter forms first dropping "T " and then the padding */
@@ -196,28 +184,68 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       snprintf(line, sizeof line, "col %d: %s (was %s)%s", j + 1, a, b, flip ? " FLIP" : "");
     tui_puts(w, y, 1, flip ? PLOT_S_MARK : PLOT_S_TEXT, line);
   }
-  if (L.tcols < (int)D) {
+  if (L->tcols < (int)D) {
     int more = 0;
-    for (size_t j = (size_t)L.tcols; j < D; j++) more += r->flip && r->flip[j];
-    tui_printf(w, y++, 1, more ? PLOT_S_MARK : PLOT_S_DIM, "T cols %d-%zu: %d FLIP%s", L.tcols + 1,
+    for (size_t j = (size_t)L->tcols; j < D; j++) more += r->flip && r->flip[j];
+    tui_printf(w, y++, 1, more ? PLOT_S_MARK : PLOT_S_DIM, "T cols %d-%zu: %d FLIP%s", L->tcols + 1,
                D, more, more == 1 ? "" : "s");
   }
-  y = ih - L.hint + 1;
-  if (eval) {
+}
+
+/* The bottom lines from row y: what eval mode does, the sign flip, or what to try. */
+static void draw_hint(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v,
+                      int lines, int y) {
+  if (s->mode == NS_MODE_EVAL) {
     /* BN in eval mode uses fixed running statistics: rows no longer couple */
     tui_wrap(w, y, 1, r->nflip ? PLOT_S_MARK : PLOT_S_DIM,
              r->nflip ? "train-mode FLIP; in eval mode (m) BN uses running stats: no coupling"
                       : "eval mode (m): BN uses running stats, rows are independent",
-             L.hint);
+             lines);
   } else if (r->nflip) {
     const char *msg = v->ascii ? "!! SIGN FLIP: T unchanged, only C moved"
                                : "\u26a0 SIGN FLIP: T unchanged, only C moved";
     tui_puts(w, y++, 1, PLOT_S_MARK | PLOT_F_REVERSE, msg);
-    if (L.hint > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
+    if (lines > 1) tui_wrap(w, y, 1, PLOT_S_DIM, "BN mixes the rows of a batch", 1);
   } else {
     char hint[80], kn[16];
     snprintf(hint, sizeof hint, "Edit C (Alt-5, arrows, %s negates); watch T's BN value",
              tui_key_name('~', kn, sizeof kn));
-    tui_wrap(w, y, 1, PLOT_S_DIM, hint, L.hint);
+    tui_wrap(w, y, 1, PLOT_S_DIM, hint, lines);
   }
+}
+
+void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[128];
+  int iw = tui_iw(w), ih = tui_ih(w);
+  if (!r->bn || !s->batch || s->batch->n != r->B * r->D) { /* no result, or not this batch's */
+    tui_frame(w, "5 Batch", v);
+    tui_puts(w, 1, 1, PLOT_S_MARK, "no batch result");
+    return;
+  }
+  size_t B = r->B, D = r->D;
+  batch_layout L;
+  layout(B, D, iw, ih, &L);
+  snprintf(title, sizeof title, "5 Batch %zux%zu%s: BN columns, LN rows", B, D,
+           s->mode == NS_MODE_EVAL ? " (train mode)" : "");
+  tui_frame(w, title, v);
+  double *m = malloc(B * D * sizeof *m);
+  if (!m) return;
+  ns_tensor_read(s->batch, m);
+  int focused = v->focused && v->vs->focus == TUI_PANEL_BATCH;
+  int first = first_row(B, focused ? v->vs->cursor_row : 0, L.vis);
+  const double *const src[3] = {m, r->bn, r->ln};
+  int y = 1;
+  for (int band = 0; band < L.bands; band++, y += L.vis + 1)
+    draw_band(s, r, w, v, &L, band, y, first, src);
+  free(m);
+  if (L.blocks < 3) {
+    char hidden[32] = "";
+    for (int bi = L.blocks; bi < 3; bi++) {
+      size_t at = strlen(hidden);
+      snprintf(hidden + at, sizeof hidden - at, "%s%s", at ? " and " : "", block_names[bi]);
+    }
+    tui_printf(w, y++, 1, PLOT_S_DIM, "%s: no room here; f shows all three", hidden);
+  }
+  draw_target(r, w, &L, D, ih - L.hint - L.tcols - (L.tcols < (int)D) + 1);
+  draw_hint(s, r, w, v, L.hint, ih - L.hint + 1);
 }

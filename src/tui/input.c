@@ -60,20 +60,77 @@ static void grid_shape(const ns_tensor *x, size_t *rows, size_t *cols) {
   *rows = x->n / *cols;
 }
 
-void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[160], shape[64], a[32], b[32], c[32];
+/* The panel's title: the shape, and where x came from when the state records it. */
+static void input_title(const ns_state *s, char *title, size_t len) {
+  char shape[64];
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
-  if (s->source && s->source[0]) { /* the state's own record of where x came from */
-    const char *base = strrchr(s->source, '/'), *tn = strstr(s->source, ".safetensors:");
-    base = base ? base + 1 : s->source;
-    if (tn) /* one tensor of a file: its name first, so a narrow title keeps it */
-      snprintf(title, sizeof title, "1 Input x %s %s from %.*s", shape, tn + 13,
-               (int)(tn + 12 - base), base);
-    else
-      snprintf(title, sizeof title, "1 Input x %s from %s", shape, base);
-  } else {
-    snprintf(title, sizeof title, "1 Input x %s", shape);
+  if (!s->source || !s->source[0]) {
+    snprintf(title, len, "1 Input x %s", shape);
+    return;
   }
+  const char *base = strrchr(s->source, '/'), *tn = strstr(s->source, ".safetensors:");
+  base = base ? base + 1 : s->source;
+  if (tn) /* one tensor of a file: its name first, so a narrow title keeps it */
+    snprintf(title, len, "1 Input x %s %s from %.*s", shape, tn + 13, (int)(tn + 12 - base), base);
+  else
+    snprintf(title, len, "1 Input x %s from %s", shape, base);
+}
+
+/* Element idx in its cell of cw columns at (y, x): what the normalization sees, x
+ * rounded to the dtype setting (fp16 turns 9998 and 10002 into 10000, and the grid shows
+ * it), coloured by sign; the selected cell in reverse, with the edit in progress. */
+static void draw_cell(const ns_state *s, WINDOW *w, const tui_view *v, int y, int x, int cw,
+                      size_t idx, int here) {
+  double val = ns_round(ns_tensor_get(s->x, idx), s->dtype);
+  int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
+                   : (val < 0   ? PLOT_S_NEG
+                      : val > 0 ? PLOT_S_POS
+                                : PLOT_S_TEXT);
+  char num[32], cell[48];
+  if (here && v->edit) {
+    size_t el = strlen(v->edit);
+    const char *tail = el > (size_t)(cw - 2) ? v->edit + el - (size_t)(cw - 2) : v->edit;
+    snprintf(cell, sizeof cell, "%*s_", cw - 2, tail);
+  } else {
+    plot_fmt(val, cw - 1, num, sizeof num);
+    snprintf(cell, sizeof cell, "%*s", cw - 1, num);
+  }
+  tui_puts(w, y, x, style, cell);
+}
+
+/* The two lines at the bottom: statistics over all elements (why they are NaN when they
+ * are), then the storage dtype with either which part of the grid is shown (where, when
+ * not empty) or the size and range. */
+static void draw_summary(const ns_state *s, const ns_result *r, WINDOW *w, int ih,
+                         const char *where) {
+  char a[32], b[32], c[32];
+  if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
+    tui_printf(w, ih, 1, PLOT_S_MARK,
+               "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
+               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
+  else
+    tui_printf(w, ih, 1, PLOT_S_LABEL,
+               "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s",
+               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b),
+               tui_num(r->x_rms, c, sizeof c));
+  if (ih < 4) return;
+  /* the tensor's own storage first (the normalization rounds it to the dtype setting):
+   * the dtype is the point when they differ */
+  char dt[32];
+  snprintf(dt, sizeof dt, "%s%s%s", ns_dtype_name(s->x->dtype),
+           s->dtype != s->x->dtype ? ", shown as " : "",
+           s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
+  if (where[0])
+    tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);
+  else
+    tui_printf(w, ih - 1, 1, PLOT_S_DIM,
+               "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
+               tui_num(r->x_min, a, sizeof a), tui_num(r->x_max, b, sizeof b));
+}
+
+void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  char title[160];
+  input_title(s, title, sizeof title);
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   size_t rows, cols;
@@ -91,23 +148,22 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   if (cc >= cols) cc = cols - 1;
   /* Screen lines: a vector wraps vis_cols elements per line; a matrix shows a window
    * of rows x columns that follows the cursor. */
-  size_t lines, per, cur_line, c0 = 0;
-  if (s->x->rank == 1) {
-    per = (size_t)vis_cols;
+  int vector = s->x->rank == 1;
+  size_t per = (size_t)vis_cols, lines, cur_line, c0 = 0;
+  if (vector) {
     lines = (cols + per - 1) / per;
     cur_line = cc / per;
   } else {
-    per = (size_t)vis_cols;
     lines = rows;
     cur_line = cr;
     c0 = cc >= per ? cc - per + 1 : 0;
   }
   size_t l0 = cur_line >= (size_t)vis_rows ? cur_line - (size_t)vis_rows + 1 : 0;
   for (int k = 0; k < vis_cols; k++) {
-    size_t col = s->x->rank == 1 ? (size_t)k : c0 + (size_t)k;
+    size_t col = vector ? (size_t)k : c0 + (size_t)k;
     if (col >= cols) break;
     tui_printf(w, 1, 1 + lab + k * cw, PLOT_S_DIM, "%*zu", cw - 1,
-               s->x->rank == 1 ? (size_t)k + 1 : col + 1);
+               vector ? (size_t)k + 1 : col + 1);
   }
   if (s->x->rank == 1) tui_puts(w, 1, 1, PLOT_S_DIM, "i");
   if (s->x->rank == 3) tui_puts(w, 1, 1, PLOT_S_DIM, "n,c");
@@ -118,41 +174,16 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     row_label(s->x, line, per, rl, sizeof rl);
     tui_printf(w, 2 + i, 1, PLOT_S_DIM, "%*s", lab - 1, rl);
     for (int k = 0; k < vis_cols; k++) {
-      size_t row, col;
-      if (s->x->rank == 1) {
-        row = 0;
-        col = line * per + (size_t)k;
-      } else {
-        row = line;
-        col = c0 + (size_t)k;
-      }
+      size_t row = vector ? 0 : line, col = vector ? line * per + (size_t)k : c0 + (size_t)k;
       if (col >= cols) break;
-      size_t idx = row * cols + col;
-      /* what the normalization sees: x rounded to the dtype setting (fp16 turns 9998 and
-       * 10002 into 10000, and the grid shows it) */
-      double val = ns_round(ns_tensor_get(s->x, idx), s->dtype);
-      int here = here_focus && row == cr && col == cc;
-      int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
-                       : (val < 0   ? PLOT_S_NEG
-                          : val > 0 ? PLOT_S_POS
-                                    : PLOT_S_TEXT);
-      char num[32], cell[48];
-      if (here && v->edit) {
-        size_t el = strlen(v->edit);
-        const char *tail = el > (size_t)(cw - 2) ? v->edit + el - (size_t)(cw - 2) : v->edit;
-        snprintf(cell, sizeof cell, "%*s_", cw - 2, tail);
-      } else {
-        plot_fmt(val, cw - 1, num, sizeof num);
-        snprintf(cell, sizeof cell, "%*s", cw - 1, num);
-      }
-      tui_puts(w, 2 + i, 1 + lab + k * cw, style, cell);
+      draw_cell(s, w, v, 2 + i, 1 + lab + k * cw, cw, row * cols + col,
+                here_focus && row == cr && col == cc);
     }
   }
-  int windowed = lines > (size_t)vis_rows || (s->x->rank > 1 && cols > per);
   char where[96] = "";
-  if (windowed) {
+  if (lines > (size_t)vis_rows || (!vector && cols > per)) { /* a window onto x */
     size_t last = l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines;
-    if (s->x->rank > 1)
+    if (!vector)
       snprintf(where, sizeof where,
                "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu",
                l0 + 1, last, lines, c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
@@ -160,29 +191,5 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
       snprintf(where, sizeof where, "lines" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1,
                last, lines, r->n);
   }
-  /* statistics over all elements */
-  if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
-    tui_printf(w, ih, 1, PLOT_S_MARK,
-               "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
-               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
-  else
-    tui_printf(w, ih, 1, PLOT_S_LABEL,
-               "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s",
-               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b),
-               tui_num(r->x_rms, c, sizeof c));
-  if (ih >= 4) {
-    char d[32], e[32];
-    /* the tensor's own storage first (the normalization rounds it to the dtype setting):
-     * the dtype is the point when they differ */
-    char dt[32];
-    snprintf(dt, sizeof dt, "%s%s%s", ns_dtype_name(s->x->dtype),
-             s->dtype != s->x->dtype ? ", shown as " : "",
-             s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
-    if (windowed)
-      tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);
-    else
-      tui_printf(w, ih - 1, 1, PLOT_S_DIM,
-                 "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
-                 tui_num(r->x_min, d, sizeof d), tui_num(r->x_max, e, sizeof e));
-  }
+  draw_summary(s, r, w, ih, where);
 }

@@ -179,8 +179,124 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
   free(vals);
 }
 
+/* A vector's columns: the element numbers (as wide as the largest one and a space, at
+ * least 4), y, y(x+b) and y(a x) as numbers of nw columns, then a bar of y of barw (odd,
+ * so the zero axis sits in the middle). The probes show when the bar keeps 5 columns. */
+static void list_columns(int iw, size_t n, int *lab, int *nw, int *barw, int *show_probes) {
+  *lab = 4;
+  for (size_t t = n, d = 0;; t /= 10) {
+    if (!t) {
+      if ((int)d + 1 > *lab) *lab = (int)d + 1;
+      break;
+    }
+    d++;
+  }
+  *nw = iw >= 44 ? 10 : 9, *barw = iw - *lab - 3 * *nw - 1;
+  if (*barw < 5 && *lab > 4 && iw - *lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
+    *nw = 8, *barw = iw - *lab - 3 * *nw - 1;
+  *show_probes = *barw >= 5;
+  if (!*show_probes) *barw = iw - *lab - *nw - 1;
+  /* an odd width puts the zero axis in the middle: as many cells left as right */
+  if (*barw % 2 == 0) (*barw)--;
+}
+
+/* A matrix's columns: the row label (every index but the last's, "2,3,1") in labw, then
+ * per cells of mw (8 when that fits every column and 9 does not). */
+static void matrix_columns(const ns_tensor *x, int iw, int *labw, int *mw, int *per) {
+  size_t cols = x->shape[x->rank - 1];
+  *labw = 0, *mw = 9;
+  for (int k = 0; k + 1 < x->rank; k++) {
+    char d[24];
+    *labw += snprintf(d, sizeof d, "%zu", x->shape[k]) + (k > 0);
+  }
+  if (*labw < 1) *labw = 1;
+  if ((size_t)((iw - *labw - 1) / *mw) < cols && (size_t)((iw - *labw - 1) / 8) >= cols) *mw = 8;
+  *per = (iw - *labw - 1) / *mw;
+  if (*per < 1) *per = 1;
+  if ((size_t)*per > cols) *per = (int)cols;
+}
+
+/* What is degenerate, in words: "2 degenerate statistics: zero variance: ...". */
+static void degenerate_words(const ns_result *r, char *why, size_t len) {
+  why[0] = 0;
+  if (r->norm.ndegenerate)
+    snprintf(why, len, "%zu degenerate statistic%s: %s", r->norm.ndegenerate,
+             r->norm.ndegenerate > 1 ? "s" : "", r->degenerate_why);
+  else if (r->degenerate_why[0])
+    snprintf(why, len, "%s", r->degenerate_why);
+}
+
+/* The statistic that normalized element cur, in the longest form that fits whole (s is
+ * the number that explains y). */
+static void draw_stat_line(const ns_state *s, const ns_result *r, WINDOW *w, int py, size_t cur,
+                           int iw) {
+  char a[32], b[32], sd[32];
+  size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
+  ns_spec sp;
+  ns_state_spec(s, &sp);
+  /* RMS: the mean square ("ms" read as milliseconds next to the header's calc time) */
+  const char *vn = ns_spec_center(&sp) ? "var" : "msq";
+  tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
+  tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
+  tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);
+  char line[160];
+  int l = snprintf(line, sizeof line, "stat %zu/%zu: mean %s  %s %s  s %s", k + 1,
+                   r->norm.plan.nstat, a, vn, b, sd);
+  if (l > iw)
+    l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1, r->norm.plan.nstat, a, vn,
+                 b, sd);
+  if (l > iw)
+    snprintf(line, sizeof line, "stat %zu/%zu: %s %s  s %s", k + 1, r->norm.plan.nstat, vn, b, sd);
+  tui_puts(w, py, 1, PLOT_S_DIM, line);
+}
+
+/* y's mean and std; with a mask, first how many elements it kept (the statistics saw
+ * only those), when that fits. */
+static void draw_moments(const ns_state *s, const ns_result *r, WINDOW *w, int py, int iw) {
+  char a[32], b[32], yl[128];
+  double kept = 0;
+  for (size_t k = 0; s->mask && r->norm.batch && k < r->norm.plan.nstat; k++)
+    kept += r->norm.batch[k].n;
+  fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b);
+  int yn = snprintf(yl, sizeof yl,
+                    "kept" TUI_GLUES "%.0f/%zu:" TUI_GLUES "mean" TUI_GLUES "%s std" TUI_GLUES "%s",
+                    kept, r->norm.y->n, a, b);
+  if (!s->mask || yn > iw)
+    snprintf(yl, sizeof yl, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", a, b);
+  tui_printf(w, py, 1, PLOT_S_LABEL, "%s", yl);
+}
+
+/* The two probes' verdicts (hs and ha name them), then, with verdict_note, a line on
+ * what they were judged against or what breaks scale invariance; returns the next row. */
+static int draw_verdicts(const ns_state *s, const ns_result *r, WINDOW *w, int py, double scale,
+                         const char *hs, const char *ha, int verdict_note) {
+  char dv[32], note[128] = "", vb[40];
+  double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
+  if (cannot_fail(tol_s, scale) || cannot_fail(tol_a, scale))
+    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g", ns_dtype_name(s->dtype),
+             cannot_fail(tol_s, scale) ? tol_s : tol_a);
+  else if (r->scale_dev > tol_a && s->eps > 0)
+    snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
+  else if (s->dtype != NS_FP64)
+    snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
+             ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
+  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s, scale),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
+             dev_num(r->shift_dev, dv, sizeof dv),
+             verdict(r->shift_dev, tol_s, scale, s->dtype, vb, sizeof vb));
+  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a, scale),
+             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
+             dev_num(r->scale_dev, dv, sizeof dv),
+             verdict(r->scale_dev, tol_a, scale, s->dtype, vb, sizeof vb));
+  if (verdict_note) {
+    if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
+    py++;
+  }
+  return py;
+}
+
 void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  char title[96], a[32], b[32];
+  char title[96];
   snprintf(title, sizeof title, "3 Output y = %s(x%s)", ns_kind_title(s->kind),
            s->mask ? ", mask" : "");
   tui_frame(w, title, v);
@@ -195,36 +311,11 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
    * tensor of higher rank, as its 2-D slices) is shown as it is stored, a row a line. */
   int matrix = s->x->rank > 1;
   size_t lines = matrix ? n / cols : n;
-  /* Column widths: y, y(x+b), y(a x) as numbers, then a bar of y. */
-  /* a vector's element numbers: as wide as the largest one and a space (at least 4) */
-  int lab = 4;
-  for (size_t t = n, d = 0; !matrix; t /= 10) {
-    if (!t) {
-      if ((int)d + 1 > lab) lab = (int)d + 1;
-      break;
-    }
-    d++;
-  }
-  int nw = iw >= 44 ? 10 : 9, barw = iw - lab - 3 * nw - 1;
-  if (barw < 5 && lab > 4 && iw - lab - 3 * 8 - 1 >= 5) /* long labels: narrower numbers */
-    nw = 8, barw = iw - lab - 3 * nw - 1;
-  int show_probes = !matrix && barw >= 5;
-  if (!show_probes) barw = iw - lab - nw - 1;
-  /* an odd width puts the zero axis in the middle: as many cells left as right */
-  if (barw % 2 == 0) barw--;
-  /* a matrix: the row label (every index but the last's, "2,3,1"), then the cells */
-  int labw = 0, mw = 9, per = 1;
-  if (matrix) {
-    for (int k = 0; k + 1 < s->x->rank; k++) {
-      char d[24];
-      labw += snprintf(d, sizeof d, "%zu", s->x->shape[k]) + (k > 0);
-    }
-    if (labw < 1) labw = 1;
-    if ((size_t)((iw - labw - 1) / mw) < cols && (size_t)((iw - labw - 1) / 8) >= cols) mw = 8;
-    per = (iw - labw - 1) / mw;
-    if (per < 1) per = 1;
-    if ((size_t)per > cols) per = (int)cols;
-  }
+  int lab = 4, nw = 9, barw = 0, show_probes = 0, labw = 0, mw = 9, per = 1;
+  if (matrix)
+    matrix_columns(s->x, iw, &labw, &mw, &per);
+  else
+    list_columns(iw, n, &lab, &nw, &barw, &show_probes);
   char hs[32], ha[32];
   snprintf(hs, sizeof hs, "x%+g", s->shift);
   snprintf(ha, sizeof ha, "%gx", s->scale);
@@ -239,13 +330,8 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
    * the statistics that normalized. */
   int note_lines = r->eval_note ? tui_wrap_lines(w, 1, r->eval_note) : 0;
   if (note_lines > 2) note_lines = 2;
-  /* what is degenerate, in words: "2 degenerate statistics: zero variance: ..." */
-  char why[sizeof r->degenerate_why + 48] = "";
-  if (r->norm.ndegenerate)
-    snprintf(why, sizeof why, "%zu degenerate statistic%s: %s", r->norm.ndegenerate,
-             r->norm.ndegenerate > 1 ? "s" : "", r->degenerate_why);
-  else if (r->degenerate_why[0])
-    snprintf(why, sizeof why, "%s", r->degenerate_why);
+  char why[sizeof r->degenerate_why + 48];
+  degenerate_words(r, why, sizeof why);
   int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
   if (why_lines > 2) why_lines = 2;
   int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
@@ -282,7 +368,6 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
     draw_matrix(s, r, w, v, labw, mw, per, first, count, c0, cur);
   else
     draw_list(s, r, w, v, lab, nw, barw, show_probes, first, count, cur);
-  double scale = y_scale(y);
   int py = ih - probe_lines + 1;
   /* which elements are listed, always: a list that hides some says so */
   if (hidden && matrix && (size_t)per < cols)
@@ -292,63 +377,9 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   else if (hidden)
     tui_printf(w, py++, 1, PLOT_S_DIM, "rows %zu-%zu/%zu  (arrows," TUI_GLUES "PgUp/PgDn)",
                first + 1, first + count, lines);
-  if (stats_line) {
-    char sd[32];
-    size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
-    ns_spec sp;
-    ns_state_spec(s, &sp);
-    /* RMS: the mean square ("ms" read as milliseconds next to the header's calc time) */
-    const char *vn = ns_spec_center(&sp) ? "var" : "msq";
-    tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
-    tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
-    tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);
-    /* the longest form that fits whole: s is the number that explains y */
-    char line[160];
-    int l = snprintf(line, sizeof line, "stat %zu/%zu: mean %s  %s %s  s %s", k + 1,
-                     r->norm.plan.nstat, a, vn, b, sd);
-    if (l > iw)
-      l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1, r->norm.plan.nstat, a,
-                   vn, b, sd);
-    if (l > iw)
-      snprintf(line, sizeof line, "stat %zu/%zu: %s %s  s %s", k + 1, r->norm.plan.nstat, vn, b,
-               sd);
-    tui_puts(w, py++, 1, PLOT_S_DIM, line);
-  }
-  /* with a mask: how many elements it kept (the statistics saw only those), when it fits */
-  double kept = 0;
-  for (size_t k = 0; s->mask && r->norm.batch && k < r->norm.plan.nstat; k++)
-    kept += r->norm.batch[k].n;
-  char yl[128];
-  fixed6(r->y_mean, a, sizeof a), fixed6(r->y_std, b, sizeof b);
-  int yn = snprintf(yl, sizeof yl,
-                    "kept" TUI_GLUES "%.0f/%zu:" TUI_GLUES "mean" TUI_GLUES "%s std" TUI_GLUES "%s",
-                    kept, n, a, b);
-  if (!s->mask || yn > iw)
-    snprintf(yl, sizeof yl, "y: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", a, b);
-  tui_printf(w, py++, 1, PLOT_S_LABEL, "%s", yl);
-  char dv[32], note[128] = "", vb[40];
-  double tol_s = probe_tol(s, r, scale, s->shift), tol_a = probe_tol(s, r, scale, 0);
-  /* what the verdicts were judged against, and what breaks scale invariance */
-  if (cannot_fail(tol_s, scale) || cannot_fail(tol_a, scale))
-    snprintf(note, sizeof note, "%s can't resolve x: tol" TUI_GLUES "%.2g", ns_dtype_name(s->dtype),
-             cannot_fail(tol_s, scale) ? tol_s : tol_a);
-  else if (r->scale_dev > tol_a && s->eps > 0)
-    snprintf(note, sizeof note, "eps %g breaks the scale invariance", s->eps);
-  else if (s->dtype != NS_FP64)
-    snprintf(note, sizeof note, "verdicts allow %s rounding:" TUI_GLUES "%.2g",
-             ns_dtype_name(s->dtype), tol_s > tol_a ? tol_s : tol_a);
-  tui_printf(w, py++, 1, verdict_style(r->shift_dev, tol_s, scale),
-             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", hs,
-             dev_num(r->shift_dev, dv, sizeof dv),
-             verdict(r->shift_dev, tol_s, scale, s->dtype, vb, sizeof vb));
-  tui_printf(w, py++, 1, verdict_style(r->scale_dev, tol_a, scale),
-             "%-5s max|y'-y|" TUI_GLUES "%s" TUI_GLUES "%s", ha,
-             dev_num(r->scale_dev, dv, sizeof dv),
-             verdict(r->scale_dev, tol_a, scale, s->dtype, vb, sizeof vb));
-  if (verdict_note) {
-    if (note[0]) tui_puts(w, py, 1, PLOT_S_DIM, note);
-    py++;
-  }
+  if (stats_line) draw_stat_line(s, r, w, py++, cur, iw);
+  draw_moments(s, r, w, py++, iw);
+  py = draw_verdicts(s, r, w, py, y_scale(y), hs, ha, verdict_note);
   if (r->probe_n < n)
     tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first" TUI_GLUES "%zu/%zu" TUI_GLUES "values",
                r->probe_n, n);

@@ -160,140 +160,101 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
   formula_line(s, r, w, y, 1);
 }
 
-void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
-  int iw = tui_iw(w), ih = tui_ih(w);
-  /* say plainly which map each column is of when that is not the map on screen */
-  tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx",
-            v);
-  if (!r->jac_done && r->nclosed > 0) {
-    draw_closed(s, r, w, v);
-    return;
-  }
-  if (!r->jac_done) {
-    /* The reason, wrapped at word boundaries. */
-    const char *why = r->closed_skip[0] ? r->closed_skip
-                      : r->jac_skip[0]  ? r->jac_skip
-                                        : "Jacobian probes skipped (no reason given)";
-    int y = 1 + tui_wrap(w, 1, 1, PLOT_S_MARK, why, ih);
-    if (y <= ih && r->jac_pending)
-      tui_puts(w, y++, 1, PLOT_S_DIM, "(no closed form: LAPACK is computing...)");
-    else if (y <= ih && r->n > NS_EXPLORE_JAC_FULL_LIMIT && !r->closed_skip[0])
-      tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here (gamma varies within a statistic)");
-    return;
-  }
-  /* label(6) mult(3), then closed form, LAPACK and finite differences in three equal
-   * columns sharing one number format, so agreeing values read the same. */
-  int mwid = r->nclosed > 0 ? mult_width(r->spec_closed, r->nclosed) : 2;
-  int ow = (iw - 6 - mwid) / 3;
-  if (ow > 12) ow = 12;
-  if (ow < 7) ow = 7;
-  int y = 1;
-  if (r->jac_exact) {
-    char what[128];
-    snprintf(what, sizeof what, "FD: %s%s%s %s map, step" TUI_GLUES "%.2g",
-             ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
-             r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
-             r->jac_fd_h);
-    tui_puts(w, y++, 1, PLOT_S_DIM, what);
-  }
-  int mw = r->nclosed > 0 ? mwid : mult_width(r->spec_numeric, r->nnumeric);
-  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%*s%*s%*s%*s", "label", mw, "m", ow, "closed", ow,
-             "LAPACK", ow, ow >= 10 ? "fin.diff" : "FD");
-  /* Rows: the closed-form entries when there are any, else the numeric ones. Each is
-   * paired with the LAPACK and FD entries by label (result.h's ns_eig_pair), each entry
-   * used as often as its multiplicity; ~ marks a pair whose labels differ. */
-  const ns_eig *rows = r->nclosed > 0 ? r->spec_closed : r->spec_numeric;
-  int nrows = r->nclosed > 0 ? r->nclosed : r->nnumeric;
-  int footer = 4;
-  enum { MAXROWS = 128 };
-  static const ns_eig *cell[MAXROWS][3];
-  static int relab[MAXROWS][3];
-  static double all[3 * MAXROWS];
-  int nall = 0, shown = nrows < MAXROWS ? nrows : MAXROWS;
-  int left[2][MAXROWS];
+/* Without J and without a closed form: why, wrapped at word boundaries. */
+static void draw_skipped(const ns_result *r, WINDOW *w, int ih) {
+  const char *why = r->closed_skip[0] ? r->closed_skip
+                    : r->jac_skip[0]  ? r->jac_skip
+                                      : "Jacobian probes skipped (no reason given)";
+  int y = 1 + tui_wrap(w, 1, 1, PLOT_S_MARK, why, ih);
+  if (y <= ih && r->jac_pending)
+    tui_puts(w, y++, 1, PLOT_S_DIM, "(no closed form: LAPACK is computing...)");
+  else if (y <= ih && r->n > NS_EXPLORE_JAC_FULL_LIMIT && !r->closed_skip[0])
+    tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here (gamma varies within a statistic)");
+}
+
+enum { MAXROWS = 128 };
+
+/* A row of the table: its closed-form, LAPACK and FD entries (NULL: none left to pair
+ * with) and whether each was paired across a different label. */
+typedef struct {
+  const ns_eig *cell[3];
+  int relab[3];
+} spec_row;
+
+/* Pairs each of rows[0..shown) with the LAPACK and FD entries by label (result.h's
+ * ns_eig_pair), each entry used as often as its multiplicity; every paired value goes
+ * into all[], and the count is returned. */
+static int pair_rows(const ns_result *r, const ns_eig *rows, int shown, spec_row *out,
+                     double *all) {
+  int nall = 0, left[2][MAXROWS];
   for (int i = 0; i < r->nnumeric && i < MAXROWS; i++) left[0][i] = r->spec_numeric[i].mult;
   for (int i = 0; i < r->nfd && i < MAXROWS; i++) left[1][i] = r->spec_fd[i].mult;
   for (int i = 0; i < shown; i++) {
     const ns_eig *e = &rows[i];
-    cell[i][0] = r->nclosed > 0 ? e : NULL;
-    relab[i][0] = relab[i][1] = relab[i][2] = 0;
+    spec_row *o = &out[i];
+    o->cell[0] = r->nclosed > 0 ? e : NULL;
+    o->relab[0] = o->relab[1] = o->relab[2] = 0;
     if (r->nclosed > 0) {
       int k = ns_eig_pair(r->spec_numeric, r->nnumeric < MAXROWS ? r->nnumeric : MAXROWS, left[0],
-                          e->label, e->value, 1e-6, &relab[i][1]);
-      cell[i][1] = k >= 0 ? &r->spec_numeric[k] : NULL;
+                          e->label, e->value, 1e-6, &o->relab[1]);
+      o->cell[1] = k >= 0 ? &r->spec_numeric[k] : NULL;
       if (k >= 0) left[0][k] -= left[0][k] >= e->mult ? e->mult : left[0][k];
     } else {
-      cell[i][1] = e;
+      o->cell[1] = e;
     }
     int k = ns_eig_pair(r->spec_fd, r->nfd < MAXROWS ? r->nfd : MAXROWS, left[1], e->label,
-                        e->value, r->jac_fd_tol / (r->smax > 1 ? r->smax : 1), &relab[i][2]);
-    cell[i][2] = k >= 0 ? &r->spec_fd[k] : NULL;
+                        e->value, r->jac_fd_tol / (r->smax > 1 ? r->smax : 1), &o->relab[2]);
+    o->cell[2] = k >= 0 ? &r->spec_fd[k] : NULL;
     if (k >= 0) left[1][k] -= left[1][k] >= e->mult ? e->mult : left[1][k];
     for (int c = 0; c < 3; c++)
-      if (cell[i][c]) all[nall++] = cell[i][c]->value;
+      if (o->cell[c]) all[nall++] = o->cell[c]->value;
   }
-  /* a ~ after a value takes a column: then every value gives one up */
-  int any_relab = 0;
-  for (int i = 0; i < shown; i++) any_relab |= relab[i][1] | relab[i][2];
-  int vw = ow - 1 - any_relab;
-  int dec, sci;
-  plot_fmt_table_digits(all, (size_t)nall, vw, 6, &dec, &sci);
-  /* the window onto the entries follows the selected one */
-  int room = ih - footer - y + 1;
-  int hidden = room < shown;
-  if (hidden) room--; /* a line says which entries are listed */
-  if (room < 1) room = 1;
-  int sel = v->vs->row[TUI_PANEL_SPECTRUM];
-  if (sel >= shown) sel = shown - 1;
-  if (sel < 0) sel = 0;
-  int first = sel >= room ? sel - room + 1 : 0;
-  for (int i = first; i < shown && i < first + room; i++, y++) {
-    const ns_eig *e = &rows[i];
-    char c[3][32];
-    /* FD of a map that cannot resolve J (the whole column), or an eigenvalue smaller than
-       what the FD resolves: undetermined in that dtype, not a number to compare */
-    int undet = r->jac_exact &&
-                (r->jac_fd_err > 0.5 || (e->value != 0 && r->jac_fd_tol > 0.5 * fabs(e->value)));
-    for (int k = 0; k < 3; k++) {
-      if (k == 2 && undet) {
-        snprintf(c[k], sizeof c[k], "undet.");
-      } else if (cell[i][k]) {
-        plot_fmt_table(cell[i][k]->value, vw, dec, sci, c[k], sizeof c[k]);
-        if (any_relab) strcat(c[k], relab[i][k] ? "~" : " ");
-      } else {
-        /* no eigenvalue left to pair with: say so rather than print a bare ? */
-        snprintf(c[k], sizeof c[k], k == 0 ? "-" : "none");
-      }
-    }
-    int style = e->label == NS_LABEL_ONES
-                    ? PLOT_S_DIM
-                    : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
-    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
-    tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, c[0],
-               ow, c[1], ow, c[2]);
-  }
-  if (hidden)
-    tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
-               first + room < shown ? first + room : shown, nrows);
-  if (nrows == 0) tui_puts(w, y++, 1, PLOT_S_DIM, "(no eigenvalues)");
-  if (r->nclosed <= 0) tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here: LAPACK labels");
-  /* With room to spare, J itself: a heatmap with its entries when they fit. */
-  int spare = ih - footer - y + 1, n = (int)r->jn;
-  if (r->J && n > 0 && spare >= n + 2) {
-    int jcw = 4 + n * 8 <= iw ? 8 : (4 + n * 2 <= iw ? 2 : 0);
-    if (jcw) {
-      tui_puts(w, ++y, 1, PLOT_S_DIM, jcw == 8 ? "J:" : "J (colour = sign and size):");
-      plot_canvas *cv = tui_canvas(n * jcw, n, v);
-      if (cv) {
-        plot_heatmap(cv, 0, 0, r->J, r->jn, r->jn, jcw, 0, jcw == 8);
-        tui_blit(w, y + 1, jcw == 8 ? 3 : 1, cv);
-        plot_canvas_free(cv);
-      }
+  return nall;
+}
+
+/* The three cells of row e: its values in the table's format (vw columns, dec or sci,
+ * with a ~ column when any_relab), "undet." for an FD the map cannot resolve, "-" or
+ * "none" for no entry. */
+static void row_cells(const ns_result *r, const ns_eig *e, const spec_row *p, int any_relab, int vw,
+                      int dec, int sci, char c[3][32]) {
+  /* FD of a map that cannot resolve J (the whole column), or an eigenvalue smaller than
+     what the FD resolves: undetermined in that dtype, not a number to compare */
+  int undet = r->jac_exact &&
+              (r->jac_fd_err > 0.5 || (e->value != 0 && r->jac_fd_tol > 0.5 * fabs(e->value)));
+  for (int k = 0; k < 3; k++) {
+    if (k == 2 && undet) {
+      snprintf(c[k], 32, "undet.");
+    } else if (p->cell[k]) {
+      plot_fmt_table(p->cell[k]->value, vw, dec, sci, c[k], 32);
+      if (any_relab) strcat(c[k], p->relab[k] ? "~" : " ");
+    } else {
+      /* no eigenvalue left to pair with: say so rather than print a bare ? */
+      snprintf(c[k], 32, k == 0 ? "-" : "none");
     }
   }
-  y = ih - footer + 1;
-  /* closed form vs LAPACK is a check of the program; LAPACK vs FD of another dtype's map
-   * measures how far that map is from the exact one */
+}
+
+/* With room to spare (spare rows from y), J itself: a heatmap with its entries when they
+ * fit. */
+static void draw_j(const ns_result *r, WINDOW *w, const tui_view *v, int y, int iw, int spare) {
+  int n = (int)r->jn;
+  if (!r->J || n <= 0 || spare < n + 2) return;
+  int jcw = 4 + n * 8 <= iw ? 8 : (4 + n * 2 <= iw ? 2 : 0);
+  if (!jcw) return;
+  tui_puts(w, ++y, 1, PLOT_S_DIM, jcw == 8 ? "J:" : "J (colour = sign and size):");
+  plot_canvas *cv = tui_canvas(n * jcw, n, v);
+  if (cv) {
+    plot_heatmap(cv, 0, 0, r->J, r->jn, r->jn, jcw, 0, jcw == 8);
+    tui_blit(w, y + 1, jcw == 8 ? 3 : 1, cv);
+    plot_canvas_free(cv);
+  }
+}
+
+/* The footer: whether the columns agree, the rank and what it removes, the formulas.
+ * Closed form vs LAPACK is a check of the program; LAPACK vs FD of another dtype's map
+ * measures how far that map is from the exact one. */
+static void draw_footer(const ns_state *s, const ns_result *r, WINDOW *w, int y, const ns_eig *rows,
+                        int nrows) {
   double dc = r->eig_closed_vs_numeric, df = r->eig_numeric_vs_fd;
   char line[160];
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
@@ -320,4 +281,79 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
   tui_puts(w, y++, 1, r->rank < (int)r->jn ? PLOT_S_POS : PLOT_S_DIM,
            rank_meaning(r, rows, nrows, rk, sizeof rk));
   formula_line(s, r, w, y, r->symmetric);
+}
+
+void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
+  int iw = tui_iw(w), ih = tui_ih(w);
+  /* say plainly which map each column is of when that is not the map on screen */
+  tui_frame(w, r->jac_done && r->jac_exact ? "4 Spectrum: exact fp64 J" : "4 Spectrum of J = dy/dx",
+            v);
+  if (!r->jac_done && r->nclosed > 0) {
+    draw_closed(s, r, w, v);
+    return;
+  }
+  if (!r->jac_done) {
+    draw_skipped(r, w, ih);
+    return;
+  }
+  /* label(6) mult(3), then closed form, LAPACK and finite differences in three equal
+   * columns sharing one number format, so agreeing values read the same. */
+  int mwid = r->nclosed > 0 ? mult_width(r->spec_closed, r->nclosed) : 2;
+  int ow = (iw - 6 - mwid) / 3;
+  if (ow > 12) ow = 12;
+  if (ow < 7) ow = 7;
+  int y = 1;
+  if (r->jac_exact) {
+    char what[128];
+    snprintf(what, sizeof what, "FD: %s%s%s %s map, step" TUI_GLUES "%.2g",
+             ns_dtype_name(r->jac_dtype), r->jac_acc != r->jac_dtype ? "/" : "",
+             r->jac_acc != r->jac_dtype ? ns_dtype_name(r->jac_acc) : "", ns_algo_name(r->jac_algo),
+             r->jac_fd_h);
+    tui_puts(w, y++, 1, PLOT_S_DIM, what);
+  }
+  int mw = r->nclosed > 0 ? mwid : mult_width(r->spec_numeric, r->nnumeric);
+  tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%*s%*s%*s%*s", "label", mw, "m", ow, "closed", ow,
+             "LAPACK", ow, ow >= 10 ? "fin.diff" : "FD");
+  /* Rows: the closed-form entries when there are any, else the numeric ones; ~ marks a
+   * pair whose labels differ. */
+  const ns_eig *rows = r->nclosed > 0 ? r->spec_closed : r->spec_numeric;
+  int nrows = r->nclosed > 0 ? r->nclosed : r->nnumeric;
+  int footer = 4;
+  static spec_row pairs[MAXROWS];
+  static double all[3 * MAXROWS];
+  int shown = nrows < MAXROWS ? nrows : MAXROWS;
+  int nall = pair_rows(r, rows, shown, pairs, all);
+  /* a ~ after a value takes a column: then every value gives one up */
+  int any_relab = 0;
+  for (int i = 0; i < shown; i++) any_relab |= pairs[i].relab[1] | pairs[i].relab[2];
+  int vw = ow - 1 - any_relab;
+  int dec, sci;
+  plot_fmt_table_digits(all, (size_t)nall, vw, 6, &dec, &sci);
+  /* the window onto the entries follows the selected one */
+  int room = ih - footer - y + 1;
+  int hidden = room < shown;
+  if (hidden) room--; /* a line says which entries are listed */
+  if (room < 1) room = 1;
+  int sel = v->vs->row[TUI_PANEL_SPECTRUM];
+  if (sel >= shown) sel = shown - 1;
+  if (sel < 0) sel = 0;
+  int first = sel >= room ? sel - room + 1 : 0;
+  for (int i = first; i < shown && i < first + room; i++, y++) {
+    const ns_eig *e = &rows[i];
+    char c[3][32];
+    row_cells(r, e, &pairs[i], any_relab, vw, dec, sci, c);
+    int style = e->label == NS_LABEL_ONES
+                    ? PLOT_S_DIM
+                    : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
+    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
+    tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, c[0],
+               ow, c[1], ow, c[2]);
+  }
+  if (hidden)
+    tui_printf(w, y++, 1, PLOT_S_DIM, "entries %d-%d/%d  (Alt-4, arrows)", first + 1,
+               first + room < shown ? first + room : shown, nrows);
+  if (nrows == 0) tui_puts(w, y++, 1, PLOT_S_DIM, "(no eigenvalues)");
+  if (r->nclosed <= 0) tui_puts(w, y++, 1, PLOT_S_DIM, "no closed form here: LAPACK labels");
+  draw_j(r, w, v, y, iw, ih - footer - y + 1);
+  draw_footer(s, r, w, ih - footer + 1, rows, nrows);
 }
