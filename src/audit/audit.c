@@ -116,6 +116,7 @@ void ns_audit_opts_init(ns_audit_opts *o) {
   o->groups = 1;
   o->eps = 1e-5;
   o->layout = -1;
+  o->run_count = -1;
 }
 
 /* ---- the findings' parts -------------------------------------------------------------- */
@@ -1161,12 +1162,23 @@ static int check_train_eval(actx *a, ns_audit_finding *f) {
          v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
   } else {
     double mb = mc->m[worst].mean, vb = mc->m[worst].m2 / mc->m[worst].n;
+    char cnt[200] = "";
+    if (a->o->run_count >= 0) {
+      /* momentum=None: the running statistics are the average of every batch so far, so one
+         more batch weighs 1/(count+1); torch's update of the variance uses the unbiased one */
+      double k = a->o->run_count + 1, n = mc->m[worst].n;
+      double vu = n > 1 ? mc->m[worst].m2 / (n - 1) : NAN;
+      snprintf(cnt, sizeof cnt,
+               "; tracked over %.17g batches (num_batches_tracked): with momentum=None this "
+               "batch would move channel %zu's running mean by %.3g and its variance by %.3g",
+               a->o->run_count, worst + 1, (mb - mr) / k, (vu - vr) / k);
+    }
     setf(f, NS_AUDIT_TRAIN_EVAL_GAP, v, gap[worst],
          "worst channel %zu (1-based): batch mean %.4g against running %.4g (%.3g running std), "
          "variance ratio %.3g: eval mode moves its outputs by %.3g rms from train mode (mean "
-         "over %zu channels %.3g)%s",
+         "over %zu channels %.3g)%s%s",
          worst + 1, mb, mr, (mb - mr) / sqrt(vr + r->eps), vb / vr, gap[worst], ns,
-         sum / (double)ns,
+         sum / (double)ns, cnt,
          v == NS_VERDICT_WARN ? "; above 0.1: the running statistics describe other data" : "");
   }
   int rc =

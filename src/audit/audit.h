@@ -127,8 +127,9 @@ typedef struct {
   int layout;                       /* ns_layout, or -1: not given */
   const double *run_mean, *run_var; /* borrowed, nrun each; NULL: no running statistics */
   size_t nrun;
-  size_t chunk;                               /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
-  int threads;                                /* threads for the pass (0 or 1: one) */
+  double run_count; /* their num_batches_tracked (a whole number), or -1: not given */
+  size_t chunk;     /* elements per streamed chunk (0: NS_AUDIT_CHUNK) */
+  int threads;      /* threads for the pass (0 or 1: one) */
   void (*progress)(void *ctx, double done);   /* 0..1 over the whole run, called once per round
                                                  of chunks; may be NULL */
   void (*phase)(void *ctx, const char *what); /* the pass under way ("pass 1 of 2 (moments)"),

@@ -63,7 +63,10 @@ check "--tsv: exit 0, seven lines of four fields, known checks and verdicts" sh 
   cut -f 1 "$out" | tr "\n" " " | grep -q "^axes near_zero_variance precision batch_dependence batch_size_sensitivity train_eval_gap outliers $"' "$rc"
 check "--tsv: the buffers come from other batches: train_eval_gap warn" \
   sh -c 'grep -q "^train_eval_gap	warn	" "$out"' "$rc"
-cp "$out" "$tmp/pfx.tsv"
+# FILE:PREFIX also reads PREFIX.num_batches_tracked; the other spellings give no count
+check "--running FILE:PREFIX reads PREFIX.num_batches_tracked" \
+  grep -q "tracked over [0-9]* batches (num_batches_tracked)" "$out"
+sed 's/; tracked over [^;]*batch would move [^;]*//' "$out" >"$tmp/pfx.tsv"
 run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --tsv \
   --running "$data/torch.safetensors:bn.running_mean,bn.running_var"
 check "--running FILE:MEAN,VAR gives the same as FILE:PREFIX" cmp -s "$out" "$tmp/pfx.tsv"
@@ -74,6 +77,20 @@ ns.save(dir .. "/v.npy", ns.load(f, "bn.running_var"))
 LUA
 run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --tsv --running "$tmp/m.npy,$tmp/v.npy"
 check "--running MEAN.npy,VAR.npy gives the same" cmp -s "$out" "$tmp/pfx.tsv"
+# ---- num_batches_tracked, from a torch BatchNorm2d(momentum=None) (make-torch-running.py)
+trd=$top/tests/data/torch-running
+run_ns audit "$trd/x.npy" --kind batch --tsv --running "$trd/bn.safetensors:bn"
+got=$(sed -n 's/.*tracked over \([0-9]*\) batches .*channel \([0-9]*\).s running mean by \([^ ]*\) and its variance by \([^;	]*\).*/\1 \2 \3 \4/p' "$out")
+check "num_batches_tracked: the count and torch's momentum=None update of the worst channel ($got)" \
+  awk -v g="$got" -F "\t" 'BEGIN { split(g, w, " "); if (w[1] == "") exit 1 }
+    $1 == "count" && $2 != w[1] { exit 1 }
+    $1 == "move" && $2 == w[2] { seen = 1
+      if ((w[3] - $3) ^ 2 > (2e-3 * $3) ^ 2 || (w[4] - $4) ^ 2 > (2e-3 * $4) ^ 2) exit 1 }
+    END { exit !seen }' "$trd/expected.tsv"
+run_ns audit "$trd/x.npy" --kind batch --tsv --running "$trd/bad-count.safetensors:bn"
+check "a num_batches_tracked beyond 2^53: exit 1, named" \
+  sh -c '[ $0 = 1 ] && grep -q "num_batches_tracked.*cannot hold exactly" "$err"' "$rc"
+
 run_ns audit "$data/torch.safetensors" --tensor x_bn --kind batch --json
 check "--json: one object with the findings" sh -c '
   [ $0 = 0 ] && [ $(wc -l <"$out") = 1 ] && grep -q "^{\"file\":" "$out" &&
