@@ -15,6 +15,7 @@ libnscore_la_SOURCES = \
 	src/core/normalize_ref.c src/core/norm_kernels.c src/core/norm_kernels.h src/core/half.h \
 	src/core/split.c src/core/split.h \
 	src/core/norm_kernels_avx2.c src/core/norm_kernels_impl.h src/core/norm_kernels_body.h \
+	src/core/norm_kernels_tanh.c src/core/norm_kernels_tanh.h \
 	src/core/jacobian.c src/core/jacobian.h \
 	src/core/stack.c src/core/stack.h \
 	src/core/linalg.c src/core/linalg.h src/core/blasdl.c src/core/blasdl.h \

@@ -271,6 +271,14 @@ static double norm2(const double *v, size_t m) {
   return sqrt(ss);
 }
 
+/* v -= (v . u) u for the unit u whose every entry is c (the ones vector), as orth computes
+ * it with u stored */
+static void orth_const(double *v, double c, size_t m) {
+  double d = 0;
+  for (size_t i = 0; i < m; i++) d += v[i] * c;
+  for (size_t i = 0; i < m; i++) v[i] -= d * c;
+}
+
 /* v -= (v . u) u for a unit u. */
 static void orth(double *v, const double *u, size_t m) {
   double d = 0;
@@ -297,21 +305,28 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   size_t m = p.count;
   int center = ns_spec_center(spec), rc = -1;
   size_t *idx = malloc(m * sizeof *idx);
-  double *xk = malloc(m * sizeof *xk);
-  if (!idx || !xk) {
+  if (!idx) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
   if (ns_stat_members(&p, stat, idx, err)) goto done;
   *g = ns_spec_gamma(spec, &p, idx[0]);
-  for (size_t a = 1; a < m; a++)
-    if (ns_spec_gamma(spec, &p, idx[a]) != *g) { /* no closed form on this statistic */
-      rc = 0;
-      goto done;
-    }
-  for (size_t a = 0; a < m; a++) xk[a] = ns_tensor_get(x, idx[a]);
+  if (spec->gamma && spec->ngamma > 1) /* one gamma is constant everywhere */
+    for (size_t a = 1; a < m; a++)
+      if (ns_spec_gamma(spec, &p, idx[a]) != *g) { /* no closed form on this statistic */
+        rc = 0;
+        goto done;
+      }
   size_t shape1[1] = {m};
-  if (!(*out = ns_tensor_from(1, shape1, NS_FP64, xk, err))) goto done;
+  /* the values straight into the block's fp64 tensor (no zeroed copy filled element by
+     element): at 1e6 members that copy was a tenth of the check */
+  if (!(*out = ns_tensor_new_uninit(1, shape1, NS_FP64, err))) goto done;
+  double *xk = (*out)->data;
+  if (x->dtype == NS_FP64) {
+    const double *xv = x->data;
+    for (size_t a = 0; a < m; a++) xk[a] = xv[idx[a]];
+  } else
+    for (size_t a = 0; a < m; a++) xk[a] = ns_tensor_get(x, idx[a]);
   ns_spec_default(out_spec);
   out_spec->kind = center ? NS_KIND_LAYER : NS_KIND_RMS;
   out_spec->center = center;
@@ -322,7 +337,7 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   out_spec->ngamma = 1;
   rc = 1;
 done:
-  free(idx), free(xk);
+  free(idx);
   ns_norm_plan_free(&p);
   return rc;
 }
@@ -349,16 +364,18 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   size_t m = xt->n;
   int center = s1.center, rc = -1, nout = 0;
   const double *xk = xt->data;
-  /* one block for the work vectors; the FD inputs are written into one fp64 tensor and its
-     outputs land in one recycled output (ns_normalize_reuse): no allocation per step */
-  size_t shape1[1] = {m}, shape6[1] = {6 * m};
-  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 48 MB block at
+  /* one block for the three work vectors (the ones vector is a constant, not stored); the
+     FD inputs are written into one fp64 tensor and the two outputs of a step land in two
+     recycled outputs (ns_normalize_reuse), read where they are: no allocation, copy or
+     fresh page per step */
+  size_t shape1[1] = {m}, shape3[1] = {3 * m};
+  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 24 MB block at
      1e6 elements otherwise faults in 4 KB at a time at every call */
-  ns_tensor *wt = ns_tensor_new_uninit(1, shape6, NS_FP64, err);
+  ns_tensor *wt = ns_tensor_new_uninit(1, shape3, NS_FP64, err);
   double *work = wt ? wt->data : NULL;
-  double *v = work, *jv = work + m, *one = work + 2 * m, *rad = work + 3 * m;
-  double *yp = work + 4 * m, *ym = work + 5 * m, *xp = NULL;
-  ns_tensor *y_old = NULL;
+  double *v = work, *jv = work + m, *rad = work + 2 * m, *xp = NULL;
+  const double one = 1 / sqrt((double)m); /* every entry of the unit ones vector */
+  ns_tensor *y_old[2] = {NULL, NULL};
   if (!work || !(t = ns_tensor_new_uninit(1, shape1, NS_FP64, err))) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
@@ -374,7 +391,7 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
     for (size_t a = 0; a < m; a++) mean += xk[a];
     mean /= (double)m;
   }
-  for (size_t a = 0; a < m; a++) one[a] = 1 / sqrt((double)m), rad[a] = xk[a] - mean;
+  for (size_t a = 0; a < m; a++) rad[a] = xk[a] - mean;
   double nc = norm2(rad, m);
   for (size_t a = 0; a < m; a++) rad[a] = nc > 0 ? rad[a] / nc : 0;
   /* the FD step: relative to the size of the statistic's spread, so each element moves by
@@ -386,7 +403,7 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   for (int i = 0; i < nl; i++) {
     ns_label lb = lam[i].label;
     if (lb == NS_LABEL_ONES)
-      memcpy(v, one, m * sizeof *v);
+      for (size_t a = 0; a < m; a++) v[a] = one;
     else if (lb == NS_LABEL_RADIAL) {
       if (!(nc > 0)) continue; /* all values equal: no radial direction to check */
       memcpy(v, rad, m * sizeof *v);
@@ -394,7 +411,7 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
       for (size_t a = 0; a < m; a++) /* a spread-out pattern of signs and sizes */
         v[a] = (double)((a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
       for (int pass = 0; pass < 2; pass++) { /* twice: orthogonal to rounding */
-        if (center) orth(v, one, m);
+        if (center) orth_const(v, one, m);
         orth(v, rad, m);
       }
       double nv = norm2(v, m);
@@ -412,22 +429,24 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
     c->jvp_tol = 4 * u * ((double)m + 16) * scale;
     /* central differences of ns_normalize along v */
     double ymax = 0;
+    const double *yv[2];
     for (int sgn = 0; sgn < 2; sgn++) {
       double hs = sgn ? -h : h;
       for (size_t a = 0; a < m; a++) xp[a] = xk[a] + hs * v[a];
       ns_norm_result r;
       memset(&r, 0, sizeof r);
-      int nrc = ns_normalize_reuse(t, &s1, NULL, y_old, &r, err);
-      y_old = NULL; /* taken over by the call */
+      int nrc = ns_normalize_reuse(t, &s1, NULL, y_old[sgn], &r, err);
+      y_old[sgn] = NULL; /* taken over by the call */
       if (nrc) {
         ns_norm_result_free(&r);
         goto done;
       }
-      memcpy(sgn ? ym : yp, r.y->data, m * sizeof *yp);
-      y_old = r.y; /* the next step writes into it */
+      y_old[sgn] = r.y; /* this step's output, and where the next check's lands */
       r.y = NULL;
       ns_norm_result_free(&r);
+      yv[sgn] = y_old[sgn]->data;
     }
+    const double *yp = yv[0], *ym = yv[1];
     for (size_t a = 0; a < m; a++) {
       ymax = fmax(ymax, fabs(yp[a]));
       jv[a] = (yp[a] - ym[a]) / (2 * h);
@@ -441,7 +460,8 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
   rc = nout;
 done:
   ns_tensor_free(wt);
-  ns_tensor_free(y_old);
+  ns_tensor_free(y_old[0]);
+  ns_tensor_free(y_old[1]);
   ns_tensor_free(xt);
   ns_tensor_free(t);
   return rc;

@@ -4,6 +4,7 @@
 #include "core/rng.h"
 #include "core/blasdl.h"
 #include "core/tensor_ops.h"
+#include "core/norm_kernels_tanh.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ void ns_stack_default(ns_stack_opts *o) {
   o->eps_at = NS_EPS_STD;
   o->act = NS_ACT_TANH;
   o->seed = 0;
+  o->libm_tanh = 0;
 }
 
 void ns_stack_result_free(ns_stack_result *r) {
@@ -97,14 +99,18 @@ static void kurt_maxabs(const double *z, size_t n, double *kurt, double *maxabs)
 
 /* h = act(z) with the sum of h in the same pass, then std(h) (ddof 0) and mean(h) as
  * ns_op_reduce_all computes them. h may be z (linear). */
-static void act_stats(const double *z, double *h, size_t n, int tanh_act, double *std,
+static void act_stats(const double *z, double *h, size_t n, int tanh_act, int libm, double *std,
                       double *mean) {
   double s = 0, m2 = 0;
-  for (size_t i = 0; i < n; i++) {
-    double v = tanh_act ? tanh(z[i]) : z[i];
-    h[i] = v;
-    s += v;
-  }
+  if (tanh_act && !libm) {
+    ns_tanh_array(z, h, n, 1);
+    for (size_t i = 0; i < n; i++) s += h[i];
+  } else
+    for (size_t i = 0; i < n; i++) {
+      double v = tanh_act ? tanh(z[i]) : z[i];
+      h[i] = v;
+      s += v;
+    }
   double mu = s / (double)n;
   for (size_t i = 0; i < n; i++) {
     double d = h[i] - mu;
@@ -172,7 +178,8 @@ int ns_stack(const ns_stack_opts *o, ns_stack_result *r, char *err) {
       zk = zn;
     }
     kurt_maxabs(zk->data, zk->n, &r->kurt[k], &r->maxabs[k]);
-    act_stats(zk->data, h->data, h->n, o->act == NS_ACT_TANH, &r->std[k], &r->mean[k]);
+    act_stats(zk->data, h->data, h->n, o->act == NS_ACT_TANH, o->libm_tanh, &r->std[k],
+              &r->mean[k]);
   }
   ns_tensor_free(W);
   ns_tensor_free(z);

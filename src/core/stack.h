@@ -53,6 +53,9 @@ typedef struct {
   ns_eps_at eps_at; /* default NS_EPS_STD, as the essay writes it */
   ns_stack_act act; /* default tanh */
   uint64_t seed;    /* default 0 */
+  /* tanh: 0 (default) ns_tanh_array, vectorized, within NS_TANH_ULPS of the correctly
+     rounded value (norm_kernels_tanh.h); 1 the C library's tanh, the reference loop's bits */
+  int libm_tanh;
 } ns_stack_opts;
 
 typedef struct {

@@ -477,13 +477,16 @@ static int stack_gc(lua_State *L) {
 #define NSL_STACK_MT "normscope.stackresult"
 
 /* ns.stack{layers=20, width=256, batch=512, init=1/16, norm="none", eps=1e-5, eps_at="std",
- * act="tanh", seed=0} -> {std=, mean=, kurtosis=, maxabs= (arrays, one per layer), h=}
+ * act="tanh", seed=0, tanh="fast"} -> {std=, mean=, kurtosis=, maxabs= (arrays, one per layer), h=}
  * (core/stack.h: std and mean of each layer's output, kurtosis and max |.| of its
- * normalized pre-activation; h the last layer's output, batch x width) */
+ * normalized pre-activation; h the last layer's output, batch x width). tanh "fast" is
+ * ns_tanh_array (within NS_TANH_ULPS ulps), "libm" the C library's, bit for bit the loop over
+ * the module's primitives */
 static int l_stack(lua_State *L) {
-  static const char *const names[] = {"layers", "width",  "batch", "init", "norm",
-                                      "eps",    "eps_at", "act",   "seed", NULL};
+  static const char *const names[] = {"layers", "width", "batch", "init", "norm", "eps",
+                                      "eps_at", "act",   "seed",  "tanh", NULL};
   static const char *const norms[] = NS_STACK_NORM_NAMES;
+  static const char *const tanhs[] = {"fast", "libm", NULL}; /* libm_tanh 0, 1 */
   static const char *const acts[] = NS_STACK_ACT_NAMES;
   static const char *const eps_ats[] = {"var", "std", NULL}; /* ns_eps_at order */
   lua_settop(L, 1); /* fixed argument slots: conversions push above them */
@@ -506,7 +509,9 @@ static int l_stack(lua_State *L) {
   o.act = (ns_stack_act)nsl_choiceat(L, -1, 1, "opts.act", acts, NS_ACT_TANH);
   lua_getfield(L, 1, "eps_at");
   o.eps_at = (ns_eps_at)nsl_choiceat(L, -1, 1, "opts.eps_at", eps_ats, NS_EPS_STD);
-  lua_pop(L, 3); /* drop norm, act, eps_at */
+  lua_getfield(L, 1, "tanh");
+  o.libm_tanh = nsl_choiceat(L, -1, 1, "opts.tanh", tanhs, 0);
+  lua_pop(L, 4); /* drop norm, act, eps_at, tanh */
   /* each layer: its weights drawn, a batch x width x width product (BLAS: 4 times NSL_FLOPS to
    * a unit), its activations (0.11 s for the defaults, 20 x 512 x 256) */
   {

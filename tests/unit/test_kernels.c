@@ -15,6 +15,7 @@
 
 #include "core/jvp.h"
 #include "core/norm_kernels.h"
+#include "core/norm_kernels_tanh.h"
 #include "core/normalize.h"
 #include "core/sha256.h"
 #include "tap.h"
@@ -490,8 +491,94 @@ static void conversions(void) {
   tap_ok(bad_f2b == 0, "float -> bf16 equals ns_bf16_bits at every midpoint (%d off)", bad_f2b);
 }
 
+/* ulps between two finite doubles of the same sign (or both zero) */
+static double ulps(double a, double b) {
+  if (a == b) return 0;
+  if (isnan(a) || isnan(b) || (a < 0) != (b < 0)) return INFINITY;
+  int64_t ia, ib;
+  memcpy(&ia, &a, sizeof ia);
+  memcpy(&ib, &b, sizeof ib);
+  ia &= INT64_MAX, ib &= INT64_MAX;
+  return (double)(ia > ib ? ia - ib : ib - ia);
+}
+
+/* ns_tanh_array (vector path) against ns_tanh_fast (the scalar definition), bit for bit,
+ * and both against the C library's tanh within NS_TANH_ULPS, over uniform values in
+ * [-25, 25], log-spaced magnitudes down to 1e-300, the switch points and special values. */
+static void tanh_check(void) {
+  enum { N = 1 << 21, NSPEC = 22 };
+  double *z = malloc(N * sizeof *z), *hv = malloc(N * sizeof *hv);
+  if (!z || !hv) {
+    tap_ok(0, "tanh: out of memory");
+    free(z), free(hv);
+    return;
+  }
+  const double spec[NSPEC] = {0.0,
+                              -0.0,
+                              NAN,
+                              -NAN,
+                              INFINITY,
+                              -INFINITY,
+                              0x1p-28,
+                              -0x1p-28,
+                              0x1.fffffffffffffp-29,
+                              22.0,
+                              -22.0,
+                              0x1.6000000000001p+4,
+                              0.34657359027997264,
+                              0.6931471805599453,
+                              1e-300,
+                              -5e-324,
+                              0x1p-1022,
+                              1.0,
+                              -1.0,
+                              0.5,
+                              19.06,
+                              0.17328679513998632};
+  for (size_t i = 0; i < N; i++) {
+    if (i < NSPEC)
+      z[i] = spec[i];
+    else if (i % 2)
+      z[i] = unif() * 50.0 - 25.0;
+    else
+      z[i] = (rnd() & 1 ? -1 : 1) * pow(10.0, -300.0 * unif() * unif() + 1.4 * unif());
+  }
+  ns_tanh_array(z, hv, N, 1);
+  size_t differ = 0, over = 0, nan_ok = 0;
+  double worst = 0, worst_at = 0;
+  for (size_t i = 0; i < N; i++) {
+    double s = ns_tanh_fast(z[i]), l = tanh(z[i]);
+    uint64_t bs, bv;
+    memcpy(&bs, &s, sizeof bs);
+    memcpy(&bv, &hv[i], sizeof bv);
+    differ += bs != bv;
+    if (isnan(z[i])) {
+      nan_ok += isnan(s) != 0;
+      continue;
+    }
+    double u = ulps(s, l);
+    if (u > worst) worst = u, worst_at = z[i];
+    over += u > NS_TANH_ULPS;
+  }
+  tap_ok(differ == 0, "tanh: the %s path gives the scalar path's bits on %d values (%zu differ)",
+         ns_tanh_isa(), N, differ);
+  tap_ok(over == 0 && nan_ok == 2,
+         "tanh: within %d ulps of the C library's tanh on %d values (worst %.0f ulps at %.17g; "
+         "%zu over)",
+         NS_TANH_ULPS, N, worst, worst_at, over);
+  tap_ok(ns_tanh_fast(-0.0) == 0 && signbit(ns_tanh_fast(-0.0)) && ns_tanh_fast(INFINITY) == 1 &&
+             ns_tanh_fast(-INFINITY) == -1 && ns_tanh_fast(1e-300) == 1e-300,
+         "tanh: -0, +-inf and tiny values exactly");
+  ns_tanh_array(z, hv, 7, 0); /* the scalar loop, and a tail shorter than a vector */
+  int tail = 1;
+  for (size_t i = 0; i < 7; i++) tail &= memcmp(&hv[i], &(double){ns_tanh_fast(z[i])}, 8) == 0;
+  tap_ok(tail, "tanh: simd off and a 7-value tail agree with the scalar definition");
+  free(z), free(hv);
+}
+
 int main(void) {
   conversions();
+  tanh_check();
   int bad = 0, refused = 0, trials = 1500;
   for (int t = 0; t < trials; t++) bad += one_case(t, &refused);
   tap_ok(bad == 0,
