@@ -192,7 +192,7 @@ static int set_element(ns_state *s, ns_history *h, ns_field f, size_t i, double 
 int ns_edit_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
   if (i >= s->x->n)
     return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1, s->x->n);
-  if (h && !(s->source && s->source[0])) return ns_history_set_x(h, s, i, v, err); /* in place */
+  if (h) return ns_history_set_x(h, s, i, v, err); /* in place (a source is forgotten) */
   return set_element(s, h, NS_F_X, i, v, err);
 }
 

@@ -262,6 +262,22 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
   st.set = NS_FIELDBIT(NS_F_X);
   st.dx_idx[0] = i;
   st.ndx = 1;
+  if (s->source && s->source[0]) {
+    /* x no longer holds the file's values: the source goes, and the step brings it back
+       (the element is written in place all the same: a copy of a 64 MB x would cost the
+       copy, and the explorer a full recompute instead of the touched statistic's) */
+    char *none = malloc(1);
+    if (!none) { /* put the element back: nothing changed */
+      memcpy(at, st.dx_val, es);
+      ns_state_stamp_x_at(s, &i, 1);
+      step_free(&st);
+      return ns_explore_fail(err, "x: out of memory");
+    }
+    none[0] = 0;
+    st.v.source = s->source;
+    s->source = none;
+    st.set |= NS_FIELDBIT(NS_F_SOURCE);
+  }
   free_stack(&h->redo, &h->nredo);
   if (stack_push(&h->undo, &h->nundo, h->depth, &st, NULL) == 0) history_trim(h);
   return 0;

@@ -52,9 +52,9 @@ int ns_history_push(ns_history *h, const ns_state *s, char *err);
  * (s unchanged). */
 int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *err);
 /* Sets element i of x to v (rounded to x's dtype) in place, as one undo step holding that
- * element alone: no copy of x, so a cell edit of a large x costs O(1) here. For an x that
- * still is a loaded file's tensor (s->source set) use ns_history_apply, which also forgets
- * the source. 0, or -1 with err (s unchanged). */
+ * element alone: no copy of x, so a cell edit of a large x costs O(1) here. An x that
+ * still is a loaded file's tensor (s->source set) forgets its source, and undoing the step
+ * brings it back. 0, or -1 with err (s unchanged). */
 int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err);
 /* Undo (redo) one step. 1 if something was undone (redone), else 0. */
 int ns_history_undo(ns_history *h, ns_state *s);

@@ -456,11 +456,14 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
 }
 
 /* The blocks of the statistics whose closed form is checked (ns_stat_block), kept for a
- * job when the checks are deferred. */
+ * job when the checks are deferred. A block without x (x[q] NULL) is one whose checks the
+ * last result already holds, the same bits (kept[q], nkept[q] of them): not run again. */
 typedef struct {
   int n;
   size_t stat[NS_EXPLORE_CHECK_STATS];
   ns_tensor *x[NS_EXPLORE_CHECK_STATS];
+  ns_eigcheck kept[NS_EXPLORE_CHECK_STATS][3];
+  int nkept[NS_EXPLORE_CHECK_STATS];
   ns_spec spec[NS_EXPLORE_CHECK_STATS];
   double g[NS_EXPLORE_CHECK_STATS];
 } check_blocks;
@@ -483,6 +486,11 @@ typedef struct {
 static void check_part(void *ctx, size_t a, size_t z) {
   checks_par *c = ctx;
   for (size_t q = a; q < z; q++) {
+    if (!c->b->x[q]) { /* checked for the last result: the same statistic, the same values */
+      memcpy(c->ck[q], c->b->kept[q], sizeof c->ck[q]);
+      c->nk[q] = c->b->nkept[q];
+      continue;
+    }
     c->b->spec[q].gamma = &c->b->g[q]; /* the block's spec points at its own gamma */
     c->nk[q] = ns_spectrum_check(c->b->x[q], &c->b->spec[q], 0, c->ck[q], 3, c->err[q]);
   }
@@ -495,7 +503,7 @@ static int run_checks(check_blocks *b, ns_result *r, char *e) {
   checks_par c;
   memset(&c, 0, sizeof c);
   c.b = b;
-  int big = b->n > 1 && b->x[0]->n >= NS_EXPLORE_CHECK_SYNC / 4;
+  int big = b->n > 1 && b->x[0] && b->x[1] && b->x[0]->n >= NS_EXPLORE_CHECK_SYNC / 4;
   ns_split_run((size_t)b->n, big ? b->n : 1, check_part, &c);
   for (int q = 0; q < b->n; q++) {
     int nk = c.nk[q];
@@ -524,6 +532,21 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s
                         const ns_spec *spec, int defer, check_blocks *later, ns_result *r) {
   const ns_tensor *x = s->x;
   char e[NS_ERRLEN] = "";
+  /* the last result's checks, when only x's values changed, in known statistics, and the
+     checks had landed: a statistic picked again that the edit did not touch keeps its own */
+  int can_keep =
+      c && c->chk_n > 0 && ed->changed && ed->stat_ok && !r->eigchk_pending && !r->closed_skip[0];
+  ns_eigcheck prev_ck[3 * NS_EXPLORE_CHECK_STATS];
+  size_t prev_st[3 * NS_EXPLORE_CHECK_STATS], prev_pick[NS_EXPLORE_CHECK_STATS];
+  int nprev = 0, nprev_pick = 0;
+  if (can_keep) {
+    nprev = r->neigchk;
+    memcpy(prev_ck, r->eigchk, sizeof prev_ck);
+    memcpy(prev_st, r->eigchk_stat, sizeof prev_st);
+    nprev_pick = c->chk_n;
+    memcpy(prev_pick, c->chk_stat, sizeof prev_pick);
+  }
+  if (c) c->chk_n = 0, c->last_chk_kept = 0;
   clear_closed(r);
   if (r->x_nan || r->x_inf || r->norm.ndegenerate) {
     snprintf(r->closed_skip, sizeof r->closed_skip, "Jacobian undefined: %s",
@@ -565,12 +588,32 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s
     if (pick[1] != 0) npick = 2;
     stage = "eigenvector check";
     r->eigchk_m = p->count;
+    int ncomp = 0; /* blocks to run */
     for (int q = 0; q < npick; q++) {
+      int keep = 0;
+      for (int j = 0; j < nprev_pick; j++) keep |= prev_pick[j] == pick[q];
+      for (size_t i = 0; keep && i < ed->nstat; i++) keep = ed->stat[i] != pick[q];
+      if (keep) {
+        int nk = 0;
+        for (int i = 0; i < nprev && nk < 3; i++)
+          if (prev_st[i] == pick[q]) b.kept[b.n][nk++] = prev_ck[i];
+        b.nkept[b.n] = nk;
+        b.x[b.n] = NULL;
+        b.stat[b.n++] = pick[q];
+        c->last_chk_kept++;
+        continue;
+      }
       int got = ns_stat_block(xd, &ex, pick[q], &b.x[b.n], &b.spec[b.n], &b.g[b.n], e);
       if (got < 0) goto fail;
-      if (got) b.stat[b.n++] = pick[q];
+      if (got) b.stat[b.n++] = pick[q], ncomp++;
     }
-    if (defer && p->count * (size_t)b.n > NS_EXPLORE_CHECK_SYNC) {
+    /* the picks the checks are for, kept only when every pick has a block (else the
+       result's checks are not one per pick) */
+    if (c && b.n == npick) {
+      c->chk_n = npick;
+      for (int q = 0; q < npick; q++) c->chk_stat[q] = pick[q];
+    }
+    if (defer && p->count * (size_t)ncomp > NS_EXPLORE_CHECK_SYNC) {
       *later = b; /* the job owns the blocks now */
       memset(&b, 0, sizeof b);
       r->eigchk_pending = 1;
@@ -583,6 +626,7 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s
   free(m2own);
   return;
 fail:
+  if (c) c->chk_n = 0, c->last_chk_kept = 0;
   blocks_free(&b);
   ns_tensor_free(own);
   free(m2own);
@@ -1575,8 +1619,11 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   int rc = -1;
   x_edit ed; /* what changed in x: a cell edit rescans and renormalizes what it touched */
   memset(&ed, 0, sizeof ed);
+  /* where x came from changes no number: a cell edit that forgot the file (or its undo)
+     is a change of x's values alone */
+  ns_fieldset xdiff = diff & ~NS_FIELDBIT(NS_F_SOURCE);
   if (parts & NS_PART_INPUT) {
-    int values_only = c->valid && diff == NS_FIELDBIT(NS_F_X) && r->norm.y;
+    int values_only = c->valid && xdiff == NS_FIELDBIT(NS_F_X) && r->norm.y;
     if (find_edit(c, s, values_only ? &r->norm.plan : NULL, &ed) != 0 || ensure_chunks(c, n) != 0) {
       ns_explore_fail(err, "out of memory");
       goto out;
@@ -1613,7 +1660,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   if (parts & NS_PART_OUTPUT) {
     r->evalsrc = src;
     r->eval_note = ns_evalsrc_words(src);
-    if (ed.stat_ok && (diff != NS_FIELDBIT(NS_F_X) || spec.running)) ed.stat_ok = 0;
+    if (ed.stat_ok && (xdiff != NS_FIELDBIT(NS_F_X) || spec.running)) ed.stat_ok = 0;
     if (output_part(c, s, xv, &spec, &ed, r, err) != 0) goto out;
   }
   if (affine_probes(c, s, xv, &spec, parts, r, err) != 0) goto out;

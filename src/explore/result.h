@@ -356,6 +356,12 @@ typedef struct {
   size_t nck;
   int xck_ok, yck_ok; /* they describe the result's x and y */
   size_t last_restat; /* statistics the last update renormalized alone (0: all or none) */
+  /* the statistics whose eigenvector checks the result holds (chk_n of them; 0: none
+     kept): after a cell edit that touched neither, with the same picks, the checks are the
+     same bits and are kept instead of rerun */
+  int chk_n;
+  size_t chk_stat[NS_EXPLORE_CHECK_STATS];
+  int last_chk_kept; /* the last update kept the checks (a test's view of the fast path) */
 } ns_explore_cache;
 
 void ns_explore_cache_init(ns_explore_cache *c);

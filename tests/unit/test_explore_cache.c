@@ -606,6 +606,111 @@ static void stamps(void) {
   ns_state_free(&c);
 }
 
+/* Settles r as the screen does: the job the update left (the deferred checks) run and
+ * applied. */
+static void settle(ns_explore_cache *c, ns_result *r) {
+  ns_jac_job *j = ns_explore_take_job(c);
+  ns_jac_job_run(j);
+  ns_jac_job_apply(j, c, r);
+  ns_jac_job_free(j);
+}
+
+/* The statistics whose eigenvector checks r holds, in order (at most two). */
+static int check_stats(const ns_result *r, size_t *st) {
+  int n = 0;
+  for (int i = 0; i < r->neigchk; i++)
+    if (n == 0 || st[n - 1] != r->eigchk_stat[i]) st[n++] = r->eigchk_stat[i];
+  return n;
+}
+
+/* A cell edit of an x loaded from a file, on the screen's path (checks deferred to the
+ * job: statistics of 73728 values): x is written in place and forgets its source, only the
+ * touched statistic is renormalized, the checks of a statistic the edit did not touch are
+ * kept, and the result is a fresh compute's, bit for bit; undo brings the source back. */
+static void file_edits(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_history h;
+  ns_explore_cache c;
+  ns_result r;
+  memset(&r, 0, sizeof r);
+  ns_explore_cache_init(&c);
+  c.defer_jac = 1;
+  c.exec.threads = 2;
+  ns_history_init(&h, 100);
+  size_t shape[4] = {4, 8, 96, 96};
+  ns_tensor *x = ns_state_init(&s, err) == 0 ? ns_tensor_new(4, shape, NS_FP32, err) : NULL;
+  if (!x) {
+    tap_ok(0, "file edits: state: %s", err);
+    ns_state_free(&s);
+    return;
+  }
+  uint64_t q = 0x2545f4914f6cdd1dULL;
+  for (size_t i = 0; i < x->n; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 4.0 - 2.0 + (double)(i % 5));
+  }
+  ns_state_patch p;
+  ns_patch_init(&p);
+  p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_DTYPE) | NS_FIELDBIT(NS_F_SOURCE);
+  p.v.x = x;
+  p.v.dtype = NS_FP32;
+  p.v.source = "x.npy";
+  int rc = ns_state_apply(&s, &p, err);
+  ns_tensor_free(x);
+  if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+  settle(&c, &r);
+  tap_ok(rc == 0 && r.neigchk > 0, "file edits: first update, with its checks%s%s", rc ? ": " : "",
+         rc ? err : "");
+  /* cells of statistic 0 (always checked) and of the last one, one at a time */
+  size_t cells[] = {5, 294000, 77};
+  double vals[] = {40.5, -3.75, 0.125};
+  for (size_t k = 0; k < sizeof cells / sizeof *cells && rc == 0; k++) {
+    size_t before[2];
+    int nbefore = check_stats(&r, before);
+    const ns_tensor *xp = s.x;
+    rc = ns_edit_set_x(&s, &h, cells[k], vals[k], err);
+    tap_ok(rc == 0 && s.x == xp && s.source && s.source[0] == 0,
+           "file edits: cell %zu is written in place and x forgets its file%s%s", cells[k],
+           rc ? ": " : "", rc ? err : "");
+    if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+    settle(&c, &r);
+    size_t after[2], edited = ns_norm_plan_stat_of(&r.norm.plan, cells[k]);
+    int nafter = check_stats(&r, after), want = 0;
+    for (int a = 0; a < nafter; a++)
+      for (int b = 0; b < nbefore; b++) want += after[a] == before[b] && after[a] != edited;
+    tap_ok(rc == 0 && c.last_restat == 1 && c.last_chk_kept == want,
+           "file edits: cell %zu renormalizes 1 statistic alone (%zu) and keeps %d of the "
+           "checks (want %d)",
+           cells[k], c.last_restat, c.last_chk_kept, want);
+    ns_result fresh;
+    int fc = rc == 0 ? ns_explore_compute(&s, &fresh, err) : -1;
+    const char *d = fc == 0 ? result_diff(&r, &fresh) : "update or fresh compute failed";
+    tap_ok(d == NULL, "file edits: cell %zu: the result equals a fresh compute%s%s", cells[k],
+           d ? ": differs in " : "", d ? d : "");
+    if (fc == 0) ns_result_free(&fresh);
+  }
+  /* undo every edit: the file's values and its name come back, x still in place */
+  const ns_tensor *xp = s.x;
+  while (ns_history_undo(&h, &s) == 1) {
+  }
+  if (rc == 0) rc = ns_explore_update(&c, &s, &r, err);
+  settle(&c, &r);
+  tap_ok(rc == 0 && s.x == xp && s.source && strcmp(s.source, "x.npy") == 0 && c.last_restat > 0,
+         "file edits: undo brings back the source, in place (%zu statistics renormalized)",
+         c.last_restat);
+  ns_result fresh;
+  int fc = rc == 0 ? ns_explore_compute(&s, &fresh, err) : -1;
+  const char *d = fc == 0 ? result_diff(&r, &fresh) : "undo or fresh compute failed";
+  tap_ok(d == NULL, "file edits: after undo the result equals a fresh compute%s%s",
+         d ? ": differs in " : "", d ? d : "");
+  if (fc == 0) ns_result_free(&fresh);
+  ns_result_free(&r);
+  ns_explore_cache_free(&c);
+  ns_history_free(&h);
+  ns_state_free(&s);
+}
+
 int main(void) {
   char err[NS_ERRLEN];
   stamps();
@@ -675,5 +780,6 @@ int main(void) {
   ns_explore_cache_free(&c);
   ns_state_free(&s);
   big_edits();
+  file_edits();
   return tap_done();
 }
