@@ -74,6 +74,24 @@ static int field_next(fields *it, const char **f, size_t *n) {
   return 1;
 }
 
+/* Whether a field that is not a number is numbers separated by ';' (a CSV from a locale
+ * with a decimal comma): such a line is no header, and the message says what to change. */
+static int semicolon_numbers(const char *f, size_t n) {
+  if (!memchr(f, ';', n)) return 0;
+  const char *e = f + n;
+  while (f <= e) {
+    const char *q = memchr(f, ';', (size_t)(e - f));
+    if (!q) q = e;
+    const char *a = f, *b = q;
+    while (a < b && is_blank(*a)) a++;
+    while (b > a && is_blank(b[-1])) b--;
+    double v;
+    if (a == b || parse_number(a, (size_t)(b - a), &v) != 0) return 0;
+    f = q + 1;
+  }
+  return 1;
+}
+
 ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
   if (!text) {
     ns_seterr(err, "no CSV text to parse");
@@ -102,6 +120,7 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
 
     /* Which fields are numbers? (the first that is not, for the message) */
     size_t nf = 0, bad = SIZE_MAX, numeric = 0, badlen = 0;
+    int semis = 0;
     const char *badf = NULL, *f;
     size_t fn;
     fields it = {a, b, 0};
@@ -109,11 +128,13 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       double v;
       if (parse_number(f, fn, &v) == 0)
         numeric++;
-      else if (bad == SIZE_MAX)
-        bad = nf, badf = f, badlen = fn;
+      else {
+        if (bad == SIZE_MAX) bad = nf, badf = f, badlen = fn;
+        semis |= semicolon_numbers(f, fn);
+      }
       nf++;
     }
-    if (numeric == 0 && rows == 0 && !header_seen) {
+    if (numeric == 0 && !semis && rows == 0 && !header_seen) {
       header_seen = 1; /* a header line of names: skipped */
       continue;
     }
@@ -121,8 +142,10 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       if (badlen == 0)
         ns_seterr(err, "line %zu, column %zu: empty value", lineno, bad + 1);
       else
-        ns_seterr(err, "line %zu, column %zu: '%.*s%s' is not a number", lineno, bad + 1,
-                  (int)(badlen > 40 ? 40 : badlen), badf, badlen > 40 ? "..." : "");
+        ns_seterr(err, "line %zu, column %zu: '%.*s%s' is not a number%s", lineno, bad + 1,
+                  (int)(badlen > 40 ? 40 : badlen), badf, badlen > 40 ? "..." : "",
+                  semis ? " (values are separated by commas, not ';', and decimals take a point)"
+                        : "");
       goto done;
     }
     if (rows == 0) {

@@ -4,7 +4,8 @@
  * one new thread each of the others (a thread that cannot be started has its part run by
  * the caller). The parts are disjoint and each index is handled by the same code whatever
  * the split, so what fn writes per index never depends on the thread count. No state is
- * kept between calls.
+ * kept between calls. The parts on new threads run under the caller's memory account
+ * (tensor.h: ns_mem_account_borrow), so what they allocate counts as the caller's.
  *
  *   static void sum_rows(void *ctx, size_t a, size_t b) { ... rows a .. b-1 ... }
  *   ns_split_run(nrows, 2, sum_rows, &ctx);

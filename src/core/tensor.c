@@ -133,15 +133,19 @@ int ns_elements_check(size_t n, char *err) {
 struct ns_mem_account {
   _Atomic size_t used; /* tensors and charges */
   size_t limit;
-  _Atomic unsigned refs; /* the owner's (until released) and one per charged tensor */
+  _Atomic unsigned refs; /* the owner's (until released), one per charged tensor, one per
+                            borrowing thread */
   _Atomic int refused;
-  const size_t *other;     /* the owner's, read on its thread only */
-  void (*reclaim)(void *); /* the owner's, called on its thread only */
+  const size_t *other;       /* the owner's, read on its thread only */
+  _Atomic size_t other_seen; /* *other as the owner's thread last read it, for borrowers */
+  void (*reclaim)(void *);   /* the owner's, called on its thread only */
   void *ud;
   int reclaiming;
 };
 
 static _Thread_local ns_mem_account *current_account;
+/* current_account is borrowed for a job run for another thread (ns_mem_account_borrow) */
+static _Thread_local int current_borrowed;
 
 ns_mem_account *ns_mem_account_new(size_t limit) {
   ns_mem_account *a = calloc(1, sizeof *a);
@@ -157,6 +161,7 @@ void ns_mem_account_set_owner(ns_mem_account *a, const size_t *other, void (*rec
   a->other = other;
   a->reclaim = reclaim;
   a->ud = ud;
+  atomic_store(&a->other_seen, other ? *other : 0);
 }
 
 static void account_drop(ns_mem_account *a) {
@@ -168,6 +173,7 @@ void ns_mem_account_release(ns_mem_account *a) {
   a->other = NULL;
   a->reclaim = NULL;
   a->ud = NULL;
+  atomic_store(&a->other_seen, 0);
   if (current_account == a) current_account = NULL;
   account_drop(a);
 }
@@ -175,28 +181,61 @@ void ns_mem_account_release(ns_mem_account *a) {
 ns_mem_account *ns_mem_account_use(ns_mem_account *a) {
   ns_mem_account *prev = current_account;
   current_account = a;
+  current_borrowed = 0;
   return prev;
 }
 
-/* Whether bytes more fit a's limit (the owner's other bytes counted). */
-static int fits(const ns_mem_account *a, size_t bytes) {
-  size_t used = atomic_load(&a->used), other = a->other ? *a->other : 0;
-  return used + other <= a->limit && bytes <= a->limit - used - other;
+ns_mem_account *ns_mem_account_current(void) {
+  return current_account;
 }
 
-/* Charges bytes to a: 0, or -1 (refused) when they do not fit even after a reclaim. */
+ns_mem_account *ns_mem_account_borrow(ns_mem_account *a) {
+  ns_mem_account *prev = current_account;
+  if (a) atomic_fetch_add(&a->refs, 1); /* the job's: the owner may release it meanwhile */
+  current_account = a;
+  current_borrowed = a != NULL;
+  return prev;
+}
+
+void ns_mem_account_unborrow(ns_mem_account *prev) {
+  ns_mem_account *a = current_borrowed ? current_account : NULL;
+  current_account = prev;
+  current_borrowed = 0;
+  account_drop(a);
+}
+
+/* The owner's bytes outside tensors: read on its thread (and remembered for borrowers), or
+ * as last remembered on a borrowing one. */
+static size_t other_bytes(ns_mem_account *a, int owner) {
+  if (!owner) return atomic_load(&a->other_seen);
+  size_t o = a->other ? *a->other : 0;
+  atomic_store(&a->other_seen, o);
+  return o;
+}
+
+/* Adds bytes to a's use when they fit its limit with the owner's other bytes: 0, else -1.
+ * One compare-and-swap, so threads charging at once never take it past the limit together. */
+static int try_add(ns_mem_account *a, size_t bytes, size_t other) {
+  size_t u = atomic_load(&a->used);
+  do {
+    if (u + other > a->limit || bytes > a->limit - u - other) return -1;
+  } while (!atomic_compare_exchange_weak(&a->used, &u, u + bytes));
+  return 0;
+}
+
+/* Charges bytes to a: 0, or -1 (refused) when they do not fit even after a reclaim, which
+ * only the owner's thread runs (a Lua collector is not for other threads). */
 static int account_charge(ns_mem_account *a, size_t bytes) {
-  if (!fits(a, bytes) && a->reclaim && !a->reclaiming) {
+  int owner = !current_borrowed;
+  if (try_add(a, bytes, other_bytes(a, owner)) == 0) return 0;
+  if (owner && a->reclaim && !a->reclaiming) {
     a->reclaiming = 1; /* the collector frees tensors, which uncharge: no charge recurses */
     a->reclaim(a->ud);
     a->reclaiming = 0;
+    if (try_add(a, bytes, other_bytes(a, owner)) == 0) return 0;
   }
-  if (!fits(a, bytes)) {
-    atomic_store(&a->refused, 1);
-    return -1;
-  }
-  atomic_fetch_add(&a->used, bytes);
-  return 0;
+  atomic_store(&a->refused, 1);
+  return -1;
 }
 
 static void account_uncharge(ns_mem_account *a, size_t bytes) {
@@ -211,6 +250,70 @@ int ns_mem_charge(size_t bytes) {
 
 void ns_mem_uncharge(size_t bytes) {
   if (current_account) account_uncharge(current_account, bytes);
+}
+
+/* A charged block: its account and size before the caller's bytes (aligned as malloc's). */
+typedef union {
+  struct {
+    ns_mem_account *acct;
+    size_t bytes;
+  } h;
+  max_align_t align;
+} mem_head;
+
+/* Charges bytes to a, which may be another thread's than this one's (a block freed or grown
+ * elsewhere): only the thread that owns a and uses it may run its reclaim. */
+static int charge_to(ns_mem_account *a, size_t bytes) {
+  if (a == current_account) return account_charge(a, bytes);
+  int was = current_borrowed;
+  ns_mem_account *cur = current_account;
+  current_account = a, current_borrowed = 1;
+  int rc = account_charge(a, bytes);
+  current_account = cur, current_borrowed = was;
+  return rc;
+}
+
+void *ns_mem_alloc(size_t bytes) {
+  ns_mem_account *a = current_account;
+  if (bytes > SIZE_MAX - sizeof(mem_head)) return NULL;
+  if (a && account_charge(a, bytes) != 0) return NULL;
+  mem_head *m = malloc(sizeof *m + bytes);
+  if (!m) {
+    if (a) account_uncharge(a, bytes);
+    return NULL;
+  }
+  if (a) atomic_fetch_add(&a->refs, 1);
+  m->h.acct = a;
+  m->h.bytes = bytes;
+  return m + 1;
+}
+
+void *ns_mem_realloc(void *p, size_t bytes) {
+  if (!p) return ns_mem_alloc(bytes);
+  mem_head *m = (mem_head *)p - 1;
+  ns_mem_account *a = m->h.acct;
+  size_t old = m->h.bytes;
+  if (bytes > SIZE_MAX - sizeof(mem_head)) return NULL;
+  if (a && bytes > old && charge_to(a, bytes - old) != 0) return NULL;
+  mem_head *nm = realloc(m, sizeof *m + bytes);
+  if (!nm) {
+    if (a && bytes > old) account_uncharge(a, bytes - old);
+    return NULL;
+  }
+  if (a && bytes < old) account_uncharge(a, old - bytes);
+  nm->h.bytes = bytes;
+  return nm + 1;
+}
+
+void ns_mem_free(void *p) {
+  if (!p) return;
+  mem_head *m = (mem_head *)p - 1;
+  ns_mem_account *a = m->h.acct;
+  if (a) {
+    account_uncharge(a, m->h.bytes);
+    account_drop(a);
+  }
+  free(m);
 }
 
 size_t ns_mem_used(const ns_mem_account *a) {

@@ -96,11 +96,30 @@ void ns_mem_account_set_owner(ns_mem_account *a, const size_t *other, void (*rec
 void ns_mem_account_release(ns_mem_account *a);
 /* Makes a this thread's account (NULL: none); returns the one it had. */
 ns_mem_account *ns_mem_account_use(ns_mem_account *a);
+/* Jobs one thread runs for another (ns_split_run's parts) charge the submitting thread's
+ * account: the submitter reads it with ns_mem_account_current, and the worker makes it its
+ * own for the job with ns_mem_account_borrow (which holds a reference, so the account
+ * outlives the job; NULL borrows none) and ns_mem_account_unborrow(what borrow returned)
+ * after. A borrowing thread's charges never call the reclaim callback (the owner's thread
+ * runs it) and count the owner's other bytes as its thread last read them. Charges from
+ * several threads at once never take an account past its limit together. */
+ns_mem_account *ns_mem_account_current(void);
+ns_mem_account *ns_mem_account_borrow(ns_mem_account *a);
+void ns_mem_account_unborrow(ns_mem_account *prev);
 /* Charges bytes that are not a tensor's (a computation's scratch) to this thread's account:
  * 0, or -1 when they do not fit (the account is then marked refused); ns_mem_uncharge gives
  * them back. Nothing without an account. */
 int ns_mem_charge(size_t bytes);
 void ns_mem_uncharge(size_t bytes);
+/* Charged blocks, for memory a sandbox's script causes that is not a tensor (an undo step's
+ * element list, a figure's canvas): ns_mem_alloc is malloc charged to this thread's account
+ * (NULL, with the account refused, past its limit, as ns_tensor_new), and the block keeps
+ * the account until ns_mem_free gives the bytes back, on whatever thread, whenever.
+ * ns_mem_realloc resizes one (charging the difference; NULL leaves it as it was). Without
+ * an account they are malloc, realloc and free. A block from these goes to ns_mem_free only. */
+void *ns_mem_alloc(size_t bytes);
+void *ns_mem_realloc(void *p, size_t bytes);
+void ns_mem_free(void *p);
 /* Bytes the account's tensors (and charges) hold, its limit, and whether a charge was
  * refused since ns_mem_clear_refused. */
 size_t ns_mem_used(const ns_mem_account *a);

@@ -1,4 +1,7 @@
-/* history.c: undo/redo steps that keep only what changed. See history.h. */
+/* history.c: undo/redo steps that keep only what changed. See history.h.
+ *
+ * The step lists and the element lists are charged blocks (ns_mem_alloc): a sandbox's
+ * explorers count them against its memory cap, as they do the tensors the steps keep. */
 #include "explore/history.h"
 
 #include <stdlib.h>
@@ -21,8 +24,8 @@ static void step_free(ns_history_step *st) {
     else
       free(*AT(&st->v, void *, d->off));
   }
-  free(st->dx_idx);
-  free(st->dx_val);
+  ns_mem_free(st->dx_idx);
+  ns_mem_free(st->dx_val);
   memset(st, 0, sizeof *st);
 }
 
@@ -57,7 +60,7 @@ void ns_history_init(ns_history *h, size_t depth) {
 
 static void free_stack(ns_history_step **v, size_t *n) {
   for (size_t i = 0; i < *n; i++) step_free(&(*v)[i]);
-  free(*v);
+  ns_mem_free(*v);
   *v = NULL;
   *n = 0;
 }
@@ -85,7 +88,7 @@ static int stack_push(ns_history_step **v, size_t *n, size_t depth, ns_history_s
     memmove(*v, *v + 1, (*n - 1) * sizeof **v);
     (*n)--;
   }
-  ns_history_step *nv = realloc(*v, (*n + 1) * sizeof **v);
+  ns_history_step *nv = ns_mem_realloc(*v, (*n + 1) * sizeof **v);
   if (!nv) {
     step_free(st);
     return ns_explore_fail(err, "out of memory recording the undo step");
@@ -169,11 +172,11 @@ static int x_as_list(ns_history_step *st, const ns_tensor *old, const ns_tensor 
   const unsigned char *a = old->data, *b = cur->data;
   for (size_t i = 0; i < n; i++)
     if (memcmp(a + i * es, b + i * es, es) != 0 && ++cnt > limit) return 0;
-  st->dx_idx = malloc((cnt ? cnt : 1) * sizeof *st->dx_idx);
-  st->dx_val = malloc((cnt ? cnt : 1) * es);
+  st->dx_idx = ns_mem_alloc((cnt ? cnt : 1) * sizeof *st->dx_idx);
+  st->dx_val = ns_mem_alloc((cnt ? cnt : 1) * es);
   if (!st->dx_idx || !st->dx_val) {
-    free(st->dx_idx);
-    free(st->dx_val);
+    ns_mem_free(st->dx_idx);
+    ns_mem_free(st->dx_val);
     st->dx_idx = NULL;
     st->dx_val = NULL;
     return 0;
@@ -229,6 +232,17 @@ int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *
     step_free(&st);
     return 0;
   }
+  /* the step's room first: when a sandbox's memory cap refuses it, the change is taken
+     back and refused (its message is the sandbox's), rather than kept without its undo */
+  if (h->nundo < h->depth) {
+    ns_history_step *nv = ns_mem_realloc(h->undo, (h->nundo + 1) * sizeof *nv);
+    if (!nv) {
+      (void)step_swap(&st, s);
+      step_free(&st);
+      return ns_explore_fail(err, "no memory to record the undo step (nothing changed)");
+    }
+    h->undo = nv;
+  }
   free_stack(&h->redo, &h->nredo);
   if (stack_push(&h->undo, &h->nundo, h->depth, &st, NULL) == 0) history_trim(h);
   return 0; /* applied (even if the undo step could not be recorded) */
@@ -241,8 +255,8 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
   ns_history_step st;
   memset(&st, 0, sizeof st);
   size_t es = ns_dtype_size(s->x->dtype);
-  st.dx_idx = malloc(sizeof *st.dx_idx);
-  st.dx_val = malloc(es);
+  st.dx_idx = ns_mem_alloc(sizeof *st.dx_idx);
+  st.dx_val = ns_mem_alloc(es);
   if (!st.dx_idx || !st.dx_val) {
     step_free(&st);
     return ns_explore_fail(err, "x: out of memory");

@@ -1,6 +1,8 @@
 /* panelfig.c: the panels' figures (panelfig.h), each composed of plot/figure.h figures
  * placed side by side or one above the other in one canvas, with what cannot be drawn
- * said in words in its place. The screen paints the canvas as it is (tui/figure.c). */
+ * said in words in its place. The screen paints the canvas as it is (tui/figure.c). Their
+ * scratch, which grows with x's channels, is charged (ns_mem_alloc): a lesson's figures
+ * count against its memory cap. */
 #include "explore/panelfig.h"
 
 #include <math.h>
@@ -142,7 +144,7 @@ static void fig_chan_hists(const ns_state *s, const ns_result *r, comp *fc, int 
   size_t np = chan_pick(L.C, k, cur, pick);
   /* up to FIG_MAXN values of each picked channel, in index order */
   size_t per = FIG_MAXN / (np ? np : 1);
-  double *buf = malloc(2 * np * per * sizeof *buf + 1);
+  double *buf = ns_mem_alloc(2 * np * per * sizeof *buf + 1);
   if (!buf) return;
   size_t cnt[4] = {0, 0, 0, 0}, full = 0;
   for (size_t i = 0; i < s->x->n && full < np; i++) {
@@ -178,7 +180,7 @@ static void fig_chan_hists(const ns_state *s, const ns_result *r, comp *fc, int 
   paint(fc, y0, 0, plot_fig_hist(xs, np, &o, fc->err));
   fig_opts(&o, half, h, fc, ty);
   paint(fc, y0, 2 + half, plot_fig_hist(ys, np, &o, fc->err));
-  free(buf);
+  ns_mem_free(buf);
 }
 
 /* Bars of the per-channel mean and variance of x and of y in rows y0 .. y0+h-1: after a
@@ -187,12 +189,12 @@ static void fig_chan_hists(const ns_state *s, const ns_result *r, comp *fc, int 
 static void fig_chan_bars(const ns_state *s, const ns_result *r, comp *fc, int y0, int iw, int h) {
   chanlayout L = chan_layout(s->x);
   size_t C = L.C;
-  double *st = malloc(4 * C * sizeof *st);
-  size_t *count = malloc(C * sizeof *count);
-  char(*lab)[24] = malloc(C * sizeof *lab);
-  const char **labs = malloc(C * sizeof *labs);
+  double *st = ns_mem_alloc(4 * C * sizeof *st);
+  size_t *count = ns_mem_alloc(C * sizeof *count);
+  char(*lab)[24] = ns_mem_alloc(C * sizeof *lab);
+  const char **labs = ns_mem_alloc(C * sizeof *labs);
   if (!st || !count || !lab || !labs || !r->norm.y) {
-    free(st), free(count), free(lab), free(labs);
+    ns_mem_free(st), ns_mem_free(count), ns_mem_free(lab), ns_mem_free(labs);
     say(fc, y0, 0, "no output to draw");
     return;
   }
@@ -223,7 +225,7 @@ static void fig_chan_bars(const ns_state *s, const ns_result *r, comp *fc, int y
     }
     paint(fc, y0, k * (q + 1), plot_fig_bars(st + (size_t)k * C, C, &o, fc->err));
   }
-  free(st), free(count), free(lab), free(labs);
+  ns_mem_free(st), ns_mem_free(count), ns_mem_free(lab), ns_mem_free(labs);
 }
 
 static void fig_input(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
@@ -241,7 +243,7 @@ static void fig_input(const ns_state *s, const ns_result *r, comp *fc, int iw, i
     fig_chan_hists(s, r, fc, 0, iw, top);
   } else {
     size_t n = firstn(s->x->n);
-    double *xv = malloc(2 * n * sizeof *xv);
+    double *xv = ns_mem_alloc(2 * n * sizeof *xv);
     if (!xv) return;
     for (size_t i = 0; i < n; i++) {
       xv[i] = ns_tensor_get(s->x, i);
@@ -254,7 +256,7 @@ static void fig_input(const ns_state *s, const ns_result *r, comp *fc, int iw, i
              n < s->x->n ? " (first 4096 values)" : "");
     fig_opts(&o, iw, top, fc, title);
     paint(fc, 0, 0, plot_fig_hist(sets, 2, &o, fc->err));
-    free(xv);
+    ns_mem_free(xv);
   }
   if (bars) fig_chan_bars(s, r, fc, top, iw, ih - top);
 }
@@ -262,9 +264,9 @@ static void fig_input(const ns_state *s, const ns_result *r, comp *fc, int iw, i
 static void fig_output(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
   size_t n = firstn(s->x->n);
   if (r->probe_n && n > r->probe_n) n = r->probe_n;
-  double *d = malloc(5 * n * sizeof *d);
+  double *d = ns_mem_alloc(5 * n * sizeof *d);
   if (!d || !r->norm.y || !r->y_shift || !r->y_scale) {
-    free(d);
+    ns_mem_free(d);
     say(fc, 0, 0, "no output to draw");
     return;
   }
@@ -301,7 +303,7 @@ static void fig_output(const ns_state *s, const ns_result *r, comp *fc, int iw, 
   o.xlabel = "element";
   o.xint = 1;
   paint(fc, 0, 0, plot_fig_lines(ser, ns, &o, 0, fc->err));
-  free(d);
+  ns_mem_free(d);
 }
 
 /* The eps/scale transition: the RMS of N(a x) (gamma 1, beta 0, train mode) against the
@@ -398,14 +400,14 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
   }
   ns_spec spec;
   ns_state_spec(s, &spec);
-  ns_eig *e = malloc(n * sizeof *e);
+  ns_eig *e = ns_mem_alloc(n * sizeof *e);
   size_t cap = (NEPS + 1) * n;
   double *px[3], *py[3];
   size_t np[3] = {0, 0, 0};
-  double *buf = malloc(6 * cap * sizeof *buf);
+  double *buf = ns_mem_alloc(6 * cap * sizeof *buf);
   if (!e || !buf) {
-    free(e);
-    free(buf);
+    ns_mem_free(e);
+    ns_mem_free(buf);
     return;
   }
   for (int k = 0; k < 3; k++) {
@@ -458,8 +460,8 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
     o.xlabel = "eps";
     paint(fc, 0, 0, plot_fig_lines(ser, 4, &o, 0, fc->err));
   }
-  free(e);
-  free(buf);
+  ns_mem_free(e);
+  ns_mem_free(buf);
   fc->err[0] = 0;
   fig_amplitude(s, r, fc, 0, 2 + half, iw - 2 - half, ih);
 }
@@ -557,7 +559,7 @@ static void fig_train(const ns_state *s, const ns_result *r, comp *fc, int iw, i
     say(fc, 0, 0, "no train/eval result");
     return;
   }
-  double *bx = malloc(nb * sizeof *bx);
+  double *bx = ns_mem_alloc(nb * sizeof *bx);
   if (!bx) return;
   for (size_t b = 0; b < nb; b++) bx[b] = (double)(b + 1);
   int top = (ih - 1) / 2, half = (iw - 2) / 2;
@@ -577,7 +579,7 @@ static void fig_train(const ns_state *s, const ns_result *r, comp *fc, int iw, i
   o.xlabel = "batches merged";
   o.xint = 1;
   paint(fc, top, 0, plot_fig_lines(vs, nv, &o, 1, fc->err));
-  free(bx);
+  ns_mem_free(bx);
   fig_modes(s, r, fc, 0, 2 + half, iw - 2 - half, ih);
 }
 
@@ -587,7 +589,7 @@ static void fig_precision(const ns_state *s, const ns_result *r, comp *fc, int i
   (void)r;
   enum { NOFF = 25 };
   size_t n = firstn(s->x->n);
-  double *xv = malloc(2 * n * sizeof *xv);
+  double *xv = ns_mem_alloc(2 * n * sizeof *xv);
   double off[NOFF], rel[3][NOFF];
   if (!xv) return;
   for (size_t i = 0; i < n; i++) xv[i] = ns_tensor_get(s->x, i);
@@ -617,7 +619,7 @@ static void fig_precision(const ns_state *s, const ns_result *r, comp *fc, int i
   o.logx = o.logy = 1;
   o.xlabel = "offset added to x";
   paint(fc, 0, 0, plot_fig_lines(ser, 3, &o, 1, fc->err));
-  free(xv);
+  ns_mem_free(xv);
 }
 
 /* Each panel's figure, from NS_PANELS. */

@@ -1415,9 +1415,15 @@ static int l_plot(lua_State *L) {
   char err[NS_ERRLEN];
   nsl_charge(L, compute_work(c->s) + 16 * (double)o.width * (double)o.height);
   if (compute_charged(L, c->s, r, err) != 0) return luaL_error(L, "plot: %s", err);
+  ns_mem_account *acct = ns_mem_account_current();
+  int was_refused = ns_mem_refused(acct);
   plot_canvas *cv = ns_panel_figure(c->s, r, &o, err);
   ns_result_free(r); /* the box stays valid (zeroed) until the GC */
   if (!cv) return luaL_error(L, "plot: %s", err);
+  if (!was_refused && ns_mem_refused(acct)) { /* a part went unsaid for the memory cap */
+    plot_canvas_free(cv);
+    return luaL_error(L, "plot: the figure's scratch is over the memory cap");
+  }
   char *text = color ? plot_canvas_ansi(cv) : plot_canvas_text(cv);
   plot_canvas_free(cv);
   if (!text) return luaL_error(L, "plot: out of memory");

@@ -349,9 +349,16 @@ static void check_csv(void) {
   csv_bad("1,2,\n", "line 1, column 3: empty value");
   csv_bad("x,1\n", "line 1, column 1: 'x' is not a number");
   csv_bad("1,0x10\n", "line 1, column 2: '0x10' is not a number");
-  csv_bad("1,2\n3;4\n", "line 2, column 1: '3;4' is not a number");
+  csv_bad("1,2\n3;4\n", "line 2, column 1: '3;4' is not a number (values are separated by "
+                        "commas, not ';', and decimals take a point)");
   csv_bad("1,2\n3,4 5\n", "line 2, column 2: '4 5' is not a number");
   csv_bad("a,b\n", "the CSV text has a header line but no rows of numbers");
+  /* numbers separated by ';' are no header line: the first such line says what to change */
+  csv_bad("1;2;3\n4;5;6\n", "line 1, column 1: '1;2;3' is not a number (values are separated "
+                            "by commas, not ';', and decimals take a point)");
+  csv_bad("a;b\n1.5; 2\n", "line 2, column 1: '1.5; 2' is not a number (values are separated "
+                           "by commas, not ';', and decimals take a point)");
+  csv_bad("1,2\n3,a;b\n", "line 2, column 2: 'a;b' is not a number");
   csv_bad("", "the CSV text has no numbers");
   csv_bad("# only a comment\n\n", "the CSV text has no numbers");
   csv_bad("a,b\nc,d\n", "line 2, column 1: 'c' is not a number");

@@ -1,12 +1,33 @@
 /* test_tensor.c: tensor allocation, shape checks, typed storage and formatting. */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/split.h"
 #include "core/tensor.h"
 #include "tap.h"
 
 static int has(const char *err, const char *word) {
   return strstr(err, word) != NULL;
+}
+
+typedef struct {
+  ns_tensor *t[4];
+  char err[4][NS_ERRLEN];
+  pthread_t owner;
+  int reclaim_elsewhere;
+} split_ctx;
+
+/* each part makes one tensor of 1000 doubles */
+static void alloc_part(void *ctx, size_t a, size_t b) {
+  split_ctx *c = ctx;
+  size_t one[1] = {1000};
+  for (size_t k = a; k < b; k++) c->t[k] = ns_tensor_new(1, one, NS_FP64, c->err[k]);
+}
+
+static void count_reclaim(void *ud) {
+  split_ctx *c = ud;
+  if (!pthread_equal(pthread_self(), c->owner)) c->reclaim_elsewhere = 1;
 }
 
 int main(void) {
@@ -132,6 +153,52 @@ int main(void) {
     tap_ok(e && !e->acct, "without an account nothing is charged");
     ns_tensor_free(e);
     ns_tensor_free(a); /* the account goes with it (ASan would see a leak) */
+  }
+  /* the parts ns_split_run gives to other threads charge the caller's account */
+  {
+    size_t one[1] = {1000};
+    size_t each = 8000 + sizeof(ns_tensor);
+    ns_mem_account *acct = ns_mem_account_new(4 * each);
+    split_ctx sc = {{NULL}, {""}, pthread_self(), 0};
+    ns_mem_account_set_owner(acct, NULL, count_reclaim, &sc);
+    ns_mem_account *prev = ns_mem_account_use(acct);
+    ns_split_run(4, 4, alloc_part, &sc);
+    int all = 1;
+    for (int k = 0; k < 4; k++) all = all && sc.t[k] && sc.t[k]->acct == acct;
+    tap_ok(all && ns_mem_used(acct) == 4 * each && !ns_mem_refused(acct),
+           "four parts on four threads: all four tensors charged (%zu bytes)", ns_mem_used(acct));
+    for (int k = 0; k < 4; k++) ns_tensor_free(sc.t[k]), sc.t[k] = NULL;
+    ns_tensor *room = ns_tensor_new(1, one, NS_FP64, err); /* one part's room taken */
+    ns_split_run(4, 4, alloc_part, &sc);
+    int got = 0, said = 0;
+    for (int k = 0; k < 4; k++) {
+      got += sc.t[k] != NULL;
+      said += !sc.t[k] && has(sc.err[k], "over the memory cap");
+    }
+    tap_ok(got == 3 && said == 1 && ns_mem_refused(acct) && ns_mem_used(acct) == 4 * each,
+           "past the cap one part is refused, whichever thread it ran on (%d made)", got);
+    tap_ok(!sc.reclaim_elsewhere, "the reclaim callback ran on the owner's thread only");
+    for (int k = 0; k < 4; k++) ns_tensor_free(sc.t[k]);
+    ns_tensor_free(room);
+    tap_ok(ns_mem_used(acct) == 0, "every part's tensor gave its bytes back");
+
+    /* charged blocks: plain memory charged like a tensor, given back whenever it is freed */
+    ns_mem_clear_refused(acct);
+    char *blk = ns_mem_alloc(3 * each);
+    tap_ok(blk && ns_mem_used(acct) == 3 * each, "a charged block counts its bytes");
+    tap_ok(!ns_mem_alloc(2 * each) && ns_mem_refused(acct), "a block past the cap is refused");
+    char *g = ns_mem_realloc(blk, 4 * each);
+    tap_ok(g && ns_mem_used(acct) == 4 * each, "growing a block charges the difference");
+    tap_ok(!ns_mem_realloc(g, 5 * each) && ns_mem_used(acct) == 4 * each,
+           "growing past the cap leaves the block as it was");
+    g = ns_mem_realloc(g, each);
+    tap_ok(g && ns_mem_used(acct) == each, "shrinking gives the difference back");
+    ns_mem_account_use(prev);
+    ns_mem_account_release(acct); /* the block still holds it */
+    ns_mem_free(g);               /* and the account goes with it (ASan would see a leak) */
+    char *u = ns_mem_alloc(16);
+    tap_ok(u != NULL, "without an account a block is plain malloc");
+    ns_mem_free(u);
   }
   tap_diag("tensor tests done");
   return tap_done();
