@@ -692,226 +692,272 @@ static void audit_malloc_keep(void) {
 #endif
 }
 
-int cmd_audit(int argc, char **argv, int first) {
-  audit_malloc_keep();
-  ns_text_guard(&stdout); /* the report names the file's tensors: sanitized (textout.h) */
+/* What the command line asked for. */
+typedef struct {
   ns_audit_opts o;
-  ns_audit_opts_init(&o);
-  o.threads = audit_threads();
-  const char *file = NULL, *tensor = NULL, *running = NULL, *report = NULL, *plan_file = NULL;
-  int tsv = 0, json = 0, ascii = 0, plan = 0, specs = 0;
-  unsigned flags = 0;
-  for (int i = first + 1; i < argc; i++) {
+  const char *file, *tensor, *running, *report, *plan_file;
+  int tsv, json, ascii, plan, specs, help;
+  unsigned flags;
+} audit_args;
+
+/* The value of option a (argv[*i]) into *v: after '=', or the next argument (an optional
+ * value, takes 2, only when the next argument is not an option or a file). 0, or usage's
+ * status. */
+static int option_value(int argc, char **argv, int *i, size_t len, int takes, const char **v) {
+  const char *a = argv[*i];
+  *v = NULL;
+  if (takes == 2) {
+    if (a[len] == '=')
+      *v = a + len + 1;
+    else if (*i + 1 < argc && argv[*i + 1][0] != '-' &&
+             ns_file_kind_of(argv[*i + 1]) == NS_FILE_UNKNOWN)
+      *v = argv[++*i];
+  } else if (takes) {
+    if (a[len] == '=')
+      *v = a + len + 1;
+    else if (*i + 1 < argc)
+      *v = argv[++*i];
+    else
+      return usage(a, "this option needs a value");
+  } else if (a[len] == '=') {
+    return usage(a, "this option takes no value");
+  }
+  return 0;
+}
+
+/* Option id with value v into g. 0, or usage's status. */
+static int apply_option(audit_args *g, int id, const char *v) {
+  char *end;
+  ns_audit_opts *o = &g->o;
+  g->specs |= id == OPT_KIND || id == OPT_AXES || id == OPT_GROUPS || id == OPT_EPS ||
+              id == OPT_LAYOUT || id == OPT_RUNNING || id == OPT_TENSOR || id == OPT_BF16;
+  switch (id) {
+  case OPT_HELP:
+    g->help = 1;
+    break;
+  case OPT_TSV:
+    g->tsv = 1;
+    break;
+  case OPT_JSON:
+    g->json = 1;
+    break;
+  case OPT_ASCII:
+    g->ascii = 1;
+    break;
+  case OPT_BF16:
+    g->flags |= NS_FILE_U2_BF16;
+    break;
+  case OPT_KIND: {
+    ns_kind k;
+    if (ns_kind_parse(v, &k) != 0) return usage(v, "--kind must be one of" NS_KIND_WORDS);
+    o->kind = k;
+    break;
+  }
+  case OPT_AXES: {
+    long m = audit_parse_axes(v);
+    if (m < 0) return usage(v, "--axes must be distinct axes 1 to 4, e.g. 1,3,4");
+    o->axes = (unsigned)m;
+    break;
+  }
+  case OPT_GROUPS: {
+    long n = strtol(v, &end, 10);
+    if (*v == 0 || *end || n < 1 || n > (1L << 30))
+      return usage(v, "--groups must be a whole number >= 1");
+    o->groups = (int)n;
+    break;
+  }
+  case OPT_EPS: {
+    double e = strtod(v, &end);
+    if (*v == 0 || *end || !(e >= 0) || !isfinite(e)) return usage(v, "--eps " NS_EPS_RULE);
+    o->eps = e;
+    break;
+  }
+  case OPT_LAYOUT: {
+    int l = -1;
+    for (int k = 0; ns_layout_names[k]; k++)
+      if (strcasecmp(v, ns_layout_names[k]) == 0) l = k;
+    if (l < 0) return usage(v, "--layout must be nchw, nhwc, ncl, btd or bd");
+    o->layout = l;
+    break;
+  }
+  case OPT_RUNNING:
+    g->running = v;
+    break;
+  case OPT_TENSOR:
+    g->tensor = v;
+    break;
+  case OPT_REPORT:
+    if (!ends_with(v, ".md")) return usage(v, "--report writes a Markdown file: FILE.md");
+    g->report = v;
+    break;
+  case OPT_PLAN:
+    g->plan = 1;
+    g->plan_file = v;
+    break;
+  case OPT_CHUNK: { /* elements per chunk (tests use small chunks to exercise the merges) */
+    long c = strtol(v, &end, 10);
+    if (*v == 0 || *end || c < 1 || c > (1L << 28)) return usage(v, "--chunk must be >= 1");
+    o->chunk = (size_t)c;
+    break;
+  }
+  }
+  return 0;
+}
+
+/* The arguments after argv[first] into g. 0, or usage's status. --help stops at once. */
+static int parse_args(int argc, char **argv, int first, audit_args *g) {
+  for (int i = first + 1; i < argc && !g->help; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || a[1] == 0) {
-      if (file) return usage(a, "give one file to audit");
-      file = a;
+      if (g->file) return usage(a, "give one file to audit");
+      g->file = a;
       continue;
     }
     size_t len = strcspn(a, "=");
     int takes = 0, id = find_option(a, len, &takes);
     if (id < 0) return usage(a, "unknown option");
-    const char *v = NULL;
-    if (takes == 2) {
-      if (a[len] == '=')
-        v = a + len + 1;
-      else if (i + 1 < argc && argv[i + 1][0] != '-' &&
-               ns_file_kind_of(argv[i + 1]) == NS_FILE_UNKNOWN)
-        v = argv[++i];
-    } else if (takes) {
-      if (a[len] == '=')
-        v = a + len + 1;
-      else if (i + 1 < argc)
-        v = argv[++i];
-      else
-        return usage(a, "this option needs a value");
-    } else if (a[len] == '=') {
-      return usage(a, "this option takes no value");
-    }
-    char *end;
-    specs |= id == OPT_KIND || id == OPT_AXES || id == OPT_GROUPS || id == OPT_EPS ||
-             id == OPT_LAYOUT || id == OPT_RUNNING || id == OPT_TENSOR || id == OPT_BF16;
-    switch (id) {
-    case OPT_HELP:
-      fputs(cmd_audit_help, stdout);
-      return 0;
-    case OPT_TSV:
-      tsv = 1;
-      break;
-    case OPT_JSON:
-      json = 1;
-      break;
-    case OPT_ASCII:
-      ascii = 1;
-      break;
-    case OPT_BF16:
-      flags |= NS_FILE_U2_BF16;
-      break;
-    case OPT_KIND: {
-      ns_kind k;
-      if (ns_kind_parse(v, &k) != 0) return usage(v, "--kind must be one of" NS_KIND_WORDS);
-      o.kind = k;
-      break;
-    }
-    case OPT_AXES: {
-      long m = audit_parse_axes(v);
-      if (m < 0) return usage(v, "--axes must be distinct axes 1 to 4, e.g. 1,3,4");
-      o.axes = (unsigned)m;
-      break;
-    }
-    case OPT_GROUPS: {
-      long g = strtol(v, &end, 10);
-      if (*v == 0 || *end || g < 1 || g > (1L << 30))
-        return usage(v, "--groups must be a whole number >= 1");
-      o.groups = (int)g;
-      break;
-    }
-    case OPT_EPS: {
-      double e = strtod(v, &end);
-      if (*v == 0 || *end || !(e >= 0) || !isfinite(e)) return usage(v, "--eps " NS_EPS_RULE);
-      o.eps = e;
-      break;
-    }
-    case OPT_LAYOUT: {
-      int l = -1;
-      for (int k = 0; ns_layout_names[k]; k++)
-        if (strcasecmp(v, ns_layout_names[k]) == 0) l = k;
-      if (l < 0) return usage(v, "--layout must be nchw, nhwc, ncl, btd or bd");
-      o.layout = l;
-      break;
-    }
-    case OPT_RUNNING:
-      running = v;
-      break;
-    case OPT_TENSOR:
-      tensor = v;
-      break;
-    case OPT_REPORT:
-      if (!ends_with(v, ".md")) return usage(v, "--report writes a Markdown file: FILE.md");
-      report = v;
-      break;
-    case OPT_PLAN:
-      plan = 1;
-      plan_file = v;
-      break;
-    case OPT_CHUNK: { /* elements per chunk (tests use small chunks to exercise the merges) */
-      long c = strtol(v, &end, 10);
-      if (*v == 0 || *end || c < 1 || c > (1L << 28)) return usage(v, "--chunk must be >= 1");
-      o.chunk = (size_t)c;
-      break;
-    }
-    }
+    const char *v;
+    int st = option_value(argc, argv, &i, len, takes, &v);
+    if (!st) st = apply_option(g, id, v);
+    if (st) return st;
   }
-  if (!file) return usage(NULL, "missing FILE (a .npy, .csv or .safetensors tensor)");
-  if (tsv && json) return usage("--tsv", "give --tsv or --json, not both");
-  if (plan) {
-    if (specs)
-      return usage("--plan", "the plan gives each tensor's kind, axes, layout, groups, eps and "
-                             "running statistics: not the options");
-    if (ns_file_kind_of(file) != NS_FILE_SAFETENSORS)
-      return usage(file, "--plan audits the tensors of a .safetensors capture");
-    return run_plan(file, plan_file, &o,
-                    tsv    ? NS_AUDIT_TSV
-                    : json ? NS_AUDIT_JSON
-                           : NS_AUDIT_TEXT,
-                    report, ascii);
-  }
-  if (o.kind != NS_KIND_GROUP && o.groups != 1) return usage("--groups", "only for --kind group");
-  ns_file_kind fk = ns_file_kind_of(file);
-  if (fk == NS_FILE_UNKNOWN) return usage(file, "not a .npy, .csv or .safetensors file");
-  if (tensor && fk != NS_FILE_SAFETENSORS)
-    return usage("--tensor", "only .safetensors files hold named tensors");
+  return 0;
+}
+
+/* A .safetensors file with several tensors and none named, or a wrong name: lists the
+ * loadable ones on stderr and returns 2 (none named) or 1 (a wrong name); 0 when the
+ * choice is clear; 1 when the file does not read. */
+static int pick_tensor(const char *file, const char *tensor) {
   char err[NS_ERRLEN] = "";
-  if (fk == NS_FILE_SAFETENSORS) { /* several tensors and no name, or a wrong name: list */
-    ns_st_index ix;
-    if (ns_file_tensors(file, &ix, err) != 0) {
-      fprintf(stderr, PROG ": %s: %s\n", file, err);
-      return 1;
-    }
-    size_t loadable = 0;
-    for (size_t k = 0; k < ix.ntensors; k++) loadable += ns_st_loadable(&ix, k, NULL) == 0;
-    int wrong = tensor && ns_st_find(&ix, tensor) < 0;
-    if ((!tensor && loadable > 1) || wrong) {
-      if (wrong)
-        fprintf(stderr, PROG ": audit: %s: no tensor named \"%s\"; it holds:\n", file, tensor);
-      else
-        fprintf(stderr, PROG ": audit: %s holds %zu tensors; name one with --tensor NAME:\n", file,
-                loadable);
-      for (size_t k = 0; k < ix.ntensors; k++) {
-        const ns_st_entry *e = &ix.t[k];
-        if (ns_st_loadable(&ix, k, NULL) != 0) continue;
-        fprintf(stderr, "  %s  %s [", e->name, ns_st_dtype_names[e->dtype]);
-        for (int d = 0; d < e->rank; d++) fprintf(stderr, d ? ", %zu" : "%zu", e->shape[d]);
-        fprintf(stderr, "]\n");
-      }
-      ns_st_free(&ix);
-      return wrong ? 1 : 2;
-    }
-    ns_st_free(&ix);
-  }
-  double *rmean = NULL, *rvar = NULL;
-  size_t nrun = 0;
-  if (running) {
-    int st = load_running(running, &rmean, &rvar, &nrun, &o.run_count);
-    if (st) {
-      free(rmean);
-      free(rvar);
-      return st;
-    }
-    o.run_mean = rmean;
-    o.run_var = rvar;
-    o.nrun = nrun;
-  }
-  ns_file_map m;
-  if (ns_file_map_open(&m, file, tensor, flags, err) != 0) {
-    fprintf(stderr, PROG ": %s: %s\n", file, err);
-    free(rmean);
-    free(rvar);
-    return 1;
-  }
-  if (ns_audit_check_opts(&o, m.rank, m.shape, err) != 0) {
-    ns_file_map_close(&m);
-    free(rmean);
-    free(rvar);
-    return usage(file, err);
-  }
-  bar b = {wall(), 0, -1, "", isatty(2)};
-  if (b.on) {
-    o.progress = bar_update;
-    o.phase = bar_phase;
-    o.progress_ctx = &b;
-  }
-  ns_audit_report r;
-  int rc = ns_audit_run(&m, &o, &r, err);
-  bar_end(&b);
-  ns_file_map_close(&m);
-  free(rmean);
-  free(rvar);
-  if (rc != 0) {
+  ns_st_index ix;
+  if (ns_file_tensors(file, &ix, err) != 0) {
     fprintf(stderr, PROG ": %s: %s\n", file, err);
     return 1;
   }
-  int status = 0;
-  char *out = ns_audit_format(&r,
-                              tsv    ? NS_AUDIT_TSV
-                              : json ? NS_AUDIT_JSON
-                                     : NS_AUDIT_TEXT,
-                              file, ascii);
+  size_t loadable = 0;
+  for (size_t k = 0; k < ix.ntensors; k++) loadable += ns_st_loadable(&ix, k, NULL) == 0;
+  int wrong = tensor && ns_st_find(&ix, tensor) < 0;
+  int st = 0;
+  if ((!tensor && loadable > 1) || wrong) {
+    if (wrong)
+      fprintf(stderr, PROG ": audit: %s: no tensor named \"%s\"; it holds:\n", file, tensor);
+    else
+      fprintf(stderr, PROG ": audit: %s holds %zu tensors; name one with --tensor NAME:\n", file,
+              loadable);
+    for (size_t k = 0; k < ix.ntensors; k++) {
+      const ns_st_entry *e = &ix.t[k];
+      if (ns_st_loadable(&ix, k, NULL) != 0) continue;
+      fprintf(stderr, "  %s  %s [", e->name, ns_st_dtype_names[e->dtype]);
+      for (int d = 0; d < e->rank; d++) fprintf(stderr, d ? ", %zu" : "%zu", e->shape[d]);
+      fprintf(stderr, "]\n");
+    }
+    st = wrong ? 1 : 2;
+  }
+  ns_st_free(&ix);
+  return st;
+}
+
+/* The report of r on stdout in g's format, and as Markdown into --report. 0 or 1. */
+static int write_report(const audit_args *g, const ns_audit_report *r) {
+  char err[NS_ERRLEN] = "";
+  char *out = ns_audit_format(r,
+                              g->tsv    ? NS_AUDIT_TSV
+                              : g->json ? NS_AUDIT_JSON
+                                        : NS_AUDIT_TEXT,
+                              g->file, g->ascii);
   if (!out) {
     fprintf(stderr, PROG ": audit: out of memory\n");
+    return 1;
+  }
+  fputs(out, stdout);
+  free(out);
+  if (!g->report) return 0;
+  int status = 0;
+  char *md = ns_audit_format(r, NS_AUDIT_MARKDOWN, g->file, 1);
+  if (!md || ns_file_write_atomic(g->report, md, strlen(md), err) != 0) {
+    fprintf(stderr, PROG ": %s: %s\n", g->report, md ? err : "out of memory");
     status = 1;
-  } else {
-    fputs(out, stdout);
-    free(out);
   }
-  if (report && status == 0) {
-    char *md = ns_audit_format(&r, NS_AUDIT_MARKDOWN, file, 1);
-    if (!md || ns_file_write_atomic(report, md, strlen(md), err) != 0) {
-      fprintf(stderr, PROG ": %s: %s\n", report, md ? err : "out of memory");
-      status = 1;
-    }
-    free(md);
-  }
-  ns_audit_free(&r);
+  free(md);
   return status;
+}
+
+/* Audits the one tensor g names, with its running statistics, and writes the report. */
+static int audit_one(audit_args *g) {
+  char err[NS_ERRLEN] = "";
+  double *rmean = NULL, *rvar = NULL;
+  int rc = 0;
+  if (g->running) {
+    size_t nrun = 0;
+    rc = load_running(g->running, &rmean, &rvar, &nrun, &g->o.run_count);
+    g->o.run_mean = rmean;
+    g->o.run_var = rvar;
+    g->o.nrun = nrun;
+  }
+  ns_file_map m;
+  if (rc == 0 && ns_file_map_open(&m, g->file, g->tensor, g->flags, err) != 0) {
+    fprintf(stderr, PROG ": %s: %s\n", g->file, err);
+    rc = 1;
+  } else if (rc == 0 && ns_audit_check_opts(&g->o, m.rank, m.shape, err) != 0) {
+    ns_file_map_close(&m);
+    rc = usage(g->file, err);
+  } else if (rc == 0) {
+    bar b = {wall(), 0, -1, "", isatty(2)};
+    if (b.on) {
+      g->o.progress = bar_update;
+      g->o.phase = bar_phase;
+      g->o.progress_ctx = &b;
+    }
+    ns_audit_report r;
+    rc = ns_audit_run(&m, &g->o, &r, err);
+    bar_end(&b);
+    ns_file_map_close(&m);
+    if (rc != 0) {
+      fprintf(stderr, PROG ": %s: %s\n", g->file, err);
+      rc = 1;
+    } else {
+      rc = write_report(g, &r);
+      ns_audit_free(&r);
+    }
+  }
+  free(rmean);
+  free(rvar);
+  return rc;
+}
+
+int cmd_audit(int argc, char **argv, int first) {
+  audit_malloc_keep();
+  ns_text_guard(&stdout); /* the report names the file's tensors: sanitized (textout.h) */
+  audit_args g;
+  memset(&g, 0, sizeof g);
+  ns_audit_opts_init(&g.o);
+  g.o.threads = audit_threads();
+  int st = parse_args(argc, argv, first, &g);
+  if (st) return st;
+  if (g.help) {
+    fputs(cmd_audit_help, stdout);
+    return 0;
+  }
+  if (!g.file) return usage(NULL, "missing FILE (a .npy, .csv or .safetensors tensor)");
+  if (g.tsv && g.json) return usage("--tsv", "give --tsv or --json, not both");
+  if (g.plan) {
+    if (g.specs)
+      return usage("--plan", "the plan gives each tensor's kind, axes, layout, groups, eps and "
+                             "running statistics: not the options");
+    if (ns_file_kind_of(g.file) != NS_FILE_SAFETENSORS)
+      return usage(g.file, "--plan audits the tensors of a .safetensors capture");
+    return run_plan(g.file, g.plan_file, &g.o,
+                    g.tsv    ? NS_AUDIT_TSV
+                    : g.json ? NS_AUDIT_JSON
+                             : NS_AUDIT_TEXT,
+                    g.report, g.ascii);
+  }
+  if (g.o.kind != NS_KIND_GROUP && g.o.groups != 1)
+    return usage("--groups", "only for --kind group");
+  ns_file_kind fk = ns_file_kind_of(g.file);
+  if (fk == NS_FILE_UNKNOWN) return usage(g.file, "not a .npy, .csv or .safetensors file");
+  if (g.tensor && fk != NS_FILE_SAFETENSORS)
+    return usage("--tensor", "only .safetensors files hold named tensors");
+  if (fk == NS_FILE_SAFETENSORS && (st = pick_tensor(g.file, g.tensor)) != 0) return st;
+  return audit_one(&g);
 }
