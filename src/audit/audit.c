@@ -79,7 +79,7 @@ int ns_layout_channel(ns_layout l) {
 
 unsigned ns_layout_axes(ns_kind k, ns_layout l, char *err) {
   if ((unsigned)l >= NS_LAYOUT_COUNT) {
-    ns_explore_fail(err, "unknown layout");
+    ns_seterr(err, "unknown layout");
     return 0;
   }
   int r = layout_rank[l], c = layout_chan[l];
@@ -89,14 +89,14 @@ unsigned ns_layout_axes(ns_kind k, ns_layout l, char *err) {
     return all & ~ch;
   case NS_KIND_INSTANCE:
     if (r < 3) {
-      ns_explore_fail(err, "instance norm needs a rank 3 or 4 layout, not %s", ns_layout_names[l]);
+      ns_seterr(err, "instance norm needs a rank 3 or 4 layout, not %s", ns_layout_names[l]);
       return 0;
     }
     return all & ~ch & ~1u;
   case NS_KIND_GROUP:
     if (c != 1) {
-      ns_explore_fail(err, "group norm needs the channels on axis 2 (nchw, ncl, bd), not %s",
-                      ns_layout_names[l]);
+      ns_seterr(err, "group norm needs the channels on axis 2 (nchw, ncl, bd), not %s",
+                ns_layout_names[l]);
       return 0;
     }
     return all & ~ch & ~1u; /* may be 0 (bd): only the channels within a group */
@@ -106,7 +106,7 @@ unsigned ns_layout_axes(ns_kind k, ns_layout l, char *err) {
   default:
     break;
   }
-  ns_explore_fail(err, "%s norm has no layout axes", ns_kind_name(k));
+  ns_seterr(err, "%s norm has no layout axes", ns_kind_name(k));
   return 0;
 }
 
@@ -375,6 +375,33 @@ static double axis_h(const actx *a, int k) {
   return 0;
 }
 
+/* The axes check's figure: H of each layout's channel axis (h, by axis) and of the flat
+ * index modulo C (hp, when the period was measured). */
+static int axes_figure(actx *a, ns_audit_finding *f, const double *h, double hp) {
+  ns_audit_report *r = a->r;
+  double hv[NS_LAYOUT_COUNT + 1];
+  char lab[NS_LAYOUT_COUNT + 1][24];
+  const char *labels[NS_LAYOUT_COUNT + 1];
+  size_t nh = 0;
+  for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
+    if (layout_rank[l] != r->rank) continue;
+    hv[nh] = h[layout_chan[l]];
+    snprintf(lab[nh], sizeof lab[nh], "axis %d (%s)", layout_chan[l] + 1, ns_layout_names[l]);
+    labels[nh] = lab[nh];
+    nh++;
+  }
+  if (a->acc[A_PERIOD].on) {
+    hv[nh] = hp;
+    snprintf(lab[nh], sizeof lab[nh], "i mod %zu (means)", r->shape[1]);
+    labels[nh] = lab[nh];
+    nh++;
+  }
+  if (nh &&
+      fig_set(&f->fig, 1, "how much the slices along each channel axis differ (H)", hv, nh, labels))
+    return -1;
+  return 0;
+}
+
 static int check_axes(actx *a, ns_audit_finding *f) {
   ns_audit_report *r = a->r;
   const ssum *S = &a->sum;
@@ -465,27 +492,7 @@ static int check_axes(actx *a, ns_audit_finding *f) {
     }
   }
   setf(f, NS_AUDIT_AXES, v, value, "%s", buf);
-  /* the figure: H of each layout's channel axis (and of the flat index modulo C) */
-  double hv[NS_LAYOUT_COUNT + 1];
-  char lab[NS_LAYOUT_COUNT + 1][24];
-  const char *labels[NS_LAYOUT_COUNT + 1];
-  size_t nh = 0;
-  for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
-    if (layout_rank[l] != r->rank) continue;
-    hv[nh] = h[layout_chan[l]];
-    snprintf(lab[nh], sizeof lab[nh], "axis %d (%s)", layout_chan[l] + 1, ns_layout_names[l]);
-    labels[nh] = lab[nh];
-    nh++;
-  }
-  if (a->acc[A_PERIOD].on) {
-    hv[nh] = hp;
-    snprintf(lab[nh], sizeof lab[nh], "i mod %zu (means)", r->shape[1]);
-    labels[nh] = lab[nh];
-    nh++;
-  }
-  if (nh &&
-      fig_set(&f->fig, 1, "how much the slices along each channel axis differ (H)", hv, nh, labels))
-    return -1;
+  if (axes_figure(a, f, h, hp)) return -1;
   unsigned ax = state_axes(a);
   if (v == NS_VERDICT_WARN && r->layout_suggest >= 0 && r->kind != NS_KIND_GROUP) {
     char e[NS_ERRLEN];
@@ -649,7 +656,7 @@ static int precision_slice(actx *a, pslice *ps, char *err) {
     if (!ex || !ch) {
       free(ex);
       free(ch);
-      return ns_explore_fail(err, "out of memory");
+      return ns_seterr(err, "out of memory");
     }
     for (size_t i = 0; i < E; i++) ex[i] = i;
     if (!a->coupled && lo[0] >= E) ex[E - 1] = lo[0]; /* the worst statistic's example */
@@ -659,7 +666,7 @@ static int precision_slice(actx *a, pslice *ps, char *err) {
     if (!units) {
       free(ex);
       free(ch);
-      return ns_explore_fail(err, "out of memory");
+      return ns_seterr(err, "out of memory");
     }
     units[nu++] = wu;
     for (size_t u = 0; nu < U && u < nunits; u++)
@@ -694,7 +701,7 @@ static int precision_slice(actx *a, pslice *ps, char *err) {
   double *v = malloc(tot * sizeof *v);
   int rc = 0;
   if (!v) {
-    rc = ns_explore_fail(err, "out of memory");
+    rc = ns_seterr(err, "out of memory");
   } else {
     size_t got = audit_read_box(a, ax, v, tot, err);
     if (got == (size_t)-1) {
@@ -702,7 +709,7 @@ static int precision_slice(actx *a, pslice *ps, char *err) {
     } else {
       char e[NS_ERRLEN] = "";
       ps->t = ns_tensor_from(rank, shape, a->m->dtype, v, e);
-      if (!ps->t) rc = ns_explore_fail(err, "%s", e);
+      if (!ps->t) rc = ns_seterr(err, "%s", e);
     }
   }
   audit_progress(a, (double)tot, "precision slice");
@@ -864,14 +871,14 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
   ns_norm_result ref = {0};
   double *yref = malloc(ps.t->n * sizeof *yref);
   if (!yref || ns_normalize(ps.t, &s, &ref, err)) {
-    if (!yref) ns_explore_fail(err, "out of memory");
+    if (!yref) ns_seterr(err, "out of memory");
     free(yref);
     ns_tensor_free(ps.t);
     return -1;
   }
   ns_tensor_read(ref.y, yref);
   pjobs *pj = calloc(1, sizeof *pj);
-  int rc = pj ? 0 : ns_explore_fail(err, "out of memory");
+  int rc = pj ? 0 : ns_seterr(err, "out of memory");
   if (rc == 0) {
     pj->x = ps.t;
     pj->s = &s;
@@ -879,7 +886,7 @@ static int check_precision(actx *a, ns_audit_finding *f, char *err) {
     pj->yref = yref;
     ns_split_run(NJOBS, a->threads, precision_jobs, pj);
     for (int j = 0; j < NJOBS && rc == 0; j++)
-      if (pj->rc[j]) rc = ns_explore_fail(err, "%s", pj->err[j]);
+      if (pj->rc[j]) rc = ns_seterr(err, "%s", pj->err[j]);
   }
   for (int k = 0; k < NV; k++) errs[k] = pj ? pj->out[k] : NAN;
   dmg16 = pj ? pj->out[JOB_FP16] : NAN;
@@ -1236,16 +1243,16 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
   r->layout = -1;
   r->layout_suggest = -1;
   if (!ns_kind_get((int)o->kind))
-    return ns_explore_fail(err, "unknown normalization kind %d", (int)o->kind);
-  if (!ns_eps_ok(o->eps)) return ns_explore_fail(err, "eps " NS_EPS_RULE ", got %g", o->eps);
+    return ns_seterr(err, "unknown normalization kind %d", (int)o->kind);
+  if (!ns_eps_ok(o->eps)) return ns_seterr(err, "eps " NS_EPS_RULE ", got %g", o->eps);
   if (o->kind == NS_KIND_GROUP && o->axes)
-    return ns_explore_fail(err, "group norm takes its axes from the groups: give --groups, not "
-                                "--axes");
+    return ns_seterr(err, "group norm takes its axes from the groups: give --groups, not "
+                          "--axes");
   if (o->layout >= 0) {
-    if (o->layout >= NS_LAYOUT_COUNT) return ns_explore_fail(err, "unknown layout");
+    if (o->layout >= NS_LAYOUT_COUNT) return ns_seterr(err, "unknown layout");
     if (layout_rank[o->layout] != r->rank)
-      return ns_explore_fail(err, "layout %s is for rank %d tensors; this one has rank %d",
-                             ns_layout_names[o->layout], layout_rank[o->layout], r->rank);
+      return ns_seterr(err, "layout %s is for rank %d tensors; this one has rank %d",
+                       ns_layout_names[o->layout], layout_rank[o->layout], r->rank);
     r->layout = o->layout;
     r->layout_given = 1;
   } else if (r->rank == 4) {
@@ -1256,17 +1263,17 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
     r->layout = NS_LAYOUT_BD;
   }
   if (o->axes) {
-    if (o->axes >> r->rank) return ns_explore_fail(err, "axes beyond rank %d", r->rank);
+    if (o->axes >> r->rank) return ns_seterr(err, "axes beyond rank %d", r->rank);
     r->axes = o->axes;
   } else if (o->layout >= 0) {
     r->axes = ns_layout_axes(o->kind, (ns_layout)o->layout, e);
-    if (!r->axes && e[0]) return ns_explore_fail(err, "%s", e);
+    if (!r->axes && e[0]) return ns_seterr(err, "%s", e);
   } else {
     r->axes = ns_default_axes(o->kind, r->rank, e);
-    if (!r->axes && e[0]) return ns_explore_fail(err, "%s", e);
+    if (!r->axes && e[0]) return ns_seterr(err, "%s", e);
   }
   if (o->kind == NS_KIND_GROUP) {
-    if (r->rank < 2) return ns_explore_fail(err, "group norm needs channels on axis 2");
+    if (r->rank < 2) return ns_seterr(err, "group norm needs channels on axis 2");
     r->group_axis = 1;
     r->axes &= ~2u;
   }
@@ -1278,42 +1285,42 @@ static int resolve(const ns_audit_opts *o, ns_audit_report *r, char *err) {
 static int running_check(const ns_audit_opts *o, const ns_audit_report *r, const ns_statmap *m,
                          char *err) {
   if (!o->run_mean) return 0;
-  if (!o->run_var) return ns_explore_fail(err, "running statistics without variances");
+  if (!o->run_var) return ns_seterr(err, "running statistics without variances");
   if (r->axes & 1u) {
     if (o->nrun != m->nstat)
-      return ns_explore_fail(err,
-                             "the running statistics have %zu values, the audit has %zu "
-                             "statistics (channels)",
-                             o->nrun, m->nstat);
+      return ns_seterr(err,
+                       "the running statistics have %zu values, the audit has %zu "
+                       "statistics (channels)",
+                       o->nrun, m->nstat);
   } else if (r->kind == NS_KIND_INSTANCE) {
     for (int k = 1; k < r->rank; k++)
       if (!(r->axes >> k & 1u) && o->nrun != r->shape[k])
-        return ns_explore_fail(err,
-                               "the running statistics have %zu values, instance norm's axis %d "
-                               "has %zu channels",
-                               o->nrun, k + 1, r->shape[k]);
+        return ns_seterr(err,
+                         "the running statistics have %zu values, instance norm's axis %d "
+                         "has %zu channels",
+                         o->nrun, k + 1, r->shape[k]);
   }
   return 0;
 }
 
 int ns_audit_check_opts(const ns_audit_opts *o, int rank, const size_t *shape, char *err) {
-  if (!o || !shape) return ns_explore_fail(err, "no options or shape");
+  if (!o || !shape) return ns_seterr(err, "no options or shape");
   ns_audit_report *r = calloc(1, sizeof *r);
-  if (!r) return ns_explore_fail(err, "out of memory");
+  if (!r) return ns_seterr(err, "out of memory");
   r->rank = rank;
   memcpy(r->shape, shape, (size_t)rank * sizeof *shape);
   int rc = resolve(o, r, err);
   ns_statmap m;
   char e[NS_ERRLEN] = "";
   if (rc == 0 && ns_statmap_make(rank, shape, r->axes, r->group_axis, (size_t)r->groups, &m, e))
-    rc = ns_explore_fail(err, "%s", e);
+    rc = ns_seterr(err, "%s", e);
   if (rc == 0) rc = running_check(o, r, &m, err);
   free(r);
   return rc;
 }
 
 int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, char *err) {
-  if (!m || !o || !r) return ns_explore_fail(err, "no file, options or report");
+  if (!m || !o || !r) return ns_seterr(err, "no file, options or report");
   memset(r, 0, sizeof *r);
   double t0 = now();
   r->rank = m->rank;
@@ -1323,7 +1330,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   snprintf(r->name, sizeof r->name, "%s", m->name);
   if (resolve(o, r, err)) return -1;
   actx *a = calloc(1, sizeof *a);
-  if (!a) return ns_explore_fail(err, "out of memory");
+  if (!a) return ns_seterr(err, "out of memory");
   a->m = m;
   a->o = o;
   a->r = r;
@@ -1353,7 +1360,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
   audit_scan_free(a);
   free(a);
   if (rc) {
-    if (!err || !err[0]) ns_explore_fail(err, "out of memory");
+    if (!err || !err[0]) ns_seterr(err, "out of memory");
     ns_audit_free(r);
     return -1;
   }
@@ -1361,7 +1368,7 @@ int ns_audit_run(ns_file_map *m, const ns_audit_opts *o, ns_audit_report *r, cha
 }
 
 int ns_audit_tensor(const ns_tensor *x, const ns_audit_opts *o, ns_audit_report *r, char *err) {
-  if (!x) return ns_explore_fail(err, "no tensor");
+  if (!x) return ns_seterr(err, "no tensor");
   ns_file_map m;
   memset(&m, 0, sizeof m);
   m.fd = -1;

@@ -24,7 +24,7 @@ void audit_progress(actx *a, double add, const char *phase) {
 
 int audit_stopped(const actx *a, char *err) {
   if (!a->o->stop || !a->o->stop(a->o->progress_ctx)) return 0;
-  ns_explore_fail(err, "stopped");
+  ns_seterr(err, "stopped");
   return 1;
 }
 
@@ -133,6 +133,166 @@ static int alt_init(actx *a, int pm, char *err) {
   return 0;
 }
 
+/* The batch kinds' per-position means (the layout check's period) and examples 1 and 2
+ * and the last k (the batch checks). */
+static int batch_accs(actx *a, const ns_statmap *mm, const ns_statmap *em, char *err) {
+  ns_audit_report *r = a->r;
+  char e[NS_ERRLEN] = "";
+  const size_t n = r->n;
+  const ns_statmap mmap = *mm, emap = *em;
+  if (r->rank >= 3 && r->shape[1] >= 2 && r->shape[1] <= AUDIT_MAX_STATS) {
+    size_t P = r->shape[1], ps[2] = {n / P, P};
+    ns_statmap pm2;
+    if (ns_statmap_make(2, ps, 1u, -1, 1, &pm2, e)) return ns_seterr(err, "%s", e);
+    if (acc_make(&a->acc[A_PERIOD], NS_CHUNK_MEANS, 0, &pm2, 0, n, P))
+      return ns_seterr(err, "out of memory");
+    acc_reset(&a->acc[A_PERIOD], 0, P);
+  }
+  if (a->coupled) { /* examples 1 and 2, and the last k, for the batch checks */
+    sacc *ex = &a->acc[A_EX01], *tl = &a->acc[A_TAIL];
+    size_t ne = (a->B >= 2 ? 2 : 1) * mmap.nstat;
+    if (acc_make(ex, NS_CHUNK_MINMAX, 0, &emap, 0, n, ne)) return ns_seterr(err, "out of memory");
+    ex->from = A_EXAMPLE;
+    ex->e1 = ne; /* the example map's statistics it takes: [e0, e1) */
+    acc_reset(ex, 0, ne);
+    if (a->B >= 2) {
+      a->tail_k = (a->B - 1) / 2 > 0 ? (a->B - 1) / 2 : 1;
+      if (acc_make(tl, 0, 0, &emap, 0, n, mmap.nstat)) return ns_seterr(err, "out of memory");
+      tl->from = A_EXAMPLE;
+      tl->e0 = (a->B - a->tail_k) * mmap.nstat;
+      tl->e1 = emap.nstat;
+      acc_reset(tl, 0, mmap.nstat);
+    }
+  }
+  return 0;
+}
+
+/* The joint accumulators of the layouts the axes check reports, and their y summaries. */
+static int alt_accs(actx *a, const ns_statmap *joint, char *err) {
+  const size_t n = a->r->n;
+  for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
+    salt *t = &a->alt[l];
+    if (!t->on) continue;
+    size_t jcap = a->coupled ? joint[l].nstat : a->wblocks * (joint[l].nstat / a->nblocks);
+    if (!t->from_main && acc_make(&a->acc[A_JOINT0 + l], 0, !a->coupled, &joint[l], 0, n, jcap))
+      return ns_seterr(err, "out of memory");
+    if (a->coupled && !t->from_main) acc_reset(&a->acc[A_JOINT0 + l], 0, jcap);
+    t->cap = t->windowed ? a->wblocks * (t->map.nstat / a->nblocks) : t->map.nstat;
+    t->m = calloc(t->cap ? t->cap : 1, sizeof *t->m);
+    if (!t->m) return ns_seterr(err, "out of memory");
+    t->s0 = 0;
+    t->ns = t->windowed ? 0 : t->map.nstat;
+    t->mean = 0;
+    t->vlo = HUGE_VAL;
+    t->vhi = -HUGE_VAL;
+  }
+  return 0;
+}
+
+/* A layout's channel axis: how its slices differ (the marginals over every other axis). */
+static int marginal_accs(actx *a, const ns_statmap *mm, char *err) {
+  ns_audit_report *r = a->r;
+  char e[NS_ERRLEN] = "";
+  const size_t n = r->n;
+  const ns_statmap mmap = *mm;
+  unsigned all = (1u << r->rank) - 1;
+  for (int k = 1; k < r->rank; k++) { /* a layout's channel axis: how its slices differ */
+    int cand = 0;
+    for (int l = 0; l < NS_LAYOUT_COUNT; l++)
+      cand |= ns_layout_rank((ns_layout)l) == r->rank && ns_layout_channel((ns_layout)l) == k;
+    if (!cand || r->shape[k] > AUDIT_MAX_STATS) continue;
+    ns_statmap mk;
+    if (ns_statmap_make(r->rank, r->shape, all & ~(1u << k), -1, 1, &mk, e))
+      return ns_seterr(err, "%s", e);
+    if (a->coupled && mk.axes == mmap.axes && mmap.group_axis < 0) continue; /* main holds it */
+    sacc *c = &a->acc[A_MARG0 + k];
+    if (acc_make(c, 0, 0, &mk, 0, n, mk.nstat)) return ns_seterr(err, "out of memory");
+    acc_reset(c, 0, mk.nstat);
+    /* merged from a finer accumulator that keeps axis k apart, when there is one */
+    int srcs[1 + NS_LAYOUT_COUNT], ns = 0;
+    srcs[ns++] = A_MAIN;
+    for (int l = 0; l < NS_LAYOUT_COUNT; l++)
+      if (a->acc[A_JOINT0 + l].on) srcs[ns++] = A_JOINT0 + l;
+    for (int q = 0; q < ns && c->from < 0; q++) {
+      const ns_statmap *sm = &a->acc[srcs[q]].map;
+      if (sm->sstride[k] && sm->group_axis != k) c->from = srcs[q];
+    }
+  }
+  return 0;
+}
+
+/* The summaries the checks read, the figure's samples and the instance gaps. */
+static int summaries_init(actx *a, const ns_statmap *mm, char *err) {
+  ns_audit_report *r = a->r;
+  const ns_statmap mmap = *mm;
+  /* summaries */
+  ssum *s = &a->sum;
+  memset(s, 0, sizeof *s);
+  s->vmin = HUGE_VAL;
+  s->cancel = -1;
+  s->z = -1;
+  s->kurt = 0;
+  s->ymean = 0;
+  s->yvlo = HUGE_VAL;
+  s->yvhi = -HUGE_VAL;
+  s->fig_stride = (mmap.nstat + AUDIT_FIG_MAX - 1) / AUDIT_FIG_MAX;
+  if (s->fig_stride < 1) s->fig_stride = 1;
+  size_t nfig = (mmap.nstat + s->fig_stride - 1) / s->fig_stride;
+  s->fig_var = malloc((nfig ? nfig : 1) * sizeof *s->fig_var);
+  s->fig_z = malloc((nfig ? nfig : 1) * sizeof *s->fig_z);
+  if (!s->fig_var || !s->fig_z) return ns_seterr(err, "out of memory");
+  for (int k = 0; k < NKEEP; k++) a->keep_at[k] = NS_AUDIT_NOWHERE;
+  a->inst_axis = -1;
+  if (a->o->run_mean && r->kind == NS_KIND_INSTANCE) {
+    for (int k = 1; k < r->rank; k++)
+      if (!(r->axes >> k & 1u)) a->inst_axis = k;
+    if (a->inst_axis > 0) {
+      size_t C = r->shape[a->inst_axis];
+      a->gap2 = calloc(C, sizeof *a->gap2);
+      a->gapn = calloc(C, sizeof *a->gapn);
+      if (!a->gap2 || !a->gapn) return ns_seterr(err, "out of memory");
+    }
+  }
+  return 0;
+}
+
+/* The threads, each with a chunk's buffer and a scratch per accumulator. */
+static int workers_init(actx *a, char *err) {
+  char e[NS_ERRLEN] = "";
+  /* threads, each with a chunk's buffer and a scratch per accumulator */
+  size_t chunk = a->chunk, per_thread = chunk * sizeof(double), est = 0;
+  for (int k = 0; k < A_COUNT; k++)
+    if (a->acc[k].on && a->acc[k].from < 0) {
+      per_thread += a->acc[k].cap * 7 * sizeof(double);
+      est += touch_bound(&a->acc[k].map, chunk, a->acc[k].cap);
+    }
+  int T = a->o->threads < 1                     ? 1
+          : a->o->threads > NS_SPLIT_MAXTHREADS ? NS_SPLIT_MAXTHREADS
+                                                : a->o->threads;
+  while (T > 1 && (size_t)T * per_thread > THREAD_SCRATCH_BYTES) T--;
+  size_t R = ((size_t)16 << 20) / (chunk * a->m->elem_size); /* rounds of 16 MB */
+  if (R > 256) R = 256;
+  while (R > 1 && R * est * sizeof(ns_chunk_entry) > ROUND_RECORD_BYTES) R--;
+  if (R < 1) R = 1;
+  if ((size_t)T > R) T = (int)R;
+  a->threads = T;
+  a->nw = T;
+  a->w = calloc((size_t)T, sizeof *a->w);
+  a->nslot = R;
+  a->slot = calloc(R, sizeof *a->slot);
+  if (!a->w || !a->slot) return ns_seterr(err, "out of memory");
+  for (int t = 0; t < T; t++) {
+    sworker *w = &a->w[t];
+    w->x = malloc(chunk * sizeof *w->x);
+    w->raw = malloc(chunk * a->m->elem_size);
+    if (!w->x || !w->raw) return ns_seterr(err, "out of memory for the chunk buffers");
+    for (int k = 0; k < A_COUNT; k++)
+      if (a->acc[k].on && a->acc[k].from < 0 && ns_chunk_scratch_init(&w->sc[k], a->acc[k].cap, e))
+        return ns_seterr(err, "%s", e);
+  }
+  return 0;
+}
+
 int audit_scan_init(actx *a, char *err) {
   ns_audit_report *r = a->r;
   char e[NS_ERRLEN] = "";
@@ -140,7 +300,7 @@ int audit_scan_init(actx *a, char *err) {
   sacc *main = &a->acc[A_MAIN];
   ns_statmap mmap;
   if (ns_statmap_make(r->rank, r->shape, r->axes, r->group_axis, (size_t)r->groups, &mmap, e))
-    return ns_explore_fail(err, "%s", e);
+    return ns_seterr(err, "%s", e);
   main->map = mmap;
   a->coupled = (r->axes & 1u) != 0;
   a->B = r->rank >= 2 ? r->shape[0] : (r->kind == NS_KIND_BATCH ? n : 1);
@@ -154,12 +314,12 @@ int audit_scan_init(actx *a, char *err) {
     if (rk == 1) rk = 2, shp[0] = n, shp[1] = 1; /* a vector: each element an example */
     if (ns_statmap_make(rk, shp, (r->axes & ~1u) << (rk - r->rank), r->group_axis,
                         (size_t)r->groups, &emap, e))
-      return ns_explore_fail(err, "%s", e);
+      return ns_seterr(err, "%s", e);
     if (mmap.nstat > AUDIT_MAX_STATS)
-      return ns_explore_fail(err,
-                             "%zu statistics would be held at once (the reduction spans the "
-                             "whole tensor); the audit holds at most %zu",
-                             mmap.nstat, AUDIT_MAX_STATS);
+      return ns_seterr(err,
+                       "%zu statistics would be held at once (the reduction spans the "
+                       "whole tensor); the audit holds at most %zu",
+                       mmap.nstat, AUDIT_MAX_STATS);
   }
   int pm = a->coupled ? 1 : map_prefix(&mmap), p = pm;
   if (alt_init(a, pm, err)) return -1;
@@ -172,10 +332,10 @@ int audit_scan_init(actx *a, char *err) {
   a->bsize = n / a->nblocks;
   size_t spb = (a->coupled ? emap.nstat : mmap.nstat) / a->nblocks, spb_all = spb;
   if (spb > AUDIT_MAX_STATS)
-    return ns_explore_fail(err,
-                           "%zu statistics would be held at once (the reduction spans the whole "
-                           "tensor); the audit holds at most %zu",
-                           spb, AUDIT_MAX_STATS);
+    return ns_seterr(err,
+                     "%zu statistics would be held at once (the reduction spans the whole "
+                     "tensor); the audit holds at most %zu",
+                     spb, AUDIT_MAX_STATS);
   ns_statmap joint[NS_LAYOUT_COUNT];
   for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
     salt *t = &a->alt[l];
@@ -199,144 +359,25 @@ int audit_scan_init(actx *a, char *err) {
   if (a->wblocks > a->nblocks) a->wblocks = a->nblocks;
   size_t wcap = a->coupled ? mmap.nstat : a->wblocks * spb;
   if (acc_make(main, NS_CHUNK_MINMAX | NS_CHUNK_POWERS, !a->coupled, &mmap, 0, n, wcap))
-    return ns_explore_fail(err, "out of memory for %zu statistics", wcap);
+    return ns_seterr(err, "out of memory for %zu statistics", wcap);
   if (a->coupled) {
     main->from = A_EXAMPLE;
     main->e1 = emap.nstat; /* the example map's statistics it takes: all */
     acc_reset(main, 0, mmap.nstat);
     if (acc_make(&a->acc[A_EXAMPLE], NS_CHUNK_MINMAX | NS_CHUNK_POWERS, 1, &emap, 0, n,
                  a->wblocks * spb))
-      return ns_explore_fail(err, "out of memory for %zu statistics", a->wblocks * spb);
+      return ns_seterr(err, "out of memory for %zu statistics", a->wblocks * spb);
   }
   a->mean = malloc(wcap * sizeof *a->mean);
   a->var = malloc(wcap * sizeof *a->var);
   a->denom = malloc(wcap * sizeof *a->denom);
   if (!a->mean || !a->var || !a->denom)
-    return ns_explore_fail(err, "out of memory for %zu statistics", wcap);
-  if (r->rank >= 3 && r->shape[1] >= 2 && r->shape[1] <= AUDIT_MAX_STATS) {
-    size_t P = r->shape[1], ps[2] = {n / P, P};
-    ns_statmap pm2;
-    if (ns_statmap_make(2, ps, 1u, -1, 1, &pm2, e)) return ns_explore_fail(err, "%s", e);
-    if (acc_make(&a->acc[A_PERIOD], NS_CHUNK_MEANS, 0, &pm2, 0, n, P))
-      return ns_explore_fail(err, "out of memory");
-    acc_reset(&a->acc[A_PERIOD], 0, P);
-  }
-  if (a->coupled) { /* examples 1 and 2, and the last k, for the batch checks */
-    sacc *ex = &a->acc[A_EX01], *tl = &a->acc[A_TAIL];
-    size_t ne = (a->B >= 2 ? 2 : 1) * mmap.nstat;
-    if (acc_make(ex, NS_CHUNK_MINMAX, 0, &emap, 0, n, ne))
-      return ns_explore_fail(err, "out of memory");
-    ex->from = A_EXAMPLE;
-    ex->e1 = ne; /* the example map's statistics it takes: [e0, e1) */
-    acc_reset(ex, 0, ne);
-    if (a->B >= 2) {
-      a->tail_k = (a->B - 1) / 2 > 0 ? (a->B - 1) / 2 : 1;
-      if (acc_make(tl, 0, 0, &emap, 0, n, mmap.nstat)) return ns_explore_fail(err, "out of memory");
-      tl->from = A_EXAMPLE;
-      tl->e0 = (a->B - a->tail_k) * mmap.nstat;
-      tl->e1 = emap.nstat;
-      acc_reset(tl, 0, mmap.nstat);
-    }
-  }
-  for (int l = 0; l < NS_LAYOUT_COUNT; l++) {
-    salt *t = &a->alt[l];
-    if (!t->on) continue;
-    size_t jcap = a->coupled ? joint[l].nstat : a->wblocks * (joint[l].nstat / a->nblocks);
-    if (!t->from_main && acc_make(&a->acc[A_JOINT0 + l], 0, !a->coupled, &joint[l], 0, n, jcap))
-      return ns_explore_fail(err, "out of memory");
-    if (a->coupled && !t->from_main) acc_reset(&a->acc[A_JOINT0 + l], 0, jcap);
-    t->cap = t->windowed ? a->wblocks * (t->map.nstat / a->nblocks) : t->map.nstat;
-    t->m = calloc(t->cap ? t->cap : 1, sizeof *t->m);
-    if (!t->m) return ns_explore_fail(err, "out of memory");
-    t->s0 = 0;
-    t->ns = t->windowed ? 0 : t->map.nstat;
-    t->mean = 0;
-    t->vlo = HUGE_VAL;
-    t->vhi = -HUGE_VAL;
-  }
-  unsigned all = (1u << r->rank) - 1;
-  for (int k = 1; k < r->rank; k++) { /* a layout's channel axis: how its slices differ */
-    int cand = 0;
-    for (int l = 0; l < NS_LAYOUT_COUNT; l++)
-      cand |= ns_layout_rank((ns_layout)l) == r->rank && ns_layout_channel((ns_layout)l) == k;
-    if (!cand || r->shape[k] > AUDIT_MAX_STATS) continue;
-    ns_statmap mk;
-    if (ns_statmap_make(r->rank, r->shape, all & ~(1u << k), -1, 1, &mk, e))
-      return ns_explore_fail(err, "%s", e);
-    if (a->coupled && mk.axes == mmap.axes && mmap.group_axis < 0) continue; /* main holds it */
-    sacc *c = &a->acc[A_MARG0 + k];
-    if (acc_make(c, 0, 0, &mk, 0, n, mk.nstat)) return ns_explore_fail(err, "out of memory");
-    acc_reset(c, 0, mk.nstat);
-    /* merged from a finer accumulator that keeps axis k apart, when there is one */
-    int srcs[1 + NS_LAYOUT_COUNT], ns = 0;
-    srcs[ns++] = A_MAIN;
-    for (int l = 0; l < NS_LAYOUT_COUNT; l++)
-      if (a->acc[A_JOINT0 + l].on) srcs[ns++] = A_JOINT0 + l;
-    for (int q = 0; q < ns && c->from < 0; q++) {
-      const ns_statmap *sm = &a->acc[srcs[q]].map;
-      if (sm->sstride[k] && sm->group_axis != k) c->from = srcs[q];
-    }
-  }
-  /* summaries */
-  ssum *s = &a->sum;
-  memset(s, 0, sizeof *s);
-  s->vmin = HUGE_VAL;
-  s->cancel = -1;
-  s->z = -1;
-  s->kurt = 0;
-  s->ymean = 0;
-  s->yvlo = HUGE_VAL;
-  s->yvhi = -HUGE_VAL;
-  s->fig_stride = (mmap.nstat + AUDIT_FIG_MAX - 1) / AUDIT_FIG_MAX;
-  if (s->fig_stride < 1) s->fig_stride = 1;
-  size_t nfig = (mmap.nstat + s->fig_stride - 1) / s->fig_stride;
-  s->fig_var = malloc((nfig ? nfig : 1) * sizeof *s->fig_var);
-  s->fig_z = malloc((nfig ? nfig : 1) * sizeof *s->fig_z);
-  if (!s->fig_var || !s->fig_z) return ns_explore_fail(err, "out of memory");
-  for (int k = 0; k < NKEEP; k++) a->keep_at[k] = NS_AUDIT_NOWHERE;
-  a->inst_axis = -1;
-  if (a->o->run_mean && r->kind == NS_KIND_INSTANCE) {
-    for (int k = 1; k < r->rank; k++)
-      if (!(r->axes >> k & 1u)) a->inst_axis = k;
-    if (a->inst_axis > 0) {
-      size_t C = r->shape[a->inst_axis];
-      a->gap2 = calloc(C, sizeof *a->gap2);
-      a->gapn = calloc(C, sizeof *a->gapn);
-      if (!a->gap2 || !a->gapn) return ns_explore_fail(err, "out of memory");
-    }
-  }
-  /* threads, each with a chunk's buffer and a scratch per accumulator */
-  size_t chunk = a->chunk, per_thread = chunk * sizeof(double), est = 0;
-  for (int k = 0; k < A_COUNT; k++)
-    if (a->acc[k].on && a->acc[k].from < 0) {
-      per_thread += a->acc[k].cap * 7 * sizeof(double);
-      est += touch_bound(&a->acc[k].map, chunk, a->acc[k].cap);
-    }
-  int T = a->o->threads < 1                     ? 1
-          : a->o->threads > NS_SPLIT_MAXTHREADS ? NS_SPLIT_MAXTHREADS
-                                                : a->o->threads;
-  while (T > 1 && (size_t)T * per_thread > THREAD_SCRATCH_BYTES) T--;
-  size_t R = ((size_t)16 << 20) / (chunk * a->m->elem_size); /* rounds of 16 MB */
-  if (R > 256) R = 256;
-  while (R > 1 && R * est * sizeof(ns_chunk_entry) > ROUND_RECORD_BYTES) R--;
-  if (R < 1) R = 1;
-  if ((size_t)T > R) T = (int)R;
-  a->threads = T;
-  a->nw = T;
-  a->w = calloc((size_t)T, sizeof *a->w);
-  a->nslot = R;
-  a->slot = calloc(R, sizeof *a->slot);
-  if (!a->w || !a->slot) return ns_explore_fail(err, "out of memory");
-  for (int t = 0; t < T; t++) {
-    sworker *w = &a->w[t];
-    w->x = malloc(chunk * sizeof *w->x);
-    w->raw = malloc(chunk * a->m->elem_size);
-    if (!w->x || !w->raw) return ns_explore_fail(err, "out of memory for the chunk buffers");
-    for (int k = 0; k < A_COUNT; k++)
-      if (a->acc[k].on && a->acc[k].from < 0 && ns_chunk_scratch_init(&w->sc[k], a->acc[k].cap, e))
-        return ns_explore_fail(err, "%s", e);
-  }
-  return 0;
+    return ns_seterr(err, "out of memory for %zu statistics", wcap);
+  if (batch_accs(a, &mmap, &emap, err)) return -1;
+  if (alt_accs(a, joint, err)) return -1;
+  if (marginal_accs(a, &mmap, err)) return -1;
+  if (summaries_init(a, &mmap, err)) return -1;
+  return workers_init(a, err);
 }
 
 /* ---- the pass over a window ------------------------------------------------------------ */
@@ -405,8 +446,8 @@ static int pass_run(actx *a, size_t ea, size_t eb, const char *phase, char *err)
       round_part(&rd, 0, (size_t)a->threads);
     for (size_t q = 0; q < rd.nchunks; q++) { /* merged in chunk order */
       sslot *sl = &a->slot[q];
-      if (sl->failed == 2) return ns_explore_fail(err, "%s", sl->err);
-      if (sl->failed) return ns_explore_fail(err, "out of memory for a chunk's record");
+      if (sl->failed == 2) return ns_seterr(err, "%s", sl->err);
+      if (sl->failed) return ns_seterr(err, "out of memory for a chunk's record");
       for (int k = 0; k < A_COUNT; k++) {
         sacc *c = &a->acc[k];
         if (c->on && sl->rec[k].n)
@@ -654,7 +695,7 @@ static int example_merge(actx *a, sacc *dst, char *err) {
       ns_chunk_entry *q = realloc(rec.e, nc * sizeof *q);
       if (!q) {
         ns_chunk_record_free(&rec);
-        return ns_explore_fail(err, "out of memory");
+        return ns_seterr(err, "out of memory");
       }
       rec.e = q;
       rec.cap = nc;
@@ -733,7 +774,7 @@ int audit_scan_run(actx *a, char *err) {
     if (k != KEEP_OUTLIER || a->keep_at[k] == NS_AUDIT_NOWHERE) a->keep_at[k] = at;
     size_t want = mc->map.count < NS_AUDIT_KEEP ? mc->map.count : NS_AUDIT_KEEP;
     a->keep[k] = malloc(want * sizeof *a->keep[k]);
-    if (!a->keep[k]) return ns_explore_fail(err, "out of memory");
+    if (!a->keep[k]) return ns_seterr(err, "out of memory");
     size_t got = audit_read_stat(a, a->keep_stat[k], a->keep[k], want, err);
     if (got == (size_t)-1) return -1;
     a->nkeep[k] = got;
