@@ -70,7 +70,7 @@ static int row_fail(char *err, int line, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return ns_explore_fail(err, "line %d: %s", line, msg);
+  return ns_seterr(err, "line %d: %s", line, msg);
 }
 
 int audit_plan_read(const char *path, audit_plan *p, char *err) {
@@ -102,7 +102,7 @@ int audit_plan_read(const char *path, audit_plan *p, char *err) {
       size_t nc = cap ? 2 * cap : 16;
       audit_plan_row *q = realloc(p->row, nc * sizeof *q);
       if (!q) {
-        rc = ns_explore_fail(err, "out of memory");
+        rc = ns_seterr(err, "out of memory");
         break;
       }
       p->row = q;
@@ -158,7 +158,7 @@ int audit_plan_read(const char *path, audit_plan *p, char *err) {
     line = next;
   }
   free(text);
-  if (rc == 0 && p->n == 0) rc = ns_explore_fail(err, "the plan names no tensor");
+  if (rc == 0 && p->n == 0) rc = ns_seterr(err, "the plan names no tensor");
   if (rc) audit_plan_free(p);
   return rc;
 }

@@ -36,7 +36,7 @@ int ns_edit_cycle_kind(ns_state *s, ns_history *h, int dir, char *err) {
     q.v.ngamma = q.v.nbeta = 0;
     if (ns_history_apply(h, s, &q, e) == 0) return 0;
   }
-  return ns_explore_fail(err, "kind: no other kind is defined for x's rank %d", s->x->rank);
+  return ns_seterr(err, "kind: no other kind is defined for x's rank %d", s->x->rank);
 }
 
 int ns_edit_eps_decade(ns_state *s, ns_history *h, int dir, char *err) {
@@ -84,8 +84,8 @@ int ns_edit_cycle_axes(ns_state *s, ns_history *h, int dir, char *err) {
   char e[NS_ERRLEN];
   unsigned def = ns_default_axes(s->kind, rank, e);
   if (all == def && s->axes == 0)
-    return ns_explore_fail(err, "axes: x has one axis, and %s norm already reduces over it",
-                           ns_kind_name(s->kind));
+    return ns_seterr(err, "axes: x has one axis, and %s norm already reduces over it",
+                     ns_kind_name(s->kind));
   for (unsigned i = 0; i <= all; i++) {
     m = (m + (dir < 0 ? all : 1)) & all;
     if (m == 0 || m != def) break;
@@ -116,11 +116,11 @@ int ns_edit_toggle_mode(ns_state *s, ns_history *h, char *err) {
 
 int ns_edit_toggle_axis(ns_state *s, ns_history *h, int axis, char *err) {
   if (axis < 1 || axis > s->x->rank)
-    return ns_explore_fail(err, "axes: axis %d does not exist (x has rank %d)", axis, s->x->rank);
+    return ns_seterr(err, "axes: axis %d does not exist (x has rank %d)", axis, s->x->rank);
   char e[NS_ERRLEN];
   unsigned m = s->axes ? s->axes : ns_default_axes(s->kind, s->x->rank, e);
   m ^= 1u << (axis - 1);
-  if (m == 0) return ns_explore_fail(err, "axes: at least one axis must be reduced");
+  if (m == 0) return ns_seterr(err, "axes: at least one axis must be reduced");
   PATCH1(NS_F_AXES, axes, m);
 }
 
@@ -136,9 +136,9 @@ int ns_edit_groups_step(ns_state *s, ns_history *h, int dir, char *err) {
       for (size_t d = 1; d <= C && used + 24 < sizeof divs; d++)
         if (C % d == 0)
           used += (size_t)snprintf(divs + used, sizeof divs - used, "%s%zu", used ? ", " : "", d);
-      return ns_explore_fail(
-          err, "groups: already the %s (%d); %zu channel%s divide into %s group%s",
-          dir < 0 ? "fewest" : "most", s->groups, C, C == 1 ? "" : "s", divs, C == 1 ? "" : "s");
+      return ns_seterr(err, "groups: already the %s (%d); %zu channel%s divide into %s group%s",
+                       dir < 0 ? "fewest" : "most", s->groups, C, C == 1 ? "" : "s", divs,
+                       C == 1 ? "" : "s");
     }
     if (C % (size_t)g == 0) break;
   }
@@ -158,8 +158,7 @@ static int apply_momentum(ns_state *s, ns_history *h, double m, int cumulative, 
 int ns_edit_momentum_step(ns_state *s, ns_history *h, int dir, char *err) {
   double m = s->momentum * (dir < 0 ? 0.5 : 2.0);
   if (m > 1) m = 1;
-  if (m < 1e-6)
-    return ns_explore_fail(err, "momentum: already at its smallest step (%g)", s->momentum);
+  if (m < 1e-6) return ns_seterr(err, "momentum: already at its smallest step (%g)", s->momentum);
   return apply_momentum(s, h, m, 0, err);
 }
 
@@ -180,7 +179,7 @@ static void tensor_patch(ns_state_patch *p, ns_field f, const ns_tensor *t) {
 /* Sets flat element i (in range) of the tensor field f (x or batch) to v. */
 static int set_element(ns_state *s, ns_history *h, ns_field f, size_t i, double v, char *err) {
   ns_tensor *t = ns_tensor_copy(f == NS_F_X ? s->x : s->batch);
-  if (!t) return ns_explore_fail(err, "%s: out of memory", ns_field_name(f));
+  if (!t) return ns_seterr(err, "%s: out of memory", ns_field_name(f));
   ns_tensor_set(t, i, v);
   ns_state_patch p;
   tensor_patch(&p, f, t);
@@ -191,7 +190,7 @@ static int set_element(ns_state *s, ns_history *h, ns_field f, size_t i, double 
 
 int ns_edit_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
   if (i >= s->x->n)
-    return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1, s->x->n);
+    return ns_seterr(err, "x: element %zu does not exist (%zu elements)", i + 1, s->x->n);
   if (h) return ns_history_set_x(h, s, i, v, err); /* in place (a source is forgotten) */
   return set_element(s, h, NS_F_X, i, v, err);
 }
@@ -201,28 +200,28 @@ int ns_edit_set_x(ns_state *s, ns_history *h, size_t i, double v, char *err) {
 static ns_tensor *matrix_edit(const ns_tensor *m, int axis, size_t at, int insert, const char *what,
                               char *err) {
   if (m->rank > 2) {
-    ns_explore_fail(err, "%s: rows and columns can only be edited for a vector or matrix (rank %d)",
-                    what, m->rank);
+    ns_seterr(err, "%s: rows and columns can only be edited for a vector or matrix (rank %d)", what,
+              m->rank);
     return NULL;
   }
   if (axis != 1 && axis != 2) {
-    ns_explore_fail(err, "%s: axis must be 1 (rows) or 2 (columns), got %d", what, axis);
+    ns_seterr(err, "%s: axis must be 1 (rows) or 2 (columns), got %d", what, axis);
     return NULL;
   }
   int vec = m->rank == 1;
   size_t R = vec ? 1 : m->shape[0], C = vec ? m->shape[0] : m->shape[1];
   if (vec && axis == 1 && !insert) {
-    ns_explore_fail(err, "%s: a vector has one row; remove columns (elements) instead", what);
+    ns_seterr(err, "%s: a vector has one row; remove columns (elements) instead", what);
     return NULL;
   }
   int to_matrix = vec && axis == 1; /* a second row turns the vector into a (2, D) matrix */
   size_t cnt = axis == 1 ? R : C;
   if (insert ? at > cnt : at >= cnt) {
-    ns_explore_fail(err, "%s: %s %zu does not exist", what, axis == 1 ? "row" : "column", at + 1);
+    ns_seterr(err, "%s: %s %zu does not exist", what, axis == 1 ? "row" : "column", at + 1);
     return NULL;
   }
   if (!insert && cnt <= 1) {
-    ns_explore_fail(err, "%s: cannot remove the last %s", what, axis == 1 ? "row" : "column");
+    ns_seterr(err, "%s: cannot remove the last %s", what, axis == 1 ? "row" : "column");
     return NULL;
   }
   size_t R2 = R, C2 = C;
@@ -232,7 +231,7 @@ static ns_tensor *matrix_edit(const ns_tensor *m, int axis, size_t at, int inser
     C2 = insert ? C + 1 : C - 1;
   double *v = calloc(R2 * C2, sizeof *v);
   if (!v) {
-    ns_explore_fail(err, "%s: out of memory", what);
+    ns_seterr(err, "%s: out of memory", what);
     return NULL;
   }
   for (size_t i = 0; i < R2; i++)
@@ -279,8 +278,8 @@ int ns_edit_x_remove(ns_state *s, ns_history *h, int axis, size_t at, char *err)
 int ns_edit_set_batch(ns_state *s, ns_history *h, size_t row, size_t col, double v, char *err) {
   size_t B = s->batch->shape[0], D = s->batch->shape[1];
   if (row >= B || col >= D)
-    return ns_explore_fail(err, "batch: cell (%zu,%zu) is outside the %zu x %zu batch", row + 1,
-                           col + 1, B, D);
+    return ns_seterr(err, "batch: cell (%zu,%zu) is outside the %zu x %zu batch", row + 1, col + 1,
+                     B, D);
   return set_element(s, h, NS_F_BATCH, row * D + col, v, err);
 }
 
@@ -297,8 +296,8 @@ static int batch_edit(ns_state *s, ns_history *h, int axis, size_t at, int inser
     } else {
       if (a == tg || a == cp) {
         ns_tensor_free(t);
-        return ns_explore_fail(err, "batch: row %d is the %s; choose another row to remove", a,
-                               a == tg ? "target" : "companion");
+        return ns_seterr(err, "batch: row %d is the %s; choose another row to remove", a,
+                         a == tg ? "target" : "companion");
       }
       if (tg > a) tg--;
       if (cp > a) cp--;

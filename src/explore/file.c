@@ -34,16 +34,16 @@ int ns_file_open_regular(const char *path, char *err) {
   /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; a device may block too.
    * Whatever it is, it is looked at before anything is read. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return ns_explore_fail(err, "%s", strerror(errno));
+  if (fd < 0) return ns_seterr(err, "%s", strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return ns_explore_fail(err, "%s", strerror(e));
+    return ns_seterr(err, "%s", strerror(e));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return ns_explore_fail(err, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    return ns_seterr(err, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
   }
   int fl = fcntl(fd, F_GETFL);
   if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -57,7 +57,7 @@ FILE *ns_file_fopen_regular(const char *path, char *err) {
   if (!f) {
     int e = errno;
     close(fd);
-    ns_explore_fail(err, "%s", strerror(e));
+    ns_seterr(err, "%s", strerror(e));
   }
   return f;
 }
@@ -70,18 +70,18 @@ char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
     int e = errno;
     fclose(f);
-    ns_explore_fail(err, "cannot determine the file size: %s", strerror(e));
+    ns_seterr(err, "cannot determine the file size: %s", strerror(e));
     return NULL;
   }
   if ((unsigned long long)size > max) {
     fclose(f);
-    ns_explore_fail(err, "file of %lld bytes is too large (at most %zu)", size, max);
+    ns_seterr(err, "file of %lld bytes is too large (at most %zu)", size, max);
     return NULL;
   }
   char *buf = malloc((size_t)size + 1);
   if (!buf) {
     fclose(f);
-    ns_explore_fail(err, "out of memory reading %lld bytes", size);
+    ns_seterr(err, "out of memory reading %lld bytes", size);
     return NULL;
   }
   size_t got = fread(buf, 1, (size_t)size, f);
@@ -89,7 +89,7 @@ char *ns_file_read(const char *path, size_t max, size_t *len, char *err) {
   fclose(f);
   if (rerr || got != (size_t)size) {
     free(buf);
-    ns_explore_fail(err, "read error: %s", rerr ? strerror(e) : "file changed size");
+    ns_seterr(err, "read error: %s", rerr ? strerror(e) : "file changed size");
     return NULL;
   }
   buf[size] = '\0';
@@ -109,7 +109,7 @@ static int open_sized(const char *path, unsigned long long *size, char *err) {
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return ns_explore_fail(err, "%s", strerror(e));
+    return ns_seterr(err, "%s", strerror(e));
   }
   *size = (unsigned long long)st.st_size;
   return fd;
@@ -121,8 +121,8 @@ static int read_at(int fd, void *buf, size_t len, unsigned long long off, char *
   while (len > 0) {
     ssize_t r = pread(fd, p, len, (off_t)off);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return ns_explore_fail(err, "read error: %s", strerror(errno));
-    if (r == 0) return ns_explore_fail(err, "read error: the file is shorter than expected");
+    if (r < 0) return ns_seterr(err, "read error: %s", strerror(errno));
+    if (r == 0) return ns_seterr(err, "read error: the file is shorter than expected");
     p += r;
     len -= (size_t)r;
     off += (unsigned long long)r;
@@ -136,23 +136,21 @@ static int st_index_fd(int fd, unsigned long long size, ns_st_index *ix, char *e
   char e[NS_ERRLEN] = "";
   uint64_t hlen;
   if (size < 8)
-    return ns_explore_fail(
+    return ns_seterr(
         err, "not a safetensors file: %llu bytes, shorter than its 8-byte header length", size);
   if (read_at(fd, head, 8, 0, err)) return -1;
-  if (ns_st_header_len(head, 8, size, &hlen, e)) return ns_explore_fail(err, "%s", e);
+  if (ns_st_header_len(head, 8, size, &hlen, e)) return ns_seterr(err, "%s", e);
   unsigned char *buf = malloc((size_t)hlen + 8);
   if (!buf)
-    return ns_explore_fail(err, "out of memory for a header of %llu bytes",
-                           (unsigned long long)hlen);
+    return ns_seterr(err, "out of memory for a header of %llu bytes", (unsigned long long)hlen);
   int rc = read_at(fd, buf, (size_t)hlen + 8, 0, err);
-  if (rc == 0 && ns_st_parse(buf, (size_t)hlen + 8, size, ix, e) != 0)
-    rc = ns_explore_fail(err, "%s", e);
+  if (rc == 0 && ns_st_parse(buf, (size_t)hlen + 8, size, ix, e) != 0) rc = ns_seterr(err, "%s", e);
   free(buf);
   return rc;
 }
 
 int ns_file_tensors(const char *path, ns_st_index *ix, char *err) {
-  if (!path || !ix) return ns_explore_fail(err, "no path or index");
+  if (!path || !ix) return ns_seterr(err, "no path or index");
   memset(ix, 0, sizeof *ix);
   unsigned long long size;
   int fd = open_sized(path, &size, err);
@@ -207,10 +205,9 @@ static int st_pick(const ns_st_index *ix, const char *name, char *err) {
   ns_file_list_tensors(ix, list, sizeof list);
   if (name) {
     int k = ns_st_find(ix, name);
-    if (k < 0)
-      return ns_explore_fail(err, "no tensor named \"%.40s\"; the file holds %s", name, list);
+    if (k < 0) return ns_seterr(err, "no tensor named \"%.40s\"; the file holds %s", name, list);
     char e[NS_ERRLEN];
-    if (ns_st_loadable(ix, (size_t)k, e)) return ns_explore_fail(err, "%s", e);
+    if (ns_st_loadable(ix, (size_t)k, e)) return ns_seterr(err, "%s", e);
     return k;
   }
   int found = -1, count = 0;
@@ -221,31 +218,30 @@ static int st_pick(const ns_st_index *ix, const char *name, char *err) {
     }
   if (count == 1) return found;
   if (count == 0)
-    return ns_explore_fail(err, "no loadable tensor (F16, BF16, F32, F64 of rank 1 to 4): %s",
-                           list);
+    return ns_seterr(err, "no loadable tensor (F16, BF16, F32, F64 of rank 1 to 4): %s", list);
   /* the tensors no explorer can open (an I64 index, a rank-5 weight) are named too */
   int skipped = (int)ix->ntensors - count;
   char sk[48] = "";
   if (skipped > 0) snprintf(sk, sizeof sk, " (%d more not loadable)", skipped);
-  return ns_explore_fail(err, "%d tensors%s; name one of %s", count, sk, list);
+  return ns_seterr(err, "%d tensors%s; name one of %s", count, sk, list);
 }
 
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {
   if (!path) {
-    ns_explore_fail(err, "no path");
+    ns_seterr(err, "no path");
     return NULL;
   }
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-      ns_explore_fail(err, "is a directory");
+      ns_seterr(err, "is a directory");
     else
-      ns_explore_fail(err, "unknown file type (the name must end in .npy, .csv or .safetensors)");
+      ns_seterr(err, "unknown file type (the name must end in .npy, .csv or .safetensors)");
     return NULL;
   }
   if (name && k != NS_FILE_SAFETENSORS) {
-    ns_explore_fail(err, "only .safetensors files hold named tensors");
+    ns_seterr(err, "only .safetensors files hold named tensors");
     return NULL;
   }
   if (k == NS_FILE_SAFETENSORS) { /* header first, then only the chosen tensor's bytes */
@@ -263,7 +259,7 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
     ns_shape_format(m.rank, m.shape, shp, sizeof shp);
     ns_file_map_close(&m);
     if (over) {
-      ns_explore_fail(err, "a tensor of shape %s: %s", shp, why);
+      ns_seterr(err, "a tensor of shape %s: %s", shp, why);
       return NULL;
     }
   }
@@ -276,7 +272,7 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
                                           (flags & NS_FILE_U2_BF16) ? NS_NPY_U2_BF16 : 0, e)
                      : ns_csv_parse(buf, len, e);
   free(buf);
-  if (!t) ns_explore_fail(err, "%s", e[0] ? e : "cannot parse the file");
+  if (!t) ns_seterr(err, "%s", e[0] ? e : "cannot parse the file");
   return t;
 }
 
@@ -293,14 +289,14 @@ void ns_file_map_close(ns_file_map *m) {
 
 int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigned flags,
                      char *err) {
-  if (!m) return ns_explore_fail(err, "no map");
+  if (!m) return ns_seterr(err, "no map");
   memset(m, 0, sizeof *m);
   m->fd = -1;
-  if (!path) return ns_explore_fail(err, "no path");
+  if (!path) return ns_seterr(err, "no path");
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN || k == NS_FILE_CSV || (name && k != NS_FILE_SAFETENSORS)) {
     if (name && k != NS_FILE_SAFETENSORS)
-      return ns_explore_fail(err, "only .safetensors files hold named tensors");
+      return ns_seterr(err, "only .safetensors files hold named tensors");
     m->t = ns_file_load_named(path, NULL, flags, err);
     if (!m->t) return -1;
     m->dtype = m->t->dtype;
@@ -319,12 +315,12 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
     unsigned char *head = malloc(want ? want : 1);
     if (!head) {
       ns_file_map_close(m);
-      return ns_explore_fail(err, "out of memory");
+      return ns_seterr(err, "out of memory");
     }
     int rc = read_at(fd, head, want, 0, err);
     if (rc == 0 && ns_npy_header(head, want, m->file_size,
                                  (flags & NS_FILE_U2_BF16) ? NS_NPY_U2_BF16 : 0, &m->info, e))
-      rc = ns_explore_fail(err, "%s", e);
+      rc = ns_seterr(err, "%s", e);
     free(head);
     if (rc) {
       ns_file_map_close(m);
@@ -390,7 +386,7 @@ static int map_window(ns_file_map *m, unsigned long long off, size_t len, char *
   flags |= MAP_POPULATE;
 #endif
   void *w = mmap(NULL, (size_t)(end - start), PROT_READ, flags, m->fd, (off_t)start);
-  if (w == MAP_FAILED) return ns_explore_fail(err, "cannot map the file: %s", strerror(errno));
+  if (w == MAP_FAILED) return ns_seterr(err, "cannot map the file: %s", strerror(errno));
 #ifdef POSIX_MADV_SEQUENTIAL
   posix_madvise(w, (size_t)(end - start), POSIX_MADV_SEQUENTIAL);
 #endif
@@ -483,16 +479,16 @@ void ns_file_map_decode(const ns_file_map *m, const void *bytes, size_t len, dou
 
 const void *ns_file_map_bytes(ns_file_map *m, size_t first, size_t len, char *err) {
   if (!m) {
-    ns_explore_fail(err, "no map");
+    ns_seterr(err, "no map");
     return NULL;
   }
   if (first > m->n || len > m->n - first) {
-    ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len, m->n);
+    ns_seterr(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len, m->n);
     return NULL;
   }
   if (m->t) return (const unsigned char *)m->t->data + first * m->elem_size;
   if (len > NS_FILE_MAP_SPAN / m->elem_size) {
-    ns_explore_fail(err, "%zu elements are more than one mapping holds", len);
+    ns_seterr(err, "%zu elements are more than one mapping holds", len);
     return NULL;
   }
   unsigned long long off = m->data_offset + (unsigned long long)first * m->elem_size;
@@ -502,10 +498,10 @@ const void *ns_file_map_bytes(ns_file_map *m, size_t first, size_t len, char *er
 
 int ns_file_map_pread(const ns_file_map *m, size_t first, size_t len, void *raw, double *out,
                       char *err) {
-  if (!m || (len && (!out || !raw))) return ns_explore_fail(err, "no map or buffer");
+  if (!m || (len && (!out || !raw))) return ns_seterr(err, "no map or buffer");
   if (first > m->n || len > m->n - first)
-    return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
-                           m->n);
+    return ns_seterr(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
+                     m->n);
   if (m->t) {
     ns_tensor_read_range(m->t, first, len, out);
     return 0;
@@ -517,10 +513,10 @@ int ns_file_map_pread(const ns_file_map *m, size_t first, size_t len, void *raw,
 }
 
 int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char *err) {
-  if (!m || (len && !out)) return ns_explore_fail(err, "no map or buffer");
+  if (!m || (len && !out)) return ns_seterr(err, "no map or buffer");
   if (first > m->n || len > m->n - first)
-    return ns_explore_fail(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
-                           m->n);
+    return ns_seterr(err, "elements %zu..%zu are beyond the tensor's %zu", first, first + len,
+                     m->n);
   if (m->t) {
     ns_tensor_read_range(m->t, first, len, out);
     return 0;
@@ -536,7 +532,7 @@ int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char
         if (!ns_npy_value_exact(&m->info, q)) {
           char e[NS_ERRLEN];
           ns_npy_inexact_error(&m->info, q, first + i, e);
-          return ns_explore_fail(err, "%s%s%s", m->name, m->name[0] ? ": " : "", e);
+          return ns_seterr(err, "%s%s%s", m->name, m->name[0] ? ": " : "", e);
         }
       }
     ns_file_map_decode(m, p, step, out);
@@ -549,21 +545,21 @@ int ns_file_map_read(ns_file_map *m, size_t first, size_t len, double *out, char
 
 ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err) {
   if (!m) {
-    ns_explore_fail(err, "no map");
+    ns_seterr(err, "no map");
     return NULL;
   }
   if (m->t) return ns_tensor_copy(m->t);
   char e[NS_ERRLEN] = "";
   ns_tensor *t = ns_tensor_new(m->rank, m->shape, m->dtype, e);
   if (!t) {
-    ns_explore_fail(err, "%s", e);
+    ns_seterr(err, "%s", e);
     return NULL;
   }
   size_t chunk = 1 << 16;
   double *buf = malloc(chunk * sizeof *buf);
   if (!buf) {
     ns_tensor_free(t);
-    ns_explore_fail(err, "out of memory");
+    ns_seterr(err, "out of memory");
     return NULL;
   }
   for (size_t i = 0; i < m->n; i += chunk) {
@@ -586,10 +582,9 @@ ns_tensor *ns_file_map_tensor(ns_file_map *m, char *err) {
 int ns_file_save(const char *path, const ns_tensor *t, char *err) {
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN)
-    return ns_explore_fail(err,
-                           "unknown file type (the name must end in .npy, .csv or .safetensors)");
+    return ns_seterr(err, "unknown file type (the name must end in .npy, .csv or .safetensors)");
   if (k == NS_FILE_CSV && t->rank > 2)
-    return ns_explore_fail(err, "CSV holds rank 1 or 2 tensors, got rank %d (use .npy)", t->rank);
+    return ns_seterr(err, "CSV holds rank 1 or 2 tensors, got rank %d (use .npy)", t->rank);
   size_t len = 0;
   char e[NS_ERRLEN] = "";
   void *data;
@@ -602,7 +597,7 @@ int ns_file_save(const char *path, const ns_tensor *t, char *err) {
     data = ns_csv_serialize(t, e);
     if (data) len = strlen(data);
   }
-  if (!data) return ns_explore_fail(err, "%s", e[0] ? e : "cannot serialize the tensor");
+  if (!data) return ns_seterr(err, "%s", e[0] ? e : "cannot serialize the tensor");
   int rc = ns_file_write_atomic(path, data, len, err);
   free(data);
   return rc;
@@ -654,18 +649,18 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
 
 int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
                               char *err) {
-  if (!path || !path[0]) return ns_explore_fail(err, "no path");
-  if (len && !data) return ns_explore_fail(err, "no data");
-  if (mode & ~0777u) return ns_explore_fail(err, "mode %o is not a file permission", mode);
+  if (!path || !path[0]) return ns_seterr(err, "no path");
+  if (len && !data) return ns_seterr(err, "no data");
+  if (mode & ~0777u) return ns_seterr(err, "mode %o is not a file permission", mode);
   size_t n = strlen(path);
   char *tmp = malloc(n + 16);
-  if (!tmp) return ns_explore_fail(err, "out of memory");
+  if (!tmp) return ns_seterr(err, "out of memory");
   snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
   int fd = mkstemp(tmp);
   if (fd < 0) {
     int e = errno;
     free(tmp);
-    return ns_explore_fail(err, "cannot create a temporary file beside it: %s", strerror(e));
+    return ns_seterr(err, "cannot create a temporary file beside it: %s", strerror(e));
   }
   const char *p = data;
   size_t left = len;
@@ -690,14 +685,14 @@ int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, un
   if (e) {
     unlink(tmp);
     free(tmp);
-    return ns_explore_fail(err, "write error: %s", strerror(e));
+    return ns_seterr(err, "write error: %s", strerror(e));
   }
   free(tmp);
   if ((e = sync_folder(path)) != 0)
-    return ns_explore_fail(err,
-                           "written, but its folder cannot be synced (the new name may "
-                           "not survive a crash): %s",
-                           strerror(e));
+    return ns_seterr(err,
+                     "written, but its folder cannot be synced (the new name may "
+                     "not survive a crash): %s",
+                     strerror(e));
   return 0;
 }
 
@@ -715,7 +710,7 @@ const char *ns_file_state_dir(char *buf, size_t len) {
 int ns_file_mkdirs(const char *dir, char *err) {
   size_t n = strlen(dir);
   char *p = malloc(n + 1);
-  if (!p) return ns_explore_fail(err, "out of memory");
+  if (!p) return ns_seterr(err, "out of memory");
   memcpy(p, dir, n + 1);
   for (char *c = p + 1;; c++) {
     if (*c == '/' || *c == 0) {
@@ -723,7 +718,7 @@ int ns_file_mkdirs(const char *dir, char *err) {
       *c = 0;
       if (mkdir(p, 0700) != 0 && errno != EEXIST) {
         int e = errno;
-        ns_explore_fail(err, "cannot create %s: %s", p, strerror(e));
+        ns_seterr(err, "cannot create %s: %s", p, strerror(e));
         free(p);
         return -1;
       }

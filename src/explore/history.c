@@ -91,7 +91,7 @@ static int stack_push(ns_history_step **v, size_t *n, size_t depth, ns_history_s
   ns_history_step *nv = ns_mem_realloc(*v, (*n + 1) * sizeof **v);
   if (!nv) {
     step_free(st);
-    return ns_explore_fail(err, "out of memory recording the undo step");
+    return ns_seterr(err, "out of memory recording the undo step");
   }
   *v = nv;
   nv[(*n)++] = *st;
@@ -239,7 +239,7 @@ int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *
     if (!nv) {
       (void)step_swap(&st, s);
       step_free(&st);
-      return ns_explore_fail(err, "no memory to record the undo step (nothing changed)");
+      return ns_seterr(err, "no memory to record the undo step (nothing changed)");
     }
     h->undo = nv;
   }
@@ -250,8 +250,7 @@ int ns_history_apply(ns_history *h, ns_state *s, const ns_state_patch *p, char *
 
 int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) {
   if (!h || !s || i >= s->x->n)
-    return ns_explore_fail(err, "x: element %zu does not exist (%zu elements)", i + 1,
-                           s ? s->x->n : 0);
+    return ns_seterr(err, "x: element %zu does not exist (%zu elements)", i + 1, s ? s->x->n : 0);
   ns_history_step st;
   memset(&st, 0, sizeof st);
   size_t es = ns_dtype_size(s->x->dtype);
@@ -259,11 +258,11 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
   st.dx_val = ns_mem_alloc(es);
   if (!st.dx_idx || !st.dx_val) {
     step_free(&st);
-    return ns_explore_fail(err, "x: out of memory");
+    return ns_seterr(err, "x: out of memory");
   }
   if (ns_tensor_unshare(&s->x) != 0) { /* others hold this x: a copy of its own first */
     step_free(&st);
-    return ns_explore_fail(err, "x: out of memory");
+    return ns_seterr(err, "x: out of memory");
   }
   unsigned char *at = (unsigned char *)s->x->data + i * es;
   memcpy(st.dx_val, at, es);
@@ -285,7 +284,7 @@ int ns_history_set_x(ns_history *h, ns_state *s, size_t i, double v, char *err) 
       memcpy(at, st.dx_val, es);
       ns_state_stamp_x_at(s, &i, 1);
       step_free(&st);
-      return ns_explore_fail(err, "x: out of memory");
+      return ns_seterr(err, "x: out of memory");
     }
     none[0] = 0;
     st.v.source = s->source;

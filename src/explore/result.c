@@ -836,7 +836,7 @@ static void batch_probe(const ns_state *s, ns_result *r, char *err, int *rc) {
   r->flip = calloc(D, 1);
   double *v = malloc(B * D * sizeof *v), *yb = malloc(B * D * sizeof *yb);
   if (!r->bn || !r->ln || !r->target_now || !r->target_base || !r->flip || !v || !yb) {
-    *rc = ns_explore_fail(err, "batch panel: out of memory");
+    *rc = ns_seterr(err, "batch panel: out of memory");
     goto out;
   }
   ns_tensor_read(s->batch, v);
@@ -909,7 +909,7 @@ static int estimators(const ns_state *s, ns_running runs[3], const double *ytrue
     est->var = malloc(D * sizeof *est->var);
     est->y = malloc(E * D * sizeof *est->y);
     if (!est->mean || !est->var || !est->y) {
-      ns_explore_fail(err, "train/eval panel: out of memory");
+      ns_seterr(err, "train/eval panel: out of memory");
       return -1;
     }
     memcpy(est->mean, runs[k].mean, D * sizeof *est->mean);
@@ -956,7 +956,7 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
   int rc = -1;
   if (!bx || !bm || !r->eval_x || !r->eval_y || !r->eval_mean || !r->eval_var || (!rng && !bv) ||
       (rng && !ytrue)) {
-    ns_explore_fail(err, "train/eval panel: out of memory");
+    ns_seterr(err, "train/eval panel: out of memory");
     goto out;
   }
   if (bv) ns_tensor_read(s->batch, bv);
@@ -965,7 +965,7 @@ static int train_probe(const ns_state *s, ns_result *r, char *err) {
     r->trace_mean[k] = malloc(nb * sizeof *r->trace_mean[k]);
     r->trace_var[k] = malloc(nb * sizeof *r->trace_var[k]);
     if (!r->trace_mean[k] || !r->trace_var[k]) {
-      ns_explore_fail(err, "train/eval panel: out of memory");
+      ns_seterr(err, "train/eval panel: out of memory");
       goto out;
     }
   }
@@ -1063,7 +1063,7 @@ static ns_tensor *affine_copy(const ns_tensor *x, const double *xv, double a, do
   size_t shape[4], n = probe_slice(x, &rank, shape);
   double *v = malloc(n * sizeof *v);
   if (!v) {
-    ns_explore_fail(err, "out of memory");
+    ns_seterr(err, "out of memory");
     return NULL;
   }
   for (size_t i = 0; i < n; i++) v[i] = a * xv[i] + b;
@@ -1253,7 +1253,7 @@ static const ns_tensor *probe_mask(const ns_tensor *mask, const ns_tensor *t, ns
   shape[0] = t->shape[0];
   double *v = malloc(mask->n * sizeof *v);
   if (!v) {
-    ns_explore_fail(err, "out of memory");
+    ns_seterr(err, "out of memory");
     return NULL;
   }
   ns_tensor_read(mask, v); /* row-major: the leading rows come first */
@@ -1419,7 +1419,7 @@ static int masked_y_moments(const ns_tensor *x, const ns_spec *spec, ns_result *
   double *yv = malloc(n * sizeof *yv);
   unsigned char *keep = malloc(n);
   if (!yv || !keep || ns_mask_expand(spec->mask, x->rank, x->shape, keep, err) != 0) {
-    if (!yv || !keep) ns_explore_fail(err, "out of memory");
+    if (!yv || !keep) ns_seterr(err, "out of memory");
     free(keep), free(yv);
     return -1;
   }
@@ -1580,7 +1580,7 @@ static double *leading_values(const ns_tensor *x, char *err) {
   if (lead < prec) lead = prec;
   double *xv = malloc(lead * sizeof *xv);
   if (!xv) {
-    ns_explore_fail(err, "out of memory reading x");
+    ns_seterr(err, "out of memory reading x");
     return NULL;
   }
   read_range(x, 0, lead, xv);
@@ -1625,7 +1625,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
   if (parts & NS_PART_INPUT) {
     int values_only = c->valid && xdiff == NS_FIELDBIT(NS_F_X) && r->norm.y;
     if (find_edit(c, s, values_only ? &r->norm.plan : NULL, &ed) != 0 || ensure_chunks(c, n) != 0) {
-      ns_explore_fail(err, "out of memory");
+      ns_seterr(err, "out of memory");
       goto out;
     }
   }

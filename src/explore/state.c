@@ -187,7 +187,7 @@ int ns_state_init(ns_state *s, char *err) {
   s->source = dup_string("");
   if (!s->x || !s->batch || !s->baseline || !s->source) {
     ns_state_free(s);
-    return ns_explore_fail(err, "out of memory");
+    return ns_seterr(err, "out of memory");
   }
   return 0;
 }
@@ -276,7 +276,7 @@ int ns_state_copy(ns_state *dst, const ns_state *src, char *err) {
   }
   if (bad) {
     ns_state_free(dst);
-    return ns_explore_fail(err, "out of memory copying the explorer state");
+    return ns_seterr(err, "out of memory copying the explorer state");
   }
   return 0;
 }
@@ -424,16 +424,15 @@ static void keep_replaced(ns_state *s, const ns_state *c, ns_state *old, ns_fiel
 int ns_field_range_fail(const ns_field_desc *d, double v, char *err) {
   if (d->type == NS_FT_INT) {
     if (d->lo == d->hi - 1)
-      return ns_explore_fail(err, "%s: must be %g or %g, got %g", d->name, d->lo, d->hi, v);
-    if (d->hi >= (1 << 30))
-      return ns_explore_fail(err, "%s: must be >= %g, got %g", d->name, d->lo, v);
-    return ns_explore_fail(err, "%s: must be %g to %g, got %g", d->name, d->lo, d->hi, v);
+      return ns_seterr(err, "%s: must be %g or %g, got %g", d->name, d->lo, d->hi, v);
+    if (d->hi >= (1 << 30)) return ns_seterr(err, "%s: must be >= %g, got %g", d->name, d->lo, v);
+    return ns_seterr(err, "%s: must be %g to %g, got %g", d->name, d->lo, d->hi, v);
   }
-  if (d->lo == -HUGE_VAL) return ns_explore_fail(err, "%s: must be finite, got %g", d->name, v);
+  if (d->lo == -HUGE_VAL) return ns_seterr(err, "%s: must be finite, got %g", d->name, v);
   if (d->hi == HUGE_VAL)
-    return ns_explore_fail(err, "%s: must be finite and >= %g, got %g", d->name, d->lo, v);
-  return ns_explore_fail(err, "%s: must be in %s%g, %g], got %g", d->name,
-                         d->flags & NS_FF_OPEN_LO ? "(" : "[", d->lo, d->hi, v);
+    return ns_seterr(err, "%s: must be finite and >= %g, got %g", d->name, d->lo, v);
+  return ns_seterr(err, "%s: must be in %s%g, %g], got %g", d->name,
+                   d->flags & NS_FF_OPEN_LO ? "(" : "[", d->lo, d->hi, v);
 }
 
 /* Checks field f's value in the patch by its type and puts it into the candidate c (arrays
@@ -449,15 +448,15 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     while (d->names[n]) n++;
     if (k < ((d->flags & NS_FF_DEFAULT) ? -1 : 0) || k >= n) {
       char list[160];
-      return ns_explore_fail(err, "%s: unknown choice %d (%s%s)", d->name, k,
-                             ns_choice_list(d->names, list, sizeof list),
-                             (d->flags & NS_FF_DEFAULT) ? ", default" : "");
+      return ns_seterr(err, "%s: unknown choice %d (%s%s)", d->name, k,
+                       ns_choice_list(d->names, list, sizeof list),
+                       (d->flags & NS_FF_DEFAULT) ? ", default" : "");
     }
     break;
   }
   case NS_FT_TRIBOOL:
     if (get_int(v, d) < -1 || get_int(v, d) > 1)
-      return ns_explore_fail(err, "%s: must be true, false or default", d->name);
+      return ns_seterr(err, "%s: must be true, false or default", d->name);
     break;
   case NS_FT_INT:
     if (get_int(v, d) < d->lo || get_int(v, d) > d->hi)
@@ -471,14 +470,14 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
   }
   case NS_FT_MOMENTUM:
     if (!v->cumulative && !(v->momentum > d->lo && v->momentum <= d->hi))
-      return ns_explore_fail(err, "%s: must be in (0, 1] or false (cumulative average), got %g",
-                             d->name, v->momentum);
+      return ns_seterr(err, "%s: must be in (0, 1] or false (cumulative average), got %g", d->name,
+                       v->momentum);
     c->cumulative = v->cumulative ? 1 : 0;
     if (!v->cumulative) c->momentum = v->momentum; /* cumulative keeps the momentum */
     return 0;
   case NS_FT_AXES:
     if (*CAT(v, unsigned, d->off) >= (1u << NS_MAXRANK))
-      return ns_explore_fail(err, "%s: only axes 1 to %d exist", d->name, NS_MAXRANK);
+      return ns_seterr(err, "%s: only axes 1 to %d exist", d->name, NS_MAXRANK);
     break;
   case NS_FT_SEED:
     break;
@@ -488,9 +487,8 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
       *AT(c, ns_tensor *, d->off) = NULL; /* back to the derived one */
       return 0;
     }
-    if (!t) return ns_explore_fail(err, "%s: missing tensor", d->name);
-    if (ns_shape_check(t->rank, t->shape, e) != 0)
-      return ns_explore_fail(err, "%s: %s", d->name, e);
+    if (!t) return ns_seterr(err, "%s: missing tensor", d->name);
+    if (ns_shape_check(t->rank, t->shape, e) != 0) return ns_seterr(err, "%s: %s", d->name, e);
     if (t == *CAT(s, ns_tensor *, d->off)) return 0;  /* unchanged (a patch of the state) */
     *AT(c, ns_tensor *, d->off) = ns_tensor_share(t); /* copy-on-write: no second copy */
     return 0;
@@ -499,7 +497,7 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     const char *t = *CAT(v, char *, d->off);
     if (t == *CAT(s, char *, d->off)) return 0;
     char *cp = dup_string(t);
-    if (!cp) return ns_explore_fail(err, "%s: out of memory", d->name);
+    if (!cp) return ns_seterr(err, "%s: out of memory", d->name);
     *AT(c, char *, d->off) = cp;
     return 0;
   }
@@ -507,13 +505,13 @@ static int take_field(ns_state *c, const ns_state *s, const ns_state_patch *p, n
     const double *a = *CAT(v, double *, d->off);
     size_t n = count_of(v, d);
     if (!a && (d->flags & NS_FF_FALSE_RESETS)) return 0; /* derived below */
-    if (n && !a) return ns_explore_fail(err, "%s: missing values", d->name);
+    if (n && !a) return ns_seterr(err, "%s: missing values", d->name);
     for (size_t i = 0; i < n; i++)
       if (!isfinite(a[i]))
-        return ns_explore_fail(err, "%s: element %zu is not finite (%g)", d->name, i + 1, a[i]);
+        return ns_seterr(err, "%s: element %zu is not finite (%g)", d->name, i + 1, a[i]);
     if (a == *CAT(s, double *, d->off) && n == count_of(s, d)) return 0;
     double *cp = dup_doubles(a, n);
-    if (n && !cp) return ns_explore_fail(err, "%s: out of memory", d->name);
+    if (n && !cp) return ns_seterr(err, "%s: out of memory", d->name);
     *AT(c, double *, d->off) = cp;
     *AT(c, size_t, d->count) = n;
     return 0;
@@ -543,19 +541,19 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
   if (c->axes & ~rank_mask) {
     int k = 0;
     while (!((c->axes >> k) & 1u) || ((rank_mask >> k) & 1u)) k++;
-    return ns_explore_fail(err, "%s: axis %d is beyond x's rank %d",
-                           ns_patch_has(p, NS_F_AXES) ? "axes" : who, k + 1, c->x->rank);
+    return ns_seterr(err, "%s: axis %d is beyond x's rank %d",
+                     ns_patch_has(p, NS_F_AXES) ? "axes" : who, k + 1, c->x->rank);
   }
   ns_norm_plan plan;
   memset(&plan, 0, sizeof plan);
   if (ns_norm_plan_shape(c->x->rank, c->x->shape, &spec, &plan, e) != 0)
-    return ns_explore_fail(err, "%s: %s", who, e[0] ? e : "does not fit x");
+    return ns_seterr(err, "%s: %s", who, e[0] ? e : "does not fit x");
   size_t naff = plan.naffine;
   ns_norm_plan_free(&plan);
   if (c->mask && ns_mask_check(c->mask, c->x->rank, c->x->shape, e) != 0) {
-    if (ns_patch_has(p, NS_F_MASK)) return ns_explore_fail(err, "%s", e);
-    return ns_explore_fail(err, "%s: does not fit the mask (%s; set mask too, or mask = false)",
-                           who, e + 6); /* e: "mask: ..." */
+    if (ns_patch_has(p, NS_F_MASK)) return ns_seterr(err, "%s", e);
+    return ns_seterr(err, "%s: does not fit the mask (%s; set mask too, or mask = false)", who,
+                     e + 6); /* e: "mask: ..." */
   }
   static const ns_field aff[2] = {NS_F_GAMMA, NS_F_BETA};
   for (int i = 0; i < 2; i++) {
@@ -563,9 +561,9 @@ static int check_spec(const ns_state *c, const ns_state_patch *p, char *err) {
     size_t n = count_of(c, d);
     if (n <= 1 || n == naff) continue;
     if (ns_patch_has(p, aff[i]))
-      return ns_explore_fail(err, "%s: has %zu values, x needs 1 or %zu", d->name, n, naff);
-    return ns_explore_fail(err, "%s: %s has %zu values but would need 1 or %zu (set %s too)", who,
-                           d->name, n, naff, d->name);
+      return ns_seterr(err, "%s: has %zu values, x needs 1 or %zu", d->name, n, naff);
+    return ns_seterr(err, "%s: %s has %zu values but would need 1 or %zu (set %s too)", who,
+                     d->name, n, naff, d->name);
   }
   return 0;
 }
@@ -575,27 +573,26 @@ static int check_batch(ns_state *c, const ns_state *s, char *err) {
   const ns_tensor *b = c->batch;
   char e[NS_ERRLEN];
   if (b->rank != 2)
-    return ns_explore_fail(
+    return ns_seterr(
         err, "batch: must be a matrix (rows = examples, columns = features), got rank %d", b->rank);
   if (b->shape[0] < 2)
-    return ns_explore_fail(err, "batch: needs at least 2 rows (examples), got %zu", b->shape[0]);
+    return ns_seterr(err, "batch: needs at least 2 rows (examples), got %zu", b->shape[0]);
   if (b->n > NS_EXPLORE_MAX_BATCH_ELEMS)
-    return ns_explore_fail(err, "batch: at most %d elements, got %zu", NS_EXPLORE_MAX_BATCH_ELEMS,
-                           b->n);
+    return ns_seterr(err, "batch: at most %d elements, got %zu", NS_EXPLORE_MAX_BATCH_ELEMS, b->n);
   double *v = malloc(b->n * sizeof *v);
-  if (!v) return ns_explore_fail(err, "batch: out of memory");
+  if (!v) return ns_seterr(err, "batch: out of memory");
   ns_tensor_read(b, v);
   for (size_t i = 0; i < b->n; i++)
     if (!isfinite(v[i])) {
       free(v);
-      return ns_explore_fail(err, "batch: element (%zu,%zu) is not finite", i / b->shape[1] + 1,
-                             i % b->shape[1] + 1);
+      return ns_seterr(err, "batch: element (%zu,%zu) is not finite", i / b->shape[1] + 1,
+                       i % b->shape[1] + 1);
     }
   if (b->dtype != NS_FP64) {
     ns_tensor *t = ns_tensor_from(2, b->shape, NS_FP64, v, e);
     if (!t) {
       free(v);
-      return ns_explore_fail(err, "batch: %s", e);
+      return ns_seterr(err, "batch: %s", e);
     }
     if (c->batch != s->batch) ns_tensor_free(c->batch);
     c->batch = t;
@@ -608,7 +605,7 @@ static int check_batch(ns_state *c, const ns_state *s, char *err) {
 static int check_finite_tensor(const char *what, const ns_tensor *t, char *err) {
   for (size_t i = 0; i < t->n; i++)
     if (!isfinite(ns_tensor_get(t, i)))
-      return ns_explore_fail(err, "%s: element %zu is not finite", what, i + 1);
+      return ns_seterr(err, "%s: element %zu is not finite", what, i + 1);
   return 0;
 }
 
@@ -618,7 +615,7 @@ int ns_state_apply(ns_state *s, const ns_state_patch *p, char *err) {
 
 int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_fieldset *replaced,
                         char *err) {
-  if (p->set & ~NS_ALLFIELDS) return ns_explore_fail(err, "patch: unknown field bit");
+  if (p->set & ~NS_ALLFIELDS) return ns_seterr(err, "patch: unknown field bit");
   ns_state c = *s; /* shares s's arrays until a field replaces one */
   int rc = -1;
 
@@ -629,7 +626,7 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
   if (ns_patch_has(p, NS_F_X) && !ns_patch_has(p, NS_F_SOURCE) && c.x != s->x && s->source &&
       s->source[0]) {
     if (!(c.source = dup_string(""))) {
-      ns_explore_fail(err, "source: out of memory");
+      ns_seterr(err, "source: out of memory");
       goto out;
     }
   }
@@ -645,8 +642,8 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
   }
   if (c.W && c.W != s->W) {
     if (c.W->rank != 2 || c.W->shape[0] != c.W->shape[1]) {
-      ns_explore_fail(err, "W: must be a square matrix (n x n over x, or D x D per row), got %s",
-                      c.W->rank != 2 ? "another rank" : "a non-square matrix");
+      ns_seterr(err, "W: must be a square matrix (n x n over x, or D x D per row), got %s",
+                c.W->rank != 2 ? "another rank" : "a non-square matrix");
       goto out;
     }
     if (check_finite_tensor("W", c.W, err) != 0) goto out;
@@ -655,28 +652,28 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
     goto out;
   size_t B = c.batch->shape[0], D = c.batch->shape[1];
   if ((size_t)c.target > B) {
-    ns_explore_fail(err, "target: row %d is outside the batch (rows 1 to %zu)", c.target, B);
+    ns_seterr(err, "target: row %d is outside the batch (rows 1 to %zu)", c.target, B);
     goto out;
   }
   if ((size_t)c.companion > B) {
-    ns_explore_fail(err, "companion: row %d is outside the batch (rows 1 to %zu)", c.companion, B);
+    ns_seterr(err, "companion: row %d is outside the batch (rows 1 to %zu)", c.companion, B);
     goto out;
   }
   if (c.target == c.companion) {
-    ns_explore_fail(err, "%s: target and companion must be different rows (both %d)",
-                    ns_patch_has(p, NS_F_COMPANION) ? "companion" : "target", c.target);
+    ns_seterr(err, "%s: target and companion must be different rows (both %d)",
+              ns_patch_has(p, NS_F_COMPANION) ? "companion" : "target", c.target);
     goto out;
   }
   int given_baseline = ns_patch_has(p, NS_F_BASELINE) && p->v.baseline;
   if (given_baseline) {
     if (c.nbaseline != D) {
-      ns_explore_fail(err, "baseline: has %zu values, the batch has %zu columns", c.nbaseline, D);
+      ns_seterr(err, "baseline: has %zu values, the batch has %zu columns", c.nbaseline, D);
       goto out;
     }
   } else if (reset_baseline || ns_patch_has(p, NS_F_BASELINE)) {
     double *row = malloc(D * sizeof *row);
     if (!row) {
-      ns_explore_fail(err, "baseline: out of memory");
+      ns_seterr(err, "baseline: out of memory");
       goto out;
     }
     for (size_t j = 0; j < D; j++)
@@ -686,9 +683,9 @@ int ns_state_apply_keep(ns_state *s, const ns_state_patch *p, ns_state *old, ns_
     c.nbaseline = D;
   }
   if ((double)c.train_batches * (double)c.batch_size > 1e6) {
-    ns_explore_fail(err, "%s: train_batches * batch_size must be at most 1000000, got %d * %d",
-                    ns_patch_has(p, NS_F_BATCH_SIZE) ? "batch_size" : "train_batches",
-                    c.train_batches, c.batch_size);
+    ns_seterr(err, "%s: train_batches * batch_size must be at most 1000000, got %d * %d",
+              ns_patch_has(p, NS_F_BATCH_SIZE) ? "batch_size" : "train_batches", c.train_batches,
+              c.batch_size);
     goto out;
   }
   rc = 0;
@@ -907,7 +904,7 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
   sb_printf(&sb, "}\n");
   if (sb.oom) {
     free(sb.b);
-    ns_explore_fail(err, "out of memory writing the state");
+    ns_seterr(err, "out of memory writing the state");
     return NULL;
   }
   return sb.b;

@@ -8,10 +8,8 @@
 #include "core/err.h"
 #include "explore/state.h"
 
-/* The explorer reports errors as the core does: ns_seterr fills err and returns -1
- *   return ns_explore_fail(err, "eps must be > 0");
- * ns_explore_fail is its older name, kept so the call sites read the same. */
-#define ns_explore_fail ns_seterr
+/* The explorer reports errors as the core does: ns_seterr (core/err.h) fills err and
+ * returns -1, as in `return ns_seterr(err, "eps must be > 0");`. */
 
 /* ns_state_apply that, on success, moves into *old (when not NULL) the values s had: its
  * scalars, and the arrays the patch replaced (owned by old, their fields in *replaced;
