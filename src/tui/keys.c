@@ -64,11 +64,11 @@ static void focus(app *a, tui_panel p) {
   clamp_cursor(a);
 }
 
-/* Typing and Enter work on the input unless the batch panel has the focus. */
+/* Typing and Enter work on the focused panel's cells (the input's, the batch's, or the
+ * output's, which shares the input's cursor); elsewhere on the input. */
 static void matrix_focus(app *a) {
-  tui_panel f = a->view.focus;
-  if (f != TUI_PANEL_INPUT && f != TUI_PANEL_BATCH && f != TUI_PANEL_OUTPUT)
-    focus(a, TUI_PANEL_INPUT);
+  tui_nav nav = tui_panels[a->view.focus].nav;
+  if (nav != TUI_NAV_CELLS && nav != TUI_NAV_FLAT) focus(a, TUI_PANEL_INPUT);
 }
 
 static size_t cursor_index(const app *a) {
@@ -861,7 +861,7 @@ static unsigned key_edit(app *a, int code, unsigned ch) {
 /* ---- the mouse ---- */
 
 static unsigned wheel(app *a, int p, int down) {
-  if (p < 0 || p == TUI_PANEL_TRAIN || p == TUI_PANEL_PRECISION) {
+  if (p < 0 || tui_panels[p].nav == TUI_NAV_NONE) { /* nothing to move: the Lua output */
     tui_prompt_scroll(a->prompt, down ? -3 : 3);
     return TUI_R_NONE;
   }
@@ -891,7 +891,7 @@ static unsigned mouse(app *a) {
   focus(a, (tui_panel)p);
   tui_rect r = a->lay.panel[p];
   /* a click on a cell of the input or of the batch moves the cursor there */
-  if (!((p == TUI_PANEL_INPUT || p == TUI_PANEL_BATCH) && r.h > 0 && ev.y > r.y)) return TUI_R_NONE;
+  if (!(tui_panels[p].nav == TUI_NAV_CELLS && r.h > 0 && ev.y > r.y)) return TUI_R_NONE;
   size_t rows, cols;
   grid(a, &rows, &cols);
   int lab, cw, per;
