@@ -7,7 +7,7 @@ libnsexplore_la_SOURCES = \
 	src/explore/state.c src/explore/state.h \
 	src/explore/history.c src/explore/history.h \
 	src/explore/edit.c src/explore/edit.h \
-	src/explore/result.c src/explore/result.h src/explore/probes.c \
+	src/explore/result.c src/explore/result.h src/explore/result_clear.c src/explore/probes.c \
 	src/explore/file.c src/explore/file.h \
 	src/explore/textout.c src/explore/textout.h \
 	src/explore/panelfig.c src/explore/panelfig.h

@@ -18,79 +18,33 @@
 
 /* ---------------------------------------------------------------- compute */
 
-/* Each part of the result frees and zeroes what it owns, so a part can be recomputed
- * while the others are kept; every member is cleared, freed and moved by its NS_RESULT row
- * (result.h), never by name. */
-
-/* Frees the pointers of a MEM member (one, or an array of them). */
-static void free_pointers(void *m, size_t size) {
-  for (size_t i = 0; i + sizeof(void *) <= size; i += sizeof(void *)) {
-    void *q;
-    memcpy(&q, (char *)m + i, sizeof q);
-    free(q);
-  }
-}
-
-static void free_estimators(ns_estimator *e, size_t n) {
-  for (size_t k = 0; k < n; k++) {
-    free(e[k].mean);
-    free(e[k].var);
-    free(e[k].y);
-  }
-}
-
-/* clang-format off */
-#define CLEAR_VAL(m) memset(&r->m, 0, sizeof r->m);
-#define CLEAR_KEEP(m)
-#define CLEAR_ONE(m) r->m = 1;
-#define CLEAR_NAN_(m) r->m = NAN;
-#define CLEAR_MEM(m) free_pointers(&r->m, sizeof r->m), memset(&r->m, 0, sizeof r->m);
-#define CLEAR_TENSOR(m) ns_tensor_free(r->m), r->m = NULL;
-#define CLEAR_NORM(m) ns_norm_result_free(&r->m);
-#define CLEAR_EST(m) free_estimators(r->m, sizeof r->m / sizeof r->m[0]), memset(r->m, 0, sizeof r->m);
-#define CLEAR_(part, own, type, m, dim)                                                            \
-  if (parts & NS_RP_##part) { CLEAR_##own(m) }
-/* clang-format on */
-/* Frees and resets the members of the given parts (NS_RP_* bits). */
-static void clear_parts(ns_result *r, unsigned parts) {
-  NS_RESULT(CLEAR_)
-}
-
 /* What the output part derives from r->norm (a renormalization of some statistics keeps
  * r->norm and recomputes these). */
 static void clear_output_derived(ns_result *r) {
-  clear_parts(r, NS_RP_OUTD);
+  ns_result_clear_parts(r, NS_RP_OUTD);
 }
 
 static void clear_closed(ns_result *r) {
-  clear_parts(r, NS_RP_CLOSED);
+  ns_result_clear_parts(r, NS_RP_CLOSED);
 }
 
 /* The full-Jacobian fields, what a job fills and ns_jac_job_apply moves into the screen's
  * result (jac_pending, the screen's own, stays). */
 static void clear_jac(ns_result *r) {
-  clear_parts(r, NS_RP_JAC | NS_RP_JACW);
+  ns_result_clear_parts(r, NS_RP_JAC | NS_RP_JACW);
 }
 
 static void clear_batch(ns_result *r) {
-  clear_parts(r, NS_RP_BATCH);
+  ns_result_clear_parts(r, NS_RP_BATCH);
 }
 
 static void clear_train(ns_result *r) {
-  clear_parts(r, NS_RP_TRAIN);
-}
-
-void ns_resid_clear(ns_result *r) {
-  clear_parts(r, NS_RP_RESID);
-}
-
-void ns_vjp_clear(ns_result *r) {
-  clear_parts(r, NS_RP_VJP);
+  ns_result_clear_parts(r, NS_RP_TRAIN);
 }
 
 void ns_result_free(ns_result *r) {
   if (!r) return;
-  clear_parts(r, NS_RP_ALL);
+  ns_result_clear_parts(r, NS_RP_ALL);
   memset(r, 0, sizeof *r);
 }
 
@@ -740,7 +694,7 @@ void ns_jac_job_cancel(ns_jac_job *j) {
   }
 /* clang-format on */
 static void move_parts(ns_result *dst, ns_result *src, unsigned parts) {
-  clear_parts(dst, parts);
+  ns_result_clear_parts(dst, parts);
   NS_RESULT(MOVE_)
 }
 
@@ -764,7 +718,7 @@ int ns_jac_job_apply(ns_jac_job *j, const ns_explore_cache *c, ns_result *r) {
     }
   }
   if (j->full && r->jac_pending) {
-    clear_parts(r, NS_RP_JACW);
+    ns_result_clear_parts(r, NS_RP_JACW);
     move_parts(r, &j->part, NS_RP_JAC);
     ns_vjp_check_jtg(r); /* the backward pass is checked against J^T g once J is here */
   }

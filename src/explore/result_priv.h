@@ -10,7 +10,9 @@
  * had, then fills its fields or its skip reason. */
 void ns_resid_part(const ns_state *s, const ns_spec *spec, ns_result *r);
 void ns_vjp_part(const ns_state *s, const ns_spec *spec, ns_result *r);
-/* Free and reset those parts' members (result.c, from NS_RESULT). */
+/* Frees and resets the members of the given parts (NS_RP_* bits), walking NS_RESULT
+ * (result_clear.c); the two below are its residual and backward parts. */
+void ns_result_clear_parts(ns_result *r, unsigned parts);
 void ns_resid_clear(ns_result *r);
 void ns_vjp_clear(ns_result *r);
 /* vjp_vs_jtg = max |dL/dx - J^T g| when both the backward pass and the full J are there,
