@@ -245,10 +245,8 @@ void tui_draw_xview_in(app *a, WINDOW *w, const tui_view *v) {
   }
 }
 
-/* The open experiment view fills the screen; the message line stays below. */
-static void draw_xview(app *a, const tui_view *v) {
-  werase(a->help);
-  tui_draw_xview_in(a, a->help, v);
+/* A full-screen view drawn into a->help: the message line below it, then shown. */
+static void show_full(app *a) {
   if (a->msg[0]) {
     wattrset(a->help, tui_attr(a->msg_style));
     mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
@@ -257,6 +255,13 @@ static void draw_xview(app *a, const tui_view *v) {
   curs_set(0);
   wnoutrefresh(a->help);
   doupdate();
+}
+
+/* The open experiment view fills the screen; the message line stays below. */
+static void draw_xview(app *a, const tui_view *v) {
+  werase(a->help);
+  tui_draw_xview_in(a, a->help, v);
+  show_full(a);
 }
 
 /* The screen is too small: say what it needs. */
@@ -291,14 +296,7 @@ static void draw_help_screen(app *a, const tui_view *v) {
 static void draw_figure_screen(app *a, const tui_view *v) {
   werase(a->help);
   tui_draw_figure(&a->st, &a->res, a->help, v);
-  if (a->msg[0]) {
-    wattrset(a->help, tui_attr(a->msg_style));
-    mvwaddnstr(a->help, LINES - 1, 2, a->msg, COLS - 4);
-    wattrset(a->help, A_NORMAL);
-  }
-  curs_set(0);
-  wnoutrefresh(a->help);
-  doupdate();
+  show_full(a);
 }
 
 /* The status line: the keys that work now. */
