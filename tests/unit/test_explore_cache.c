@@ -393,15 +393,20 @@ static const big_case big_cases[] = {
      0},
 };
 
+/* x's elements from an xorshift stream: uniform in [-2, width - 2) plus i mod period, so
+ * the statistics differ. */
+static void fill_xorshift(ns_tensor *x, uint64_t q, double width, size_t period) {
+  for (size_t i = 0; i < x->n; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * width - 2.0 + (double)(i % period));
+  }
+}
+
 static int big_state(ns_state *s, const big_case *bc, char *err) {
   size_t shape[4] = {5, 8, 48, 40}; /* 76800 values: 5 chunks of the display scan */
   ns_tensor *x = ns_tensor_new(4, shape, bc->xdt, err);
   if (!x) return -1;
-  uint64_t q = 0x9e3779b97f4a7c15ULL;
-  for (size_t i = 0; i < x->n; i++) {
-    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
-    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 6.0 - 2.0 + (double)(i % 7));
-  }
+  fill_xorshift(x, 0x9e3779b97f4a7c15ULL, 6.0, 7);
   ns_state_patch p;
   ns_patch_init(&p);
   p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_GROUPS) |
@@ -645,11 +650,7 @@ static void file_edits(void) {
     ns_state_free(&s);
     return;
   }
-  uint64_t q = 0x2545f4914f6cdd1dULL;
-  for (size_t i = 0; i < x->n; i++) {
-    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
-    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 4.0 - 2.0 + (double)(i % 5));
-  }
+  fill_xorshift(x, 0x2545f4914f6cdd1dULL, 4.0, 5);
   ns_state_patch p;
   ns_patch_init(&p);
   p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_DTYPE) | NS_FIELDBIT(NS_F_SOURCE);
