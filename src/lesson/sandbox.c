@@ -529,6 +529,9 @@ int lesson_sb_open(lua_State *L) {
   lua_getglobal(L, "table");
   nsl_bound_table(L, -1); /* move, insert, remove, concat, sort, unpack */
   lua_pop(L, 1);
+  lua_getglobal(L, "utf8");
+  nsl_bound_linear(L, -1); /* utf8.len and codepoint walk their string in C */
+  lua_pop(L, 1);
   lua_pushcfunction(L, sb_pcall);
   lua_setglobal(L, "pcall");
   lua_pushcfunction(L, sb_xpcall);

@@ -11,6 +11,10 @@
  * the budget lets it and no longer, whatever its shape. Plain finds charge the bytes they
  * compare.
  *
+ * The other string functions (upper, sub, byte, format...) pass over their arguments once:
+ * they charge those bytes, and so a loop of them on a large string sees Ctrl-C and the
+ * clock at every call rather than once per count hook.
+ *
  * table.move over a huge range, table.insert/remove under a __len that says 2^60, concat,
  * sort and unpack loop in C as well: they charge the elements they will visit first. */
 #include <ctype.h>
@@ -633,21 +637,6 @@ static int b_rep(lua_State *L) {
   return 1;
 }
 
-void nsl_bound_string(lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  static const luaL_Reg fns[] = {
-      {"find", b_find}, {"match", b_match}, {"gmatch", b_gmatch}, {"gsub", b_gsub}, {NULL, NULL}};
-  for (const luaL_Reg *r = fns; r->name; r++) {
-    lua_pushcfunction(L, r->func);
-    lua_setfield(L, idx, r->name);
-  }
-  lua_getfield(L, idx, "rep");
-  lua_pushcclosure(L, b_rep, 1);
-  lua_setfield(L, idx, "rep");
-}
-
-/* ------------------------------------------------------------------ table */
-
 /* The standard function (upvalue 1) called with the arguments as they are. Called from C
  * it has no name, so its argument errors say "to '?'": the name (upvalue 2) goes back in. */
 static int call_through(lua_State *L, int nres) {
@@ -662,6 +651,51 @@ static int call_through(lua_State *L, int nres) {
   }
   return nres == LUA_MULTRET ? lua_gettop(L) : nres;
 }
+
+/* Any other function of a bounded library (upper, lower, reverse, sub, byte, char, format,
+ * pack, unpack, len; utf8's): one pass in C over its arguments, so a unit per 16 of their
+ * bytes (a number counts as one), charged before it runs. The charge also looks at Ctrl-C
+ * and the clock, which a loop of such calls on a large string would otherwise escape until
+ * the next count hook, 1000 instructions and as many passes later. */
+static int b_linear(lua_State *L) {
+  double bytes = 0;
+  for (int i = 1, n = lua_gettop(L); i <= n; i++)
+    bytes += lua_type(L, i) == LUA_TSTRING ? (double)lua_rawlen(L, i) : 1;
+  nsl_charge(L, 1 + bytes / 16);
+  return call_through(L, LUA_MULTRET);
+}
+
+void nsl_bound_linear(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) { /* k v */
+    if (lua_type(L, -2) == LUA_TSTRING && lua_tocfunction(L, -1)) {
+      lua_pushvalue(L, -2);              /* k v k: the name, for call_through's messages */
+      lua_pushcclosure(L, b_linear, 2);  /* k wrapped */
+      lua_pushvalue(L, -2);              /* k wrapped k */
+      lua_insert(L, -2);                 /* k k wrapped */
+      lua_rawset(L, idx);                /* an existing field: the traversal goes on */
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+}
+
+void nsl_bound_string(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, idx, "rep"); /* the standard one, before it is wrapped */
+  nsl_bound_linear(L, idx);
+  lua_pushcclosure(L, b_rep, 1);
+  lua_setfield(L, idx, "rep");
+  static const luaL_Reg fns[] = {
+      {"find", b_find}, {"match", b_match}, {"gmatch", b_gmatch}, {"gsub", b_gsub}, {NULL, NULL}};
+  for (const luaL_Reg *r = fns; r->name; r++) {
+    lua_pushcfunction(L, r->func);
+    lua_setfield(L, idx, r->name);
+  }
+}
+
+/* ------------------------------------------------------------------ table */
 
 /* #t as the table functions read it (__len included), as a double (0 when not a number). */
 static double length_of(lua_State *L, int idx) {

@@ -63,9 +63,13 @@ void nsl_charge(lua_State *L, double units);
 
 /* nsl_bounded.c: the standard functions whose C loops the count hook cannot see, as
  * versions that charge L's budget (the same results and messages otherwise). The string
- * table at idx gets find, match, gmatch, gsub (a matcher that counts its steps) and rep;
- * the table library at idx gets move, insert, remove, concat, sort and unpack. */
+ * table at idx gets find, match, gmatch, gsub (a matcher that counts its steps) and rep,
+ * and its other functions charge the bytes they are given (nsl_bound_linear); the table
+ * library at idx gets move, insert, remove, concat, sort and unpack. */
 void nsl_bound_string(lua_State *L, int idx);
+/* Every C function in the table at idx charges a unit per 16 bytes of its arguments (and
+ * so looks at Ctrl-C and the clock) before it runs. */
+void nsl_bound_linear(lua_State *L, int idx);
 void nsl_bound_table(lua_State *L, int idx);
 
 #endif

@@ -32,6 +32,8 @@ printf 'local x = ns.rng(1):normal(0, 1, {11, 11})\nns.save("big121.npy", x)\nns
 printf 'lesson{title = "loop", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) while true do end end}}}\n' >loop.lua
 printf 'lesson{title = "mem", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local t = {} for i = 1, 1e8 do t[i] = {i} end end}}}\n' >mem.lua
 printf 'lesson{title = "slow", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local u = ("xxxxxxxx"):rep(1 << 20) while true do local v = u:upper() end end}}}\n' >slow.lua
+# 2000 passes of utf8.len over 1 MiB: few instructions, a budget's worth of bytes
+printf 'lesson{title = "utf8", source = "999", section = "t",\n  steps = {{text = "a", claims = function(s) local u = ("x"):rep(1 << 20) for i = 1, 2000 do local n = utf8.len(u) end end}}}\n' >utf8loop.lua
 
 # files that are not files (issue 23): FIFOs under every name a file is read by (opening one
 # would wait for a writer forever), and a history folder whose history is one

@@ -58,7 +58,8 @@ check "  it fails with a message instead: exit 1" test "$st2" -eq 1
 check "  naming the file" sh -c 'case "$1" in *evil.lua*) exit 0;; *) exit 1;; esac' - "$out2"
 
 # :e of a hostile state file (issue 23): a backtracking pattern ends at the file's budget;
-# one that is cheap in instructions but slow in C runs until Ctrl-C, which ends it at once.
+# one that is cheap in instructions but slow in C (upper on 8 MiB, again and again) runs
+# until Ctrl-C, which ends it at once: every call of a string function looks at Ctrl-C.
 # Either way the screen takes keys again and the state is as it was.
 printf 'local x = ("a"):rep(40):find(("a*"):rep(40) .. "b")\nset{eps = 0.75}\n' >"$tmp/bomb.lua"
 printf 'local s = ("xxxxxxxx"):rep(1 << 20)\nwhile true do local u = s:upper() end\n' >"$tmp/slow.lua"
