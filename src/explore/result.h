@@ -32,6 +32,13 @@
  * the closed-form spectrum and its checks, which cost O(n) at any size, are on screen at
  * once. */
 #define NS_EXPLORE_JAC_FULL_LIMIT 1024
+/* What ns_explore_compute allocates besides tensors, at most, per element of x: its probes'
+ * outputs, the statistics and the checks' directions and normalizations, all freed before it
+ * returns or owned by the result. Measured peak over every kind, 1-D to 4-D and the shapes
+ * that make one statistic hold all of x (tests/lua/test_compute_bytes.lua): 102. A sandbox
+ * charges this much (with the Jacobians' n x n arrays up to NS_EXPLORE_JAC_FULL_LIMIT) before
+ * it computes (src/lua/explore_lua.c). */
+#define NS_EXPLORE_SCRATCH_PER_ELEMENT 128
 /* The closed form is checked on this many statistics at most (the first, and the one with
  * the smallest denominator), three labelled directions each. */
 #define NS_EXPLORE_CHECK_STATS 2

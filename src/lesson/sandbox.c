@@ -602,11 +602,15 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
   const char *em = lua_tostring(L, -1);
   if (ns_mem_refused(sb->acct) && !sb->b.spent) { /* a tensor refused: where the call was */
     int pl = em && has_position(em) ? (int)(strchr(strchr(em, ':') + 1, ':') - em) : -1;
+    /* a charge that says what it needed ("computing the panels of N elements needs M MiB:
+     * over the memory cap") keeps that */
+    const char *what = pl >= 0 ? em + pl + 2 : em, *cap = what ? strstr(what, ": over the memory cap") : NULL;
+    int wl = cap && strstr(what, " needs ") ? (int)(cap - what) : 0;
     snprintf(msg, sizeof msg,
-             "%.*s: memory limit exceeded: tensors hold %zu MiB (the lesson may use %zu MiB; "
-             "NS_LESSON_MEM raises it)",
-             pl >= 0 ? pl : (int)strlen(sb->where), pl >= 0 ? em : sb->where,
-             ns_mem_used(sb->acct) >> 20, sb->limit >> 20);
+             "%.*s: memory limit exceeded: %.*s%stensors hold %zu MiB and Lua %zu MiB (the "
+             "lesson may use %zu MiB; NS_LESSON_MEM raises it)",
+             pl >= 0 ? pl : (int)strlen(sb->where), pl >= 0 ? em : sb->where, wl, wl ? what : "",
+             wl ? ", where " : "", ns_mem_used(sb->acct) >> 20, sb->used >> 20, sb->limit >> 20);
   } else if (sb->mem_hit && !sb->b.spent) /* a refused allocation, maybe re-raised */
     snprintf(msg, sizeof msg,
              "%s: memory limit exceeded (the lesson may use %zu MiB; NS_LESSON_MEM raises it)",

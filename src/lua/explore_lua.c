@@ -362,19 +362,20 @@ static double compute_work(const ns_state *s) {
   return w;
 }
 
-/* The memory ns_explore_compute takes besides tensors: up to NS_EXPLORE_JAC_FULL_LIMIT
+/* The memory ns_explore_compute takes besides tensors: its scratch, at most
+ * NS_EXPLORE_SCRATCH_PER_ELEMENT bytes an element, and up to NS_EXPLORE_JAC_FULL_LIMIT
  * elements its Jacobians and their spectra's workspace, a few n x n arrays of doubles. */
 static size_t compute_bytes(const ns_state *s) {
-  size_t n = s->x->n;
-  return n <= NS_EXPLORE_JAC_FULL_LIMIT ? 6 * n * n * sizeof(double) : 0;
+  size_t n = s->x->n, b = NS_EXPLORE_SCRATCH_PER_ELEMENT * n;
+  return n <= NS_EXPLORE_JAC_FULL_LIMIT ? b + 6 * n * n * sizeof(double) : b;
 }
 
 /* ns_explore_compute with its scratch charged to the sandbox's memory account (if any). */
 static int compute_charged(lua_State *L, const ns_state *s, ns_result *r, char *err) {
   size_t bytes = compute_bytes(s);
   if (ns_mem_charge(bytes) != 0)
-    return luaL_error(L, "the Jacobians of %I elements need %I MiB: over the memory cap",
-                      (lua_Integer)s->x->n, (lua_Integer)(bytes >> 20));
+    return luaL_error(L, "computing the panels of %I elements needs %I MiB: over the memory cap",
+                      (lua_Integer)s->x->n, (lua_Integer)((bytes + (1 << 20) - 1) >> 20));
   int rc = ns_explore_compute(s, r, err);
   ns_mem_uncharge(bytes);
   return rc;

@@ -28,6 +28,7 @@ LESSON_HOSTILE = \
 	tests/lessons/hostile-mem-results.lua tests/lessons/mem-shared-steps.lua \
 	tests/lessons/hostile-print-flood.lua \
 	tests/lessons/hostile-mem-history.lua tests/lessons/hostile-mem-figure.lua \
+	tests/lessons/hostile-mem-compute.lua \
 	tests/lessons/hostile-format-width.lua tests/lessons/mem-teardown.lua
 TESTS += tests/lessons/test_hostile.sh
 EXTRA_DIST += tests/lessons/test_hostile.sh $(LESSON_HOSTILE)

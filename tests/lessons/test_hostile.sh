@@ -80,15 +80,19 @@ NS_LESSON_STEPS=1000000000
 hostile mem-explorer 4 "memory limit exceeded: tensors hold"
 hostile mem-explorers 4 "memory limit exceeded: tensors hold"
 hostile mem-steps 4 "memory limit exceeded: tensors hold"
-hostile mem-results 4 "memory limit exceeded: tensors hold"
+hostile mem-results 4 "memory limit exceeded: "
 # and what is not a tensor: undo steps' element lists, a figure's scratch
 hostile mem-history 5 "memory limit exceeded: tensors hold"
-hostile mem-figure 4 "memory limit exceeded: tensors hold"
+hostile mem-figure 5 "memory limit exceeded: computing the panels of 1048576 elements needs 128 MiB"
+# and a computation's scratch, charged as its bound before it runs
+hostile mem-compute 5 "memory limit exceeded: computing the panels of 1048576 elements needs 128 MiB, where tensors hold 8 MiB and Lua"
 NS_LESSON_STEPS=5000000
-NS_LESSON_TIME=2
+# (upper charges its bytes, 2^19 units a call: a budget too large to end it first)
+NS_LESSON_TIME=2 NS_LESSON_STEPS=1000000000000
 export NS_LESSON_TIME
-hostile time 3 "time limit exceeded (2.0 s per call; NS_LESSON_TIME raises it)"
+hostile time 4 "time limit exceeded (2.0 s per call; NS_LESSON_TIME raises it)"
 unset NS_LESSON_TIME
+NS_LESSON_STEPS=5000000
 
 # many large temporaries are not a bomb: the collector gives their memory back in time
 # (their 26 million elements of work need more than the small budget above)
@@ -108,7 +112,7 @@ else not_ok "argument errors keep their names" "stderr: $(head -c 300 "$tmp/err"
 # each of those ends soon after its limit: within 5 s of the deadline (a generous bound for
 # a loaded machine), the budget's ones in a few seconds
 t0=$(date +%s)
-NS_LESSON_TIME=2 timeout 60 "$NS" lesson --headless "$dir/hostile-time.lua" >/dev/null 2>&1
+NS_LESSON_TIME=2 NS_LESSON_STEPS=1000000000000 timeout 60 "$NS" lesson --headless "$dir/hostile-time.lua" >/dev/null 2>&1
 t1=$(date +%s)
 if [ $((t1 - t0)) -le 7 ]; then ok "a 2 s deadline ends the call within 5 s of it ($((t1 - t0)) s)"
 else not_ok "a 2 s deadline ends the call within 5 s of it" "took $((t1 - t0)) s"; fi
@@ -136,6 +140,18 @@ if [ -x /usr/bin/time ]; then
   kb=$(tail -n 1 "$tmp/rss")
   if [ "$rc" = 0 ] && [ "$kb" -lt 65536 ]; then ok "200 step snapshots share one 8 MB x (peak $kb KB)"
   else not_ok "200 step snapshots share one 8 MB x" "rc=$rc peak ${kb} KB" "stderr: $(head -c 300 "$tmp/err")"; fi
+else
+  echo "ok $((n = n + 1)) - # SKIP no /usr/bin/time for the peak memory"
+fi
+
+# the panels' computation of a 2^20-element x is refused before it runs: the lesson stays
+# well under 64 MB (it took some 110 MB when only its tensors were charged)
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$NS" lesson --headless "$dir/hostile-mem-compute.lua" >/dev/null 2>"$tmp/err"
+  rc=$?
+  kb=$(tail -n 1 "$tmp/rss")
+  if [ "$rc" = 1 ] && [ "$kb" -lt 65536 ]; then ok "a refused computation stays under the cap (peak $kb KB)"
+  else not_ok "a refused computation stays under the cap" "rc=$rc peak ${kb} KB" "stderr: $(head -c 300 "$tmp/err")"; fi
 else
   echo "ok $((n = n + 1)) - # SKIP no /usr/bin/time for the peak memory"
 fi

@@ -3,7 +3,7 @@ check_PROGRAMS += tests/unit/test_explore tests/unit/test_explore_cache tests/un
 TESTS += tests/unit/test_explore tests/unit/test_explore_cache tests/unit/test_explore_lua
 tests_unit_test_explore_SOURCES = tests/unit/test_explore.c tests/unit/tap.h
 tests_unit_test_explore_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_explore_LDADD = libnsaudit.la libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+tests_unit_test_explore_LDADD = libnsaudit.la libnsexplore.la libnsplot.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
 
 tests_unit_test_explore_cache_SOURCES = tests/unit/test_explore_cache.c tests/unit/tap.h
 tests_unit_test_explore_cache_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "explore/explore.h"
+#include "explore/panelfig.h"
 #include "tap.h"
 
 static ns_tensor *vec(const double *v, size_t n) {
@@ -629,6 +630,46 @@ static void test_kind_cycle(void) {
   ns_state_free(&s);
 }
 
+/* A figure's scratch grows with x's channels and is charged to the thread's memory account
+ * (a lesson's cap): the input figure of a million channels, some 72 MiB of histograms and
+ * labels, is refused under a 16 MiB account, and drawn without one. */
+static void test_figure_charged(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  memset(&r, 0, sizeof r);
+  size_t shape[3] = {1, 1 << 20, 1};
+  ns_tensor *x = ns_state_init(&s, err) == 0 ? ns_tensor_new(3, shape, NS_FP64, err) : NULL;
+  if (!x) {
+    tap_ok(0, "figure charged: %s", err);
+    return;
+  }
+  for (size_t i = 0; i < x->n; i++) ns_tensor_set(x, i, (double)(i % 7) - 3);
+  ns_tensor_free(s.x);
+  s.x = x;
+  if (ns_explore_compute(&s, &r, err) != 0) {
+    tap_ok(0, "figure charged: compute: %s", err);
+    ns_state_free(&s);
+    return;
+  }
+  ns_panelfig_opts o;
+  ns_panelfig_opts_init(&o);
+  o.panel = NS_PANEL_INPUT;
+  ns_mem_account *a = ns_mem_account_new((size_t)16 << 20);
+  ns_mem_account *prev = ns_mem_account_use(a);
+  plot_canvas *c = ns_panel_figure(&s, &r, &o, err);
+  ns_mem_account_use(prev);
+  tap_ok(a && ns_mem_refused(a), "the input figure of 2^20 channels is refused by a 16 MiB account");
+  tap_ok(ns_mem_used(a) == 0, "  and gives back what it was charged (%zu bytes held)", ns_mem_used(a));
+  plot_canvas_free(c);
+  ns_mem_account_release(a);
+  c = ns_panel_figure(&s, &r, &o, err);
+  tap_ok(c != NULL, "  without an account it is drawn");
+  plot_canvas_free(c);
+  ns_result_free(&r);
+  ns_state_free(&s);
+}
+
 int main(void) {
   test_degenerate();
   test_defaults();
@@ -640,5 +681,6 @@ int main(void) {
   test_history_compact();
   test_cycles_change_something();
   test_kind_cycle();
+  test_figure_charged();
   return tap_done();
 }
