@@ -34,8 +34,9 @@
 #define NS_EXPLORE_JAC_FULL_LIMIT 1024
 /* What ns_explore_compute allocates besides tensors, at most, per element of x: its probes'
  * outputs, the statistics and the checks' directions and normalizations, all freed before it
- * returns or owned by the result. Measured peak over every kind, 1-D to 4-D and the shapes
- * that make one statistic hold all of x (tests/lua/test_compute_bytes.lua): 102. A sandbox
+ * returns or owned by the result. The peak measured (VmHWM over VmRSS around result(), x of
+ * 2^20 elements) over every kind, 1-D to 4-D and the shapes that make one statistic hold all
+ * of x (1-D, (4, 2^18), (2^18, 4)): 102, batch on (4, 2^18). A sandbox
  * charges this much (with the Jacobians' n x n arrays up to NS_EXPLORE_JAC_FULL_LIMIT) before
  * it computes (src/lua/explore_lua.c). */
 #define NS_EXPLORE_SCRATCH_PER_ELEMENT 128
