@@ -17,6 +17,7 @@
 #include "class/cls.h"
 #include "cmd/cmd.h"
 #include "core/kinds.h"
+#include "core/tensor.h"
 #include "explore/file.h"
 #include "explore/textout.h"
 #include "lesson/lesson.h"
@@ -233,6 +234,7 @@ static int check_environment(void) {
 }
 
 int main(int argc, char **argv) {
+  ns_mem_keep_freed();    /* freed buffers reused, not faulted in again (core/tensor.h) */
   ns_text_guard(&stderr); /* every message that quotes input, sanitized (explore/textout.h) */
   atexit(close_stdout);
   if (check_max_elements() || check_environment()) return 2;

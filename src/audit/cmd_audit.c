@@ -669,15 +669,12 @@ static int audit_threads(void) {
 }
 
 /* The audit allocates and frees buffers of a few megabytes over and over (the precision
- * check's normalizations of its slice, the chunks' records). glibc gives each of them fresh
- * pages from the kernel (mmap above 128 KiB, and trims the heap after a free), and the kernel
- * maps and zeroes every page again on first touch: on this kind of virtual machine that was
- * half the audit's processor time (about 20 microseconds a fault). Kept in the heap, a freed
- * buffer is reused without a fault. One arena, so the threads' buffers are reused too. */
+ * check's normalizations of its slice, the chunks' records): main() keeps freed buffers for
+ * reuse (ns_mem_keep_freed; without it page faults were half the audit's processor time),
+ * and here one arena, so the threads' buffers are reused too. */
 static void audit_malloc_keep(void) {
+  ns_mem_keep_freed(); /* main's already; again for a caller that is not main */
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   mallopt(M_ARENA_MAX, 1);
 #if defined(MADV_HUGEPAGE)
   /* and the heap in huge pages where the system gives them on request (madvise): one fault

@@ -5,6 +5,9 @@
 #include "core/err.h"
 
 #include <ctype.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -330,6 +333,13 @@ int ns_mem_refused(const ns_mem_account *a) {
 
 void ns_mem_clear_refused(ns_mem_account *a) {
   if (a) atomic_store(&a->refused, 0);
+}
+
+void ns_mem_keep_freed(void) {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
 }
 
 /* Bytes a tensor of n elements of dtype charges: its struct and its data. */

@@ -127,6 +127,16 @@ size_t ns_mem_limit(const ns_mem_account *a);
 int ns_mem_refused(const ns_mem_account *a);
 void ns_mem_clear_refused(ns_mem_account *a);
 
+/* Keeps freed buffers in the process for reuse (glibc: mmap only above 256 MiB, the heap
+ * trimmed only past 512 MiB free). The explorer, the lessons and the audit allocate and free
+ * buffers of a few megabytes over and over (a key's probes, the eigenvector checks' work
+ * vectors, an audit chunk); by default glibc gives each fresh pages (mmap above 128 KiB,
+ * trimming after a free), and the kernel faults and zeroes every page again on first touch:
+ * on a virtual machine some 10-20 microseconds a fault, 60 of a key's 100 ms on a 64 MB file.
+ * Freed memory then stays mapped for the next buffer (peak memory is unchanged). Called once
+ * at start-up by the program (main.c) and by the benchmarks; nothing elsewhere on non-glibc. */
+void ns_mem_keep_freed(void);
+
 double ns_tensor_get(const ns_tensor *t, size_t i);
 void ns_tensor_set(ns_tensor *t, size_t i, double v);
 /* Copies all elements into out[0..n-1] as doubles (exact). */

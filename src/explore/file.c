@@ -226,6 +226,33 @@ static int st_pick(const ns_st_index *ix, const char *name, char *err) {
   return ns_seterr(err, "%d tensors%s; name one of %s", count, sk, list);
 }
 
+/* A .npy whose elements are stored as the tensor holds them (little-endian floats, or uint16
+ * read as bf16, on a little-endian machine): its data read straight into the tensor, with
+ * no buffer of the whole file and no pass over each element; the same bits as
+ * ns_npy_parse_flags (tests/unit/test_file_load.c holds the two together). NULL with
+ * *failed set and err on a failure; NULL alone when the file is stored otherwise. */
+static ns_tensor *npy_read_native(const ns_file_map *m, int *failed, char *err) {
+  const uint16_t one = 1;
+  int little = *(const unsigned char *)&one == 1;
+  *failed = 0;
+  if (!m->npy || !little || m->info.big || m->elem_size != ns_dtype_size(m->dtype) ||
+      (m->info.elem_kind != NS_NPY_FLOAT && m->dtype != NS_BF16))
+    return NULL;
+  char e[NS_ERRLEN] = "";
+  ns_tensor *t = ns_tensor_new(m->rank, m->shape, m->dtype, e);
+  if (!t) {
+    *failed = 1;
+    ns_seterr(err, "%s", e[0] ? e : "out of memory");
+    return NULL;
+  }
+  if (read_at(m->fd, t->data, m->n * m->elem_size, m->data_offset, err) != 0) {
+    *failed = 1;
+    ns_tensor_free(t);
+    return NULL;
+  }
+  return t;
+}
+
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {
   if (!path) {
     ns_seterr(err, "no path");
@@ -257,11 +284,15 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
     char shp[128], why[NS_ERRLEN];
     int over = ns_elements_check(m.n, why);
     ns_shape_format(m.rank, m.shape, shp, sizeof shp);
-    ns_file_map_close(&m);
     if (over) {
+      ns_file_map_close(&m);
       ns_seterr(err, "a tensor of shape %s: %s", shp, why);
       return NULL;
     }
+    int failed;
+    ns_tensor *t = npy_read_native(&m, &failed, err);
+    ns_file_map_close(&m);
+    if (t || failed) return t; /* else stored otherwise: parsed element by element */
   }
   size_t len = 0;
   char e[NS_ERRLEN] = "";

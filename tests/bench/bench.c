@@ -174,6 +174,7 @@ int main(void) {
      itself OpenBLAS starts one per core, and on a busy 2-core machine its spinning threads
      made a 128-element frame with the full Jacobian take 345 ms instead of 6 ms */
   ns_blas_set_threads(1);
+  ns_mem_keep_freed(); /* as the program does at start-up (core/tensor.h) */
   if (ns_state_init(&s, err) != 0) {
     fprintf(stderr, "bench: %s\n", err);
     return 1;

@@ -552,6 +552,7 @@ int main(int argc, char **argv) {
      itself OpenBLAS starts one per core, and on a busy 2-core machine its spinning threads
      made a 128-element frame with the full Jacobian take 345 ms instead of 6 ms */
   ns_blas_set_threads(1);
+  ns_mem_keep_freed(); /* as the program does at start-up (core/tensor.h) */
   if (argc > 2 && strcmp(argv[2], "--screen") == 0) /* only section 2b */
     return screen_keys_on(argv[1], argc > 3 ? argv[3] : NULL) ? 1 : 0;
   if (argc > 1) startup(argv[1]);

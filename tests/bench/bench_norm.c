@@ -195,6 +195,7 @@ static void cell(char *buf, size_t len, double v, const char *fmt) {
 }
 
 int main(int argc, char **argv) {
+  ns_mem_keep_freed(); /* as the program does at start-up (core/tensor.h) */
   if (argc > 1 && strcmp(argv[1], "--cases") == 0) {
     for (size_t i = 0; i < NCASES; i++) {
       char sh[64];

@@ -15,3 +15,10 @@ tests_unit_test_explore_lua_CPPFLAGS = $(AM_CPPFLAGS) -DNSX_SRCDIR='"$(abs_top_s
 tests_unit_test_explore_lua_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 tests_unit_test_explore_lua_LDADD = libnslua.la libnsaudit.la libnsexplore.la libnscore.la \
 	$(LUA_LIBS) $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
+
+## a .npy read straight into the tensor, against the element by element parse
+check_PROGRAMS += tests/unit/test_file_load
+TESTS += tests/unit/test_file_load
+tests_unit_test_file_load_SOURCES = tests/unit/test_file_load.c tests/unit/tap.h
+tests_unit_test_file_load_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_file_load_LDADD = libnsexplore.la libnscore.la $(LAPACKE_LIBS) $(BLAS_LIBS) -lm
