@@ -117,6 +117,8 @@ static void print_overview(void) {
   for (size_t i = 0; i < NCOMMANDS; i++) {
     char head[64];
     snprintf(head, sizeof head, "%s %s", commands[i]->name, commands[i]->synopsis);
+    /* a synopsis too long for its column gets a line of its own, as GNU help does */
+    if (strlen(head) >= 24) printf("  %s\n", head), head[0] = 0;
     printf("  %-24s%s%s\n", head, commands[i]->summary, commands[i]->run ? "" : " (not yet)");
   }
   printf("\n"

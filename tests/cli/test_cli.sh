@@ -39,6 +39,13 @@ check "--help exits 0 with a usage line" \
 check "--help lists run, repl and the explorer options" \
   sh -c 'grep -q "^  run " out && grep -q "^  repl" out && grep -q -- "--no-mouse" out && grep -q -- "--ascii" out && grep -q -- "--no-color" out'
 check "--help writes nothing to stderr" empty err
+# every command's line: its synopsis, then two spaces or a new line before its summary
+# ("verify [--tsv] [--source LIST]run every lesson" ran the two together)
+check "--help keeps each command's synopsis and summary apart" \
+  awk '/^Commands:/ { on = 1; next } on && /^$/ { exit bad } on && /^  [a-z]/ {
+         line = substr($0, 3); if (index(line, "  ")) next
+         if ((getline nxt) > 0 && nxt ~ /^                          [^ ]/) next
+         print "run together: " $0; bad = 1 } END { exit bad }' out
 cp out help.txt
 run_ns -h
 check "-h is --help" cmp -s out help.txt
