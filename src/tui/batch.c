@@ -214,6 +214,19 @@ static void draw_hint(const ns_state *s, const ns_result *r, WINDOW *w, const tu
   }
 }
 
+/* A BN or LN cell that is nan: a row (LN) or a column (BN) whose values are all equal has
+ * variance 0, and with eps 0 its output is 0/0 (a row of one value, as a one-feature batch
+ * has, always does). */
+static int has_nan(const ns_result *r) {
+  for (size_t i = 0, n = r->B * r->D; i < n; i++)
+    if (isnan(r->bn[i]) || (r->ln && isnan(r->ln[i]))) return 1;
+  return 0;
+}
+
+static const char *nan_why(const ns_state *s) {
+  return s->eps == 0 ? "nan = 0/0: var 0 and eps 0" : "nan: NaN or Inf in the batch";
+}
+
 void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[128];
   int iw = tui_iw(w), ih = tui_ih(w);
@@ -246,6 +259,11 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     }
     tui_printf(w, y++, 1, PLOT_S_DIM, "%s: no room here; f shows all three", hidden);
   }
-  draw_target(r, w, &L, D, ih - L.hint - L.tcols - (L.tcols < (int)D) + 1);
-  draw_hint(s, r, w, v, L.hint, ih - L.hint + 1);
+  int ty = ih - L.hint - L.tcols - (L.tcols < (int)D) + 1; /* the target's first line */
+  int nan = has_nan(r), hint = L.hint;
+  if (nan && y < ty) /* why a cell says nan: on a free line, else in the hint's first */
+    tui_puts(w, y, 1, PLOT_S_MARK, nan_why(s)), nan = 0;
+  draw_target(r, w, &L, D, ty);
+  if (nan && hint > 0) tui_puts(w, ih - hint + 1, 1, PLOT_S_MARK, nan_why(s)), hint--;
+  if (hint > 0) draw_hint(s, r, w, v, hint, ih - hint + 1);
 }

@@ -30,6 +30,12 @@ T3=$(f "%.6f" "(3 - 5/3) / sqrt(42/27 + 1e-5)") # BN of the target in column (3,
 check "80x24, 3x8 batch: T col 3 = $T3, nothing drawn over it" \
   wait_re "T col 3: +$T3 \(was $T3\) +│"
 check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 4-8: 0 FLIPs"
+# a one-feature batch at eps 0 (lesson 004-03, step 4): each row's LN is 0/0, and the panel
+# says why its LN cells are nan; with eps back, no such line
+lua 'set{batch={{3},{0},{0},{0}}, eps=0}'
+check "80x24, 4x1 batch at eps 0: the panel says why LN is nan" wait_for "nan = 0/0: var 0 and eps 0"
+lua 'set{batch={{3},{0},{0},{0}}, eps=1e-5}'
+check "  with eps 1e-5 the line is gone" gone "nan = 0/0"
 keys M-1
 
 # -- NaN typed into a cell. More Backspaces than characters must keep the edit open:
