@@ -263,6 +263,10 @@ static void on_line(char *line) {
       p->evaluated = 1;
       return;
     }
+    if (*c == '=') { /* no question open: the value of EXPR, as Lua 5.1's "= EXPR" gave */
+      tui_prompt_echo(p, "(no question is open: = shows the value)", PLOT_S_DIM);
+      memmove(chunk, c + 1, strlen(c + 1) + 1);
+    }
   }
   if (file_command(p, chunk)) {
     nslr_history_add(chunk);

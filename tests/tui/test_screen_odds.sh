@@ -28,6 +28,17 @@ check "  and it loads back to the same double" test "$out" = true
 start 100 30
 started
 check "100x30: the header shows the last recompute's time" wait_re "calc [0-9.]+ ms"
+# "= EXPR" at the prompt with no lesson question open: the value, and why (it was Lua's
+# "unexpected symbol near '='")
+keys :
+wait_re "^> ?$"
+lit "= 6 * 7"
+keys Enter
+check "= EXPR with no question open shows the value" wait_re "│42 +│"
+check "  and says = answers a lesson's question" wait_for "(no question is open: = shows the value)"
+check "  not a syntax error" gone "unexpected symbol near '='"
+keys Escape
+wait_for "? help"
 keys q
 wait_for "EXIT=0"
 done_testing
