@@ -93,6 +93,13 @@ static int semicolon_numbers(const char *f, size_t n) {
 }
 
 ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
+  return ns_csv_parse_header(text, len, NULL, NULL, 0, err);
+}
+
+ns_tensor *ns_csv_parse_header(const char *text, size_t len, size_t *header_line, char *header,
+                               size_t hcap, char *err) {
+  if (header_line) *header_line = 0;
+  if (header && hcap) header[0] = 0;
   if (!text) {
     ns_seterr(err, "no CSV text to parse");
     return NULL;
@@ -135,7 +142,13 @@ ns_tensor *ns_csv_parse(const char *text, size_t len, char *err) {
       nf++;
     }
     if (numeric == 0 && !semis && rows == 0 && !header_seen) {
-      header_seen = 1; /* a header line of names: skipped */
+      header_seen = 1; /* a header line of names: skipped, and said to the caller */
+      if (header_line) *header_line = lineno;
+      if (header && hcap) {
+        size_t hl = (size_t)(b - a) < hcap - 1 ? (size_t)(b - a) : hcap - 1;
+        memcpy(header, a, hl);
+        header[hl] = 0;
+      }
       continue;
     }
     if (bad != SIZE_MAX) {

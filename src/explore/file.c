@@ -1,5 +1,6 @@
 /* file.c: tensors and text from and to files; atomic writes. See file.h. */
 #include "explore/file.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -254,6 +255,12 @@ static ns_tensor *npy_read_native(const ns_file_map *m, int *failed, char *err) 
 }
 
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err) {
+  return ns_file_load_note(path, name, flags, NULL, err);
+}
+
+ns_tensor *ns_file_load_note(const char *path, const char *name, unsigned flags, char *note,
+                             char *err) {
+  if (note) note[0] = 0;
   if (!path) {
     ns_seterr(err, "no path");
     return NULL;
@@ -298,11 +305,19 @@ ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags
   char e[NS_ERRLEN] = "";
   char *buf = ns_file_read(path, MAX_TENSOR_FILE, &len, err);
   if (!buf) return NULL;
+  size_t hline = 0;
+  char head[64];
   ns_tensor *t = k == NS_FILE_NPY
                      ? ns_npy_parse_flags((const unsigned char *)buf, len,
                                           (flags & NS_FILE_U2_BF16) ? NS_NPY_U2_BF16 : 0, e)
-                     : ns_csv_parse(buf, len, e);
+                     : ns_csv_parse_header(buf, len, &hline, head, sizeof head, e);
   free(buf);
+  if (t && hline && note) { /* the file's bytes: shown with controls in caret notation */
+    char safe[4 * sizeof head];
+    ns_text_sanitize(safe, sizeof safe, head, strlen(head), 0);
+    snprintf(note, NS_ERRLEN, "its line %zu, %s%s, is a header of names: skipped", hline, safe,
+             strlen(head) == sizeof head - 1 ? "..." : "");
+  }
   if (!t) ns_seterr(err, "%s", e[0] ? e : "cannot parse the file");
   return t;
 }

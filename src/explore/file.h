@@ -43,6 +43,10 @@ ns_tensor *ns_file_load(const char *path, char *err);
 /* ns_file_load with the tensor `name` of a .safetensors file (NULL: its only loadable
  * one; a wrong name: err lists the tensors there are) and flags. NULL with err. */
 ns_tensor *ns_file_load_named(const char *path, const char *name, unsigned flags, char *err);
+/* ns_file_load_named that also says what the load skipped, for the user: a CSV file's header
+ * line ("its line 1, a,b,c, is a header of names: skipped"), else "" (note: NS_ERRLEN). */
+ns_tensor *ns_file_load_note(const char *path, const char *name, unsigned flags, char *note,
+                             char *err);
 /* The header index of a .safetensors file, read without its data (safetensors.h);
  * ns_st_free it. 0, or -1 with err. */
 int ns_file_tensors(const char *path, ns_st_index *ix, char *err);

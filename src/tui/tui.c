@@ -525,8 +525,8 @@ static const nsx_view screen_view = {view_fields, view_check, view_commit, view_
 /* Opens a tensor file as x (in the file's dtype, as the framework that wrote it would
  * compute); a matrix also becomes the batch of panel 5 (one example per row). */
 static int open_file(app *a, const char *path, const char *name, char *err) {
-  char e[NS_ERRLEN];
-  ns_tensor *t = ns_file_load_named(path, name, 0, e);
+  char e[NS_ERRLEN], note[NS_ERRLEN];
+  ns_tensor *t = ns_file_load_note(path, name, 0, note, e);
   if (!t) { /* the path and the whole message (a safetensors file's list of tensors) */
     fprintf(stderr, "normscope: %s: %s\n", path, e);
     err[0] = 0;
@@ -552,6 +552,10 @@ static int open_file(app *a, const char *path, const char *name, char *err) {
   }
   ns_tensor_free(t);
   if (rc != 0) snprintf(err, NS_ERRLEN, "%.96s: %.150s", path, e);
+  if (rc == 0 && note[0]) { /* what the load skipped (a CSV header), on the message line */
+    const char *base = strrchr(path, '/');
+    tui_say(a, PLOT_S_DIM, "%.60s: %s", base ? base + 1 : path, note);
+  }
   return rc;
 }
 

@@ -116,4 +116,14 @@ check "large csv: the window follows the cursor" wait_re "│ +9 "
 keys q
 check "large csv: q quits" wait_for "EXIT=0"
 
+# A CSV header of names is skipped, and the screen says so (it vanished without a word);
+# its bytes are the file's: an escape in it shows as ^[
+printf 'alpha,b\033]0;PWN\007,c\n1,2,3\n4,5,6\n' >"$tmp/named.csv"
+start 120 40 "$tmp/named.csv"
+check "csv header: the message line says it was skipped" \
+  wait_for "named.csv: its line 1, alpha,b^[]0;PWN^G,c, is a header of names: skipped"
+check "  and x is the rows of numbers" wait_for "x (2, 3) from name"
+keys q
+wait_for "EXIT=0"
+
 done_testing

@@ -341,6 +341,18 @@ static void check_csv(void) {
   csv_ok("0.1000000000000000055511151231257827,1e-320\n", "1x2", "0.1 1e-320",
          "long digit strings");
 
+  { /* the header line skipped, and which it was; none for a file of numbers */
+    char err[NS_ERRLEN] = "", head[8];
+    size_t hl = 99;
+    const char *named = "# made by hand\n\n  x, y,zeta \n1,2,3\n";
+    ns_tensor *t = ns_csv_parse_header(named, strlen(named), &hl, head, sizeof head, err);
+    tap_ok(t && hl == 3 && strcmp(head, "x, y,ze") == 0,
+           "CSV header: line %zu, '%s' (cut to the room given)", hl, head);
+    ns_tensor_free(t);
+    t = ns_csv_parse_header("1,2\n", 4, &hl, head, sizeof head, err);
+    tap_ok(t && hl == 0 && head[0] == 0, "CSV without a header: line 0, no text");
+    ns_tensor_free(t);
+  }
   csv_bad("1,2\n3,abc\n", "line 2, column 2: 'abc' is not a number");
   csv_bad("a,b\n1,2\n3,4\nabc,5\n", "line 4, column 1: 'abc' is not a number");
   csv_bad("1,2\n3\n", "line 2 has 1 value, but line 1 (the first row) has 2");
