@@ -36,9 +36,9 @@
  * outputs, the statistics and the checks' directions and normalizations, all freed before it
  * returns or owned by the result. The peak measured (VmHWM over VmRSS around result(), x of
  * 2^20 elements) over every kind, 1-D to 4-D and the shapes that make one statistic hold all
- * of x (1-D, (4, 2^18), (2^18, 4)): 102, batch on (4, 2^18). A sandbox
- * charges this much (with the Jacobians' n x n arrays up to NS_EXPLORE_JAC_FULL_LIMIT) before
- * it computes (src/lua/explore_lua.c). */
+ * of x (1-D, (4, 2^18), (2^18, 4)): 102, batch on (4, 2^18). A sandbox charges this much
+ * (with the Jacobians' n x n arrays up to NS_EXPLORE_JAC_FULL_LIMIT) before it computes
+ * (src/lua/explore_lua.c). */
 #define NS_EXPLORE_SCRATCH_PER_ELEMENT 128
 /* The closed form is checked on this many statistics at most (the first, and the one with
  * the smallest denominator), three labelled directions each. */

@@ -604,7 +604,8 @@ int lesson_sb_run(lesson *ls, lua_CFunction fn, void *ud, int nres, const char *
     int pl = em && has_position(em) ? (int)(strchr(strchr(em, ':') + 1, ':') - em) : -1;
     /* a charge that says what it needed ("computing the panels of N elements needs M MiB:
      * over the memory cap") keeps that */
-    const char *what = pl >= 0 ? em + pl + 2 : em, *cap = what ? strstr(what, ": over the memory cap") : NULL;
+    const char *what = pl >= 0 ? em + pl + 2 : em,
+               *cap = what ? strstr(what, ": over the memory cap") : NULL;
     int wl = cap && strstr(what, " needs ") ? (int)(cap - what) : 0;
     snprintf(msg, sizeof msg,
              "%.*s: memory limit exceeded: %.*s%stensors hold %zu MiB and Lua %zu MiB (the "

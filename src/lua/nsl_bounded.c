@@ -670,11 +670,11 @@ void nsl_bound_linear(lua_State *L, int idx) {
   lua_pushnil(L);
   while (lua_next(L, idx)) { /* k v */
     if (lua_type(L, -2) == LUA_TSTRING && lua_tocfunction(L, -1)) {
-      lua_pushvalue(L, -2);              /* k v k: the name, for call_through's messages */
-      lua_pushcclosure(L, b_linear, 2);  /* k wrapped */
-      lua_pushvalue(L, -2);              /* k wrapped k */
-      lua_insert(L, -2);                 /* k k wrapped */
-      lua_rawset(L, idx);                /* an existing field: the traversal goes on */
+      lua_pushvalue(L, -2);             /* k v k: the name, for call_through's messages */
+      lua_pushcclosure(L, b_linear, 2); /* k wrapped */
+      lua_pushvalue(L, -2);             /* k wrapped k */
+      lua_insert(L, -2);                /* k k wrapped */
+      lua_rawset(L, idx);               /* an existing field: the traversal goes on */
     } else {
       lua_pop(L, 1);
     }

@@ -659,8 +659,10 @@ static void test_figure_charged(void) {
   ns_mem_account *prev = ns_mem_account_use(a);
   plot_canvas *c = ns_panel_figure(&s, &r, &o, err);
   ns_mem_account_use(prev);
-  tap_ok(a && ns_mem_refused(a), "the input figure of 2^20 channels is refused by a 16 MiB account");
-  tap_ok(ns_mem_used(a) == 0, "  and gives back what it was charged (%zu bytes held)", ns_mem_used(a));
+  tap_ok(a && ns_mem_refused(a),
+         "the input figure of 2^20 channels is refused by a 16 MiB account");
+  tap_ok(ns_mem_used(a) == 0, "  and gives back what it was charged (%zu bytes held)",
+         ns_mem_used(a));
   plot_canvas_free(c);
   ns_mem_account_release(a);
   c = ns_panel_figure(&s, &r, &o, err);

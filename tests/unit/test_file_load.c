@@ -39,8 +39,8 @@ static unsigned char *npy_bytes(const char *descr, size_t elem, size_t n, size_t
   }
   /* -0, +inf, a quiet NaN with a payload, the smallest subnormal (little-endian bytes) */
   static const unsigned char s2[][2] = {{0, 0x80}, {0, 0x7c}, {0x01, 0x7e}, {1, 0}};
-  static const unsigned char s4[][4] = {{0, 0, 0, 0x80}, {0, 0, 0x80, 0x7f}, {5, 0, 0xc0, 0x7f},
-                                        {1, 0, 0, 0}};
+  static const unsigned char s4[][4] = {
+      {0, 0, 0, 0x80}, {0, 0, 0x80, 0x7f}, {5, 0, 0xc0, 0x7f}, {1, 0, 0, 0}};
   static const unsigned char s8[][8] = {{0, 0, 0, 0, 0, 0, 0, 0x80},
                                         {0, 0, 0, 0, 0, 0, 0xf0, 0x7f},
                                         {7, 0, 0, 0, 0, 0, 0xf8, 0x7f},
