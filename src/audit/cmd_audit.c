@@ -673,7 +673,6 @@ static int audit_threads(void) {
  * reuse (ns_mem_keep_freed; without it page faults were half the audit's processor time),
  * and here one arena, so the threads' buffers are reused too. */
 static void audit_malloc_keep(void) {
-  ns_mem_keep_freed(); /* main's already; again for a caller that is not main */
 #if defined(__GLIBC__)
   mallopt(M_ARENA_MAX, 1);
 #if defined(MADV_HUGEPAGE)
