@@ -2,6 +2,7 @@
  * index lists that it and the closed-form spectrum use. See jvp.h. */
 #include "core/jvp.h"
 #include "core/err.h"
+#include "core/round.h"
 #include "core/split.h"
 
 #include <math.h>
@@ -223,24 +224,77 @@ int ns_stat_members(const ns_norm_plan *p, size_t k, size_t *idx, char *err) {
   return 0;
 }
 
+/* The output loop of ns_jvp_n over a line of one statistic (round.h: NS_VECTORIZE keeps
+ * each value's bits). The sums stay scalar and in order. */
+NS_VECTORIZE static void jvp_line_out(double *restrict jd, const double *restrict vd,
+                                      const double *restrict xv, size_t len, double g0, double svk,
+                                      double sk, double mk, double qk) {
+  for (size_t a = 0; a < len; a++) jd[a] = g0 * ((vd[a] - svk) / sk - (xv[a] - mk) * qk);
+}
+
+static int all_finite(const double *v, size_t n, size_t *bad) {
+  /* x - x is 0 for a finite x and NaN otherwise: one test per block of 64, then the block's
+     first bad element */
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    double s = 0;
+    for (size_t a = 0; a < 64; a++) s += v[i + a] - v[i + a];
+    if (s != 0 || s != s) break;
+  }
+  for (; i < n; i++)
+    if (!isfinite(v[i])) {
+      *bad = i;
+      return 0;
+    }
+  return 1;
+}
+
 int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv, char *err) {
-  static const char fn[] = "jvp";
-  if (!x || !spec || !v || !jv) {
-    ns_seterr(err, "%s: %s is NULL", fn,
+  if (!x || !spec || !v || !jv) { /* ns_jvp_n would name v "vector 1" */
+    ns_seterr(err, "jvp: %s is NULL",
               !x      ? "input tensor"
               : !spec ? "spec"
               : !v    ? "vector v"
                       : "output jv");
     return -1;
   }
+  return ns_jvp_n(x, spec, 1, &v, &jv, err);
+}
+
+int ns_jvp_n(const ns_tensor *x, const ns_spec *spec, int nv, const double *const *v,
+             double *const *jv, char *err) {
+  return ns_jvp_n_m2(x, spec, NULL, NULL, nv, v, jv, err);
+}
+
+int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                int nv, const double *const *v, double *const *jv, char *err) {
+  static const char fn[] = "jvp";
+  if (!x || !spec || !v || !jv || nv < 1) {
+    ns_seterr(err, "%s: %s", fn,
+              !x       ? "input tensor is NULL"
+              : !spec  ? "spec is NULL"
+              : nv < 1 ? "no vector to multiply"
+                       : "the vector arrays are NULL");
+    return -1;
+  }
+  for (int d = 0; d < nv; d++)
+    if (!v[d] || !jv[d]) {
+      ns_seterr(err, "%s: %s %d is NULL", fn, !v[d] ? "vector" : "output", d + 1);
+      return -1;
+    }
   if (ns_mask_unsupported(spec, fn, err)) return -1;
   if (ns_spec_prepare(fn, x, spec, NULL, 0, err) != 0) return -1;
   size_t n = x->n;
-  for (size_t i = 0; i < n; i++)
-    if (!isfinite(v[i])) {
-      ns_seterr(err, "%s: element %zu of v is not finite", fn, i + 1);
+  for (int d = 0; d < nv; d++) {
+    size_t i;
+    if (!all_finite(v[d], n, &i)) {
+      if (nv == 1)
+        ns_seterr(err, "%s: element %zu of v is not finite", fn, i + 1);
+      else
+        ns_seterr(err, "%s: element %zu of vector %d is not finite", fn, i + 1, d + 1);
       return -1;
     }
+  }
   /* The statistics in double: in train mode the two-pass moments in index order, which is
    * what ns_normalize computes in fp64 (mean = sum/m, var = m2/(m - ddof)); in eval mode
    * the running ones, as ns_normalize resolves them (from an fp64 copy of x). */
@@ -270,7 +324,11 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
       ns_seterr(err, "%s: out of memory", fn);
       goto out;
     }
-    if (ns_stat_moments(x, &plan, center, r.mean, r.var, err) != 0) goto out;
+    if (mean && m2) { /* the caller's ns_stat_moments: the same values */
+      memcpy(r.mean, mean, plan.nstat * sizeof *r.mean);
+      memcpy(r.var, m2, plan.nstat * sizeof *r.var);
+    } else if (ns_stat_moments(x, &plan, center, r.mean, r.var, err) != 0)
+      goto out;
     for (size_t k = 0; k < plan.nstat; k++) {
       r.var[k] /= (double)plan.count - spec->ddof;
       r.denom[k] =
@@ -281,22 +339,40 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
   int gconst = !spec->gamma || spec->ngamma == 1;
   double g0 = !spec->gamma ? 1.0 : spec->gamma[0];
   walk w = walk_of(p);
-  sv = calloc(nstat, sizeof *sv);
-  scv = calloc(nstat, sizeof *scv);
+  /* direction d's sums per statistic at sv[d nstat + k], scv[d nstat + k] */
+  sv = calloc(nstat * (size_t)nv, sizeof *sv);
+  scv = calloc(nstat * (size_t)nv, sizeof *scv);
   buf = malloc(w.len * sizeof *buf);
   if (!sv || !scv || !buf) {
     ns_seterr(err, "%s: out of memory", fn);
     goto out;
   }
+  /* Every direction's arithmetic is that of ns_jvp on it alone, in the same order: the
+   * directions only share the statistics and the walk, so J v_d has the same bits whatever
+   * nv. A line of one statistic (step 0) keeps its two sums in locals, which add the same
+   * terms in the same order as adding to sv[k] itself. */
   if (!eval) { /* sum(v) and sum(c v) per statistic */
     size_t lc[NS_MAXRANK] = {0};
     for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc)) {
       size_t k0 = line_stat(p, lc);
       const double *xv = line_values(x, i0, w.len, buf);
-      for (size_t a = 0; a < w.len; a++) {
-        size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
-        sv[k] += v[i];
-        scv[k] += (xv[a] - r.mean[k]) * v[i];
+      for (int d = 0; d < nv; d++) {
+        const double *vd = v[d] + i0;
+        double *svd = sv + (size_t)d * nstat, *scvd = scv + (size_t)d * nstat;
+        if (w.step == 0) {
+          double s1 = svd[k0], s2 = scvd[k0], mk = r.mean[k0];
+          for (size_t a = 0; a < w.len; a++) {
+            s1 += vd[a];
+            s2 += (xv[a] - mk) * vd[a];
+          }
+          svd[k0] = s1, scvd[k0] = s2;
+          continue;
+        }
+        for (size_t a = 0; a < w.len; a++) {
+          size_t k = stat_at(p, w, i0, k0, a);
+          svd[k] += vd[a];
+          scvd[k] += (xv[a] - r.mean[k]) * vd[a];
+        }
       }
     }
   }
@@ -312,17 +388,30 @@ int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv,
         q = 1.0 / (dof * sd * sd * sd);
       }
     }
-    sv[k] = !eval && center ? sv[k] / (double)m : 0.0;
-    scv[k] *= q;
+    for (int d = 0; d < nv; d++) {
+      size_t dk = (size_t)d * nstat + k;
+      sv[dk] = !eval && center ? sv[dk] / (double)m : 0.0;
+      scv[dk] *= q;
+    }
   }
   size_t lc2[NS_MAXRANK] = {0};
   for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc2)) {
     size_t k0 = line_stat(p, lc2);
     const double *xv = line_values(x, i0, w.len, buf);
-    for (size_t a = 0; a < w.len; a++) {
-      size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
-      double g = gconst ? g0 : ns_spec_gamma(spec, p, i);
-      jv[i] = g * ((v[i] - sv[k]) / r.denom[k] - (xv[a] - r.mean[k]) * scv[k]);
+    for (int d = 0; d < nv; d++) {
+      const double *vd = v[d] + i0;
+      double *jd = jv[d] + i0;
+      const double *svd = sv + (size_t)d * nstat, *scvd = scv + (size_t)d * nstat;
+      if (w.step == 0 && gconst) {
+        const double svk = svd[k0], sk = r.denom[k0], mk = r.mean[k0], qk = scvd[k0];
+        jvp_line_out(jd, vd, xv, w.len, g0, svk, sk, mk, qk);
+        continue;
+      }
+      for (size_t a = 0; a < w.len; a++) {
+        size_t i = i0 + a, k = stat_at(p, w, i0, k0, a);
+        double g = gconst ? g0 : ns_spec_gamma(spec, p, i);
+        jd[a] = g * ((vd[a] - svd[k]) / r.denom[k] - (xv[a] - r.mean[k]) * scvd[k]);
+      }
     }
   }
   rc = 0;

@@ -26,6 +26,16 @@
  * (the exact map, as ns_jacobian_analytic); v and jv have x->n values in x's order. The
  * statistics come from ns_normalize of an fp64 copy (memory: two n-double arrays). */
 int ns_jvp(const ns_tensor *x, const ns_spec *spec, const double *v, double *jv, char *err);
+/* J v_d for nv directions at once (v[d], jv[d]: x->n values each): the statistics and each
+ * walk over x are shared, and J v_d has the bits of ns_jvp(x, spec, v[d], jv[d]) whatever
+ * nv (ns_jvp is the case nv = 1). */
+int ns_jvp_n(const ns_tensor *x, const ns_spec *spec, int nv, const double *const *v,
+             double *const *jv, char *err);
+/* ns_jvp_n with the train-mode statistics given: mean and m2 as ns_stat_moments(x, plan of
+ * spec, center of spec) writes them (both NULL, or eval mode: computed here). The same
+ * bits, one walk over x fewer. */
+int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                int nv, const double *const *v, double *const *jv, char *err);
 
 /* Per-statistic moments of x's stored values under plan p (from ns_norm_plan_shape or
  * _make for x's shape), in fp64, two passes, each sum in index order: mean[k] (0 when

@@ -17,6 +17,15 @@
 #define NS_ALWAYS_INLINE
 #endif
 
+/* For a function of elementwise loops that GCC's -O2 leaves scalar (its cost model refuses
+ * loops of unknown length): IEEE arithmetic element by element, so the vector code gives
+ * each value the bits of the scalar loop. Sums are not vectorized by it (no reassociation). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NS_VECTORIZE __attribute__((optimize("tree-loop-vectorize", "vect-cost-model=dynamic")))
+#else
+#define NS_VECTORIZE
+#endif
+
 static inline double ns_round_fast(double v, ns_dtype d) {
   if (d == NS_FP64) return v;
   if (d == NS_FP32) return isnan(v) ? v : (double)(float)v;

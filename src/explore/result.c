@@ -420,6 +420,7 @@ typedef struct {
   int nkept[NS_EXPLORE_CHECK_STATS];
   ns_spec spec[NS_EXPLORE_CHECK_STATS];
   double g[NS_EXPLORE_CHECK_STATS];
+  int threads; /* the cache's: for one block's central differences, or the blocks side by side */
 } check_blocks;
 
 static void blocks_free(check_blocks *b) {
@@ -432,6 +433,7 @@ static void blocks_free(check_blocks *b) {
  * statistics are independent): each writes its own slot, merged in order after. */
 typedef struct {
   check_blocks *b;
+  int threads; /* each block's: its central differences' two maps side by side */
   ns_eigcheck ck[NS_EXPLORE_CHECK_STATS][3];
   int nk[NS_EXPLORE_CHECK_STATS];
   char err[NS_EXPLORE_CHECK_STATS][NS_ERRLEN];
@@ -446,7 +448,8 @@ static void check_part(void *ctx, size_t a, size_t z) {
       continue;
     }
     c->b->spec[q].gamma = &c->b->g[q]; /* the block's spec points at its own gamma */
-    c->nk[q] = ns_spectrum_check(c->b->x[q], &c->b->spec[q], 0, c->ck[q], 3, c->err[q]);
+    c->nk[q] =
+        ns_spectrum_check_exec(c->b->x[q], &c->b->spec[q], 0, c->threads, c->ck[q], 3, c->err[q]);
   }
 }
 
@@ -458,6 +461,8 @@ static int run_checks(check_blocks *b, ns_result *r, char *e) {
   memset(&c, 0, sizeof c);
   c.b = b;
   int big = b->n > 1 && b->x[0] && b->x[1] && b->x[0]->n >= NS_EXPLORE_CHECK_SYNC / 4;
+  /* two large blocks: one thread each; else the threads go to one block's differences */
+  c.threads = big ? 1 : b->threads;
   ns_split_run((size_t)b->n, big ? b->n : 1, check_part, &c);
   for (int q = 0; q < b->n; q++) {
     int nk = c.nk[q];
@@ -512,6 +517,7 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s
   double *m2own = NULL;
   check_blocks b;
   memset(&b, 0, sizeof b);
+  b.threads = c ? c->exec.threads : 1;
   const ns_tensor *xd = at_dtype(c, s, spec->dtype, &own, e);
   const ns_norm_plan *p = &r->norm.plan;
   /* up to three eigenvalues a statistic, plus the masked zeros (one entry) */

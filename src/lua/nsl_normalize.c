@@ -671,7 +671,9 @@ static int l_spectrum(lua_State *L) {
      through the full J): no third result, as with check = false */
   if (!check || strcmp(how, "closed") != 0 || spec.mask) return 2;
   ns_eigcheck ck[3];
-  int nk = ns_spectrum_check(x, &spec, 0, ck, 3, err);
+  ns_exec ex; /* NS_THREADS: the two maps of each central difference side by side */
+  nsl_exec_from_env(&ex, 1);
+  int nk = ns_spectrum_check_exec(x, &spec, 0, ex.threads, ck, 3, err);
   if (nk < 0) return luaL_error(L, "spectrum: %s", err);
   lua_createtable(L, nk, 0);
   for (int i = 0; i < nk; i++) {

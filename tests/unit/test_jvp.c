@@ -328,11 +328,103 @@ static void check_large(void) {
   ns_tensor_free(x);
 }
 
+/* ns_jvp_n: each direction's J v has the bits of ns_jvp on it alone, for every walk (lines
+ * of one statistic, lines crossing statistics, groups in a line), and with the moments
+ * given; a non-finite entry is named with its vector */
+static void jvp_n_bits(void) {
+  char err[NS_ERRLEN] = "";
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    const shape_case *sc = &cases[c];
+    ns_tensor *x = rand_tensor(sc->rank, sc->shape, 0.4, 1.5);
+    ns_spec s;
+    ns_spec_default(&s);
+    s.kind = sc->kind;
+    s.groups = sc->groups;
+    s.axes = sc->axes;
+    size_t n = x->n;
+    double *buf = malloc(6 * n * sizeof *buf), *one = malloc(n * sizeof *one);
+    const double *v[3] = {buf, buf + n, buf + 2 * n};
+    double *jv[3] = {buf + 3 * n, buf + 4 * n, buf + 5 * n};
+    for (size_t i = 0; i < 3 * n; i++) buf[i] = 2 * lcg() - 1;
+    int rc = ns_jvp_n(x, &s, 3, v, jv, err), same = rc == 0;
+    for (int d = 0; d < 3 && same; d++) {
+      same &= ns_jvp(x, &s, v[d], one, err) == 0;
+      same &= memcmp(one, jv[d], n * sizeof *one) == 0;
+    }
+    tap_ok(same, "jvp_n of 3 directions = ns_jvp of each, bit for bit: %s %s", sc->name, err);
+    free(buf), free(one);
+    ns_tensor_free(x);
+  }
+  /* the moments given: the same bits */
+  size_t sh[2] = {6, 257};
+  ns_tensor *x = rand_tensor(2, sh, 3, 0.5);
+  ns_spec s;
+  ns_spec_default(&s);
+  ns_norm_plan p;
+  double mean[6], m2[6], *v = malloc(x->n * sizeof *v), *a = malloc(x->n * sizeof *a),
+                         *b = malloc(x->n * sizeof *b);
+  for (size_t i = 0; i < x->n; i++) v[i] = 2 * lcg() - 1;
+  int ok = ns_norm_plan_shape(2, sh, &s, &p, err) == 0 &&
+           ns_stat_moments(x, &p, 1, mean, m2, err) == 0 &&
+           ns_jvp_n_m2(x, &s, mean, m2, 1, (const double *const *)&v, &a, err) == 0 &&
+           ns_jvp(x, &s, v, b, err) == 0 && memcmp(a, b, x->n * sizeof *a) == 0;
+  ns_norm_plan_free(&p);
+  tap_ok(ok, "jvp_n_m2 with the moments of ns_stat_moments = ns_jvp, bit for bit %s", err);
+  v[300] = NAN;
+  const double *vv[2] = {b, v};
+  double *jj[2] = {a, b};
+  tap_ok(ns_jvp_n(x, &s, 2, vv, jj, err) == -1 && strstr(err, "element 301 of vector 2"),
+         "jvp_n names the vector and element that is not finite: %s", err);
+  tap_ok(ns_jvp(x, &s, v, a, err) == -1 && strstr(err, "element 301 of v is not finite"),
+         "jvp names the element of v that is not finite: %s", err);
+  free(v), free(a), free(b);
+  ns_tensor_free(x);
+}
+
+/* ns_spectrum_check's paths give the same checks, bit for bit: one thread or two for the
+ * central differences, and a statistic read in place (fp64, its members one run of x)
+ * or gathered into a block (the same values as a column of the transpose) */
+static void check_paths(void) {
+  char err[NS_ERRLEN] = "";
+  size_t k = 3, m = 20011, sh[2] = {k, m}, sht[2] = {m, k};
+  ns_tensor *x = rand_tensor(2, sh, 0.7, 1.3), *xt = ns_tensor_new(2, sht, NS_FP64, err);
+  for (size_t r = 0; r < k; r++)
+    for (size_t i = 0; i < m; i++)
+      ns_tensor_set(xt, i * k + r, ns_tensor_get(x, r * m + i));
+  for (int rms = 0; rms < 2; rms++) {
+    ns_spec s, st;
+    ns_spec_default(&s);
+    s.kind = rms ? NS_KIND_RMS : NS_KIND_LAYER;
+    s.eps = 0.01;
+    ns_spec_default(&st);
+    st.kind = NS_KIND_BATCH; /* the statistics of the transpose's columns */
+    if (rms) st.center = 0;
+    st.eps = 0.01;
+    ns_eigcheck a[3], b[3], c[3];
+    memset(a, 0, sizeof a), memset(b, 0, sizeof b), memset(c, 0, sizeof c);
+    int na = ns_spectrum_check_exec(x, &s, 2, 1, a, 3, err);
+    int nb = ns_spectrum_check_exec(x, &s, 2, 2, b, 3, err);
+    int nc = ns_spectrum_check_exec(xt, &st, 2, 1, c, 3, err);
+    int ok = na == (rms ? 2 : 3) && nb == na && nc == na;
+    for (int i = 0; i < na && ok; i++) {
+      ok &= a[i].jvp_res <= a[i].jvp_tol && a[i].fd_res <= a[i].fd_tol;
+      ok &= memcmp(&a[i], &b[i], sizeof a[i]) == 0 && memcmp(&a[i], &c[i], sizeof a[i]) == 0;
+    }
+    tap_ok(ok, "spectrum_check %s statistic 3: 1 thread = 2 threads = the gathered block, bit "
+               "for bit (%d checks) %s",
+           rms ? "rms" : "layer", na, err);
+  }
+  ns_tensor_free(x);
+  ns_tensor_free(xt);
+}
+
 int main(void) {
   jvp_vs_full_j();
   jvp_vs_fd_large();
   walks_vs_lists();
   closed_vs_lapack();
   check_large();
+  jvp_n_bits();
+  check_paths();
   return tap_done();
 }
