@@ -686,7 +686,7 @@ int main(void) {
                 !same_arr(r0.denom, r.denom, r0.plan.nstat)) {
               char what[400];
               describe(what, sizeof what, x, &s);
-              tap_diag("fixed geometry, simd %d: %s", simd, what);
+              tap_diag("fixed geometry, simd %d: %s: y differs from element %zu", simd, what, w);
               off++;
             }
             ns_norm_result_free(&r);
