@@ -235,6 +235,8 @@ int tui_ih(WINDOW *w);
 /* %.6g-style number, "nan"/"inf" readable, into buf; tui_num_prec with prec digits. */
 const char *tui_num(double v, char *buf, size_t len);
 const char *tui_num_prec(double v, int prec, char *buf, size_t len);
+/* "rank 3 of 4": the rank of an n x n map, in the one wording every panel and view uses. */
+const char *tui_rank(int rank, size_t n, char *buf, size_t len);
 /* One field of a statistics line: "label value", the value a number or a text. */
 typedef struct {
   const char *label;     /* NULL or "": the value alone */

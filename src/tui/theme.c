@@ -261,6 +261,11 @@ const char *tui_num(double v, char *buf, size_t len) {
   return tui_num_prec(v, 6, buf, len);
 }
 
+const char *tui_rank(int rank, size_t n, char *buf, size_t len) {
+  snprintf(buf, len, "rank" TUI_GLUES "%d" TUI_GLUES "of" TUI_GLUES "%zu", rank, n);
+  return buf;
+}
+
 /* ---- statistics lines (tui_fields) ---- */
 /* The forms tried at each number of digits, roomiest first: the line breaks the fields
  * ask for and two spaces between fields; one space; no breaks; the short forms. */
