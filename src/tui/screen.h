@@ -369,7 +369,7 @@ int tui_panel_tabbed(tui_panel p);
 int tui_draw_help(WINDOW *w, int scroll, const tui_view *v);
 int tui_help_lines(tui_panel focus, int width);
 /* The status line: the labels of the focused panel's keys, then the others, as many
- * as fit in width. */
+ * whole ones as fit in width; when some do not, it ends in "? more" (the help key). */
 const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len);
 
 /* ---- prompt.c ---- */
