@@ -56,17 +56,22 @@ static const char *load_opts(lua_State *L, int arg, const char *path, unsigned *
 }
 
 /* ns.load(path [, name | {tensor=, bf16=}]) -> tensor (.npy keeps the file's dtype, .csv
- * gives fp64 rank 2, .safetensors the named tensor, or its only one) */
+ * gives fp64 rank 2, .safetensors the named tensor, or its only one) [, note]: a second
+ * result only when the load skipped something, saying what (a CSV header line, in the
+ * words the screen's file open uses: "PATH: its line 1, a,b,c, is a header of names:
+ * skipped"), as ns.spectrum's second result says which method it used */
 static int l_load(lua_State *L) {
   lua_settop(L, 2); /* fixed argument slots: conversions push above them */
-  char err[NS_ERRLEN] = "";
+  char err[NS_ERRLEN] = "", note[NS_ERRLEN];
   const char *path = checkpath(L, 1);
   unsigned flags;
   const char *name = load_opts(L, 2, path, &flags);
-  ns_tensor *t = ns_file_load_named(path, name, flags, err);
+  ns_tensor *t = ns_file_load_note(path, name, flags, note, err);
   if (!t) return luaL_error(L, "%s: %s", path, err);
   nsl_pushtensor(L, t);
-  return 1;
+  if (!note[0]) return 1;
+  lua_pushfstring(L, "%s: %s", path, note);
+  return 2;
 }
 
 /* ns.tensors(path) -> {name = {dtype=, shape={...}, loadable=}} of a .safetensors file */

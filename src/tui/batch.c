@@ -12,31 +12,44 @@
 /* Where everything goes for an inside of iw x ih. */
 typedef struct {
   int lab, cw; /* row-label columns, cell width */
+  int gap;     /* columns between blocks side by side (a cell ends in a space of its own) */
   int across;  /* blocks (batch, BN, LN) side by side: 1..3 */
   int bands;   /* bands of blocks shown one under the other */
   int blocks;  /* blocks shown: min(3, across * bands) */
   int vis;     /* matrix rows per band */
   int tcols;   /* target lines, one per column; a summary line covers the rest */
   int hint;    /* lines of explanation at the bottom */
+  int worded;  /* the first band's names leave room for "rows a-b/B" and "cols 1-k/D" */
 } batch_layout;
 
-/* The layout with nb blocks across at cell width cw. */
-static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, batch_layout *L) {
+static int digits(size_t v) {
+  int d = 1;
+  while (v >= 10) v /= 10, d++;
+  return d;
+}
+
+/* The columns nb blocks of D cells of width cw take (the last cell's space may go). */
+static int blocks_width(size_t D, int nb, int cw, int gap) {
+  return 4 + nb * (int)D * cw + (nb - 1) * gap - 1;
+}
+
+/* The layout with nb blocks across at cell width cw and tcols target lines. */
+static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, int gap, int tcols,
+                       batch_layout *L) {
   memset(L, 0, sizeof *L);
   L->lab = 4;
   L->across = nb;
   L->cw = cw;
+  L->gap = gap;
   L->hint = 1;
+  L->tcols = tcols;
   int minv = B < 2 ? (int)B : 2;
-  /* the target lines take what the matrix leaves, down to none (a summary line) */
-  int body = ih - L->hint;
-  L->tcols = (int)D;
-  if (body - L->tcols < 1 + minv) L->tcols = body - 1 - minv - 1;
-  if (L->tcols < 0) L->tcols = 0;
   int tail = L->tcols + (L->tcols < (int)D);
   int avail = ih - L->hint - tail;
   L->bands = (3 + nb - 1) / nb;
-  while (L->bands > 1 && avail / L->bands - 1 < minv) L->bands--;
+  /* fewer bands when they leave a band fewer than minv rows (then a line names what is
+     hidden) */
+  while (L->bands > 1 && (avail - (nb * L->bands < 3)) / L->bands - 1 < minv) L->bands--;
   L->blocks = nb * L->bands < 3 ? nb * L->bands : 3;
   if (L->blocks < 3 && avail > 2) avail--; /* the note that names what is hidden */
   L->vis = avail / L->bands - 1;
@@ -44,30 +57,47 @@ static void try_layout(size_t B, size_t D, int iw, int ih, int nb, int cw, batch
   if (L->vis < 1) L->vis = 1;
   /* a second explanation line when there is room to spare */
   if (avail - L->bands * (L->vis + 1) >= 1 && L->blocks == 3) L->hint = 2;
+  /* the first band's names, and at the right the rows and columns it shows when not all */
+  int names = L->blocks < nb ? L->blocks : nb, block = (int)D * cw + gap;
+  int names_end = 1 + L->lab + (names - 1) * block + (names == 1 ? 5 : 2);
+  int shown = (iw - L->lab + 1) / cw, where = 0;
+  if ((size_t)L->vis < B) where = 5 + 3 * digits(B) + 2;
+  if ((size_t)shown < D) where += (where ? 1 : 0) + 7 + digits((size_t)shown) + digits(D);
+  L->worded = !where || iw - where + 1 > names_end;
 }
 
-/* The first candidate (widest cells, side by side first) that shows everything: the three
- * blocks, every row (so the target and the companion together) and every target line; else
- * the first that shows the three blocks; else the one that shows the most. */
+/* Whether layout a shows more than b: first the target and its companion (two rows),
+ * then the three blocks, more target lines (the BN values the panel is about, with what
+ * they were), more rows, room to say in words which rows it shows, cells of 6 or more,
+ * blocks side by side, wider cells, a gap between blocks. */
+static int better(const batch_layout *a, const batch_layout *b, size_t B, size_t D) {
+  int minv = B < 2 ? (int)B : 2;
+  int ka[] = {a->vis >= minv, a->blocks, a->tcols, a->vis, a->worded,
+              a->cw >= 6,     -a->bands, a->cw,    a->gap};
+  int kb[] = {b->vis >= minv, b->blocks, b->tcols, b->vis, b->worded,
+              b->cw >= 6,     -b->bands, b->cw,    b->gap};
+  for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
+    if (ka[i] != kb[i]) return ka[i] > kb[i];
+  return 0;
+}
+
+/* The layout that shows the most (better()) of those whose blocks fit the width; when
+ * none does, of one block of the narrowest cells (its columns cut at the frame). */
 static void layout(size_t B, size_t D, int iw, int ih, batch_layout *L) {
-  static const int cand[][2] = {{3, 8}, {3, 7}, {3, 6}, {2, 8}, {2, 7}, {2, 6},
-                                {3, 5}, {1, 8}, {1, 7}, {1, 6}, {1, 5}};
-  batch_layout best, three;
-  int have = 0, have3 = 0;
-  for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-    if (4 + cand[i][0] * ((int)D * cand[i][1] + 1) > iw) continue;
-    try_layout(B, D, iw, ih, cand[i][0], cand[i][1], L);
-    if (L->blocks == 3 && L->vis == (int)B && L->tcols == (int)D) return;
-    if (L->blocks == 3 && !have3) three = *L, have3 = 1;
-    if (!have || L->blocks > best.blocks) best = *L;
-    have = 1;
-  }
-  if (have3)
-    *L = three;
-  else if (have)
-    *L = best;
-  else
-    try_layout(B, D, iw, ih, 1, 5, L);
+  batch_layout best, c;
+  int have = 0, tmax = (int)D < ih ? (int)D : ih;
+  for (int wide = 0; wide < 2 && !have; wide++)
+    for (int nb = wide ? 1 : 3; nb >= 1; nb--)
+      for (int cw = wide ? 5 : 8; cw >= 5; cw--)
+        for (int gap = 1; gap >= 0; gap--) {
+          if (nb == 1 && gap == 0) continue; /* one block: the gap changes nothing */
+          if (!wide && blocks_width(D, nb, cw, gap) > iw) continue;
+          for (int t = tmax; t >= 0; t--) {
+            try_layout(B, D, iw, ih, nb, cw, gap, t, &c);
+            if (!have || better(&c, &best, B, D)) best = c, have = 1;
+          }
+        }
+  *L = best;
 }
 
 void tui_batch_geometry(const ns_state *s, int iw, int *lab, int *cw) {
@@ -99,17 +129,35 @@ static void draw_band(const ns_state *s, const ns_result *r, WINDOW *w, const tu
                       const batch_layout *L, int band, int y, int first,
                       const double *const src[3]) {
   size_t B = r->B, D = r->D;
-  int block = (int)D * L->cw + 1;
+  int block = (int)D * L->cw + L->gap;
   int focused = v->focused && v->vs->focus == TUI_PANEL_BATCH;
+  int names_end = 0; /* the column after the last block name */
   for (int k = 0; k < L->across; k++) {
     int bi = band * L->across + k;
     if (bi >= L->blocks) break;
     tui_printf(w, y, 1 + L->lab + k * block, PLOT_S_DIM, "%s", block_names[bi]);
+    names_end = 1 + L->lab + k * block + (int)strlen(block_names[bi]);
   }
-  if (band == 0 && B > (size_t)L->vis) { /* rows hidden: which are shown (arrows move) */
-    char where[48];
-    int l = snprintf(where, sizeof where, "rows %d-%d/%zu", first + 1, first + L->vis, B);
-    tui_puts(w, y, tui_iw(w) - l + 1, PLOT_S_DIM, where);
+  /* columns that do not fit the frame (a wide batch in one block of the narrowest cells) */
+  size_t cols_shown = (size_t)((tui_iw(w) - L->lab + 1) / L->cw);
+  if (band == 0 && (B > (size_t)L->vis || cols_shown < D)) { /* which rows, columns are shown */
+    char where[64];
+    /* after the names and a space: the words, else the bare ranges (the row labels say
+       which rows they are too) */
+    for (int words = 1; words >= 0; words--) {
+      int l = 0;
+      if (B > (size_t)L->vis) /* the arrows move the rows */
+        l = snprintf(where, sizeof where, "%s%d-%d/%zu", words ? "rows " : "", first + 1,
+                     first + L->vis, B);
+      if (cols_shown < D)
+        l += snprintf(where + l, sizeof where - (size_t)l, "%s%s1-%zu/%zu", l ? " " : "",
+                      words ? "cols " : "", cols_shown, D);
+      if (tui_iw(w) - l + 1 > names_end || !words) {
+        tui_puts(w, y, tui_iw(w) - l + 1 > names_end ? tui_iw(w) - l + 1 : names_end + 1,
+                 PLOT_S_DIM, where);
+        break;
+      }
+    }
   }
   plot_canvas *c = tui_canvas(L->across * block, L->vis, v);
   if (c) {
@@ -214,6 +262,21 @@ static void draw_hint(const ns_state *s, const ns_result *r, WINDOW *w, const tu
   }
 }
 
+/* The line that names the blocks not drawn (from `blocks` on) and the key whose figure
+ * shows them (BN and LN), in the longest form that fits whole; returns the lines used. */
+static int hidden_note(WINDOW *w, int blocks, int y) {
+  char fk[16], line[96];
+  tui_key_name('f', fk, sizeof fk);
+  const char *what = blocks == 1 ? "BN and LN" : "LN";
+  int iw = tui_iw(w);
+  const char *them = blocks == 1 ? "them" : "it";
+  int l = snprintf(line, sizeof line, "%s not shown (no room): %s shows %s", what, fk, them);
+  if (l > iw) l = snprintf(line, sizeof line, "%s not shown: %s shows %s", what, fk, them);
+  if (l > iw) snprintf(line, sizeof line, "no %s here: %s", blocks == 1 ? "BN, LN" : "LN", fk);
+  tui_puts(w, y, 1, PLOT_S_DIM, line);
+  return 1;
+}
+
 /* A BN or LN cell that is nan: a row (LN) or a column (BN) whose values are all equal has
  * variance 0, and with eps 0 its output is 0/0 (a row of one value, as a one-feature batch
  * has, always does). */
@@ -238,8 +301,10 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   size_t B = r->B, D = r->D;
   batch_layout L;
   layout(B, D, iw, ih, &L);
-  snprintf(title, sizeof title, "5 Batch %zux%zu%s: BN columns, LN rows", B, D,
-           s->mode == NS_MODE_EVAL ? " (train mode)" : "");
+  /* the title names the blocks drawn: BN normalizes down the columns, LN across the rows */
+  static const char *const shown[3] = {"", ": BN columns", ": BN columns, LN rows"};
+  snprintf(title, sizeof title, "5 Batch %zux%zu%s%s", B, D,
+           s->mode == NS_MODE_EVAL ? " (train mode)" : "", shown[L.blocks - 1]);
   tui_frame(w, title, v);
   double *m = malloc(B * D * sizeof *m);
   if (!m) return;
@@ -251,14 +316,7 @@ void tui_draw_batch(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   for (int band = 0; band < L.bands; band++, y += L.vis + 1)
     draw_band(s, r, w, v, &L, band, y, first, src);
   free(m);
-  if (L.blocks < 3) {
-    char hidden[32] = "";
-    for (int bi = L.blocks; bi < 3; bi++) {
-      size_t at = strlen(hidden);
-      snprintf(hidden + at, sizeof hidden - at, "%s%s", at ? " and " : "", block_names[bi]);
-    }
-    tui_printf(w, y++, 1, PLOT_S_DIM, "%s: no room here; f shows all three", hidden);
-  }
+  if (L.blocks < 3) y += hidden_note(w, L.blocks, y);
   int ty = ih - L.hint - L.tcols - (L.tcols < (int)D) + 1; /* the target's first line */
   int nan = has_nan(r), hint = L.hint;
   if (nan && y < ty) /* why a cell says nan: on a free line, else in the hint's first */

@@ -170,19 +170,32 @@ static int status_item(const tui_binding *b, char *buf, size_t len) {
 const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = 0;
+  /* the marker for the keys left out: the help key, which lists them all */
+  char hk[16], more[32];
+  snprintf(more, sizeof more, "%s more", tui_key_name('?', hk, sizeof hk));
+  int ml = (int)strlen(more), total = 0, items = 0;
   /* help, quit and the prompt first, then the focused panel's own keys, then the ones
-   * that work everywhere */
-  for (int pass = 0; pass < 3; pass++)
-    for (int i = 0; i < tui_nkeymap; i++) {
-      const tui_binding *b = &tui_keymap[i];
-      int other = b->section == TUI_SEC_OTHER;
-      int own = !other && (b->panels & TUI_PALL) != TUI_PALL && (b->panels & TUI_PBIT(focus));
-      int all = !other && (b->panels & TUI_PALL) == TUI_PALL;
-      if (!b->label || !(pass == 0 ? other : pass == 1 ? own : all)) continue;
-      char item[64];
-      int l = status_item(b, item, sizeof item);
-      if ((int)n + l + 2 > width || n + (size_t)l + 3 > len) return buf;
-      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "  " : "", item);
-    }
+   * that work everywhere; as many whole items as fit, and when not all do, the marker */
+  for (int fill = 0; fill < 2; fill++)
+    for (int pass = 0; pass < 3; pass++)
+      for (int i = 0; i < tui_nkeymap; i++) {
+        const tui_binding *b = &tui_keymap[i];
+        int other = b->section == TUI_SEC_OTHER;
+        int own = !other && (b->panels & TUI_PALL) != TUI_PALL && (b->panels & TUI_PBIT(focus));
+        int all = !other && (b->panels & TUI_PALL) == TUI_PALL;
+        if (!b->label || !(pass == 0 ? other : pass == 1 ? own : all)) continue;
+        char item[64];
+        int l = status_item(b, item, sizeof item);
+        if (!fill) { /* the first round measures the whole list */
+          total += (items++ ? 2 : 0) + l;
+          continue;
+        }
+        int room = total <= width ? width : width - 2 - ml;
+        if ((int)n + (n ? 2 : 0) + l > room || n + (size_t)l + 3 > len) {
+          if (n + (size_t)ml + 3 <= len) snprintf(buf + n, len - n, "%s%s", n ? "  " : "", more);
+          return buf;
+        }
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "  " : "", item);
+      }
   return buf;
 }

@@ -98,34 +98,56 @@ static void draw_cell(const ns_state *s, WINDOW *w, const tui_view *v, int y, in
   tui_puts(w, y, x, style, cell);
 }
 
-/* The two lines at the bottom: statistics over all elements (why they are NaN when they
- * are), then the storage dtype with either which part of the grid is shown (where, when
- * not empty) or the size and range. */
-static void draw_summary(const ns_state *s, const ns_result *r, WINDOW *w, int ih,
-                         const char *where) {
-  char a[32], b[32], c[32];
-  if (r->x_nan || r->x_inf) /* say why the statistics are nan, not just that they are */
-    tui_printf(w, ih, 1, PLOT_S_MARK,
-               "x has %zu NaN %zu Inf: mean" TUI_GLUES "%s  std" TUI_GLUES "%s", r->x_nan, r->x_inf,
-               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b));
-  else
-    tui_printf(w, ih, 1, PLOT_S_LABEL,
-               "mean" TUI_GLUES "%s  std" TUI_GLUES "%s  rms" TUI_GLUES "%s",
-               tui_num(r->x_mean, a, sizeof a), tui_num(r->x_std, b, sizeof b),
-               tui_num(r->x_rms, c, sizeof c));
-  if (ih < 4) return;
-  /* the tensor's own storage first (the normalization rounds it to the dtype setting):
-   * the dtype is the point when they differ */
-  char dt[32];
-  snprintf(dt, sizeof dt, "%s%s%s", ns_dtype_name(s->x->dtype),
-           s->dtype != s->x->dtype ? ", shown as " : "",
-           s->dtype != s->x->dtype ? ns_dtype_name(s->dtype) : "");
-  if (where[0])
-    tui_printf(w, ih - 1, 1, PLOT_S_DIM, "%s  %s", where, dt);
-  else
-    tui_printf(w, ih - 1, 1, PLOT_S_DIM,
-               "%s  n" TUI_GLUES "%zu  min" TUI_GLUES "%s  max" TUI_GLUES "%s", dt, r->n,
-               tui_num(r->x_min, a, sizeof a), tui_num(r->x_max, b, sizeof b));
+/* The fields of the lines at the bottom, into f (room for 12): statistics over all
+ * elements (why they are NaN when they are), then the storage dtype, the count, the range
+ * and which part of the grid is shown when not all of it (rows, cols: texts in rtext,
+ * ctext). buf holds the texts. Returns the number of fields. */
+static int summary_fields(const ns_state *s, const ns_result *r, const char *rlabel,
+                          const char *rtext, const char *ctext, char (*buf)[48], tui_field *f) {
+  int n = 0;
+  if (r->x_nan || r->x_inf) { /* say why the statistics are nan, not just that they are */
+    snprintf(buf[0], sizeof buf[0], "x has %zu NaN %zu Inf:", r->x_nan, r->x_inf);
+    f[n++] = (tui_field){.text = buf[0], .style = PLOT_S_MARK};
+    f[n++] = (tui_field){.label = "mean", .v = r->x_mean, .style = PLOT_S_MARK};
+    f[n++] = (tui_field){.label = "std", .v = r->x_std, .style = PLOT_S_MARK};
+  } else {
+    f[n++] = (tui_field){.label = "mean", .v = r->x_mean, .style = PLOT_S_LABEL};
+    f[n++] = (tui_field){.label = "std", .v = r->x_std, .style = PLOT_S_LABEL};
+    f[n++] = (tui_field){.label = "rms", .v = r->x_rms, .style = PLOT_S_LABEL};
+  }
+  int first = n;
+  /* the tensor's own storage (the normalization rounds it to the dtype setting): the dtype
+   * is the point when they differ */
+  const char *st = ns_dtype_name(s->x->dtype), *dt = ns_dtype_name(s->dtype);
+  if (s->dtype != s->x->dtype) {
+    snprintf(buf[2], sizeof buf[2], "%s, shown" TUI_GLUES "as" TUI_GLUES "%s", st, dt);
+    snprintf(buf[3], sizeof buf[3], "%s" TUI_GLUES "as" TUI_GLUES "%s", st, dt);
+    f[n++] = (tui_field){.text = buf[2], .shrt_text = buf[3], .style = PLOT_S_DIM};
+  } else {
+    f[n++] = (tui_field){.text = st, .style = PLOT_S_DIM};
+  }
+  /* the count, which the title's shape gives too when room is short */
+  snprintf(buf[1], sizeof buf[1], "%zu", r->n);
+  f[n++] = (tui_field){.label = "n", .text = buf[1], .style = PLOT_S_DIM, .opt = 1};
+  f[n++] = (tui_field){.label = "min", .v = r->x_min, .style = PLOT_S_DIM};
+  f[n++] = (tui_field){.label = "max", .v = r->x_max, .style = PLOT_S_DIM};
+  if (rtext[0]) f[n++] = (tui_field){.label = rlabel, .text = rtext, .style = PLOT_S_DIM};
+  if (ctext[0]) f[n++] = (tui_field){.label = "cols", .text = ctext, .style = PLOT_S_DIM};
+  f[first].brk = 1;
+  return n;
+}
+
+/* The grid's window for vis_rows rows: its first line *l0, and the rows and cols it
+ * shows, as texts ("" when all are). */
+static void grid_window(size_t lines, size_t cur_line, size_t cols, size_t per, size_t c0,
+                        int vector, int vis_rows, size_t *l0, char *rtext, char *ctext,
+                        size_t len) {
+  *l0 = cur_line >= (size_t)vis_rows ? cur_line - (size_t)vis_rows + 1 : 0;
+  size_t last = *l0 + (size_t)vis_rows < lines ? *l0 + (size_t)vis_rows : lines;
+  rtext[0] = ctext[0] = 0;
+  if (lines > (size_t)vis_rows) snprintf(rtext, len, "%zu-%zu/%zu", *l0 + 1, last, lines);
+  if (!vector && cols > per)
+    snprintf(ctext, len, "%zu-%zu/%zu", c0 + 1, c0 + per < cols ? c0 + per : cols, cols);
 }
 
 void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
@@ -138,9 +160,7 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
   int here_focus = v->focused && v->vs->focus == TUI_PANEL_INPUT;
   int lab, cw, vis_cols;
   tui_input_geometry(s, iw, &lab, &cw, &vis_cols);
-  int vis_rows = ih - 3;
   if (vis_cols < 1) vis_cols = 1;
-  if (vis_rows < 1) vis_rows = 1;
   size_t cr = (size_t)(v->vs->cursor_row < 0 ? 0 : v->vs->cursor_row);
   size_t cc = (size_t)(v->vs->cursor_col < 0 ? 0 : v->vs->cursor_col);
   if (v->vs->focus != TUI_PANEL_INPUT) cr = cc = 0;
@@ -158,7 +178,33 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
     cur_line = cr;
     c0 = cc >= per ? cc - per + 1 : 0;
   }
-  size_t l0 = cur_line >= (size_t)vis_rows ? cur_line - (size_t)vis_rows + 1 : 0;
+  /* The lines at the bottom: two, or as many more as give the fields the most digits (the
+   * fewest lines for those): the grid's unused rows, and up to two rows of a long grid
+   * (it keeps three). */
+  tui_field f[12];
+  char buf[4][48], rtext[48], ctext[48];
+  const char *rlabel = vector ? "lines" : "rows";
+  int most = ih - 2 < 1 ? 1 : ih - 2, foot = most < 2 ? most : 2, nf = 0;
+  int spare = ih - 3 - (int)lines, free_most = foot + (spare > 0 ? spare : 0);
+  size_t l0 = 0;
+  for (int k = foot, best = 0; k <= most; k++) {
+    int vr = ih - 1 - k;
+    /* a long grid keeps three rows, or two when its fields would not all be shown */
+    if (k > free_most && (k > free_most + 2 || vr < (best ? 3 : 2))) break;
+    grid_window(lines, cur_line, cols, per, c0, vector, vr, &l0, rtext, ctext, sizeof rtext);
+    nf = summary_fields(s, r, rlabel, rtext, ctext, buf, f);
+    int q = 0;
+    /* a grid row is given for more digits, the grid's unused rows for any roomier form */
+    if (tui_fields_fit(iw, k, f, nf, &q) &&
+        (k > free_most && best ? TUI_FIELDS_DIGITS(q) > TUI_FIELDS_DIGITS(best) : q > best)) {
+      best = q, foot = k;
+      if (q == TUI_FIELDS_ROOMY) break;
+    }
+  }
+  int vis_rows = ih - 1 - foot;
+  if (vis_rows < 1) vis_rows = 1;
+  grid_window(lines, cur_line, cols, per, c0, vector, vis_rows, &l0, rtext, ctext, sizeof rtext);
+  nf = summary_fields(s, r, rlabel, rtext, ctext, buf, f);
   for (int k = 0; k < vis_cols; k++) {
     size_t col = vector ? (size_t)k : c0 + (size_t)k;
     if (col >= cols) break;
@@ -180,16 +226,6 @@ void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_
                 here_focus && row == cr && col == cc);
     }
   }
-  char where[96] = "";
-  if (lines > (size_t)vis_rows || (!vector && cols > per)) { /* a window onto x */
-    size_t last = l0 + (size_t)vis_rows < lines ? l0 + (size_t)vis_rows : lines;
-    if (!vector)
-      snprintf(where, sizeof where,
-               "rows" TUI_GLUES "%zu-%zu/%zu  cols" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu",
-               l0 + 1, last, lines, c0 + 1, c0 + per < cols ? c0 + per : cols, cols, r->n);
-    else
-      snprintf(where, sizeof where, "lines" TUI_GLUES "%zu-%zu/%zu  n" TUI_GLUES "%zu", l0 + 1,
-               last, lines, r->n);
-  }
-  draw_summary(s, r, w, ih, where);
+  int used = tui_fields_fit(iw, foot, f, nf, NULL);
+  tui_fields(w, ih - (used ? used : foot) + 1, 1, iw, foot, f, nf);
 }

@@ -226,28 +226,26 @@ static void degenerate_words(const ns_result *r, char *why, size_t len) {
     snprintf(why, len, "%s", r->degenerate_why);
 }
 
-/* The statistic that normalized element cur, in the longest form that fits whole (s is
- * the number that explains y). */
+/* The statistic that normalized element cur, whole on one line: its mean, variance (or
+ * mean square) and s (the number that explains y), with fewer digits and without the word
+ * "stat" when the line is narrow. */
 static void draw_stat_line(const ns_state *s, const ns_result *r, WINDOW *w, int py, size_t cur,
                            int iw) {
-  char a[32], b[32], sd[32];
   size_t k = ns_norm_plan_stat_of(&r->norm.plan, cur);
   ns_spec sp;
   ns_state_spec(s, &sp);
+  char which[48];
+  snprintf(which, sizeof which, "%zu/%zu:", k + 1, r->norm.plan.nstat);
   /* RMS: the mean square ("ms" read as milliseconds next to the header's calc time) */
-  const char *vn = ns_spec_center(&sp) ? "var" : "msq";
-  tui_num(r->norm.mean ? r->norm.mean[k] : NAN, a, sizeof a);
-  tui_num(r->norm.var ? r->norm.var[k] : NAN, b, sizeof b);
-  tui_num(r->norm.denom ? r->norm.denom[k] : NAN, sd, sizeof sd);
-  char line[160];
-  int l = snprintf(line, sizeof line, "stat %zu/%zu: mean %s  %s %s  s %s", k + 1,
-                   r->norm.plan.nstat, a, vn, b, sd);
-  if (l > iw)
-    l = snprintf(line, sizeof line, "%zu/%zu: mean %s %s %s s %s", k + 1, r->norm.plan.nstat, a, vn,
-                 b, sd);
-  if (l > iw)
-    snprintf(line, sizeof line, "stat %zu/%zu: %s %s  s %s", k + 1, r->norm.plan.nstat, vn, b, sd);
-  tui_puts(w, py, 1, PLOT_S_DIM, line);
+  tui_field f[4] = {
+      {.label = "stat", .shrt = "", .text = which, .style = PLOT_S_DIM},
+      {.label = "mean", .v = r->norm.mean ? r->norm.mean[k] : NAN, .style = PLOT_S_DIM},
+      {.label = ns_spec_center(&sp) ? "var" : "msq",
+       .v = r->norm.var ? r->norm.var[k] : NAN,
+       .style = PLOT_S_DIM},
+      {.label = "s", .v = r->norm.denom ? r->norm.denom[k] : NAN, .style = PLOT_S_DIM},
+  };
+  tui_fields(w, py, 1, iw, 1, f, 4);
 }
 
 /* y's mean and std; with a mask, first how many elements it kept (the statistics saw

@@ -39,7 +39,7 @@ const tui_panel_desc tui_panels[TUI_PANEL_COUNT] = {
          "ones: a statistic's (1,...,1) direction, removed by centering (0). radial: the "
          "direction x - mean: eps/s^3 (eps/s^2 with p), 0 when eps = 0. bulk: the other "
          "directions: 1/s. m: the multiplicity. ~ after a value: that method labels the "
-         "eigenvector differently (a constant row has no radial direction). rank r/n: "
+         "eigenvector differently (a constant row has no radial direction). rank r of n: "
          "singular values above tol = 1e-10 x the largest.",
          .full = {1, 0}, .compact = {1, 50}, .partners = {TUI_PANEL_INPUT, TUI_PANEL_OUTPUT}},
     [TUI_PANEL_BATCH] =

@@ -59,7 +59,8 @@ static int side(WINDOW *w, int y, int x, int cw, int ih, const char *name, const
     tui_printf(w, y++, x, PLOT_S_DIM, "... smallest s%zu %s", n, buf);
   }
   if (y <= ih)
-    tui_printf(w, y++, x, rank < (int)n ? PLOT_S_MARK : PLOT_S_GOOD, "rank %d of %zu", rank, n);
+    tui_puts(w, y++, x, rank < (int)n ? PLOT_S_MARK : PLOT_S_GOOD,
+             tui_rank(rank, n, buf, sizeof buf));
   return y;
 }
 

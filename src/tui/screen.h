@@ -232,8 +232,36 @@ plot_canvas *tui_canvas(int w, int h, const tui_view *v);
 /* Inside width and height of a framed window. */
 int tui_iw(WINDOW *w);
 int tui_ih(WINDOW *w);
-/* %.6g-style number, "nan"/"inf" readable, into buf. */
+/* %.6g-style number, "nan"/"inf" readable, into buf; tui_num_prec with prec digits. */
 const char *tui_num(double v, char *buf, size_t len);
+const char *tui_num_prec(double v, int prec, char *buf, size_t len);
+/* "rank 3 of 4": the rank of an n x n map, in the one wording every panel and view uses. */
+const char *tui_rank(int rank, size_t n, char *buf, size_t len);
+/* One field of a statistics line: "label value", the value a number or a text. */
+typedef struct {
+  const char *label;     /* NULL or "": the value alone */
+  const char *shrt;      /* a shorter label tried before fewer digits ("": the value alone);
+                            NULL: none */
+  const char *text;      /* a text value ("fp64", "1-8/300"); NULL: the number v */
+  const char *shrt_text; /* a shorter text, with the short labels; NULL: none */
+  double v;
+  int style;
+  int brk; /* starts a line, while the fields fit so */
+  int opt; /* left out with the short labels (the screen says it elsewhere) */
+} tui_field;
+/* Lays n fields out on at most maxlines lines of width cells, each field whole (a label
+ * is never parted from its value, a number never cut): the numbers with the most digits
+ * (6 down to 3) at which every field fits, two spaces apart or one, starting the lines
+ * the fields ask for while that fits. tui_fields_fit returns the lines that takes and (in
+ * quality, may be NULL) how roomy the form is, from 1 up to TUI_FIELDS_ROOMY (6 digits,
+ * two spaces and the line breaks; TUI_FIELDS_DIGITS gives its digits), or 0 when not even
+ * 3 digits fit them all. tui_fields
+ * draws them from (y, x) and returns the lines drawn; when they do not all fit, it shows
+ * as many as do, then "(K more)". */
+#define TUI_FIELDS_ROOMY 16
+#define TUI_FIELDS_DIGITS(quality) (3 + ((quality)-1) / 4)
+int tui_fields_fit(int width, int maxlines, const tui_field *f, int n, int *quality);
+int tui_fields(WINDOW *w, int y, int x, int width, int maxlines, const tui_field *f, int n);
 
 /* ---- the experiment views: each fills the screen like the figure view and is
  * redrawn live from the state and result; keys R B V L open and close them ---- */
@@ -341,7 +369,7 @@ int tui_panel_tabbed(tui_panel p);
 int tui_draw_help(WINDOW *w, int scroll, const tui_view *v);
 int tui_help_lines(tui_panel focus, int width);
 /* The status line: the labels of the focused panel's keys, then the others, as many
- * as fit in width. */
+ * whole ones as fit in width; when some do not, it ends in "? more" (the help key). */
 const char *tui_status_keys(tui_panel focus, int width, char *buf, size_t len);
 
 /* ---- prompt.c ---- */

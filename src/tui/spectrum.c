@@ -155,8 +155,9 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
     tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: J not formed (n %zu)", r->n);
   else
     tui_printf(w, y++, 1, PLOT_S_DIM, "LAPACK: %s", r->jac_skip[0] ? r->jac_skip : "not run");
-  tui_printf(w, y++, 1, r->closed_rank < (int)r->n ? PLOT_S_POS : PLOT_S_DIM,
-             "rank %d/%zu (closed form)", r->closed_rank, r->n);
+  char rk[48];
+  tui_printf(w, y++, 1, r->closed_rank < (int)r->n ? PLOT_S_POS : PLOT_S_DIM, "%s (closed form)",
+             tui_rank(r->closed_rank, r->n, rk, sizeof rk));
   formula_line(s, r, w, y, 1);
 }
 
@@ -274,10 +275,16 @@ static void draw_footer(const ns_state *s, const ns_result *r, WINDOW *w, int y,
     snprintf(line, sizeof line, "agree: max diff %.2g  (J-FD" TUI_GLUES "%.2g)", r->eig_disagree,
              r->jac_fd_diff);
   tui_puts(w, y++, 1, line[0] == 'a' ? PLOT_S_GOOD : PLOT_S_MARK, line);
-  char rk[96];
-  snprintf(rk, sizeof rk, "rank %d/%zu at tol %.3g  (1e-10" TUI_GLUES "smax)", r->rank, r->jn,
-           r->rank_tol);
-  tui_puts(w, y++, 1, PLOT_S_LABEL, rk);
+  /* the rank, its tolerance and how that was chosen, whole (", tol" when narrow) */
+  char rk[64], full[96], shrt[96];
+  tui_rank(r->rank, r->jn, rk, sizeof rk);
+  snprintf(full, sizeof full, "%s at" TUI_GLUES "tol" TUI_GLUES "%.3g", rk, r->rank_tol);
+  snprintf(shrt, sizeof shrt, "%s," TUI_GLUES "tol" TUI_GLUES "%.3g", rk, r->rank_tol);
+  tui_field f[2] = {
+      {.text = full, .shrt_text = shrt, .style = PLOT_S_LABEL},
+      {.text = "(1e-10" TUI_GLUES "smax)", .style = PLOT_S_LABEL},
+  };
+  tui_fields(w, y++, 1, tui_iw(w), 1, f, 2);
   tui_puts(w, y++, 1, r->rank < (int)r->jn ? PLOT_S_POS : PLOT_S_DIM,
            rank_meaning(r, rows, nrows, rk, sizeof rk));
   formula_line(s, r, w, y, r->symmetric);

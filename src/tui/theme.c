@@ -245,7 +245,7 @@ plot_canvas *tui_canvas(int w, int h, const tui_view *v) {
   return c;
 }
 
-const char *tui_num(double v, char *buf, size_t len) {
+const char *tui_num_prec(double v, int prec, char *buf, size_t len) {
   if (isnan(v))
     snprintf(buf, len, "nan");
   else if (isinf(v))
@@ -253,8 +253,148 @@ const char *tui_num(double v, char *buf, size_t len) {
   else if (v == 0)
     snprintf(buf, len, "0");
   else
-    snprintf(buf, len, "%.6g", v);
+    snprintf(buf, len, "%.*g", prec, v);
   return buf;
+}
+
+const char *tui_num(double v, char *buf, size_t len) {
+  return tui_num_prec(v, 6, buf, len);
+}
+
+const char *tui_rank(int rank, size_t n, char *buf, size_t len) {
+  snprintf(buf, len, "rank" TUI_GLUES "%d" TUI_GLUES "of" TUI_GLUES "%zu", rank, n);
+  return buf;
+}
+
+/* ---- statistics lines (tui_fields) ---- */
+/* The forms tried at each number of digits, roomiest first: the line breaks the fields
+ * ask for and two spaces between fields; one space; no breaks; the short forms. */
+enum { FORM_BREAKS2, FORM_BREAKS1, FORM_FLOW, FORM_SHORT, FORM_COUNT };
+_Static_assert(TUI_FIELDS_ROOMY == 4 * FORM_COUNT && TUI_FIELDS_DIGITS(TUI_FIELDS_ROOMY) == 6 &&
+                   TUI_FIELDS_DIGITS(1) == 3,
+               "tui_fields_fit's quality: FORM_COUNT forms for each of 6..3 digits");
+#define FIELDS_MAX 16
+
+static int cells(const char *s) {
+  int k = 0;
+  for (uint32_t cp; *s; k++) s += plot_utf8_decode(s, &cp);
+  return k;
+}
+
+/* Field f as drawn at prec digits in form (label, a glued space, value); its cells, or 0
+ * when the form leaves it out. */
+static int field_str(const tui_field *f, int prec, int form, char *buf, size_t len) {
+  int shrt = form == FORM_SHORT;
+  if (shrt && f->opt) return 0;
+  const char *label = shrt && f->shrt ? f->shrt : f->label;
+  char num[40];
+  const char *val = shrt && f->shrt_text ? f->shrt_text
+                    : f->text            ? f->text
+                                         : tui_num_prec(f->v, prec, num, sizeof num);
+  if (label && label[0])
+    snprintf(buf, len, "%s" TUI_GLUES "%s", label, val);
+  else
+    snprintf(buf, len, "%s", val);
+  return cells(buf);
+}
+
+/* Places fields in lines of width cells: line[i] and col[i] of field i (line -1: not
+ * shown). Returns the lines used, or 0 when a field did not fit (*placed: the fields
+ * before it). */
+static int fields_place(int width, int maxlines, const tui_field *f, int n, int prec, int form,
+                        int *line, int *col, int *placed) {
+  int sep = form == FORM_BREAKS2 ? 2 : 1, ln = 0, used = 0;
+  *placed = 0;
+  for (int i = 0; i < n; i++) line[i] = -1;
+  for (int i = 0; i < n; i++) {
+    char buf[160];
+    int len = field_str(&f[i], prec, form, buf, sizeof buf);
+    if (!len) {
+      *placed = i + 1;
+      continue;
+    }
+    if (used > 0 && ((f[i].brk && form <= FORM_BREAKS1) || used + sep + len > width))
+      ln++, used = 0;
+    if (ln >= maxlines || len > width) return 0;
+    line[i] = ln;
+    col[i] = used ? used + sep : 0;
+    used = col[i] + len;
+    *placed = i + 1;
+  }
+  return ln + 1;
+}
+
+/* The roomiest layout that fits: its lines (0: none), digits and form. */
+static int fields_best(int width, int maxlines, const tui_field *f, int n, int *line, int *col,
+                       int *prec, int *form) {
+  int placed;
+  for (int p = 6; p >= 3; p--)
+    for (int fm = 0; fm < FORM_COUNT; fm++) {
+      int lines = fields_place(width, maxlines, f, n, p, fm, line, col, &placed);
+      if (lines) {
+        *prec = p, *form = fm;
+        return lines;
+      }
+    }
+  *prec = 3, *form = FORM_SHORT;
+  return 0;
+}
+
+int tui_fields_fit(int width, int maxlines, const tui_field *f, int n, int *quality) {
+  int line[FIELDS_MAX], col[FIELDS_MAX], p, form;
+  if (n > FIELDS_MAX) n = FIELDS_MAX;
+  int lines = fields_best(width, maxlines, f, n, line, col, &p, &form);
+  if (quality) *quality = lines ? (p - 3) * FORM_COUNT + (FORM_COUNT - form) : 0;
+  return lines;
+}
+
+/* The column after the last field shown before field `upto`, and its line (-1: none). */
+static int fields_end(const tui_field *f, int upto, int prec, int form, const int *line,
+                      const int *col, int *end) {
+  char buf[160];
+  for (int i = upto - 1; i >= 0; i--)
+    if (line[i] >= 0) {
+      *end = col[i] + field_str(&f[i], prec, form, buf, sizeof buf);
+      return line[i];
+    }
+  *end = 0;
+  return -1;
+}
+
+int tui_fields(WINDOW *w, int y, int x, int width, int maxlines, const tui_field *f, int n) {
+  int line[FIELDS_MAX], col[FIELDS_MAX], prec, form, placed = n;
+  if (n > FIELDS_MAX) n = FIELDS_MAX;
+  int lines = fields_best(width, maxlines, f, n, line, col, &prec, &form);
+  char more[24] = "";
+  int mline = 0, mcol = 0;
+  if (!lines) { /* the most compact form, as many fields as leave room for the marker */
+    fields_place(width, maxlines, f, n, prec, form, line, col, &placed);
+    for (;;) {
+      int left = 0;
+      char tmp[160];
+      for (int i = placed; i < n; i++) left += field_str(&f[i], prec, form, tmp, sizeof tmp) > 0;
+      snprintf(more, sizeof more, "(%d more)", left);
+      int end, last = fields_end(f, placed, prec, form, line, col, &end);
+      if (last < 0)
+        mline = 0, mcol = 0;
+      else if (end + 1 + cells(more) <= width)
+        mline = last, mcol = end + 1;
+      else if (last + 1 < maxlines)
+        mline = last + 1, mcol = 0;
+      else {
+        line[--placed] = -1;
+        continue;
+      }
+      break;
+    }
+    lines = mline + 1;
+  }
+  char buf[160];
+  for (int i = 0; i < placed; i++)
+    if (line[i] >= 0 && field_str(&f[i], prec, form, buf, sizeof buf))
+      tui_puts(w, y + line[i], x + col[i], f[i].style, buf);
+  if (more[0]) tui_puts(w, y + mline, x + mcol, PLOT_S_DIM, more);
+  return lines;
 }
 
 /* The length of the next wrapped line of text from `at`: up to the last space that keeps

@@ -39,6 +39,19 @@ local f = io.open(tmp("h.csv"), "w")
 f:write("a,b\n1, 2\n# comment\n\n3,4\n")
 f:close()
 T.all_close(ns.load(path("h.csv")), {1, 2, 3, 4}, 0, "CSV with header, comments and blanks")
+-- the skipped header is said, as the screen's file open says it (explorer review: ns.load
+-- dropped it without a word): a second result, only when something was skipped
+local _, note = ns.load(path("h.csv"))
+T.is(note, path("h.csv") .. ": its line 1, a,b, is a header of names: skipped",
+  "ns.load's second result names the header line it skipped")
+T.is(select("#", ns.load(c)), 1, "a CSV without a header: the tensor alone")
+T.is(select("#", ns.load(p)), 1, "a .npy file: the tensor alone")
+f = io.open(tmp("h2.csv"), "w")
+f:write("# units\n\nx,y\n1,2\n")
+f:close()
+_, note = ns.load(path("h2.csv"))
+T.is(note, path("h2.csv") .. ": its line 3, x,y, is a header of names: skipped",
+  "the note counts the file's lines (comments and blanks before the header)")
 
 -- a .npy v1 file written here from the format description: '<f4', shape (3,)
 local header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"

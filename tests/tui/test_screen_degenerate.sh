@@ -26,10 +26,13 @@ check "80x24: the settings' * is explained on screen" wait_for "* = default (kin
 # a batch wider than the panel is tall: the target lines give way to a summary line and
 # never overwrite the matrix (they did: stray digits of column 5 at the right edge)
 lua 'set{batch={{1,2,3,4,5,6,7,8},{0,1,0,1,0,1,0,1},{2,2,2,2,2,2,2,2}}, focus="batch"}'
-T3=$(f "%.6f" "(3 - 5/3) / sqrt(42/27 + 1e-5)") # BN of the target in column (3, 0, 2)
-check "80x24, 3x8 batch: T col 3 = $T3, nothing drawn over it" \
-  wait_re "T col 3: +$T3 \(was $T3\) +│"
-check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 4-8: 0 FLIPs"
+# (the rows of the target and its companion come first: two target lines are left)
+T2=$(f "%.6f" "(2 - 5/3) / sqrt(6/27 + 1e-5)") # BN of the target in column (2, 1, 2)
+check "80x24, 3x8 batch: T col 2 = $T2, nothing drawn over it" \
+  wait_re "T col 2: +$T2 \(was $T2\) +│"
+check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 3-8: 0 FLIPs"
+check "80x24, 3x8 batch: the target and its companion rows are both shown" \
+  wait_re "C\*2 +0 +1 +0 +1"
 # a one-feature batch at eps 0 (lesson 004-03, step 4): each row's LN is 0/0, and the panel
 # says why its LN cells are nan; with eps back, no such line
 lua 'set{batch={{3},{0},{0},{0}}, eps=0}'

@@ -7,6 +7,16 @@
 
 start 120 40
 started
+# the status line: whole items of the key table and, as they do not all fit, "KEY more"
+# naming the help key, which lists them (review (c): at 120 it stopped at "g grp" mid-list)
+status_line() { capture | grep -E '^u undo ' | tail -1; }
+check "120x40: the status line ends in a whole item and \"? more\"" \
+  wait_re '^u undo .*[a-z@]  \? more$'
+mk=$(status_line | sed -n 's/.*  \(.\) more$/\1/p')
+lit "$mk"
+check "  its key ($mk) opens the list of every key" wait_for "Help  (lines 1-"
+keys Escape
+check "  and Esc closes it" wait_for "? help  q quit"
 # the closing key of each experiment view, as its title names it
 for view in D B V L; do
   keys "$view"

@@ -41,7 +41,7 @@ for L in ones radial bulk; do
 done
 check "d=$d: the panel says the check passed" wait_for "Jv=λv ok: 1 stat, m 2048"
 check "d=$d: LAPACK formed no J, and says so" wait_for "LAPACK: J not formed (n 2048)"
-check "d=$d: rank from the closed form" wait_for "rank 2047/2048 (closed form)"
+check "d=$d: rank from the closed form" wait_for "rank 2047 of 2048 (closed form)"
 keys q
 check "d=$d: q quits" wait_for "EXIT=0"
 

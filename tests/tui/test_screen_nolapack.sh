@@ -10,7 +10,7 @@ start 120 40
 started
 check "without LAPACKE: the explorer starts with the spectrum panel" wait_for "4 Spectrum of J"
 check "  the LAPACK column says it failed" wait_for "LAPACK spectrum failed"
-check "  the closed-form rank is still there" wait_for "rank 3/4 (closed form)"
+check "  the closed-form rank is still there" wait_for "rank 3 of 4 (closed form)"
 keys e
 check "  keys still work: e takes eps to 1e-06" wait_re "│e E = eps +1e-06"
 keys q

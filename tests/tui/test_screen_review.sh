@@ -210,19 +210,25 @@ check "B13: End in the batch panel reaches row 6" wait_re "rows [0-9]-6/6"
 keys q
 wait_for "EXIT=0"
 
-# ---- B17: one rank format at every width; Tab Tab lists once
-for size in "100 30" "120 40"; do
+# ---- B17: one rank wording at every width and in every view ("rank 3 of 4": the panel said
+# "rank 0/1" where the D view said "rank 4 of 4"; tui_rank words both); Tab Tab lists once
+for size in "80 24" "100 30" "120 40"; do
   set -- $size
   start "$1" "$2"
   started
-  check "B17: $1x$2: rank 3/4 at tol" wait_re "rank 3/4 at tol"
+  check "B17: $1x$2: rank 3 of 4 at tol" wait_re "rank 3 of 4,? (at )?tol [0-9.e-]+ +\(1e-10 smax\)"
+  keys D
+  wait_for "Residual block"
+  keys l
+  check "B17: $1x$2: the D view words the rank the same way" wait_re "rank 4 of 4 +rank [0-9] of 4"
+  keys Escape
   keys q
   wait_for "EXIT=0"
 done
 start 120 40
 started
 lua 'set{x={5}}'
-check "B17: n = 1: rank 0/1 in the same format" wait_re "rank 0/1 at tol"
+check "B17: n = 1: rank 0 of 1 in the same wording" wait_re "rank 0 of 1,? (at )?tol"
 keys :
 lit "se"
 keys Tab
