@@ -57,8 +57,9 @@ static const double *line_values(const ns_tensor *x, size_t i0, size_t len, doub
 }
 
 /* ns_stat_moments_exec's work on statistics [klo, khi): every line is walked in order but
- * only those of these statistics are read (with step 0 a line has one statistic; other
- * walks get the whole range), so each statistic is summed exactly as by one thread. */
+ * only the elements of these statistics are read (step 0: a line has one statistic; step 1:
+ * a line's elements are consecutive statistics; a grouped walk gets the whole range), so
+ * each statistic is summed exactly as by one thread. */
 typedef struct {
   const ns_tensor *x;
   const ns_norm_plan *p;
@@ -67,6 +68,20 @@ typedef struct {
   double *mu, *m2;
   atomic_int fail; /* a part could not get its line buffer */
 } moments_job;
+
+/* A line of step 1 (element a's statistic is k0 + a): each statistic gets one term, in the
+ * line order every walk keeps (round.h: NS_VECTORIZE keeps each sum's bits). */
+NS_VECTORIZE static void add_line(double *restrict mu, const double *restrict xv, size_t len) {
+  for (size_t a = 0; a < len; a++) mu[a] += xv[a];
+}
+
+NS_VECTORIZE static void add_line_sq(double *restrict m2, const double *restrict mu,
+                                     const double *restrict xv, size_t len) {
+  for (size_t a = 0; a < len; a++) {
+    double c = xv[a] - mu[a];
+    m2[a] += c * c;
+  }
+}
 
 static void moments_part(void *ctx, size_t klo, size_t khi) {
   moments_job *j = ctx;
@@ -79,39 +94,53 @@ static void moments_part(void *ctx, size_t klo, size_t khi) {
     atomic_store(&j->fail, 1);
     return;
   }
-  const int all = w.step != 0 || (klo == 0 && khi == p->nstat);
-  if (j->center) {
+  /* step 0: a line is one statistic's; step 1: statistics k0 .. k0 + len - 1, of which this
+     part reads those in [klo, khi) only; step -1 (groups within a line): one part has all */
+  for (int pass = j->center ? 0 : 1; pass < 2; pass++) {
     size_t lc[NS_MAXRANK] = {0};
     for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
       size_t k0 = line_stat(p, lc);
-      if (!all && (k0 < klo || k0 >= khi)) continue;
-      const double *xv = line_values(x, i0, w.len, buf);
       if (w.step == 0) { /* one statistic per line: sum in order into it */
-        double acc = mu[k0];
-        for (size_t a = 0; a < w.len; a++) acc += xv[a];
-        mu[k0] = acc;
+        if (k0 < klo || k0 >= khi) continue;
+        const double *xv = line_values(x, i0, w.len, buf);
+        if (pass == 0) {
+          double acc = mu[k0];
+          for (size_t a = 0; a < w.len; a++) acc += xv[a];
+          mu[k0] = acc;
+        } else {
+          double acc = m2[k0], mk = mu[k0];
+          for (size_t a = 0; a < w.len; a++) acc += (xv[a] - mk) * (xv[a] - mk);
+          m2[k0] = acc;
+        }
+      } else if (w.step == 1) {
+        size_t a0 = klo > k0 ? klo - k0 : 0, a1 = khi - k0 < w.len ? khi - k0 : w.len;
+        if (khi <= k0 || a0 >= a1) continue;
+        const double *xv;
+        if (x->dtype == NS_FP64)
+          xv = (const double *)x->data + i0 + a0;
+        else {
+          ns_tensor_read_range(x, i0 + a0, a1 - a0, buf);
+          xv = buf;
+        }
+        if (pass == 0)
+          add_line(mu + k0 + a0, xv, a1 - a0);
+        else
+          add_line_sq(m2 + k0 + a0, mu + k0 + a0, xv, a1 - a0);
       } else {
-        for (size_t a = 0; a < w.len; a++) mu[stat_at(p, w, i0, k0, a)] += xv[a];
+        const double *xv = line_values(x, i0, w.len, buf);
+        for (size_t a = 0; a < w.len; a++) {
+          size_t k = stat_at(p, w, i0, k0, a);
+          if (pass == 0)
+            mu[k] += xv[a];
+          else {
+            double c = xv[a] - mu[k];
+            m2[k] += c * c;
+          }
+        }
       }
     }
-    for (size_t k = klo; k < khi; k++) mu[k] /= (double)p->count;
-  }
-  size_t lc[NS_MAXRANK] = {0};
-  for (size_t i0 = 0; i0 < x->n; i0 += w.len, line_next(p, lc)) {
-    size_t k0 = line_stat(p, lc);
-    if (!all && (k0 < klo || k0 >= khi)) continue;
-    const double *xv = line_values(x, i0, w.len, buf);
-    if (w.step == 0) {
-      double acc = m2[k0], mk = mu[k0];
-      for (size_t a = 0; a < w.len; a++) acc += (xv[a] - mk) * (xv[a] - mk);
-      m2[k0] = acc;
-    } else {
-      for (size_t a = 0; a < w.len; a++) {
-        size_t k = stat_at(p, w, i0, k0, a);
-        double c = xv[a] - mu[k];
-        m2[k] += c * c;
-      }
-    }
+    if (pass == 0)
+      for (size_t k = klo; k < khi; k++) mu[k] /= (double)p->count;
   }
   free(buf);
 }
@@ -138,7 +167,7 @@ int ns_stat_moments_exec(const ns_tensor *x, const ns_norm_plan *p, int center, 
   }
   memset(j.mu, 0, p->nstat * sizeof *j.mu);
   memset(m2, 0, p->nstat * sizeof *m2);
-  if (j.w.step == 0 && threads > 1)
+  if (j.w.step >= 0 && threads > 1)
     ns_split_run(p->nstat, threads, moments_part, &j);
   else
     moments_part(&j, 0, p->nstat);

@@ -7,6 +7,7 @@
 #include "core/split.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +67,134 @@ static int near(double a, double b, double tol) {
   return fabs(a - b) <= tol;
 }
 
+/* ---- the sort of a large list of real entries: radix sorts, the order of the qsorts ----
+ * A closed form has up to three entries a statistic (786,432 for the 262,144 statistics
+ * of a (64,256,32,32) batch reduced over axis 1 alone), and qsort's comparisons of them
+ * took 130 ms of a key. Real values (imag 0) sort as 64-bit keys instead, stably: by value
+ * (six 11-bit passes), then by label (one counting pass); after the merge of equal values,
+ * the labels' sorted runs are merged by value in one pass. Keys order as cmp_num does: -0 and +0
+ * are one key, every NaN one key after all numbers; equal keys keep their order, and entries the
+ * qsorts would see as equal are equal in everything merge_out reads, so the result is the qsorts'
+ * (tested). */
+
+typedef struct { /* a real entry and its key: sorted whole, read in order after */
+  uint64_t key;
+  double value;
+  uint32_t label;
+  int32_t mult;
+} eig_key;
+
+static uint64_t value_key(double v) {
+  if (isnan(v)) return UINT64_MAX;
+  v += 0.0; /* -0 -> +0 */
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* stable LSD radix sort of a[0..n) by key, 11 bits a pass (6 passes; one where every key has
+ * the same digit is skipped); tmp holds n. -1 when out of memory. */
+#define NS_RADIX_BITS 11
+#define NS_RADIX_PASSES 6
+static int radix_by_key(eig_key *a, eig_key *tmp, size_t n) {
+  const size_t nb = (size_t)1 << NS_RADIX_BITS, mask = nb - 1;
+  size_t *cnt = calloc(NS_RADIX_PASSES * nb, sizeof *cnt);
+  if (!cnt) return -1;
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < NS_RADIX_PASSES; b++)
+      cnt[b * nb + ((a[i].key >> (NS_RADIX_BITS * b)) & mask)]++;
+  eig_key *src = a, *dst = tmp;
+  for (int b = 0; b < NS_RADIX_PASSES; b++) {
+    size_t *c = cnt + b * nb;
+    const int sh = NS_RADIX_BITS * b;
+    if (c[(src[0].key >> sh) & mask] == n) continue; /* one digit: already in order */
+    size_t pos = 0;
+    for (size_t v = 0; v < nb; v++) {
+      size_t k = c[v];
+      c[v] = pos;
+      pos += k;
+    }
+    for (size_t i = 0; i < n; i++) dst[c[(src[i].key >> sh) & mask]++] = src[i];
+    eig_key *t = src;
+    src = dst, dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  free(cnt);
+  return 0;
+}
+
+/* stable counting sort of a[0..n) by label */
+static void count_by_label(eig_key *a, eig_key *tmp, size_t n) {
+  size_t cnt[NS_LABEL_MASKED + 2] = {0};
+  for (size_t i = 0; i < n; i++) cnt[a[i].label + 1]++;
+  for (int l = 1; l <= NS_LABEL_MASKED + 1; l++) cnt[l] += cnt[l - 1];
+  for (size_t i = 0; i < n; i++) tmp[cnt[a[i].label]++] = a[i];
+  memcpy(a, tmp, n * sizeof *a);
+}
+
+/* e sorted as qsort(cmp_label_first) sorts it, when every entry is real: 0, or -1 (the
+ * caller's qsort instead) */
+static int radix_eigs(ns_eig *e, size_t k) {
+  if (k < 2) return -1;
+  for (size_t i = 0; i < k; i++)
+    if (e[i].imag != 0 || (unsigned)e[i].label > NS_LABEL_MASKED) return -1;
+  eig_key *a = malloc(2 * k * sizeof *a);
+  if (!a) return -1;
+  for (size_t i = 0; i < k; i++)
+    a[i] = (eig_key){value_key(e[i].value), e[i].value, (uint32_t)e[i].label, e[i].mult};
+  if (radix_by_key(a, a + k, k) != 0) { /* by value, then (stably) by label */
+    free(a);
+    return -1;
+  }
+  count_by_label(a, a + k, k);
+  for (size_t i = 0; i < k; i++) e[i] = (ns_eig){a[i].value, 0, (ns_label)a[i].label, a[i].mult};
+  free(a);
+  return 0;
+}
+
+/* e (w real entries sorted by label, then value, no two of a label with equal keys: merged)
+ * put in the order of qsort(cmp_value_first): one merge of the labels' runs by (value,
+ * label), O(w). 0, or -1 (the caller's qsort instead). */
+static int merge_runs_by_value(ns_eig *e, size_t w) {
+  if (w < 2) return -1;
+  for (size_t i = 0; i < w; i++)
+    if (e[i].imag != 0 || (i && e[i].label < e[i - 1].label)) return -1;
+  ns_eig *t = malloc(w * sizeof *t);
+  if (!t) return -1;
+  size_t head[NS_LABEL_MASKED + 2], end[NS_LABEL_MASKED + 2];
+  int nr = 0;
+  for (size_t i = 0; i < w; nr++) { /* the runs: one per label present */
+    head[nr] = i;
+    while (i < w && e[i].label == e[head[nr]].label) i++;
+    end[nr] = i;
+  }
+  for (size_t o = 0; o < w; o++) {
+    int best = -1;
+    uint64_t bk = 0;
+    for (int r = 0; r < nr; r++) { /* the smallest head; ties to the lower label */
+      if (head[r] == end[r]) continue;
+      uint64_t k = value_key(e[head[r]].value);
+      if (best < 0 || k < bk) best = r, bk = k;
+    }
+    t[o] = e[head[best]++];
+  }
+  memcpy(e, t, w * sizeof *e);
+  free(t);
+  return 0;
+}
+
+/* Below this many entries the qsorts are as quick. */
+#define NS_EIG_RADIX_MIN 2048
+
 /* Merges entries of equal label whose values agree within tol (each group keeps its
  * first, smallest value and sums the multiplicities), sorts by value, and copies them
- * to out. Returns the count, or -1 when out holds fewer than needed. */
-static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
-                     char *err) {
+ * to out. Returns the count, or -1 when out holds fewer than needed. radix: 1 sorts real
+ * entries as keys (the same order), 0 with qsort alone, -1 by the size. */
+static int merge_out_sorted(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap,
+                            const char *fn, int radix, char *err) {
   double tol = merge_tol(e, k, noise);
-  qsort(e, k, sizeof *e, cmp_label_first);
+  if (radix < 0) radix = k >= NS_EIG_RADIX_MIN;
+  if (!radix || radix_eigs(e, k) != 0) qsort(e, k, sizeof *e, cmp_label_first);
   size_t w = 0;
   for (size_t i = 0; i < k; i++) {
     if (w > 0 && e[w - 1].label == e[i].label && near(e[w - 1].value, e[i].value, tol) &&
@@ -82,7 +204,7 @@ static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap,
     }
     e[w++] = e[i];
   }
-  qsort(e, w, sizeof *e, cmp_value_first);
+  if (!radix || merge_runs_by_value(e, w) != 0) qsort(e, w, sizeof *e, cmp_value_first);
   /* values equal within tol but of different labels (the ones and radial zeros when
    * eps = 0) are ordered by label, so rounding noise never decides the order */
   for (size_t lo = 0, hi; lo < w; lo = hi) {
@@ -97,6 +219,19 @@ static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap,
   }
   memcpy(out, e, w * sizeof *e);
   return (int)w;
+}
+
+static int merge_out(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, const char *fn,
+                     char *err) {
+  return merge_out_sorted(e, k, noise, out, cap, fn, -1, err);
+}
+
+int ns_eig_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, int radix, char *err) {
+  if (!e || !out) {
+    ns_seterr(err, "eig_merge: %s is NULL", !e ? "entry list" : "output");
+    return -1;
+  }
+  return merge_out_sorted(e, k, noise, out, cap, "eig_merge", radix, err);
 }
 
 /* Shared set-up: argument checks and the reduction plan. */
@@ -232,6 +367,8 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
     if (ns_stat_moments(x, &p, center, NULL, own, err)) goto done;
     m2 = own;
   }
+  /* every statistic's ones eigenvalue is 0: one entry for all (the merge would make it) */
+  if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, (int)nstat};
   for (size_t st = 0; st < nstat; st++) {
     double sd = denom_of_m2(m2[st], m, spec), gs = g[st];
     /* radial: J c = g eps/s^3 c (eps in the sqrt) or g eps/s^2 c (eps added to the std) */
@@ -239,7 +376,6 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
         spec->eps_at == NS_EPS_STD ? gs * spec->eps / (sd * sd) : gs * spec->eps / (sd * sd * sd);
     radial += 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
     size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
-    if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, 1};
     if (!center || m >= 2) e[k++] = (ns_eig){radial, 0, NS_LABEL_RADIAL, 1};
     if (nbulk) e[k++] = (ns_eig){gs / sd, 0, NS_LABEL_BULK, (int)nbulk};
   }

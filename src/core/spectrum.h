@@ -29,6 +29,13 @@ typedef struct {
 
 const char *ns_label_name(ns_label l); /* "ones", "radial", "bulk", "masked" */
 
+/* The merge every spectrum here ends with: entries of one label whose values agree within
+ * 1e-8 of the largest (plus noise) become one (the smallest value, the multiplicities
+ * summed), sorted by value (then label). e (k entries) is reordered; the result goes to out
+ * (cap entries). radix: 1 sorts real entries as 64-bit keys, 0 with qsort, -1 by the size
+ * (the spectra's choice): the same result, tested. Returns the count or -1. */
+int ns_eig_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, int radix, char *err);
+
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
  * closed form applies (gamma not constant within a statistic), -1 on error. O(n) time

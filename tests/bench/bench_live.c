@@ -23,9 +23,9 @@
  *    screen runs in a worker thread. The checks run on one thread and on two (the two maps
  *    of each central difference side by side). Target (issue 24): 16 ms at 1e6.
  *
- *   bench_live PATH-TO-NORMSCOPE [--screen [KEY] | --spectrum]
- *     (--screen: section 2b alone; KEY: only the keys whose name holds it; --spectrum:
- *      section 3 alone)
+ *   bench_live PATH-TO-NORMSCOPE [--screen [KEY] | --keys | --spectrum]
+ *     (--screen: section 2b alone; KEY: only the keys whose name holds it; --keys: section
+ *      2a on the 4-D tensor alone; --spectrum: section 3 alone)
  */
 #define _XOPEN_SOURCE 600
 #include <fcntl.h>
@@ -188,6 +188,10 @@ static int key_kind(ns_state *s, int i, char *err) {
 static int key_dtype(ns_state *s, int i, char *err) {
   return ns_edit_cycle_dtype(s, NULL, i % 2 ? -1 : 1, err);
 }
+/* the axes key: other statistics (a new plan, per-statistic figures and checks) */
+static int key_axes(ns_state *s, int i, char *err) {
+  return ns_edit_cycle_axes(s, NULL, i % 2 ? -1 : 1, err);
+}
 static int key_shift(ns_state *s, int i, char *err) {
   return ns_edit_set_shift(s, NULL, i % 2 ? 10 : 3, err);
 }
@@ -271,6 +275,7 @@ static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
     /* an even count, so the keys after them find the kind and dtype they started from */
     rc |= bench_key("kind key", name, &s, key_kind, reps + reps % 2, 100);
     rc |= bench_key("dtype key", name, &s, key_dtype, reps + reps % 2, 100);
+    rc |= bench_key("axes key", name, &s, key_axes, reps + reps % 2, 100);
     rc |= bench_key("probe shift", name, &s, key_shift, reps, 100);
     rc |= bench_key("train seed", name, &s, key_seed, reps, 100);
     ns_history_init(&bench_hist, 1000);
@@ -520,8 +525,7 @@ static int spectrum_at(size_t d) {
   for (int i = 0; i < nk; i++) ok &= ck[i].jvp_res <= ck[i].jvp_tol && ck[i].fd_res <= ck[i].fd_tol;
   printf("spec   d = %-8zu closed form %8.3f ms   JVP+FD check %8.3f ms, 2 threads %8.3f ms (%d "
          "directions %s)",
-         d, median(tc, 9), median(tk, 9), median(tk2, 9), nk,
-         nc > 0 && ok ? "agree" : "DISAGREE");
+         d, median(tc, 9), median(tk, 9), median(tk2, 9), nk, nc > 0 && ok ? "agree" : "DISAGREE");
   if (d <= NS_EXPLORE_JAC_FULL_LIMIT) { /* the worker's job: full J, LAPACK twice */
     ns_state s;
     ns_state_init(&s, err);
@@ -566,6 +570,10 @@ int main(int argc, char **argv) {
   if (argc > 2 && strcmp(argv[2], "--spectrum") == 0) { /* only section 3 */
     for (size_t i = 0; i < sizeof ds / sizeof *ds; i++) rc |= spectrum_at(ds[i]);
     return rc ? 1 : 0;
+  }
+  if (argc > 2 && strcmp(argv[2], "--keys") == 0) { /* only section 2a on the 4-D tensor */
+    size_t a4k[4] = {64, 256, 32, 32};
+    return keys_on("(64,256,32,32) fp32", 4, a4k, 5) ? 1 : 0;
   }
   if (argc > 1) startup(argv[1]);
   size_t m2[2] = {2000, 512}, a4[4] = {64, 256, 32, 32};
