@@ -251,8 +251,13 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   for (int a = 0; fits && a < x->rank; a++) fits = r->shape[a] == x->shape[a];
   if (fits)
     res->y = r, *reuse = NULL; /* its pages are mapped already: nothing to fault in */
-  else
+  else {
+    /* a reuse of another dtype or shape is freed first: the allocator hands its memory
+       (mapped, ns_mem_keep_freed) to the new output, which then faults nothing in when it
+       is no larger (a dtype key: fp32 to fp16 took 67 ms of faults, 9 ms without) */
+    if (r && r != borrowed) ns_tensor_free(r), *reuse = NULL;
     res->y = ns_tensor_new_uninit(x->rank, x->shape, spec->dtype, err); /* all written */
+  }
   res->mean = malloc(nstat * sizeof *res->mean);
   res->var = malloc(nstat * sizeof *res->var);
   res->denom = malloc(nstat * sizeof *res->denom);
