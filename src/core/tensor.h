@@ -46,6 +46,9 @@ typedef struct ns_tensor {
    * tensor was charged to (ns_mem_account, below; NULL: none). Made by ns_tensor_new. */
   unsigned extra_owners;
   struct ns_mem_account *acct;
+  /* bytes of data's own mapping (a large tensor's, on 2 MB pages: tensor.c); 0 when data
+   * came from malloc */
+  size_t mapped;
 } ns_tensor;
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);
@@ -136,6 +139,10 @@ void ns_mem_clear_refused(ns_mem_account *a);
  * Freed memory then stays mapped for the next buffer (peak memory is unchanged). Called once
  * at start-up by the program (main.c) and by the benchmarks; nothing elsewhere on non-glibc. */
 void ns_mem_keep_freed(void);
+/* Large tensors (8 MiB and more) have mappings of their own on 2 MB pages; with
+ * ns_mem_keep_freed, up to 8 freed ones (512 MiB in all) are kept for the next large tensor.
+ * The bytes kept now. */
+size_t ns_mem_kept_bytes(void);
 
 double ns_tensor_get(const ns_tensor *t, size_t i);
 void ns_tensor_set(ns_tensor *t, size_t i, double v);

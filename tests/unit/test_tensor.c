@@ -200,6 +200,46 @@ int main(void) {
     tap_ok(u != NULL, "without an account a block is plain malloc");
     ns_mem_free(u);
   }
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifdef ASAN /* tensor.c uses malloc there, which AddressSanitizer checks */
+  tap_diag("large tensors' own mappings: not under AddressSanitizer");
+#else
+  {
+    /* large tensors: their own 2 MB-aligned mappings, kept when freed and reused, and a
+       reused mapping handed to ns_tensor_new is zeroed first */
+    size_t big[1] = {(size_t)3 << 20}; /* 24 MB of fp64 */
+    ns_tensor *u = ns_tensor_new_uninit(1, big, NS_FP64, err);
+    tap_ok(u && ((uintptr_t)u->data & (((uintptr_t)2 << 20) - 1)) == 0 && u->mapped >= 24u << 20,
+           "a 24 MB tensor has a mapping of its own on a 2 MB boundary");
+    ns_mem_keep_freed();
+    size_t kept0 = ns_mem_kept_bytes();
+    memset(u->data, 0xff, u->n * sizeof(double));
+    void *where = u->data;
+    ns_tensor_free(u);
+    tap_ok(ns_mem_kept_bytes() == kept0 + (24u << 20), "freed, its mapping is kept (24 MB)");
+    ns_tensor *z = ns_tensor_new(1, big, NS_FP64, err);
+    int zero = z && z->data == where;
+    for (size_t i = 0; zero && i < z->n; i++) zero = ((uint64_t *)z->data)[i] == 0;
+    tap_ok(zero && ns_mem_kept_bytes() == kept0,
+           "the next one takes the kept mapping, zeroed: its 0xff bytes are gone");
+    ns_tensor_free(z);
+    size_t small[1] = {(size_t)1 << 20}; /* 8 MB: takes the 24 MB mapping's first 8 */
+    ns_tensor *s8 = ns_tensor_new_uninit(1, small, NS_FP64, err);
+    tap_ok(s8 && s8->data == where && s8->mapped == 8u << 20 && ns_mem_kept_bytes() == kept0,
+           "a smaller tensor takes a larger kept mapping, the rest given back");
+    ns_tensor_free(s8);
+    size_t little[1] = {1000};
+    ns_tensor *m = ns_tensor_new(1, little, NS_FP64, err);
+    tap_ok(m && m->mapped == 0, "a small tensor comes from malloc");
+    ns_tensor_free(m);
+  }
+#endif
   tap_diag("tensor tests done");
   return tap_done();
 }
