@@ -188,6 +188,11 @@ static int key_kind(ns_state *s, int i, char *err) {
 static int key_dtype(ns_state *s, int i, char *err) {
   return ns_edit_cycle_dtype(s, NULL, i % 2 ? -1 : 1, err);
 }
+/* the screen's t: every dtype in turn, each output of a new size (fp64's twice x's) */
+static int key_dtype_cycle(ns_state *s, int i, char *err) {
+  (void)i;
+  return ns_edit_cycle_dtype(s, NULL, 1, err);
+}
 /* the axes key: other statistics (a new plan, per-statistic figures and checks) */
 static int key_axes(ns_state *s, int i, char *err) {
   return ns_edit_cycle_axes(s, NULL, i % 2 ? -1 : 1, err);
@@ -275,6 +280,8 @@ static int keys_on(const char *name, int rank, const size_t *shape, int reps) {
     /* an even count, so the keys after them find the kind and dtype they started from */
     rc |= bench_key("kind key", name, &s, key_kind, reps + reps % 2, 100);
     rc |= bench_key("dtype key", name, &s, key_dtype, reps + reps % 2, 100);
+    /* whole cycles, so the keys after them find the dtype they started from */
+    rc |= bench_key("dtype cycle", name, &s, key_dtype_cycle, 2 * NS_DTYPE_COUNT, 100);
     rc |= bench_key("axes key", name, &s, key_axes, reps + reps % 2, 100);
     rc |= bench_key("probe shift", name, &s, key_shift, reps, 100);
     rc |= bench_key("train seed", name, &s, key_seed, reps, 100);
