@@ -894,26 +894,30 @@ static int audit_one(audit_args *g) {
   if (rc == 0 && ns_file_map_open(&m, g->file, g->tensor, g->flags, err) != 0) {
     fprintf(stderr, PROG ": %s: %s\n", g->file, err);
     rc = 1;
-  } else if (rc == 0 && ns_audit_check_opts(&g->o, m.rank, m.shape, err) != 0) {
-    ns_file_map_close(&m);
-    rc = usage(g->file, err);
   } else if (rc == 0) {
-    bar b = {wall(), 0, -1, "", isatty(2)};
-    if (b.on) {
-      g->o.progress = bar_update;
-      g->o.phase = bar_phase;
-      g->o.progress_ctx = &b;
-    }
-    ns_audit_report r;
-    rc = ns_audit_run(&m, &g->o, &r, err);
-    bar_end(&b);
-    ns_file_map_close(&m);
-    if (rc != 0) {
-      fprintf(stderr, PROG ": %s: %s\n", g->file, err);
-      rc = 1;
+    /* what the open skipped (a CSV header line), in the words the explorer's file open uses */
+    if (m.note[0]) fprintf(stderr, PROG ": %s: %s\n", g->file, m.note);
+    if (ns_audit_check_opts(&g->o, m.rank, m.shape, err) != 0) {
+      ns_file_map_close(&m);
+      rc = usage(g->file, err);
     } else {
-      rc = write_report(g, &r);
-      ns_audit_free(&r);
+      bar b = {wall(), 0, -1, "", isatty(2)};
+      if (b.on) {
+        g->o.progress = bar_update;
+        g->o.phase = bar_phase;
+        g->o.progress_ctx = &b;
+      }
+      ns_audit_report r;
+      rc = ns_audit_run(&m, &g->o, &r, err);
+      bar_end(&b);
+      ns_file_map_close(&m);
+      if (rc != 0) {
+        fprintf(stderr, PROG ": %s: %s\n", g->file, err);
+        rc = 1;
+      } else {
+        rc = write_report(g, &r);
+        ns_audit_free(&r);
+      }
     }
   }
   free(rmean);

@@ -343,7 +343,7 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
   if (k == NS_FILE_UNKNOWN || k == NS_FILE_CSV || (name && k != NS_FILE_SAFETENSORS)) {
     if (name && k != NS_FILE_SAFETENSORS)
       return ns_seterr(err, "only .safetensors files hold named tensors");
-    m->t = ns_file_load_named(path, NULL, flags, err);
+    m->t = ns_file_load_note(path, NULL, flags, m->note, err);
     if (!m->t) return -1;
     m->dtype = m->t->dtype;
     m->rank = m->t->rank;

@@ -73,6 +73,7 @@ typedef struct {
   size_t win_len;             /* bytes mapped */
   unsigned long long win_off; /* file offset of win (page aligned) */
   char name[128];             /* the safetensors tensor's name, or "" */
+  char note[NS_ERRLEN];       /* what the open skipped, as ns_file_load_note says it, or "" */
 } ns_file_map;
 
 /* Opens path (and the tensor `name` of a .safetensors file, as ns_file_load_named) for

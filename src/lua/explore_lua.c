@@ -46,6 +46,7 @@
 typedef struct {
   ns_state_patch p;
   void *owned[NS_F_COUNT]; /* what the conversion allocated, per field */
+  int notes; /* stack index of the table of what file loads skipped (set{} returns them) */
 } patchbox;
 
 struct nsx_ctx {
@@ -126,9 +127,13 @@ static ns_tensor *file_tensor(lua_State *L, int idx, const char *field, patchbox
   const char *name = lua_tostring(L, -1);
   if (!lua_isnil(L, -1) && !name)
     luaL_error(L, "set: %s: tensor must be the name of a tensor of the file", field);
-  char err[NS_ERRLEN];
-  ns_tensor *t = ns_file_load_named(path, name, 0, err);
+  char err[NS_ERRLEN], note[NS_ERRLEN];
+  ns_tensor *t = ns_file_load_note(path, name, 0, note, err);
   if (!t) luaL_error(L, "set: %s: %s: %s", field, path, err);
+  if (note[0] && b->notes) { /* what the load skipped (a CSV header), as ns.load says it */
+    lua_pushfstring(L, "%s: %s: %s", field, path, note);
+    lua_rawseti(L, b->notes, (lua_Integer)lua_rawlen(L, b->notes) + 1);
+  }
   lua_getfield(L, idx, "sha256");
   if (!lua_isnil(L, -1)) {
     char hex[65];
@@ -223,6 +228,7 @@ static double *get_doubles(lua_State *L, int idx, const char *field, patchbox *b
                type_of(L, idx));
   }
   patchbox *tmp = new_patchbox(L); /* holds the temporary tensor */
+  tmp->notes = b->notes;
   /* in a tensor field's slot, so the box's GC frees it as a tensor (not just its struct) */
   ns_tensor *t = get_tensor(L, idx, field, tmp, NS_F_X);
   double *v = b->owned[f] = malloc(t->n * sizeof *v);
@@ -388,7 +394,10 @@ static int is_view_field(const nsx_view *view, const char *name) {
   return 0;
 }
 
-static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
+/* Applies the set{} table at idx. With push_notes, pushes what the tensor files' loads
+ * skipped, one string each ("x: a.csv: its line 1, a,b, is a header of names: skipped"),
+ * and returns how many; without, pushes nothing and returns 0. */
+static int settable_ctx(lua_State *L, int idx, nsx_ctx *c, int push_notes) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE)
     return luaL_error(L, "set: expected a table of fields, e.g. set{eps = 0}, got %s",
@@ -398,7 +407,10 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
     c->view->push(L, c->view_ud);
     lua_pop(L, 1);
   }
+  lua_newtable(L); /* +1: the notes */
+  int notes = lua_gettop(L);
   patchbox *b = new_patchbox(L); /* +1 */
+  b->notes = notes;
   int nview = 0;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) { /* key at -2, value at -1 */
@@ -429,12 +441,16 @@ static int settable_ctx(lua_State *L, int idx, nsx_ctx *c) {
   if (ns_history_apply(c->h, c->s, &b->p, err) != 0) luaL_error(L, "set: %s", err);
   if (nview) c->view->commit(c->view_ud);
   lua_pop(L, 1); /* the patch box; the GC frees what it holds */
-  return 0;
+  int n = push_notes ? (int)lua_rawlen(L, notes) : 0;
+  luaL_checkstack(L, n, "set: too many notes");
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, notes, i);
+  lua_remove(L, notes);
+  return n;
 }
 
 int nsx_settable(lua_State *L, int idx, ns_state *s, ns_history *h) {
   nsx_ctx c = {s, h, NULL, NULL, NULL, NULL};
-  return settable_ctx(L, idx, &c);
+  return settable_ctx(L, idx, &c, 0);
 }
 
 static void push_doubles(lua_State *L, const double *v, size_t n) {
@@ -984,12 +1000,14 @@ static void changed(nsx_ctx *c) {
   if (c->on_change) c->on_change(c->ud);
 }
 
+/* set{...} -> what the tensor files' loads skipped, a string each (none: no results), in
+ * the words of ns.load's second result with the field first */
 static int l_set(lua_State *L) {
   int a;
   nsx_ctx *c = ctx_args(L, &a);
-  settable_ctx(L, a, c);
+  int n = settable_ctx(L, a, c, 1);
   changed(c);
-  return 0;
+  return n;
 }
 
 static int l_get(lua_State *L) {
@@ -1559,7 +1577,7 @@ static void explorer_meta(lua_State *L) {
 /* Protected body: applies the table at 1 to the explorer at 2. */
 static int explorer_init_set(lua_State *L) {
   explorer *e = lua_touserdata(L, 2);
-  settable_ctx(L, 1, &e->c);
+  settable_ctx(L, 1, &e->c, 0);
   return 0;
 }
 

@@ -22,7 +22,9 @@
  *                                that view too (the view fields focus and figure)
  *
  * The fields are those of src/explore/fields.h (`help set` lists them); a tensor field
- * also takes {file = PATH [, sha256 = HEX]}, which loads the file (and sets `source`).
+ * also takes {file = PATH [, sha256 = HEX]}, which loads the file (and sets `source`);
+ * set{} then returns a string for each load that skipped something (a CSV header), in
+ * ns_file_load_note's words after the field: "x: PATH: its line 1, ... skipped".
  * A screen adds view fields (focus, cursor) through nsx_set_view; without one, those two
  * names are accepted and ignored so lessons and state files run headless too.
  *

@@ -164,6 +164,20 @@ rc=$?
 check "NS_MAX_ELEMENTS=100 and a file of 121 elements: audited, the slice of at most 100" \
   sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ] && grep -q "on a slice (9, 11)" "$out"' "$rc"
 
+# ---- a CSV file whose first line names its columns: the header is skipped and said on
+# stderr, in the words of the explorer's file open and ns.load (it was skipped without a word)
+printf 'a,b,c\n1,2,3\n4,5,7\n2,0,1\n' >"$tmp/named.csv"
+printf '1,2,3\n4,5,7\n2,0,1\n' >"$tmp/plain.csv"
+run_ns audit "$tmp/named.csv" --tsv
+check "a CSV with a header: exit 0, the header's line named on stderr" \
+  sh -c '[ $0 = 0 ] && [ $(wc -l <"$out") = 6 ] &&
+    [ "$(cat "$err")" = "normscope: $1: its line 1, a,b,c, is a header of names: skipped" ]' \
+  "$rc" "$tmp/named.csv"
+cp "$out" "$tmp/named.tsv"
+run_ns audit "$tmp/plain.csv" --tsv
+check "a CSV without one: nothing on stderr, the same findings" \
+  sh -c '[ $0 = 0 ] && [ ! -s "$err" ] && cmp -s "$out" "$1"' "$rc" "$tmp/named.tsv"
+
 # ---- out of core: a file larger than the process may map or allocate, and sparse: 4 of
 # every 16 examples written, the rest holes (zeros), so the suite writes a quarter of it
 mb=${NS_AUDIT_BIG_MB:-300}

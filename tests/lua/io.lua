@@ -52,6 +52,15 @@ f:close()
 _, note = ns.load(path("h2.csv"))
 T.is(note, path("h2.csv") .. ": its line 3, x,y, is a header of names: skipped",
   "the note counts the file's lines (comments and blanks before the header)")
+-- set{x = {file = ...}} says it too (it skipped the header without a word): its results,
+-- a string per file that skipped something, with the field first
+local ex = ns.explorer()
+T.is(ex:set{x = {file = path("h.csv")}},
+  "x: " .. path("h.csv") .. ": its line 1, a,b, is a header of names: skipped",
+  "set{x = {file = CSV}} returns the note of the header it skipped")
+T.all_close(ex:get().x, {1, 2, 3, 4}, 0, "  and x holds the numbers below it")
+T.is(select("#", ex:set{x = {file = c}}), 0, "  a CSV without a header: no result")
+T.is(select("#", ex:set{eps = 0}), 0, "  nor a set{} without a file")
 
 -- a .npy v1 file written here from the format description: '<f4', shape (3,)
 local header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"

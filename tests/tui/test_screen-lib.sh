@@ -109,6 +109,14 @@ gone() {
   done
   return 1
 }
+# no_re REGEX: the pane, captured once now, has no line matching REGEX (grep -E). A pane
+# that cannot be read fails. Call it after a wait_* that shows the screen is drawn. (A
+# shell function such as capture cannot be run by a child `sh -c`: that check passed
+# whatever the pane showed.)
+no_re() {
+  scr=$(capture) && [ -n "$scr" ] || return 1
+  ! printf '%s\n' "$scr" | grep -qE -- "$1"
+}
 # the pid of normscope inside the pane's shell
 ns_pid() {
   sh_pid=$(T display-message -p -t "$SES" '#{pane_pid}')

@@ -125,5 +125,19 @@ check "csv header: the message line says it was skipped" \
 check "  and x is the rows of numbers" wait_for "x (2, 3) from name"
 keys q
 wait_for "EXIT=0"
+# the same file opened at the prompt by set{} says it too, after the field (wide, so the
+# temporary path fits one line)
+start 200 40
+started
+keys :
+wait_re "^> ?$"
+lit "set{x = {file = \"$tmp/named.csv\"}}"
+keys Enter
+check "set{x = {file = CSV}} at the prompt: the same note, after the field" \
+  wait_for "x: $tmp/named.csv: its line 1, alpha,b^[]0;PWN^G,c, is a header of names: skipped"
+keys Escape
+wait_for "? help"
+keys q
+wait_for "EXIT=0"
 
 done_testing

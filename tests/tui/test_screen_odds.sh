@@ -10,7 +10,7 @@ lua 'set{x = {0, 1, 2, 3}, eps = 1e-7}'
 keys M-1 n
 sleep 0.3
 check "n on a 0: the cell keeps 0" wait_re "│ +1 +0 +1 +2 +3 *│"
-check "  no -0 anywhere" sh -c '! "$@" | grep -qE "(^|[ │])-0(\.0+)?( |│)"' - capture
+check "  no -0 anywhere" no_re "(^|[ │])-0(\.0+)?( |│)"
 keys q
 wait_for "EXIT=0"
 last="$XDG_STATE_HOME/normscope/last.lua"
