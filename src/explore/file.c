@@ -689,6 +689,50 @@ static mode_t current_umask(void) {
   return m;
 }
 
+/* ns_state_save's spill: the tensor as PREFIX.FIELD.npy (bf16 as ml_dtypes saves it, '<V2',
+ * which loads back as bf16), with the state file's mode. */
+typedef struct {
+  const char *prefix;
+  unsigned mode;
+} spill_to;
+
+static int spill_npy(void *ud, const char *field, const ns_tensor *t, char *path, size_t cap,
+                     char *err) {
+  const spill_to *to = ud;
+  if ((size_t)snprintf(path, cap, "%s.%s.npy", to->prefix, field) >= cap)
+    return ns_seterr(err, "the path is too long");
+  ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
+  if (t->dtype == NS_BF16) bits.dtype = NS_FP16;
+  size_t len;
+  unsigned char *buf = ns_npy_serialize(&bits, &len, err);
+  if (!buf) return -1;
+  if (t->dtype == NS_BF16) {
+    char *d = strstr((char *)buf + 10, "'<f2'");
+    if (d) d[2] = 'V';
+  }
+  char e[NS_ERRLEN];
+  int rc = ns_file_write_atomic_mode(path, buf, len, to->mode, e);
+  free(buf);
+  if (rc != 0) ns_seterr(err, "%s: %s", path, e);
+  return rc;
+}
+
+int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err) {
+  if (!path || !path[0]) return ns_seterr(err, "no path");
+  size_t n = strlen(path);
+  char *prefix = malloc(n + 1);
+  if (!prefix) return ns_seterr(err, "out of memory");
+  memcpy(prefix, path, n + 1);
+  if (n > 4 && strcmp(prefix + n - 4, ".lua") == 0) prefix[n - 4] = 0;
+  spill_to to = {prefix, mode};
+  char *text = ns_state_dump_spill(s, NS_DUMP_INLINE_MAX, spill_npy, &to, err);
+  free(prefix);
+  if (!text) return -1;
+  int rc = ns_file_write_atomic_mode(path, text, strlen(text), mode, err);
+  free(text);
+  return rc;
+}
+
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {
   return ns_file_write_atomic_mode(path, data, len, 0644, err);
 }

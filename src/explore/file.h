@@ -19,6 +19,7 @@
 
 #include "core/npy.h"
 #include "core/safetensors.h"
+#include "explore/state.h"
 
 typedef enum { NS_FILE_UNKNOWN = 0, NS_FILE_NPY, NS_FILE_CSV, NS_FILE_SAFETENSORS } ns_file_kind;
 
@@ -111,6 +112,12 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
  * the rename. Same return value. */
 int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
                               char *err);
+/* The state (ns_state_dump) written to path atomically with mode's permission bits. A
+ * tensor too large to write out value by value that no file holds (x after a cell edit of a
+ * loaded file) goes beside it, as PATH.FIELD.npy (PATH without its .lua), and the state
+ * names that file with its sha256: saving a 64 MB x so took seconds and wrote 300 MB of
+ * text. */
+int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else
  * ~/.local/state/normscope, into buf; NULL when neither variable is set. */
 const char *ns_file_state_dir(char *buf, size_t len);

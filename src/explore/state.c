@@ -711,6 +711,7 @@ typedef struct {
   char *b;
   size_t n, cap;
   int oom;
+  char spill_err[NS_ERRLEN]; /* a spill that failed: why, or "" */
 } strbuf;
 
 static void sb_printf(strbuf *sb, const char *fmt, ...) NS_PRINTF(2, 3);
@@ -769,7 +770,18 @@ static void sb_string(strbuf *sb, const char *s) {
   sb_printf(sb, "\"");
 }
 
-static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *source, size_t inline_max) {
+static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *field, const char *source,
+                      size_t inline_max, ns_dump_spill spill, void *ud) {
+  char spilled[4096];
+  if (t->n > inline_max && !(source && source[0]) && spill) {
+    /* no file holds these values: the spill writes them to one, which the state names */
+    char e[NS_ERRLEN] = "";
+    if (spill(ud, field, t, spilled, sizeof spilled, e) != 0) {
+      snprintf(sb->spill_err, sizeof sb->spill_err, "%s: %s", field, e[0] ? e : "not written");
+      return;
+    }
+    source = spilled;
+  }
   if (t->n > inline_max && source && source[0]) {
     char hex[65], *path = dup_string(source);
     if (!path) {
@@ -825,6 +837,11 @@ const char *ns_dump_field(const char *dump, const char *name, size_t *len) {
 }
 
 char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
+  return ns_state_dump_spill(s, inline_max, NULL, NULL, err);
+}
+
+char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill spill, void *ud,
+                          char *err) {
   strbuf sb = {0};
   sb_printf(&sb, "-- normscope explorer state (load it with :e FILE, load(FILE) or --state)\n");
   sb_printf(&sb, "set{\n");
@@ -836,7 +853,8 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
       if (!*CAT(s, ns_tensor *, d->off))
         sb_printf(&sb, "false");
       else
-        sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), f == NS_F_X ? s->source : NULL, inline_max);
+        sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), d->name, f == NS_F_X ? s->source : NULL,
+                  inline_max, spill, ud);
       break;
     case NS_FT_STRING:
       sb_string(&sb, *CAT(s, char *, d->off) ? *CAT(s, char *, d->off) : "");
@@ -902,9 +920,12 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
     sb_printf(&sb, ",\n");
   }
   sb_printf(&sb, "}\n");
-  if (sb.oom) {
+  if (sb.oom || sb.spill_err[0]) {
     free(sb.b);
-    ns_seterr(err, "out of memory writing the state");
+    if (sb.spill_err[0])
+      ns_seterr(err, "%s", sb.spill_err);
+    else
+      ns_seterr(err, "out of memory writing the state");
     return NULL;
   }
   return sb.b;

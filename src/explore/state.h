@@ -269,6 +269,15 @@ size_t ns_state_bytes(const ns_state *s);
  * more than inline_max elements with a source file is written as {file=, sha256=} of its
  * data instead of its values. Returns a malloc'd string, or NULL with err. */
 char *ns_state_dump(const ns_state *s, size_t inline_max, char *err);
+/* As ns_state_dump, with a place for the values of a tensor of more than inline_max
+ * elements that no file holds (x after a cell edit): spill writes t (of the field named
+ * field) to a file and puts its path in path[0..cap), 0, or fails with err (the dump then
+ * fails, naming the field); the dump names the file as for a source. Without spill such a
+ * tensor is written out value by value. */
+typedef int (*ns_dump_spill)(void *ud, const char *field, const ns_tensor *t, char *path,
+                             size_t cap, char *err);
+char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill spill, void *ud,
+                          char *err);
 /* Default inline_max: larger tensors loaded from a file are referenced by name. */
 #define NS_DUMP_INLINE_MAX 4096
 /* The line "  name = ...," of field name in a dump (a value that goes on over lines indented

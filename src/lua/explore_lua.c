@@ -1519,11 +1519,7 @@ void nsx_set_view(nsx_ctx *c, const nsx_view *view, void *ud) {
 }
 
 int nsx_save(const ns_state *s, const char *path, char *err) {
-  char *text = ns_state_dump(s, NS_DUMP_INLINE_MAX, err);
-  if (!text) return -1;
-  int rc = ns_file_write_atomic(path, text, strlen(text), err);
-  free(text);
-  return rc;
+  return ns_state_save(s, path, 0644, err);
 }
 
 /* ---------------------------------------------------------------- ns.explorer() */

@@ -571,11 +571,9 @@ static void autosave(const app *a) {
   char dir[1024], path[1100], err[NS_ERRLEN];
   if (!ns_file_state_dir(dir, sizeof dir) || ns_file_mkdirs(dir, err) != 0) return;
   snprintf(path, sizeof path, "%s/last.lua", dir);
-  char *text = ns_state_dump(&a->st, NS_DUMP_INLINE_MAX, err);
   /* private, as the history beside it is: it may name the user's files (the mode is set
      before the rename, so the file is never readable by others) */
-  if (text) (void)ns_file_write_atomic_mode(path, text, strlen(text), 0600, err);
-  free(text);
+  (void)ns_state_save(&a->st, path, 0600, err);
 }
 
 /* Applies a state file (--state, --resume) through the prompt's load(). */

@@ -219,6 +219,41 @@ set{eps = 1e-5}
 ok(load(st) == true and get().eps == 0.25, "load(FILE) applies the state file")
 os.remove(st)
 
+-- save(FILE) of a large x that no file holds: its values go to FILE.x.npy beside the state,
+-- which names that file, and load brings x back bit for bit (bf16 too: written as its bits)
+for _, dt in ipairs({"fp32", "bf16"}) do
+  local vals = {}
+  for i = 1, 6000 do vals[i] = math.sin(i * 0.37) * 3 + i * 1e-4 end
+  set{x = ns.tensor(vals, {60, 100}, dt), dtype = dt}
+  local want = get().x
+  local base = os.tmpname()
+  local path = base .. ".lua"
+  ok(save(path) == true, dt .. ": save(FILE) with a 6000-element x")
+  local f = io.open(path, "rb")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  local npy = base .. ".x.npy"
+  local g = io.open(npy, "rb")
+  ok(g ~= nil, dt .. ": x went to FILE.x.npy")
+  if g then g:close() end
+  ok(#text < 4000 and text:find(npy, 1, true) and text:find("sha256 = \"%x+\"") ~= nil,
+     dt .. ": the state names the .npy and its sha256 instead of 6000 numbers (" .. #text .. " bytes)")
+  set{x = ns.tensor({1, 2, 3}, {3})}
+  ok(load(path) == true, dt .. ": load(FILE) of that state")
+  local got = get().x
+  local gs, gv, wv = got:shape(), got:flat(), want:flat()
+  local same = got:dtype() == want:dtype() and got:dtype() == dt and #gs == 2 and gs[1] == 60
+  for i = 1, 6000 do
+    if not same then break end
+    same = gv[i] == wv[i]
+  end
+  ok(same, dt .. ": x is back bit for bit, dtype and shape")
+  os.remove(path)
+  os.remove(npy)
+  os.remove(base)
+end
+set{x = ns.tensor({1, 2, 3}, {3}), dtype = "fp32"}
+
 -- Every member of ns_result (result.h's NS_RESULT) is shown by result() or listed as not
 -- shown, so a new member cannot be forgotten there.
 if type(result_check) == "function" then

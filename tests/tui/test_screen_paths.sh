@@ -64,6 +64,20 @@ last="$XDG_STATE_HOME/normscope/last.lua"
 check "last.lua names the file by its absolute path" grep -qF "file = \"$tmp/work/big.npy\"" "$last"
 start_in "$tmp/elsewhere" 120 40 --resume
 check "--resume from another folder loads it" wait_for "x (4097) from big" 10
+# a cell edit: no file holds x now, so the exit writes its values beside last.lua as
+# last.x.npy, and last.lua names that (it wrote every value as text: 300 MB for 64 MB)
+keys 5 Enter
+check "  a cell edit forgets the file" wait_for "x (4097) ◀"
+keys q
+check "  and quits cleanly" wait_for "EXIT=0"
+check "the edited x went to last.x.npy" test -s "$XDG_STATE_HOME/normscope/last.x.npy"
+check "  and last.lua names it instead of holding 4097 numbers" \
+  sh -c 'grep -qF "file = \"$1/normscope/last.x.npy\", sha256 = " "$2" && [ $(wc -c <"$2") -lt 4096 ]' \
+  - "$XDG_STATE_HOME" "$last"
+start_in "$tmp/elsewhere" 120 40 --resume
+started
+lua 'set{eps = get().x:flat()[1]}'
+check "--resume brings the edited value back (x[1] = 5)" wait_for "eps           5"
 keys q
 check "  and quits cleanly" wait_for "EXIT=0"
 
