@@ -366,6 +366,7 @@ static size_t tensor_bytes(size_t n, ns_dtype dtype) {
  * in, as the heap's kept memory did for smaller blocks. At most NS_KEPT of them and
  * NS_KEPT_BYTES in all; the oldest goes first. */
 #define NS_KEPT 8
+#define NS_HEAP_WARM ((size_t)128 << 20)
 #define NS_KEPT_BYTES ((size_t)512 << 20)
 static struct {
   pthread_mutex_t lock;
@@ -395,6 +396,19 @@ static void *kept_take(size_t len) {
   pthread_mutex_unlock(&kept.lock);
   if (p && have > len) munmap((char *)p + len, have - len); /* on a 2 MB boundary: len is */
   return p;
+}
+
+/* Gives every kept mapping back (a new one found no memory: ulimit -v, say). */
+static void kept_flush(void) {
+  void *drop[NS_KEPT];
+  size_t droplen[NS_KEPT];
+  pthread_mutex_lock(&kept.lock);
+  int n = kept.n;
+  for (int i = 0; i < n; i++) drop[i] = kept.p[i], droplen[i] = kept.len[i];
+  kept.n = 0;
+  kept.bytes = 0;
+  pthread_mutex_unlock(&kept.lock);
+  for (int i = 0; i < n; i++) munmap(drop[i], droplen[i]);
 }
 
 /* Keeps a freed mapping when keeping is on and it fits; 0 when the caller is to unmap it. */
@@ -451,6 +465,10 @@ static void *big_alloc(size_t bytes, int zero, size_t *mapped) {
     return p;
   }
   p = mmap(NULL, len + NS_HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED && ns_mem_kept_bytes()) { /* the kept ones may be what is in the way */
+    kept_flush();
+    p = mmap(NULL, len + NS_HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
   if (p == MAP_FAILED) return NULL;
   /* the aligned len bytes, the rest given back */
   size_t head = (NS_HUGE_PAGE - ((uintptr_t)p & (NS_HUGE_PAGE - 1))) & (NS_HUGE_PAGE - 1);
@@ -484,6 +502,19 @@ void ns_mem_keep_freed(void) {
   pthread_mutex_lock(&kept.lock);
   kept.on = 1;
   pthread_mutex_unlock(&kept.lock);
+#if defined(__GLIBC__)
+  /* the heap's next NS_HEAP_WARM bytes asked for 2 MB pages too: the top of the heap grows
+     by them (address space only, nothing touched) and the free keeps them there (below the
+     trim threshold), so the work arrays of a key (a closed form's entries, per-statistic
+     arrays: malloc's) fault in 2 MB at a time */
+  char *w = malloc(NS_HEAP_WARM);
+  if (w) {
+    uintptr_t a0 = ((uintptr_t)w + NS_HUGE_PAGE - 1) & ~(uintptr_t)(NS_HUGE_PAGE - 1);
+    uintptr_t a1 = ((uintptr_t)w + NS_HEAP_WARM) & ~(uintptr_t)(NS_HUGE_PAGE - 1);
+    if (a1 > a0) (void)madvise((void *)a0, a1 - a0, MADV_HUGEPAGE);
+    free(w);
+  }
+#endif
 #endif
 }
 

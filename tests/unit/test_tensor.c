@@ -1,5 +1,10 @@
 /* test_tensor.c: tensor allocation, shape checks, typed storage and formatting. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -234,6 +239,31 @@ int main(void) {
     tap_ok(s8 && s8->data == where && s8->mapped == 8u << 20 && ns_mem_kept_bytes() == kept0,
            "a smaller tensor takes a larger kept mapping, the rest given back");
     ns_tensor_free(s8);
+    /* under an address-space limit, the kept mappings give way to a new one that would not
+       fit beside them (in a child: the limit stays there) */
+    pid_t pid = fork();
+    if (pid == 0) {
+      ns_tensor *k3[3];
+      for (int i = 0; i < 3; i++) k3[i] = ns_tensor_new_uninit(1, big, NS_FP64, err);
+      for (int i = 0; i < 3; i++) ns_tensor_free(k3[i]); /* 72 MB kept */
+      unsigned long vm = 0;
+      char line[256];
+      FILE *f = fopen("/proc/self/status", "r");
+      while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmSize:", 7) == 0) vm = strtoul(line + 7, NULL, 10);
+      if (f) fclose(f);
+      /* room for 40 MB more than now: a 48 MB tensor fits only once the 72 MB are gone */
+      struct rlimit rl = {(vm + (40ul << 10)) << 10, (vm + (40ul << 10)) << 10};
+      if (!vm || setrlimit(RLIMIT_AS, &rl) != 0) _exit(2);
+      size_t b48[1] = {(size_t)6 << 20};
+      ns_tensor *t48 = ns_tensor_new_uninit(1, b48, NS_FP64, err);
+      _exit(t48 && ns_mem_kept_bytes() == 0 ? 0 : 1);
+    }
+    int wst = 0;
+    waitpid(pid, &wst, 0);
+    tap_ok(pid > 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
+           "under ulimit -v, kept mappings are given back for a new tensor (child status %d)",
+           WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
     size_t little[1] = {1000};
     ns_tensor *m = ns_tensor_new(1, little, NS_FP64, err);
     tap_ok(m && m->mapped == 0, "a small tensor comes from malloc");
