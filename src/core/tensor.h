@@ -140,8 +140,9 @@ void ns_mem_clear_refused(ns_mem_account *a);
  * at start-up by the program (main.c) and by the benchmarks; nothing elsewhere on non-glibc. */
 void ns_mem_keep_freed(void);
 /* Large tensors (8 MiB and more) have mappings of their own on 2 MB pages; with
- * ns_mem_keep_freed, up to 8 freed ones (512 MiB in all) are kept for the next large tensor.
- * The bytes kept now. */
+ * ns_mem_keep_freed, up to 8 freed ones (512 MiB in all) are kept for the next large tensor
+ * (given back when a new mapping finds no room), and the heap's next 128 MiB ask for 2 MB
+ * pages too. The bytes kept now. */
 size_t ns_mem_kept_bytes(void);
 
 double ns_tensor_get(const ns_tensor *t, size_t i);
