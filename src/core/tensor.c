@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE 1 /* madvise's MADV_HUGEPAGE (Linux) beside POSIX */
 #include "core/tensor.h"
 #include "core/half.h"
+#include "core/round.h"
 #include "core/err.h"
 
 #include <ctype.h>
@@ -700,6 +701,31 @@ void ns_tensor_read_range(const ns_tensor *t, size_t i0, size_t len, double *out
   }
   default:
     for (size_t a = 0; a < len; a++) out[a] = ns_tensor_get(t, i0 + a);
+  }
+}
+
+NS_VECTORIZE static void f32_to_f16(const float *f, uint16_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) h[i] = nk_f2h(f[i]);
+}
+
+NS_VECTORIZE static void f32_to_bf16(const float *f, uint16_t *h, size_t n) {
+  for (size_t i = 0; i < n; i++) h[i] = nk_f2b(f[i]);
+}
+
+void ns_tensor_convert_range(const ns_tensor *src, ns_tensor *dst, size_t i0, size_t len) {
+  if (src->dtype == NS_FP32 && dst->dtype == NS_FP16) {
+    f32_to_f16((const float *)src->data + i0, (uint16_t *)dst->data + i0, len);
+    return;
+  }
+  if (src->dtype == NS_FP32 && dst->dtype == NS_BF16) {
+    f32_to_bf16((const float *)src->data + i0, (uint16_t *)dst->data + i0, len);
+    return;
+  }
+  double buf[1024];
+  for (size_t a = 0; a < len; a += 1024) {
+    size_t k = len - a < 1024 ? len - a : 1024;
+    ns_tensor_read_range(src, i0 + a, k, buf);
+    ns_tensor_write_range(dst, i0 + a, k, buf);
   }
 }
 

@@ -154,6 +154,11 @@ void ns_tensor_read(const ns_tensor *t, double *out);
 void ns_tensor_read_range(const ns_tensor *t, size_t i0, size_t len, double *out);
 /* Stores v[0..len-1] into elements [i0, i0+len), rounded to t's dtype as ns_tensor_set does. */
 void ns_tensor_write_range(ns_tensor *t, size_t i0, size_t len, const double *v);
+/* Elements [i0, i0+len) of src rounded to dst's dtype into the same places of dst (the two of
+ * at least i0+len elements): the bits of ns_tensor_read_range then ns_tensor_write_range, and
+ * from fp32 to fp16 or bf16 (an explorer's dtype key on an fp32 file) without the detour
+ * through double, in a loop the compiler vectorizes. */
+void ns_tensor_convert_range(const ns_tensor *src, ns_tensor *dst, size_t i0, size_t len);
 /* The cap in force: NS_DEFAULT_MAX_ELEMENTS until ns_set_max_elements changes it.
  *
  * The cap is a process-wide value, the core's one configuration global (blasdl.h keeps the

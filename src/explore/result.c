@@ -307,13 +307,9 @@ typedef struct {
 
 static void round_part(void *ctx, size_t q0, size_t q1) {
   const round_job *j = ctx;
-  double buf[NS_EXPLORE_CHUNK];
-  for (size_t q = q0; q < q1; q++) {
-    size_t i0 = q * NS_EXPLORE_CHUNK, len = j->x->n - i0;
-    if (len > NS_EXPLORE_CHUNK) len = NS_EXPLORE_CHUNK;
-    ns_tensor_read_range(j->x, i0, len, buf);
-    ns_tensor_write_range(j->t, i0, len, buf);
-  }
+  size_t i0 = q0 * NS_EXPLORE_CHUNK, i1 = q1 * NS_EXPLORE_CHUNK;
+  if (i1 > j->x->n) i1 = j->x->n;
+  ns_tensor_convert_range(j->x, j->t, i0, i1 - i0);
 }
 
 /* s->x with its values rounded to dtype d: x itself when they already are (its storage is

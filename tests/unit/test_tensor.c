@@ -205,6 +205,47 @@ int main(void) {
     tap_ok(u != NULL, "without an account a block is plain malloc");
     ns_mem_free(u);
   }
+  {
+    /* ns_tensor_convert_range: the bits of read_range then write_range, for every pair of
+       dtypes, on random bit patterns (NaNs with payloads, infinities, subnormals, the
+       rounding boundaries of fp16 and bf16 among them) */
+    size_t nn[1] = {70000};
+    ns_tensor *src[NS_DTYPE_COUNT];
+    uint64_t q = 0x9e3779b97f4a7c15ull;
+    for (int d = 0; d < NS_DTYPE_COUNT; d++) {
+      src[d] = ns_tensor_new_uninit(1, nn, (ns_dtype)d, err);
+      unsigned char *bytes = src[d]->data;
+      for (size_t i = 0; i < nn[0] * ns_dtype_size((ns_dtype)d); i++) {
+        q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+        bytes[i] = (unsigned char)(q >> 24);
+      }
+    }
+    float *f = src[NS_FP32]->data; /* the fp16/bf16 halfway points and the edges, exactly */
+    const uint32_t edge[] = {0x33000000u, 0x33000001u, 0x387fe000u, 0x38800000u, 0x477ff000u,
+                             0x477fefffu, 0x47800000u, 0x7f800000u, 0x7f800001u, 0xffc00001u,
+                             0x3f808000u, 0x3f818000u, 0x7f7f8000u, 0x00000001u, 0x80000000u};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) memcpy(&f[i], &edge[i], 4);
+    int same = 1;
+    for (int a = 0; a < NS_DTYPE_COUNT; a++)
+      for (int b = 0; b < NS_DTYPE_COUNT; b++) {
+        ns_tensor *fast = ns_tensor_new(1, nn, (ns_dtype)b, err);
+        ns_tensor *slow = ns_tensor_new(1, nn, (ns_dtype)b, err);
+        double *buf = malloc(nn[0] * sizeof *buf);
+        ns_tensor_convert_range(src[a], fast, 3, nn[0] - 3);
+        ns_tensor_read_range(src[a], 3, nn[0] - 3, buf);
+        ns_tensor_write_range(slow, 3, nn[0] - 3, buf);
+        int ok = memcmp(fast->data, slow->data, nn[0] * ns_dtype_size((ns_dtype)b)) == 0;
+        if (!ok)
+          tap_diag("convert_range %s -> %s differs", ns_dtype_name((ns_dtype)a),
+                   ns_dtype_name((ns_dtype)b));
+        same &= ok;
+        free(buf);
+        ns_tensor_free(fast);
+        ns_tensor_free(slow);
+      }
+    tap_ok(same, "convert_range gives the bits of read_range + write_range for every dtype pair");
+    for (int d = 0; d < NS_DTYPE_COUNT; d++) ns_tensor_free(src[d]);
+  }
 #if defined(__SANITIZE_ADDRESS__)
 #define ASAN 1
 #elif defined(__has_feature)
