@@ -2,6 +2,8 @@
 #include "explore/file.h"
 #include "core/text.h"
 
+#include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -689,18 +691,25 @@ static mode_t current_umask(void) {
   return m;
 }
 
-/* ns_state_save's spill: the tensor as PREFIX.FIELD.npy (bf16 as ml_dtypes saves it, '<V2',
- * which loads back as bf16), with the state file's mode. */
+/* ns_state_save's spill: the tensor as PREFIX.FIELD.HEX12.npy, HEX12 the first 12 hex digits
+ * of its digest (bf16 as ml_dtypes saves it, '<V2', which loads back as bf16), with the
+ * state file's mode. Named by its values, a new file never replaces the one the state file
+ * on disk names: a kill between the two renames leaves that pair whole. */
 typedef struct {
   const char *prefix;
   unsigned mode;
+  char kept[4][4096]; /* the files this state names, so the sweep keeps them */
+  int nkept;
 } spill_to;
 
-static int spill_npy(void *ud, const char *field, const ns_tensor *t, char *path, size_t cap,
-                     char *err) {
-  const spill_to *to = ud;
-  if ((size_t)snprintf(path, cap, "%s.%s.npy", to->prefix, field) >= cap)
+static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char *hex, char *path,
+                     size_t cap, char *err) {
+  spill_to *to = ud;
+  if ((size_t)snprintf(path, cap, "%s.%s.%.12s.npy", to->prefix, field, hex) >= cap)
     return ns_seterr(err, "the path is too long");
+  if (to->nkept < 4) snprintf(to->kept[to->nkept++], sizeof to->kept[0], "%s", path);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0; /* these values, written before */
   ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
   if (t->dtype == NS_BF16) bits.dtype = NS_FP16;
   size_t len;
@@ -717,6 +726,43 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, char *path
   return rc;
 }
 
+/* After the state file is in place: the spilled files of earlier saves of it (PREFIX.*.HEX12.npy
+ * that this state does not name) go. */
+static void spill_sweep(const spill_to *to) {
+  const char *slash = strrchr(to->prefix, '/');
+  char dir[4096];
+  const char *base = slash ? slash + 1 : to->prefix;
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - to->prefix) ? (int)(slash - to->prefix) : 1,
+             to->prefix);
+  else
+    snprintf(dir, sizeof dir, ".");
+  DIR *d = opendir(dir);
+  if (!d) return;
+  size_t bl = strlen(base);
+  for (struct dirent *e; (e = readdir(d));) {
+    const char *n = e->d_name;
+    size_t l = strlen(n);
+    /* BASE.FIELD.HEX12.npy */
+    if (l < bl + 19 || strncmp(n, base, bl) != 0 || n[bl] != '.' || strcmp(n + l - 4, ".npy"))
+      continue;
+    const char *h = n + l - 16;
+    int ok = h[-1] == '.' && h - 1 > n + bl;
+    for (int i = 0; ok && i < 12; i++)
+      ok = isxdigit((unsigned char)h[i]) && !isupper((unsigned char)h[i]);
+    if (!ok) continue;
+    char full[8192];
+    snprintf(full, sizeof full, "%s/%s", dir, n);
+    int named = 0;
+    for (int i = 0; i < to->nkept; i++) {
+      const char *k = strrchr(to->kept[i], '/');
+      named |= strcmp(k ? k + 1 : to->kept[i], n) == 0;
+    }
+    if (!named) (void)unlink(full);
+  }
+  closedir(d);
+}
+
 int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err) {
   if (!path || !path[0]) return ns_seterr(err, "no path");
   size_t n = strlen(path);
@@ -724,12 +770,19 @@ int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err)
   if (!prefix) return ns_seterr(err, "out of memory");
   memcpy(prefix, path, n + 1);
   if (n > 4 && strcmp(prefix + n - 4, ".lua") == 0) prefix[n - 4] = 0;
-  spill_to to = {prefix, mode};
-  char *text = ns_state_dump_spill(s, NS_DUMP_INLINE_MAX, spill_npy, &to, err);
-  free(prefix);
-  if (!text) return -1;
-  int rc = ns_file_write_atomic_mode(path, text, strlen(text), mode, err);
+  spill_to *to = calloc(1, sizeof *to);
+  if (!to) {
+    free(prefix);
+    return ns_seterr(err, "out of memory");
+  }
+  to->prefix = prefix;
+  to->mode = mode;
+  char *text = ns_state_dump_spill(s, NS_DUMP_INLINE_MAX, spill_npy, to, err);
+  int rc = text ? ns_file_write_atomic_mode(path, text, strlen(text), mode, err) : -1;
+  if (rc == 0) spill_sweep(to);
   free(text);
+  free(to);
+  free(prefix);
   return rc;
 }
 

@@ -113,10 +113,11 @@ int ns_file_write_atomic(const char *path, const void *data, size_t len, char *e
 int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
                               char *err);
 /* The state (ns_state_dump) written to path atomically with mode's permission bits. A
- * tensor too large to write out value by value that no file holds (x after a cell edit of a
- * loaded file) goes beside it, as PATH.FIELD.npy (PATH without its .lua), and the state
- * names that file with its sha256: saving a 64 MB x so took seconds and wrote 300 MB of
- * text. */
+ * tensor of NS_DUMP_SPILL_MIN elements or more that no file holds (x after a cell edit of a
+ * large file) goes beside it, as PATH.FIELD.HEX12.npy (PATH without its .lua, HEX12 from
+ * its sha256), and the state names that file with its sha256: saving a 64 MB x value by
+ * value took 15 s and wrote 362 MB of text. Such files of earlier saves that the new state
+ * does not name are removed once it is in place. */
 int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else
  * ~/.local/state/normscope, into buf; NULL when neither variable is set. */

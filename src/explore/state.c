@@ -772,23 +772,24 @@ static void sb_string(strbuf *sb, const char *s) {
 
 static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *field, const char *source,
                       size_t inline_max, ns_dump_spill spill, void *ud) {
-  char spilled[4096];
-  if (t->n > inline_max && !(source && source[0]) && spill) {
+  char spilled[4096], hex[65] = "";
+  if (t->n > inline_max && t->n >= NS_DUMP_SPILL_MIN && !(source && source[0]) && spill) {
     /* no file holds these values: the spill writes them to one, which the state names */
     char e[NS_ERRLEN] = "";
-    if (spill(ud, field, t, spilled, sizeof spilled, e) != 0) {
+    ns_tensor_digest(t, hex);
+    if (spill(ud, field, t, hex, spilled, sizeof spilled, e) != 0) {
       snprintf(sb->spill_err, sizeof sb->spill_err, "%s: %s", field, e[0] ? e : "not written");
       return;
     }
     source = spilled;
   }
   if (t->n > inline_max && source && source[0]) {
-    char hex[65], *path = dup_string(source);
+    char *path = dup_string(source);
     if (!path) {
       sb->oom = 1;
       return;
     }
-    ns_tensor_digest(t, hex);
+    if (!hex[0]) ns_tensor_digest(t, hex);
     /* "file.safetensors:NAME" names one tensor of the file */
     char *colon = strstr(path, ".safetensors:");
     const char *name = NULL;

@@ -269,13 +269,15 @@ size_t ns_state_bytes(const ns_state *s);
  * more than inline_max elements with a source file is written as {file=, sha256=} of its
  * data instead of its values. Returns a malloc'd string, or NULL with err. */
 char *ns_state_dump(const ns_state *s, size_t inline_max, char *err);
-/* As ns_state_dump, with a place for the values of a tensor of more than inline_max
- * elements that no file holds (x after a cell edit): spill writes t (of the field named
- * field) to a file and puts its path in path[0..cap), 0, or fails with err (the dump then
- * fails, naming the field); the dump names the file as for a source. Without spill such a
- * tensor is written out value by value. */
-typedef int (*ns_dump_spill)(void *ud, const char *field, const ns_tensor *t, char *path,
-                             size_t cap, char *err);
+/* As ns_state_dump, with a place for the values of a tensor of NS_DUMP_SPILL_MIN elements
+ * or more that no file holds (x after a cell edit of a large file): spill writes t (of the
+ * field named field, whose ns_tensor_digest is hex) to a file and puts its path in
+ * path[0..cap), 0, or fails with err (the dump then fails, naming the field); the dump names
+ * the file as for a source. Without spill, or below that size, such a tensor is written out
+ * value by value (20 MB of text at the threshold; 16M values took 15 s and 362 MB). */
+#define NS_DUMP_SPILL_MIN ((size_t)1 << 20)
+typedef int (*ns_dump_spill)(void *ud, const char *field, const ns_tensor *t, const char *hex,
+                             char *path, size_t cap, char *err);
 char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill spill, void *ud,
                           char *err);
 /* Default inline_max: larger tensors loaded from a file are referenced by name. */

@@ -219,37 +219,53 @@ set{eps = 1e-5}
 ok(load(st) == true and get().eps == 0.25, "load(FILE) applies the state file")
 os.remove(st)
 
--- save(FILE) of a large x that no file holds: its values go to FILE.x.npy beside the state,
--- which names that file, and load brings x back bit for bit (bf16 too: written as its bits)
+-- save(FILE) of a large x that no file holds (2^20 elements and more): its values go to
+-- FILE.x.HEX12.npy beside the state, which names that file; load brings x back bit for bit
+-- (bf16 too: written as its bits); a save of other values leaves one such file, the new one
+local N = (1 << 20) + 3
 for _, dt in ipairs({"fp32", "bf16"}) do
   local vals = {}
-  for i = 1, 6000 do vals[i] = math.sin(i * 0.37) * 3 + i * 1e-4 end
-  set{x = ns.tensor(vals, {60, 100}, dt), dtype = dt}
+  for i = 1, N do vals[i] = math.sin(i * 0.37) * 3 + i * 1e-7 end
+  set{x = ns.tensor(vals, {N}, dt), dtype = dt}
   local want = get().x
   local base = os.tmpname()
   local path = base .. ".lua"
-  ok(save(path) == true, dt .. ": save(FILE) with a 6000-element x")
+  ok(save(path) == true, dt .. ": save(FILE) with a 2^20+3-element x")
   local f = io.open(path, "rb")
   local text = f and f:read("a") or ""
   if f then f:close() end
-  local npy = base .. ".x.npy"
-  local g = io.open(npy, "rb")
-  ok(g ~= nil, dt .. ": x went to FILE.x.npy")
+  local npy = text:match('x = {file = "([^"]+)"')
+  local g = npy and io.open(npy, "rb")
+  ok(g and npy:sub(1, #base + 3) == base .. ".x." and npy:match("%.x%.%x+%.npy$") ~= nil,
+     dt .. ": x went to FILE.x.HEX12.npy: " .. tostring(npy))
   if g then g:close() end
-  ok(#text < 4000 and text:find(npy, 1, true) and text:find("sha256 = \"%x+\"") ~= nil,
-     dt .. ": the state names the .npy and its sha256 instead of 6000 numbers (" .. #text .. " bytes)")
+  ok(#text < 4000 and text:find("sha256 = \"%x+\"") ~= nil,
+     dt .. ": the state names it and its sha256 instead of the values (" .. #text .. " bytes)")
   set{x = ns.tensor({1, 2, 3}, {3})}
   ok(load(path) == true, dt .. ": load(FILE) of that state")
   local got = get().x
   local gs, gv, wv = got:shape(), got:flat(), want:flat()
-  local same = got:dtype() == want:dtype() and got:dtype() == dt and #gs == 2 and gs[1] == 60
-  for i = 1, 6000 do
+  local same = got:dtype() == want:dtype() and got:dtype() == dt and #gs == 1 and gs[1] == N
+  for i = 1, N do
     if not same then break end
     same = gv[i] == wv[i]
   end
   ok(same, dt .. ": x is back bit for bit, dtype and shape")
+  vals[1] = vals[1] + 1
+  set{x = ns.tensor(vals, {N}, dt)}
+  save(path)
+  local g2 = io.open(npy, "rb")
+  local f2 = io.open(path, "rb")
+  local npy2 = f2 and f2:read("a"):match('x = {file = "([^"]+)"')
+  if f2 then f2:close() end
+  local h2 = npy2 and io.open(npy2, "rb")
+  ok(g2 == nil and h2 ~= nil and npy2 ~= npy,
+     dt .. ": saved again with other values: a new file, the old one gone")
+  if g2 then g2:close() end
+  if h2 then h2:close() end
   os.remove(path)
-  os.remove(npy)
+  if npy then os.remove(npy) end
+  if npy2 then os.remove(npy2) end
   os.remove(base)
 end
 set{x = ns.tensor({1, 2, 3}, {3}), dtype = "fp32"}
