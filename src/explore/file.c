@@ -747,7 +747,9 @@ static void spill_sweep(const spill_to *to) {
     if (l < bl + 19 || strncmp(n, base, bl) != 0 || n[bl] != '.' || strcmp(n + l - 4, ".npy"))
       continue;
     const char *h = n + l - 16;
-    int ok = h[-1] == '.' && h - 1 > n + bl;
+    int ok = h[-1] == '.' && h - 1 > n + bl + 1;
+    /* FIELD has no dot: demo.b.x.HEX12.npy is state demo.b's, not demo's */
+    for (const char *c = n + bl + 1; ok && c < h - 1; c++) ok = *c != '.';
     for (int i = 0; ok && i < 12; i++)
       ok = isxdigit((unsigned char)h[i]) && !isupper((unsigned char)h[i]);
     if (!ok) continue;

@@ -268,6 +268,25 @@ for _, dt in ipairs({"fp32", "bf16"}) do
   if npy2 then os.remove(npy2) end
   os.remove(base)
 end
+-- the sweep of earlier files keeps another state's: demo.b.lua's beside demo.lua's
+if ns.explorer then
+  local d = os.tmpname()
+  os.remove(d)
+  os.execute("mkdir '" .. d .. "'")
+  local v = {}
+  for i = 1, N do v[i] = i end
+  local e = ns.explorer{x = ns.tensor(v)}
+  e:save(d .. "/demo.b.lua")
+  e:save(d .. "/demo.lua")
+  local p = io.popen("ls '" .. d .. "'")
+  local names = p:read("a")
+  p:close()
+  local nb = select(2, names:gsub("demo%.b%.x%.%x+%.npy", ""))
+  local nd = select(2, names:gsub("\ndemo%.x%.%x+%.npy", ""))
+  ok(nb == 1 and nd == 1, "two states' spilled files side by side, neither swept away: " ..
+     names:gsub("\n", " "))
+  os.execute("rm -rf '" .. d .. "'")
+end
 set{x = ns.tensor({1, 2, 3}, {3}), dtype = "fp32"}
 
 -- Every member of ns_result (result.h's NS_RESULT) is shown by result() or listed as not
