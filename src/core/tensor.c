@@ -377,6 +377,13 @@ static struct {
   size_t len[NS_KEPT];
 } kept = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}};
 
+/* Drops entry i of the kept list (the lock held). */
+static void kept_remove(int i) {
+  kept.bytes -= kept.len[i];
+  for (; i + 1 < kept.n; i++) kept.p[i] = kept.p[i + 1], kept.len[i] = kept.len[i + 1];
+  kept.n--;
+}
+
 /* A kept mapping of at least len bytes (the smallest such; the part past len given back),
  * or NULL. */
 static void *kept_take(size_t len) {
@@ -389,10 +396,7 @@ static void *kept_take(size_t len) {
   if (best >= 0) {
     p = kept.p[best];
     have = kept.len[best];
-    kept.bytes -= have;
-    for (int i = best; i + 1 < kept.n; i++)
-      kept.p[i] = kept.p[i + 1], kept.len[i] = kept.len[i + 1];
-    kept.n--;
+    kept_remove(best);
   }
   pthread_mutex_unlock(&kept.lock);
   if (p && have > len) munmap((char *)p + len, have - len); /* on a 2 MB boundary: len is */
@@ -421,9 +425,7 @@ static int kept_put(void *p, size_t len) {
   if (kept.on && len <= NS_KEPT_BYTES) {
     while (kept.n > 0 && (kept.n == NS_KEPT || kept.bytes + len > NS_KEPT_BYTES)) {
       drop[ndrop] = kept.p[0], droplen[ndrop++] = kept.len[0];
-      kept.bytes -= kept.len[0];
-      for (int i = 0; i + 1 < kept.n; i++) kept.p[i] = kept.p[i + 1], kept.len[i] = kept.len[i + 1];
-      kept.n--;
+      kept_remove(0);
     }
     kept.p[kept.n] = p, kept.len[kept.n++] = len;
     kept.bytes += len;

@@ -730,13 +730,11 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char
  * that this state does not name) go. */
 static void spill_sweep(const spill_to *to) {
   const char *slash = strrchr(to->prefix, '/');
-  char dir[4096];
   const char *base = slash ? slash + 1 : to->prefix;
-  if (slash)
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - to->prefix) ? (int)(slash - to->prefix) : 1,
+  char dir[4096] = ".";
+  if (slash) /* "/x" is in "/" */
+    snprintf(dir, sizeof dir, "%.*s", slash == to->prefix ? 1 : (int)(slash - to->prefix),
              to->prefix);
-  else
-    snprintf(dir, sizeof dir, ".");
   DIR *d = opendir(dir);
   if (!d) return;
   size_t bl = strlen(base);
