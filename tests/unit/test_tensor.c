@@ -259,8 +259,8 @@ int main(void) {
   {
     /* large tensors: their own 2 MB-aligned mappings, kept when freed and reused, and a
        reused mapping handed to ns_tensor_new is zeroed first */
-    size_t big[1] = {(size_t)3 << 20}; /* 24 MB of fp64 */
-    ns_tensor *u = ns_tensor_new_uninit(1, big, NS_FP64, err);
+    size_t big24[1] = {(size_t)3 << 20}; /* 24 MB of fp64 */
+    ns_tensor *u = ns_tensor_new_uninit(1, big24, NS_FP64, err);
     tap_ok(u && ((uintptr_t)u->data & (((uintptr_t)2 << 20) - 1)) == 0 && u->mapped >= 24u << 20,
            "a 24 MB tensor has a mapping of its own on a 2 MB boundary");
     ns_mem_keep_freed();
@@ -269,12 +269,12 @@ int main(void) {
     void *where = u->data;
     ns_tensor_free(u);
     tap_ok(ns_mem_kept_bytes() == kept0 + (24u << 20), "freed, its mapping is kept (24 MB)");
-    ns_tensor *z = ns_tensor_new(1, big, NS_FP64, err);
-    int zero = z && z->data == where;
-    for (size_t i = 0; zero && i < z->n; i++) zero = ((uint64_t *)z->data)[i] == 0;
+    ns_tensor *zt = ns_tensor_new(1, big24, NS_FP64, err);
+    int zero = zt && zt->data == where;
+    for (size_t i = 0; zero && i < zt->n; i++) zero = ((uint64_t *)zt->data)[i] == 0;
     tap_ok(zero && ns_mem_kept_bytes() == kept0,
            "the next one takes the kept mapping, zeroed: its 0xff bytes are gone");
-    ns_tensor_free(z);
+    ns_tensor_free(zt);
     size_t small[1] = {(size_t)1 << 20}; /* 8 MB: takes the 24 MB mapping's first 8 */
     ns_tensor *s8 = ns_tensor_new_uninit(1, small, NS_FP64, err);
     tap_ok(s8 && s8->data == where && s8->mapped == 8u << 20 && ns_mem_kept_bytes() == kept0,
@@ -285,14 +285,14 @@ int main(void) {
     pid_t pid = fork();
     if (pid == 0) {
       ns_tensor *k3[3];
-      for (int i = 0; i < 3; i++) k3[i] = ns_tensor_new_uninit(1, big, NS_FP64, err);
+      for (int i = 0; i < 3; i++) k3[i] = ns_tensor_new_uninit(1, big24, NS_FP64, err);
       for (int i = 0; i < 3; i++) ns_tensor_free(k3[i]); /* 72 MB kept */
       unsigned long vm = 0;
       char line[256];
-      FILE *f = fopen("/proc/self/status", "r");
-      while (f && fgets(line, sizeof line, f))
+      FILE *fs = fopen("/proc/self/status", "r");
+      while (fs && fgets(line, sizeof line, fs))
         if (strncmp(line, "VmSize:", 7) == 0) vm = strtoul(line + 7, NULL, 10);
-      if (f) fclose(f);
+      if (fs) fclose(fs);
       /* room for 40 MB more than now: a 48 MB tensor fits only once the 72 MB are gone */
       struct rlimit rl = {(vm + (40ul << 10)) << 10, (vm + (40ul << 10)) << 10};
       if (!vm || setrlimit(RLIMIT_AS, &rl) != 0) _exit(2);
