@@ -220,26 +220,26 @@ int main(void) {
         bytes[i] = (unsigned char)(q >> 24);
       }
     }
-    float *f = src[NS_FP32]->data; /* the fp16/bf16 halfway points and the edges, exactly */
+    float *f32 = src[NS_FP32]->data; /* the fp16/bf16 halfway points and the edges, exactly */
     const uint32_t edge[] = {0x33000000u, 0x33000001u, 0x387fe000u, 0x38800000u, 0x477ff000u,
                              0x477fefffu, 0x47800000u, 0x7f800000u, 0x7f800001u, 0xffc00001u,
                              0x3f808000u, 0x3f818000u, 0x7f7f8000u, 0x00000001u, 0x80000000u};
-    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) memcpy(&f[i], &edge[i], 4);
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) memcpy(&f32[i], &edge[i], 4);
     int same = 1;
     for (int a = 0; a < NS_DTYPE_COUNT; a++)
-      for (int b = 0; b < NS_DTYPE_COUNT; b++) {
-        ns_tensor *fast = ns_tensor_new(1, nn, (ns_dtype)b, err);
-        ns_tensor *slow = ns_tensor_new(1, nn, (ns_dtype)b, err);
-        double *buf = malloc(nn[0] * sizeof *buf);
+      for (int bd = 0; bd < NS_DTYPE_COUNT; bd++) {
+        ns_tensor *fast = ns_tensor_new(1, nn, (ns_dtype)bd, err);
+        ns_tensor *slow = ns_tensor_new(1, nn, (ns_dtype)bd, err);
+        double *mid = malloc(nn[0] * sizeof *mid);
         ns_tensor_convert_range(src[a], fast, 3, nn[0] - 3);
-        ns_tensor_read_range(src[a], 3, nn[0] - 3, buf);
-        ns_tensor_write_range(slow, 3, nn[0] - 3, buf);
-        int ok = memcmp(fast->data, slow->data, nn[0] * ns_dtype_size((ns_dtype)b)) == 0;
+        ns_tensor_read_range(src[a], 3, nn[0] - 3, mid);
+        ns_tensor_write_range(slow, 3, nn[0] - 3, mid);
+        int ok = memcmp(fast->data, slow->data, nn[0] * ns_dtype_size((ns_dtype)bd)) == 0;
         if (!ok)
           tap_diag("convert_range %s -> %s differs", ns_dtype_name((ns_dtype)a),
-                   ns_dtype_name((ns_dtype)b));
+                   ns_dtype_name((ns_dtype)bd));
         same &= ok;
-        free(buf);
+        free(mid);
         ns_tensor_free(fast);
         ns_tensor_free(slow);
       }
