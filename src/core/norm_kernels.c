@@ -170,7 +170,7 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
   affine_arrays(spec->beta, spec->nbeta, naff, -0.0, acc, aff + naff, afff + naff);
   memset(j, 0, sizeof *j);
   j->x = x->data;
-  j->y = res->y->data;
+  j->y = res->y ? res->y->data : NULL; /* NULL: the statistics alone */
   j->xdt = x->dtype;
   j->dt = spec->dtype;
   j->acc = acc;
@@ -205,9 +205,11 @@ static void job_make(const ns_tensor *x, const ns_spec *spec, ns_norm_result *re
 }
 
 /* ns_normalize_reuse; *reuse is set to NULL once the output owns it. borrowed: the
- * caller's tensor (ns_normalize_into), which an error never frees. */
+ * caller's tensor (ns_normalize_into), which an error never frees. stats: the statistics
+ * alone (ns_normalize_stats), no output, sq (when not NULL) each one's sum of squares. */
 static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex, ns_tensor **reuse,
-                     const ns_tensor *borrowed, ns_norm_result *res, char *err) {
+                     const ns_tensor *borrowed, int stats, double *sq, ns_norm_result *res,
+                     char *err) {
   if (!res) {
     ns_seterr(err, "no result to fill");
     return -1;
@@ -215,6 +217,14 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   memset(res, 0, sizeof *res);
   if (!x || !spec) {
     ns_seterr(err, x ? "no normalization spec" : "no input tensor");
+    return -1;
+  }
+  if (stats && (spec->mask || spec->order == NS_ORDER_TORCH || spec->order == NS_ORDER_NUMPY ||
+                spec->running)) {
+    ns_seterr(err, "normalize_stats: %s",
+              spec->mask      ? "a masked normalization has no kernel"
+              : spec->running ? "running statistics are read or updated as a whole"
+                              : "torch's and numpy's orders have no kernel");
     return -1;
   }
   if (spec->mask) return ns_normalize_ref(x, spec, res, err); /* masks: the reference path */
@@ -246,10 +256,12 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
     return -1;
   }
   const size_t naff = affine_walked(spec, p);
-  ns_tensor *r = *reuse;
+  ns_tensor *r = reuse ? *reuse : NULL;
   int fits = r && r->rank == x->rank && r->dtype == spec->dtype && r->n == x->n && r->data;
   for (int a = 0; fits && a < x->rank; a++) fits = r->shape[a] == x->shape[a];
-  if (fits)
+  if (stats)
+    res->y = NULL;
+  else if (fits)
     res->y = r, *reuse = NULL; /* its pages are mapped already: nothing to fault in */
   else {
     /* a reuse of another dtype or shape is freed first: the allocator hands its memory
@@ -265,8 +277,8 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   res->degenerate = calloc(nstat, 1);
   double *aff = malloc(2 * naff * sizeof *aff);
   float *afff = malloc(2 * naff * sizeof *afff);
-  if (!res->y || !res->mean || !res->var || !res->denom || !res->batch || !res->degenerate ||
-      !aff || !afff) {
+  if ((!stats && !res->y) || !res->mean || !res->var || !res->denom || !res->batch ||
+      !res->degenerate || !aff || !afff) {
     free(aff);
     free(afff);
     ns_running_free(&rep);
@@ -280,7 +292,8 @@ static int normalize(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
   /* Streaming stores only into a reused output of 4- or 8-byte values: a fresh one was just
    * zeroed by the operating system through the cache, where plain stores find its lines,
    * and 16-byte streaming stores of fp16/bf16 measured slower than plain ones either way */
-  j.stream = fits && ns_dtype_size(res->y->dtype) >= 4 &&
+  j.sq = sq;
+  j.stream = !stats && fits && ns_dtype_size(res->y->dtype) >= 4 &&
              res->y->n * ns_dtype_size(res->y->dtype) >= ((size_t)16 << 20);
   run_parts(&j, pick(ex), ex->threads);
   free(aff);
@@ -366,7 +379,7 @@ int ns_normalize_reuse(const ns_tensor *x, const ns_spec *spec, const ns_exec *e
     ns_seterr(err, "the output to reuse is the input tensor itself");
     return -1; /* the caller keeps x, of course */
   }
-  int rc = normalize(x, spec, ex, &reuse, NULL, res, err);
+  int rc = normalize(x, spec, ex, &reuse, NULL, 0, NULL, res, err);
   ns_tensor_free(reuse); /* not taken: a shape or dtype that does not fit, or an error */
   return rc;
 }
@@ -393,7 +406,7 @@ int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
     return -1;
   }
   ns_tensor *r = y;
-  int rc = normalize(x, spec, ex, &r, y, res, err);
+  int rc = normalize(x, spec, ex, &r, y, 0, NULL, res, err);
   if (rc != 0) return rc;
   if (res->y != y) { /* the reference paths (mask, torch order) made their own: copy it */
     memcpy(y->data, res->y->data, y->n * ns_dtype_size(y->dtype));
@@ -401,6 +414,11 @@ int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   }
   res->y = NULL; /* the output is y, the caller's */
   return 0;
+}
+
+int ns_normalize_stats(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                       ns_norm_result *res, double *sq, char *err) {
+  return normalize(x, spec, ex, NULL, NULL, 1, sq, res, err);
 }
 
 int ns_normalize_exec(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,

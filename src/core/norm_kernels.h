@@ -41,7 +41,7 @@
 
 typedef struct {
   const void *x;
-  void *y;
+  void *y;               /* NULL: the statistics alone, no output loop (ns_normalize_stats) */
   ns_dtype xdt, dt, acc; /* x's storage dtype, the spec dtype (= y's), accumulation */
   size_t n, nstat, count;
   /* statistic s: its coordinates over the stat levels (row-major, s = sum c_l * prod ext)
@@ -55,6 +55,7 @@ typedef struct {
   /* the batch moments' m2 is needed: a centered kind, or a running update; else (RMS) the
      second pass over the data would only fill it, and it is NaN (normalize.h) */
   int m2_used;
+  double *sq; /* each statistic's sum of squares, when not NULL (ns_normalize_stats) */
   int stream; /* y is large and reused: the AVX2 kernels write it with non-temporal stores */
   ns_algo algo;
   ns_order order;

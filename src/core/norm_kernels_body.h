@@ -310,7 +310,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     }
 #endif
 #if NK_AVX2 && !KF32 && !KGEN
-    if (xdt == NS_FP64 || xdt == NS_FP32) {
+    if (xdt == NS_FP64 || xdt == NS_FP32 || xdt == NS_FP16 || xdt == NS_BF16) {
       KT t2[NK_LANES];
       nk_v_twopass_d(j, base, centered, xdt, s1, s2, t2, mean);
       for (size_t l = 0; l < nb; l++) m2[l] = t2[l], sq[l] = s2[l];
@@ -346,6 +346,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
     nk_finish(j, s0 + l, mean[l], m2[l], sq[l], &mu, &den);
     muk[l] = (KT)mu, denk[l] = (KT)den;
   }
+  if (!j->y) return; /* the statistics alone */
 #if NK_AVX2 && !KGEN
   /* 8 adjacent statistics whose elements are not contiguous (batch norm over (B, D)):
    * vectors run across the statistics instead of along them */

@@ -89,6 +89,7 @@ static inline void nk_finish(const nk_job *j, size_t s, double mean, double m2, 
   j->batch[s].n = (double)j->count;
   j->batch[s].mean = mean;
   j->batch[s].m2 = j->m2_used ? m2 : NAN;
+  if (j->sq) j->sq[s] = sq;
   double mu, v;
   if (j->eval) {
     const ns_running *run = j->run;
@@ -314,13 +315,21 @@ NS_ALWAYS_INLINE static inline void nk_v_twopass(const nk_job *j, const size_t *
 }
 
 /* 4 consecutive elements of x (fp64, or fp32 widened exactly) from element i */
+/* 4 consecutive elements of x from element i (fp64, fp32, fp16 or bf16 storage) as doubles,
+ * each exactly the value ns_tensor_get reads (a NaN of fp16 the default one, as nk_v_h2f) */
 static inline __m256d nk_v_load4d(const void *x, size_t i, ns_dtype xdt) {
   if (xdt == NS_FP64) return _mm256_loadu_pd((const double *)x + i);
-  return _mm256_cvtps_pd(_mm_loadu_ps((const float *)x + i));
+  if (xdt == NS_FP32) return _mm256_cvtps_pd(_mm_loadu_ps((const float *)x + i));
+  __m128i h = _mm_loadl_epi64((const __m128i *)((const uint16_t *)x + i));
+  __m256 f = xdt == NS_FP16 ? nk_v_h2f(h) : nk_v_b2f(h); /* lanes 4-7 are zeros */
+  return _mm256_cvtps_pd(_mm256_castps256_ps128(f));
 }
 
 static inline double nk_elem_d(const void *x, size_t i, ns_dtype xdt) {
-  return xdt == NS_FP64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+  if (xdt == NS_FP64) return ((const double *)x)[i];
+  if (xdt == NS_FP32) return (double)((const float *)x)[i];
+  uint16_t h = ((const uint16_t *)x)[i];
+  return xdt == NS_FP16 ? (double)nk_h2f(h) : (double)nk_b2f(h);
 }
 
 static inline void nk_v_transpose4d(__m256d r[4]) {
@@ -332,9 +341,9 @@ static inline void nk_v_transpose4d(__m256d r[4]) {
   r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-/* nk_v_pass in double lanes (acc fp64; storage fp64 or fp32): 8 statistics as two groups
- * of 4 lanes in the same loop, so two chains of additions are in flight (one group after
- * the other waited on the adder's latency at every element). */
+/* nk_v_pass in double lanes (acc fp64; storage fp64, fp32, fp16 or bf16): 8 statistics as two
+ * groups of 4 lanes in the same loop, so two chains of additions are in flight (one group after the
+ * other waited on the adder's latency at every element). */
 NS_ALWAYS_INLINE static inline void nk_v_pass_d(const nk_job *j, const size_t *bs, const int pass,
                                                 const int centered, const ns_dtype xdt, __m256d *S,
                                                 __m256d *Q, const __m256d *M, __m256d *D) {
@@ -500,6 +509,7 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
         Q[v] = _mm256_loadu_ps(bk + 8 * v);
       }
     }
+    if (pass == 2 && !j->y) return; /* the statistics alone */
     for (size_t i0 = 0; i0 < j->mext[0]; i0++)
       for (size_t i1 = 0; i1 < j->mext[1]; i1++)
         for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
@@ -560,6 +570,7 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
         Q[v] = _mm256_loadu_pd(bk + 4 * v);
       }
     }
+    if (pass == 2 && !j->y) return; /* the statistics alone */
     for (size_t i0 = 0; i0 < j->mext[0]; i0++)
       for (size_t i1 = 0; i1 < j->mext[1]; i1++)
         for (size_t i2 = 0; i2 < j->mext[2]; i2++) {

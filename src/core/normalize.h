@@ -218,6 +218,17 @@ int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
  * orders only (-1 with err otherwise: the caller normalizes again). stats ascending. */
 int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
                         const size_t *stats, size_t k, ns_norm_result *res, char *err);
+/* The statistics of ns_normalize_exec without its output: res->y is NULL; its plan, mean,
+ * var, denom, batch moments and degenerate flags are ns_normalize_exec's, bit for bit. sq,
+ * when not NULL, gets each statistic's sum of squared values (in acc, in index order): for
+ * an uncentered spec (RMS) it is the kernels' sum, where batch m2 is NaN. Only what the
+ * kernels compute: a mask, torch's or numpy's order, or running statistics (read or
+ * updated) give -1 with err, and the caller takes another route. For the explorer's exact
+ * moments: two passes over x, eight statistics side by side, where a sum per statistic in
+ * a chain of its own runs at the adder's latency. */
+int ns_normalize_stats(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
+                       ns_norm_result *res, double *sq, char *err);
+
 /* The instruction set the kernels use under ex: "avx2", "sse2" or "portable". */
 const char *ns_exec_isa(const ns_exec *ex);
 

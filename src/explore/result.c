@@ -369,6 +369,30 @@ typedef struct {
   size_t nstat, stat[NS_STATE_XLOG];
 } x_edit;
 
+/* m2 of every statistic of xd under the exact spec ex, as ns_stat_moments_exec computes it
+ * (the same sums in the same order: the same bits: stats_case in tests/unit/test_kernels.c) but by
+ * the kernels, eight statistics side by side (ns_normalize_stats) where ns_stat_moments_exec runs
+ * one chain of additions per statistic: 0, or -1 when the kernels do not take the spec (a mask),
+ * and the caller takes ns_stat_moments_exec. */
+static int kernel_m2(const ns_tensor *xd, const ns_spec *ex, const ns_norm_plan *p, int center,
+                     const ns_exec *exec, double *m2) {
+  ns_spec k = *ex;
+  k.running = NULL; /* train mode's batch statistics; nothing updated */
+  k.gamma = k.beta = NULL, k.ngamma = k.nbeta = 0;
+  if (k.mask) return -1;
+  ns_norm_result res;
+  char e[NS_ERRLEN];
+  double *sq = center ? NULL : malloc(p->nstat * sizeof *sq);
+  int rc = (!center && !sq) ? -1 : ns_normalize_stats(xd, &k, exec, &res, sq, e);
+  if (rc == 0 && res.plan.nstat != p->nstat) rc = -1, ns_norm_result_free(&res);
+  if (rc == 0) {
+    for (size_t i = 0; i < p->nstat; i++) m2[i] = center ? res.batch[i].m2 : sq[i];
+    ns_norm_result_free(&res);
+  }
+  free(sq);
+  return rc;
+}
+
 /* The exact m2 of every statistic (train mode), from the cache when x and the grouping
  * are what it was computed for, updated in the statistics a cell edit touched only (c may
  * be NULL: computed into a fresh array, *own). */
@@ -389,7 +413,9 @@ static const double *exact_m2(ns_explore_cache *c, const x_edit *ed, const ns_te
     }
   }
   double *m2 = malloc(p->nstat * sizeof *m2);
-  if (!m2 || ns_stat_moments_exec(xd, p, center, NULL, m2, c ? c->exec.threads : 1, err) != 0) {
+  int threads = c ? c->exec.threads : 1;
+  if (!m2 || (kernel_m2(xd, spec, p, center, c ? &c->exec : NULL, m2) != 0 &&
+              ns_stat_moments_exec(xd, p, center, NULL, m2, threads, err) != 0)) {
     free(m2);
     return NULL;
   }
