@@ -416,6 +416,21 @@ int ns_normalize_into(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex
   return 0;
 }
 
+void ns_exec_convert(const ns_exec *ex, const ns_tensor *src, ns_tensor *dst, size_t i0,
+                     size_t len) {
+  ns_exec dflt;
+  if (!ex) ns_exec_default(&dflt), ex = &dflt;
+#ifdef NK_HAVE_AVX2
+  if (src->dtype == NS_FP32 && (dst->dtype == NS_FP16 || dst->dtype == NS_BF16) &&
+      pick(ex) == nk_run_avx2) {
+    nk_avx2_f32_to_16((const float *)src->data + i0, len, (uint16_t *)dst->data + i0,
+                      dst->dtype == NS_BF16);
+    return;
+  }
+#endif
+  ns_tensor_convert_range(src, dst, i0, len);
+}
+
 int ns_normalize_stats(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
                        ns_norm_result *res, double *sq, char *err) {
   return normalize(x, spec, ex, NULL, NULL, 1, sq, res, err);

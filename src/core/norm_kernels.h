@@ -78,6 +78,8 @@ void nk_run_avx2(const nk_job *j, size_t s0, size_t s1);
  * patterns of in, fromh, fromb those patterns read back as floats. AVX2 CPUs only. */
 void nk_avx2_convert(const float *in, size_t n, uint16_t *h, uint16_t *b, float *fromh,
                      float *fromb);
+/* n floats rounded to fp16 (bf16 set: bf16) patterns, the bits of nk_f2h (nk_f2b) */
+void nk_avx2_f32_to_16(const float *in, size_t n, uint16_t *out, int bf16);
 #endif
 
 #endif

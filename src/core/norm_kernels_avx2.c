@@ -25,6 +25,17 @@ void nk_avx2_convert(const float *in, size_t n, uint16_t *h, uint16_t *b, float 
     _mm256_storeu_ps(fromb + i, nk_v_b2f(bv));
   }
 }
+
+void nk_avx2_f32_to_16(const float *in, size_t n, uint16_t *out, int bf16) {
+  size_t i = 0;
+  if (bf16)
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128((__m128i *)(out + i), nk_v_f2b(_mm256_loadu_ps(in + i)));
+  else
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128((__m128i *)(out + i), nk_v_f2h(_mm256_loadu_ps(in + i)));
+  for (; i < n; i++) out[i] = bf16 ? nk_f2b(in[i]) : nk_f2h(in[i]);
+}
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

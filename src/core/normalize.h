@@ -229,6 +229,12 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
 int ns_normalize_stats(const ns_tensor *x, const ns_spec *spec, const ns_exec *ex,
                        ns_norm_result *res, double *sq, char *err);
 
+/* ns_tensor_convert_range(src, dst, i0, len), the same bits, with the kernels' vector
+ * conversions where ex allows them and the CPU has them (fp32 to fp16 or bf16: F16C, and
+ * AVX2 integer rounding). The explorer's fp16 copy of a 64 MB x. */
+void ns_exec_convert(const ns_exec *ex, const ns_tensor *src, ns_tensor *dst, size_t i0,
+                     size_t len);
+
 /* The instruction set the kernels use under ex: "avx2", "sse2" or "portable". */
 const char *ns_exec_isa(const ns_exec *ex);
 

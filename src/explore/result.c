@@ -303,13 +303,14 @@ fail:
 typedef struct {
   const ns_tensor *x;
   ns_tensor *t;
+  const ns_exec *ex;
 } round_job;
 
 static void round_part(void *ctx, size_t q0, size_t q1) {
   const round_job *j = ctx;
   size_t i0 = q0 * NS_EXPLORE_CHUNK, i1 = q1 * NS_EXPLORE_CHUNK;
   if (i1 > j->x->n) i1 = j->x->n;
-  ns_tensor_convert_range(j->x, j->t, i0, i1 - i0);
+  ns_exec_convert(j->ex, j->x, j->t, i0, i1 - i0);
 }
 
 /* s->x with its values rounded to dtype d: x itself when they already are (its storage is
@@ -340,7 +341,7 @@ static const ns_tensor *at_dtype(ns_explore_cache *c, const ns_state *s, ns_dtyp
   }
   if (c) ns_tensor_free(c->xd), c->xd = NULL;
   if (!(t = ns_tensor_new_uninit(x->rank, x->shape, d, err))) return NULL;
-  round_job j = {x, t};
+  round_job j = {x, t, c ? &c->exec : NULL};
   size_t nck = (x->n + NS_EXPLORE_CHUNK - 1) / NS_EXPLORE_CHUNK;
   ns_split_run(nck, c && nck >= 16 ? c->exec.threads : 1, round_part, &j);
   if (!c) return *own = t;

@@ -512,6 +512,27 @@ static void conversions(void) {
     }
     tap_ok(bad_v == 0, "AVX2 conversions equal the scalar ones on %d probes (%d off)", 40 * N,
            bad_v);
+    /* ns_exec_convert (the explorer's fp16/bf16 copy of x) gives ns_tensor_convert_range's
+       bits, from an odd offset with a tail, with the vector path and without */
+    char err[NS_ERRLEN];
+    size_t nn[1] = {N};
+    ns_tensor *src = ns_tensor_new_uninit(1, nn, NS_FP32, err);
+    memcpy(src->data, in, sizeof in);
+    int bad_c = 0;
+    for (int d = 0; d < 2; d++)
+      for (int simd = 0; simd < 2; simd++) {
+        ns_dtype to = d ? NS_BF16 : NS_FP16;
+        ns_tensor *a = ns_tensor_new(1, nn, to, err), *w = ns_tensor_new(1, nn, to, err);
+        ns_exec ex = {simd, 1};
+        ns_exec_convert(&ex, src, a, 3, N - 5);
+        ns_tensor_convert_range(src, w, 3, N - 5);
+        bad_c += memcmp(a->data, w->data, N * 2) != 0;
+        ns_tensor_free(a);
+        ns_tensor_free(w);
+      }
+    ns_tensor_free(src);
+    tap_ok(bad_c == 0, "ns_exec_convert fp32 -> fp16/bf16 gives convert_range's bits (%d off)",
+           bad_c);
   }
 #endif
   /* dtype.c's own fast versions (half.h for values that are floats) against its
