@@ -35,13 +35,14 @@ NS_ALWAYS_INLINE static inline KT KN(ld)(const void *x, size_t i, ns_dtype xdt, 
 }
 
 /* The vector loops' storage pairs: x as loaded by nk_v_load8 and y as nk_v_store8 writes it
- * (float lanes), or both fp64 (double lanes). */
+ * (float lanes), or in double lanes both fp64 or both fp32 (acc fp64 on an fp32 tensor: 4
+ * floats widened, computed in double and rounded back, the scalar loop's operations). */
 NS_ALWAYS_INLINE static inline int KN(vec_pair)(ns_dtype xdt, ns_dtype ydt) {
 #if KF32
   return (xdt == ydt && xdt != NS_FP64) || (xdt == NK_F32_AS_F16 && ydt == NS_FP16) ||
          (xdt == NK_F32_AS_BF16 && ydt == NS_BF16);
 #else
-  return xdt == ydt && xdt == NS_FP64;
+  return xdt == ydt && (xdt == NS_FP64 || xdt == NS_FP32);
 #endif
 }
 
@@ -176,20 +177,15 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den), vg = _mm256_set1_pd(g),
                           vb = _mm256_set1_pd(b);
-            const double *xp = (const double *)x + o2;
-            double *yp = (double *)y + o2;
-            if (j->stream)
-              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++) KN(st)
+            if (j->stream && ydt == NS_FP64)
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * sizeof(double)) % 32; i3++) KN(st)
             (y, o2 + i3, KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g, b, centered, acc),
              ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
-              __m256d v = _mm256_loadu_pd(xp + i3);
+              __m256d v = nk_v_load4d(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_pd(v, vm);
               v = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(v, vd), vg), vb);
-              if (j->stream && (uintptr_t)(yp + i3) % 32 == 0)
-                _mm256_stream_pd(yp + i3, v);
-              else
-                _mm256_storeu_pd(yp + i3, v);
+              nk_v_store4d(y, o2 + i3, v, ydt, j->stream);
             }
 #endif
           }
@@ -215,21 +211,16 @@ NS_ALWAYS_INLINE static inline void KN(out)(const nk_job *j, size_t base, size_t
             }
 #else
             const __m256d vm = _mm256_set1_pd(mu), vd = _mm256_set1_pd(den);
-            const double *xp = (const double *)x + o2;
-            double *yp = (double *)y + o2;
-            if (j->stream)
-              for (; i3 < e3 && (uintptr_t)(yp + i3) % 32; i3++) KN(st)
+            if (j->stream && ydt == NS_FP64)
+              for (; i3 < e3 && ((uintptr_t)y + (o2 + i3) * sizeof(double)) % 32; i3++) KN(st)
             (y, o2 + i3,
              KN(y1)(KN(ld)(x, o2 + i3, xdt, dt, acc), mu, den, g[i3], b[i3], centered, acc), ydt);
             for (; i3 + 4 <= e3; i3 += 4) {
-              __m256d v = _mm256_loadu_pd(xp + i3);
+              __m256d v = nk_v_load4d(x, o2 + i3, xdt);
               if (centered) v = _mm256_sub_pd(v, vm);
               v = _mm256_mul_pd(_mm256_div_pd(v, vd), _mm256_loadu_pd(g + i3));
               v = _mm256_add_pd(v, _mm256_loadu_pd(b + i3));
-              if (j->stream && (uintptr_t)(yp + i3) % 32 == 0)
-                _mm256_stream_pd(yp + i3, v);
-              else
-                _mm256_storeu_pd(yp + i3, v);
+              nk_v_store4d(y, o2 + i3, v, ydt, j->stream);
             }
 #endif
           }
@@ -357,7 +348,7 @@ NS_ALWAYS_INLINE static inline void KN(block)(const nk_job *j, size_t s0, size_t
 #if KF32
     nk_v_out_lanes(j, base[0], abase, muk, denk, centered, xdt, ydt);
 #else
-    nk_v_out_lanes_d(j, base[0], abase, muk, denk, centered);
+    nk_v_out_lanes_d(j, base[0], abase, muk, denk, centered, xdt, ydt);
 #endif
     return;
   }
@@ -389,7 +380,7 @@ NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s
 #if KF32
         nk_v_wide(j, s, nw, j->centered, xdt, ydt);
 #else
-        nk_v_wide_d(j, s, nw, j->centered);
+        nk_v_wide_d(j, s, nw, j->centered, xdt, ydt);
 #endif
       }
       s += nw;

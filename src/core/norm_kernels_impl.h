@@ -325,6 +325,20 @@ static inline __m256d nk_v_load4d(const void *x, size_t i, ns_dtype xdt) {
   return _mm256_cvtps_pd(_mm256_castps256_ps128(f));
 }
 
+/* 4 doubles to y[i..i+4): fp64 (streaming where asked and aligned) or rounded to fp32 (the
+ * scalar (float) conversion's rounding, to nearest) */
+static inline void nk_v_store4d(void *y, size_t i, __m256d v, ns_dtype ydt, int stream) {
+  if (ydt == NS_FP32) {
+    _mm_storeu_ps((float *)y + i, _mm256_cvtpd_ps(v));
+    return;
+  }
+  double *p = (double *)y + i;
+  if (stream && (uintptr_t)p % 32 == 0)
+    _mm256_stream_pd(p, v);
+  else
+    _mm256_storeu_pd(p, v);
+}
+
 static inline double nk_elem_d(const void *x, size_t i, ns_dtype xdt) {
   if (xdt == NS_FP64) return ((const double *)x)[i];
   if (xdt == NS_FP32) return (double)((const float *)x)[i];
@@ -447,7 +461,8 @@ static inline void nk_v_out_lanes(const nk_job *j, size_t b0, const size_t *abas
 }
 
 static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *abase,
-                                    const double *mu, const double *den, int centered) {
+                                    const double *mu, const double *den, int centered, ns_dtype xdt,
+                                    ns_dtype ydt) {
   const double *G = j->g64, *B = j->b64;
   for (int g = 0; g < 2; g++) {
     const size_t *ab = abase + 4 * g;
@@ -459,11 +474,11 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
         for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
           size_t o2 = b0 + 4 * (size_t)g + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
           for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
-            double *yp = (double *)j->y + o2 + i3 * j->mstr[3];
-            __m256d v = _mm256_loadu_pd((const double *)j->x + o2 + i3 * j->mstr[3]);
+            size_t o = o2 + i3 * j->mstr[3];
+            __m256d v = nk_v_load4d(j->x, o, xdt);
             if (centered) v = _mm256_sub_pd(v, M);
             v = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(v, Dn), Gv), Bv);
-            _mm256_storeu_pd(yp, v);
+            nk_v_store4d(j->y, o, v, ydt, 0);
           }
         }
   }
@@ -535,12 +550,11 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
   }
 }
 
-static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
+static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt,
+                        ns_dtype ydt) {
   const size_t nv = nw / 4;
   size_t b0, a0;
   nk_stat_base(j, s, &b0, &a0);
-  const double *x = (const double *)j->x;
-  double *y = (double *)j->y;
   __m256d S[NK_WIDE / 4], Q[NK_WIDE / 4], M[NK_WIDE / 4], D[NK_WIDE / 4];
   for (size_t v = 0; v < nv; v++) S[v] = Q[v] = D[v] = _mm256_setzero_pd();
   for (int pass = 0; pass < 3; pass++) {
@@ -578,7 +592,7 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
           for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
             size_t o = o2 + i3 * j->mstr[3];
             for (size_t v = 0; v < nv; v++) {
-              __m256d x4 = _mm256_loadu_pd(x + o + 4 * v);
+              __m256d x4 = nk_v_load4d(j->x, o + 4 * v, xdt);
               if (pass == 0) {
                 S[v] = _mm256_add_pd(S[v], x4);
                 if (!centered) Q[v] = _mm256_add_pd(Q[v], _mm256_mul_pd(x4, x4));
@@ -588,10 +602,7 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered) {
               } else {
                 if (centered) x4 = _mm256_sub_pd(x4, M[v]);
                 x4 = _mm256_add_pd(_mm256_mul_pd(_mm256_div_pd(x4, D[v]), S[v]), Q[v]);
-                if (j->stream && (uintptr_t)(y + o + 4 * v) % 32 == 0)
-                  _mm256_stream_pd(y + o + 4 * v, x4);
-                else
-                  _mm256_storeu_pd(y + o + 4 * v, x4);
+                nk_v_store4d(j->y, o + 4 * v, x4, ydt, j->stream);
               }
             }
           }
