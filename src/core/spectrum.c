@@ -217,7 +217,7 @@ static int merge_out_sorted(ns_eig *e, size_t k, double noise, ns_eig *out, size
     ns_seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
     return -1;
   }
-  memcpy(out, e, w * sizeof *e);
+  if (out != e) memcpy(out, e, w * sizeof *e);
   return (int)w;
 }
 
@@ -323,7 +323,10 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
   if (ns_spec_prepare(fn, x, spec, &p, 0, err) != 0) return -1;
   size_t m = p.count, nstat = p.nstat, k = 0;
   int center = ns_spec_center(spec), rc = -1;
-  ns_eig *e = malloc(3 * nstat * sizeof *e);
+  /* the entries are made in out itself when they fit there (it is written in the end
+     anyway): a large closed form then faults its memory in once, not twice (262,144
+     statistics: 12 MB less of fresh pages, which a first key paid for) */
+  ns_eig *e = 3 * nstat <= cap ? out : malloc(3 * nstat * sizeof *e);
   double *g = malloc(nstat * sizeof *g), *s = malloc(nstat * sizeof *s);
   double *own = m2 ? NULL : malloc(nstat * sizeof *own);
   if (!e || !g || !s || (!m2 && !own)) {
@@ -381,7 +384,8 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
   }
   rc = merge_out(e, k, 0, out, cap, fn, err);
 done:
-  free(e), free(g), free(s), free(own);
+  if (e != out) free(e);
+  free(g), free(s), free(own);
   ns_norm_plan_free(&p);
   return rc;
 }
