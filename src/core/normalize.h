@@ -220,8 +220,9 @@ int ns_normalize_restat(const ns_tensor *x, const ns_spec *spec, const ns_exec *
                         const size_t *stats, size_t k, ns_norm_result *res, char *err);
 /* The statistics of ns_normalize_exec without its output: res->y is NULL; its plan, mean,
  * var, denom, batch moments and degenerate flags are ns_normalize_exec's, bit for bit. sq,
- * when not NULL, gets each statistic's sum of squared values (in acc, in index order): for
- * an uncentered spec (RMS) it is the kernels' sum, where batch m2 is NaN. Only what the
+ * when not NULL, gets each statistic's sum of squared values (in acc, in the spec's order)
+ * where the kernels form one: an uncentered spec (RMS, whose batch m2 is NaN) or the raw
+ * algorithm; else 0. Only what the
  * kernels compute: a mask, torch's or numpy's order, or running statistics (read or
  * updated) give -1 with err, and the caller takes another route. For the explorer's exact
  * moments: two passes over x, eight statistics side by side, where a sum per statistic in
