@@ -39,9 +39,9 @@ int ns_eig_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, int
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
  * closed form applies (gamma not constant within a statistic), -1 on error (out's contents
- * then unspecified: it may have served as scratch). O(n) time
- * and O(nstat) memory (no J, no index lists): at most min(n, 3 nstat) entries in train
- * mode, so a 1e6-element vector costs one pass over it. */
+ * then unspecified: it may have served as scratch). O(n) time and O(nstat) memory (no J, no
+ * index lists): at most min(n, 3 nstat) entries in train mode, so a 1e6-element vector
+ * costs one pass over it. */
 int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap, char *err);
 /* The same with the statistics' m2 given (ns_stat_moments of x under spec's plan, centered
  * as spec; NULL: computed here): O(nstat) in train mode, for a caller that keeps m2 while
