@@ -160,7 +160,8 @@ static void push_finding(lua_State *L, const ns_audit_finding *f) {
 
 /* ns.audit(x_or_path [, {kind=, axes=, groups=, eps=, layout=, running=, tensor=}]) ->
  * the findings: r[1..n] in report order and r[check] by name, each {check=, verdict=,
- * value=, detail=}; r.text is the readable report. */
+ * value=, detail=}; r.text is the readable report; r.note, for a file whose open skipped
+ * something (a CSV header), says what, in ns.load's words. */
 static int l_audit(lua_State *L) {
   lua_settop(L, 2);
   static const char *const names[] = {"kind",    "axes",   "groups", "eps",   "layout",
@@ -247,6 +248,8 @@ static int l_audit(lua_State *L) {
     return luaL_error(L, "audit: out of memory");
   }
   int rc = path ? ns_audit_run(&m, &o, r, err) : ns_audit_tensor(x, &o, r, err);
+  char note[sizeof m.note + 1];
+  snprintf(note, sizeof note, "%s", path ? m.note : "");
   if (path) ns_file_map_close(&m);
   if (rc != 0) {
     free(r);
@@ -265,6 +268,10 @@ static int l_audit(lua_State *L) {
   else
     lua_pushliteral(L, "");
   lua_setfield(L, -2, "text");
+  if (note[0]) { /* what the open skipped (a CSV header), as ns.load's note says it */
+    lua_pushfstring(L, "%s: %s", path, note);
+    lua_setfield(L, -2, "note");
+  }
   free(text);
   ns_audit_free(r);
   free(r);

@@ -59,6 +59,11 @@ T.is(ex:set{x = {file = path("h.csv")}},
   "x: " .. path("h.csv") .. ": its line 1, a,b, is a header of names: skipped",
   "set{x = {file = CSV}} returns the note of the header it skipped")
 T.all_close(ex:get().x, {1, 2, 3, 4}, 0, "  and x holds the numbers below it")
+-- ns.audit of the same file says it too (it skipped the header without a word), as r.note
+local au = ns.audit(path("h.csv"), {kind = "layer"})
+T.is(au.note, path("h.csv") .. ": its line 1, a,b, is a header of names: skipped",
+  "ns.audit(CSV) names the header it skipped in r.note")
+T.is(ns.audit(c, {kind = "layer"}).note, nil, "  a CSV without a header: no note")
 T.is(select("#", ex:set{x = {file = c}}), 0, "  a CSV without a header: no result")
 T.is(select("#", ex:set{eps = 0}), 0, "  nor a set{} without a file")
 
