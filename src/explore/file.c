@@ -698,7 +698,8 @@ static mode_t current_umask(void) {
 typedef struct {
   const char *prefix;
   unsigned mode;
-  char kept[4][4096]; /* the files this state names, so the sweep keeps them */
+  char kept[NS_F_COUNT][4096]; /* the files this state names (one a field at most), which the
+                                  sweep keeps */
   int nkept;
 } spill_to;
 
@@ -707,7 +708,7 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char
   spill_to *to = ud;
   if ((size_t)snprintf(path, cap, "%s.%s.%.12s.npy", to->prefix, field, hex) >= cap)
     return ns_seterr(err, "the path is too long");
-  if (to->nkept < 4) snprintf(to->kept[to->nkept++], sizeof to->kept[0], "%s", path);
+  if (to->nkept < NS_F_COUNT) snprintf(to->kept[to->nkept++], sizeof to->kept[0], "%s", path);
   struct stat st;
   if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0; /* these values, written before */
   ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
