@@ -261,14 +261,50 @@ NS_VECTORIZE static void jvp_line_out(double *restrict jd, const double *restric
   for (size_t a = 0; a < len; a++) jd[a] = g0 * ((vd[a] - svk) / sk - (xv[a] - mk) * qk);
 }
 
+/* The sums of ns_jvp_n over a line of one statistic (mean mk) for directions d0 .. d0+nd-1
+ * (nd <= JVP_SIDE): s1 += v, s2 += (x - mk) v, each direction's two sums in index order,
+ * as it alone would add them, and added to sv[d nstat], scv[d nstat]. The directions'
+ * chains of additions run side by side, so nd directions cost about one: at 1e6 values a
+ * direction alone is a chain of 1e6 dependent additions. */
+#define JVP_SIDE 4
+static void jvp_line_sums(const double *const *v, int d0, int nd, size_t i0,
+                          const double *restrict xv, size_t len, double mk, double *sv, double *scv,
+                          size_t nstat) {
+  /* four named pairs of sums (an array of them stayed in memory, a store per addition);
+     with fewer directions the spare lanes repeat the first and are dropped */
+  const double *p[JVP_SIDE];
+  double s1[JVP_SIDE], s2[JVP_SIDE];
+  for (int q = 0; q < JVP_SIDE; q++) {
+    int d = d0 + (q < nd ? q : 0);
+    p[q] = v[d] + i0, s1[q] = sv[(size_t)d * nstat], s2[q] = scv[(size_t)d * nstat];
+  }
+  const double *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2], *restrict p3 = p[3];
+  double a0 = s1[0], a1 = s1[1], a2 = s1[2], a3 = s1[3];
+  double b0 = s2[0], b1 = s2[1], b2 = s2[2], b3 = s2[3];
+  for (size_t a = 0; a < len; a++) {
+    double c = xv[a] - mk;
+    a0 += p0[a], b0 += c * p0[a];
+    a1 += p1[a], b1 += c * p1[a];
+    a2 += p2[a], b2 += c * p2[a];
+    a3 += p3[a], b3 += c * p3[a];
+  }
+  s1[0] = a0, s1[1] = a1, s1[2] = a2, s1[3] = a3;
+  s2[0] = b0, s2[1] = b1, s2[2] = b2, s2[3] = b3;
+  for (int q = 0; q < nd; q++)
+    sv[(size_t)(d0 + q) * nstat] = s1[q], scv[(size_t)(d0 + q) * nstat] = s2[q];
+}
+
 static int all_finite(const double *v, size_t n, size_t *bad) {
-  /* x - x is 0 for a finite x and NaN otherwise: one test per block of 64, then the block's
-     first bad element */
+  /* x - x is 0 for a finite x and NaN otherwise: one test per block of 64 (eight sums side
+     by side: one chain of 64 additions made this scan cost as much as the sums of J v),
+     then the block's first bad element */
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    double s = 0;
-    for (size_t a = 0; a < 64; a++) s += v[i + a] - v[i + a];
-    if (s != 0 || s != s) break;
+    double s[8] = {0};
+    for (size_t a = 0; a < 64; a += 8)
+      for (int q = 0; q < 8; q++) s[q] += v[i + a + q] - v[i + a + q];
+    double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    if (t != 0 || t != t) break;
   }
   for (; i < n; i++)
     if (!isfinite(v[i])) {
@@ -385,18 +421,15 @@ int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, con
     for (size_t i0 = 0; i0 < n; i0 += w.len, line_next(p, lc)) {
       size_t k0 = line_stat(p, lc);
       const double *xv = line_values(x, i0, w.len, buf);
+      if (w.step == 0) { /* up to JVP_SIDE directions' sums in one pass, side by side */
+        for (int d0 = 0; d0 < nv; d0 += JVP_SIDE)
+          jvp_line_sums(v, d0, nv - d0 < JVP_SIDE ? nv - d0 : JVP_SIDE, i0, xv, w.len, r.mean[k0],
+                        sv + k0, scv + k0, nstat);
+        continue;
+      }
       for (int d = 0; d < nv; d++) {
         const double *vd = v[d] + i0;
         double *svd = sv + (size_t)d * nstat, *scvd = scv + (size_t)d * nstat;
-        if (w.step == 0) {
-          double s1 = svd[k0], s2 = scvd[k0], mk = r.mean[k0];
-          for (size_t a = 0; a < w.len; a++) {
-            s1 += vd[a];
-            s2 += (xv[a] - mk) * vd[a];
-          }
-          svd[k0] = s1, scvd[k0] = s2;
-          continue;
-        }
         for (size_t a = 0; a < w.len; a++) {
           size_t k = stat_at(p, w, i0, k0, a);
           svd[k] += vd[a];

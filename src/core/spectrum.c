@@ -418,18 +418,6 @@ static double resid2(const double *restrict a, double lambda, const double *rest
   return sqrt((s0 + s1) + (s2 + s3));
 }
 
-/* sum of (v - c)^2 over m values */
-static double sumsq_off(const double *restrict v, double c, size_t m) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    double d0 = v[i] - c, d1 = v[i + 1] - c, d2 = v[i + 2] - c, d3 = v[i + 3] - c;
-    s0 += d0 * d0, s1 += d1 * d1, s2 += d2 * d2, s3 += d3 * d3;
-  }
-  for (; i < m; i++) s0 += (v[i] - c) * (v[i] - c);
-  return (s0 + s1) + (s2 + s3);
-}
-
 /* The elementwise loops of the check (round.h: NS_VECTORIZE). */
 NS_VECTORIZE static void fill_const(double *restrict v, double c, size_t m) {
   for (size_t a = 0; a < m; a++) v[a] = c;
@@ -445,34 +433,82 @@ NS_VECTORIZE static void scale_by(double *restrict v, double c, size_t m) {
   for (size_t a = 0; a < m; a++) v[a] *= c;
 }
 
-/* v -= dc + dr r for the unit radial vector r = (x - mean) rn */
-NS_VECTORIZE static void sub_ones_radial(double *restrict v, double dc, double dr,
-                                         const double *restrict x, double mean, double rn,
-                                         size_t m) {
-  for (size_t a = 0; a < m; a++) v[a] -= dc + dr * ((x[a] - mean) * rn);
+/* the inputs of one side of a central difference: x + sh v (sh = h or -h) */
+NS_VECTORIZE static void fd_input(double *restrict xs, const double *restrict x, double sh,
+                                  const double *restrict v, size_t m) {
+  for (size_t a = 0; a < m; a++) xs[a] = x[a] + sh * v[a];
 }
 
-/* the inputs of a central difference: x + h v and x - h v */
-NS_VECTORIZE static void fd_inputs(double *restrict xp, double *restrict xm,
-                                   const double *restrict x, double h, const double *restrict v,
-                                   size_t m) {
-  for (size_t a = 0; a < m; a++) xp[a] = x[a] + h * v[a], xm[a] = x[a] - h * v[a];
+/* The bulk direction of the check into v (m values): a fixed spread-out pattern of signs
+ * and sizes, p_a = ((a 2654435761 mod 2^32) >> 7 mod 1024) / 512 - 1, with the unit ones
+ * vector (every entry c; c = 0: none) and the unit radial vector r = (x - mean) rn
+ * projected out, twice (so it is orthogonal to them to rounding), then scaled to unit
+ * length. Four passes over m values, each projection's dot products formed in the pass
+ * that writes the values they are of; four sums side by side in each. Returns the length
+ * before the scaling (not > 0: nothing is left, v is not a direction). */
+static inline double bulk_pattern(size_t a) {
+  return (double)(((uint32_t)a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
 }
 
-/* v -= (v . 1c) 1c + (v . r) r for the unit ones vector (every entry c; c = 0: none) and
- * the unit radial vector r = (x - mean) rn, two orthogonal directions, in one pass for the
- * dots and one for the update (r is formed as the radial direction is: the same bits) */
-static void orth2(double *restrict v, double c, const double *restrict x, double mean, double rn,
-                  size_t m) {
-  double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
+/* Two dot products over m values, four sums each side by side (term i into sum i mod 4,
+ * the tail into the first): *d = sum of w_i, *e = sum of w_i r_i. W(i) is the value w_i,
+ * STORE(i, w) what a pass does with it. */
+#define DOTS2(W, STORE)                                                                            \
+  do {                                                                                             \
+    double d0 = 0, d1 = 0, d2 = 0, d3 = 0, e0 = 0, e1 = 0, e2 = 0, e3 = 0;                         \
+    size_t i = 0;                                                                                  \
+    for (; i + 4 <= m; i += 4) {                                                                   \
+      double r0 = RAD(i), r1 = RAD(i + 1), r2 = RAD(i + 2), r3 = RAD(i + 3);                       \
+      double w0 = W(i), w1 = W(i + 1), w2 = W(i + 2), w3 = W(i + 3);                               \
+      STORE(i, w0), STORE(i + 1, w1), STORE(i + 2, w2), STORE(i + 3, w3);                          \
+      d0 += w0, d1 += w1, d2 += w2, d3 += w3;                                                      \
+      e0 += w0 * r0, e1 += w1 * r1, e2 += w2 * r2, e3 += w3 * r3;                                  \
+    }                                                                                              \
+    for (; i < m; i++) {                                                                           \
+      double r0 = RAD(i), w0 = W(i);                                                               \
+      STORE(i, w0);                                                                                \
+      d0 += w0, e0 += w0 * r0;                                                                     \
+    }                                                                                              \
+    d = (d0 + d1) + (d2 + d3), e = (e0 + e1) + (e2 + e3);                                          \
+  } while (0)
+#define RAD(i) ((x[i] - mean) * rn)
+#define PAT(i) bulk_pattern(i)
+#define PROJ(i) (bulk_pattern(i) - (dc + dr * RAD(i)))
+#define KEEP(i, w) (v[i] = (w))
+#define NONE(i, w) ((void)0)
+
+static double bulk_direction(double *restrict v, double c, const double *restrict x, double mean,
+                             double rn, size_t m) {
+  double d, e, dc, dr;
+  /* the pattern's dot products with 1 and r (the pattern itself is not stored) */
+  DOTS2(PAT, NONE);
+  /* v = p - (p.1c) 1c - (p.r) r, and v's own dot products for the second projection */
+  dc = d * c * c, dr = e;
+  DOTS2(PROJ, KEEP);
+  /* the second projection, and the length */
+  dc = d * c * c, dr = e;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   size_t i = 0;
-  for (; i + 2 <= m; i += 2) {
-    d0 += v[i], d1 += v[i + 1];
-    e0 += v[i] * ((x[i] - mean) * rn), e1 += v[i + 1] * ((x[i + 1] - mean) * rn);
+  for (; i + 4 <= m; i += 4) {
+    double w0 = v[i] - (dc + dr * RAD(i)), w1 = v[i + 1] - (dc + dr * RAD(i + 1));
+    double w2 = v[i + 2] - (dc + dr * RAD(i + 2)), w3 = v[i + 3] - (dc + dr * RAD(i + 3));
+    v[i] = w0, v[i + 1] = w1, v[i + 2] = w2, v[i + 3] = w3;
+    s0 += w0 * w0, s1 += w1 * w1, s2 += w2 * w2, s3 += w3 * w3;
   }
-  for (; i < m; i++) d0 += v[i], e0 += v[i] * ((x[i] - mean) * rn);
-  sub_ones_radial(v, (d0 + d1) * c * c, e0 + e1, x, mean, rn, m);
+  for (; i < m; i++) {
+    double w0 = v[i] - (dc + dr * RAD(i));
+    v[i] = w0, s0 += w0 * w0;
+  }
+  double nv = sqrt((s0 + s1) + (s2 + s3));
+  if (nv > 0) scale_by(v, 1 / nv, m);
+  return nv;
 }
+#undef NONE
+#undef KEEP
+#undef PROJ
+#undef PAT
+#undef RAD
+#undef DOTS2
 
 /* A statistic whose members are one run of x (its reduced axes are the trailing ones, no
  * channel groups): statistic k is x[k count .. (k + 1) count). */
@@ -565,26 +601,69 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   return stat_block(x, spec, stat, NULL, out, out_spec, g, err);
 }
 
-/* The two maps of a central difference, y(x + h v) and y(x - h v), one per part: with two
- * threads they run side by side (each writes its own input and output). */
+/* The central differences of the check, for nd directions v[d] of m values. The inputs
+ * of one side, x + sh v[d], are the rows of one (nd, m) tensor, so one normalization maps
+ * all of them with its statistics side by side (a statistic of 1e6 values alone is a chain
+ * of 1e6 dependent additions, three of them cost little more than one). The elementwise
+ * loops split over threads by element; the residual's sums over FD_PARTS fixed parts,
+ * added in order, whatever the thread count. */
+#define FD_PARTS 2
 typedef struct {
-  const ns_tensor *in[2];
-  const ns_spec *spec;
-  ns_tensor *y[2]; /* recycled outputs (ns_normalize_reuse takes them over) */
-  int rc[2];
-  char err[2][NS_ERRLEN];
-} fd_pair;
+  const double *x, *const *v, *yp, *ym, *lv;
+  double *in, sh, inv2h;
+  size_t m;
+  int nd;
+  double s[3][FD_PARTS], ymax[3][FD_PARTS]; /* per direction and part */
+} fd_job;
 
-static void fd_part(void *ctx, size_t a, size_t z) {
-  fd_pair *f = ctx;
+static void fd_inputs_part(void *ctx, size_t a, size_t z) {
+  fd_job *f = ctx;
+  for (int d = 0; d < f->nd; d++)
+    fd_input(f->in + (size_t)d * f->m + a, f->x + a, f->sh, f->v[d] + a, z - a);
+}
+
+static void fd_resid_part(void *ctx, size_t a, size_t z) {
+  fd_job *f = ctx;
   for (size_t q = a; q < z; q++) {
-    ns_norm_result r;
-    memset(&r, 0, sizeof r);
-    f->rc[q] = ns_normalize_reuse(f->in[q], f->spec, NULL, f->y[q], &r, f->err[q]);
-    f->y[q] = r.y; /* this step's output, and where the next direction's lands */
-    r.y = NULL;
-    ns_norm_result_free(&r);
+    size_t lo = f->m * q / FD_PARTS, hi = f->m * (q + 1) / FD_PARTS;
+    for (int d = 0; d < f->nd; d++) {
+      const double *yp = f->yp + (size_t)d * f->m, *ym = f->ym + (size_t)d * f->m;
+      const double *vd = f->v[d], lv = f->lv[d], inv2h = f->inv2h;
+      /* four sums and maxima side by side (a NaN output is in the sums: the maxima skip it) */
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0, y0 = 0, y1 = 0, y2 = 0, y3 = 0;
+      size_t i = lo;
+      for (; i + 4 <= hi; i += 4) {
+        double f0 = (yp[i] - ym[i]) * inv2h - lv * vd[i];
+        double f1 = (yp[i + 1] - ym[i + 1]) * inv2h - lv * vd[i + 1];
+        double f2 = (yp[i + 2] - ym[i + 2]) * inv2h - lv * vd[i + 2];
+        double f3 = (yp[i + 3] - ym[i + 3]) * inv2h - lv * vd[i + 3];
+        s0 += f0 * f0, s1 += f1 * f1, s2 += f2 * f2, s3 += f3 * f3;
+        double a0 = fabs(yp[i]), a1 = fabs(yp[i + 1]), a2 = fabs(yp[i + 2]), a3 = fabs(yp[i + 3]);
+        y0 = a0 > y0 ? a0 : y0, y1 = a1 > y1 ? a1 : y1, y2 = a2 > y2 ? a2 : y2;
+        y3 = a3 > y3 ? a3 : y3;
+      }
+      for (; i < hi; i++) {
+        double f0 = (yp[i] - ym[i]) * inv2h - lv * vd[i], a0 = fabs(yp[i]);
+        s0 += f0 * f0;
+        y0 = a0 > y0 ? a0 : y0;
+      }
+      f->s[d][q] = (s0 + s1) + (s2 + s3);
+      y0 = y0 > y1 ? y0 : y1, y2 = y2 > y3 ? y2 : y3;
+      f->ymax[d][q] = y0 > y2 ? y0 : y2;
+    }
   }
+}
+
+/* The (rows, m) fp64 tensor over data (a view: not owned, never freed). */
+static void rows_view(ns_tensor *t, double *data, size_t rows, size_t m) {
+  memset(t, 0, sizeof *t);
+  t->rank = rows > 1 ? 2 : 1;
+  t->shape[0] = rows > 1 ? rows : m;
+  t->shape[1] = rows > 1 ? m : 1;
+  for (int a = 2; a < NS_MAXRANK; a++) t->shape[a] = 1;
+  t->n = rows * m;
+  t->dtype = NS_FP64;
+  t->data = data;
 }
 
 int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
@@ -616,21 +695,20 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   size_t m = xb->n;
   int center = s1.center, rc = -1, nd = 0;
   const double *xk = xb->data;
-  /* one block: the three directions, then their three products J v; after the products
-     are checked, the first two hold the inputs x + h v and x - h v of the differences
-     (as tensors over that memory, read only by ns_normalize). The outputs of a step land
-     in two recycled tensors. No allocation, copy or fresh page per direction. */
-  size_t shape6[1] = {6 * m};
-  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 48 MB block at
+  /* one block of 12 m values: the three directions v, their three products J v, and the
+     two sides' outputs, three rows each. After the products are checked, their rows hold
+     the inputs of one side of the differences, x + h v and then x - h v (as tensors over
+     that memory, read only by ns_normalize). No allocation, copy or fresh page per
+     direction. */
+  size_t shape12[1] = {12 * m};
+  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 96 MB block at
      1e6 elements otherwise faults in 4 KB at a time at every call */
-  ns_tensor *wt = ns_tensor_new_uninit(1, shape6, NS_FP64, err);
-  fd_pair fp;
-  memset(&fp, 0, sizeof fp);
+  ns_tensor *wt = ns_tensor_new_uninit(1, shape12, NS_FP64, err);
   if (!wt) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  double *work = wt->data, *v[3], *jv[3];
+  double *work = wt->data, *v[3], *jv[3], *yp = work + 6 * m, *ym = work + 9 * m;
   for (int d = 0; d < 3; d++) v[d] = work + (size_t)d * m, jv[d] = work + (size_t)(3 + d) * m;
   const double one = 1 / sqrt((double)m); /* every entry of the unit ones vector */
   /* the block's moments once, as ns_stat_moments gives them: for the closed form, the
@@ -664,13 +742,7 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
       if (!(nc > 0)) continue; /* all values equal: no radial direction to check */
       fill_radial(vd, xk, mean, rn, m);
     } else {
-      for (size_t a = 0; a < m; a++) /* a spread-out pattern of signs and sizes */
-        vd[a] = (double)((a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
-      for (int pass = 0; pass < 2; pass++) /* twice: orthogonal to rounding */
-        orth2(vd, center ? one : 0, xk, mean, rn, m);
-      double nv = sqrt(sumsq_off(vd, 0, m));
-      if (!(nv > 0)) continue;
-      scale_by(vd, 1 / nv, m);
+      if (!(bulk_direction(vd, center ? one : 0, xk, mean, rn, m) > 0)) continue;
     }
     lab[nd] = lb, val[nd] = lam[i].value;
     nd++;
@@ -686,61 +758,48 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
     /* rounding of the sums over m terms (each off by up to m ulps): 4 m u of J's size */
     c->jvp_tol = 4 * u * ((double)m + 16) * scale;
   }
-  /* central differences of ns_normalize along each direction */
-  ns_tensor in[2];
-  for (int q = 0; q < 2; q++) {
-    in[q] = view; /* a rank-1 fp64 tensor of m values over jv[q], not owned */
-    memset(&in[q], 0, sizeof in[q]);
-    in[q].rank = 1;
-    in[q].shape[0] = m;
-    for (int a = 1; a < NS_MAXRANK; a++) in[q].shape[a] = 1;
-    in[q].n = m;
-    in[q].dtype = NS_FP64;
-    in[q].data = jv[q];
-    fp.in[q] = &in[q];
-  }
-  fp.spec = &s1;
-  const double inv2h = 1 / (2 * h);
-  for (int d = 0; d < nd; d++) {
-    ns_eigcheck *c = &out[d];
-    const double *vd = v[d];
-    double *xp = jv[0], *xm = jv[1];
-    fd_inputs(xp, xm, xk, h, vd, m);
+  /* central differences of ns_normalize along each direction: one map of the nd inputs
+     x + h v (the rows of jv's memory) into yp, then one of x - h v into ym */
+  if (nd) {
+    fd_job f;
+    memset(&f, 0, sizeof f);
+    f.x = xk, f.v = (const double *const *)v, f.in = jv[0], f.m = m, f.nd = nd;
+    f.yp = yp, f.ym = ym, f.lv = val, f.inv2h = 1 / (2 * h);
     /* a thread costs about 50 us to start: worth it from 2^16 members (0.1 ms a map) */
-    ns_split_run(2, m >= ((size_t)1 << 16) ? threads : 1, fd_part, &fp);
-    for (int q = 0; q < 2; q++)
-      if (fp.rc[q]) {
-        snprintf(err, NS_ERRLEN, "%s", fp.err[q]);
-        goto done;
+    int th = m >= ((size_t)1 << 16) ? threads : 1;
+    ns_exec ex;
+    ns_exec_default(&ex);
+    ex.threads = th;
+    ns_tensor tin, tout;
+    rows_view(&tin, jv[0], (size_t)nd, m);
+    for (int side = 0; side < 2; side++) {
+      f.sh = side ? -h : h;
+      ns_split_run(m, th, fd_inputs_part, &f);
+      rows_view(&tout, side ? ym : yp, (size_t)nd, m);
+      ns_norm_result r;
+      memset(&r, 0, sizeof r);
+      int nrc = ns_normalize_into(&tin, &s1, &ex, &tout, &r, err);
+      ns_norm_result_free(&r);
+      if (nrc != 0) goto done;
+    }
+    ns_split_run(FD_PARTS, th, fd_resid_part, &f);
+    for (int d = 0; d < nd; d++) {
+      ns_eigcheck *c = &out[d];
+      double sum = 0, ymax = 0;
+      for (int q = 0; q < FD_PARTS; q++) {
+        sum += f.s[d][q];
+        ymax = f.ymax[d][q] > ymax ? f.ymax[d][q] : ymax;
       }
-    const double *yp = fp.y[0]->data, *ym = fp.y[1]->data, lv = c->value;
-    double s0 = 0, s1s = 0, y0 = 0, y1 = 0;
-    size_t a = 0;
-    for (; a + 2 <= m; a += 2) {
-      double f0 = (yp[a] - ym[a]) * inv2h - lv * vd[a];
-      double f1 = (yp[a + 1] - ym[a + 1]) * inv2h - lv * vd[a + 1];
-      s0 += f0 * f0, s1s += f1 * f1;
-      double a0 = fabs(yp[a]), a1 = fabs(yp[a + 1]);
-      y0 = a0 > y0 ? a0 : y0, y1 = a1 > y1 ? a1 : y1;
+      c->fd_res = sqrt(sum);
+      /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
+       * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
+      double hr = h / (nc > 0 ? nc : 1);
+      c->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
     }
-    for (; a < m; a++) {
-      double f0 = (yp[a] - ym[a]) * inv2h - lv * vd[a], a0 = fabs(yp[a]);
-      s0 += f0 * f0;
-      y0 = a0 > y0 ? a0 : y0;
-    }
-    double ymax = y0 > y1 ? y0 : y1;
-    if (ymax != ymax || y0 != y0 || y1 != y1) ymax = NAN; /* a NaN output shows */
-    c->fd_res = sqrt(s0 + s1s);
-    /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
-     * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
-    double hr = h / (nc > 0 ? nc : 1);
-    c->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
   }
   rc = nd;
 done:
   ns_tensor_free(wt);
-  ns_tensor_free(fp.y[0]);
-  ns_tensor_free(fp.y[1]);
   ns_tensor_free(xt);
   return rc;
 }
