@@ -93,35 +93,43 @@ static uint64_t value_key(double v) {
 }
 
 /* stable LSD radix sort of a[0..n) by key, 11 bits a pass (6 passes; one where every key has
- * the same digit is skipped); tmp holds n. -1 when out of memory. */
+ * the same digit is skipped); tmp holds n. -1 when out of memory. One body for each element
+ * type with a uint64_t key. */
 #define NS_RADIX_BITS 11
 #define NS_RADIX_PASSES 6
-static int radix_by_key(eig_key *a, eig_key *tmp, size_t n) {
-  const size_t nb = (size_t)1 << NS_RADIX_BITS, mask = nb - 1;
-  size_t *cnt = calloc(NS_RADIX_PASSES * nb, sizeof *cnt);
-  if (!cnt) return -1;
-  for (size_t i = 0; i < n; i++)
-    for (int b = 0; b < NS_RADIX_PASSES; b++)
-      cnt[b * nb + ((a[i].key >> (NS_RADIX_BITS * b)) & mask)]++;
-  eig_key *src = a, *dst = tmp;
-  for (int b = 0; b < NS_RADIX_PASSES; b++) {
-    size_t *c = cnt + b * nb;
-    const int sh = NS_RADIX_BITS * b;
-    if (c[(src[0].key >> sh) & mask] == n) continue; /* one digit: already in order */
-    size_t pos = 0;
-    for (size_t v = 0; v < nb; v++) {
-      size_t k = c[v];
-      c[v] = pos;
-      pos += k;
-    }
-    for (size_t i = 0; i < n; i++) dst[c[(src[i].key >> sh) & mask]++] = src[i];
-    eig_key *t = src;
-    src = dst, dst = t;
+#define RADIX_BY_KEY(NAME, T, BITS, PASSES)                                                        \
+  static int NAME(T *a, T *tmp, size_t n) {                                                        \
+    const size_t nb = (size_t)1 << (BITS), mask = nb - 1;                                          \
+    size_t *cnt = calloc((PASSES)*nb, sizeof *cnt);                                                \
+    if (!cnt) return -1;                                                                           \
+    for (size_t i = 0; i < n; i++)                                                                 \
+      for (int b = 0; b < (PASSES); b++) cnt[b * nb + ((a[i].key >> ((BITS)*b)) & mask)]++;        \
+    T *src = a, *dst = tmp;                                                                        \
+    for (int b = 0; b < (PASSES); b++) {                                                           \
+      size_t *c = cnt + b * nb;                                                                    \
+      const int sh = (BITS)*b;                                                                     \
+      if (c[(src[0].key >> sh) & mask] == n) continue; /* one digit: already in order */           \
+      size_t pos = 0;                                                                              \
+      for (size_t v = 0; v < nb; v++) {                                                            \
+        size_t k = c[v];                                                                           \
+        c[v] = pos;                                                                                \
+        pos += k;                                                                                  \
+      }                                                                                            \
+      for (size_t i = 0; i < n; i++) dst[c[(src[i].key >> sh) & mask]++] = src[i];                 \
+      T *t = src;                                                                                  \
+      src = dst, dst = t;                                                                          \
+    }                                                                                              \
+    if (src != a) memcpy(a, src, n * sizeof *a);                                                   \
+    free(cnt);                                                                                     \
+    return 0;                                                                                      \
   }
-  if (src != a) memcpy(a, src, n * sizeof *a);
-  free(cnt);
-  return 0;
-}
+RADIX_BY_KEY(radix_by_key, eig_key, NS_RADIX_BITS, NS_RADIX_PASSES)
+
+/* A value's sort key alone: the closed form's sort (ns_eig_merge_closed) */
+typedef struct {
+  uint64_t key;
+} key8;
+RADIX_BY_KEY(radix_key8, key8, 8, 8)
 
 /* stable counting sort of a[0..n) by label */
 static void count_by_label(eig_key *a, eig_key *tmp, size_t n) {
@@ -183,6 +191,22 @@ static int merge_runs_by_value(ns_eig *e, size_t w) {
   return 0;
 }
 
+/* Values equal within tol but of different labels (the ones and radial zeros when eps = 0)
+ * ordered by label, in e[0..w) sorted by value, so rounding noise never decides the order. */
+static void order_near_by_label(ns_eig *e, size_t w, double tol) {
+  for (size_t lo = 0, hi; lo < w; lo = hi) {
+    for (hi = lo + 1;
+         hi < w && near(e[hi].value, e[lo].value, tol) && near(e[hi].imag, e[lo].imag, tol); hi++)
+      ;
+    if (hi - lo > 1) qsort(e + lo, hi - lo, sizeof *e, cmp_label_first);
+  }
+}
+
+static int too_many(const char *fn, size_t w, size_t cap, char *err) {
+  ns_seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
+  return -1;
+}
+
 /* Below this many entries the qsorts are as quick. */
 #define NS_EIG_RADIX_MIN 2048
 
@@ -205,18 +229,8 @@ static int merge_out_sorted(ns_eig *e, size_t k, double noise, ns_eig *out, size
     e[w++] = e[i];
   }
   if (!radix || merge_runs_by_value(e, w) != 0) qsort(e, w, sizeof *e, cmp_value_first);
-  /* values equal within tol but of different labels (the ones and radial zeros when
-   * eps = 0) are ordered by label, so rounding noise never decides the order */
-  for (size_t lo = 0, hi; lo < w; lo = hi) {
-    for (hi = lo + 1;
-         hi < w && near(e[hi].value, e[lo].value, tol) && near(e[hi].imag, e[lo].imag, tol); hi++)
-      ;
-    if (hi - lo > 1) qsort(e + lo, hi - lo, sizeof *e, cmp_label_first);
-  }
-  if (w > cap) {
-    ns_seterr(err, "%s: %zu distinct eigenvalues do not fit in an output of %zu", fn, w, cap);
-    return -1;
-  }
+  order_near_by_label(e, w, tol);
+  if (w > cap) return too_many(fn, w, cap, err);
   if (out != e) memcpy(out, e, w * sizeof *e);
   return (int)w;
 }
@@ -232,6 +246,114 @@ int ns_eig_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, int
     return -1;
   }
   return merge_out_sorted(e, k, noise, out, cap, "eig_merge", radix, err);
+}
+
+/* The value whose key is k (value_key's inverse): exact but for -0 (read as +0) and NaN
+ * (one NaN), where near() decides as it does for the value itself. */
+static double key_value(uint64_t k) {
+  uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
+  double v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* One label's values for ns_eig_merge_closed: their buffer turned into their sorted keys
+ * (stably), and the first zero and the first NaN in index order, the values a group headed
+ * by the zero or the NaN key keeps (the keys lose -0's sign and a NaN's bits). */
+typedef struct {
+  const key8 *k;
+  size_t n, head;
+  double zero, nan;
+  ns_label label;
+  int mult;
+} closed_run;
+
+static int closed_run_make(closed_run *r, double *v, size_t n, key8 *tmp, ns_label label,
+                           int mult) {
+  r->n = n, r->head = 0, r->label = label, r->mult = mult, r->zero = 0, r->nan = NAN;
+  int zero = 0, nan = 0;
+  key8 *k = (key8 *)(void *)v; /* the same memory, from here on keys */
+  for (size_t i = 0; i < n; i++) {
+    double x;
+    memcpy(&x, &k[i], sizeof x);
+    if (x == 0 && !zero) r->zero = x, zero = 1;
+    if (x != x && !nan) r->nan = x, nan = 1;
+    k[i].key = value_key(x);
+  }
+  r->k = k;
+  return radix_key8(k, tmp, n);
+}
+
+/* The size of the group of r's sorted values that starts at i: those within tol of its
+ * first, as merge_out_sorted merges them (the values are read off the keys, which keep
+ * what near() reads) */
+static size_t closed_group(const closed_run *r, size_t i, double tol) {
+  double first = key_value(r->k[i].key);
+  size_t j = i + 1;
+  while (j < r->n && near(first, key_value(r->k[j].key), tol)) j++;
+  return j - i;
+}
+
+int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size_t nstat,
+                        ns_eig *out, size_t cap, char *err) {
+  static const char fn[] = "spectrum";
+  if (!out || (nstat && !radial && !bulk)) {
+    ns_seterr(err, "eig_merge_closed: %s", !out ? "output is NULL" : "no values");
+    return -1;
+  }
+  /* the tolerance of the list (merge_tol: the largest finite |value|) */
+  double mx = 0;
+  for (size_t st = 0; st < nstat; st++) {
+    if (radial && isfinite(radial[st])) mx = fmax(mx, fabs(radial[st]));
+    if (bulk && isfinite(bulk[st])) mx = fmax(mx, fabs(bulk[st]));
+  }
+  const double tol = 1e-8 * mx + 0 + 1e-12;
+  /* the runs, in label order after the ones entry: radial, bulk */
+  closed_run run[2];
+  int nr = 0;
+  key8 *tmp = nstat ? malloc(nstat * sizeof *tmp) : NULL;
+  if (nstat && !tmp) {
+    ns_seterr(err, "%s: out of memory", fn);
+    return -1;
+  }
+  int rc = 0;
+  if (radial) rc |= closed_run_make(&run[nr++], radial, nstat, tmp, NS_LABEL_RADIAL, 1);
+  if (bulk) rc |= closed_run_make(&run[nr++], bulk, nstat, tmp, NS_LABEL_BULK, nbulk);
+  free(tmp);
+  if (rc != 0) {
+    ns_seterr(err, "%s: out of memory", fn);
+    return -1;
+  }
+  size_t w = nones > 0;
+  for (int r = 0; r < nr; r++)
+    for (size_t i = 0; i < nstat; i += closed_group(&run[r], i, tol)) w++;
+  if (w > cap) return too_many(fn, w, cap, err);
+  /* merged by value as merge_runs_by_value does: the smallest head, ties to the lower label */
+  int ones_left = nones > 0;
+  const uint64_t ones_key = value_key(0.0);
+  for (size_t o = 0; o < w; o++) {
+    int best = ones_left ? -1 : -2;
+    uint64_t bk = ones_key;
+    for (int r = 0; r < nr; r++) {
+      if (run[r].head == run[r].n) continue;
+      uint64_t k = run[r].k[run[r].head].key;
+      if (best == -2 || k < bk) best = r, bk = k;
+    }
+    if (best == -1) {
+      out[o] = (ns_eig){0.0, 0, NS_LABEL_ONES, nones};
+      ones_left = 0;
+      continue;
+    }
+    closed_run *q = &run[best];
+    size_t g = closed_group(q, q->head, tol);
+    double val = key_value(bk);
+    if (val == 0) val = q->zero;
+    if (val != val) val = q->nan;
+    out[o] = (ns_eig){val, 0, q->label, (int)g * q->mult};
+    q->head += g;
+  }
+  order_near_by_label(out, w, tol);
+  return (int)w;
 }
 
 /* Shared set-up: argument checks and the reduction plan. */
@@ -323,13 +445,14 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
   if (ns_spec_prepare(fn, x, spec, &p, 0, err) != 0) return -1;
   size_t m = p.count, nstat = p.nstat, k = 0;
   int center = ns_spec_center(spec), rc = -1;
-  /* the entries are made in out itself when they fit there (it is written in the end
-     anyway): a large closed form then faults its memory in once, not twice (262,144
-     statistics: 12 MB less of fresh pages, which a first key paid for) */
-  ns_eig *e = 3 * nstat <= cap ? out : malloc(3 * nstat * sizeof *e);
+  /* A large train-mode closed form is sorted from its values (ns_eig_merge_closed), with
+     no list of entries. Otherwise the entries are made in out itself when they fit there
+     (it is written in the end anyway), so their memory is faulted in once, not twice. */
+  int eval = ns_spec_eval_running(spec, x->rank), fast = !eval && 3 * nstat >= NS_EIG_RADIX_MIN;
+  ns_eig *e = fast ? NULL : 3 * nstat <= cap ? out : malloc(3 * nstat * sizeof *e);
   double *g = malloc(nstat * sizeof *g), *s = malloc(nstat * sizeof *s);
   double *own = m2 ? NULL : malloc(nstat * sizeof *own);
-  if (!e || !g || !s || (!m2 && !own)) {
+  if ((!fast && !e) || !g || !s || (!m2 && !own)) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
@@ -338,7 +461,7 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  if (ns_spec_eval_running(spec, x->rank)) {
+  if (eval) {
     /* J = diag(g_i / s_i): every direction is bulk, one value per statistic when gamma is
      * constant on it (a batch kind's gamma is per channel, so it is) */
     if (!gc) { /* gamma varies within a statistic: one entry per element */
@@ -370,17 +493,27 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
     if (ns_stat_moments(x, &p, center, NULL, own, err)) goto done;
     m2 = own;
   }
-  /* every statistic's ones eigenvalue is 0: one entry for all (the merge would make it) */
-  if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, (int)nstat};
+  /* each statistic's radial value into s and bulk value into g (its gamma read first) */
   for (size_t st = 0; st < nstat; st++) {
     double sd = denom_of_m2(m2[st], m, spec), gs = g[st];
     /* radial: J c = g eps/s^3 c (eps in the sqrt) or g eps/s^2 c (eps added to the std) */
     double radial =
         spec->eps_at == NS_EPS_STD ? gs * spec->eps / (sd * sd) : gs * spec->eps / (sd * sd * sd);
-    radial += 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
-    size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
-    if (!center || m >= 2) e[k++] = (ns_eig){radial, 0, NS_LABEL_RADIAL, 1};
-    if (nbulk) e[k++] = (ns_eig){gs / sd, 0, NS_LABEL_BULK, (int)nbulk};
+    s[st] = radial + 0.0; /* -0 (negative gamma, eps 0) shows as 0 */
+    g[st] = gs / sd;
+  }
+  size_t nbulk = center ? (m >= 2 ? m - 2 : 0) : m - 1;
+  int has_radial = !center || m >= 2;
+  /* every statistic's ones eigenvalue is 0: one entry for all (the merge would make it) */
+  if (fast) {
+    rc = ns_eig_merge_closed(center ? (int)nstat : 0, has_radial ? s : NULL, nbulk ? g : NULL,
+                             (int)nbulk, nstat, out, cap, err);
+    goto done;
+  }
+  if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, (int)nstat};
+  for (size_t st = 0; st < nstat; st++) {
+    if (has_radial) e[k++] = (ns_eig){s[st], 0, NS_LABEL_RADIAL, 1};
+    if (nbulk) e[k++] = (ns_eig){g[st], 0, NS_LABEL_BULK, (int)nbulk};
   }
   rc = merge_out(e, k, 0, out, cap, fn, err);
 done:

@@ -2,6 +2,7 @@
  * values are known by hand, rank with tolerances, refusals of bad input, and the
  * labelled spectrum of normalization Jacobians (closed form against LAPACK). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,11 +217,84 @@ static void merge_radix_vs_qsort(void) {
          "eig_merge: complex entries take the qsort (by imag after value)");
 }
 
+/* ns_eig_merge_closed: a closed form's merge from its values equals ns_eig_merge of its
+ * list of entries (radix and qsort), entry for entry, with ties within and across labels,
+ * -0 and +0, infinities, NaN, values that merge within the tolerance, no ones entry, no
+ * radial or no bulk entries (the list is made first: the merge sorts the values in place) */
+static void merge_closed_vs_list(void) {
+  char err[NS_ERRLEN] = "";
+  unsigned long long q = 0x2545f4914f6cdd1dULL;
+  int bad = 0, trials = 0;
+  for (int t = 0; t < 48; t++) {
+    size_t nstat = 1 + (size_t)(t * 1499 % 7000);
+    double *rad = malloc(nstat * sizeof *rad), *blk = malloc(nstat * sizeof *blk);
+    for (size_t i = 0; i < 2 * nstat; i++) {
+      q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+      double v;
+      switch (q % 13) {
+      case 0:
+        v = 0.0;
+        break;
+      case 1:
+        v = -0.0;
+        break;
+      case 2: { /* NaNs of different bits: the first one is kept */
+        uint64_t u = UINT64_C(0x7ff8000000000000) | (q >> 40);
+        memcpy(&v, &u, sizeof v);
+        break;
+      }
+      case 3:
+        v = (q >> 8) % 2 ? INFINITY : -INFINITY;
+        break;
+      case 4:
+        v = 1.0 + (double)((q >> 8) % 4) * 1e-12;
+        break; /* merge within tol */
+      case 5:
+        v = (double)(q >> 11) * 0x1p-53 * 100.0 - 20.0;
+        break; /* all distinct */
+      default:
+        v = (double)((q >> 8) % 60) / 7.0 - 3.0; /* many ties */
+      }
+      (i < nstat ? rad : blk)[i % nstat] = v;
+    }
+    int nones = t % 3 == 0 ? 0 : (int)nstat, nbulk = 1 + t % 5;
+    double *r = t % 7 == 3 ? NULL : rad, *b = t % 7 == 5 ? NULL : blk; /* its scratch */
+    size_t k = 0, cap = 2 * nstat + 1;
+    ns_eig *list = malloc(cap * sizeof *list), *list2 = malloc(cap * sizeof *list2);
+    ns_eig *oa = malloc(cap * sizeof *oa), *ob = malloc(cap * sizeof *ob),
+           *oc = malloc(cap * sizeof *oc);
+    if (nones) list[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, nones};
+    for (size_t st = 0; st < nstat; st++) {
+      if (r) list[k++] = (ns_eig){r[st], 0, NS_LABEL_RADIAL, 1};
+      if (b) list[k++] = (ns_eig){b[st], 0, NS_LABEL_BULK, nbulk};
+    }
+    memcpy(list2, list, k * sizeof *list);
+    int na = ns_eig_merge(list, k, 0, oa, cap, 1, err),
+        nb = ns_eig_merge(list2, k, 0, ob, cap, 0, err);
+    int nc = ns_eig_merge_closed(nones, r, b, nbulk, nstat, oc, cap, err);
+    trials++;
+    if (na < 0 || nb != na || nc != na || memcmp(oa, oc, (size_t)na * sizeof *oa) != 0 ||
+        memcmp(ob, oc, (size_t)na * sizeof *oa) != 0) {
+      tap_diag("closed merge of %zu statistics: radix %d, qsort %d, closed %d: differ %s", nstat,
+               na, nb, nc, err);
+      bad++;
+    }
+    free(rad), free(blk), free(list), free(list2), free(oa), free(ob), free(oc);
+  }
+  tap_ok(bad == 0, "eig_merge_closed = eig_merge of the list of entries, on %d closed forms",
+         trials);
+  double v[3] = {3, 1, 2}, u[3] = {3, 1, 2};
+  ns_eig o[4];
+  tap_ok(ns_eig_merge_closed(3, v, u, 2, 3, o, 3, err) == -1 && strstr(err, "do not fit"),
+         "eig_merge_closed: an output too small is refused: %s", err);
+}
+
 int main(void) {
   eig_known();
   svd_known();
   bad_input();
   random_matrices();
   merge_radix_vs_qsort();
+  merge_closed_vs_list();
   return tap_done();
 }
