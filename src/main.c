@@ -91,14 +91,14 @@ static int find_option_v(const char *a, size_t len, int *value) {
 /* ---------------------------------------------------------------- messages */
 
 static void print_overview(void) {
-  printf("Usage: " PROG " [OPTION]... [FILE.npy|FILE.csv]\n"
+  printf("Usage: " PROG " [OPTION]... [FILE.npy|FILE.csv|FILE.safetensors]\n"
          "  or:  " PROG " COMMAND [ARG]...\n"
          "Explore normalization layers in the terminal: outputs, invariances, Jacobian\n"
          "spectra, batch coupling, train/eval gaps and floating-point precision, updated\n"
          "live as you change the input or settings. Kinds:" NS_KIND_WORDS ".\n"
          "\n"
-         "Without a FILE the explorer opens on x = (-2, -1, 1, 2); with a .npy or .csv\n"
-         "FILE, on the tensor it holds.\n"
+         "Without a FILE the explorer opens on x = (-2, -1, 1, 2); with a .npy, .csv or\n"
+         ".safetensors FILE, on the tensor it holds (--tensor NAME picks one of several).\n"
          "\n"
          "Explorer options:\n"
          "      --ascii       draw with ASCII characters only\n"
@@ -200,7 +200,7 @@ static int check_file(const char *file) {
               file, file);
       return EXIT_USAGE;
     }
-    return cmd_usage_error(file, "not a .npy, .csv or .safetensors file", NULL);
+    return cmd_usage_error(file, ns_file_unknown_why(file), NULL);
   }
   if (access(file, R_OK) != 0) {
     fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));

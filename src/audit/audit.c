@@ -178,7 +178,7 @@ static int fig_stats(const actx *a, ns_audit_figure *g, const char *title, const
     size_t tw = (size_t)snprintf(t2, sizeof t2, "%s", title);
     if (S->fig_stride > 1 && tw < sizeof t2)
       tw += (size_t)snprintf(t2 + tw, sizeof t2 - tw, " (every %zu-th)", S->fig_stride);
-    if (left && tw < sizeof t2) snprintf(t2 + tw, sizeof t2 - tw, " (%zu left out)", left);
+    if (left && tw < sizeof t2) snprintf(t2 + tw, sizeof t2 - tw, " (%zu not drawn)", left);
     int bars = n <= NS_AUDIT_MAXBARS && S->fig_stride == 1;
     rc = fig_set(g, bars ? 1 : 2, t2, w, n, bars ? lp : NULL);
   }
@@ -555,7 +555,8 @@ static int check_near_zero(actx *a, ns_audit_finding *f) {
              what, thr, vw, ws, 100 * r->eps / (vw + r->eps));
   }
   char title[96];
-  snprintf(title, sizeof title, "log10 %s per statistic%s", what, S->zero ? " (0 left out)" : "");
+  snprintf(title, sizeof title, "log10 %s per statistic%s", what,
+           S->zero ? ", zeros left out" : "");
   int rc = fig_stats(a, &f->fig, title, S->fig_var, log10_pos);
   patch_spec(a, f, values_tensor(a->keep[KEEP_DEAD], a->nkeep[KEEP_DEAD], a->m->dtype), 0,
              a->center ? NS_KIND_LAYER : NS_KIND_RMS);

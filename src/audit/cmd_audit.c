@@ -955,7 +955,7 @@ int cmd_audit(int argc, char **argv, int first) {
   if (g.o.kind != NS_KIND_GROUP && g.o.groups != 1)
     return usage("--groups", "only for --kind group");
   ns_file_kind fk = ns_file_kind_of(g.file);
-  if (fk == NS_FILE_UNKNOWN) return usage(g.file, "not a .npy, .csv or .safetensors file");
+  if (fk == NS_FILE_UNKNOWN) return usage(g.file, ns_file_unknown_why(g.file));
   if (g.tensor && fk != NS_FILE_SAFETENSORS)
     return usage("--tensor", "only .safetensors files hold named tensors");
   if (fk == NS_FILE_SAFETENSORS && (st = pick_tensor(g.file, g.tensor)) != 0) return st;

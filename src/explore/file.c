@@ -33,6 +33,13 @@ ns_file_kind ns_file_kind_of(const char *path) {
   return NS_FILE_UNKNOWN;
 }
 
+const char *ns_file_unknown_why(const char *path) {
+  struct stat st;
+  if (path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return "is a directory (give a .npy, .csv or .safetensors file)";
+  return "not a .npy, .csv or .safetensors file";
+}
+
 int ns_file_open_regular(const char *path, char *err) {
   /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; a device may block too.
    * Whatever it is, it is looked at before anything is read. */

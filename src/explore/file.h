@@ -25,6 +25,9 @@ typedef enum { NS_FILE_UNKNOWN = 0, NS_FILE_NPY, NS_FILE_CSV, NS_FILE_SAFETENSOR
 
 /* The kind of a path by its extension (case-insensitive .npy, .csv or .safetensors). */
 ns_file_kind ns_file_kind_of(const char *path);
+/* Why a path of kind NS_FILE_UNKNOWN cannot be opened, for a usage message: "is a
+ * directory", or that its name ends in none of the three. */
+const char *ns_file_unknown_why(const char *path);
 /* Every file the program reads goes through this one opener: it opens path without
  * blocking (a FIFO named as a lesson, a state file, a tensor file or the history would
  * otherwise wait for a writer forever; /dev/zero would be read forever) and refuses

@@ -327,7 +327,7 @@ static void fig_amplitude(const ns_state *s, const ns_result *r, comp *fc, int y
   double hi = pow(10, ceil(log10(sqrt(eps[1]) / sig)) + 2);
   size_t rows = s->x->shape[0], per = s->x->n / rows, take = rows;
   if (per > NS_EXPLORE_PROBE_LIMIT) {
-    say(fc, y0, x0, "amplitude against a: one entry of x has %zu", per);
+    say(fc, y0, x0, "amplitude against a: each x[i, ...] has %zu", per);
     say(fc, y0 + 1, x0, "elements (drawn up to %d)", NS_EXPLORE_PROBE_LIMIT);
     return;
   }

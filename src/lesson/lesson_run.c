@@ -278,8 +278,13 @@ static int play(lesson *ls, int quiet) {
   int failures = 0, n = lesson_nsteps(ls);
   if (!quiet) {
     printf("%s\n", lesson_title(ls));
-    wrapf("from %s, section %s; %d step%s", lesson_source(ls), lesson_section(ls), n,
-          n == 1 ? "" : "s");
+    const char *src = lesson_source(ls), *sec = lesson_section(ls);
+    if (src && *src && sec && *sec)
+      wrapf("from %s, section %s; %d step%s", src, sec, n, n == 1 ? "" : "s");
+    else if (src && *src)
+      wrapf("from %s; %d step%s", src, n, n == 1 ? "" : "s");
+    else /* a recorded lesson names no text */
+      wrapf("%d step%s", n, n == 1 ? "" : "s");
   }
   for (int k = 1; k <= n; k++) {
     if (!quiet) {

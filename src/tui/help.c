@@ -15,7 +15,8 @@ static const char *const glossary[] = {
     "accumulation dtype could have held but lost (panel 7).",
     "T / C: the target and companion rows of the batch panel. *: a default setting. "
     "\u25c0 (* with --ascii): the focused panel and the chosen algorithm or estimator.",
-    "ms at the top right: how long the last recompute took (the budget is 16 ms).",
+    "ms at the top right: how long the last recompute took (a key is meant to settle within "
+    "100 ms; above that the time shows in magenta).",
     "Colours: orange positive, blue negative (a colour-blind-safe pair); --theme dark, light "
     "or contrast; NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
 };

@@ -99,7 +99,9 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
   if (cw < 6) cw = 6;
   const char *lam = v->ascii ? "l" : "\xce\xbb"; /* lambda */
   char hj[16];
-  snprintf(hj, sizeof hj, "%*s|Jv-%sv|", cw - 8 > 0 ? cw - 8 : 0, "", lam);
+  /* right-aligned over its column like the values, and never touching "closed": the label
+     is 7 columns wide (lambda is 2 bytes, 1 column) */
+  snprintf(hj, sizeof hj, "%*s|Jv-%sv|", cw - 7 > 1 ? cw - 7 : 1, "", lam);
   tui_printf(w, y++, 1, PLOT_S_DIM, "%-6s%*s%*s%s%*s", "label", mw, "m", ow, "closed", hj, cw,
              "FD");
   double *all = malloc((size_t)(r->nclosed > 0 ? r->nclosed : 1) * sizeof *all);
@@ -261,7 +263,7 @@ static void draw_footer(const ns_state *s, const ns_result *r, WINDOW *w, int y,
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
     snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
   else if (r->jac_exact && !isfinite(r->jac_fd_err))
-    snprintf(line, sizeof line, "FD undetermined in %s: inf at x+-h", ns_dtype_name(r->jac_dtype));
+    snprintf(line, sizeof line, "FD undetermined: %s map not finite", ns_dtype_name(r->jac_dtype));
   else if (r->jac_exact && r->jac_fd_err > 0.5)
     snprintf(line, sizeof line, "FD undetermined in %s: err" TUI_GLUES "~%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_fd_err);

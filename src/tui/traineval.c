@@ -10,11 +10,15 @@ void tui_draw_traineval(const ns_state *s, const ns_result *r, WINDOW *w, const 
   tui_frame(w, "6 Train/eval", v);
   int iw = tui_iw(w), ih = tui_ih(w);
   int y = 1;
+  /* where the training batches came from, one line for each source (short enough for the
+     panel at 120x40, where the seed used to be cut off) */
   if (s->train_source == NS_SOURCE_RNG)
-    tui_printf(
-        w, y++, 1, PLOT_S_LABEL,
-        "%d batches of %d, N(mean" TUI_GLUES "%g, std" TUI_GLUES "%g)  seed" TUI_GLUES "%llu",
-        s->train_batches, s->batch_size, s->train_loc, s->train_scale, (unsigned long long)s->seed);
+    tui_printf(w, y++, 1, PLOT_S_LABEL,
+               "%d x %d of N(%g, std" TUI_GLUES "%g), seed" TUI_GLUES "%llu", s->train_batches,
+               s->batch_size, s->train_loc, s->train_scale, (unsigned long long)s->seed);
+  else if (s->train_source == NS_SOURCE_BATCH)
+    tui_printf(w, y++, 1, PLOT_S_LABEL, "one step on the %zux%zu batch matrix", s->batch->shape[0],
+               s->batch->shape[1]);
   else
     tui_printf(w, y++, 1, PLOT_S_LABEL, "%d x %d rows drawn from the %zux%zu batch",
                s->train_batches, s->batch_size, s->batch->shape[0], s->batch->shape[1]);

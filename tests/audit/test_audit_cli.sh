@@ -38,6 +38,21 @@ run_ns audit --frob x.npy
 check "an unknown option: exit 2" sh -c '[ $0 = 2 ] && grep -q "frob: unknown option" "$err"' "$rc"
 run_ns audit "$tmp/none.npy"
 check "a missing file: exit 1" sh -c '[ $0 = 1 ] && grep -q "No such file" "$err"' "$rc"
+
+# ---- a figure's title says once what it leaves out: channel 2 is constant (variance 0),
+# which log10 cannot draw (the review's third replay saw "(0 left out) (1 left out)")
+cat >"$tmp/dead.lua" <<'LUA'
+local v = {}
+for n = 1, 4 do for c = 1, 3 do for i = 1, 4 do
+  v[#v + 1] = c == 2 and 0.25 or (n * 7 + c * 3 + i * 5) % 11
+end end end
+ns.save(arg[1], ns.tensor(v, {4, 3, 2, 2}))
+LUA
+"$NS" run "$tmp/dead.lua" "$tmp/dead.npy" >/dev/null 2>&1
+run_ns audit "$tmp/dead.npy" --kind batch
+check "a zero variance: the variance figure's title says zeros are left out, and how many" \
+  grep -q "log10 variance per statistic, zeros left out (1 not drawn)" "$out"
+check "  with no count of 0 beside a count of 1" sh -c '! grep -q "(0 left out)" "$0"' "$out"
 run_ns audit "$data/bad-overlap.safetensors"
 check "a malformed safetensors file: exit 1 and why" \
   sh -c '[ $0 = 1 ] && grep -q "overlaps" "$err"' "$rc"

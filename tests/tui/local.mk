@@ -38,6 +38,9 @@ SCREEN_TESTS += tests/tui/test_screen_keysteps.sh
 SCREEN_TESTS += tests/tui/test_screen_nocolor_bars.sh
 # n on 0, last.lua's mode, a saved eps as typed (N15)
 SCREEN_TESTS += tests/tui/test_screen_odds.sh
+# the third replay of the review: Train/eval's source and seed, the help's budget, the
+# Spectrum header's columns
+SCREEN_TESTS += tests/tui/test_screen_wording.sh
 # statistics lines whole at 80x24 and 120x40: the Input footer, the Output's stat line (B8)
 SCREEN_TESTS += tests/tui/test_screen_footer.sh
 # the Batch panel: LN drawn when there is room, what is left out named with its key (B14)

@@ -8,12 +8,13 @@
 start 120 40
 started
 # fp32 raw moments at 9998..10002: E[x^2] - E[x]^2 cancels to 0 at x +- h, so the fp32
-# map's difference quotient is inf; the fp64 map's would be the exact 0.631194
+# map is not finite there (the raw variance is negative: NaN; the review saw "inf" named for
+# it); the fp64 map's quotient would be the exact 0.631194
 lua 'set{x = {9998, 9999, 10001, 10002}, dtype = "fp32", algo = "raw", eps = 1e-2}'
 check "fp32 raw: the FD line names the map" wait_for "FD: fp32 raw map, step"
 check "  its bulk eigenvalue is undetermined, not the exact map's value" \
   wait_re "│bulk +2 +0\.631194 +0\.631194 +undet\. *│"
-check "  and the panel says why" wait_for "FD undetermined in fp32: inf at x+-h"
+check "  and the panel says why" wait_for "FD undetermined: fp32 map not finite"
 # fp64 storage, fp16 accumulation: the radial eigenvalue (2.5e-6) is far below what an
 # fp16 difference quotient resolves; the bulk one (0.63) is resolved
 lua 'reset()'

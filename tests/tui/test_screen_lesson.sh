@@ -270,6 +270,11 @@ for k in 1 2 3; do
   check "  played back, step $k is the state the session saved, bit for bit" same_state "$tmp/r$k.lua" "$k"
 done
 check "  the steps have placeholder text" grep -q "Step 2: say here what to look at" "$tmp/rec.lua"
+# played headless, its header names no text and no section it does not have (the review's
+# third replay saw "from , section ; 2 steps")
+"$NS" lesson --headless "$tmp/rec.lua" >"$tmp/played.txt" 2>&1
+check "  played headless, its header counts its steps" grep -qx "3 steps" "$tmp/played.txt"
+check "  and has no empty source or section" sh -c '! grep -q "from , section" "$1"' sh "$tmp/played.txt"
 # step 1's set{} lines (indented six blanks) up to its end: eps alone
 n1=$(awk '/Step 1:/ { f = 1 } f && /^      [a-zA-Z_]+ = / { n++ } f && /}},/ { exit } END { print n + 0 }' "$tmp/rec.lua")
 check "  a step sets only what changed (step 1: eps alone, $n1 field)" test "$n1" -eq 1
