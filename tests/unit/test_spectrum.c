@@ -166,6 +166,32 @@ static void random_matrices(void) {
   tap_ok(worst_res < 1e-12, "eigenpairs satisfy A v = w v");
 }
 
+/* A value for the merges' tests from a random word: 0, -0, NaNs of different bits (the
+ * first is kept), infinities, values that merge within the tolerance, distinct values, and
+ * many ties. */
+static double awkward(unsigned long long q) {
+  double v;
+  switch (q % 13) {
+  case 0:
+    return 0.0;
+  case 1:
+    return -0.0;
+  case 2: {
+    uint64_t u = UINT64_C(0x7ff8000000000000) | (q >> 40);
+    memcpy(&v, &u, sizeof v);
+    return v;
+  }
+  case 3:
+    return (q >> 8) % 2 ? INFINITY : -INFINITY;
+  case 4:
+    return 1.0 + (double)((q >> 8) % 4) * 1e-12; /* merge within tol */
+  case 5:
+    return (double)(q >> 11) * 0x1p-53 * 100.0 - 20.0; /* all distinct */
+  default:
+    return (double)((q >> 8) % 50) / 7.0 - 3.0; /* many ties */
+  }
+}
+
 /* ns_eig_merge: the radix sorts give the qsorts' result, entry for entry, on lists with
  * ties within and across labels, -0 and +0, infinities, NaN and values that merge within
  * the tolerance; and a closed form of many statistics (the radix path) equals LAPACK's
@@ -180,26 +206,7 @@ static void merge_radix_vs_qsort(void) {
     ns_eig *oa = malloc(k * sizeof *oa), *ob = malloc(k * sizeof *ob);
     for (size_t i = 0; i < k; i++) {
       q ^= q << 13, q ^= q >> 7, q ^= q << 17;
-      double v;
-      switch (q % 11) {
-      case 0:
-        v = 0.0;
-        break;
-      case 1:
-        v = -0.0;
-        break;
-      case 2:
-        v = NAN;
-        break;
-      case 3:
-        v = (q >> 8) % 2 ? INFINITY : -INFINITY;
-        break;
-      case 4:
-        v = 1.0 + (double)((q >> 8) % 4) * 1e-12;
-        break; /* merge within tol */
-      default:
-        v = (double)((q >> 8) % 50) / 7.0 - 3.0; /* many ties */
-      }
+      double v = awkward(q);
       a[i] = (ns_eig){v, 0, (ns_label)((q >> 20) % 4), (int)((q >> 24) % 5) + 1};
     }
     memcpy(b, a, k * sizeof *a);
@@ -230,31 +237,7 @@ static void merge_closed_vs_list(void) {
     double *rad = malloc(nstat * sizeof *rad), *blk = malloc(nstat * sizeof *blk);
     for (size_t i = 0; i < 2 * nstat; i++) {
       q ^= q << 13, q ^= q >> 7, q ^= q << 17;
-      double v;
-      switch (q % 13) {
-      case 0:
-        v = 0.0;
-        break;
-      case 1:
-        v = -0.0;
-        break;
-      case 2: { /* NaNs of different bits: the first one is kept */
-        uint64_t u = UINT64_C(0x7ff8000000000000) | (q >> 40);
-        memcpy(&v, &u, sizeof v);
-        break;
-      }
-      case 3:
-        v = (q >> 8) % 2 ? INFINITY : -INFINITY;
-        break;
-      case 4:
-        v = 1.0 + (double)((q >> 8) % 4) * 1e-12;
-        break; /* merge within tol */
-      case 5:
-        v = (double)(q >> 11) * 0x1p-53 * 100.0 - 20.0;
-        break; /* all distinct */
-      default:
-        v = (double)((q >> 8) % 60) / 7.0 - 3.0; /* many ties */
-      }
+      double v = awkward(q);
       (i < nstat ? rad : blk)[i % nstat] = v;
     }
     int nones = t % 3 == 0 ? 0 : (int)nstat, nbulk = 1 + t % 5;
