@@ -584,8 +584,8 @@ static inline double bulk_pattern(size_t a) {
 }
 
 /* Two dot products over m values, four sums each side by side (term i into sum i mod 4,
- * the tail into the first): *d = sum of w_i, *e = sum of w_i r_i. W(i) is the value w_i,
- * STORE(i, w) what a pass does with it. */
+ * the tail into the first), into the caller's d = sum of w_i and e = sum of w_i r_i. W(i)
+ * is the value w_i, STORE(i, w) what the pass does with it. */
 #define DOTS2(W, STORE)                                                                            \
   do {                                                                                             \
     double d0 = 0, d1 = 0, d2 = 0, d3 = 0, e0 = 0, e1 = 0, e2 = 0, e3 = 0;                         \
