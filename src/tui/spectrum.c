@@ -263,7 +263,7 @@ static void draw_footer(const ns_state *s, const ns_result *r, WINDOW *w, int y,
   if (r->nclosed > 0 && !(dc <= r->jac_tol))
     snprintf(line, sizeof line, "DISAGREE: closed vs LAPACK %.2g", dc);
   else if (r->jac_exact && !isfinite(r->jac_fd_err))
-    snprintf(line, sizeof line, "FD undetermined: %s map not finite", ns_dtype_name(r->jac_dtype));
+    snprintf(line, sizeof line, "FD undetermined in %s: not finite", ns_dtype_name(r->jac_dtype));
   else if (r->jac_exact && r->jac_fd_err > 0.5)
     snprintf(line, sizeof line, "FD undetermined in %s: err" TUI_GLUES "~%.2g",
              ns_dtype_name(r->jac_dtype), r->jac_fd_err);

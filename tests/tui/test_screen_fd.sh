@@ -14,7 +14,7 @@ lua 'set{x = {9998, 9999, 10001, 10002}, dtype = "fp32", algo = "raw", eps = 1e-
 check "fp32 raw: the FD line names the map" wait_for "FD: fp32 raw map, step"
 check "  its bulk eigenvalue is undetermined, not the exact map's value" \
   wait_re "│bulk +2 +0\.631194 +0\.631194 +undet\. *│"
-check "  and the panel says why" wait_for "FD undetermined: fp32 map not finite"
+check "  and the panel says why" wait_for "FD undetermined in fp32: not finite"
 # fp64 storage, fp16 accumulation: the radial eigenvalue (2.5e-6) is far below what an
 # fp16 difference quotient resolves; the bulk one (0.63) is resolved
 lua 'reset()'
