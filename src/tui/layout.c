@@ -77,9 +77,16 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
     x += w + 1;
   }
   /* The Lua output is one line above the prompt while the prompt is closed; open, it takes
-   * six rows (full) or the shared slot (compact). */
+   * six rows at 40 lines and half of every line beyond (a taller terminal shows more of the
+   * Lua session, not only taller panels), at most a third of the screen (full), or the
+   * shared slot (compact). */
   if (!L->small) {
-    int sb = prompt_open ? 6 : 1;
+    int sb = 1;
+    if (prompt_open) {
+      sb = 6 + (lines - TUI_FULL_H) / 2;
+      if (sb > lines / 3) sb = lines / 3;
+      if (sb < 6) sb = 6;
+    }
     L->scrollback = rect(lines - 2 - sb, 0, sb, cols);
     arrange(L, 1, lines - 3 - sb, cols);
     return;

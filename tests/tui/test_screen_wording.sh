@@ -5,7 +5,8 @@
 # - at 120x40 it cut the seed of the random source off its first line;
 # - the help glossary gave the recompute budget as 16 ms (a key is meant to settle
 #   within 100 ms, as the README says);
-# - above the full Jacobian's limit the Spectrum header ran "closed|Jv-λv|" together.
+# - above the full Jacobian's limit the Spectrum header ran "closed|Jv-λv|" together;
+# - the Lua pane showed 4 lines at every size (issue 24; 200x60 now shows 14, 120x40 its 4).
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 
 # the Train/eval panel's first line (its text between the borders)
@@ -43,4 +44,24 @@ check "1500 elements: the closed-form table's header keeps its columns apart" \
 check "  (not run together)" no_re "closed\|Jv"
 keys q
 wait_for "EXIT=0"
+
+# the Lua pane: twenty printed lines, and how many of them the open prompt shows (run in
+# this shell, not in $(...): start keeps its session in shell variables)
+lua_lines() { # W H: sets shown to the count of line1 .. line20 with the prompt open
+  start "$1" "$2"
+  started
+  keys :
+  wait_re "^> ?$"
+  lit 'for i = 1, 20 do print("line" .. i) end'
+  keys Enter
+  wait_for "line20"
+  shown=$(capture | grep -cE "│line[0-9]+ ")
+  keys Escape
+  keys q
+  wait_for "EXIT=0"
+}
+lua_lines 200 60
+check "200x60: the open Lua pane shows 14 lines of its output ($shown)" test "$shown" -eq 14
+lua_lines 120 40
+check "120x40: it keeps its 4 ($shown)" test "$shown" -eq 4
 done_testing
