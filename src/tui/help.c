@@ -16,7 +16,7 @@ static const char *const glossary[] = {
     "T / C: the target and companion rows of the batch panel. *: a default setting. "
     "\u25c0 (* with --ascii): the focused panel and the chosen algorithm or estimator.",
     "ms at the top right: how long the last recompute took (a key is meant to settle within "
-    "100 ms; above that the time shows in magenta).",
+    "100 ms; the header marks a longer one).",
     "Colours: orange positive, blue negative (a colour-blind-safe pair); --theme dark, light "
     "or contrast; NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
 };
