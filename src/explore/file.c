@@ -290,6 +290,7 @@ ns_tensor *ns_file_load_note(const char *path, const char *name, unsigned flags,
   if (k == NS_FILE_SAFETENSORS) { /* header first, then only the chosen tensor's bytes */
     ns_file_map m;
     if (ns_file_map_open(&m, path, name, flags, err)) return NULL;
+    if (note) snprintf(note, NS_ERRLEN, "%s", m.note);
     ns_tensor *t = ns_file_map_tensor(&m, err);
     ns_file_map_close(&m);
     return t;
@@ -297,6 +298,7 @@ ns_tensor *ns_file_load_note(const char *path, const char *name, unsigned flags,
   if (k == NS_FILE_NPY) { /* the header first: a tensor above the cap is refused unread */
     ns_file_map m;
     if (ns_file_map_open(&m, path, NULL, flags, err)) return NULL;
+    if (note) snprintf(note, NS_ERRLEN, "%s", m.note);
     char shp[128], why[NS_ERRLEN];
     int over = ns_elements_check(m.n, why);
     ns_shape_format(m.rank, m.shape, shp, sizeof shp);
@@ -340,6 +342,18 @@ void ns_file_map_close(ns_file_map *m) {
   ns_tensor_free(m->t);
   memset(m, 0, sizeof *m);
   m->fd = -1;
+}
+
+/* m->note for integer or boolean elements, which load as fp64 (the explorer review: an
+ * int32 file opened as fp64 without a word) */
+static void int_note(ns_file_map *m) {
+  if (!m->npy || m->info.elem_kind == NS_NPY_FLOAT || m->dtype != NS_FP64) return;
+  if (m->info.elem_kind == NS_NPY_BOOL) {
+    snprintf(m->note, sizeof m->note, "its bool values are read as fp64 0 and 1");
+    return;
+  }
+  snprintf(m->note, sizeof m->note, "its %sint%zu values are read as fp64 (exact to 2^53)",
+           m->info.elem_kind == NS_NPY_UINT ? "u" : "", 8 * m->elem_size);
 }
 
 int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigned flags,
@@ -388,6 +402,7 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
     m->n = m->info.n;
     m->elem_size = m->info.elem_size;
     m->data_offset = m->info.data_offset;
+    int_note(m);
     return 0;
   }
   ns_st_index ix;
@@ -420,6 +435,7 @@ int ns_file_map_open(ns_file_map *m, const char *path, const char *name, unsigne
   }
   snprintf(m->name, sizeof m->name, "%s", en->name);
   ns_st_free(&ix);
+  int_note(m);
   return 0;
 }
 

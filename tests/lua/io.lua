@@ -80,6 +80,26 @@ f:close()
 local h = ns.load(path("hand.npy"))
 T.is(h:dtype(), "fp32", "'<f4' file loads as fp32")
 T.all_close(h, {0.5, -1.25, 3}, 0, "hand-made .npy values")
+-- integer and boolean files load as fp64 and say so (explorer review: an int32 file opened
+-- as fp64 without a word); a float file says nothing
+local function npy_bytes(descr, data)
+  local hd = "{'descr': '" .. descr .. "', 'fortran_order': False, 'shape': (3,), }"
+  hd = hd .. string.rep(" ", (64 - (10 + #hd + 1) % 64) % 64) .. "\n"
+  return "\147NUMPY\1\0" .. string.pack("<I2", #hd) .. hd .. data
+end
+for _, c in ipairs{{"<i4", string.pack("<i4i4i4", 7, -2, 5), "int32", {7, -2, 5}},
+                   {"|u1", string.pack("BBB", 0, 200, 9), "uint8", {0, 200, 9}},
+                   {"|b1", string.pack("BBB", 1, 0, 1), "bool", {1, 0, 1}}} do
+  local q = tmp(c[3] .. ".npy")
+  f = io.open(q, "wb")
+  f:write(npy_bytes(c[1], c[2]))
+  f:close()
+  local v, why = ns.load(q)
+  T.all_close(v, c[4], 0, "'" .. c[1] .. "' loads its values")
+  T.ok(why and why:find(q .. ": its " .. c[3] .. " values are read as fp64", 1, true),
+    "'" .. c[1] .. "': ns.load's note says the " .. c[3] .. " values are read as fp64", why)
+end
+T.is(select("#", ns.load(path("hand.npy"))), 1, "a float .npy file: no note")
 f = io.open(tmp("trunc.npy"), "wb")
 f:write(bytes:sub(1, #bytes - 2))
 f:close()
