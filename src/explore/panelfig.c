@@ -455,7 +455,11 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
                       {px[2], py[2], np[2], "bulk 1/s"},
                       {cx, cy, nc, now}};
     plot_opts o;
-    fig_opts(&o, half, ih, fc, "eigenvalues of J against eps (closed form)");
+    /* the long title where the half has room for it, else without its parenthesis (the
+       review's replay: at width 80 the title was cut to "(closed fo") */
+    static const char full[] = "eigenvalues of J against eps (closed form)";
+    fig_opts(&o, half, ih, fc,
+             half >= (int)sizeof full - 1 ? full : "eigenvalues of J against eps");
     o.logx = o.logy = 1;
     o.xlabel = "eps";
     paint(fc, 0, 0, plot_fig_lines(ser, 4, &o, 0, fc->err));

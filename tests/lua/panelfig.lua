@@ -61,6 +61,10 @@ T.ok(#lines(b) > 8 and #lines(b) <= 14, "braille glyphs draw too", b)
 -- the spectrum: the screen's titles and legends, live with the state
 local s = e:plot("spectrum")
 T.ok(s:find("eigenvalues of J against eps (closed form)", 1, true), "spectrum: the eigenvalue title")
+-- narrow: the title drops its parenthesis rather than being cut inside it
+local s80 = e:plot("spectrum", {width = 80})
+T.ok(s80:find("eigenvalues of J against eps", 1, true) and not s80:find("(closed f", 1, true),
+  "spectrum at width 80: the eigenvalue title whole, without '(closed form)'", s80)
 T.ok(s:find("amplitude RMS N(a x) against a", 1, true), "spectrum: the amplitude title")
 T.ok(s:find("eps = 1e-05 (now)", 1, true), "spectrum: the current eps marked in the legend")
 T.ok(s:find("● eps 1e-05 (now)  ○ eps 0.001 (100x)", 1, true), "spectrum: the amplitude's two eps")
