@@ -32,11 +32,15 @@ const char *ns_label_name(ns_label l) {
 /* Eigenvalues closer than this are one value (merged, or one cluster for labelling):
  * generous enough to absorb LAPACK's rounding and the ~1e-10 noise of a
  * finite-difference Jacobian, far tighter than any gap the closed form predicts. */
+static double tol_of(double mx, double noise) { /* mx: the largest finite |value| */
+  return 1e-8 * mx + noise + 1e-12;
+}
+
 static double merge_tol(const ns_eig *e, size_t k, double noise) {
   double mx = 0;
   for (size_t i = 0; i < k; i++)
     if (isfinite(e[i].value)) mx = fmax(mx, hypot(e[i].value, e[i].imag));
-  return 1e-8 * mx + noise + 1e-12;
+  return tol_of(mx, noise);
 }
 
 /* NaN sorts after everything; otherwise ascending. */
@@ -307,7 +311,7 @@ int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size
     if (radial && isfinite(radial[st])) mx = fmax(mx, fabs(radial[st]));
     if (bulk && isfinite(bulk[st])) mx = fmax(mx, fabs(bulk[st]));
   }
-  const double tol = 1e-8 * mx + 0 + 1e-12;
+  const double tol = tol_of(mx, 0);
   /* the runs, in label order after the ones entry: radial, bulk */
   closed_run run[2];
   int nr = 0;

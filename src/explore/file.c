@@ -33,10 +33,13 @@ ns_file_kind ns_file_kind_of(const char *path) {
   return NS_FILE_UNKNOWN;
 }
 
-const char *ns_file_unknown_why(const char *path) {
+static int is_dir(const char *path) {
   struct stat st;
-  if (path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return "is a directory (give a .npy, .csv or .safetensors file)";
+  return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *ns_file_unknown_why(const char *path) {
+  if (is_dir(path)) return "is a directory (give a .npy, .csv or .safetensors file)";
   return "not a .npy, .csv or .safetensors file";
 }
 
@@ -276,8 +279,7 @@ ns_tensor *ns_file_load_note(const char *path, const char *name, unsigned flags,
   }
   ns_file_kind k = ns_file_kind_of(path);
   if (k == NS_FILE_UNKNOWN) {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (is_dir(path))
       ns_seterr(err, "is a directory");
     else
       ns_seterr(err, "unknown file type (the name must end in .npy, .csv or .safetensors)");
