@@ -862,11 +862,15 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   /* the labelled directions: ones, radial (x - mean; RMS: x), bulk (a fixed pattern with
    * those two projected out) */
   double nc = sqrt(m2), rn = nc > 0 ? 1 / nc : 0;
-  /* the FD step: relative to the size of the statistic's spread, so each element moves by
-   * about cbrt(u) of it (balances truncation, (h/|c|)^2, and rounding, u/h) */
-  const double u = 0x1p-52, cu = cbrt(u);
-  double h = cu * (nc > 0 && isfinite(nc) ? nc : 1);
   double sden = denom_of_m2(nc * nc, m, spec);
+  /* the FD step: relative to the spread the map feels, c = sqrt(m) s (sqrt(m2 + m eps) with
+   * eps in the variance and ddof 0), so each element moves by about cbrt(u) of it (balances
+   * truncation, (h/c)^2, and rounding, u/h). Not |x - mean| alone: at zero variance eps
+   * sets the curvature, and a step of |x - mean| = 0 (taken as 1) was far too long. */
+  const double u = 0x1p-52, cu = cbrt(u);
+  double cs = sden * sqrt((double)m);
+  double spread = cs > 0 && isfinite(cs) ? cs : nc > 0 && isfinite(nc) ? nc : 1;
+  double h = cu * spread;
   double scale = fabs(g) / sden; /* the size of J */
   ns_label lab[3];
   double val[3];
@@ -930,7 +934,7 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
       c->fd_res = sqrt(sum);
       /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
        * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
-      double hr = h / (nc > 0 ? nc : 1);
+      double hr = h / spread;
       c->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
     }
   }

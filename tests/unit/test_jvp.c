@@ -334,6 +334,38 @@ static void check_large(void) {
   ns_tensor_free(x);
 }
 
+/* A statistic of equal values (zero variance, the dead channel an audit finds): eps alone
+ * sets the map's curvature, J = (I - 11'/m)/s with s = sqrt(eps). A finite-difference step
+ * taken from |x - mean| = 0 was a whole unit, 300 times the curvature's radius sqrt(m eps),
+ * and failed the bulk direction that holds; the step from sqrt(m) s passes it. A variance
+ * that is tiny beside eps is the same case. */
+static void check_flat(void) {
+  char err[NS_ERRLEN] = "";
+  const double spreads[] = {0, 1e-9, 1e-4};
+  const size_t ms[] = {4, 128, 4096};
+  const ns_kind kinds[] = {NS_KIND_LAYER, NS_KIND_RMS};
+  for (size_t a = 0; a < sizeof spreads / sizeof *spreads; a++)
+    for (size_t b = 0; b < sizeof ms / sizeof *ms; b++)
+      for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t sh[1] = {ms[b]};
+        ns_tensor *x = rand_tensor(1, sh, 0, spreads[a]);
+        ns_spec s;
+        ns_spec_default(&s);
+        s.kind = kinds[k];
+        ns_eigcheck ck[3];
+        int nk = ns_spectrum_check(x, &s, 0, ck, 3, err), pass = nk >= 1;
+        for (int i = 0; i < nk; i++) {
+          pass &= ck[i].jvp_res <= ck[i].jvp_tol && ck[i].fd_res <= ck[i].fd_tol;
+          if (!(ck[i].fd_res <= ck[i].fd_tol))
+            tap_diag("%s: lambda %.10g fd %.2g (tol %.2g), step %.2g", ns_label_name(ck[i].label),
+                     ck[i].value, ck[i].fd_res, ck[i].fd_tol, ck[i].h);
+        }
+        tap_ok(pass, "m = %zu %s, spread %g beside eps 1e-5: %d directions verified %s", ms[b],
+               ns_kind_name(s.kind), spreads[a], nk, err);
+        ns_tensor_free(x);
+      }
+}
+
 /* ns_jvp_n: each direction's J v has the bits of ns_jvp on it alone, for every walk (lines
  * of one statistic, lines crossing statistics, groups in a line), and with the moments
  * given; a non-finite entry is named with its vector */
@@ -440,6 +472,7 @@ int main(void) {
   walks_vs_lists();
   closed_vs_lapack();
   check_large();
+  check_flat();
   jvp_n_bits();
   check_paths();
   return tap_done();
