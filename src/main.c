@@ -321,6 +321,7 @@ int main(int argc, char **argv) {
           return 1;
         }
         opt.state_file = last;
+        opt.resume = 1;
         explorer_option = 1;
         break;
       default:

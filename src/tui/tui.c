@@ -588,6 +588,33 @@ static int load_state(app *a, const char *path, char *err) {
   return 0;
 }
 
+/* --resume whose saved state cannot be applied (a file it names is gone, say): asked at a
+ * terminal, set it aside as last.lua.failed and go on from the default state; else say how
+ * to start. Returns 0 to go on. */
+static int offer_fresh_start(const char *path) {
+  char aside[1100];
+  snprintf(aside, sizeof aside, "%s.failed", path);
+  if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
+    fprintf(stderr,
+            "normscope: start without --resume for the default screen (the saved state "
+            "stays in %s until that session ends)\n",
+            path);
+    return -1;
+  }
+  fprintf(stderr,
+          "normscope: start from the default screen instead, keeping the saved state "
+          "as %s? [y/N] ",
+          aside);
+  fflush(stderr);
+  char line[64];
+  if (!fgets(line, sizeof line, stdin) || (line[0] != 'y' && line[0] != 'Y')) return -1;
+  if (rename(path, aside) != 0) {
+    fprintf(stderr, "normscope: %s: %s (nothing started)\n", aside, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 /* "= EXPR" at the prompt with a lesson open: its answer, the verdict in the scrollback. */
 static int prompt_answer(void *ud, const char *expr) {
   app *a = ud;
@@ -777,7 +804,7 @@ int tui_run(const tui_options *opt) {
   nsx_set_view(ctx, &screen_view, a);
   if (opt->state_file && load_state(a, opt->state_file, err) != 0) {
     fprintf(stderr, "normscope: %s\n", err);
-    goto out;
+    if (!opt->resume || offer_fresh_start(opt->state_file) != 0) goto out;
   }
   /* a lesson's first step, or the recorder */
   if (tui_player_open(a) != 0) goto out;

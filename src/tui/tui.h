@@ -28,6 +28,8 @@ typedef struct {
   int no_mouse;           /* --no-mouse */
   int no_color;           /* --no-color (NO_COLOR in the environment does the same) */
   const char *state_file; /* --state FILE (or the last session's, for --resume), or NULL */
+  int resume;             /* --resume: state_file is the autosave (a failed one is offered
+                             to be set aside) */
   const char *tensor;     /* --tensor NAME: the tensor of a .safetensors file, or NULL */
   const char *theme;      /* --theme NAME (tui_theme_names), or NULL: dark */
   const char *lesson;     /* normscope lesson X: the lesson file to play, or NULL */

@@ -2,7 +2,8 @@
 # test_screen_paths.sh: state files name what is missing (review N3) and saved states
 # load from any folder (review N4). `:e` and `--state` with a file that does not exist say
 # so and change nothing; a state saved after opening a file by a relative path names it by
-# its absolute path, so --resume works from another folder.
+# its absolute path, so --resume works from another folder; a --resume that cannot be
+# applied offers the default screen.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
 NS=$(cd "$(dirname "$NS")" && pwd)/$(basename "$NS") # the tests below change folder
 
@@ -90,6 +91,38 @@ start_in "$tmp/elsewhere" 120 40 --resume
 started
 lua 'set{eps = get().x:flat()[1]}'
 check "--resume brings the edited value back (x[1] = 5)" wait_for "eps           5" 20
+keys q
+check "  and quits cleanly" wait_for "EXIT=0" 20
+
+# --resume whose saved state names a file that is gone: it says what is missing and offers
+# the default screen, setting the state aside (it offered nothing, review N4)
+gone_state() {
+  printf -- '-- normscope explorer state\nset{\n  x = {file = "%s"},\n  kind = "rms",\n}\n' \
+    "$tmp/work/gone.npy" >"$last"
+  rm -f "$last.failed"
+}
+gone_state
+out=$("$NS" --resume 2>&1 </dev/null)
+st=$?
+check "--resume, file gone, no terminal: exit 1" test "$st" -eq 1
+check "  naming the missing file" \
+  sh -c 'case "$1" in *"$2: No such file or directory"*) exit 0;; *) exit 1;; esac' - "$out" "$tmp/work/gone.npy"
+check "  and how to start without it" \
+  sh -c 'case "$1" in *"start without --resume"*) exit 0;; *) exit 1;; esac' - "$out"
+check "  the saved state left as it was" grep -qF "$tmp/work/gone.npy" "$last"
+start_in "$tmp/elsewhere" 120 40 --resume
+check "at a terminal: the offer" wait_for "start from the default screen instead, keeping the saved state as"
+# the pane's text with its line breaks taken out (the offer wraps at the pane's width)
+joined_has() { capture | tr -d '\n' | grep -qF -- "$1"; }
+check "  naming where the state goes" joined_has "$XDG_STATE_HOME/normscope/last.lua.failed? [y/N]"
+keys n Enter
+check "  n: nothing starts (exit 1)" wait_for "EXIT=1"
+check "  and the state is where it was" grep -qF "$tmp/work/gone.npy" "$last"
+start_in "$tmp/elsewhere" 120 40 --resume
+wait_re "\[y/N\]"
+keys y Enter
+check "  y: the explorer opens on the default screen" wait_for "1 Input x (4)"
+check "  the failed state is kept as last.lua.failed" grep -qF "$tmp/work/gone.npy" "$last.failed"
 keys q
 check "  and quits cleanly" wait_for "EXIT=0" 20
 
