@@ -474,7 +474,7 @@ plot_colors plot_style_colors(int style) {
       [PLOT_S_TEXT] = -1,     [PLOT_S_AXIS] = 244,    [PLOT_S_LABEL] = 110,  [PLOT_S_TITLE] = -1,
       [PLOT_S_POS] = 208,     [PLOT_S_NEG] = 33,      [PLOT_S_MARK] = 201,   [PLOT_S_GOOD] = 45,
       [PLOT_S_DIM] = 245,     [PLOT_S_SERIES0] = 208, [PLOT_S_SERIES1] = 75, [PLOT_S_SERIES2] = 36,
-      [PLOT_S_SERIES3] = 175, [PLOT_S_SERIES4] = 220, [PLOT_S_SERIES5] = 25, [15] = -1};
+      [PLOT_S_SERIES3] = 175, [PLOT_S_SERIES4] = 220, [PLOT_S_SERIES5] = 25, [PLOT_S_FOCUS] = 231};
   static const short divbg[PLOT_DIV_LEVELS] = {18, 25, 32, 110, -1, 223, 215, 208, 166};
   static const short divfg[PLOT_DIV_LEVELS] = {231, 231, 231, 16, -1, 16, 16, 16, 231};
   int role = PLOT_ROLE(style);

@@ -40,6 +40,7 @@ enum {
   PLOT_S_SERIES3,
   PLOT_S_SERIES4, /* series 4 and 5: figures only (figure.h) */
   PLOT_S_SERIES5,
+  PLOT_S_FOCUS,    /* where the keyboard is: the focused frame, the cursor, the selected row */
   PLOT_S_DIV0 = 16 /* PLOT_S_DIV0 + PLOT_DIV_MID + level, level in -PLOT_DIV_MID..PLOT_DIV_MID */
 };
 #define PLOT_DIV_MID 4

@@ -73,6 +73,8 @@ void tui_jac_stop(app *a);
 unsigned tui_key(app *a, int code, unsigned ch);
 /* Puts a formatted message on the message line in a plot style; returns TUI_R_MESSAGE. */
 unsigned tui_say(app *a, int style, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The cell a number is typed into, 1-based as the panels label it ("x[2,3]", "batch[1,2]"). */
+const char *tui_edit_cell_name(const app *a, char *buf, size_t len);
 
 /* ---- lesson_pane.c: the lesson player and the recorder ---- */
 /* Loads opt.lesson (or starts opt.record) before the screen starts; 0, or -1 with a message

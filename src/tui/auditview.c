@@ -360,7 +360,7 @@ int tui_audit_draw(app *a, const tui_view *v) {
       int sel = (int)k == t->cursor;
       char val[32];
       tui_num(f->value, val, sizeof val);
-      tui_printf(w, y, 1, sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_TEXT, "%s %-22s",
+      tui_printf(w, y, 1, sel ? PLOT_S_FOCUS | PLOT_F_REVERSE : PLOT_S_TEXT, "%s %-22s",
                  sel ? ">" : " ", ns_audit_check_names[f->check]);
       tui_printf(w, y, 26, verdict_style(f->verdict) | (sel ? PLOT_F_REVERSE : 0), "%-5s",
                  ns_verdict_names[f->verdict]);

@@ -172,7 +172,7 @@ static void draw_band(const ns_state *s, const ns_result *r, WINDOW *w, const tu
   for (int i = 0; i < L->vis; i++) {
     int row = first + i + 1;
     const char *mark = row == s->target      ? (v->ascii ? "T>" : "T\u25b6")
-                       : row == s->companion ? "C*"
+                       : row == s->companion ? "C "
                                              : "  ";
     tui_printf(w, y + 1 + i, 1, row == s->target ? PLOT_S_POS : PLOT_S_LABEL, "%s%d", mark, row);
   }
@@ -187,7 +187,7 @@ static void draw_band(const ns_state *s, const ns_result *r, WINDOW *w, const tu
       snprintf(cell, sizeof cell, "%*s ", L->cw - 1,
                plot_fmt(src[0][idx], L->cw - 1, num, sizeof num));
     tui_puts(w, y + 1 + v->vs->cursor_row - first, 1 + L->lab + v->vs->cursor_col * L->cw,
-             PLOT_S_POS | PLOT_F_REVERSE, cell);
+             PLOT_S_FOCUS | PLOT_F_REVERSE, cell);
   }
 }
 

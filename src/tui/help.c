@@ -13,12 +13,19 @@ static const char *const glossary[] = {
     "stat k/n: statistic k of n, the group of elements normalized together.",
     "kept / lost: decimal digits of the variance that agree with fp64 / that the "
     "accumulation dtype could have held but lost (panel 7).",
-    "T / C: the target and companion rows of the batch panel. *: a default setting. "
-    "\u25c0 (* with --ascii): the focused panel and the chosen algorithm or estimator.",
+    "T / C: the target and companion rows of the batch panel. *: a default setting, and "
+    "nothing else. \u25c0 (< with --ascii): the focused panel and the chosen algorithm or "
+    "estimator.",
     "ms at the top right: how long the last recompute took (a key is meant to settle within "
     "100 ms; the header marks a longer one).",
-    "Colours: orange positive, blue negative (a colour-blind-safe pair); --theme dark, light "
-    "or contrast; NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
+    "Colours: orange positive (and the line a panel is about), blue negative (a "
+    "colour-blind-safe pair); bold white (black in the light theme) where the keyboard is: "
+    "the focused frame, the cursor, the selected row; magenta (bold) something to notice: "
+    "NOT invariant, a FLIP, a disagreement, a slow key. --theme dark, light or contrast; "
+    "NO_COLOR or --no-color turns colour off, --ascii avoids Unicode drawing.",
+    "fp16, bf16: 16-bit storage; the statistics accumulate in fp32 (T changes that), as torch "
+    "does for 16-bit inputs with fp32 weights. torch's all-bf16 modules (bf16 weights too) "
+    "round their statistics to bf16, which normscope does not emulate.",
 };
 
 /* The help text is built for a focus and a width into one static buffer of lines. */

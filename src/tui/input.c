@@ -60,20 +60,37 @@ static void grid_shape(const ns_tensor *x, size_t *rows, size_t *cols) {
   *rows = x->n / *cols;
 }
 
-/* The panel's title: the shape, and where x came from when the state records it. */
-static void input_title(const ns_state *s, char *title, size_t len) {
-  char shape[64];
+/* The panel's title: the shape, and where x came from when the state records it. The
+ * longest form that fits in room cells: for a tensor of a file, a narrow panel drops the
+ * file's name before the tensor's, then the shape's spaces; the last form is cut (with an
+ * ellipsis) if even it does not fit. */
+static void input_title(const ns_state *s, int room, char *title, size_t len) {
+  char shape[64], tight[64];
   ns_shape_format(s->x->rank, s->x->shape, shape, sizeof shape);
+  size_t k = 0;
+  for (const char *c = shape; *c && k + 1 < sizeof tight; c++)
+    if (*c != ' ') tight[k++] = *c;
+  tight[k] = 0;
   if (!s->source || !s->source[0]) {
     snprintf(title, len, "1 Input x %s", shape);
     return;
   }
   const char *base = strrchr(s->source, '/'), *tn = strstr(s->source, ".safetensors:");
   base = base ? base + 1 : s->source;
-  if (tn) /* one tensor of a file: its name first, so a narrow title keeps it */
-    snprintf(title, len, "1 Input x %s %s from %.*s", shape, tn + 13, (int)(tn + 12 - base), base);
-  else
-    snprintf(title, len, "1 Input x %s from %s", shape, base);
+  char forms[3][160];
+  int nf = 0;
+  if (tn) { /* one tensor of a file: its name outlives the file's */
+    const char *name = tn + 13;
+    int flen = (int)(tn + 12 - base);
+    snprintf(forms[nf++], sizeof forms[0], "1 Input x %s %s from %.*s", shape, name, flen, base);
+    snprintf(forms[nf++], sizeof forms[0], "1 Input x %s %s", shape, name);
+    snprintf(forms[nf++], sizeof forms[0], "1 Input x %s %s", tight, name);
+  } else {
+    snprintf(forms[nf++], sizeof forms[0], "1 Input x %s from %s", shape, base);
+  }
+  int f = 0;
+  while (f + 1 < nf && (int)strlen(forms[f]) > room) f++;
+  snprintf(title, len, "%s", forms[f]);
 }
 
 /* Element idx in its cell of cw columns at (y, x): what the normalization sees, x
@@ -82,7 +99,7 @@ static void input_title(const ns_state *s, char *title, size_t len) {
 static void draw_cell(const ns_state *s, WINDOW *w, const tui_view *v, int y, int x, int cw,
                       size_t idx, int here) {
   double val = ns_round(ns_tensor_get(s->x, idx), s->dtype);
-  int style = here ? (PLOT_S_POS | PLOT_F_REVERSE)
+  int style = here ? (PLOT_S_FOCUS | PLOT_F_REVERSE)
                    : (val < 0   ? PLOT_S_NEG
                       : val > 0 ? PLOT_S_POS
                                 : PLOT_S_TEXT);
@@ -152,7 +169,7 @@ static void grid_window(size_t lines, size_t cur_line, size_t cols, size_t per, 
 
 void tui_draw_input(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   char title[160];
-  input_title(s, title, sizeof title);
+  input_title(s, tui_title_room(w, v), title, sizeof title);
   tui_frame(w, title, v);
   int iw = tui_iw(w), ih = tui_ih(w);
   size_t rows, cols;

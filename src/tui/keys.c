@@ -77,6 +77,20 @@ static size_t cursor_index(const app *a) {
   return (size_t)a->view.cursor_row * cols + (size_t)a->view.cursor_col;
 }
 
+const char *tui_edit_cell_name(const app *a, char *buf, size_t len) {
+  const ns_tensor *t = on_batch(a) ? a->st.batch : a->st.x;
+  size_t idx = cursor_index(a), n = (size_t)snprintf(buf, len, "%s[", on_batch(a) ? "batch" : "x");
+  size_t sub[NS_MAXRANK];
+  for (int k = t->rank - 1; k >= 0; k--) {
+    sub[k] = idx % t->shape[k];
+    idx /= t->shape[k];
+  }
+  for (int k = 0; k < t->rank && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%zu", k ? "," : "", sub[k] + 1);
+  if (n < len) snprintf(buf + n, len - n, "]");
+  return buf;
+}
+
 /* The flat element under the cursor, moved by d and kept inside the matrix. */
 static void cursor_flat(app *a, long d) {
   size_t rows, cols;
@@ -762,6 +776,16 @@ const char *tui_field_keys(int f, char *buf, size_t len) {
   for (int i = 0; i < tui_nkeymap && n < len; i++)
     if (tui_keymap[i].fields & NS_FIELDBIT(f))
       n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", tui_keymap[i].keys);
+  return buf;
+}
+
+const char *tui_field_help(int f, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < tui_nkeymap && n < len; i++)
+    if (tui_keymap[i].fields & NS_FIELDBIT(f))
+      n += (size_t)snprintf(buf + n, len - n, "%s%s: %s", n ? "; " : "", tui_keymap[i].keys,
+                            tui_keymap[i].help);
   return buf;
 }
 

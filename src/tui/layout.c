@@ -91,7 +91,8 @@ void tui_layout_make(tui_layout *L, int cols, int lines, tui_panel tab, int prom
     arrange(L, 1, lines - 3 - sb, cols);
     return;
   }
-  int top = 1, B = lines - 4;
+  /* open, the Lua pane takes the shared slot, and the panels the line the Lua output had */
+  int top = 1, B = lines - 4 + (prompt_open != 0);
   arrange(L, top, B, cols);
   if (prompt_open) {
     L->scrollback = L->panel[L->tab];

@@ -451,7 +451,8 @@ static void draw_bar(const app *a, WINDOW *w, int y, int width) {
   mvwaddstr(w, y, 1, head);
   int x = 1 + (int)strlen(head);
   for (int k = 1; k <= p->n && x < width - 2; k++, x += 2) {
-    wattrset(w, tui_attr(k == p->k ? PLOT_S_POS : PLOT_S_TITLE) | (k == p->k ? A_BOLD : A_REVERSE));
+    wattrset(w,
+             tui_attr(k == p->k ? PLOT_S_FOCUS : PLOT_S_TITLE) | (k == p->k ? A_BOLD : A_REVERSE));
     mvwaddstr(w, y, x, marker(p, k, a->opt.ascii));
   }
   wattrset(w, tui_attr(PLOT_S_TITLE) | A_REVERSE);
@@ -995,7 +996,7 @@ int tui_player_present(app *a, const tui_view *v) {
   if (a->editing == EDIT_ANSWER || a->editing == EDIT_STEP) /* the prompt line's place */
     snprintf(edit, sizeof edit, "%s%s_   (Enter, Esc cancels)",
              a->editing == EDIT_ANSWER ? "answer = " : "go to step ", a->edit);
-  wattrset(w, tui_attr(edit[0] ? PLOT_S_POS : PLOT_S_DIM));
+  wattrset(w, tui_attr(edit[0] ? PLOT_S_FOCUS : PLOT_S_DIM));
   mvwaddnstr(w, H - 1, 1,
              edit[0]     ? edit
              : a->msg[0] ? a->msg

@@ -92,7 +92,7 @@ static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tu
     size_t idx = first + i;
     int yy = 2 + (int)i;
     /* the selected element's label in reverse video */
-    int ls = idx == cur && v->focused ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_DIM;
+    int ls = idx == cur && v->focused ? PLOT_S_FOCUS | PLOT_F_REVERSE : PLOT_S_DIM;
     tui_printf(w, yy, 1, ls, "%*zu", lab - 1, idx + 1);
     char num[32];
     if (s->mask && !ns_mask_keeps(s->mask, s->x->rank, s->x->shape, idx)) {
@@ -157,7 +157,7 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
       memcpy(label + at, d, (size_t)l);
     }
     int here_row = cur / cols == row && v->focused;
-    tui_printf(w, yy, 1, here_row ? PLOT_S_POS : PLOT_S_DIM, "%*s", labw, label + at);
+    tui_printf(w, yy, 1, here_row ? PLOT_S_FOCUS : PLOT_S_DIM, "%*s", labw, label + at);
     for (int k = 0; k < per; k++) {
       size_t idx = row * cols + c0 + (size_t)k;
       int cx = 2 + labw + k * mw;
@@ -170,7 +170,7 @@ static void draw_matrix(const ns_state *s, const ns_result *r, WINDOW *w, const 
       int style = PLOT_S_TEXT;
       if (r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)])
         style = PLOT_S_MARK;
-      if (here) style = PLOT_S_POS | PLOT_F_REVERSE;
+      if (here) style = PLOT_S_FOCUS | PLOT_F_REVERSE;
       char num[32];
       tui_printf(w, yy, cx, style, "%*s", mw - 1,
                  plot_fmt_fixed(val, mw - 1, dec, num, sizeof num));

@@ -19,7 +19,7 @@ static int side(WINDOW *w, int y, int x, int cw, int ih, const char *name, const
                 const double *J, const double *sv, int rank, size_t n, int current,
                 const tui_view *v) {
   char buf[64];
-  tui_printf(w, y++, x, current ? PLOT_S_POS | PLOT_F_BOLD : PLOT_S_TITLE, "%s%s", name,
+  tui_printf(w, y++, x, current ? PLOT_S_FOCUS | PLOT_F_BOLD : PLOT_S_TITLE, "%s%s", name,
              current ? "  (the placement now)" : "");
   tui_puts(w, y++, x, PLOT_S_LABEL, formula);
   /* the matrix, when each entry gets 7 columns and enough lines are left for the rest */

@@ -71,4 +71,10 @@ void tui_draw_precision(const ns_state *s, const ns_result *r, WINDOW *w, const 
     y += 3;
   }
   if (y <= ih) tui_printf(w, y++, 1, PLOT_S_DIM, "bars: digits kept, of %.1f", avail);
+  /* the one framework case these numbers are not: say it where bf16 is chosen */
+  if (r->prec_dtype == NS_BF16 && y <= ih) {
+    const char *note = "torch with bf16 weights too rounds its statistics to bf16: not emulated";
+    if (tui_wrap_lines(w, 1, note) > ih - y + 1) note = "not torch's all-bf16 modules (bf16 stats)";
+    tui_wrap(w, y, 1, PLOT_S_DIM, note, ih - y + 1);
+  }
 }

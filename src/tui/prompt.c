@@ -487,6 +487,24 @@ static size_t cpoff(const char *s, int k) {
   return (size_t)(p - s);
 }
 
+/* Where each row of s starts, wrapped at width code points: after the row's last space
+ * when it has one in its second half (so a phrase is not cut mid-word), else at width.
+ * Returns the rows, at most max (the last one then holds the rest). */
+#define WRAP_MAX 64
+static int wrap_rows(const char *s, int width, size_t *start, int max) {
+  int n = 0;
+  size_t off = 0;
+  for (;;) {
+    start[n++] = off;
+    const char *seg = s + off;
+    if (n == max || cplen(seg) <= width) return n;
+    size_t cut = cpoff(seg, width), sp = cut;
+    while (sp > 0 && seg[sp] != ' ') sp--;
+    if (sp > cpoff(seg, width / 2)) cut = sp + 1;
+    off += cut;
+  }
+}
+
 void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
   int h = getmaxy(w), wd = getmaxx(w);
   int framed = h >= 3;
@@ -497,13 +515,13 @@ void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
   /* Fill from the bottom up; long entries wrap onto several rows. */
   int y = y0 + rows - 1;
   for (int k = p->n - 1 - p->scroll; k >= 0 && y >= y0; k--) {
-    int len = cplen(p->lines[k]);
-    int nrows = framed ? (len + width - 1) / width : 1;
-    if (nrows < 1) nrows = 1;
+    size_t start[WRAP_MAX];
+    const char *line = p->lines[k];
+    int nrows = wrap_rows(line, width, start, framed ? WRAP_MAX : 1);
     for (int r = nrows - 1; r >= 0 && y >= y0; r--, y--) {
-      const char *seg = p->lines[k] + cpoff(p->lines[k], r * width);
+      const char *seg = line + start[r];
       char buf[1024];
-      size_t nb = cpoff(seg, width);
+      size_t nb = r + 1 < nrows ? start[r + 1] - start[r] : cpoff(seg, width);
       if (nb >= sizeof buf) nb = sizeof buf - 1;
       memcpy(buf, seg, nb);
       buf[nb] = 0;
@@ -524,7 +542,7 @@ void tui_draw_prompt(const tui_prompt *p, WINDOW *w, const tui_view *v) {
   for (int i = 0; i < rl_point && line[i]; i++)
     if (((unsigned char)line[i] & 0xC0) != 0x80) col++;
   int room = wd - pw - 1, skip = col > room ? col - room : 0;
-  wattrset(w, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+  wattrset(w, tui_attr(PLOT_S_FOCUS | PLOT_F_BOLD));
   mvwaddstr(w, 0, 0, pr);
   wattrset(w, A_NORMAL);
   const char *s = line;

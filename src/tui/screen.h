@@ -126,6 +126,8 @@ const tui_binding *tui_binding_of(int code);
 const tui_binding *tui_binding_in(int code, int lesson);
 /* The keys of the bindings that change field f ("e E ="), into buf. */
 const char *tui_field_keys(int f, char *buf, size_t len);
+/* What those keys do, from the same rows ("o O: momentum halved / doubled; C: ..."). */
+const char *tui_field_help(int f, char *buf, size_t len);
 /* The name of key code as the key table spells it ('D' -> "D", TUI_ALT('a') -> "M-a"),
  * into buf; "?" when no binding holds it. Hints on screen name keys through it (or
  * tui_field_keys), so they cannot drift from the table. */
@@ -213,6 +215,9 @@ attr_t tui_attr(int style);
 short tui_pair(int style);
 /* Frame with a title; a focused panel's frame is highlighted. */
 void tui_frame(WINDOW *w, const char *title, const tui_view *v);
+/* The cells a title of w has before tui_frame cuts it (the frame, its corners and the
+ * focus marker taken off). */
+int tui_title_room(WINDOW *w, const tui_view *v);
 /* A space that does not break: "rms" TUI_GLUES "%s" keeps a label with its value. */
 #define TUI_GLUE 0x1f
 #define TUI_GLUES "\x1f"

@@ -131,6 +131,17 @@ _Static_assert(NROWS <= TUI_NSETTINGS_MAX, "panel 2 has more rows than TUI_NSETT
 /* What a trailing `*` on a value means (nothing was set: the default applies). */
 #define DEFAULT_NOTE "* = default (kind's or dtype's)"
 
+/* The panel's last lines from y, maxlines of them: with the focus on a row, what that
+ * row's keys do (from the keymap); else what a star means. */
+static void settings_note(WINDOW *w, int y, int maxlines, int sel) {
+  if (maxlines < 1) return;
+  char help[400];
+  if (sel >= 0 && tui_field_help(tui_settings_rows[sel], help, sizeof help)[0])
+    tui_wrap(w, y, 1, PLOT_S_DIM, help, maxlines);
+  else
+    tui_puts(w, y, 1, PLOT_S_DIM, DEFAULT_NOTE);
+}
+
 void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const tui_view *v) {
   (void)r;
   tui_frame(w, "2 Settings", v);
@@ -157,12 +168,12 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
       if (y > ih) continue;
       char key[8];
       snprintf(key, sizeof key, "%.1s", keys[i]);
-      tui_printf(w, y, x, PLOT_S_POS | PLOT_F_BOLD, "%s", key);
-      tui_printf(w, y, x + 2, i == sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-5s",
+      tui_printf(w, y, x, PLOT_S_FOCUS | PLOT_F_BOLD, "%s", key);
+      tui_printf(w, y, x + 2, i == sel ? PLOT_S_FOCUS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-5s",
                  rows[i].shortname);
       tui_printf(w, y, x + 8, PLOT_S_TEXT, "%.*s", colw - 9, rows[i].shortvalue);
     }
-    if (half < ih) tui_puts(w, half + 1, 1, PLOT_S_DIM, DEFAULT_NOTE);
+    settings_note(w, half + 1, ih - half, sel);
     return;
   }
   /* not every row fits: the window follows the selected row and the last line says how
@@ -174,10 +185,10 @@ void tui_draw_settings(const ns_state *s, const ns_result *r, WINDOW *w, const t
     tui_printf(w, ih, 1, PLOT_S_DIM, "rows %d-%d/%d (Up/Down, PgUp/PgDn)", first + 1, first + room,
                n);
   for (int i = first, y = 1; i < n && y <= room; i++, y++) {
-    tui_printf(w, y, 1, PLOT_S_POS | PLOT_F_BOLD, "%-5s", keys[i]);
-    tui_printf(w, y, 7, i == sel ? PLOT_S_POS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-13s",
+    tui_printf(w, y, 1, PLOT_S_FOCUS | PLOT_F_BOLD, "%-5s", keys[i]);
+    tui_printf(w, y, 7, i == sel ? PLOT_S_FOCUS | PLOT_F_REVERSE : PLOT_S_LABEL, "%-13s",
                rows[i].name);
     tui_puts(w, y, 21, PLOT_S_TEXT, rows[i].value);
   }
-  if (ih > n) tui_puts(w, ih, 1, PLOT_S_DIM, DEFAULT_NOTE);
+  settings_note(w, n + 1, ih - n, sel);
 }

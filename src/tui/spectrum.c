@@ -133,7 +133,7 @@ static void draw_closed(const ns_state *s, const ns_result *r, WINDOW *w, const 
                 : e->label == NS_LABEL_ONES   ? PLOT_S_DIM
                 : e->label == NS_LABEL_RADIAL ? PLOT_S_POS
                                               : PLOT_S_TEXT;
-    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
+    if (v->focused && i == sel) style = PLOT_S_FOCUS | PLOT_F_REVERSE;
     tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, val,
                cw, jr, cw, fr);
   }
@@ -354,7 +354,7 @@ void tui_draw_spectrum(const ns_state *s, const ns_result *r, WINDOW *w, const t
     int style = e->label == NS_LABEL_ONES
                     ? PLOT_S_DIM
                     : (e->label == NS_LABEL_RADIAL ? PLOT_S_POS : PLOT_S_TEXT);
-    if (v->focused && i == sel) style = PLOT_S_POS | PLOT_F_REVERSE;
+    if (v->focused && i == sel) style = PLOT_S_FOCUS | PLOT_F_REVERSE;
     tui_printf(w, y, 1, style, "%-6s%*d%*s%*s%*s", ns_label_name(e->label), mw, e->mult, ow, c[0],
                ow, c[1], ow, c[2]);
   }

@@ -19,7 +19,8 @@ static int ncolors; /* 0, 8 or 256 */
  * orange and negative blue in every theme: the two ends of a diverging palette that stay
  * apart with any common colour-vision deficiency; marks are bold (and, without colour,
  * underlined) so they never rest on colour alone. */
-#define NROLES (PLOT_S_SERIES5 + 1)
+#define NROLES (PLOT_S_FOCUS + 1)
+_Static_assert(NROLES <= PLOT_S_DIV0, "the plain roles run into the diverging ones");
 typedef struct {
   const char *name;
   short fg8[NROLES], fg256[NROLES];
@@ -27,7 +28,9 @@ typedef struct {
   short bg256[PLOT_DIV_LEVELS], dfg256[PLOT_DIV_LEVELS];
 } theme;
 
-/* role order: TEXT AXIS LABEL TITLE POS NEG MARK GOOD DIM SERIES0..5 */
+/* role order: TEXT AXIS LABEL TITLE POS NEG MARK GOOD DIM SERIES0..5 FOCUS. Each colour
+ * means one thing: orange is a positive value, never the focus (bright white or black,
+ * bold), magenta something to notice. */
 #define W COLOR_WHITE
 #define Y COLOR_YELLOW
 #define B COLOR_BLUE
@@ -38,23 +41,23 @@ typedef struct {
 #define G COLOR_GREEN
 static const theme themes[] = {
     {"dark",
-     {-1, W, C, W, Y, B, M, C, W, Y, B, W, M, G, R},
-     {-1, 244, 110, 255, 208, 33, 201, 45, 245, 214, 39, 250, 170, 113, 180},
-     {0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+     {-1, W, C, W, Y, B, M, C, W, Y, B, W, M, G, R, W},
+     {-1, 244, 110, 255, 208, 33, 201, 45, 245, 214, 39, 250, 170, 113, 180, 231},
+     {0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
      {18, 25, 32, 110, -1, 223, 215, 208, 166},
      {231, 231, 231, 16, -1, 16, 16, 16, 231}},
     /* for a light background: dark inks, the same hue pair */
     {"light",
-     {-1, K, B, K, R, B, M, B, K, R, B, K, M, G, Y},
-     {-1, 242, 24, 232, 166, 25, 125, 30, 242, 130, 25, 238, 90, 28, 94},
-     {0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+     {-1, K, B, K, R, B, M, B, K, R, B, K, M, G, Y, K},
+     {-1, 242, 24, 232, 166, 25, 125, 30, 242, 130, 25, 238, 90, 28, 94, 16},
+     {0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
      {18, 25, 74, 153, -1, 223, 215, 208, 166},
      {231, 231, 16, 16, -1, 16, 16, 16, 231}},
     /* high contrast: saturated inks, bold signs, no grey that washes out on a projector */
     {"contrast",
-     {-1, W, C, W, Y, C, M, G, W, Y, C, W, M, G, R},
-     {-1, 255, 51, 231, 214, 45, 201, 118, 252, 214, 45, 231, 201, 118, 226},
-     {0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1},
+     {-1, W, C, W, Y, C, M, G, W, Y, C, W, M, G, R, W},
+     {-1, 255, 51, 231, 214, 45, 201, 118, 252, 214, 45, 231, 201, 118, 226, 231},
+     {0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1},
      {17, 19, 27, 117, -1, 229, 220, 208, 202},
      {231, 231, 231, 16, -1, 16, 16, 16, 16}},
 };
@@ -144,8 +147,12 @@ static size_t utf8_prefix(const char *s, int cells) {
   return cut;
 }
 
+int tui_title_room(WINDOW *w, const tui_view *v) {
+  return getmaxx(w) - 5 - (v->focused ? 2 : 0);
+}
+
 void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
-  attr_t a = v->focused ? (A_BOLD | (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_POS)) : 0))
+  attr_t a = v->focused ? (A_BOLD | (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_FOCUS)) : 0))
                         : (ncolors ? COLOR_PAIR(PAIR_ROLE(PLOT_S_AXIS)) : A_NORMAL);
   wattrset(w, a);
   if (v->ascii) {
@@ -165,8 +172,8 @@ void tui_frame(WINDOW *w, const char *title, const tui_view *v) {
   if (title) {
     /* clip to the frame: a title must never wrap into the panel; a cut one ends in an
      * ellipsis, and the focus marker stays after it */
-    const char *mark = v->focused ? (v->ascii ? " *" : " \u25c0") : "";
-    int room = getmaxx(w) - 4 - (v->focused ? 2 : 0);
+    const char *mark = v->focused ? (v->ascii ? " <" : " \u25c0") : "";
+    int room = tui_title_room(w, v) + 1; /* with the space before the title */
     char buf[200];
     snprintf(buf, sizeof buf, " %s", title);
     if (buf[utf8_prefix(buf, room)]) {

@@ -184,7 +184,7 @@ static void draw_header(app *a) {
     int shown = !a->lay.small || a->lay.panel[p].h > 0;
     int foc = (int)a->view.focus == p;
     attr_t at =
-        foc ? (tui_attr(PLOT_S_POS) | A_BOLD | A_REVERSE)
+        foc ? (tui_attr(PLOT_S_FOCUS) | A_BOLD | A_REVERSE)
             : (shown ? (tui_attr(PLOT_S_TITLE) | A_REVERSE) : (tui_attr(PLOT_S_DIM) | A_REVERSE));
     wattrset(w, at);
     mvwprintw(w, 0, a->lay.tab_x[p], shown && a->lay.small ? "[%s]" : " %s ",
@@ -325,17 +325,23 @@ static void draw_prompt_line(app *a, const tui_view *v, int prompt_open) {
   if (prompt_open) {
     tui_draw_prompt(a->prompt, a->pwin, v);
   } else if (a->editing == EDIT_EPS) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    wattrset(a->pwin, tui_attr(PLOT_S_FOCUS | PLOT_F_BOLD));
     mvwprintw(a->pwin, 0, 0, "eps = %s_", a->edit);
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     wprintw(a->pwin, "   (now %g; Enter applies, Esc cancels)", a->st.eps);
+  } else if (a->editing == EDIT_CELL) { /* the whole number: the cell shows only its tail */
+    char name[64];
+    wattrset(a->pwin, tui_attr(PLOT_S_FOCUS | PLOT_F_BOLD));
+    mvwprintw(a->pwin, 0, 0, "%s = %s_", tui_edit_cell_name(a, name, sizeof name), a->edit);
+    wattrset(a->pwin, tui_attr(PLOT_S_DIM));
+    wprintw(a->pwin, "   (Enter applies, Esc cancels)");
   } else if (a->editing == EDIT_STEP) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    wattrset(a->pwin, tui_attr(PLOT_S_FOCUS | PLOT_F_BOLD));
     mvwprintw(a->pwin, 0, 0, "go to step %s_", a->edit);
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     wprintw(a->pwin, "   (a number; Enter goes, Esc cancels)");
   } else if (a->editing == EDIT_ANSWER) {
-    wattrset(a->pwin, tui_attr(PLOT_S_POS | PLOT_F_BOLD));
+    wattrset(a->pwin, tui_attr(PLOT_S_FOCUS | PLOT_F_BOLD));
     mvwprintw(a->pwin, 0, 0, "answer = %s_", a->edit);
     wattrset(a->pwin, tui_attr(PLOT_S_DIM));
     wprintw(a->pwin, "   (a number or a Lua expression; Enter answers, Esc cancels)");

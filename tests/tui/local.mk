@@ -41,6 +41,9 @@ SCREEN_TESTS += tests/tui/test_screen_odds.sh
 # the third replay of the review: Train/eval's source and seed, the help's budget, the
 # Spectrum header's columns
 SCREEN_TESTS += tests/tui/test_screen_wording.sh
+# the review's (c) items still open at its replay: one meaning of *, whole values, keys
+# explained, the 80x24 Lua pane, narrow titles, the README's lines in any order
+SCREEN_TESTS += tests/tui/test_screen_newuser.sh
 # statistics lines whole at 80x24 and 120x40: the Input footer, the Output's stat line (B8)
 SCREEN_TESTS += tests/tui/test_screen_footer.sh
 # the Batch panel: LN drawn when there is room, what is left out named with its key (B14)

@@ -32,7 +32,7 @@ check "80x24, 3x8 batch: T col 2 = $T2, nothing drawn over it" \
   wait_re "T col 2: +$T2 \(was $T2\) +│"
 check "80x24, 3x8 batch: the other columns summed up" wait_for "T cols 3-8: 0 FLIPs"
 check "80x24, 3x8 batch: the target and its companion rows are both shown" \
-  wait_re "C\*2 +0 +1 +0 +1"
+  wait_re "C 2 +0 +1 +0 +1"
 # a one-feature batch at eps 0 (lesson 004-03, step 4): each row's LN is 0/0, and the panel
 # says why its LN cells are nan; with eps back, no such line
 lua 'set{batch={{3},{0},{0},{0}}, eps=0}'

@@ -62,17 +62,17 @@ for size in "80 24" "120 40"; do
   start "$1" "$2" lesson 15
   check "lesson 15 at $1x$2: step 1" wait_for "step 1/4"
   check "  the target row is on screen" wait_re "T(▶|>)1 +0 "
-  check "  and the companion row with it" wait_re "C\*2 +2 "
+  check "  and the companion row with it" wait_re "C 2 +2 "
   keys n
   check "  step 2 asks its question first" wait_for "Predict first:"
   check "  with its choices" wait_for "3) flip to about +1"
-  check "  and the batch is still step 1's" wait_re "C\*2 +2 "
+  check "  and the batch is still step 1's" wait_re "C 2 +2 "
   keys =
   check "  = asks for the answer" wait_for "answer = _"
   lit 3
   keys Enter
   check "  the answer is recorded, the truth shown" wait_for "You predicted 3. What happens: 3) flip to about +1 (right)"
-  check "  and the step's set is applied (the companion is -2)" wait_re "C\*2 +-2 "
+  check "  and the step's set is applied (the companion is -2)" wait_re "C 2 +-2 "
   keys q
   wait_for "EXIT=0"
 done
@@ -82,7 +82,7 @@ start 80 24 lesson 22
 wait_for "step 1/4"
 keys n
 check "lesson 22 step 2 at 80x24" wait_for "step 2/4"
-for r in "T(▶|>)1 +1 +3 +7 +2" " 2 +2 +5 +11 +4" " 3 +4 +7 +13 +8" " 4 +7 +9 +17 +10" "C\*5 +11 +15 +23 +14"; do
+for r in "T(▶|>)1 +1 +3 +7 +2" " 2 +2 +5 +11 +4" " 3 +4 +7 +13 +8" " 4 +7 +9 +17 +10" "C 5 +11 +15 +23 +14"; do
   check "  the batch row /$r/ is on screen" wait_re "$r"
 done
 keys q
@@ -110,7 +110,7 @@ check "  the answer is asked again" wait_for "? type = and your number"
 lua '= 1e6'
 check "at the prompt, = answers too (wrong: how far off)" wait_for "1e+06 is too high"
 keys R
-check "R goes back to the step's own numbers" wait_re "C\*5 +11 +15 +23 +14"
+check "R goes back to the step's own numbers" wait_re "C 5 +11 +15 +23 +14"
 keys q
 wait_for "EXIT=0"
 
