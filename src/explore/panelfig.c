@@ -327,8 +327,9 @@ static void fig_amplitude(const ns_state *s, const ns_result *r, comp *fc, int y
   double hi = pow(10, ceil(log10(sqrt(eps[1]) / sig)) + 2);
   size_t rows = s->x->shape[0], per = s->x->n / rows, take = rows;
   if (per > NS_EXPLORE_PROBE_LIMIT) {
-    say(fc, y0, x0, "amplitude against a: each x[i, ...] has %zu", per);
-    say(fc, y0 + 1, x0, "elements (drawn up to %d)", NS_EXPLORE_PROBE_LIMIT);
+    say(fc, y0, x0, "amplitude against a:");
+    say(fc, y0 + 1, x0, "each x[i, ...] has %zu elements,", per);
+    say(fc, y0 + 2, x0, "drawn up to %d", NS_EXPLORE_PROBE_LIMIT);
     return;
   }
   if (s->x->n > FIG_MAXN) take = FIG_MAXN / per > 0 ? FIG_MAXN / per : 1;
@@ -386,28 +387,21 @@ static void fig_amplitude(const ns_state *s, const ns_result *r, comp *fc, int y
   ns_tensor_free(ax);
 }
 
-/* The closed-form spectrum for eps over 10^-12 .. 10^2 and at the state's eps (left), and
- * the amplitude against the input scale (right). */
-static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
+/* The closed-form spectrum of x under spec (its entries at most ecap) for eps over
+ * 10^-12 .. 10^2 and at eps_now, in a half of w x h titled by title (or the short title
+ * where the half is narrow). */
+static void fig_eps_sweep(const ns_tensor *x, ns_spec spec, size_t ecap, double eps_now,
+                          const char *title, const char *short_title, comp *fc, int w, int h) {
   enum { NEPS = 57 };
-  size_t n = s->x->n;
-  int half = (iw - 2) / 2;
-  if (n > NS_EXPLORE_JAC_LIMIT) {
-    say(fc, 0, 0, "x has %zu elements:", n);
-    say(fc, 1, 0, "the spectrum is drawn up to %d", NS_EXPLORE_JAC_LIMIT);
-    fig_amplitude(s, r, fc, 0, 2 + half, iw - 2 - half, ih);
-    return;
-  }
-  ns_spec spec;
-  ns_state_spec(s, &spec);
-  ns_eig *e = ns_mem_alloc(n * sizeof *e);
-  size_t cap = (NEPS + 1) * n;
+  ns_eig *e = ns_mem_alloc(ecap * sizeof *e);
+  size_t cap = (NEPS + 1) * ecap;
   double *px[3], *py[3];
   size_t np[3] = {0, 0, 0};
   double *buf = ns_mem_alloc(6 * cap * sizeof *buf);
   if (!e || !buf) {
     ns_mem_free(e);
     ns_mem_free(buf);
+    say(fc, 0, 0, "the spectrum figure: out of memory");
     return;
   }
   for (int k = 0; k < 3; k++) {
@@ -419,14 +413,14 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
     double eps = pow(10, -12 + 14.0 * i / (NEPS - 1));
     spec.eps = eps;
     char e2[NS_ERRLEN];
-    int ne = ns_spectrum_closed(s->x, &spec, e, n, e2);
+    int ne = ns_spectrum_closed(x, &spec, e, ecap, e2);
     if (ne <= 0) {
       closed = 0;
       break;
     }
     for (int j = 0; j < ne; j++) {
       int k = (int)e[j].label;
-      if (np[k] < cap) {
+      if (k < 3 && np[k] < cap) {
         px[k][np[k]] = eps;
         py[k][np[k]++] = e[j].value;
       }
@@ -440,26 +434,24 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
     /* the state's eps: its radial and bulk eigenvalues as a series of their own */
     double cx[64], cy[64];
     size_t nc = 0;
-    spec.eps = s->eps;
+    spec.eps = eps_now;
     char e2[NS_ERRLEN];
-    int ne = ns_spectrum_closed(s->x, &spec, e, n, e2);
+    int ne = ns_spectrum_closed(x, &spec, e, ecap, e2);
     for (int j = 0; j < ne && nc < 64; j++)
-      if (e[j].label != NS_LABEL_ONES && s->eps > 0) {
-        cx[nc] = s->eps;
+      if (e[j].label != NS_LABEL_ONES && eps_now > 0) {
+        cx[nc] = eps_now;
         cy[nc++] = e[j].value;
       }
     char now[48];
-    snprintf(now, sizeof now, "eps = %g (now)", s->eps);
+    snprintf(now, sizeof now, "eps = %g (now)", eps_now);
     plot_xy ser[4] = {{px[0], py[0], np[0], "ones (0: not on a log axis)"},
                       {px[1], py[1], np[1], "radial eps/s^3"},
                       {px[2], py[2], np[2], "bulk 1/s"},
                       {cx, cy, nc, now}};
     plot_opts o;
-    /* the long title where the half has room for it, else without its parenthesis (the
-       review's replay: at width 80 the title was cut to "(closed fo") */
-    static const char full[] = "eigenvalues of J against eps (closed form)";
-    fig_opts(&o, half, ih, fc,
-             half >= (int)sizeof full - 1 ? full : "eigenvalues of J against eps");
+    /* the long title where the half has room for it, else the short one (the review's
+       replay: at width 80 the title was cut to "(closed fo") */
+    fig_opts(&o, w, h, fc, w >= (int)strlen(title) ? title : short_title);
     o.logx = o.logy = 1;
     o.xlabel = "eps";
     paint(fc, 0, 0, plot_fig_lines(ser, 4, &o, 0, fc->err));
@@ -467,6 +459,45 @@ static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw
   ns_mem_free(e);
   ns_mem_free(buf);
   fc->err[0] = 0;
+}
+
+/* The closed-form spectrum against eps (left) and the amplitude against the input scale
+ * (right). Above NS_EXPLORE_JAC_LIMIT elements the left half is one statistic's: its
+ * closed form is that of its block alone (ns_stat_block), whatever the size of x. */
+static void fig_spectrum(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
+  size_t n = s->x->n;
+  int half = (iw - 2) / 2;
+  ns_spec spec;
+  ns_state_spec(s, &spec);
+  if (n <= NS_EXPLORE_JAC_LIMIT) {
+    fig_eps_sweep(s->x, spec, n, s->eps, "eigenvalues of J against eps (closed form)",
+                  "eigenvalues of J against eps", fc, half, ih);
+  } else {
+    /* the statistic the panel's eigenvector check is on (the first one otherwise) */
+    size_t stat = r && r->neigchk > 0 ? r->eigchk_stat[0] : 0;
+    ns_tensor *xb = NULL;
+    ns_spec bs;
+    double g = 1;
+    char e2[NS_ERRLEN];
+    int got = ns_stat_block(s->x, &spec, stat, &xb, &bs, &g, e2);
+    if (got == 1) {
+      size_t nstat = r ? r->norm.plan.nstat : 0;
+      char title[96], short_title[64];
+      if (nstat > 1)
+        snprintf(title, sizeof title, "statistic %zu of %zu (m %zu): eigenvalues against eps",
+                 stat + 1, nstat, xb->n);
+      else
+        snprintf(title, sizeof title, "eigenvalues of J (m %zu) against eps", xb->n);
+      snprintf(short_title, sizeof short_title, "stat %zu/%zu against eps", stat + 1,
+               nstat ? nstat : 1);
+      fig_eps_sweep(xb, bs, 3, s->eps, title, short_title, fc, half, ih);
+    } else {
+      say(fc, 0, 0, "x has %zu elements:", n);
+      say(fc, 1, 0, "%s", got < 0 ? e2 : "no statistic's block to draw here");
+      say(fc, 2, 0, "(eval mode, or gamma varies within one)");
+    }
+    ns_tensor_free(xb);
+  }
   fig_amplitude(s, r, fc, 0, 2 + half, iw - 2 - half, ih);
 }
 

@@ -23,8 +23,9 @@
 #include "core/spectrum.h"
 #include "explore/state.h"
 
-/* The residual block's Jacobians (and the figure's spectrum sweep) run only when x has at
- * most this many elements; above it they are skipped with a reason. */
+/* The residual block's Jacobians run only when x has at most this many elements (above
+ * it they are skipped with a reason), and the figure's spectrum sweep is of the whole of x
+ * (above it, of one statistic's block). */
 #define NS_EXPLORE_JAC_LIMIT 128
 /* The full Jacobian (analytic and FD J, their LAPACK spectra, rank) is formed only when x
  * has at most this many elements (r.jac_skip says why not). Up to 1024 it costs about a

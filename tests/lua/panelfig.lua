@@ -73,6 +73,30 @@ s = e:plot("spectrum")
 T.ok(s:find("eps = 1e-06 (now)", 1, true) and s:find("○ eps 0.0001 (100x)", 1, true),
   "spectrum follows set{eps=}")
 e:set{eps = 1e-5}
+-- above the full Jacobian's limit the left half draws one statistic's closed form (it drew
+-- nothing but "the spectrum is drawn up to 128" for a 4-D file)
+do
+  local big = ns.explorer()
+  big:set{x = ns.rng(3):normal(1, 2, {16, 8, 4, 4}), kind = "batch"}
+  local sb = big:plot("spectrum")
+  T.ok(sb:find("statistic 1 of 8 (m 256): eigenvalues against eps", 1, true),
+    "spectrum of 2048 elements: statistic 1 of 8's closed form, titled", sb)
+  T.ok(not sb:find("drawn up to 128", 1, true), "  not the old note")
+  T.ok(sb:find("radial eps/s^3", 1, true) and sb:find("bulk 1/s", 1, true), "  with its legend")
+  local marks = 0
+  for _, l in ipairs(lines(sb)) do
+    local left = cells(l, 1, 60)
+    for _ in left:gmatch("[○◆△●]") do marks = marks + 1 end
+  end
+  T.ok(marks >= 40, "  and its curves drawn (" .. marks .. " marks in the left half)")
+  -- a row of more elements than the amplitude sweep takes: said whole, on three lines
+  big:set{x = ns.rng(4):normal(0, 1, {1, 70000}), kind = "layer"}
+  local sa = big:plot("spectrum", {width = 80})
+  T.ok(sa:find("each x[i, ...] has 70000 elements,", 1, true) and sa:find("drawn up to 65536", 1, true),
+    "amplitude over a 70000-element row: its limit said whole at width 80", sa)
+  T.ok(sa:find("eigenvalues of J (m 70000) against eps", 1, true) or sa:find("stat 1/1 against eps", 1, true),
+    "  and the one statistic's spectrum drawn beside it", sa)
+end
 T.ok(e:plot("precision"):find("relative error of var(x + offset) in fp64, acc fp64", 1, true),
   "precision: its title names the dtype")
 e:set{dtype = "fp32"}
