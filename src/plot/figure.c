@@ -337,12 +337,12 @@ plot_canvas *fig_empty(fig *f, const char *why) {
 
 /* ---- markers and series ---- */
 
-static const char *const markers_u[PLOT_MAXSERIES] = {"\u25cf", "\u25cb", "\u25c6",
-                                                      "\u25b3", "\u00d7", "\u25a1"};
-static const char *const markers_a[PLOT_MAXSERIES] = {"*", "o", "+", "x", "#", "@"};
+static const char *const markers_u[PLOT_MARKERS] = {"\u25cf", "\u25cb", "\u25c6", "\u25b3",
+                                                    "\u00d7", "\u25a1", "\u25bd", "\u25c7"};
+static const char *const markers_a[PLOT_MARKERS] = {"*", "o", "+", "x", "#", "@", "v", "%"};
 
 const char *fig_marker(const fig *f, int k) {
-  k %= PLOT_MAXSERIES;
+  k %= PLOT_MARKERS;
   return f->ascii ? markers_a[k] : markers_u[k];
 }
 

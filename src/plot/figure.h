@@ -38,6 +38,9 @@
 
 #define PLOT_ERRLEN 256
 #define PLOT_MAXSERIES 6
+/* Markers (lines, scatter): one per series, and two more for figures that share their
+ * markers' meanings across plots (plot_opts.marks). */
+#define PLOT_MARKERS 8
 
 /* Glyph sets, in the order of plot_glyph_names. ASCII is pure 7-bit; blocks uses
  * half and eighth blocks; braille gives 2x4 dots per cell to lines and scatter (the
@@ -65,6 +68,9 @@ typedef struct {
   int has_ref;    /* box: a reference line at the value ref across every group */
   double ref;
   const char *ref_label; /* its legend entry (NULL: "reference <ref>") */
+  /* lines, scatter: the marker of each series (0 .. PLOT_MARKERS-1), so two figures side by
+   * side give one thing one marker; NULL: series k has marker k */
+  const int *marks;
 } plot_opts;
 
 /* Defaults: 64 x 16, blocks, legend auto, values auto, nothing else. */

@@ -71,6 +71,12 @@ static void widen(double *lo, double *hi, int log) {
   }
 }
 
+/* Series k's marker: o->marks[k], or k. */
+static int mark_of(const plot_opts *o, size_t k) {
+  int m = o->marks ? o->marks[k] : (int)k;
+  return m >= 0 ? m % PLOT_MARKERS : 0;
+}
+
 static double xat(const plot_xy *s, size_t i) {
   return s->x ? s->x[i] : (double)(i + 1);
 }
@@ -127,9 +133,9 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
   fig_entry e[PLOT_MAXSERIES];
   char names[PLOT_MAXSERIES][24];
   for (size_t k = 0; k < ns; k++) {
-    e[k].glyph = fig_marker(&f, (int)k);
+    e[k].glyph = fig_marker(&f, mark_of(o, k));
     e[k].name = fig_label(&f, (int)k, s[k].label, names[k], sizeof names[k]);
-    e[k].style = fig_series_style((int)k);
+    e[k].style = fig_series_style(mark_of(o, k));
   }
   int legend = fig_want_legend(&f, (int)ns, labelled);
   int lrows = legend ? fig_legend_rows(&f, e, (int)ns) : 0;
@@ -162,9 +168,9 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
       }
       int px = fig_px(&fr, x), py = fig_py(&fr, y);
       if (joined && have)
-        segment(&d, lx, ly, px, py, (int)k);
+        segment(&d, lx, ly, px, py, mark_of(o, k));
       else if (joined || braille_scatter || f.ascii)
-        dot(&d, px, py, (int)k);
+        dot(&d, px, py, mark_of(o, k));
       have = 1, lx = px, ly = py;
     }
   }
@@ -183,6 +189,16 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
     free(d.style);
   }
   if (!braille_scatter && !(f.ascii && joined)) {
+    /* the cells each series puts a marker in, as a bit per series; where several meet
+       (lines that coincide), the cells show each of them in turn along the row, so no
+       series hides wholly under the one drawn last */
+    size_t ncell = (size_t)fr.pw * (size_t)fr.ph;
+    uint8_t *at = calloc(ncell ? ncell : 1, 1);
+    if (!at) {
+      plot_canvas_free(f.c);
+      if (err) snprintf(err, PLOT_ERRLEN, "out of memory");
+      return NULL;
+    }
     for (size_t k = 0; k < ns; k++) {
       size_t good = 0;
       for (size_t i = 0; i < s[k].n; i++) good += classify(o, xat(&s[k], i), s[k].y[i]) == P_OK;
@@ -194,11 +210,26 @@ plot_canvas *plot_fig_lines(const plot_xy *s, size_t ns, const plot_opts *o, int
         if (classify(o, x, y) != P_OK) continue;
         int cx = fig_px(&fr, x) / fr.sx, cy = fig_py(&fr, y) / fr.sy;
         if (!every && cx < lastcol + 8) continue;
-        plot_put(f.c, fr.axis + 1 + cx, fr.top + cy, fig_marker_cp(&f, (int)k),
-                 fig_series_style((int)k));
+        at[(size_t)cy * (size_t)fr.pw + (size_t)cx] |= (uint8_t)(1u << k);
         lastcol = cx;
       }
     }
+    for (int r = 0; r < fr.ph; r++) {
+      int shared = 0; /* cells of several series so far in this row */
+      for (int q = 0; q < fr.pw; q++) {
+        unsigned m = at[(size_t)r * (size_t)fr.pw + (size_t)q];
+        if (!m) continue;
+        /* the first shared cell of a row shows the series drawn last (as one on top of
+           the others would), the next ones the others in turn */
+        int meet = __builtin_popcount(m), pick = meet - 1 - (meet > 1 ? shared++ % meet : 0);
+        int k = 0;
+        for (;; k++)
+          if ((m >> k) & 1u && pick-- == 0) break;
+        plot_put(f.c, fr.axis + 1 + q, fr.top + r, fig_marker_cp(&f, mark_of(o, (size_t)k)),
+                 fig_series_style(mark_of(o, (size_t)k)));
+      }
+    }
+    free(at);
   }
   int y = fr.below;
   if (legend) y += fig_legend(&f, y, e, (int)ns);

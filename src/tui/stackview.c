@@ -186,9 +186,13 @@ static void draw_locked(const tui_stack_data *d, WINDOW *w, const tui_view *v) {
   tui_fig_paint(w, y, 1, plot_fig_lines(ser, 6, &o, 1, err), err);
   double bx[TUI_STACK_NB];
   for (int k = 0; k < TUI_STACK_NB; k++) bx[k] = tui_stack_batches[k];
-  plot_xy bs[2] = {{bx, d->l20[0], TUI_STACK_NB, "batch norm"},
-                   {bx, d->l20[1], TUI_STACK_NB, "layer norm"}};
+  plot_xy bs[2] = {{bx, d->l20[0], TUI_STACK_NB, "batch norm (1/16)"},
+                   {bx, d->l20[1], TUI_STACK_NB, "layer norm (1/16)"}};
   tui_fig_opts(&o, rw, fh, v, "layer-20 std against batch");
+  /* batch norm at init 1/16 is the left figure's "BN 1/16": its marker (3); layer norm one
+     the left does not use (6), so no marker means two things on this screen */
+  static const int marks[2] = {3, 6};
+  o.marks = marks;
   o.logx = 1;
   o.xlabel = "batch";
   err[0] = 0;

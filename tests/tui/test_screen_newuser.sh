@@ -9,7 +9,8 @@
 # - at 80x24 the open Lua pane left a blank line above `>` and wrapped a phrase mid-word;
 # - a long safetensors tensor name was cut while the file name could go;
 # - orange was positive values and the focus and the cursor; bf16 against torch was only
-#   in the README;
+#   in the README; the L view hid three series under a fourth, and its two figures each
+#   had a '●' of a different meaning;
 # - the README's "Things to try" lines only held in their order: each now starts from
 #   reset(), and they are played here in reverse.
 . "${top_srcdir:-.}/tests/tui/test_screen-lib.sh"
@@ -123,6 +124,22 @@ lua 'set{dtype="bf16"}'
 check "bf16: the Precision panel says which torch case it is not" \
   wait_for "not torch's all-bf16 modules (bf16 stats)"
 keys q
+wait_for "EXIT=0"
+
+# ---- the L view: the series on the top row all show, and no marker means two things
+start 120 40
+started
+keys L
+check "L: the per-layer figure is drawn" wait_for "std of h_k per layer (batch 512)" 60
+top_row() { capture | grep -m1 -E "^│ +1┤"; }
+for g in ◆ △ × □; do
+  check "L: the top row (std about 1) shows $g, not only the series drawn last" \
+    sh -c 'case "$1" in *"$2"*) exit 0;; *) exit 1;; esac' - "$(top_row)" "$g"
+done
+check "L: the batch-size figure's batch norm is the left's BN 1/16 marker" wait_for "△ batch norm (1/16)"
+check "  and layer norm a marker of its own" wait_for "▽ layer norm (1/16)"
+check "  no '● batch norm' (● is 'none 1/16' on the left)" no_re "● batch norm"
+keys L q
 wait_for "EXIT=0"
 
 # ---- the README's "Things to try", in reverse order

@@ -647,8 +647,48 @@ static void heatmap_numbers(void) {
   plot_canvas_free(c);
 }
 
+/* Lines that coincide: each series' marker is seen somewhere on the shared line (the one
+ * drawn last hid the others in every cell: the L view's top row showed only its last
+ * series). plot_opts.marks gives a series another marker, as the legend says. */
+static int count_of(const char *s, const char *glyph) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, glyph)); p += strlen(glyph)) n++;
+  return n;
+}
+static void coinciding(void) {
+  char err[PLOT_ERRLEN] = "";
+  double x[20], same[20], low[20];
+  for (int i = 0; i < 20; i++) x[i] = i + 1, same[i] = 0.63, low[i] = pow(10, -i * 0.8);
+  plot_xy s[4] = {{x, low, 20, "low"}, {x, same, 20, "a"}, {x, same, 20, "b"}, {x, same, 20, "c"}};
+  plot_opts o;
+  plot_opts_init(&o);
+  o.width = 66, o.height = 20, o.logy = 1;
+  plot_canvas *c = plot_fig_lines(s, 4, &o, 1, err);
+  char *t = c ? plot_canvas_text(c) : NULL;
+  /* each glyph once in the legend, and on the plot more than that */
+  int ok = t != NULL;
+  const char *glyph[4] = {"\u25cf", "\u25cb", "\u25c6", "\u25b3"};
+  for (int k = 0; ok && k < 4; k++)
+    if (count_of(t, glyph[k]) < 4)
+      ok = 0, tap_diag("series %d's %s: %d", k, glyph[k], count_of(t, glyph[k]));
+  tap_ok(ok, "three coinciding lines: each series' marker shows on the shared line %s", err);
+  if (!ok && t) tap_diag("%s", t);
+  free(t);
+  plot_canvas_free(c);
+  int marks[2] = {3, 6};
+  plot_xy two[2] = {{x, same, 20, "bn"}, {x, low, 20, "ln"}};
+  o.marks = marks;
+  c = plot_fig_lines(two, 2, &o, 1, err);
+  t = c ? plot_canvas_text(c) : NULL;
+  tap_ok(t && strstr(t, "\u25b3 bn") && strstr(t, "\u25bd ln") && !strstr(t, "\u25cf"),
+         "marks {3, 6}: the legend and the plot use triangle up and down, never the disc");
+  free(t);
+  plot_canvas_free(c);
+}
+
 int main(void) {
   goldens();
+  coinciding();
   references();
   heatmap_numbers();
   palette();
