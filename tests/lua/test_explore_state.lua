@@ -287,6 +287,46 @@ if ns.explorer then
      names:gsub("\n", " "))
   os.execute("rm -rf '" .. d .. "'")
 end
+-- Every tensor field that can hold 2^20 elements (x, mask, W, upstream; the batch holds at
+-- most 8192) at that size in one state: each goes to its own file, the state names all four,
+-- and they load back bit for bit, with the batch written out beside them
+if ns.explorer then
+  local d = os.tmpname()
+  os.remove(d)
+  os.execute("mkdir '" .. d .. "'")
+  local M = 1024
+  local g = ns.rng(11)
+  local want = {x = g:normal(0, 1, {M, M}), W = g:normal(0, 1 / 32, {M, M}),
+                upstream = g:normal(0, 1, {M, M})}
+  local mv = {}
+  for i = 1, M * M do mv[i] = i % 10 == 3 and 0 or 1 end -- a tenth left out
+  want.mask = ns.tensor(mv, {M, M})
+  local batch = g:normal(0, 1, {64, 128})
+  local e = ns.explorer(want)
+  e:set{batch = batch}
+  e:save(d .. "/five.lua")
+  local f = io.open(d .. "/five.lua", "rb")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  local files = 0
+  for field in pairs(want) do
+    local npy = text:match("  " .. field .. ' = {file = "([^"]+)"')
+    local h = npy and io.open(npy, "rb")
+    if h then files = files + 1; h:close() end
+  end
+  ok(files == 4 and #text < 300000, "four spilled fields: each named by its own file (" .. files ..
+     " of 4, " .. #text .. " bytes of state with the batch's 8192 values)")
+  local back = ns.explorer()
+  back:load(d .. "/five.lua")
+  local got = back:get()
+  local good, why = true, nil
+  want.batch = batch
+  for field, t in pairs(want) do
+    if good then good, why = same(t, got[field], field) end
+  end
+  ok(good, "  and each loads back bit for bit, the batch too", why)
+  os.execute("rm -rf '" .. d .. "'")
+end
 set{x = ns.tensor({1, 2, 3}, {3}), dtype = "fp32"}
 
 -- Every member of ns_result (result.h's NS_RESULT) is shown by result() or listed as not
