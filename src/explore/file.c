@@ -726,7 +726,14 @@ typedef struct {
   char kept[NS_F_COUNT][4096]; /* the files this state names (one a field at most), which the
                                   sweep keeps */
   int nkept;
+  int base_only; /* the state names the file by its name alone (a lesson's, beside it) */
 } spill_to;
+
+/* The name the state gives a spilled file at path: path, or its name alone. */
+static void spill_name(const spill_to *to, char *path) {
+  const char *slash = to->base_only ? strrchr(path, '/') : NULL;
+  if (slash) memmove(path, slash + 1, strlen(slash + 1) + 1);
+}
 
 static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char *hex, char *path,
                      size_t cap, char *err) {
@@ -735,7 +742,10 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char
     return ns_seterr(err, "the path is too long");
   if (to->nkept < NS_F_COUNT) snprintf(to->kept[to->nkept++], sizeof to->kept[0], "%s", path);
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0; /* these values, written before */
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) { /* these values, written before */
+    spill_name(to, path);
+    return 0;
+  }
   ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
   if (t->dtype == NS_BF16) bits.dtype = NS_FP16;
   size_t len;
@@ -749,6 +759,7 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char
   int rc = ns_file_write_atomic_mode(path, buf, len, to->mode, e);
   free(buf);
   if (rc != 0) ns_seterr(err, "%s: %s", path, e);
+  if (rc == 0) spill_name(to, path);
   return rc;
 }
 
@@ -810,6 +821,28 @@ int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err)
   free(to);
   free(prefix);
   return rc;
+}
+
+char *ns_state_dump_lesson(const ns_state *s, const char *lesson_path, char *err) {
+  size_t n = strlen(lesson_path);
+  spill_to *to = calloc(1, sizeof *to);
+  char *prefix = malloc(n + 1);
+  if (!to || !prefix) {
+    free(to);
+    free(prefix);
+    ns_seterr(err, "out of memory");
+    return NULL;
+  }
+  memcpy(prefix, lesson_path, n + 1);
+  if (n > 4 && strcmp(prefix + n - 4, ".lua") == 0) prefix[n - 4] = 0;
+  to->prefix = prefix;
+  to->mode = 0644; /* a lesson's data is shared with it */
+  to->base_only = 1;
+  ns_dump_opts o = {NS_DUMP_INLINE_MAX, spill_npy, to, NS_DUMP_INLINE_MAX, 1, 1};
+  char *text = ns_state_dump_with(s, &o, err);
+  free(to);
+  free(prefix);
+  return text;
 }
 
 int ns_file_write_atomic(const char *path, const void *data, size_t len, char *err) {

@@ -122,6 +122,13 @@ int ns_file_write_atomic_mode(const char *path, const void *data, size_t len, un
  * value took 15 s and wrote 362 MB of text. Such files of earlier saves that the new state
  * does not name are removed once it is in place. */
 int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err);
+/* The state as a recorded lesson's step carries it (normscope record to lesson_path): every
+ * tensor of more than NS_DUMP_INLINE_MAX elements, a file's or not, is written beside the
+ * lesson as BASE.FIELD.HEX12.npy (BASE the lesson's path without .lua) and named by that
+ * file's name alone with its sha256, which a lesson's sandbox reads (lesson/sandbox.c); a
+ * 64 MB x written value by value made a 350 MB lesson, and one named by its absolute path
+ * could not be read in the sandbox. Returns the malloc'd dump, or NULL with err. */
+char *ns_state_dump_lesson(const ns_state *s, const char *lesson_path, char *err);
 /* The folder normscope keeps its state in: $XDG_STATE_HOME/normscope, else
  * ~/.local/state/normscope, into buf; NULL when neither variable is set. */
 const char *ns_file_state_dir(char *buf, size_t len);

@@ -771,17 +771,21 @@ static void sb_string(strbuf *sb, const char *s) {
 }
 
 static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *field, const char *source,
-                      size_t inline_max, ns_dump_spill spill, void *ud) {
+                      const ns_dump_opts *o) {
   char spilled[4096], hex[65] = "";
-  if (t->n > inline_max && t->n >= NS_DUMP_SPILL_MIN && !(source && source[0]) && spill) {
-    /* no file holds these values: the spill writes them to one, which the state names */
+  size_t inline_max = o->inline_max;
+  int sourced = source && source[0], as_given = 0;
+  if (o->spill && t->n > inline_max && (o->spill_all || (t->n >= o->spill_min && !sourced))) {
+    /* no file holds these values (or the dump carries its own): the spill writes them to
+       one, which the state names */
     char e[NS_ERRLEN] = "";
     ns_tensor_digest(t, hex);
-    if (spill(ud, field, t, hex, spilled, sizeof spilled, e) != 0) {
+    if (o->spill(o->ud, field, t, hex, spilled, sizeof spilled, e) != 0) {
       snprintf(sb->spill_err, sizeof sb->spill_err, "%s: %s", field, e[0] ? e : "not written");
       return;
     }
     source = spilled;
+    as_given = o->as_given;
   }
   if (t->n > inline_max && source && source[0]) {
     char *path = dup_string(source);
@@ -800,7 +804,7 @@ static void sb_tensor(strbuf *sb, const ns_tensor *t, const char *field, const c
     }
     /* the path as an absolute one, so the state loads from any folder (--resume, a demo
      * shared with a class); as typed when the file is gone */
-    char *abs = path[0] != '/' ? realpath(path, NULL) : NULL;
+    char *abs = path[0] != '/' && !as_given ? realpath(path, NULL) : NULL;
     sb_printf(sb, "{file = ");
     sb_string(sb, abs ? abs : path);
     free(abs);
@@ -843,6 +847,11 @@ char *ns_state_dump(const ns_state *s, size_t inline_max, char *err) {
 
 char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill spill, void *ud,
                           char *err) {
+  ns_dump_opts o = {inline_max, spill, ud, NS_DUMP_SPILL_MIN, 0, 0};
+  return ns_state_dump_with(s, &o, err);
+}
+
+char *ns_state_dump_with(const ns_state *s, const ns_dump_opts *o, char *err) {
   strbuf sb = {0};
   sb_printf(&sb, "-- normscope explorer state (load it with :e FILE, load(FILE) or --state)\n");
   sb_printf(&sb, "set{\n");
@@ -854,8 +863,7 @@ char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill sp
       if (!*CAT(s, ns_tensor *, d->off))
         sb_printf(&sb, "false");
       else
-        sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), d->name, f == NS_F_X ? s->source : NULL,
-                  inline_max, spill, ud);
+        sb_tensor(&sb, *CAT(s, ns_tensor *, d->off), d->name, f == NS_F_X ? s->source : NULL, o);
       break;
     case NS_FT_STRING:
       sb_string(&sb, *CAT(s, char *, d->off) ? *CAT(s, char *, d->off) : "");

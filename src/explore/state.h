@@ -280,6 +280,19 @@ typedef int (*ns_dump_spill)(void *ud, const char *field, const ns_tensor *t, co
                              char *path, size_t cap, char *err);
 char *ns_state_dump_spill(const ns_state *s, size_t inline_max, ns_dump_spill spill, void *ud,
                           char *err);
+/* The general dump: which tensors are written value by value, which spilled to files and
+ * how those are named. ns_state_dump_spill is inline_max, spill, ud and NS_DUMP_SPILL_MIN. */
+typedef struct {
+  size_t inline_max;   /* tensors of more elements are named by a file, not written out */
+  ns_dump_spill spill; /* NULL: no spill */
+  void *ud;
+  size_t spill_min; /* a tensor no file holds is spilled from this many elements */
+  int spill_all;    /* 1: every tensor of more than inline_max elements is spilled, one a
+                       source file holds too (a recorded lesson carries its own data) */
+  int as_given;     /* 1: a spilled file is named by the path spill gave (a lesson's, relative
+                       to it), not made absolute */
+} ns_dump_opts;
+char *ns_state_dump_with(const ns_state *s, const ns_dump_opts *o, char *err);
 /* Default inline_max: larger tensors loaded from a file are referenced by name. */
 #define NS_DUMP_INLINE_MAX 4096
 /* The line "  name = ...," of field name in a dump (a value that goes on over lines indented

@@ -8,6 +8,7 @@
  * table functions their elements: nsl_bounded.c), so runaway code ends wherever it runs.
  * Once the budget is spent (or the allocator has refused memory) the sandbox's pcall/xpcall
  * re-raise, so lesson code cannot catch its own end and carry on. */
+#define _XOPEN_SOURCE 700 /* realpath: the lesson's folder, where its own data may be read */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -545,6 +546,14 @@ int lesson_sb_open(lua_State *L) {
   lua_call(L, 1, 0);
 
   nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
+  /* but for the lesson's own data beside it (normscope record's large tensors) */
+  char *real = ls->path ? realpath(ls->path, NULL) : NULL;
+  char *slash = real ? strrchr(real, '/') : NULL;
+  if (slash) {
+    slash[slash == real] = 0; /* "/l.lua" is in "/" */
+    nsl_files_dir(L, real);
+  }
+  free(real);
   luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
   for (const char *const *d = ns_denied; *d; d++) {
     lua_pushnil(L);

@@ -69,6 +69,36 @@ void nsl_checkfiles(lua_State *L, const char *what) {
   if (denied) luaL_error(L, "%s: a lesson runs in a sandbox and cannot read or write files", what);
 }
 
+#define DATADIR_KEY "normscope.datadir"
+
+void nsl_files_dir(lua_State *L, const char *dir) {
+  lua_pushstring(L, dir);
+  lua_setfield(L, LUA_REGISTRYINDEX, DATADIR_KEY);
+}
+
+void nsl_datafile(lua_State *L, const char *what, const char *path, int has_digest, char *out,
+                  size_t len) {
+  int denied = lua_getfield(L, LUA_REGISTRYINDEX, NOFILES_KEY) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (!denied) {
+    snprintf(out, len, "%s", path);
+    return;
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, DATADIR_KEY);
+  const char *dir = lua_tostring(L, -1);
+  size_t pl = strlen(path);
+  int plain = pl > 4 && strcmp(path + pl - 4, ".npy") == 0 && !strchr(path, '/') &&
+              path[0] != '.' && has_digest;
+  if (!dir || !plain || (size_t)snprintf(out, len, "%s/%s", dir, path) >= len) {
+    lua_pop(L, 1);
+    luaL_error(L,
+               "%s: a lesson runs in a sandbox: it reads only .npy files beside it, named "
+               "without a folder and with their sha256 (as normscope record writes them)",
+               what);
+  }
+  lua_pop(L, 1);
+}
+
 int nsl_optint(lua_State *L, int arg, const char *name, int lo, int hi, int def) {
   int v = def;
   if (lua_getfield(L, arg, name) != LUA_TNIL) {

@@ -37,6 +37,14 @@
  * "<what>: ... cannot read or write files" instead. */
 void nsl_files_deny(lua_State *L);
 void nsl_checkfiles(lua_State *L, const char *what);
+/* The one read a sandbox allows: a lesson's own data, set{x = {file = NAME, sha256 = HEX}}
+ * with NAME a .npy file's name alone (no folder) in the folder dir that nsl_files_dir gave
+ * (the lesson's, as normscope record writes its large tensors). nsl_datafile puts the path
+ * to open into out: path itself outside a sandbox; in one, dir/NAME, or it raises why
+ * not. */
+void nsl_files_dir(lua_State *L, const char *dir);
+void nsl_datafile(lua_State *L, const char *what, const char *path, int has_digest, char *out,
+                  size_t len);
 
 /* Options of the table at arg: opts.NAME as an integer lo..hi, or a boolean; def when
  * absent; else "opts.NAME must be ..." blaming argument arg. */

@@ -1424,7 +1424,8 @@ static int mark(app *a, char *err) {
   if (d & NS_FIELDBIT(NS_F_BATCH)) d |= NS_FIELDBIT(NS_F_BASELINE); /* derived from it */
   if (d & NS_FIELDBIT(NS_F_COMPANION)) d |= NS_FIELDBIT(NS_F_BASELINE);
   if (!d) return 0;
-  char *dump = ns_state_dump(&a->st, NS_DUMP_INLINE_MAX, err);
+  /* large tensors go beside the lesson, named so its sandbox reads them */
+  char *dump = ns_state_dump_lesson(&a->st, p->record, err);
   if (!dump) return -1;
   size_t cap = strlen(dump) + 512, len = 0;
   char *step = malloc(cap);
@@ -1447,6 +1448,8 @@ static int mark(app *a, char *err) {
                           lesson_attr_name(LESSON_A_STEP_FOCUS), focus,
                           a->figure_open ? "     view = \"figure\",\n" : "",
                           lesson_attr_name(LESSON_A_STEP_SET));
+  /* x's file names the source: a source recorded beside it would name the recorder's file */
+  if (d & NS_FIELDBIT(NS_F_X)) d &= ~NS_FIELDBIT(NS_F_SOURCE);
   for (int f = 0; f < NS_F_COUNT; f++) {
     if (!(d & NS_FIELDBIT(f))) continue;
     size_t l = 0;
@@ -1487,9 +1490,11 @@ void tui_player_finish(app *a) {
     return;
   }
   char err[NS_ERRLEN];
-  if (mark(a, err) < 0) fprintf(stderr, "normscope: record: %s\n", err);
+  int failed = mark(a, err) < 0;
+  if (failed) fprintf(stderr, "normscope: record: %s\n", err);
   if (p->nsteps == 0) {
-    fprintf(stderr, "normscope: record: nothing changed; %s not written\n", p->record);
+    fprintf(stderr, "normscope: record: %s; %s not written\n",
+            failed ? "no step could be marked" : "nothing changed", p->record);
     return;
   }
   size_t cap = 1024, len = 0;

@@ -2,7 +2,8 @@
 # test_screen_lesson.sh: the lesson player on screen (normscope lesson X) at 80x24 and
 # 120x40, stepping forward and back to bit-identical states, a try-it that reacts to the
 # learner, --present at 80x24 and 100x30, --autoplay, the progress kept between sessions,
-# and normscope record played back headless to the states the session saved.
+# and normscope record played back headless to the states the session saved, its large
+# tensors beside it and read in the lesson's sandbox.
 #
 # References: the words expected on screen come from the lesson file itself; the states
 # are compared with what the engine's snapshots dump (lesson --states) and with states the
@@ -278,6 +279,67 @@ check "  and has no empty source or section" sh -c '! grep -q "from , section" "
 # step 1's set{} lines (indented six blanks) up to its end: eps alone
 n1=$(awk '/Step 1:/ { f = 1 } f && /^      [a-zA-Z_]+ = / { n++ } f && /}},/ { exit } END { print n + 0 }' "$tmp/rec.lua")
 check "  a step sets only what changed (step 1: eps alone, $n1 field)" test "$n1" -eq 1
+
+# Recording a large x, a file's and one no file holds: each goes beside the lesson as a .npy
+# named by its sha256, which the lesson's sandbox reads (x named by its absolute path
+# could not be read there, and 16M values written out made a 350 MB lesson)
+"$NS" run - <<LUA
+ns.save("$tmp/big.npy", ns.rng(5):normal(1, 2, {50, 100}))
+LUA
+mkdir -p "$tmp/recd"
+start 80 24 record "$tmp/recd/big.lua"
+started
+lua "set{x = {file = \"$tmp/big.npy\"}}"
+keys M
+check "record, a file's x of 5000 values: M marks it" wait_for "step 1 marked"
+save b1
+lua 'set{x = ns.rng(9):normal(0, 1, {3, 2000}), kind = "rms"}'
+keys M
+check "  then a computed one of 6000" wait_for "step 2 marked"
+save b2
+keys q
+check "  q writes the lesson" wait_for "2 steps written to $tmp/recd/big.lua"
+check "  a small file: the values are not in it" test "$(wc -c <"$tmp/recd/big.lua")" -lt 2000
+nspill=$(ls "$tmp/recd" | grep -c '^big\.x\.[0-9a-f]\{12\}\.npy$')
+check "  each x beside it as big.x.HEX12.npy ($nspill of 2)" test "$nspill" -eq 2
+check "  named without a folder, with its digest" \
+  grep -q 'x = {file = "big\.x\.[0-9a-f]*\.npy", sha256 = "[0-9a-f]\{64\}"}' "$tmp/recd/big.lua"
+check "  and no source naming the recorder's file" sh -c '! grep -q "^      source = " "$1"' - "$tmp/recd/big.lua"
+# played from another folder, each step's x and kind are the session's
+"$NS" lesson --states "$tmp/recd/big.lua" >"$tmp/states.txt" 2>&1
+# same_x FILE K: step K's x and kind are those of the state file saved at the prompt
+same_x() {
+  step_state "$2" >"$tmp/step$2.lua"
+  (cd / && "$NS" run - "$1" "$tmp/step$2.lua") <<'LUA'
+local a, b = ns.explorer(), ns.explorer()
+a:load(arg[1]); b:load(arg[2])
+local x, y = a:get().x, b:get().x
+assert(a:get().kind == b:get().kind, "kind")
+assert(#x:flat() == #y:flat(), "size")
+for i, v in ipairs(x:flat()) do assert(v == y:flat()[i], "x[" .. i .. "]") end
+LUA
+}
+for k in 1 2; do
+  check "  played back, step $k's x and kind are the session's" same_x "$tmp/b$k.lua" "$k"
+done
+"$NS" lesson --check "$tmp/recd/big.lua" >/dev/null 2>"$tmp/err.txt"
+check "  the recording lints, its data read in the sandbox" test $? -eq 0
+# the sandbox reads nothing else: a folder in the name, no digest, a changed file
+f1=$(sed -n 's/.*x = {file = "\(big\.x\.[0-9a-f]*\.npy\)".*/\1/p' "$tmp/recd/big.lua" | head -1)
+for bad in "../recd/$f1" "$tmp/recd/$f1"; do
+  sed "s|\"$f1\"|\"$bad\"|" "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
+  "$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
+  check "a lesson naming $bad: refused" grep -q "reads only .npy files beside it" "$tmp/err.txt"
+done
+sed 's|, sha256 = "[0-9a-f]*"||' "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
+"$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
+check "a lesson naming its data without a digest: refused" grep -q "with their sha256" "$tmp/err.txt"
+cp "$tmp/recd/big.lua" "$tmp/recd/changed.lua"
+"$NS" run - <<LUA
+ns.save("$tmp/recd/$f1", ns.rng(6):normal(1, 2, {50, 100}))
+LUA
+"$NS" lesson --headless "$tmp/recd/changed.lua" >/dev/null 2>"$tmp/err.txt"
+check "a lesson whose data file was changed: says so" grep -q "has changed since the state was saved" "$tmp/err.txt"
 
 # record --every-change: each change is a step, with no M
 start 80 24 record --every-change "$tmp/each.lua"
