@@ -330,11 +330,14 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (note_lines > 2) note_lines = 2;
   char why[sizeof r->degenerate_why + 48];
   degenerate_words(r, why, sizeof why);
-  int why_lines = why[0] ? tui_wrap_lines(w, 1, why) : 0;
-  if (why_lines > 2) why_lines = 2;
-  int probe_lines = 3 + why_lines + (r->probe_n < n ? 1 : 0) + note_lines;
   /* the lines under the values come once a long list has its TUI_LIST_MIN rows */
   int want = (int)(lines < TUI_LIST_MIN ? lines : TUI_LIST_MIN);
+  int base = 3 + (r->probe_n < n ? 1 : 0) + note_lines;
+  /* why y is degenerate: whole where the rows leave room for it, else its first two lines
+     (the review: "cancelled to 0 in fp32 (the values" over three empty rows) */
+  int why_full = why[0] ? tui_wrap_lines(w, 1, why) : 0;
+  int why_lines = why_full > 2 && ih - 1 - (base + why_full) - 1 < want ? 2 : why_full;
+  int probe_lines = base + why_lines;
   int stats_line = ih - 1 - probe_lines - 1 >= want;
   probe_lines += stats_line;
   /* one line on what the verdicts were judged against, when the rows leave room for it */

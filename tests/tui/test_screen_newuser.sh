@@ -7,7 +7,8 @@
 # - the settings rows' keys (`o O C`, `w` on two rows) were not explained: the focused
 #   row's keys are, from the keymap;
 # - at 80x24 the open Lua pane left a blank line above `>` and wrapped a phrase mid-word;
-# - a long safetensors tensor name was cut while the file name could go;
+# - a long safetensors tensor name was cut while the file name could go; the Output
+#   panel cut why y is degenerate after two lines over empty rows (B8);
 # - orange was positive values and the focus and the cursor; bf16 against torch was only
 #   in the README; the L view hid three series under a fourth, and its two figures each
 #   had a '●' of a different meaning;
@@ -78,6 +79,16 @@ check "  the first hint wraps at a space ('changes the' / 'state, get()')" \
   wait_re "set\{\.\.\.\} changes the +│"
 check "  and no row starts with the comma the old wrap left" no_re "││, get\(\) shows it"
 keys Escape q
+wait_for "EXIT=0"
+
+# ---- a degenerate statistic's reason, whole where the Output panel has the rows
+start 120 40
+started
+lua 'set{eps=0, x={9998,9999,10001,10002}, dtype="fp32", algo="raw"}'
+check "120x40: the Output panel says why y is degenerate" wait_for "1 degenerate statistic: variance"
+check "  to the end of the sentence, as the Spectrum panel does (two copies)" \
+  sh -c '[ "$(printf "%s\n" "$1" | grep -c "y = +-inf")" -eq 2 ]' - "$(capture)"
+keys q
 wait_for "EXIT=0"
 
 # ---- a tensor's name outlives its file's in a narrow title
