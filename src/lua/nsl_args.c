@@ -92,8 +92,9 @@ void nsl_datafile(lua_State *L, const char *what, const char *path, int has_dige
   if (!dir || !plain || (size_t)snprintf(out, len, "%s/%s", dir, path) >= len) {
     lua_pop(L, 1);
     luaL_error(L,
-               "%s: a lesson runs in a sandbox: it reads only .npy files beside it, named "
-               "without a folder and with their sha256 (as normscope record writes them)",
+               "%s: a lesson runs in a sandbox and cannot read or write files, but for its "
+               "own data: .npy files beside it, named without a folder and with their sha256 "
+               "(as normscope record writes them)",
                what);
   }
   lua_pop(L, 1);

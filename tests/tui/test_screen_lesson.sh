@@ -329,7 +329,7 @@ f1=$(sed -n 's/.*x = {file = "\(big\.x\.[0-9a-f]*\.npy\)".*/\1/p' "$tmp/recd/big
 for bad in "../recd/$f1" "$tmp/recd/$f1"; do
   sed "s|\"$f1\"|\"$bad\"|" "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
   "$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
-  check "a lesson naming $bad: refused" grep -q "reads only .npy files beside it" "$tmp/err.txt"
+  check "a lesson naming $bad: refused" grep -q "but for its own data: .npy files beside it" "$tmp/err.txt"
 done
 sed 's|, sha256 = "[0-9a-f]*"||' "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
 "$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
