@@ -18,6 +18,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,13 +548,12 @@ int lesson_sb_open(lua_State *L) {
 
   nsl_files_deny(L); /* every path-taking function of the binding refuses from now on */
   /* but for the lesson's own data beside it (normscope record's large tensors) */
-  char *real = ls->path ? realpath(ls->path, NULL) : NULL;
-  char *slash = real ? strrchr(real, '/') : NULL;
+  char real[PATH_MAX];
+  char *slash = ls->path && realpath(ls->path, real) ? strrchr(real, '/') : NULL;
   if (slash) {
     slash[slash == real] = 0; /* "/l.lua" is in "/" */
     nsl_files_dir(L, real);
   }
-  free(real);
   luaL_requiref(L, "normscope", luaopen_normscope, 0); /* ns */
   for (const char *const *d = ns_denied; *d; d++) {
     lua_pushnil(L);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/text.h"
 #include "lua/nsl.h"
@@ -81,7 +82,8 @@ void nsl_datafile(lua_State *L, const char *what, const char *path, int has_dige
   int denied = lua_getfield(L, LUA_REGISTRYINDEX, NOFILES_KEY) != LUA_TNIL;
   lua_pop(L, 1);
   if (!denied) {
-    snprintf(out, len, "%s", path);
+    if ((size_t)snprintf(out, len, "%s", path) >= len)
+      luaL_error(L, "%s: the path is too long (%d bytes at most)", what, (int)len - 1);
     return;
   }
   lua_getfield(L, LUA_REGISTRYINDEX, DATADIR_KEY);
@@ -89,7 +91,9 @@ void nsl_datafile(lua_State *L, const char *what, const char *path, int has_dige
   size_t pl = strlen(path);
   int plain = pl > 4 && strcmp(path + pl - 4, ".npy") == 0 && !strchr(path, '/') &&
               path[0] != '.' && has_digest;
-  if (!dir || !plain || (size_t)snprintf(out, len, "%s/%s", dir, path) >= len) {
+  struct stat st; /* a regular file itself: a link beside the lesson could point anywhere */
+  if (!dir || !plain || (size_t)snprintf(out, len, "%s/%s", dir, path) >= len ||
+      (lstat(out, &st) == 0 && !S_ISREG(st.st_mode))) {
     lua_pop(L, 1);
     luaL_error(L,
                "%s: a lesson runs in a sandbox and cannot read or write files, but for its "

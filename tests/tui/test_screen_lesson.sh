@@ -334,6 +334,10 @@ done
 sed 's|, sha256 = "[0-9a-f]*"||' "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
 "$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
 check "a lesson naming its data without a digest: refused" grep -q "with their sha256" "$tmp/err.txt"
+ln -s "$tmp/big.npy" "$tmp/recd/link.npy"
+sed "s|\"$f1\"|\"link.npy\"|" "$tmp/recd/big.lua" >"$tmp/recd/bad.lua"
+"$NS" lesson --headless "$tmp/recd/bad.lua" >/dev/null 2>"$tmp/err.txt"
+check "a lesson naming a link beside it: refused" grep -q "but for its own data" "$tmp/err.txt"
 cp "$tmp/recd/big.lua" "$tmp/recd/changed.lua"
 "$NS" run - <<LUA
 ns.save("$tmp/recd/$f1", ns.rng(6):normal(1, 2, {50, 100}))
