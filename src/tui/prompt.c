@@ -489,15 +489,16 @@ static size_t cpoff(const char *s, int k) {
 
 /* Where each row of s starts, wrapped at width code points: after the row's last space
  * when it has one in its second half (so a phrase is not cut mid-word), else at width.
- * Returns the rows, at most max (the last one then holds the rest). */
-#define WRAP_MAX 64
+ * Returns the rows, or -1 when they are more than max (the caller then cuts at width). */
+#define WRAP_MAX 256
 static int wrap_rows(const char *s, int width, size_t *start, int max) {
   int n = 0;
   size_t off = 0;
   for (;;) {
+    if (n == max) return -1;
     start[n++] = off;
     const char *seg = s + off;
-    if (n == max || cplen(seg) <= width) return n;
+    if (cplen(seg) <= width) return n;
     size_t cut = cpoff(seg, width), sp = cut;
     while (sp > 0 && seg[sp] != ' ') sp--;
     if (sp > cpoff(seg, width / 2)) cut = sp + 1;
@@ -517,11 +518,16 @@ void tui_draw_scrollback(const tui_prompt *p, WINDOW *w, const tui_view *v) {
   for (int k = p->n - 1 - p->scroll; k >= 0 && y >= y0; k--) {
     size_t start[WRAP_MAX];
     const char *line = p->lines[k];
-    int nrows = wrap_rows(line, width, start, framed ? WRAP_MAX : 1);
+    int nrows = framed ? wrap_rows(line, width, start, WRAP_MAX) : 1, at_spaces = nrows > 0;
+    if (!framed) start[0] = 0;
+    if (nrows < 0) { /* a very long entry: cut at the width, its end at the bottom */
+      int len = cplen(line);
+      nrows = (len + width - 1) / width;
+    }
     for (int r = nrows - 1; r >= 0 && y >= y0; r--, y--) {
-      const char *seg = line + start[r];
+      const char *seg = line + (at_spaces || !framed ? start[r] : cpoff(line, r * width));
       char buf[1024];
-      size_t nb = r + 1 < nrows ? start[r + 1] - start[r] : cpoff(seg, width);
+      size_t nb = at_spaces && r + 1 < nrows ? start[r + 1] - start[r] : cpoff(seg, width);
       if (nb >= sizeof buf) nb = sizeof buf - 1;
       memcpy(buf, seg, nb);
       buf[nb] = 0;
