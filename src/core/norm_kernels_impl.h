@@ -488,6 +488,12 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
  * go together, so every row segment read is whole cache lines, and each lane is one
  * statistic summed in index order as everywhere else. Twopass, sequential order only. */
 #define NK_WIDE 256
+/* The first pass of a wide block reads each member row's segment from memory: rows far
+ * apart, a few lines each, which the hardware prefetcher does not follow. It asks for the
+ * segment NK_PF rows on as it starts a row (the later passes find the block in L2). On the
+ * (64, 256, 32, 32) fp32 file over axis 1: fp64 statistics 44 -> 30 ms on one core. */
+#define NK_PF 8
+
 static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt,
                       ns_dtype ydt) {
   const size_t nv = nw / 8;
@@ -531,6 +537,11 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
           size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
           for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
             size_t o = o2 + i3 * j->mstr[3];
+            if (pass == 0 && i3 + NK_PF < j->mext[3]) {
+              size_t es = xdt == NS_FP16 || xdt == NS_BF16 ? 2 : xdt == NS_FP64 ? 8 : 4;
+              const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
+              for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
+            }
             for (size_t v = 0; v < nv; v++) {
               __m256 x8 = nk_v_load8(j->x, o + 8 * v, xdt);
               if (pass == 0) {
@@ -591,6 +602,11 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_d
           size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
           for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
             size_t o = o2 + i3 * j->mstr[3];
+            if (pass == 0 && i3 + NK_PF < j->mext[3]) {
+              size_t es = xdt == NS_FP16 || xdt == NS_BF16 ? 2 : xdt == NS_FP64 ? 8 : 4;
+              const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
+              for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
+            }
             for (size_t v = 0; v < nv; v++) {
               __m256d x4 = nk_v_load4d(j->x, o + 4 * v, xdt);
               if (pass == 0) {
