@@ -61,7 +61,7 @@ while [ $i -lt 13 ]; do keys Down; i=$((i + 1)); done
 check "on the momentum row: what o, O and C do" \
   wait_for "o O: momentum halved / doubled;"
 check "  (C's words, as the help screen has them)" wait_for "C: running statistics: momentum /"
-keys Up Up Up Up Up Up
+keys Up Up Up Up Up
 check "on the beta row: w's presets, the same key as gamma's" wait_for "w: gamma/beta: none, gamma 2,"
 keys Tab
 check "unfocused, the panel says what a star means" wait_for "* = default (kind's or dtype's)"
