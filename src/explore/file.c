@@ -729,6 +729,24 @@ typedef struct {
   int base_only; /* the state names the file by its name alone (a lesson's, beside it) */
 } spill_to;
 
+/* t as a .npy at path (bf16 as ml_dtypes saves it, '<V2'), atomically, with mode. */
+static int write_npy(const char *path, const ns_tensor *t, unsigned mode, char *err) {
+  ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
+  if (t->dtype == NS_BF16) bits.dtype = NS_FP16;
+  size_t len;
+  unsigned char *buf = ns_npy_serialize(&bits, &len, err);
+  if (!buf) return -1;
+  if (t->dtype == NS_BF16) {
+    char *d = strstr((char *)buf + 10, "'<f2'");
+    if (d) d[2] = 'V';
+  }
+  char e[NS_ERRLEN];
+  int rc = ns_file_write_atomic_mode(path, buf, len, mode, e);
+  free(buf);
+  if (rc != 0) ns_seterr(err, "%s: %s", path, e);
+  return rc;
+}
+
 /* The name the state gives a spilled file at path: path, or its name alone. */
 static void spill_name(const spill_to *to, char *path) {
   const char *slash = to->base_only ? strrchr(path, '/') : NULL;
@@ -742,25 +760,12 @@ static int spill_npy(void *ud, const char *field, const ns_tensor *t, const char
     return ns_seterr(err, "the path is too long");
   if (to->nkept < NS_F_COUNT) snprintf(to->kept[to->nkept++], sizeof to->kept[0], "%s", path);
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) { /* these values, written before */
-    spill_name(to, path);
-    return 0;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { /* else these values, written before */
+    int rc = write_npy(path, t, to->mode, err);
+    if (rc != 0) return rc;
   }
-  ns_tensor bits = *t; /* bf16: the same two bytes a value, under fp16's header */
-  if (t->dtype == NS_BF16) bits.dtype = NS_FP16;
-  size_t len;
-  unsigned char *buf = ns_npy_serialize(&bits, &len, err);
-  if (!buf) return -1;
-  if (t->dtype == NS_BF16) {
-    char *d = strstr((char *)buf + 10, "'<f2'");
-    if (d) d[2] = 'V';
-  }
-  char e[NS_ERRLEN];
-  int rc = ns_file_write_atomic_mode(path, buf, len, to->mode, e);
-  free(buf);
-  if (rc != 0) ns_seterr(err, "%s: %s", path, e);
-  if (rc == 0) spill_name(to, path);
-  return rc;
+  spill_name(to, path);
+  return 0;
 }
 
 /* After the state file is in place: the spilled files of earlier saves of it (PREFIX.*.HEX12.npy
@@ -800,31 +805,10 @@ static void spill_sweep(const spill_to *to) {
   closedir(d);
 }
 
-int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err) {
-  if (!path || !path[0]) return ns_seterr(err, "no path");
+/* A spill beside the state or lesson file at path (PREFIX is path without its .lua), or
+ * NULL with err; spill_free lets it go. */
+static spill_to *spill_new(const char *path, unsigned mode, int base_only, char *err) {
   size_t n = strlen(path);
-  char *prefix = malloc(n + 1);
-  if (!prefix) return ns_seterr(err, "out of memory");
-  memcpy(prefix, path, n + 1);
-  if (n > 4 && strcmp(prefix + n - 4, ".lua") == 0) prefix[n - 4] = 0;
-  spill_to *to = calloc(1, sizeof *to);
-  if (!to) {
-    free(prefix);
-    return ns_seterr(err, "out of memory");
-  }
-  to->prefix = prefix;
-  to->mode = mode;
-  char *text = ns_state_dump_spill(s, NS_DUMP_INLINE_MAX, spill_npy, to, err);
-  int rc = text ? ns_file_write_atomic_mode(path, text, strlen(text), mode, err) : -1;
-  if (rc == 0) spill_sweep(to);
-  free(text);
-  free(to);
-  free(prefix);
-  return rc;
-}
-
-char *ns_state_dump_lesson(const ns_state *s, const char *lesson_path, char *err) {
-  size_t n = strlen(lesson_path);
   spill_to *to = calloc(1, sizeof *to);
   char *prefix = malloc(n + 1);
   if (!to || !prefix) {
@@ -833,15 +817,37 @@ char *ns_state_dump_lesson(const ns_state *s, const char *lesson_path, char *err
     ns_seterr(err, "out of memory");
     return NULL;
   }
-  memcpy(prefix, lesson_path, n + 1);
+  memcpy(prefix, path, n + 1);
   if (n > 4 && strcmp(prefix + n - 4, ".lua") == 0) prefix[n - 4] = 0;
   to->prefix = prefix;
-  to->mode = 0644; /* a lesson's data is shared with it */
-  to->base_only = 1;
+  to->mode = mode;
+  to->base_only = base_only;
+  return to;
+}
+
+static void spill_free(spill_to *to) {
+  if (to) free((char *)to->prefix);
+  free(to);
+}
+
+int ns_state_save(const ns_state *s, const char *path, unsigned mode, char *err) {
+  if (!path || !path[0]) return ns_seterr(err, "no path");
+  spill_to *to = spill_new(path, mode, 0, err);
+  if (!to) return -1;
+  char *text = ns_state_dump_spill(s, NS_DUMP_INLINE_MAX, spill_npy, to, err);
+  int rc = text ? ns_file_write_atomic_mode(path, text, strlen(text), mode, err) : -1;
+  if (rc == 0) spill_sweep(to);
+  free(text);
+  spill_free(to);
+  return rc;
+}
+
+char *ns_state_dump_lesson(const ns_state *s, const char *lesson_path, char *err) {
+  spill_to *to = spill_new(lesson_path, 0644, 1, err); /* a lesson's data is shared with it */
+  if (!to) return NULL;
   ns_dump_opts o = {NS_DUMP_INLINE_MAX, spill_npy, to, NS_DUMP_INLINE_MAX, 1, 1};
   char *text = ns_state_dump_with(s, &o, err);
-  free(to);
-  free(prefix);
+  spill_free(to);
   return text;
 }
 

@@ -64,10 +64,16 @@ void nsl_files_deny(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, NOFILES_KEY);
 }
 
-void nsl_checkfiles(lua_State *L, const char *what) {
+/* Whether nsl_files_deny ran on this state (a sandbox). */
+static int files_denied(lua_State *L) {
   int denied = lua_getfield(L, LUA_REGISTRYINDEX, NOFILES_KEY) != LUA_TNIL;
   lua_pop(L, 1);
-  if (denied) luaL_error(L, "%s: a lesson runs in a sandbox and cannot read or write files", what);
+  return denied;
+}
+
+void nsl_checkfiles(lua_State *L, const char *what) {
+  if (files_denied(L))
+    luaL_error(L, "%s: a lesson runs in a sandbox and cannot read or write files", what);
 }
 
 #define DATADIR_KEY "normscope.datadir"
@@ -79,9 +85,7 @@ void nsl_files_dir(lua_State *L, const char *dir) {
 
 void nsl_datafile(lua_State *L, const char *what, const char *path, int has_digest, char *out,
                   size_t len) {
-  int denied = lua_getfield(L, LUA_REGISTRYINDEX, NOFILES_KEY) != LUA_TNIL;
-  lua_pop(L, 1);
-  if (!denied) {
+  if (!files_denied(L)) {
     if ((size_t)snprintf(out, len, "%s", path) >= len)
       luaL_error(L, "%s: the path is too long (%d bytes at most)", what, (int)len - 1);
     return;
