@@ -770,23 +770,25 @@ const tui_binding *tui_binding_in(int code, int lesson) {
   return lookup_in(code, NULL, lesson);
 }
 
-const char *tui_field_keys(int f, char *buf, size_t len) {
+/* The bindings that change field f, into buf: their keys ("e E ="), or each with its help
+ * ("e E: ...; =: ..."). */
+static const char *field_bindings(int f, int with_help, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = 0;
   for (int i = 0; i < tui_nkeymap && n < len; i++)
     if (tui_keymap[i].fields & NS_FIELDBIT(f))
-      n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", tui_keymap[i].keys);
+      n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s", n ? (with_help ? "; " : " ") : "",
+                            tui_keymap[i].keys, with_help ? ": " : "",
+                            with_help ? tui_keymap[i].help : "");
   return buf;
 }
 
+const char *tui_field_keys(int f, char *buf, size_t len) {
+  return field_bindings(f, 0, buf, len);
+}
+
 const char *tui_field_help(int f, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = 0;
-  for (int i = 0; i < tui_nkeymap && n < len; i++)
-    if (tui_keymap[i].fields & NS_FIELDBIT(f))
-      n += (size_t)snprintf(buf + n, len - n, "%s%s: %s", n ? "; " : "", tui_keymap[i].keys,
-                            tui_keymap[i].help);
-  return buf;
+  return field_bindings(f, 1, buf, len);
 }
 
 /* Word k of a binding's key names ("k K" -> "K"). */
