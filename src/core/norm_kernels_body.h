@@ -35,14 +35,16 @@ NS_ALWAYS_INLINE static inline KT KN(ld)(const void *x, size_t i, ns_dtype xdt, 
 }
 
 /* The vector loops' storage pairs: x as loaded by nk_v_load8 and y as nk_v_store8 writes it
- * (float lanes), or in double lanes both fp64 or both fp32 (acc fp64 on an fp32 tensor: 4
- * floats widened, computed in double and rounded back, the scalar loop's operations). */
+ * (float lanes), or in double lanes each of fp64 and fp32 (acc fp64 on an fp32 tensor: 4
+ * floats widened, computed in double and rounded back, the scalar loop's operations; fp32
+ * values into an fp64 output: the exact statistics of an fp32 file, which the spectrum
+ * reads, took the scalar blocks before, at 20 of the axes key's 90 ms). */
 NS_ALWAYS_INLINE static inline int KN(vec_pair)(ns_dtype xdt, ns_dtype ydt) {
 #if KF32
   return (xdt == ydt && xdt != NS_FP64) || (xdt == NK_F32_AS_F16 && ydt == NS_FP16) ||
          (xdt == NK_F32_AS_BF16 && ydt == NS_BF16);
 #else
-  return xdt == ydt && (xdt == NS_FP64 || xdt == NS_FP32);
+  return (xdt == NS_FP64 || xdt == NS_FP32) && (ydt == NS_FP64 || ydt == NS_FP32);
 #endif
 }
 

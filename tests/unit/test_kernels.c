@@ -696,6 +696,8 @@ int main(void) {
    * the default acc and fp64 acc, gamma/beta per channel or per element */
   {
     char err[NS_ERRLEN];
+    /* the last two reduce over axis 0 alone: their statistics' levels walk one run, so
+       the wide blocks cross rows and channels (two levels when gamma is per channel) */
     struct {
       ns_kind kind;
       int rank;
@@ -709,6 +711,7 @@ int main(void) {
         {NS_KIND_RMS, 2, {10, 64, 1, 1}, 0, 1},     {NS_KIND_INSTANCE, 4, {2, 12, 5, 8}, 0, 1},
         {NS_KIND_GROUP, 4, {3, 12, 4, 5}, 0, 3},    {NS_KIND_LAYER, 3, {16, 3, 20, 1}, 0x1, 1},
         {NS_KIND_BATCH, 3, {11, 8, 16, 1}, 0x3, 1}, {NS_KIND_RMS, 4, {2, 16, 3, 3}, 0x9, 1},
+        {NS_KIND_BATCH, 4, {6, 4, 8, 8}, 0x1, 1},   {NS_KIND_LAYER, 4, {5, 3, 4, 12}, 0x1, 1},
     };
     int off = 0, cases = 0;
     for (size_t gi = 0; gi < sizeof geo / sizeof *geo; gi++)
