@@ -262,21 +262,33 @@ static double key_value(uint64_t k) {
 }
 
 /* One label's values for ns_eig_merge_closed: their buffer turned into their sorted keys
- * (stably), and the first zero and the first NaN in index order, the values a group headed
- * by the zero or the NaN key keeps (the keys lose -0's sign and a NaN's bits). */
+ * (stably), the first zero and the first NaN in index order, the values a group headed by
+ * the zero or the NaN key keeps (the keys lose -0's sign and a NaN's bits), and the sizes
+ * of its groups (glen[0..ng): those within tol of their first, as merge_out_sorted merges
+ * them). */
 typedef struct {
+  double *v; /* the values in, then (the same memory) the keys */
   const key8 *k;
-  size_t n, head;
+  size_t n, head, *glen, ng, gi;
   double zero, nan;
   ns_label label;
-  int mult;
+  int mult, rc;
+  key8 *tmp; /* the sort's n keys of scratch, then glen */
 } closed_run;
 
-static int closed_run_make(closed_run *r, double *v, size_t n, key8 *tmp, ns_label label,
-                           int mult) {
-  r->n = n, r->head = 0, r->label = label, r->mult = mult, r->zero = 0, r->nan = NAN;
+/* The size of the group of r's sorted values that starts at i (the values are read off
+ * the keys, which keep what near() reads) */
+static size_t closed_group(const closed_run *r, size_t i, double tol) {
+  double first = key_value(r->k[i].key);
+  size_t j = i + 1;
+  while (j < r->n && near(first, key_value(r->k[j].key), tol)) j++;
+  return j - i;
+}
+
+static void closed_run_make(closed_run *r, double tol) {
+  const size_t n = r->n;
   int zero = 0, nan = 0;
-  key8 *k = (key8 *)(void *)v; /* the same memory, from here on keys */
+  key8 *k = (key8 *)(void *)r->v; /* the same memory, from here on keys */
   for (size_t i = 0; i < n; i++) {
     double x;
     memcpy(&x, &k[i], sizeof x);
@@ -285,21 +297,27 @@ static int closed_run_make(closed_run *r, double *v, size_t n, key8 *tmp, ns_lab
     k[i].key = value_key(x);
   }
   r->k = k;
-  return radix_key8(k, tmp, n);
+  r->rc = radix_key8(k, r->tmp, n);
+  if (r->rc != 0) return;
+  /* the scratch holds the group sizes now: at most n of them, each no wider than a key */
+  r->glen = (size_t *)(void *)r->tmp;
+  for (size_t i = 0; i < n; i += r->glen[r->ng++]) r->glen[r->ng] = closed_group(r, i, tol);
 }
 
-/* The size of the group of r's sorted values that starts at i: those within tol of its
- * first, as merge_out_sorted merges them (the values are read off the keys, which keep
- * what near() reads) */
-static size_t closed_group(const closed_run *r, size_t i, double tol) {
-  double first = key_value(r->k[i].key);
-  size_t j = i + 1;
-  while (j < r->n && near(first, key_value(r->k[j].key), tol)) j++;
-  return j - i;
+typedef struct {
+  closed_run *run;
+  double tol;
+} closed_job;
+
+static void closed_runs_part(void *ctx, size_t a, size_t z) {
+  closed_job *j = ctx;
+  for (size_t r = a; r < z; r++) closed_run_make(&j->run[r], j->tol);
 }
+
+_Static_assert(sizeof(size_t) <= sizeof(key8), "a group size fits where a key was");
 
 int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size_t nstat,
-                        ns_eig *out, size_t cap, char *err) {
+                        ns_eig *out, size_t cap, int threads, char *err) {
   static const char fn[] = "spectrum";
   if (!out || (nstat && !radial && !bulk)) {
     ns_seterr(err, "eig_merge_closed: %s", !out ? "output is NULL" : "no values");
@@ -312,26 +330,41 @@ int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size
     if (bulk && isfinite(bulk[st])) mx = fmax(mx, fabs(bulk[st]));
   }
   const double tol = tol_of(mx, 0);
-  /* the runs, in label order after the ones entry: radial, bulk */
+  /* the runs, in label order after the ones entry: radial, bulk; sorted side by side (on
+     a thread each when threads > 1: each run is its own, the same bits) */
   closed_run run[2];
   int nr = 0;
-  key8 *tmp = nstat ? malloc(nstat * sizeof *tmp) : NULL;
+  double *vals[2] = {radial, bulk};
+  const ns_label labels[2] = {NS_LABEL_RADIAL, NS_LABEL_BULK};
+  const int mults[2] = {1, nbulk};
+  int nv = (radial != NULL) + (bulk != NULL);
+  key8 *tmp = nstat ? malloc(nstat * (size_t)nv * sizeof *tmp) : NULL;
   if (nstat && !tmp) {
     ns_seterr(err, "%s: out of memory", fn);
     return -1;
   }
+  for (int q = 0; q < 2; q++)
+    if (vals[q]) {
+      closed_run *r = &run[nr];
+      memset(r, 0, sizeof *r);
+      r->v = vals[q], r->n = nstat, r->label = labels[q], r->mult = mults[q], r->nan = NAN;
+      r->tmp = tmp + (size_t)nr * nstat;
+      nr++;
+    }
+  closed_job job = {run, tol};
+  ns_split_run((size_t)nr, nstat >= NS_EIG_RADIX_MIN ? threads : 1, closed_runs_part, &job);
   int rc = 0;
-  if (radial) rc |= closed_run_make(&run[nr++], radial, nstat, tmp, NS_LABEL_RADIAL, 1);
-  if (bulk) rc |= closed_run_make(&run[nr++], bulk, nstat, tmp, NS_LABEL_BULK, nbulk);
-  free(tmp);
+  size_t w = nones > 0;
+  for (int r = 0; r < nr; r++) rc |= run[r].rc, w += run[r].ng;
   if (rc != 0) {
+    free(tmp);
     ns_seterr(err, "%s: out of memory", fn);
     return -1;
   }
-  size_t w = nones > 0;
-  for (int r = 0; r < nr; r++)
-    for (size_t i = 0; i < nstat; i += closed_group(&run[r], i, tol)) w++;
-  if (w > cap) return too_many(fn, w, cap, err);
+  if (w > cap) {
+    free(tmp);
+    return too_many(fn, w, cap, err);
+  }
   /* merged by value as merge_runs_by_value does: the smallest head, ties to the lower label */
   int ones_left = nones > 0;
   const uint64_t ones_key = value_key(0.0);
@@ -349,13 +382,14 @@ int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size
       continue;
     }
     closed_run *q = &run[best];
-    size_t g = closed_group(q, q->head, tol);
+    size_t g = q->glen[q->gi++];
     double val = key_value(bk);
     if (val == 0) val = q->zero;
     if (val != val) val = q->nan;
     out[o] = (ns_eig){val, 0, q->label, (int)g * q->mult};
     q->head += g;
   }
+  free(tmp);
   order_near_by_label(out, w, tol);
   return (int)w;
 }
@@ -437,7 +471,7 @@ static int gamma_per_stat(const ns_spec *spec, const ns_norm_plan *p, double *g)
 }
 
 int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double *m2, ns_eig *out,
-                          size_t cap, char *err) {
+                          size_t cap, int threads, char *err) {
   static const char fn[] = "spectrum";
   if (spec && spec->mask) return ns_spectrum_closed_masked(x, spec, out, cap, err);
   ns_norm_plan p;
@@ -511,7 +545,7 @@ int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double 
   /* every statistic's ones eigenvalue is 0: one entry for all (the merge would make it) */
   if (fast) {
     rc = ns_eig_merge_closed(center ? (int)nstat : 0, has_radial ? s : NULL, nbulk ? g : NULL,
-                             (int)nbulk, nstat, out, cap, err);
+                             (int)nbulk, nstat, out, cap, threads, err);
     goto done;
   }
   if (center) e[k++] = (ns_eig){0.0, 0, NS_LABEL_ONES, (int)nstat};
@@ -529,7 +563,7 @@ done:
 
 int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap,
                        char *err) {
-  return ns_spectrum_closed_m2(x, spec, NULL, out, cap, err);
+  return ns_spectrum_closed_m2(x, spec, NULL, out, cap, 1, err);
 }
 
 /* ---- the closed form checked along its eigenvectors, without J ------------------ */
@@ -857,7 +891,7 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   ns_norm_plan_free(&bp);
   if (mrc != 0) goto done;
   ns_eig lam[3];
-  int nl = ns_spectrum_closed_m2(xb, &s1, &m2, lam, 3, err);
+  int nl = ns_spectrum_closed_m2(xb, &s1, &m2, lam, 3, 1, err);
   if (nl < 0) goto done;
   /* the labelled directions: ones, radial (x - mean; RMS: x), bulk (a fixed pattern with
    * those two projected out) */

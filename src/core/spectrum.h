@@ -41,9 +41,10 @@ int ns_eig_merge(ns_eig *e, size_t k, double noise, ns_eig *out, size_t cap, int
  * NULL) and its bulk entry bulk[st] (multiplicity nbulk; none when bulk is NULL). The same
  * result in out as that list's merge, tested. radial and bulk are its scratch (their
  * contents are unspecified after): each is sorted in place as 8-byte keys, where the list
- * took 48 bytes an entry, so 262,144 statistics fault in 2 MB of new memory, not 37. */
+ * took 48 bytes an entry, so 262,144 statistics fault in 4 MB of new memory, not 37. The
+ * two labels' values are sorted on a thread each when threads > 1: the same result. */
 int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size_t nstat,
-                        ns_eig *out, size_t cap, char *err);
+                        ns_eig *out, size_t cap, int threads, char *err);
 
 /* Closed-form labelled spectrum: entries sorted by value, equal (value, label) pairs
  * merged into multiplicities. Returns the number of entries written (<= cap), 0 when no
@@ -54,9 +55,9 @@ int ns_eig_merge_closed(int nones, double *radial, double *bulk, int nbulk, size
 int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, size_t cap, char *err);
 /* The same with the statistics' m2 given (ns_stat_moments of x under spec's plan, centered
  * as spec; NULL: computed here): O(nstat) in train mode, for a caller that keeps m2 while
- * eps, eps_at, ddof or gamma change. */
+ * eps, eps_at, ddof or gamma change; threads as ns_eig_merge_closed's. */
 int ns_spectrum_closed_m2(const ns_tensor *x, const ns_spec *spec, const double *m2, ns_eig *out,
-                          size_t cap, char *err);
+                          size_t cap, int threads, char *err);
 
 /* One labelled eigenpair of the closed form checked without forming J. v is the unit
  * direction (supported on one statistic's members), value the closed-form eigenvalue. */

@@ -554,7 +554,7 @@ static void closed_part(ns_explore_cache *c, const x_edit *ed, const ns_state *s
     snprintf(e, sizeof e, "out of memory");
     goto fail;
   }
-  r->nclosed = ns_spectrum_closed_m2(xd, &ex, m2, r->spec_closed, cap, e);
+  r->nclosed = ns_spectrum_closed_m2(xd, &ex, m2, r->spec_closed, cap, b.threads, e);
   if (r->nclosed < 0) goto fail;
   double big = 0;
   for (int i = 0; i < r->nclosed; i++) big = fmax(big, fabs(r->spec_closed[i].value));
