@@ -262,8 +262,13 @@ static void fig_input(const ns_state *s, const ns_result *r, comp *fc, int iw, i
 }
 
 static void fig_output(const ns_state *s, const ns_result *r, comp *fc, int iw, int ih) {
-  size_t n = firstn(s->x->n);
-  if (r->probe_n && n > r->probe_n) n = r->probe_n;
+  /* the slice's first run: x's leading elements (probe_k entries of its axis, whole) */
+  size_t n = firstn(s->x->n), run = r->probe_n;
+  if (r->probe_n < s->x->n && s->x->rank > 1) {
+    run = r->probe_k;
+    for (int a = r->probe_axis + 1; a < s->x->rank; a++) run *= s->x->shape[a];
+  }
+  if (run && n > run) n = run;
   double *d = ns_mem_alloc(5 * n * sizeof *d);
   if (!d || !r->norm.y || !r->y_shift || !r->y_scale) {
     ns_mem_free(d);

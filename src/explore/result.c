@@ -1023,34 +1023,94 @@ static void precision_probe(const double *xv, size_t n, const ns_state *s, ns_re
   }
 }
 
-/* The leading part of x the probes use: all of it up to NS_EXPLORE_PROBE_LIMIT elements,
- * else whole entries along axis 1 (at least one; a vector is cut to its first values).
- * Sets rank/shape and returns the element count. */
-static size_t probe_slice(const ns_tensor *x, int *rank, size_t shape[4]) {
-  *rank = x->rank;
-  for (int k = 0; k < x->rank; k++) shape[k] = x->shape[k];
-  if (x->n <= NS_EXPLORE_PROBE_LIMIT) return x->n;
-  if (x->rank == 1) return shape[0] = NS_EXPLORE_PROBE_LIMIT;
-  size_t per = x->n / x->shape[0], k = NS_EXPLORE_PROBE_LIMIT / per;
-  shape[0] = k ? k : 1;
-  return shape[0] * per;
+/* The slice of x the probes use (r's probe_axis, probe_k, probe_n): all of x up to
+ * NS_EXPLORE_PROBE_LIMIT elements, else the first probe_k entries along one axis (at least
+ * one; a vector's first values). The axis is the first that no statistic reduces over
+ * (axis 1 of a grouped kind is reduced in part), so every statistic of the slice is one of
+ * x's, whole: over axis 0 of a (64, 256, 32, 32) file a slice along axis 0 left each
+ * statistic one element, whose probes could not fail. Axis 0 when every axis is reduced (a
+ * statistic cut short), with a mask (which the slice keeps leading rows of), or when eval
+ * mode reads running statistics (per channel: no statistic of the data to keep whole). */
+static void probe_geometry(const ns_tensor *x, const ns_spec *spec, const ns_norm_plan *p,
+                           ns_result *r) {
+  r->probe_axis = 0;
+  r->probe_k = x->shape[0];
+  r->probe_n = x->n;
+  if (x->n <= NS_EXPLORE_PROBE_LIMIT) return;
+  if (x->rank == 1) {
+    r->probe_k = r->probe_n = NS_EXPLORE_PROBE_LIMIT;
+    return;
+  }
+  int axis = 0;
+  if (!spec->mask && !spec->running) {
+    int grouped = ns_kinds[spec->kind].grouped;
+    for (axis = 0; axis < x->rank; axis++)
+      if (!((p->axes >> axis) & 1u) && !(grouped && axis == 1)) break;
+    if (axis == x->rank) axis = 0;
+  }
+  size_t per = x->n / x->shape[axis], k = NS_EXPLORE_PROBE_LIMIT / per;
+  if (k < 1) k = 1;
+  if (k > x->shape[axis]) k = x->shape[axis];
+  r->probe_axis = axis;
+  r->probe_k = k;
+  r->probe_n = k * per;
 }
 
-/* a*x + b on the probe slice (xv holds its values), stored in dt: the normalization rounds
- * its input to its dtype first, so storing the values already rounded to it gives the
- * same bits and lets the kernels take their path for that dtype (an fp64 copy of fp32
- * values took the generic path, ten times slower). */
-static ns_tensor *affine_copy(const ns_tensor *x, const double *xv, double a, double b, ns_dtype dt,
-                              char *err) {
-  int rank;
-  size_t shape[4], n = probe_slice(x, &rank, shape);
-  double *v = malloc(n * sizeof *v);
+/* The elements of x after axis a of the probe slice's, and x's extent of a. */
+static size_t probe_inner(const ns_tensor *x, int a) {
+  size_t in = 1;
+  for (int k = a + 1; k < x->rank; k++) in *= x->shape[k];
+  return in;
+}
+
+size_t ns_probe_index(const ns_result *r, const ns_tensor *x, size_t i) {
+  if (r->probe_n >= x->n) return i < x->n ? i : NS_PROBE_NONE;
+  if (x->rank == 1) return i < r->probe_n ? i : NS_PROBE_NONE;
+  const size_t in = probe_inner(x, r->probe_axis), ext = x->shape[r->probe_axis];
+  size_t c = i / in % ext, outer = i / (in * ext);
+  if (i >= x->n || c >= r->probe_k) return NS_PROBE_NONE;
+  return (outer * r->probe_k + c) * in + i % in;
+}
+
+size_t ns_probe_elem(const ns_result *r, const ns_tensor *x, size_t j) {
+  if (r->probe_n >= x->n || x->rank == 1) return j;
+  const size_t in = probe_inner(x, r->probe_axis), ext = x->shape[r->probe_axis];
+  size_t c = j / in % r->probe_k, outer = j / (in * r->probe_k);
+  return (outer * ext + c) * in + j % in;
+}
+
+/* The values of the probe slice, in its own row-major order: a run of probe_k entries of
+ * axis probe_axis for each index of the axes before it. NULL with err when out of memory. */
+static double *probe_values(const ns_tensor *x, const ns_result *r, char *err) {
+  double *v = malloc(r->probe_n * sizeof *v);
   if (!v) {
-    ns_seterr(err, "out of memory");
+    ns_seterr(err, "out of memory reading x");
     return NULL;
   }
-  for (size_t i = 0; i < n; i++) v[i] = a * xv[i] + b;
-  ns_tensor *t = ns_tensor_from(rank, shape, dt, v, err);
+  if (r->probe_n >= x->n || x->rank == 1) {
+    ns_tensor_read_range(x, 0, r->probe_n, v);
+    return v;
+  }
+  const size_t in = probe_inner(x, r->probe_axis), run = r->probe_k * in;
+  const size_t stride = x->shape[r->probe_axis] * in;
+  for (size_t o = 0; o < r->probe_n / run; o++)
+    ns_tensor_read_range(x, o * stride, run, v + o * run);
+  return v;
+}
+
+/* a*x + b on the probe slice, stored in dt: the normalization rounds its input to its
+ * dtype first, so storing the values already rounded to it gives the same bits and lets
+ * the kernels take their path for that dtype (an fp64 copy of fp32 values took the generic
+ * path, ten times slower). */
+static ns_tensor *affine_copy(const ns_tensor *x, const ns_result *r, double a, double b,
+                              ns_dtype dt, char *err) {
+  size_t shape[NS_MAXRANK];
+  for (int k = 0; k < x->rank; k++) shape[k] = x->shape[k];
+  shape[r->probe_axis] = r->probe_k;
+  double *v = probe_values(x, r, err);
+  if (!v) return NULL;
+  for (size_t i = 0; i < r->probe_n; i++) v[i] = a * v[i] + b;
+  ns_tensor *t = ns_tensor_from(x->rank, shape, dt, v, err);
   free(v);
   return t;
 }
@@ -1245,13 +1305,18 @@ static const ns_tensor *probe_mask(const ns_tensor *mask, const ns_tensor *t, ns
   return *own;
 }
 
-/* y(a*x + b) on the probe slice, with the output's spec (and running object). */
-static ns_tensor *affine_probe(const ns_state *s, const double *xv, const ns_spec *spec, double a,
+/* y(a*x + b) on the probe slice, with the output's spec (and running object); gamma and
+ * beta per channel are cut to the slice's channels when it runs along axis 1. */
+static ns_tensor *affine_probe(const ns_state *s, const ns_result *r, const ns_spec *spec, double a,
                                double b, const ns_exec *ex, char *err) {
   ns_norm_result nr;
   memset(&nr, 0, sizeof nr);
-  ns_tensor *t = affine_copy(s->x, xv, a, b, spec->dtype, err), *y = NULL, *pm = NULL;
+  ns_tensor *t = affine_copy(s->x, r, a, b, spec->dtype, err), *y = NULL, *pm = NULL;
   ns_spec sp = *spec;
+  if (t && r->probe_axis == 1 && !r->norm.plan.per_element) {
+    if (sp.ngamma > 1) sp.ngamma = r->probe_k;
+    if (sp.nbeta > 1) sp.nbeta = r->probe_k;
+  }
   if (t && spec->mask && !(sp.mask = probe_mask(spec->mask, t, &pm, err))) {
     ns_tensor_free(t);
     return NULL;
@@ -1440,8 +1505,8 @@ static unsigned char *stat_chunks(const ns_norm_plan *p, const x_edit *ed, size_
  * own: the probes compare against that). After a cell edit (ed's statistics known, the
  * spec as before, y's chunks kept) only the touched statistics are renormalized, into the
  * last y, with the same bits; otherwise all of it, into the last y's memory when it fits. */
-static int output_part(ns_explore_cache *c, const ns_state *s, const double *xv,
-                       const ns_spec *spec, const x_edit *ed, ns_result *r, char *err) {
+static int output_part(ns_explore_cache *c, const ns_state *s, const ns_spec *spec,
+                       const x_edit *ed, ns_result *r, char *err) {
   const ns_tensor *x = s->x;
   unsigned char *ydirty = NULL;
   int restat = 0;
@@ -1470,11 +1535,8 @@ static int output_part(ns_explore_cache *c, const ns_state *s, const double *xv,
   if (rc != 0) return -1;
   c->yck_ok = !spec->mask;
   degenerate_cond(s, r);
-  int prank;
-  size_t pshape[4];
-  r->probe_n = probe_slice(x, &prank, pshape);
-  if (r->probe_n < x->n && !(r->y_probe = affine_probe(s, xv, spec, 1, 0, &c->exec, err)))
-    return -1;
+  probe_geometry(x, spec, &r->norm.plan, r);
+  if (r->probe_n < x->n && !(r->y_probe = affine_probe(s, r, spec, 1, 0, &c->exec, err))) return -1;
   return 0;
 }
 
@@ -1554,13 +1616,10 @@ static int cache_store(ns_explore_cache *c, const ns_state *s, char *err) {
   return ns_state_copy(&c->prev, &tmp, err);
 }
 
-/* The values of x the probes and the precision panel read (only the leading ones of a big
- * x), malloc'd; NULL with err when out of memory. */
+/* The values of x the precision panel reads (the first NS_EXPLORE_PROBE_LIMIT of a big x),
+ * malloc'd; NULL with err when out of memory. */
 static double *leading_values(const ns_tensor *x, char *err) {
-  int prank;
-  size_t pshape[4], lead = probe_slice(x, &prank, pshape);
-  size_t prec = x->n < NS_EXPLORE_PROBE_LIMIT ? x->n : NS_EXPLORE_PROBE_LIMIT;
-  if (lead < prec) lead = prec;
+  size_t lead = x->n < NS_EXPLORE_PROBE_LIMIT ? x->n : NS_EXPLORE_PROBE_LIMIT;
   double *xv = malloc(lead * sizeof *xv);
   if (!xv) {
     ns_seterr(err, "out of memory reading x");
@@ -1571,17 +1630,17 @@ static double *leading_values(const ns_tensor *x, char *err) {
 }
 
 /* The shift and scale probes the parts ask for, against the output. 0, or -1 with err. */
-static int affine_probes(ns_explore_cache *c, const ns_state *s, const double *xv,
-                         const ns_spec *spec, unsigned parts, ns_result *r, char *err) {
+static int affine_probes(ns_explore_cache *c, const ns_state *s, const ns_spec *spec,
+                         unsigned parts, ns_result *r, char *err) {
   const ns_tensor *ybase = r->y_probe ? r->y_probe : r->norm.y;
   if (parts & NS_PART_SHIFT) {
     ns_tensor_free(r->y_shift);
-    if (!(r->y_shift = affine_probe(s, xv, spec, 1, s->shift, &c->exec, err))) return -1;
+    if (!(r->y_shift = affine_probe(s, r, spec, 1, s->shift, &c->exec, err))) return -1;
     r->shift_dev = max_abs_diff_tensor(r->y_shift, ybase);
   }
   if (parts & NS_PART_SCALE) {
     ns_tensor_free(r->y_scale);
-    if (!(r->y_scale = affine_probe(s, xv, spec, s->scale, 0, &c->exec, err))) return -1;
+    if (!(r->y_scale = affine_probe(s, r, spec, s->scale, 0, &c->exec, err))) return -1;
     r->scale_dev = max_abs_diff_tensor(r->y_scale, ybase);
   }
   return 0;
@@ -1612,9 +1671,7 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
       goto out;
     }
   }
-  if (parts & (NS_PART_OUTPUT | NS_PART_SHIFT | NS_PART_SCALE | NS_PART_PREC) &&
-      !(xv = leading_values(x, err)))
-    goto out;
+  if ((parts & NS_PART_PREC) && !(xv = leading_values(x, err))) goto out;
 
   /* 1 input: two-pass statistics over all elements */
   if (parts & NS_PART_INPUT) {
@@ -1644,9 +1701,9 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     r->evalsrc = src;
     r->eval_note = ns_evalsrc_words(src);
     if (ed.stat_ok && (xdiff != NS_FIELDBIT(NS_F_X) || spec.running)) ed.stat_ok = 0;
-    if (output_part(c, s, xv, &spec, &ed, r, err) != 0) goto out;
+    if (output_part(c, s, &spec, &ed, r, err) != 0) goto out;
   }
-  if (affine_probes(c, s, xv, &spec, parts, r, err) != 0) goto out;
+  if (affine_probes(c, s, &spec, parts, r, err) != 0) goto out;
 
   /* 4 spectrum: the closed form and its checks at any size, then the full J */
   unsigned m2_gen = c->m2_gen;

@@ -148,7 +148,11 @@ typedef struct {
   X(PROBE, TENSOR, ns_tensor *, y_scale, ) /* y(scale*x) */                                        \
   X(PROBE, VAL, double, shift_dev, ) /* max |y(x + shift*1) - y(x)| */                             \
   X(PROBE, VAL, double, scale_dev, ) /* max |y(scale*x) - y(x)| */                                 \
-  X(OUTD, VAL, size_t, probe_n, ) /* elements of x the probes cover (its leading probe_n) */       \
+  /* the slice of x the probes cover: its first probe_k entries along probe_axis, probe_n     \
+     elements (probe_n == n: all of x; ns_probe_index maps x's elements into it) */            \
+  X(OUTD, VAL, size_t, probe_n, )                                                                  \
+  X(OUTD, VAL, int, probe_axis, )                                                                  \
+  X(OUTD, VAL, size_t, probe_k, )                                                                  \
   X(OUTD, TENSOR, ns_tensor *, y_probe, ) /* y of that slice alone (NULL when probe_n == n) */     \
   /* 4 spectrum. The closed form and its checks exist at any size (nclosed > 0; else the           \
      reason is in closed_skip, "" when there is simply no closed form); the full J only            \
@@ -300,6 +304,13 @@ typedef struct {
  * it is always computed here, synchronously (the result is the same on every call). */
 int ns_explore_compute(const ns_state *s, ns_result *r, char *err);
 void ns_result_free(ns_result *r);
+
+/* Where x's element i (row-major) sits in the probe slice of r (y_shift, y_scale, y_probe),
+ * or NS_PROBE_NONE when the probes do not cover it; and the other way, x's element of the
+ * slice's element j < r->probe_n. */
+#define NS_PROBE_NONE ((size_t)-1)
+size_t ns_probe_index(const ns_result *r, const ns_tensor *x, size_t i);
+size_t ns_probe_elem(const ns_result *r, const ns_tensor *x, size_t j);
 
 /* Incremental recompute for a screen that recomputes on every key. The cache remembers
  * the state its result was computed for; ns_explore_update compares the new state with

@@ -833,8 +833,8 @@ static const rv_section rv_sections[] = {
  * how a value was computed (counts, steps, tolerances, the map the FD ran on), the pending
  * flags of a deferred part, the matrices Lua gets as spectra, the figure's traces. */
 static const char rv_not_shown[] =
-    "x_nan x_inf evalsrc cond_dtype cond_value probe_n y_probe eigchk_jvp eigchk_fd eigchk_m "
-    "eigchk_pending jac_pending jn J J_fd jac_exact jac_dtype jac_acc jac_algo jac_fd_h "
+    "x_nan x_inf evalsrc cond_dtype cond_value probe_n probe_axis probe_k y_probe eigchk_jvp "
+    "eigchk_fd eigchk_m eigchk_pending jac_pending jn J J_fd jac_exact jac_dtype jac_acc jac_algo jac_fd_h "
     "jac_fd_err jac_fd_s jac_tol jac_fd_tol trace_mean trace_var prec_n";
 /* clang-format on */
 

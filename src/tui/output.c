@@ -77,9 +77,11 @@ static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tu
   size_t ncol = 0;
   for (size_t i = 0; i < count; i++) col[ncol++] = vals[i];
   if (show_probes && r->y_shift && r->y_scale)
-    for (size_t i = 0; i < count && first + i < r->probe_n; i++) {
-      col[ncol++] = ns_tensor_get(r->y_shift, first + i);
-      col[ncol++] = ns_tensor_get(r->y_scale, first + i);
+    for (size_t i = 0; i < count; i++) {
+      size_t pj = ns_probe_index(r, s->x, first + i);
+      if (pj == NS_PROBE_NONE) continue;
+      col[ncol++] = ns_tensor_get(r->y_shift, pj);
+      col[ncol++] = ns_tensor_get(r->y_scale, pj);
     }
   int dec = plot_fmt_decimals(col, ncol, nw - 1, 5);
   plot_canvas *c = tui_canvas(barw, (int)count, v);
@@ -106,11 +108,12 @@ static void draw_list(const ns_state *s, const ns_result *r, WINDOW *w, const tu
     int deg = r->norm.degenerate && r->norm.degenerate[ns_norm_plan_stat_of(&r->norm.plan, idx)];
     tui_printf(w, yy, 1 + lab, deg ? PLOT_S_MARK : PLOT_S_TEXT, "%*s", nw,
                plot_fmt_fixed(vals[i], nw - 1, dec, num, sizeof num));
-    if (show_probes && r->y_shift && r->y_scale && idx >= r->probe_n) {
+    size_t pj = show_probes ? ns_probe_index(r, s->x, idx) : NS_PROBE_NONE;
+    if (show_probes && r->y_shift && r->y_scale && pj == NS_PROBE_NONE) {
       tui_printf(w, yy, 1 + lab + nw, PLOT_S_DIM, "%*s%*s", nw, "-", nw, "-");
     } else if (show_probes && r->y_shift && r->y_scale) {
-      double ys = ns_tensor_get(r->y_shift, idx), ya = ns_tensor_get(r->y_scale, idx);
-      double y0 = r->y_probe ? ns_tensor_get(r->y_probe, idx) : vals[i];
+      double ys = ns_tensor_get(r->y_shift, pj), ya = ns_tensor_get(r->y_scale, pj);
+      double y0 = r->y_probe ? ns_tensor_get(r->y_probe, pj) : vals[i];
       /* A probe value that moved away from y is marked: the map is not invariant. */
       double tol = probe_tol(s, r, fabs(y0), s->shift), tola = probe_tol(s, r, fabs(y0), 0);
       tui_printf(w, yy, 1 + lab + nw, fabs(ys - y0) > tol ? PLOT_S_MARK : PLOT_S_DIM, "%*s", nw,
@@ -381,9 +384,15 @@ void tui_draw_output(const ns_state *s, const ns_result *r, WINDOW *w, const tui
   if (stats_line) draw_stat_line(s, r, w, py++, cur, iw);
   draw_moments(s, r, w, py++, iw);
   py = draw_verdicts(s, r, w, py, y_scale(y), hs, ha, verdict_note);
-  if (r->probe_n < n)
+  if (r->probe_n < n && (r->probe_axis == 0 || s->x->rank == 1)) {
     tui_printf(w, py++, 1, PLOT_S_DIM, "probes: first" TUI_GLUES "%zu/%zu" TUI_GLUES "values",
                r->probe_n, n);
+  } else if (r->probe_n < n) { /* whole statistics: the leading entries of a later axis */
+    char at[48] = "";
+    for (int a = 0; a < r->probe_axis && a < 8; a++) strcat(at, ":,");
+    tui_printf(w, py++, 1, PLOT_S_DIM, "probes: x[%s:%zu]," TUI_GLUES "%zu/%zu" TUI_GLUES "values",
+               at, r->probe_k, r->probe_n, n);
+  }
   if (why_lines) py += tui_wrap(w, py, 1, PLOT_S_MARK, why, why_lines);
   if (r->eval_note) tui_wrap(w, py, 1, PLOT_S_DIM, r->eval_note, note_lines);
 }

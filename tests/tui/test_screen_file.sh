@@ -100,6 +100,10 @@ start 120 40 "$tmp/huge.csv"
 check "70000 values: the probes say they use a slice" wait_for "probes: first 65520/70000 values"
 check "70000 values: the precision panel says so too" wait_for "(its first 65536 of 70000 values)"
 check "70000 values: the reference on a line of its own" wait_for "var of all of x, fp64 ref: 9.99"
+# batch norm reduces the rows: the probes take whole columns (65 of them), not rows whose
+# statistics would each be cut to a few values
+lua 'set{kind="batch"}'
+check "70000 values, batch: the probes take whole statistics" wait_for "probes: x[:,:65], 65000/70000 values"
 keys q
 check "70000 values: q quits" wait_for "EXIT=0"
 

@@ -672,6 +672,77 @@ static void test_figure_charged(void) {
   ns_state_free(&s);
 }
 
+/* The probes of a large x run on a slice whose statistics are x's own, whole: over the
+ * first axis of a (64, 8, 16, 16) x, the first 4 channels (x[:, :4]); cut along the first
+ * axis (as they were) each statistic kept one element and y was 0 whatever the probe. */
+static int probe_matches_y(const ns_result *r, const ns_tensor *x, size_t *bad) {
+  for (size_t j = 0; j < r->probe_n; j++) {
+    size_t i = ns_probe_elem(r, x, j);
+    if (ns_probe_index(r, x, i) != j || ns_tensor_get(r->y_probe, j) != ns_tensor_get(r->norm.y, i))
+      return *bad = j, 0;
+  }
+  return *bad = r->probe_n, 1;
+}
+
+static void test_probe_slice(void) {
+  char err[NS_ERRLEN];
+  ns_state s;
+  ns_result r;
+  ns_state_init(&s, err);
+  size_t shape[4] = {64, 8, 16, 16};
+  ns_tensor *x = ns_tensor_new(4, shape, NS_FP32, err);
+  unsigned long long q = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < x->n; i++) {
+    q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+    ns_tensor_set(x, i, (double)(q >> 11) * 0x1p-53 * 4.0 - 2.0 + (double)(i % 7));
+  }
+  double gam[8] = {1, 2, 0.5, -1, 3, 1, 1, 2};
+  struct {
+    const char *what;
+    ns_kind kind;
+    unsigned axes;
+    int gamma, axis;
+    size_t k;
+  } cases[] = {
+      {"batch over the first axis", NS_KIND_BATCH, 1u, 0, 1, 4},
+      {"batch over the first axis, gamma per channel", NS_KIND_BATCH, 1u, 1, 1, 4},
+      {"batch (first, third, fourth axes)", NS_KIND_BATCH, 0, 1, 1, 4},
+      {"layer: whole entries of the first axis", NS_KIND_LAYER, 0, 0, 0, 32},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    ns_state_patch p;
+    ns_patch_init(&p);
+    p.set = NS_FIELDBIT(NS_F_X) | NS_FIELDBIT(NS_F_KIND) | NS_FIELDBIT(NS_F_AXES) |
+            NS_FIELDBIT(NS_F_GAMMA) | NS_FIELDBIT(NS_F_DTYPE);
+    p.v.x = x;
+    p.v.dtype = NS_FP32;
+    p.v.kind = cases[c].kind;
+    p.v.axes = cases[c].axes;
+    p.v.gamma = cases[c].gamma ? gam : NULL;
+    p.v.ngamma = cases[c].gamma ? 8 : 0;
+    if (ns_state_apply(&s, &p, err) != 0 || ns_explore_compute(&s, &r, err) != 0) {
+      tap_ok(0, "probe slice, %s: %s", cases[c].what, err);
+      continue;
+    }
+    size_t bad = 0;
+    tap_ok(r.probe_axis == cases[c].axis && r.probe_k == cases[c].k && r.probe_n == 65536,
+           "probe slice, %s: %zu entries of axis %d, %zu values", cases[c].what, r.probe_k,
+           r.probe_axis + 1, r.probe_n);
+    tap_ok(r.y_probe && probe_matches_y(&r, x, &bad),
+           "  its y is y itself (statistics whole): the first %zu of %zu elements agree", bad,
+           r.probe_n);
+    double ymax = 0;
+    for (size_t j = 0; r.y_shift && j < r.probe_n; j++)
+      ymax = fmax(ymax, fabs(ns_tensor_get(r.y_shift, j)));
+    tap_ok(ymax > 1 && r.shift_dev < 1e-4 * ymax,
+           "  the shift probe has values to move (max |y| %.3g) and moves them %.3g", ymax,
+           r.shift_dev);
+    ns_result_free(&r);
+  }
+  ns_tensor_free(x);
+  ns_state_free(&s);
+}
+
 int main(void) {
   test_degenerate();
   test_defaults();
@@ -684,5 +755,6 @@ int main(void) {
   test_cycles_change_something();
   test_kind_cycle();
   test_figure_charged();
+  test_probe_slice();
   return tap_done();
 }
