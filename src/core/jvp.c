@@ -230,20 +230,37 @@ int ns_stat_members(const ns_norm_plan *p, size_t k, size_t *idx, char *err) {
     ns_seterr(err, "stat_members: statistic %zu of %zu", k + 1, p->nstat);
     return -1;
   }
-  walk w = walk_of(p);
-  size_t got = 0;
-  size_t lc[NS_MAXRANK] = {0};
-  for (size_t i0 = 0; i0 < p->n && got < p->count; i0 += w.len, line_next(p, lc)) {
-    size_t k0 = line_stat(p, lc);
-    if (w.step == 0) { /* the whole line or none of it */
-      if (k0 == k)
-        for (size_t a = 0; a < w.len; a++) idx[got++] = i0 + a;
-    } else if (w.step == 1) { /* at most one element of the line */
-      if (k >= k0 && k - k0 < w.len) idx[got++] = i0 + (k - k0);
+  if (p->members) {
+    memcpy(idx, p->members + k * p->count, p->count * sizeof *idx);
+    return 0;
+  }
+  /* straight from k's coordinates over the statistics' shape: each axis runs over all of
+     itself (reduced), its group's channels (axis 1 of a grouped kind) or k's one value,
+     nested in x's order, so the members come in index order. Walking every line of x to
+     find them cost two statistics' checks 12 ms of a key over a 64 MB file. */
+  size_t lo[NS_MAXRANK], hi[NS_MAXRANK], c[NS_MAXRANK], str[NS_MAXRANK], r = k, st = 1;
+  for (int a = p->rank - 1; a >= 0; a--) {
+    size_t sc = r % p->stat_shape[a];
+    r /= p->stat_shape[a];
+    str[a] = st, st *= p->shape[a];
+    if (a == 1 && p->groups > 1) {
+      size_t cpg = p->shape[1] / p->groups;
+      lo[a] = sc * cpg, hi[a] = lo[a] + cpg;
+    } else if ((p->axes >> a) & 1u) {
+      lo[a] = 0, hi[a] = p->shape[a];
     } else {
-      for (size_t a = 0; a < w.len; a++)
-        if (ns_norm_plan_stat_of(p, i0 + a) == k) idx[got++] = i0 + a;
+      lo[a] = sc, hi[a] = sc + 1;
     }
+    c[a] = lo[a];
+  }
+  size_t got = 0;
+  while (got < p->count) {
+    size_t i = 0;
+    for (int a = 0; a < p->rank; a++) i += c[a] * str[a];
+    idx[got++] = i;
+    int a = p->rank - 1;
+    for (; a >= 0 && ++c[a] == hi[a]; a--) c[a] = lo[a];
+    if (a < 0) break;
   }
   if (got != p->count) {
     ns_seterr(err, "stat_members: found %zu members of statistic %zu, expected %zu", got, k + 1,

@@ -48,6 +48,8 @@ static const shape_case cases[] = {
     {"group (2,4,2,2) G2", 4, {2, 4, 2, 2}, NS_KIND_GROUP, 2, 0},
     {"batch (2,3,2,2)", 4, {2, 3, 2, 2}, NS_KIND_BATCH, 1, 0},
     {"layer axes {1} (4,3)", 2, {4, 3}, NS_KIND_LAYER, 1, 1u},
+    {"batch axes {1} (3,4,2,2)", 4, {3, 4, 2, 2}, NS_KIND_BATCH, 1, 1u},
+    {"layer axes {1,3} (2,3,4)", 3, {2, 3, 4}, NS_KIND_LAYER, 1, 5u},
 };
 
 /* J v by the n x n analytic Jacobian */
