@@ -363,9 +363,9 @@ NS_ALWAYS_INLINE static inline void KN(run)(const nk_job *j, size_t s0, size_t s
                                             const ns_dtype xdt, const ns_dtype ydt) {
 #if NK_AVX2 && !KGEN
   /* adjacent statistics with strided elements: wide blocks along each row of statistics */
-  if (j->nsl > 0 && j->sstr[j->nsl - 1] == 1 && j->mstr[3] != 1 && j->algo == NS_ALGO_TWOPASS &&
-      j->mamul[0] == 0 && j->mamul[1] == 0 && j->mamul[2] == 0 && j->mamul[3] == 0 &&
-      j->order == NS_ORDER_SEQUENTIAL && KN(vec_pair)(xdt, ydt)) {
+  if (j->nsl > 0 && j->sstr[j->nsl - 1] == 1 && j->mstr[3] != 1 &&
+      (j->algo == NS_ALGO_WELFORD || j->order == NS_ORDER_SEQUENTIAL) && j->mamul[0] == 0 &&
+      j->mamul[1] == 0 && j->mamul[2] == 0 && j->mamul[3] == 0 && KN(vec_pair)(xdt, ydt)) {
     const size_t row = j->sext[j->nsl - 1];
     size_t s = s0;
     while (s < s1) {

@@ -486,7 +486,8 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
 /* Wide blocks for adjacent statistics whose elements are strided (batch norm over (B, D):
  * statistic = column). NW adjacent statistics (a multiple of the vector width, at most 64)
  * go together, so every row segment read is whole cache lines, and each lane is one
- * statistic summed in index order as everywhere else. Twopass, sequential order only. */
+ * statistic summed in index order as everywhere else. Twopass in sequential order, Welford
+ * (always in index order) and raw sums: the algorithms of KN(block), lane for lane. */
 #define NK_WIDE 256
 /* The first pass of a wide block reads each member row's segment from memory: rows far
  * apart, a few lines each, which the hardware prefetcher does not follow. It asks for the
@@ -497,11 +498,16 @@ static inline void nk_v_out_lanes_d(const nk_job *j, size_t b0, const size_t *ab
 static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt,
                       ns_dtype ydt) {
   const size_t nv = nw / 8;
+  /* Welford and raw moments come out of the first pass (S: Welford's mean, D its m2; raw:
+     S and Q the sums), with the block loop's operations in its order, lane by lane */
+  const int welf = j->algo == NS_ALGO_WELFORD, raw = j->algo == NS_ALGO_RAW;
+  const int sq0 = !centered || raw;
   size_t b0, a0;
   nk_stat_base(j, s, &b0, &a0);
   __m256 S[NK_WIDE / 8], Q[NK_WIDE / 8], M[NK_WIDE / 8], D[NK_WIDE / 8];
   for (size_t v = 0; v < nv; v++) S[v] = Q[v] = D[v] = _mm256_setzero_ps();
   for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1 && (welf || raw)) continue;
     if (pass == 1) {
       float s1[NK_WIDE], mk[NK_WIDE];
       for (size_t v = 0; v < nv; v++) _mm256_storeu_ps(s1 + 8 * v, S[v]);
@@ -516,9 +522,13 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
         _mm256_storeu_ps(m2 + 8 * v, D[v]);
       }
       for (size_t l = 0; l < nw; l++) {
-        double mu, den;
+        double mu, den, mean = s1[l], mm = m2[l];
         size_t bi, ai;
-        nk_finish(j, s + l, ns_round_fast((double)s1[l] / j->rn, NS_FP32), m2[l], s2[l], &mu, &den);
+        if (raw)
+          nk_raw(j, s1[l], s2[l], &mean, &mm);
+        else if (!welf)
+          mean = ns_round_fast((double)s1[l] / j->rn, NS_FP32);
+        nk_finish(j, s + l, mean, mm, s2[l], &mu, &den);
         mk[l] = (float)mu, dk[l] = (float)den;
         nk_stat_base(j, s + l, &bi, &ai);
         gk[l] = j->g32[ai], bk[l] = j->b32[ai];
@@ -531,22 +541,30 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
       }
     }
     if (pass == 2 && !j->y) return; /* the statistics alone */
+    size_t k = 0;                   /* the member's ordinal: Welford's count */
     for (size_t i0 = 0; i0 < j->mext[0]; i0++)
       for (size_t i1 = 0; i1 < j->mext[1]; i1++)
         for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
           size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
-          for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+          for (size_t i3 = 0; i3 < j->mext[3]; i3++, k++) {
             size_t o = o2 + i3 * j->mstr[3];
             if (pass == 0 && i3 + NK_PF < j->mext[3]) {
               size_t es = xdt == NS_FP16 || xdt == NS_BF16 ? 2 : xdt == NS_FP64 ? 8 : 4;
               const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
               for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
             }
+            const __m256 KK = _mm256_set1_ps((float)ns_round_fast((double)(k + 1), j->acc));
             for (size_t v = 0; v < nv; v++) {
               __m256 x8 = nk_v_load8(j->x, o + 8 * v, xdt);
               if (pass == 0) {
-                S[v] = _mm256_add_ps(S[v], x8);
-                if (!centered) Q[v] = _mm256_add_ps(Q[v], _mm256_mul_ps(x8, x8));
+                if (welf) {
+                  __m256 d = _mm256_sub_ps(x8, S[v]);
+                  S[v] = _mm256_add_ps(S[v], _mm256_div_ps(d, KK));
+                  D[v] = _mm256_add_ps(D[v], _mm256_mul_ps(d, _mm256_sub_ps(x8, S[v])));
+                } else {
+                  S[v] = _mm256_add_ps(S[v], x8);
+                }
+                if (sq0) Q[v] = _mm256_add_ps(Q[v], _mm256_mul_ps(x8, x8));
               } else if (pass == 1) {
                 __m256 d = _mm256_sub_ps(x8, M[v]);
                 D[v] = _mm256_add_ps(D[v], _mm256_mul_ps(d, d));
@@ -564,11 +582,14 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
 static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_dtype xdt,
                         ns_dtype ydt) {
   const size_t nv = nw / 4;
+  const int welf = j->algo == NS_ALGO_WELFORD, raw = j->algo == NS_ALGO_RAW; /* as nk_v_wide */
+  const int sq0 = !centered || raw;
   size_t b0, a0;
   nk_stat_base(j, s, &b0, &a0);
   __m256d S[NK_WIDE / 4], Q[NK_WIDE / 4], M[NK_WIDE / 4], D[NK_WIDE / 4];
   for (size_t v = 0; v < nv; v++) S[v] = Q[v] = D[v] = _mm256_setzero_pd();
   for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1 && (welf || raw)) continue;
     if (pass == 1) {
       double s1[NK_WIDE];
       for (size_t v = 0; v < nv; v++) _mm256_storeu_pd(s1 + 4 * v, S[v]);
@@ -584,7 +605,12 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_d
       }
       for (size_t l = 0; l < nw; l++) {
         size_t bi, ai;
-        nk_finish(j, s + l, s1[l] / j->rn, m2[l], s2[l], &mk[l], &dk[l]);
+        double mean = s1[l], mm = m2[l];
+        if (raw)
+          nk_raw(j, s1[l], s2[l], &mean, &mm);
+        else if (!welf)
+          mean = s1[l] / j->rn;
+        nk_finish(j, s + l, mean, mm, s2[l], &mk[l], &dk[l]);
         nk_stat_base(j, s + l, &bi, &ai);
         gk[l] = j->g64[ai], bk[l] = j->b64[ai];
       }
@@ -596,22 +622,30 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_d
       }
     }
     if (pass == 2 && !j->y) return; /* the statistics alone */
+    size_t k = 0;
     for (size_t i0 = 0; i0 < j->mext[0]; i0++)
       for (size_t i1 = 0; i1 < j->mext[1]; i1++)
         for (size_t i2 = 0; i2 < j->mext[2]; i2++) {
           size_t o2 = b0 + i0 * j->mstr[0] + i1 * j->mstr[1] + i2 * j->mstr[2];
-          for (size_t i3 = 0; i3 < j->mext[3]; i3++) {
+          for (size_t i3 = 0; i3 < j->mext[3]; i3++, k++) {
             size_t o = o2 + i3 * j->mstr[3];
             if (pass == 0 && i3 + NK_PF < j->mext[3]) {
               size_t es = xdt == NS_FP16 || xdt == NS_BF16 ? 2 : xdt == NS_FP64 ? 8 : 4;
               const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
               for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
             }
+            const __m256d KK = _mm256_set1_pd(ns_round_fast((double)(k + 1), j->acc));
             for (size_t v = 0; v < nv; v++) {
               __m256d x4 = nk_v_load4d(j->x, o + 4 * v, xdt);
               if (pass == 0) {
-                S[v] = _mm256_add_pd(S[v], x4);
-                if (!centered) Q[v] = _mm256_add_pd(Q[v], _mm256_mul_pd(x4, x4));
+                if (welf) {
+                  __m256d d = _mm256_sub_pd(x4, S[v]);
+                  S[v] = _mm256_add_pd(S[v], _mm256_div_pd(d, KK));
+                  D[v] = _mm256_add_pd(D[v], _mm256_mul_pd(d, _mm256_sub_pd(x4, S[v])));
+                } else {
+                  S[v] = _mm256_add_pd(S[v], x4);
+                }
+                if (sq0) Q[v] = _mm256_add_pd(Q[v], _mm256_mul_pd(x4, x4));
               } else if (pass == 1) {
                 __m256d d = _mm256_sub_pd(x4, M[v]);
                 D[v] = _mm256_add_pd(D[v], _mm256_mul_pd(d, d));

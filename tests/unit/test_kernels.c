@@ -716,19 +716,22 @@ int main(void) {
     int off = 0, cases = 0;
     for (size_t gi = 0; gi < sizeof geo / sizeof *geo; gi++)
       for (int d = 0; d < 4; d++)
-        for (int variant = 0; variant < 4; variant++) {
+        for (int variant = 0; variant < 12; variant++) {
           size_t n = 1;
           for (int a = 0; a < geo[gi].rank; a++) n *= geo[gi].shape[a];
           ns_tensor *x = ns_tensor_new(geo[gi].rank, geo[gi].shape, (ns_dtype)d, err);
           for (size_t i = 0; i < n; i++)
             ns_tensor_set(x, i, 2.0 * gauss() + (variant & 1 ? 40 : 0));
+          /* variants 4-11: the same under Welford and under raw sums, uncentered in half */
           ns_spec s;
           ns_spec_default(&s);
           s.kind = geo[gi].kind;
           s.axes = geo[gi].axes;
           s.groups = geo[gi].groups;
           s.dtype = (ns_dtype)d;
-          if (variant == 3) s.acc = NS_FP64;
+          if (variant % 4 == 3) s.acc = NS_FP64;
+          if (variant >= 4) s.algo = variant < 8 ? NS_ALGO_WELFORD : NS_ALGO_RAW;
+          if (variant >= 4 && variant % 2) s.center = 0;
           ns_norm_plan p;
           double aff[4096];
           if (ns_norm_plan_shape(geo[gi].rank, geo[gi].shape, &s, &p, err) != 0 ||
@@ -738,7 +741,7 @@ int main(void) {
             continue;
           }
           for (size_t i = 0; i < 2 * p.naffine; i++) aff[i] = 1.0 + 0.5 * gauss();
-          if (variant >= 2)
+          if (variant % 4 >= 2)
             s.gamma = aff, s.ngamma = p.naffine, s.beta = aff + p.naffine, s.nbeta = p.naffine;
           ns_norm_result r0, r;
           if (ns_normalize_ref(x, &s, &r0, err) != 0) {
@@ -766,8 +769,10 @@ int main(void) {
           ns_tensor_free(x);
           cases++;
         }
-    tap_ok(off == 0, "%d fixed geometries x dtypes x affine: kernels equal the reference (%d off)",
-           cases, off);
+    tap_ok(
+        off == 0,
+        "%d fixed geometries x dtypes x affine x algorithms: kernels equal the reference (%d off)",
+        cases, off);
   }
 
   /* reused fp32/fp64 outputs of 16 MB and more take the streaming stores (odd sizes:
