@@ -256,7 +256,7 @@ static int table_fixed(double v, int d) {
   return d >= 0 && fabs(v) >= 1e-3;
 }
 
-void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *d, int *k) {
+void plot_fmt_table_digits_all(const double *v, size_t n, int width, int maxd, int *d, int *k) {
   char a[400];
   /* decimals: only values of at least 1e-3 decide them */
   int best = -1;
@@ -289,6 +289,52 @@ void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *
         fits = snprintf(a, sizeof a, "%.*e", kk, v[i]) <= width;
     if (fits) break;
   }
+  *k = kk;
+}
+
+/* plot_fmt_table_digits_all's choice, printing far fewer numbers (a Spectrum column of
+ * 258,288 eigenvalues printed each of them seven times or more: 30 ms of every frame). A
+ * value's %.{d}f grows no shorter as |v| grows (rounding is monotone), so the widest of a
+ * sign is its largest magnitude's; likewise %.{k}e's exponent width is the extreme
+ * values'. The exactness pass stops once d is reached, and a value equal to the one
+ * before it or an integer (exact at 0 decimals) prints nothing. Tested against _all. */
+void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *d, int *k) {
+  char a[400];
+  double pmax = 0, nmin = 0, emin = INFINITY, emax = 0;
+  int havep = 0, haven = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(v[i]) || fabs(v[i]) < 1e-3) continue;
+    if (v[i] > 0 && (!havep || v[i] > pmax)) pmax = v[i], havep = 1;
+    if (v[i] < 0 && (!haven || v[i] < nmin)) nmin = v[i], haven = 1;
+  }
+  int best = -1;
+  for (int dd = maxd; dd >= 0 && best < 0; dd--) {
+    int fits = (!havep || snprintf(a, sizeof a, "%.*f", dd, pmax) <= width) &&
+               (!haven || snprintf(a, sizeof a, "%.*f", dd, nmin) <= width);
+    if (fits) best = dd;
+  }
+  if (best > 0) {
+    int need = 0;
+    for (size_t i = 0; i < n && need < best; i++) {
+      if (!isfinite(v[i]) || fabs(v[i]) < 1e-3) continue;
+      if ((i > 0 && v[i] == v[i - 1]) || (fabs(v[i]) < 0x1p52 && v[i] == rint(v[i]))) continue;
+      while (need < best &&
+             (snprintf(a, sizeof a, "%.*f", need, v[i]), fabs(atof(a) - v[i]) > 1e-12 * fabs(v[i])))
+        need++;
+    }
+    best = need;
+  }
+  *d = best;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(v[i]) && v[i] > 0 && !table_fixed(v[i], best)) {
+      emin = fmin(emin, v[i]);
+      emax = fmax(emax, v[i]);
+    }
+  int kk = 3;
+  for (; kk > 0 && emax > 0; kk--)
+    if (snprintf(a, sizeof a, "%.*e", kk, emin) <= width &&
+        snprintf(a, sizeof a, "%.*e", kk, emax) <= width)
+      break;
   *k = kk;
 }
 

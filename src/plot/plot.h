@@ -142,6 +142,9 @@ char *plot_fmt_fixed(double v, int width, int d, char *buf, size_t len);
  * and k (<= 3, the most that fits every positive one; a negative
  * one that does not fit gets k - 1) for v[0..n-1]; NaN and Inf are ignored (printed as words). */
 void plot_fmt_table_digits(const double *v, size_t n, int width, int maxd, int *d, int *k);
+/* The same by printing every value at every candidate format: the reference it is tested
+ * against (tests/unit/test_plot.c). */
+void plot_fmt_table_digits_all(const double *v, size_t n, int width, int maxd, int *d, int *k);
 char *plot_fmt_table(double v, int width, int d, int k, char *buf, size_t len);
 
 #endif

@@ -686,7 +686,59 @@ static void coinciding(void) {
   plot_canvas_free(c);
 }
 
+/* plot_fmt_table_digits prints only the values that can decide (the extremes, the first
+ * inexact ones): the same choice as printing them all (plot_fmt_table_digits_all), on
+ * columns of every sort: wide and narrow, signs, values that round up a digit (9.9996),
+ * exponents of three digits, integers, repeats, zeros, NaN and Inf, below 1e-3. */
+static void table_digits_vs_all(void) {
+  unsigned long long q = 0x853c49e6748fea9bULL;
+  int bad = 0, trials = 0;
+  double v[300];
+  for (int t = 0; t < 4000; t++) {
+    size_t n = 1 + (size_t)(t % 37) * (t % 3 ? 1 : 8);
+    int kind = t % 9;
+    for (size_t i = 0; i < n; i++) {
+      q ^= q << 13, q ^= q >> 7, q ^= q << 17;
+      double u = (double)(q >> 11) * 0x1p-53, e = (double)((q >> 3) % 41) - 20;
+      /* 0 both signs, 1 decades, 2 values that round up a digit, 3 integers, 4 exponents
+         past +-100, 5 repeats, 6 NaN, -Inf and small ones, 7 zeros, 8 a harmonic column */
+      if (kind == 0)
+        v[i] = u * 2 - 1;
+      else if (kind == 1)
+        v[i] = pow(10, e) * (u < 0.5 ? 1 : -1);
+      else if (kind == 2)
+        v[i] = 9.9995 + 1e-4 * u;
+      else if (kind == 3)
+        v[i] = (double)((q >> 5) % 2000) - 1000;
+      else if (kind == 4)
+        v[i] = pow(10, 6 * e) * u;
+      else if (kind == 5)
+        v[i] = i % 3 ? v[i > 0 ? i - 1 : 0] : u * 50;
+      else if (kind == 6)
+        v[i] = i % 5 == 0 ? NAN : i % 7 == 0 ? -INFINITY : u * 1e-4;
+      else if (kind == 7)
+        v[i] = i % 2 ? 0.0 : 123456.789 * u;
+      else
+        v[i] = 1.0 / (1.0 + (double)i) + (i % 4 == 0 ? 0.5 : 0);
+    }
+    int width = 4 + t % 9, maxd = t % 7, d1, k1, d2, k2;
+    plot_fmt_table_digits(v, n, width, maxd, &d1, &k1);
+    plot_fmt_table_digits_all(v, n, width, maxd, &d2, &k2);
+    trials++;
+    if (d1 != d2 || k1 != k2) {
+      if (bad < 3)
+        tap_diag("trial %d (kind %d, n %zu, width %d, maxd %d): %d/%d, all %d/%d", t, kind, n,
+                 width, maxd, d1, k1, d2, k2);
+      bad++;
+    }
+  }
+  tap_ok(bad == 0,
+         "table digits from the deciding values = from every value, %d columns (%d differ)", trials,
+         bad);
+}
+
 int main(void) {
+  table_digits_vs_all();
   goldens();
   coinciding();
   references();
