@@ -275,11 +275,24 @@ int main(void) {
     tap_ok(zero && ns_mem_kept_bytes() == kept0,
            "the next one takes the kept mapping, zeroed: its 0xff bytes are gone");
     ns_tensor_free(zt);
-    size_t small[1] = {(size_t)1 << 20}; /* 8 MB: takes the 24 MB mapping's first 8 */
+    size_t small[1] = {(size_t)1 << 20}; /* 8 MB */
     ns_tensor *s8 = ns_tensor_new_uninit(1, small, NS_FP64, err);
-    tap_ok(s8 && s8->data == where && s8->mapped == 8u << 20 && ns_mem_kept_bytes() == kept0,
-           "a smaller tensor takes a larger kept mapping, the rest given back");
+    tap_ok(s8 && s8->data == where && s8->mapped == 24u << 20 && ns_mem_kept_bytes() == kept0,
+           "a smaller tensor takes a kept mapping up to four times its size whole");
     ns_tensor_free(s8);
+    ns_tensor *again = ns_tensor_new_uninit(1, big24, NS_FP64, err);
+    tap_ok(again && again->data == where,
+           "  which the next tensor of the first size finds whole (an fp16 output between two "
+           "fp64 ones)");
+    size_t big40[1] = {(size_t)5 << 20}; /* 40 MB */
+    ns_tensor *b40 = ns_tensor_new_uninit(1, big40, NS_FP64, err);
+    void *where40 = b40 ? b40->data : NULL;
+    ns_tensor_free(b40);
+    s8 = ns_tensor_new_uninit(1, small, NS_FP64, err);
+    tap_ok(s8 && s8->data == where40 && s8->mapped == 8u << 20 && ns_mem_kept_bytes() == kept0,
+           "a kept mapping more than four times the size is cut to it, the rest given back");
+    ns_tensor_free(s8);
+    ns_tensor_free(again);
     /* under an address-space limit, the kept mappings give way to a new one that would not
        fit beside them (in a child: the limit stays there) */
     pid_t pid = fork();
