@@ -1700,6 +1700,9 @@ int ns_explore_update(ns_explore_cache *c, const ns_state *s, ns_result *r, char
     if (eval_running(s, r, nstat, &eval_run, &src, err) != 0) goto out;
     spec.running = &eval_run;
   }
+  /* a copy of x in another dtype than the spec's is of no more use (at_dtype): its memory
+     goes back before y takes some (the dtype key's outputs then find the kept mappings) */
+  if (c->xd && c->xd->dtype != spec.dtype) ns_tensor_free(c->xd), c->xd = NULL;
   if (parts & NS_PART_OUTPUT) {
     r->evalsrc = src;
     r->eval_note = ns_evalsrc_words(src);

@@ -293,6 +293,28 @@ int main(void) {
            "a kept mapping more than four times the size is cut to it, the rest given back");
     ns_tensor_free(s8);
     ns_tensor_free(again);
+#if defined(__linux__)
+    /* a tensor longer than every kept mapping gets the longest one's pages at its head
+       (moved, not copied: its bytes are still there), zeroed when ns_tensor_new asks */
+    size_t big56[1] = {(size_t)7 << 20}, big120[1] = {(size_t)15 << 20};
+    ns_tensor *u56 = ns_tensor_new_uninit(1, big56, NS_FP64, err);
+    if (u56) memset(u56->data, 0xab, u56->n * sizeof(double));
+    ns_tensor_free(u56);
+    ns_tensor *u120 = ns_tensor_new_uninit(1, big120, NS_FP64, err);
+    const unsigned char *b = u120 ? u120->data : NULL;
+    size_t last = ((size_t)56 << 20) - 1;
+    tap_ok(b && b[0] == 0xab && b[last] == 0xab,
+           "a longer tensor takes the longest kept mapping's pages at its head (bytes %02x %02x)",
+           b ? b[0] : 0, b ? b[last] : 0);
+    ns_tensor_free(u120);
+    size_t big200[1] = {(size_t)25 << 20};
+    ns_tensor *z200 = ns_tensor_new(1, big200, NS_FP64, err);
+    int zeroed = z200 != NULL;
+    for (size_t i = 0; zeroed && i < ((size_t)120 << 20); i += 4096)
+      zeroed = ((const unsigned char *)z200->data)[i] == 0;
+    tap_ok(zeroed, "  and ns_tensor_new zeroes them");
+    ns_tensor_free(z200);
+#endif
     /* under an address-space limit, the kept mappings give way to a new one that would not
        fit beside them (in a child: the limit stays there) */
     pid_t pid = fork();
