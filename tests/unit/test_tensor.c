@@ -301,11 +301,11 @@ int main(void) {
     if (u56) memset(u56->data, 0xab, u56->n * sizeof(double));
     ns_tensor_free(u56);
     ns_tensor *u120 = ns_tensor_new_uninit(1, big120, NS_FP64, err);
-    const unsigned char *b = u120 ? u120->data : NULL;
+    const unsigned char *mb = u120 ? u120->data : NULL;
     size_t last = ((size_t)56 << 20) - 1;
-    tap_ok(b && b[0] == 0xab && b[last] == 0xab,
+    tap_ok(mb && mb[0] == 0xab && mb[last] == 0xab,
            "a longer tensor takes the longest kept mapping's pages at its head (bytes %02x %02x)",
-           b ? b[0] : 0, b ? b[last] : 0);
+           mb ? mb[0] : 0, mb ? mb[last] : 0);
     ns_tensor_free(u120);
     size_t big200[1] = {(size_t)25 << 20};
     ns_tensor *z200 = ns_tensor_new(1, big200, NS_FP64, err);
