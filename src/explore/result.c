@@ -1059,7 +1059,7 @@ static void probe_geometry(const ns_tensor *x, const ns_spec *spec, const ns_nor
   r->probe_n = k * per;
 }
 
-/* The elements of x after axis a of the probe slice's, and x's extent of a. */
+/* The elements of x in one entry of axis a: the product of the extents after it. */
 static size_t probe_inner(const ns_tensor *x, int a) {
   size_t in = 1;
   for (int k = a + 1; k < x->rank; k++) in *= x->shape[k];
