@@ -480,8 +480,9 @@ size_t ns_mem_kept_bytes(void) {
  * (kept_take) is reused first, and zeroed when zero asks it; a new one is the kernel's zero
  * pages. Under AddressSanitizer, malloc (which it checks) instead. NULL when there is no
  * memory. */
-static void *big_alloc(size_t bytes, int zero, size_t *mapped) {
+static void *big_alloc(size_t bytes, int zero, size_t *mapped, int *recycled) {
   *mapped = 0;
+  *recycled = 0;
 #if NS_OWN_MAPPINGS
   size_t len = (bytes + NS_HUGE_PAGE - 1) & ~(NS_HUGE_PAGE - 1);
   if (len < bytes) return NULL;
@@ -490,6 +491,7 @@ static void *big_alloc(size_t bytes, int zero, size_t *mapped) {
   if (p) {
     if (zero) memset(p, 0, bytes);
     *mapped = have;
+    *recycled = !zero;
     return p;
   }
   p = mmap(NULL, len + NS_HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -600,7 +602,7 @@ static ns_tensor *tensor_alloc(int rank, const size_t *shape, ns_dtype dtype, in
   t->dtype = dtype;
   size_t bytes = t->n * ns_dtype_size(dtype);
   if (bytes >= NS_HUGE_ALIGN_MIN)
-    t->data = big_alloc(bytes, zero, &t->mapped);
+    t->data = big_alloc(bytes, zero, &t->mapped, &t->recycled);
   else
     t->data = zero ? calloc(t->n, ns_dtype_size(dtype)) : malloc(bytes);
   if (!t->data) {

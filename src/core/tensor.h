@@ -49,6 +49,10 @@ typedef struct ns_tensor {
   /* bytes of data's own mapping (a large tensor's, on 2 MB pages: tensor.c); 0 when data
    * came from malloc */
   size_t mapped;
+  /* 1 when that mapping held an earlier tensor (ns_mem_keep_freed) and was handed over
+   * unzeroed: its pages are mapped but not in the cache, where a fresh mapping's were just
+   * zeroed through it. The kernels stream a new output into the first (norm_kernels.c). */
+  int recycled;
 } ns_tensor;
 
 ns_tensor *ns_tensor_new(int rank, const size_t *shape, ns_dtype dtype, char *err);
