@@ -384,38 +384,17 @@ static void kept_remove(int i) {
   kept.n--;
 }
 
-/* A kept mapping of at least len bytes (the smallest such), or NULL; its length in *have.
- * The part past len is given back only when it is more than three times len: the dtype
- * key cycles fp32, fp16, bf16, fp64 outputs of one shape, and an fp16 output that gave back
- * three quarters of the fp64 one's mapping left the next fp64 output 128 MB of new pages to
- * fault in (160 of that key's 180 ms on the 64 MB file). */
-static void *kept_take(size_t len, size_t *got) {
+/* Takes the kept mapping kept_take wants (the shortest of at least len bytes) or, with
+ * longest, the longest of all off the list: NULL when there is none; its length in *got. */
+static void *kept_pop(int longest, size_t len, size_t *got) {
   pthread_mutex_lock(&kept.lock);
   int best = -1;
-  for (int i = 0; i < kept.n; i++)
-    if (kept.len[i] >= len && (best < 0 || kept.len[i] < kept.len[best])) best = i;
-  void *p = NULL;
-  size_t have = 0;
-  if (best >= 0) {
-    p = kept.p[best];
-    have = kept.len[best];
-    kept_remove(best);
+  for (int i = 0; i < kept.n; i++) {
+    int fits = longest || kept.len[i] >= len;
+    int better =
+        best < 0 || (longest ? kept.len[i] > kept.len[best] : kept.len[i] < kept.len[best]);
+    if (fits && better) best = i;
   }
-  pthread_mutex_unlock(&kept.lock);
-  if (p && have - len > 3 * len) {
-    munmap((char *)p + len, have - len); /* on a 2 MB boundary: len is */
-    have = len;
-  }
-  *got = have;
-  return p;
-}
-
-/* The largest kept mapping, taken off the list, or NULL; its length in *got. */
-static void *kept_take_largest(size_t *got) {
-  pthread_mutex_lock(&kept.lock);
-  int best = -1;
-  for (int i = 0; i < kept.n; i++)
-    if (best < 0 || kept.len[i] > kept.len[best]) best = i;
   void *p = NULL;
   *got = 0;
   if (best >= 0) {
@@ -425,6 +404,25 @@ static void *kept_take_largest(size_t *got) {
   }
   pthread_mutex_unlock(&kept.lock);
   return p;
+}
+
+/* A kept mapping of at least len bytes (the smallest such), or NULL; its length in *got.
+ * The part past len is given back only when it is more than three times len: the dtype
+ * key cycles fp32, fp16, bf16, fp64 outputs of one shape, and an fp16 output that gave back
+ * three quarters of the fp64 one's mapping left the next fp64 output 128 MB of new pages to
+ * fault in (160 of that key's 180 ms on the 64 MB file). */
+static void *kept_take(size_t len, size_t *got) {
+  char *p = kept_pop(0, len, got);
+  if (p && *got - len > 3 * len) {
+    munmap(p + len, *got - len); /* on a 2 MB boundary: len is */
+    *got = len;
+  }
+  return p;
+}
+
+/* The longest kept mapping, taken off the list, or NULL; its length in *got. */
+static void *kept_take_largest(size_t *got) {
+  return kept_pop(1, 0, got);
 }
 
 /* Gives every kept mapping back (a new one found no memory: ulimit -v, say). */
