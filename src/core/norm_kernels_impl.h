@@ -553,7 +553,8 @@ static void nk_v_wide(const nk_job *j, size_t s, size_t nw, int centered, ns_dty
               const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
               for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
             }
-            const __m256 KK = _mm256_set1_ps((float)ns_round_fast((double)(k + 1), j->acc));
+            const __m256 KK = _mm256_set1_ps(
+                welf && pass == 0 ? (float)ns_round_fast((double)(k + 1), j->acc) : 1.0f);
             for (size_t v = 0; v < nv; v++) {
               __m256 x8 = nk_v_load8(j->x, o + 8 * v, xdt);
               if (pass == 0) {
@@ -634,7 +635,8 @@ static void nk_v_wide_d(const nk_job *j, size_t s, size_t nw, int centered, ns_d
               const char *pf = (const char *)j->x + (o + NK_PF * j->mstr[3]) * es;
               for (size_t b = 0; b < nw * es; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
             }
-            const __m256d KK = _mm256_set1_pd(ns_round_fast((double)(k + 1), j->acc));
+            const __m256d KK =
+                _mm256_set1_pd(welf && pass == 0 ? ns_round_fast((double)(k + 1), j->acc) : 1.0);
             for (size_t v = 0; v < nv; v++) {
               __m256d x4 = nk_v_load4d(j->x, o + 4 * v, xdt);
               if (pass == 0) {
