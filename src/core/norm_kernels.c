@@ -87,10 +87,24 @@ static void part_blocks(void *ctx, size_t b0, size_t b1) {
   p->fn(p->job, b0 * NK_LANES, s1);
 }
 
-/* The statistics split over threads in whole blocks, so no block straddles two threads. */
+/* Statistics [a, z): for fewer blocks than threads (below). */
+static void part_stats(void *ctx, size_t a, size_t z) {
+  const nk_parts *p = ctx;
+  p->fn(p->job, a, z);
+}
+
+/* The statistics split over threads in whole blocks, so no block straddles two threads.
+ * Fewer blocks than threads (a few large statistics) split by statistic instead, each
+ * thread's share a shorter block: a statistic's arithmetic is its lane's alone, so the
+ * bits are the same. A layer norm of (6, 1e6) fp64 values ran on one thread: 5.2 ms, now
+ * 4.2 on two. Worth a thread (about 50 us to start) only from 2^16 elements. */
 static void run_parts(const nk_job *j, nk_fn fn, int threads) {
   nk_parts p = {j, fn};
-  ns_split_run((j->nstat + NK_LANES - 1) / NK_LANES, threads, part_blocks, &p);
+  size_t blocks = (j->nstat + NK_LANES - 1) / NK_LANES;
+  if (threads > 1 && blocks < (size_t)threads && j->nstat > 1 && j->n >= ((size_t)1 << 16))
+    ns_split_run(j->nstat, threads, part_stats, &p);
+  else
+    ns_split_run(blocks, threads, part_blocks, &p);
 }
 
 /* The loops of the job: which axes a statistic's elements and the statistics run over. */

@@ -691,6 +691,55 @@ int main(void) {
     ns_tensor_free(x);
   }
 
+  /* fewer blocks of statistics than threads: a few large statistics split by statistic
+   * (norm_kernels.c run_parts), each thread's share a short block; the same bits as one
+   * thread and as the reference, for rows from 2 to 7 and a trailing part of 1 */
+  {
+    char err[NS_ERRLEN];
+    int ok = 1, cases = 0;
+    for (size_t rows = 2; rows <= 7; rows++)
+      for (int dt = 0; dt < 2; dt++) {
+        size_t shape[2] = {rows, 70001}, n = rows * 70001;
+        double *v = malloc(n * sizeof *v);
+        for (size_t i = 0; i < n; i++) v[i] = (double)(i % 7) + gauss();
+        ns_tensor *x = ns_tensor_from(2, shape, dt ? NS_FP64 : NS_FP32, v, err);
+        free(v);
+        ns_spec s;
+        ns_spec_default(&s);
+        s.kind = rows % 2 ? NS_KIND_RMS : NS_KIND_LAYER;
+        s.dtype = x->dtype;
+        ns_norm_result rr, r;
+        if (ns_normalize_ref(x, &s, &rr, err) != 0) {
+          ok = 0;
+          tap_diag("reference: %s", err);
+          ns_tensor_free(x);
+          continue;
+        }
+        for (int th = 1; th <= 3; th++) {
+          ns_exec e = {1, th};
+          size_t w;
+          if (ns_normalize_exec(x, &s, &e, &r, err) != 0) {
+            ok = 0;
+            continue;
+          }
+          int same1 = same_y(rr.y, r.y, &w) && same_arr(rr.mean, r.mean, rows) &&
+                      same_arr(rr.denom, r.denom, rows);
+          if (!same1)
+            tap_diag("%zu rows, %s, %d threads: element %zu differs", rows, ns_dtype_name(x->dtype),
+                     th, w);
+          ok &= same1;
+          cases++;
+          ns_norm_result_free(&r);
+        }
+        ns_norm_result_free(&rr);
+        ns_tensor_free(x);
+      }
+    tap_ok(ok && cases == 36,
+           "2 to 7 statistics of 70001 values, fp32 and fp64, on 1, 2, 3 threads: the "
+           "reference's bits (%d cases)",
+           cases);
+  }
+
   /* fixed geometries through every vector path: statistics side by side in memory (batch
    * over (B, D)), contiguous runs with remainders, groups, explicit axes; every dtype,
    * the default acc and fp64 acc, gamma/beta per channel or per element */
