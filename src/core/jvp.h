@@ -33,9 +33,10 @@ int ns_jvp_n(const ns_tensor *x, const ns_spec *spec, int nv, const double *cons
              double *const *jv, char *err);
 /* ns_jvp_n with the train-mode statistics given: mean and m2 as ns_stat_moments(x, plan of
  * spec, center of spec) writes them (both NULL, or eval mode: computed here). The same
- * bits, one walk over x fewer. */
+ * bits, one walk over x fewer. threads > 1 splits the output of one long line (x of one
+ * statistic, from 2^16 values) over that many threads by element: the same bits. */
 int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
-                int nv, const double *const *v, double *const *jv, char *err);
+                int nv, const double *const *v, int threads, double *const *jv, char *err);
 
 /* Per-statistic moments of x's stored values under plan p (from ns_norm_plan_shape or
  * _make for x's shape), in fp64, two passes, each sum in index order: mean[k] (0 when

@@ -922,7 +922,8 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
     lab[nd] = lb, val[nd] = lam[i].value;
     nd++;
   }
-  if (nd && ns_jvp_n_m2(xb, &s1, &mean, &m2, nd, (const double *const *)v, jv, err)) goto done;
+  if (nd && ns_jvp_n_m2(xb, &s1, &mean, &m2, nd, (const double *const *)v, threads, jv, err))
+    goto done;
   for (int d = 0; d < nd; d++) {
     ns_eigcheck *c = &out[d];
     memset(c, 0, sizeof *c);

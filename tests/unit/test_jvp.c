@@ -409,7 +409,7 @@ static void jvp_n_bits(void) {
   for (size_t i = 0; i < x->n; i++) v[i] = 2 * lcg() - 1;
   int ok = ns_norm_plan_shape(2, sh, &s, &p, err) == 0 &&
            ns_stat_moments(x, &p, 1, mean, m2, err) == 0 &&
-           ns_jvp_n_m2(x, &s, mean, m2, 1, (const double *const *)&v, &a, err) == 0 &&
+           ns_jvp_n_m2(x, &s, mean, m2, 1, (const double *const *)&v, 1, &a, err) == 0 &&
            ns_jvp(x, &s, v, b, err) == 0 && memcmp(a, b, x->n * sizeof *a) == 0;
   ns_norm_plan_free(&p);
   tap_ok(ok, "jvp_n_m2 with the moments of ns_stat_moments = ns_jvp, bit for bit %s", err);
@@ -420,7 +420,49 @@ static void jvp_n_bits(void) {
          "jvp_n names the vector and element that is not finite: %s", err);
   tap_ok(ns_jvp(x, &s, v, a, err) == -1 && strstr(err, "element 301 of v is not finite"),
          "jvp names the element of v that is not finite: %s", err);
+  v[300] = 0, v[1000] = INFINITY, v[1001] = -INFINITY; /* their sum is NaN */
+  tap_ok(ns_jvp_n(x, &s, 2, vv, jj, err) == -1 && strstr(err, "element 1001 of vector 2"),
+         "an infinity of each sign in one statistic is found: %s", err);
+  ns_spec se = s; /* eval mode: no sums of v, the values are scanned */
+  ns_running run;
+  ns_running_init(&run, 0.1, 0, 0, 0, err);
+  se.kind = NS_KIND_BATCH;
+  se.running = &run;
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  ns_normalize(x, &se, &r, err); /* one update */
+  ns_norm_result_free(&r);
+  se.mode = NS_MODE_EVAL;
+  tap_ok(ns_jvp_n(x, &se, 2, vv, jj, err) == -1 && strstr(err, "element 1001 of vector 2"),
+         "eval mode names the element that is not finite too: %s", err);
+  ns_running_free(&run);
+  for (size_t i = 0; i < x->n; i++) v[i] = 1.5e308; /* finite, but their sums overflow */
+  err[0] = 0;
+  tap_ok(ns_jvp_n(x, &s, 2, vv, jj, err) == 0,
+         "sums of v that overflow are not a value that is not finite: %s", err);
   free(v), free(a), free(b);
+  ns_tensor_free(x);
+  /* one line of one statistic over threads: the same bits */
+  size_t sh1[1] = {70001};
+  x = rand_tensor(1, sh1, 1.1, 0.4);
+  double *w[3], *j1[3], *j2[3];
+  for (int d = 0; d < 3; d++) {
+    w[d] = malloc(x->n * sizeof *w[d]), j1[d] = malloc(x->n * sizeof *j1[d]);
+    j2[d] = malloc(x->n * sizeof *j2[d]);
+    for (size_t i = 0; i < x->n; i++) w[d][i] = 2 * lcg() - 1;
+  }
+  ns_spec_default(&s);
+  err[0] = 0;
+  ok = ns_jvp_n_m2(x, &s, NULL, NULL, 3, (const double *const *)w, 1, j1, err) == 0 &&
+       ns_jvp_n_m2(x, &s, NULL, NULL, 3, (const double *const *)w, 2, j2, err) == 0;
+  for (int d = 0; d < 3; d++) {
+    ok &= memcmp(j1[d], j2[d], x->n * sizeof *j1[d]) == 0;
+    free(w[d]), free(j1[d]), free(j2[d]);
+  }
+  tap_ok(ok,
+         "jvp_n_m2 of one statistic of 70001 values, 3 directions: 2 threads = 1, bit for "
+         "bit %s",
+         err);
   ns_tensor_free(x);
 }
 
