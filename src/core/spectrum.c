@@ -568,119 +568,6 @@ int ns_spectrum_closed(const ns_tensor *x, const ns_spec *spec, ns_eig *out, siz
 
 /* ---- the closed form checked along its eigenvectors, without J ------------------ */
 
-/* The check's reductions run four sums side by side (each over every fourth term, then
- * added): their dependency chains overlap, so a pass over 1e6 values costs a quarter of
- * one serial sum. They are residuals and directions of a check, not results whose bits
- * are promised, and they are the same whatever the thread count. */
-
-/* ||a - lambda b||_2 over m values. */
-static double resid2(const double *restrict a, double lambda, const double *restrict b, size_t m) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    double d0 = a[i] - lambda * b[i], d1 = a[i + 1] - lambda * b[i + 1];
-    double d2 = a[i + 2] - lambda * b[i + 2], d3 = a[i + 3] - lambda * b[i + 3];
-    s0 += d0 * d0, s1 += d1 * d1, s2 += d2 * d2, s3 += d3 * d3;
-  }
-  for (; i < m; i++) {
-    double d = a[i] - lambda * b[i];
-    s0 += d * d;
-  }
-  return sqrt((s0 + s1) + (s2 + s3));
-}
-
-/* The elementwise loops of the check (round.h: NS_VECTORIZE). */
-NS_VECTORIZE static void fill_const(double *restrict v, double c, size_t m) {
-  for (size_t a = 0; a < m; a++) v[a] = c;
-}
-
-/* the unit radial vector (x - mean) rn */
-NS_VECTORIZE static void fill_radial(double *restrict v, const double *restrict x, double mean,
-                                     double rn, size_t m) {
-  for (size_t a = 0; a < m; a++) v[a] = (x[a] - mean) * rn;
-}
-
-NS_VECTORIZE static void scale_by(double *restrict v, double c, size_t m) {
-  for (size_t a = 0; a < m; a++) v[a] *= c;
-}
-
-/* the inputs of one side of a central difference: x + sh v (sh = h or -h) */
-NS_VECTORIZE static void fd_input(double *restrict xs, const double *restrict x, double sh,
-                                  const double *restrict v, size_t m) {
-  for (size_t a = 0; a < m; a++) xs[a] = x[a] + sh * v[a];
-}
-
-/* The bulk direction of the check into v (m values): a fixed spread-out pattern of signs
- * and sizes, p_a = ((a 2654435761 mod 2^32) >> 7 mod 1024) / 512 - 1, with the unit ones
- * vector (every entry c; c = 0: none) and the unit radial vector r = (x - mean) rn
- * projected out, twice (so it is orthogonal to them to rounding), then scaled to unit
- * length. Four passes over m values, each projection's dot products formed in the pass
- * that writes the values they are of; four sums side by side in each. Returns the length
- * before the scaling (not > 0: nothing is left, v is not a direction). */
-static inline double bulk_pattern(size_t a) {
-  return (double)(((uint32_t)a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
-}
-
-/* Two dot products over m values, four sums each side by side (term i into sum i mod 4,
- * the tail into the first), into the caller's d = sum of w_i and e = sum of w_i r_i. W(i)
- * is the value w_i, STORE(i, w) what the pass does with it. */
-#define DOTS2(W, STORE)                                                                            \
-  do {                                                                                             \
-    double d0 = 0, d1 = 0, d2 = 0, d3 = 0, e0 = 0, e1 = 0, e2 = 0, e3 = 0;                         \
-    size_t i = 0;                                                                                  \
-    for (; i + 4 <= m; i += 4) {                                                                   \
-      double r0 = RAD(i), r1 = RAD(i + 1), r2 = RAD(i + 2), r3 = RAD(i + 3);                       \
-      double w0 = W(i), w1 = W(i + 1), w2 = W(i + 2), w3 = W(i + 3);                               \
-      STORE(i, w0), STORE(i + 1, w1), STORE(i + 2, w2), STORE(i + 3, w3);                          \
-      d0 += w0, d1 += w1, d2 += w2, d3 += w3;                                                      \
-      e0 += w0 * r0, e1 += w1 * r1, e2 += w2 * r2, e3 += w3 * r3;                                  \
-    }                                                                                              \
-    for (; i < m; i++) {                                                                           \
-      double r0 = RAD(i), w0 = W(i);                                                               \
-      STORE(i, w0);                                                                                \
-      d0 += w0, e0 += w0 * r0;                                                                     \
-    }                                                                                              \
-    d = (d0 + d1) + (d2 + d3), e = (e0 + e1) + (e2 + e3);                                          \
-  } while (0)
-#define RAD(i) ((x[i] - mean) * rn)
-#define PAT(i) bulk_pattern(i)
-#define PROJ(i) (bulk_pattern(i) - (dc + dr * RAD(i)))
-#define KEEP(i, w) (v[i] = (w))
-#define NONE(i, w) ((void)0)
-
-static double bulk_direction(double *restrict v, double c, const double *restrict x, double mean,
-                             double rn, size_t m) {
-  double d, e, dc, dr;
-  /* the pattern's dot products with 1 and r (the pattern itself is not stored) */
-  DOTS2(PAT, NONE);
-  /* v = p - (p.1c) 1c - (p.r) r, and v's own dot products for the second projection */
-  dc = d * c * c, dr = e;
-  DOTS2(PROJ, KEEP);
-  /* the second projection, and the length */
-  dc = d * c * c, dr = e;
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    double w0 = v[i] - (dc + dr * RAD(i)), w1 = v[i + 1] - (dc + dr * RAD(i + 1));
-    double w2 = v[i + 2] - (dc + dr * RAD(i + 2)), w3 = v[i + 3] - (dc + dr * RAD(i + 3));
-    v[i] = w0, v[i + 1] = w1, v[i + 2] = w2, v[i + 3] = w3;
-    s0 += w0 * w0, s1 += w1 * w1, s2 += w2 * w2, s3 += w3 * w3;
-  }
-  for (; i < m; i++) {
-    double w0 = v[i] - (dc + dr * RAD(i));
-    v[i] = w0, s0 += w0 * w0;
-  }
-  double nv = sqrt((s0 + s1) + (s2 + s3));
-  if (nv > 0) scale_by(v, 1 / nv, m);
-  return nv;
-}
-#undef NONE
-#undef KEEP
-#undef PROJ
-#undef PAT
-#undef RAD
-#undef DOTS2
-
 /* A statistic whose members are one run of x (its reduced axes are the trailing ones, no
  * channel groups): statistic k is x[k count .. (k + 1) count). */
 static int members_contiguous(const ns_norm_plan *p) {
@@ -772,57 +659,322 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   return stat_block(x, spec, stat, NULL, out, out_spec, g, err);
 }
 
-/* The central differences of the check, for nd directions v[d] of m values. The inputs
- * of one side, x + sh v[d], are the rows of one (nd, m) tensor, so one normalization maps
- * all of them with its statistics side by side (a statistic of 1e6 values alone is a chain
- * of 1e6 dependent additions, three of them cost little more than one). The elementwise
- * loops split over threads by element; the residual's sums over FD_PARTS fixed parts,
- * added in order, whatever the thread count. */
-#define FD_PARTS 2
-typedef struct {
-  const double *x, *const *v, *yp, *ym, *lv;
-  double *in, sh, inv2h;
-  size_t m;
-  int nd;
-  double s[3][FD_PARTS], ymax[3][FD_PARTS]; /* per direction and part */
-} fd_job;
+/* The check's sums run over CK_PARTS fixed parts of the m values, whatever the thread
+ * count, with four sums side by side in each part (term i into sum i mod 4 counted from
+ * the part's start, its tail into the first), the parts added in order: their chains of
+ * additions overlap, so a pass over 1e6 values costs a quarter of one serial sum, and the
+ * parts run on threads. They are residuals and directions of a check, not results whose
+ * bits are promised; they are the same on any thread count. */
+#define CK_PARTS 2
+#define CK_LO(q, m) ((m) * (size_t)(q) / CK_PARTS)
+#define CK_PERIOD ((size_t)1 << 17) /* of the bulk pattern (below) */
 
-static void fd_inputs_part(void *ctx, size_t a, size_t z) {
-  fd_job *f = ctx;
-  for (int d = 0; d < f->nd; d++)
-    fd_input(f->in + (size_t)d * f->m + a, f->x + a, f->sh, f->v[d] + a, z - a);
+/* The labelled directions of the check, value by value. Each value is computed where a
+ * pass needs it, by the one expression below, rather than stored and read back (at 1e6
+ * values a direction is 8 MB of memory traffic each way):
+ * - ones: every entry `one` (1/sqrt(m));
+ * - radial: r_i = (x_i - mean) rn, the unit vector along x - mean (RMS: x);
+ * - bulk: a fixed spread-out pattern of signs and sizes,
+ *   p_i = ((i 2654435761 mod 2^32) >> 7 mod 1024) / 512 - 1, with the unit ones vector
+ *   (coefficient c: one, or 0 for RMS) and r projected out twice (so it is orthogonal to
+ *   them to rounding), then scaled to unit length:
+ *   w_i = p_i - (dc1 + dr1 r_i), b_i = (w_i - (dc2 + dr2 r_i)) inv,
+ *   with dc1 = (p.1) c^2, dr1 = p.r, dc2 = (w.1) c^2, dr2 = w.r, inv = 1 / |w - ...|.
+ *   p_i depends on bits 7..16 of i 2654435761 alone, so its period is 2^17: a table of
+ *   one period (1 MB at most, made once a check) gives it, where computing it took most
+ *   of a pass's time. */
+typedef struct {
+  double one, mean, rn, dc1, dr1, dc2, dr2, inv;
+  const double *pat; /* p_i = pat[i mod CK_PERIOD], the table padded by 3 (see ck_pattern) */
+} ck_dirs;
+
+static inline double bulk_pattern(size_t a) {
+  return (double)(((uint32_t)a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
+}
+/* The table of p for m values: min(m, CK_PERIOD) + 3 entries (the last 3 repeat the first,
+   so four consecutive values from any i mod CK_PERIOD are in it); its length */
+static size_t ck_pattern_len(size_t m) {
+  return m < CK_PERIOD ? m + 3 : CK_PERIOD + 3;
+}
+static void ck_pattern(double *pat, size_t m) {
+  for (size_t a = 0, n = ck_pattern_len(m); a < n; a++) pat[a] = bulk_pattern(a);
+}
+static inline const double *ck_pat(const ck_dirs *k, size_t i) {
+  return k->pat + (i & (CK_PERIOD - 1));
 }
 
-static void fd_resid_part(void *ctx, size_t a, size_t z) {
-  fd_job *f = ctx;
-  for (size_t q = a; q < z; q++) {
-    size_t lo = f->m * q / FD_PARTS, hi = f->m * (q + 1) / FD_PARTS;
-    for (int d = 0; d < f->nd; d++) {
-      const double *yp = f->yp + (size_t)d * f->m, *ym = f->ym + (size_t)d * f->m;
-      const double *vd = f->v[d], lv = f->lv[d], inv2h = f->inv2h;
-      /* four sums and maxima side by side (a NaN output is in the sums: the maxima skip it) */
-      double s0 = 0, s1 = 0, s2 = 0, s3 = 0, y0 = 0, y1 = 0, y2 = 0, y3 = 0;
-      size_t i = lo;
+static inline double ck_radial(const ck_dirs *k, double x) {
+  return (x - k->mean) * k->rn;
+}
+static inline double ck_bulk1(const ck_dirs *k, double p, double r) {
+  return p - (k->dc1 + k->dr1 * r);
+}
+static inline double ck_bulk2(const ck_dirs *k, double p, double r) {
+  return ck_bulk1(k, p, r) - (k->dc2 + k->dr2 * r);
+}
+/* direction lb's value i (p: p_i, x: x_i); lb a constant where it is called, so each loop
+   is one direction's */
+NS_ALWAYS_INLINE static inline double ck_value(const ck_dirs *k, ns_label lb, double p, double x) {
+  return lb == NS_LABEL_ONES     ? k->one
+         : lb == NS_LABEL_RADIAL ? ck_radial(k, x)
+                                 : ck_bulk2(k, p, ck_radial(k, x)) * k->inv;
+}
+
+/* The passes' loops take four values at a time, as two pairs of GCC/clang vectors (SSE2's
+ * on x86-64's baseline; four-wide vectors measured four times slower without AVX): pair A
+ * holds terms i and i + 1, pair B i + 2 and i + 3, so lane by lane they are the four sums
+ * above, and each lane's arithmetic is the scalar expression's, operation for operation:
+ * a value has the same bits in a lane as in a loop's scalar tail. */
+typedef double ck_v2 __attribute__((vector_size(16)));
+typedef int64_t ck_l2 __attribute__((vector_size(16)));
+
+static inline ck_v2 ck_ld(const double *p) {
+  ck_v2 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void ck_st(double *p, ck_v2 v) {
+  memcpy(p, &v, sizeof v);
+}
+/* the four sums of pairs a, b added as the scalar loops add theirs */
+static inline double ck_sum4(ck_v2 a, ck_v2 b) {
+  return (a[0] + a[1]) + (b[0] + b[1]);
+}
+/* |v| (the sign bit cleared, as fabs) and lane by lane a > b ? a : b (a NaN a is not
+   taken) */
+static inline ck_v2 ck_abs(ck_v2 v) {
+  return (ck_v2)((ck_l2)v & INT64_MAX);
+}
+static inline ck_v2 ck_max(ck_v2 a, ck_v2 b) {
+  ck_l2 gt = a > b;
+  return (ck_v2)(((ck_l2)a & gt) | ((ck_l2)b & ~gt));
+}
+static inline ck_v2 ck_radial2(const ck_dirs *k, ck_v2 x) {
+  return (x - k->mean) * k->rn;
+}
+static inline ck_v2 ck_bulk1_2(const ck_dirs *k, ck_v2 p, ck_v2 r) {
+  return p - (k->dc1 + k->dr1 * r);
+}
+static inline ck_v2 ck_bulk2_2(const ck_dirs *k, ck_v2 p, ck_v2 r) {
+  return ck_bulk1_2(k, p, r) - (k->dc2 + k->dr2 * r);
+}
+NS_ALWAYS_INLINE static inline ck_v2 ck_value2(const ck_dirs *k, ns_label lb, ck_v2 p, ck_v2 x) {
+  if (lb == NS_LABEL_ONES) return (ck_v2){k->one, k->one};
+  if (lb == NS_LABEL_RADIAL) return ck_radial2(k, x);
+  return ck_bulk2_2(k, p, ck_radial2(k, x)) * k->inv;
+}
+
+/* The bulk direction's sums, in two passes over x: pass 0 p.1 and p.r; pass 1 w.1, w.r,
+ * w.w, r.1 and r.r, from which |w - (dc2 + dr2 r)|^2 follows without a third pass (dc2 and
+ * dr2 are the rounding the first projection left: the terms they weigh are tiny, and the
+ * length only scales the direction). Per part, into s[part][sum]. */
+typedef struct {
+  const double *x;
+  const ck_dirs *k;
+  size_t m;
+  int pass;
+  double s[CK_PARTS][5];
+} bulk_job;
+
+/* S += T(p, r) for the four lanes of pairs a, b (p = p_i, r = r_i); the tail into lane 0 */
+#define CK_ADD(S, T) (S##a += T(pa, ra), S##b += T(pb, rb))
+#define CK_ADD1(S, T) (S##a[0] += T(p0, r0))
+#define CK_LOOP(BODY4, BODY1)                                                                      \
+  do {                                                                                             \
+    for (; i + 4 <= hi; i += 4) {                                                                  \
+      const double *p = ck_pat(k, i);                                                              \
+      ck_v2 pa = ck_ld(p), pb = ck_ld(p + 2);                                                      \
+      ck_v2 ra = ck_radial2(k, ck_ld(x + i)), rb = ck_radial2(k, ck_ld(x + i + 2));                \
+      BODY4;                                                                                       \
+    }                                                                                              \
+    for (; i < hi; i++) {                                                                          \
+      double p0 = *ck_pat(k, i), r0 = ck_radial(k, x[i]);                                          \
+      BODY1;                                                                                       \
+    }                                                                                              \
+  } while (0)
+#define P_1(p, r) (p)
+#define P_R(p, r) ((p) * (r))
+#define W_1(p, r) ck_bulk1_any(k, p, r)
+#define W_R(p, r) (ck_bulk1_any(k, p, r) * (r))
+#define W_W(p, r) (ck_bulk1_any(k, p, r) * ck_bulk1_any(k, p, r))
+#define R_1(p, r) (r)
+#define R_R(p, r) ((r) * (r))
+/* the pair or the scalar form, by the type of p */
+#define ck_bulk1_any(k, p, r) _Generic((p), ck_v2 : ck_bulk1_2, default : ck_bulk1)(k, p, r)
+
+static void bulk_part(void *ctx, size_t qa, size_t qz) {
+  bulk_job *b = ctx;
+  const ck_dirs *k = b->k;
+  const double *x = b->x;
+  for (size_t q = qa; q < qz; q++) {
+    size_t i = CK_LO(q, b->m), hi = CK_LO(q + 1, b->m);
+    ck_v2 s0a = {0, 0}, s0b = {0, 0}, s1a = {0, 0}, s1b = {0, 0}, s2a = {0, 0}, s2b = {0, 0};
+    ck_v2 s3a = {0, 0}, s3b = {0, 0}, s4a = {0, 0}, s4b = {0, 0};
+    if (b->pass == 0)
+      CK_LOOP((CK_ADD(s0, P_1), CK_ADD(s1, P_R)), (CK_ADD1(s0, P_1), CK_ADD1(s1, P_R)));
+    else
+      CK_LOOP((CK_ADD(s0, W_1), CK_ADD(s1, W_R), CK_ADD(s2, W_W), CK_ADD(s3, R_1), CK_ADD(s4, R_R)),
+              (CK_ADD1(s0, W_1), CK_ADD1(s1, W_R), CK_ADD1(s2, W_W), CK_ADD1(s3, R_1),
+               CK_ADD1(s4, R_R)));
+    double *o = b->s[q];
+    o[0] = ck_sum4(s0a, s0b), o[1] = ck_sum4(s1a, s1b), o[2] = ck_sum4(s2a, s2b);
+    o[3] = ck_sum4(s3a, s3b), o[4] = ck_sum4(s4a, s4b);
+  }
+}
+#undef ck_bulk1_any
+#undef R_R
+#undef R_1
+#undef W_W
+#undef W_R
+#undef W_1
+#undef P_R
+#undef P_1
+#undef CK_LOOP
+#undef CK_ADD1
+#undef CK_ADD
+
+/* The bulk direction's coefficients into k (its one, mean, rn and pat set; c: the ones
+ * coefficient). Returns the length before the scaling (not > 0: nothing is left, there
+ * is no bulk direction). */
+static double bulk_coefficients(ck_dirs *k, double c, const double *x, size_t m, int threads) {
+  bulk_job b = {x, k, m, 0, {{0}}};
+  double t[5];
+  for (b.pass = 0; b.pass < 2; b.pass++) {
+    ns_split_run(CK_PARTS, threads, bulk_part, &b);
+    for (int j = 0; j < 5; j++) {
+      t[j] = 0;
+      for (int q = 0; q < CK_PARTS; q++) t[j] += b.s[q][j];
+    }
+    if (b.pass == 0)
+      k->dc1 = t[0] * c * c, k->dr1 = t[1];
+    else
+      k->dc2 = t[0] * c * c, k->dr2 = t[1];
+  }
+  /* |w - a - b r|^2 = w.w - 2 (a w.1 + b w.r) + a^2 m + 2 a b r.1 + b^2 r.r */
+  double a = k->dc2, bb = k->dr2;
+  double n2 =
+      t[2] - 2 * (a * t[0] + bb * t[1]) + a * a * (double)m + 2 * a * bb * t[3] + bb * bb * t[4];
+  double nv = n2 > 0 ? sqrt(n2) : 0;
+  k->inv = nv > 0 ? 1 / nv : 0;
+  return nv;
+}
+
+/* The passes of the check around the JVP, over the nd directions (lab[d]), split over
+ * threads by part:
+ * - fill writes the directions' values into their rows v[d];
+ * - in, after the JVP, reads x, v and J v, sums each |J v - lambda v|^2 and writes over v
+ *   and J v the inputs of the two sides of the central differences, x + h v and x - h v:
+ *   the rows of one (2 nd, m) tensor;
+ * - out, after the map of those inputs, sums |(y+ - y-) / 2h - lambda v|^2 and finds the
+ *   largest |y+|, with v recomputed from x. */
+typedef struct {
+  const double *x;
+  const ck_dirs *k;
+  double *const *v, *const *jv; /* row d of v and of J v (then of x + h v, x - h v) */
+  const double *y;              /* the map's output: (2 nd, m), the y+ rows first */
+  const ns_label *lab;
+  const double *lv;
+  double h, inv2h;
+  size_t m;
+  int nd;
+  double js[3][CK_PARTS], fs[3][CK_PARTS], ymax[3][CK_PARTS]; /* per direction and part */
+} ck_job;
+
+static void ck_fill_part(void *ctx, size_t qa, size_t qz) {
+  ck_job *c = ctx;
+  const ck_dirs *k = c->k;
+  const double *restrict x = c->x;
+  for (size_t q = qa; q < qz; q++)
+    for (int d = 0; d < c->nd; d++) {
+      double *restrict vd = c->v[d];
+      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
+#define CK_FILL(LB)                                                                                \
+  do {                                                                                             \
+    for (; i + 4 <= hi; i += 4) {                                                                  \
+      const double *p = ck_pat(k, i);                                                              \
+      ck_st(vd + i, ck_value2(k, LB, ck_ld(p), ck_ld(x + i)));                                     \
+      ck_st(vd + i + 2, ck_value2(k, LB, ck_ld(p + 2), ck_ld(x + i + 2)));                         \
+    }                                                                                              \
+    for (; i < hi; i++) vd[i] = ck_value(k, LB, *ck_pat(k, i), x[i]);                              \
+  } while (0)
+      if (c->lab[d] == NS_LABEL_ONES)
+        CK_FILL(NS_LABEL_ONES);
+      else if (c->lab[d] == NS_LABEL_RADIAL)
+        CK_FILL(NS_LABEL_RADIAL);
+      else
+        CK_FILL(NS_LABEL_BULK);
+#undef CK_FILL
+    }
+}
+
+static void ck_in_part(void *ctx, size_t qa, size_t qz) {
+  ck_job *c = ctx;
+  const double h = c->h;
+  for (size_t q = qa; q < qz; q++)
+    for (int d = 0; d < c->nd; d++) {
+      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
+      double *restrict vd = c->v[d], *restrict jd = c->jv[d];
+      const double *restrict x = c->x, lv = c->lv[d];
+      ck_v2 sa = {0, 0}, sb = {0, 0};
       for (; i + 4 <= hi; i += 4) {
-        double f0 = (yp[i] - ym[i]) * inv2h - lv * vd[i];
-        double f1 = (yp[i + 1] - ym[i + 1]) * inv2h - lv * vd[i + 1];
-        double f2 = (yp[i + 2] - ym[i + 2]) * inv2h - lv * vd[i + 2];
-        double f3 = (yp[i + 3] - ym[i + 3]) * inv2h - lv * vd[i + 3];
-        s0 += f0 * f0, s1 += f1 * f1, s2 += f2 * f2, s3 += f3 * f3;
-        double a0 = fabs(yp[i]), a1 = fabs(yp[i + 1]), a2 = fabs(yp[i + 2]), a3 = fabs(yp[i + 3]);
-        y0 = a0 > y0 ? a0 : y0, y1 = a1 > y1 ? a1 : y1, y2 = a2 > y2 ? a2 : y2;
-        y3 = a3 > y3 ? a3 : y3;
+        ck_v2 va = ck_ld(vd + i), vb = ck_ld(vd + i + 2);
+        ck_v2 xa = ck_ld(x + i), xb = ck_ld(x + i + 2);
+        ck_v2 fa = ck_ld(jd + i) - lv * va, fb = ck_ld(jd + i + 2) - lv * vb;
+        sa += fa * fa, sb += fb * fb;
+        ck_st(vd + i, xa + h * va), ck_st(vd + i + 2, xb + h * vb);
+        ck_st(jd + i, xa - h * va), ck_st(jd + i + 2, xb - h * vb);
       }
       for (; i < hi; i++) {
-        double f0 = (yp[i] - ym[i]) * inv2h - lv * vd[i], a0 = fabs(yp[i]);
-        s0 += f0 * f0;
-        y0 = a0 > y0 ? a0 : y0;
+        double v0 = vd[i], f0 = jd[i] - lv * v0;
+        sa[0] += f0 * f0;
+        vd[i] = x[i] + h * v0, jd[i] = x[i] - h * v0;
       }
-      f->s[d][q] = (s0 + s1) + (s2 + s3);
-      y0 = y0 > y1 ? y0 : y1, y2 = y2 > y3 ? y2 : y3;
-      f->ymax[d][q] = y0 > y2 ? y0 : y2;
+      c->js[d][q] = ck_sum4(sa, sb);
     }
-  }
+}
+
+static void ck_out_part(void *ctx, size_t qa, size_t qz) {
+  ck_job *c = ctx;
+  const ck_dirs *k = c->k;
+  const double *restrict x = c->x, inv2h = c->inv2h;
+  for (size_t q = qa; q < qz; q++)
+    for (int d = 0; d < c->nd; d++) {
+      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
+      const double *restrict yp = c->y + (size_t)d * c->m;
+      const double *restrict ym = c->y + (size_t)(c->nd + d) * c->m;
+      const double lv = c->lv[d];
+      ck_v2 sa = {0, 0}, sb = {0, 0}, ya = {0, 0}, yb = {0, 0};
+      /* the residual's sum and |y+|'s largest (a NaN output is in the sum: the maxima skip
+         it) for direction LB */
+#define CK_RESID(LB)                                                                               \
+  do {                                                                                             \
+    for (; i + 4 <= hi; i += 4) {                                                                  \
+      const double *p = ck_pat(k, i);                                                              \
+      ck_v2 pa = ck_ld(yp + i), pb = ck_ld(yp + i + 2);                                            \
+      ck_v2 fa = (pa - ck_ld(ym + i)) * inv2h - lv * ck_value2(k, LB, ck_ld(p), ck_ld(x + i));     \
+      ck_v2 fb = (pb - ck_ld(ym + i + 2)) * inv2h -                                                \
+                 lv * ck_value2(k, LB, ck_ld(p + 2), ck_ld(x + i + 2));                            \
+      sa += fa * fa, sb += fb * fb;                                                                \
+      ya = ck_max(ck_abs(pa), ya), yb = ck_max(ck_abs(pb), yb);                                    \
+    }                                                                                              \
+    for (; i < hi; i++) {                                                                          \
+      double f0 = (yp[i] - ym[i]) * inv2h - lv * ck_value(k, LB, *ck_pat(k, i), x[i]);             \
+      double a0 = fabs(yp[i]);                                                                     \
+      sa[0] += f0 * f0;                                                                            \
+      ya[0] = a0 > ya[0] ? a0 : ya[0];                                                             \
+    }                                                                                              \
+  } while (0)
+      if (c->lab[d] == NS_LABEL_ONES)
+        CK_RESID(NS_LABEL_ONES);
+      else if (c->lab[d] == NS_LABEL_RADIAL)
+        CK_RESID(NS_LABEL_RADIAL);
+      else
+        CK_RESID(NS_LABEL_BULK);
+#undef CK_RESID
+      c->fs[d][q] = ck_sum4(sa, sb);
+      ya = ck_max(ya, yb);
+      c->ymax[d][q] = ya[0] > ya[1] ? ya[0] : ya[1];
+    }
 }
 
 /* The (rows, m) fp64 tensor over data (a view: not owned, never freed). */
@@ -844,6 +996,12 @@ int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_e
 
 int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat, int threads,
                            ns_eigcheck *out, int cap, char *err) {
+  return ns_spectrum_check_moments(x, spec, stat, NULL, NULL, threads, out, cap, err);
+}
+
+int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t stat,
+                              const double *smean, const double *sm2, int threads, ns_eigcheck *out,
+                              int cap, char *err) {
   static const char fn[] = "spectrum_check";
   if (!x || !spec || !out || cap < 3) {
     ns_seterr(err, "%s: %s", fn,
@@ -857,7 +1015,8 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   /* Statistic k's block of J is J of the same map on its m values alone: a layer (or
    * RMS) norm of a vector with the statistic's gamma, in fp64 (x's own values when they
    * are fp64 and one run of x: no copy). */
-  ns_tensor *xt = NULL, view;
+  ns_tensor *xt = NULL, *wt = NULL, view;
+  double *pat = NULL;
   ns_spec s1;
   double g;
   int got = stat_block(x, spec, stat, &view, &xt, &s1, &g, err);
@@ -866,36 +1025,27 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   size_t m = xb->n;
   int center = s1.center, rc = -1, nd = 0;
   const double *xk = xb->data;
-  /* one block of 12 m values: the three directions v, their three products J v, and the
-     two sides' outputs, three rows each. After the products are checked, their rows hold
-     the inputs of one side of the differences, x + h v and then x - h v (as tensors over
-     that memory, read only by ns_normalize). No allocation, copy or fresh page per
-     direction. */
-  size_t shape12[1] = {12 * m};
-  /* a tensor, not malloc: large ones get the 2 MB page hint (tensor.c), a 96 MB block at
-     1e6 elements otherwise faults in 4 KB at a time at every call */
-  ns_tensor *wt = ns_tensor_new_uninit(1, shape12, NS_FP64, err);
-  if (!wt) {
-    ns_seterr(err, "%s: out of memory", fn);
-    goto done;
-  }
-  double *work = wt->data, *v[3], *jv[3], *yp = work + 6 * m, *ym = work + 9 * m;
-  for (int d = 0; d < 3; d++) v[d] = work + (size_t)d * m, jv[d] = work + (size_t)(3 + d) * m;
-  const double one = 1 / sqrt((double)m); /* every entry of the unit ones vector */
+  /* a thread costs about 50 us to start: worth it from 2^16 members (0.1 ms a pass) */
+  int th = m >= ((size_t)1 << 16) ? threads : 1;
   /* the block's moments once, as ns_stat_moments gives them: for the closed form, the
      directions and the products (the same bits as each computing its own) */
-  ns_norm_plan bp;
   double mean = 0, m2 = 0;
-  if (ns_norm_plan_shape(1, xb->shape, &s1, &bp, err) != 0) goto done;
-  int mrc = ns_stat_moments(xb, &bp, center, &mean, &m2, err);
-  ns_norm_plan_free(&bp);
-  if (mrc != 0) goto done;
+  if (smean && sm2) { /* the caller's ns_stat_moments of x: the same values */
+    mean = center ? *smean : 0, m2 = *sm2;
+  } else {
+    ns_norm_plan bp;
+    if (ns_norm_plan_shape(1, xb->shape, &s1, &bp, err) != 0) goto done;
+    int mrc = ns_stat_moments(xb, &bp, center, &mean, &m2, err);
+    ns_norm_plan_free(&bp);
+    if (mrc != 0) goto done;
+  }
   ns_eig lam[3];
   int nl = ns_spectrum_closed_m2(xb, &s1, &m2, lam, 3, 1, err);
   if (nl < 0) goto done;
   /* the labelled directions: ones, radial (x - mean; RMS: x), bulk (a fixed pattern with
    * those two projected out) */
   double nc = sqrt(m2), rn = nc > 0 ? 1 / nc : 0;
+  ck_dirs k = {1 / sqrt((double)m), mean, rn, 0, 0, 0, 0, 0, NULL};
   double sden = denom_of_m2(nc * nc, m, spec);
   /* the FD step: relative to the spread the map feels, c = sqrt(m) s (sqrt(m2 + m eps) with
    * eps in the variance and ddof 0), so each element moves by about cbrt(u) of it (balances
@@ -910,71 +1060,81 @@ int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat,
   double val[3];
   for (int i = 0; i < nl; i++) {
     ns_label lb = lam[i].label;
-    double *vd = v[nd];
-    if (lb == NS_LABEL_ONES)
-      fill_const(vd, one, m);
-    else if (lb == NS_LABEL_RADIAL) {
-      if (!(nc > 0)) continue; /* all values equal: no radial direction to check */
-      fill_radial(vd, xk, mean, rn, m);
-    } else {
-      if (!(bulk_direction(vd, center ? one : 0, xk, mean, rn, m) > 0)) continue;
+    if (lb == NS_LABEL_RADIAL && !(nc > 0)) continue; /* all values equal: no radial direction */
+    if (lb == NS_LABEL_BULK) {
+      if (!(pat = malloc(ck_pattern_len(m) * sizeof *pat))) {
+        ns_seterr(err, "%s: out of memory", fn);
+        goto done;
+      }
+      ck_pattern(pat, m);
+      k.pat = pat;
+      if (!(bulk_coefficients(&k, center ? k.one : 0, xk, m, th) > 0))
+        continue; /* nothing is left of the pattern */
     }
     lab[nd] = lb, val[nd] = lam[i].value;
     nd++;
   }
-  if (nd && ns_jvp_n_m2(xb, &s1, &mean, &m2, nd, (const double *const *)v, threads, jv, err))
+  if (!nd) {
+    rc = 0;
     goto done;
-  for (int d = 0; d < nd; d++) {
-    ns_eigcheck *c = &out[d];
-    memset(c, 0, sizeof *c);
-    c->label = lab[d];
-    c->value = val[d];
-    c->h = h;
-    c->jvp_res = resid2(jv[d], c->value, v[d], m);
-    /* rounding of the sums over m terms (each off by up to m ulps): 4 m u of J's size */
-    c->jvp_tol = 4 * u * ((double)m + 16) * scale;
   }
-  /* central differences of ns_normalize along each direction: one map of the nd inputs
-     x + h v (the rows of jv's memory) into yp, then one of x - h v into ym */
-  if (nd) {
-    fd_job f;
-    memset(&f, 0, sizeof f);
-    f.x = xk, f.v = (const double *const *)v, f.in = jv[0], f.m = m, f.nd = nd;
-    f.yp = yp, f.ym = ym, f.lv = val, f.inv2h = 1 / (2 * h);
-    /* a thread costs about 50 us to start: worth it from 2^16 members (0.1 ms a map) */
-    int th = m >= ((size_t)1 << 16) ? threads : 1;
-    ns_exec ex;
-    ns_exec_default(&ex);
-    ex.threads = th;
-    ns_tensor tin, tout;
-    rows_view(&tin, jv[0], (size_t)nd, m);
-    for (int side = 0; side < 2; side++) {
-      f.sh = side ? -h : h;
-      ns_split_run(m, th, fd_inputs_part, &f);
-      rows_view(&tout, side ? ym : yp, (size_t)nd, m);
-      ns_norm_result r;
-      memset(&r, 0, sizeof r);
-      int nrc = ns_normalize_into(&tin, &s1, &ex, &tout, &r, err);
-      ns_norm_result_free(&r);
-      if (nrc != 0) goto done;
+  /* one block of 4 nd m values: the directions v and their products J v, nd rows each,
+     which the fused pass overwrites with the inputs of the two sides of the differences
+     (x + h v, then x - h v: one (2 nd, m) tensor), and the map's output. No allocation,
+     copy or fresh page per direction. A tensor, not malloc: large ones get the 2 MB page
+     hint (tensor.c), a 96 MB block at 1e6 elements otherwise faults in 4 KB at a time at
+     every call */
+  size_t shape1[1] = {4 * (size_t)nd * m};
+  if (!(wt = ns_tensor_new_uninit(1, shape1, NS_FP64, err))) {
+    ns_seterr(err, "%s: out of memory", fn);
+    goto done;
+  }
+  double *work = wt->data, *v[3], *jv[3];
+  for (int d = 0; d < nd; d++) v[d] = work + (size_t)d * m, jv[d] = work + (size_t)(nd + d) * m;
+  ck_job c;
+  memset(&c, 0, sizeof c);
+  c.x = xk, c.k = &k, c.v = v, c.jv = jv, c.y = work + (size_t)(2 * nd) * m, c.lab = lab;
+  c.lv = val, c.h = h, c.inv2h = 1 / (2 * h), c.m = m, c.nd = nd;
+  ns_split_run(CK_PARTS, th, ck_fill_part, &c);
+  if (ns_jvp_n_m2(xb, &s1, &mean, &m2, nd, (const double *const *)v, th, jv, err)) goto done;
+  ns_split_run(CK_PARTS, th, ck_in_part, &c);
+  /* central differences of ns_normalize along each direction: one map of the 2 nd inputs,
+     its rows split over the threads (its statistics are the rows) */
+  ns_exec ex;
+  ns_exec_default(&ex);
+  ex.threads = th;
+  ns_tensor tin, tout;
+  rows_view(&tin, work, (size_t)(2 * nd), m);
+  rows_view(&tout, work + (size_t)(2 * nd) * m, (size_t)(2 * nd), m);
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  int nrc = ns_normalize_into(&tin, &s1, &ex, &tout, &r, err);
+  ns_norm_result_free(&r);
+  if (nrc != 0) goto done;
+  ns_split_run(CK_PARTS, th, ck_out_part, &c);
+  for (int d = 0; d < nd; d++) {
+    ns_eigcheck *o = &out[d];
+    memset(o, 0, sizeof *o);
+    o->label = lab[d];
+    o->value = val[d];
+    o->h = h;
+    double js = 0, fs = 0, ymax = 0;
+    for (int q = 0; q < CK_PARTS; q++) {
+      js += c.js[d][q], fs += c.fs[d][q];
+      ymax = c.ymax[d][q] > ymax ? c.ymax[d][q] : ymax;
     }
-    ns_split_run(FD_PARTS, th, fd_resid_part, &f);
-    for (int d = 0; d < nd; d++) {
-      ns_eigcheck *c = &out[d];
-      double sum = 0, ymax = 0;
-      for (int q = 0; q < FD_PARTS; q++) {
-        sum += f.s[d][q];
-        ymax = f.ymax[d][q] > ymax ? f.ymax[d][q] : ymax;
-      }
-      c->fd_res = sqrt(sum);
-      /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
-       * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
-      double hr = h / spread;
-      c->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
-    }
+    o->jvp_res = sqrt(js);
+    /* rounding of the sums over m terms (each off by up to m ulps): 4 m u of J's size */
+    o->jvp_tol = 4 * u * ((double)m + 16) * scale;
+    o->fd_res = sqrt(fs);
+    /* ten times the truncation, (h/|c|)^2 of J's size, plus the rounding of y: its sums
+     * over m terms make each y_i off by up to about m u |y|, which the 2h divides */
+    double hr = h / spread;
+    o->fd_tol = 10 * hr * hr * scale + 2 * u * (double)(m + 16) * fmax(ymax, 1) / h;
   }
   rc = nd;
 done:
+  free(pat);
   ns_tensor_free(wt);
   ns_tensor_free(xt);
   return rc;

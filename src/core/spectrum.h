@@ -79,10 +79,18 @@ typedef struct {
  * error. A check passes when jvp_res <= jvp_tol and fd_res <= fd_tol. */
 int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
                       int cap, char *err);
-/* The same with the two maps of each central difference on up to `threads` threads (1:
- * the caller's alone). The checks do not depend on the count, bit for bit. */
+/* The same on up to `threads` threads (1: the caller's alone): the passes over the m
+ * values by fixed parts, the JVP's output by element, and the central differences' one
+ * map of both sides (x + h v and x - h v for every direction, as the rows of one tensor)
+ * by row. The checks do not depend on the count, bit for bit. */
 int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat, int threads,
                            ns_eigcheck *out, int cap, char *err);
+/* The same with statistic stat's moments given, *mean and *m2 as ns_stat_moments(x, plan
+ * of spec, center of spec) writes them (both NULL: computed here, a chain of m additions
+ * twice), for a caller that has them from the closed form: the same checks, bit for bit. */
+int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t stat,
+                              const double *mean, const double *m2, int threads, ns_eigcheck *out,
+                              int cap, char *err);
 /* The map of statistic stat's block on its own: its m values (fp64, in index order) as a
  * rank-1 tensor *out (the caller frees it) and the layer (centered) or RMS spec *out_spec of
  * the same eps, eps_at and ddof with gamma *g (the statistic's constant gamma; out_spec

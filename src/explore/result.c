@@ -456,7 +456,7 @@ static void blocks_free(check_blocks *b) {
  * statistics are independent): each writes its own slot, merged in order after. */
 typedef struct {
   check_blocks *b;
-  int threads; /* each block's: its central differences' two maps side by side */
+  int threads; /* each block's: its passes and its central differences' map */
   ns_eigcheck ck[NS_EXPLORE_CHECK_STATS][3];
   int nk[NS_EXPLORE_CHECK_STATS];
   char err[NS_EXPLORE_CHECK_STATS][NS_ERRLEN];

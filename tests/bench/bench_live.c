@@ -18,7 +18,8 @@
  *    first frame is timed from the fork to its first "settled". Run it with NS_THREADS=2
  *    for a 2-core machine. Targets (issue 24): 500 ms for the first frame, 100 ms a key.
  * 3. The spectrum of a layer norm of d values at d = 64, 1024, 4096, 1e6: the closed form
- *    (O(d)), its checks along the eigenvectors (JVP and central differences), and up to
+ *    (O(d)), its checks along the eigenvectors (JVP and central differences), ns.spectrum's
+ *    whole call (both, from one computation of the moments; wall time), and up to
  *    d = 1024 the full Jacobian's job (analytic and FD J, two LAPACK spectra) that the
  *    screen runs in a worker thread. The checks run on one thread and on two (the two maps
  *    of each central difference side by side). Target (issue 24): 16 ms at 1e6.
@@ -530,9 +531,26 @@ static int spectrum_at(size_t d) {
     tk2[i] = (now() - t0) * 1e3;
   }
   for (int i = 0; i < nk; i++) ok &= ck[i].jvp_res <= ck[i].jvp_tol && ck[i].fd_res <= ck[i].fd_tol;
+  /* ns.spectrum's whole call (nsl_normalize.c): the moments once, the closed form from them,
+     then the checks from the same moments; wall time, on 1 thread (the Lua default) and on
+     2 (NS_THREADS=2) */
+  double tl[2][9];
+  for (int i = 0; i < 9; i++)
+    for (int t = 0; t < 2; t++) {
+      double t0 = now(), mean, m2;
+      ns_norm_plan p;
+      if (ns_norm_plan_shape(1, shape, &sp, &p, err) != 0) return -1;
+      int rc = ns_stat_moments(x, &p, 1, &mean, &m2, err);
+      ns_norm_plan_free(&p);
+      if (rc != 0 || ns_spectrum_closed_m2(x, &sp, &m2, e, 3, 1, err) < 0 ||
+          ns_spectrum_check_moments(x, &sp, 0, &mean, &m2, t + 1, ck, 3, err) < 0)
+        return -1;
+      tl[t][i] = (now() - t0) * 1e3;
+    }
   printf("spec   d = %-8zu closed form %8.3f ms   JVP+FD check %8.3f ms, 2 threads %8.3f ms (%d "
-         "directions %s)",
-         d, median(tc, 9), median(tk, 9), median(tk2, 9), nk, nc > 0 && ok ? "agree" : "DISAGREE");
+         "directions %s)   ns.spectrum %8.3f ms, 2 threads %8.3f ms",
+         d, median(tc, 9), median(tk, 9), median(tk2, 9), nk, nc > 0 && ok ? "agree" : "DISAGREE",
+         median(tl[0], 9), median(tl[1], 9));
   if (d <= NS_EXPLORE_JAC_FULL_LIMIT) { /* the worker's job: full J, LAPACK twice */
     ns_state s;
     ns_state_init(&s, err);

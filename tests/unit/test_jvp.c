@@ -484,19 +484,30 @@ static void check_paths_at(size_t m) {
     st.kind = NS_KIND_BATCH; /* the statistics of the transpose's columns */
     if (rms) st.center = 0;
     st.eps = 0.01;
-    ns_eigcheck a[3], b[3], c[3];
+    ns_eigcheck a[3], b[3], c[3], d[3];
     memset(a, 0, sizeof a), memset(b, 0, sizeof b), memset(c, 0, sizeof c);
+    memset(d, 0, sizeof d);
     int na = ns_spectrum_check_exec(x, &s, 2, 1, a, 3, err);
     int nb = ns_spectrum_check_exec(x, &s, 2, 2, b, 3, err);
     int nc = ns_spectrum_check_exec(xt, &st, 2, 1, c, 3, err);
-    int ok = na == (rms ? 2 : 3) && nb == na && nc == na;
+    /* the moments of every statistic from ns_stat_moments, as ns.spectrum passes them */
+    ns_norm_plan p;
+    double mean[3], m2[3];
+    int nd = -1;
+    if (ns_norm_plan_shape(2, sh, &s, &p, err) == 0) {
+      if (ns_stat_moments(x, &p, !rms, mean, m2, err) == 0)
+        nd = ns_spectrum_check_moments(x, &s, 2, &mean[2], &m2[2], 2, d, 3, err);
+      ns_norm_plan_free(&p);
+    }
+    int ok = na == (rms ? 2 : 3) && nb == na && nc == na && nd == na;
     for (int i = 0; i < na && ok; i++) {
       ok &= a[i].jvp_res <= a[i].jvp_tol && a[i].fd_res <= a[i].fd_tol;
       ok &= memcmp(&a[i], &b[i], sizeof a[i]) == 0 && memcmp(&a[i], &c[i], sizeof a[i]) == 0;
+      ok &= memcmp(&a[i], &d[i], sizeof a[i]) == 0;
     }
     tap_ok(ok,
            "spectrum_check %s statistic 3 of %zu values: 1 thread = 2 threads = the gathered "
-           "block, bit for bit (%d checks) %s",
+           "block = the moments given, bit for bit (%d checks) %s",
            rms ? "rms" : "layer", m, na, err);
   }
   ns_tensor_free(x);
