@@ -703,21 +703,17 @@ static inline const double *ck_pat(const ck_dirs *k, size_t i) {
   return k->pat + (i & (CK_PERIOD - 1));
 }
 
-static inline double ck_radial(const ck_dirs *k, double x) {
-  return (x - k->mean) * k->rn;
-}
-static inline double ck_bulk1(const ck_dirs *k, double p, double r) {
-  return p - (k->dc1 + k->dr1 * r);
-}
-static inline double ck_bulk2(const ck_dirs *k, double p, double r) {
-  return ck_bulk1(k, p, r) - (k->dc2 + k->dr2 * r);
-}
+/* r_i, w_i and w_i - (dc2 + dr2 r_i) of x_i, p_i and r_i: one text for a value and for a
+   vector pair of them (below), so both take the same operations */
+#define CK_RADIAL(k, x) (((x) - (k)->mean) * (k)->rn)
+#define CK_BULK1(k, p, r) ((p) - ((k)->dc1 + (k)->dr1 * (r)))
+#define CK_BULK2(k, p, r) (CK_BULK1(k, p, r) - ((k)->dc2 + (k)->dr2 * (r)))
 /* direction lb's value i (p: p_i, x: x_i); lb a constant where it is called, so each loop
    is one direction's */
 NS_ALWAYS_INLINE static inline double ck_value(const ck_dirs *k, ns_label lb, double p, double x) {
   return lb == NS_LABEL_ONES     ? k->one
-         : lb == NS_LABEL_RADIAL ? ck_radial(k, x)
-                                 : ck_bulk2(k, p, ck_radial(k, x)) * k->inv;
+         : lb == NS_LABEL_RADIAL ? CK_RADIAL(k, x)
+                                 : CK_BULK2(k, p, CK_RADIAL(k, x)) * k->inv;
 }
 
 /* The passes' loops take four values at a time, as two pairs of GCC/clang vectors (SSE2's
@@ -749,20 +745,22 @@ static inline ck_v2 ck_max(ck_v2 a, ck_v2 b) {
   ck_l2 gt = a > b;
   return (ck_v2)(((ck_l2)a & gt) | ((ck_l2)b & ~gt));
 }
-static inline ck_v2 ck_radial2(const ck_dirs *k, ck_v2 x) {
-  return (x - k->mean) * k->rn;
-}
-static inline ck_v2 ck_bulk1_2(const ck_dirs *k, ck_v2 p, ck_v2 r) {
-  return p - (k->dc1 + k->dr1 * r);
-}
-static inline ck_v2 ck_bulk2_2(const ck_dirs *k, ck_v2 p, ck_v2 r) {
-  return ck_bulk1_2(k, p, r) - (k->dc2 + k->dr2 * r);
-}
 NS_ALWAYS_INLINE static inline ck_v2 ck_value2(const ck_dirs *k, ns_label lb, ck_v2 p, ck_v2 x) {
   if (lb == NS_LABEL_ONES) return (ck_v2){k->one, k->one};
-  if (lb == NS_LABEL_RADIAL) return ck_radial2(k, x);
-  return ck_bulk2_2(k, p, ck_radial2(k, x)) * k->inv;
+  if (lb == NS_LABEL_RADIAL) return CK_RADIAL(k, x);
+  return CK_BULK2(k, p, CK_RADIAL(k, x)) * k->inv;
 }
+
+/* LOOP(LB) with LB the constant label lb: each loop is compiled for one direction */
+#define CK_BY_LABEL(lb, LOOP)                                                                      \
+  do {                                                                                             \
+    if ((lb) == NS_LABEL_ONES)                                                                     \
+      LOOP(NS_LABEL_ONES);                                                                         \
+    else if ((lb) == NS_LABEL_RADIAL)                                                              \
+      LOOP(NS_LABEL_RADIAL);                                                                       \
+    else                                                                                           \
+      LOOP(NS_LABEL_BULK);                                                                         \
+  } while (0)
 
 /* The bulk direction's sums, in two passes over x: pass 0 p.1 and p.r; pass 1 w.1, w.r,
  * w.w, r.1 and r.r, from which |w - (dc2 + dr2 r)|^2 follows without a third pass (dc2 and
@@ -784,23 +782,21 @@ typedef struct {
     for (; i + 4 <= hi; i += 4) {                                                                  \
       const double *p = ck_pat(k, i);                                                              \
       ck_v2 pa = ck_ld(p), pb = ck_ld(p + 2);                                                      \
-      ck_v2 ra = ck_radial2(k, ck_ld(x + i)), rb = ck_radial2(k, ck_ld(x + i + 2));                \
+      ck_v2 ra = CK_RADIAL(k, ck_ld(x + i)), rb = CK_RADIAL(k, ck_ld(x + i + 2));                  \
       BODY4;                                                                                       \
     }                                                                                              \
     for (; i < hi; i++) {                                                                          \
-      double p0 = *ck_pat(k, i), r0 = ck_radial(k, x[i]);                                          \
+      double p0 = *ck_pat(k, i), r0 = CK_RADIAL(k, x[i]);                                          \
       BODY1;                                                                                       \
     }                                                                                              \
   } while (0)
 #define P_1(p, r) (p)
 #define P_R(p, r) ((p) * (r))
-#define W_1(p, r) ck_bulk1_any(k, p, r)
-#define W_R(p, r) (ck_bulk1_any(k, p, r) * (r))
-#define W_W(p, r) (ck_bulk1_any(k, p, r) * ck_bulk1_any(k, p, r))
+#define W_1(p, r) CK_BULK1(k, p, r)
+#define W_R(p, r) (CK_BULK1(k, p, r) * (r))
+#define W_W(p, r) (CK_BULK1(k, p, r) * CK_BULK1(k, p, r))
 #define R_1(p, r) (r)
 #define R_R(p, r) ((r) * (r))
-/* the pair or the scalar form, by the type of p */
-#define ck_bulk1_any(k, p, r) _Generic((p), ck_v2 : ck_bulk1_2, default : ck_bulk1)(k, p, r)
 
 static void bulk_part(void *ctx, size_t qa, size_t qz) {
   bulk_job *b = ctx;
@@ -821,7 +817,6 @@ static void bulk_part(void *ctx, size_t qa, size_t qz) {
     o[3] = ck_sum4(s3a, s3b), o[4] = ck_sum4(s4a, s4b);
   }
 }
-#undef ck_bulk1_any
 #undef R_R
 #undef R_1
 #undef W_W
@@ -897,12 +892,7 @@ static void ck_fill_part(void *ctx, size_t qa, size_t qz) {
     }                                                                                              \
     for (; i < hi; i++) vd[i] = ck_value(k, LB, *ck_pat(k, i), x[i]);                              \
   } while (0)
-      if (c->lab[d] == NS_LABEL_ONES)
-        CK_FILL(NS_LABEL_ONES);
-      else if (c->lab[d] == NS_LABEL_RADIAL)
-        CK_FILL(NS_LABEL_RADIAL);
-      else
-        CK_FILL(NS_LABEL_BULK);
+      CK_BY_LABEL(c->lab[d], CK_FILL);
 #undef CK_FILL
     }
 }
@@ -964,12 +954,7 @@ static void ck_out_part(void *ctx, size_t qa, size_t qz) {
       ya[0] = a0 > ya[0] ? a0 : ya[0];                                                             \
     }                                                                                              \
   } while (0)
-      if (c->lab[d] == NS_LABEL_ONES)
-        CK_RESID(NS_LABEL_ONES);
-      else if (c->lab[d] == NS_LABEL_RADIAL)
-        CK_RESID(NS_LABEL_RADIAL);
-      else
-        CK_RESID(NS_LABEL_BULK);
+      CK_BY_LABEL(c->lab[d], CK_RESID);
 #undef CK_RESID
       c->fs[d][q] = ck_sum4(sa, sb);
       ya = ck_max(ya, yb);

@@ -52,6 +52,18 @@ static const shape_case cases[] = {
     {"layer axes {1,3} (2,3,4)", 3, {2, 3, 4}, NS_KIND_LAYER, 1, 5u},
 };
 
+/* s as batch norm in eval mode, with running statistics (run) from one update on x */
+static void eval_batch(const ns_tensor *x, ns_spec *s, ns_running *run, char *err) {
+  ns_running_init(run, 0.1, 0, 0, 0, err);
+  s->kind = NS_KIND_BATCH;
+  s->running = run;
+  ns_norm_result r;
+  memset(&r, 0, sizeof r);
+  ns_normalize(x, s, &r, err); /* one update */
+  ns_norm_result_free(&r);
+  s->mode = NS_MODE_EVAL;
+}
+
 /* J v by the n x n analytic Jacobian */
 static void matvec(const double *J, const double *v, size_t n, double *out) {
   for (size_t i = 0; i < n; i++) {
@@ -105,16 +117,9 @@ static void jvp_vs_full_j(void) {
   size_t sh[2] = {5, 3};
   ns_tensor *x = rand_tensor(2, sh, 1, 1);
   ns_running run;
-  ns_running_init(&run, 0.1, 0, 0, 0, err);
   ns_spec s;
   ns_spec_default(&s);
-  s.kind = NS_KIND_BATCH;
-  s.running = &run;
-  ns_norm_result r;
-  memset(&r, 0, sizeof r);
-  ns_normalize(x, &s, &r, err); /* one update */
-  ns_norm_result_free(&r);
-  s.mode = NS_MODE_EVAL;
+  eval_batch(x, &s, &run, err);
   double J[225], v[15], a[15], b[15];
   for (int i = 0; i < 15; i++) v[i] = lcg() - 0.5;
   int rc = ns_jacobian_analytic(x, &s, J, err) | ns_jvp(x, &s, v, a, err);
@@ -425,14 +430,7 @@ static void jvp_n_bits(void) {
          "an infinity of each sign in one statistic is found: %s", err);
   ns_spec se = s; /* eval mode: no sums of v, the values are scanned */
   ns_running run;
-  ns_running_init(&run, 0.1, 0, 0, 0, err);
-  se.kind = NS_KIND_BATCH;
-  se.running = &run;
-  ns_norm_result r;
-  memset(&r, 0, sizeof r);
-  ns_normalize(x, &se, &r, err); /* one update */
-  ns_norm_result_free(&r);
-  se.mode = NS_MODE_EVAL;
+  eval_batch(x, &se, &run, err);
   tap_ok(ns_jvp_n(x, &se, 2, vv, jj, err) == -1 && strstr(err, "element 1001 of vector 2"),
          "eval mode names the element that is not finite too: %s", err);
   ns_running_free(&run);
