@@ -2,6 +2,7 @@
  * index lists that it and the closed-form spectrum use. See jvp.h. */
 #include "core/jvp.h"
 #include "core/err.h"
+#include "core/lanes.h"
 #include "core/round.h"
 #include "core/split.h"
 
@@ -350,7 +351,7 @@ typedef struct {
   const double *const *v;
   const double *xv, *sv, *scv, *denom, *mean;
   double g0;
-  size_t nstat, k0;
+  size_t nstat, k0, len;
   int nv;
 } jvp_out_job;
 
@@ -362,6 +363,42 @@ static void jvp_out_part(void *ctx, size_t a, size_t z) {
                  o->mean[o->k0], o->scv[dk]);
   }
 }
+
+/* The residuals of one line of one statistic: part q of every direction (lanes.h), each
+ * J v value as jvp_line_out computes it (the same text), squared against lambda v. */
+typedef struct {
+  const jvp_out_job *o;
+  const double *lambda;
+  double s[3][NS_LANE_PARTS];
+  int nv;
+} jvp_res_job;
+
+#define JVP_VAL(v, x) (g0 * (((v)-svk) / sk - ((x)-mk) * qk))
+static void jvp_res_part(void *ctx, size_t qa, size_t qz) {
+  jvp_res_job *rj = ctx;
+  const jvp_out_job *o = rj->o;
+  for (size_t q = qa; q < qz; q++)
+    for (int d = 0; d < rj->nv; d++) {
+      size_t dk = (size_t)d * o->nstat + o->k0;
+      const double g0 = o->g0, svk = o->sv[dk], sk = o->denom[o->k0], mk = o->mean[o->k0];
+      const double qk = o->scv[dk], lv = rj->lambda[d];
+      const double *restrict vd = o->v[d], *restrict xv = o->xv;
+      size_t i = NS_LANE_LO(q, o->len), hi = NS_LANE_LO(q + 1, o->len);
+      ns_v2 sa = {0, 0}, sb = {0, 0};
+      for (; i + 4 <= hi; i += 4) {
+        ns_v2 va = ns_v2_ld(vd + i), vb = ns_v2_ld(vd + i + 2);
+        ns_v2 fa = JVP_VAL(va, ns_v2_ld(xv + i)) - lv * va;
+        ns_v2 fb = JVP_VAL(vb, ns_v2_ld(xv + i + 2)) - lv * vb;
+        sa += fa * fa, sb += fb * fb;
+      }
+      for (; i < hi; i++) {
+        double f = JVP_VAL(vd[i], xv[i]) - lv * vd[i];
+        sa[0] += f * f;
+      }
+      rj->s[d][q] = ns_v2_sum4(sa, sb);
+    }
+}
+#undef JVP_VAL
 
 /* The first direction (from d) with a value that is not finite, and that value: -1 if none. */
 static int first_bad(const double *const *v, int d, int nv, size_t n, size_t *bad) {
@@ -382,10 +419,35 @@ int ns_jvp_n(const ns_tensor *x, const ns_spec *spec, int nv, const double *cons
   return ns_jvp_n_m2(x, spec, NULL, NULL, nv, v, 1, jv, err);
 }
 
+/* ns_jvp_n_m2, or with lambda and res set ns_jvp_resid (jv NULL) */
+static int jvp_run(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                   int nv, const double *const *v, int threads, double *const *jv,
+                   const double *lambda, double *res, char *err);
+
 int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
                 int nv, const double *const *v, int threads, double *const *jv, char *err) {
-  static const char fn[] = "jvp";
-  if (!x || !spec || !v || !jv || nv < 1) {
+  if (!jv) {
+    ns_seterr(err, "jvp: the vector arrays are NULL");
+    return -1;
+  }
+  return jvp_run(x, spec, mean, m2, nv, v, threads, jv, NULL, NULL, err);
+}
+
+int ns_jvp_resid(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                 int nv, const double *const *v, const double *lambda, int threads, double *res,
+                 char *err) {
+  if (!lambda || !res || nv > 3) {
+    ns_seterr(err, "jvp_resid: %s", nv > 3 ? "at most 3 directions" : "lambda or res is NULL");
+    return -1;
+  }
+  return jvp_run(x, spec, mean, m2, nv, v, threads, NULL, lambda, res, err);
+}
+
+static int jvp_run(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                   int nv, const double *const *v, int threads, double *const *jv,
+                   const double *lambda, double *res, char *err) {
+  const char *fn = res ? "jvp_resid" : "jvp";
+  if (!x || !spec || !v || nv < 1) {
     ns_seterr(err, "%s: %s", fn,
               !x       ? "input tensor is NULL"
               : !spec  ? "spec is NULL"
@@ -394,7 +456,7 @@ int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, con
     return -1;
   }
   for (int d = 0; d < nv; d++)
-    if (!v[d] || !jv[d]) {
+    if (!v[d] || (!res && !jv[d])) {
       ns_seterr(err, "%s: %s %d is NULL", fn, !v[d] ? "vector" : "output", d + 1);
       return -1;
     }
@@ -457,6 +519,10 @@ int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, con
   int gconst = !spec->gamma || spec->ngamma == 1;
   double g0 = !spec->gamma ? 1.0 : spec->gamma[0];
   walk w = walk_of(p);
+  if (res && (eval || nstat != 1 || w.step != 0 || w.len != n || !gconst)) {
+    ns_seterr(err, "%s: x must be one statistic in train mode with one gamma", fn);
+    goto out;
+  }
   /* direction d's sums per statistic at sv[d nstat + k], scv[d nstat + k] */
   sv = calloc(nstat * (size_t)nv, sizeof *sv);
   scv = calloc(nstat * (size_t)nv, sizeof *scv);
@@ -528,11 +594,21 @@ int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, con
     const double *xv = line_values(x, i0, w.len, buf);
     for (int d = 0; d < nv; d++) {
       const double *vd = v[d] + i0;
-      double *jd = jv[d] + i0;
+      double *jd = res ? NULL : jv[d] + i0;
       const double *svd = sv + (size_t)d * nstat, *scvd = scv + (size_t)d * nstat;
+      if (res) { /* the residuals alone: one line of one statistic (checked above) */
+        jvp_out_job o = {NULL, v, xv, sv, scv, r.denom, r.mean, g0, nstat, k0, n, nv};
+        jvp_res_job rj = {&o, lambda, {{0}}, nv};
+        ns_split_run(NS_LANE_PARTS, n >= ((size_t)1 << 16) ? threads : 1, jvp_res_part, &rj);
+        for (int e = 0; e < nv; e++) {
+          res[e] = 0;
+          for (int q = 0; q < NS_LANE_PARTS; q++) res[e] += rj.s[e][q];
+        }
+        break;
+      }
       if (w.step == 0 && gconst && w.len == n && threads > 1 && n >= ((size_t)1 << 16)) {
         /* one line of one statistic: its elements over the threads, every direction */
-        jvp_out_job o = {jv, v, xv, sv, scv, r.denom, r.mean, g0, nstat, k0, nv};
+        jvp_out_job o = {jv, v, xv, sv, scv, r.denom, r.mean, g0, nstat, k0, n, nv};
         ns_split_run(n, threads, jvp_out_part, &o);
         break;
       }

@@ -37,6 +37,15 @@ int ns_jvp_n(const ns_tensor *x, const ns_spec *spec, int nv, const double *cons
  * statistic, from 2^16 values) over that many threads by element: the same bits. */
 int ns_jvp_n_m2(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
                 int nv, const double *const *v, int threads, double *const *jv, char *err);
+/* ns_jvp_n_m2's products reduced to their residuals against given values, for x of one
+ * statistic in train mode with one gamma (the spectrum check's block; an error otherwise):
+ * res[d] = ||J v_d - lambda[d] v_d||_2^2, each value of J v_d the bits ns_jvp_n_m2 gives
+ * it, the sum over fixed parts of the values (core/lanes.h): the same bits on any thread
+ * count. nv <= 3. No n-value output: at 1e6 values the products were 24 MB written and
+ * read back. */
+int ns_jvp_resid(const ns_tensor *x, const ns_spec *spec, const double *mean, const double *m2,
+                 int nv, const double *const *v, const double *lambda, int threads, double *res,
+                 char *err);
 
 /* Per-statistic moments of x's stored values under plan p (from ns_norm_plan_shape or
  * _make for x's shape), in fp64, two passes, each sum in index order: mean[k] (0 when

@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += libnscore.la
 libnscore_la_SOURCES = \
 	src/core/err.c src/core/err.h \
-	src/core/dtype.c src/core/dtype.h src/core/round.h \
+	src/core/dtype.c src/core/dtype.h src/core/round.h src/core/lanes.h \
 	src/core/tensor.c src/core/tensor.h \
 	src/core/tensor_ops.c src/core/tensor_ops.h \
 	src/core/estimators.c src/core/estimators.h \

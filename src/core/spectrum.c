@@ -3,6 +3,7 @@
 #include "core/spectrum.h"
 #include "core/err.h"
 #include "core/jvp.h"
+#include "core/lanes.h"
 #include "core/round.h"
 #include "core/split.h"
 
@@ -659,14 +660,7 @@ int ns_stat_block(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_tenso
   return stat_block(x, spec, stat, NULL, out, out_spec, g, err);
 }
 
-/* The check's sums run over CK_PARTS fixed parts of the m values, whatever the thread
- * count, with four sums side by side in each part (term i into sum i mod 4 counted from
- * the part's start, its tail into the first), the parts added in order: their chains of
- * additions overlap, so a pass over 1e6 values costs a quarter of one serial sum, and the
- * parts run on threads. They are residuals and directions of a check, not results whose
- * bits are promised; they are the same on any thread count. */
-#define CK_PARTS 2
-#define CK_LO(q, m) ((m) * (size_t)(q) / CK_PARTS)
+/* The check's sums and vector loops: lanes.h. */
 #define CK_PERIOD ((size_t)1 << 17) /* of the bulk pattern (below) */
 
 /* The labelled directions of the check, value by value. Each value is computed where a
@@ -708,47 +702,19 @@ static inline const double *ck_pat(const ck_dirs *k, size_t i) {
 #define CK_RADIAL(k, x) (((x) - (k)->mean) * (k)->rn)
 #define CK_BULK1(k, p, r) ((p) - ((k)->dc1 + (k)->dr1 * (r)))
 #define CK_BULK2(k, p, r) (CK_BULK1(k, p, r) - ((k)->dc2 + (k)->dr2 * (r)))
-/* direction lb's value i (p: p_i, x: x_i); lb a constant where it is called, so each loop
-   is one direction's */
-NS_ALWAYS_INLINE static inline double ck_value(const ck_dirs *k, ns_label lb, double p, double x) {
+/* direction lb's value i (x: x_i); lb a constant where it is called, so each loop is one
+   direction's. Only the bulk direction reads the pattern: without one, k->pat is NULL. */
+NS_ALWAYS_INLINE static inline double ck_value(const ck_dirs *k, ns_label lb, size_t i, double x) {
   return lb == NS_LABEL_ONES     ? k->one
          : lb == NS_LABEL_RADIAL ? CK_RADIAL(k, x)
-                                 : CK_BULK2(k, p, CK_RADIAL(k, x)) * k->inv;
+                                 : CK_BULK2(k, *ck_pat(k, i), CK_RADIAL(k, x)) * k->inv;
 }
 
-/* The passes' loops take four values at a time, as two pairs of GCC/clang vectors (SSE2's
- * on x86-64's baseline; four-wide vectors measured four times slower without AVX): pair A
- * holds terms i and i + 1, pair B i + 2 and i + 3, so lane by lane they are the four sums
- * above, and each lane's arithmetic is the scalar expression's, operation for operation:
- * a value has the same bits in a lane as in a loop's scalar tail. */
-typedef double ck_v2 __attribute__((vector_size(16)));
-typedef int64_t ck_l2 __attribute__((vector_size(16)));
-
-static inline ck_v2 ck_ld(const double *p) {
-  ck_v2 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void ck_st(double *p, ck_v2 v) {
-  memcpy(p, &v, sizeof v);
-}
-/* the four sums of pairs a, b added as the scalar loops add theirs */
-static inline double ck_sum4(ck_v2 a, ck_v2 b) {
-  return (a[0] + a[1]) + (b[0] + b[1]);
-}
-/* |v| (the sign bit cleared, as fabs) and lane by lane a > b ? a : b (a NaN a is not
-   taken) */
-static inline ck_v2 ck_abs(ck_v2 v) {
-  return (ck_v2)((ck_l2)v & INT64_MAX);
-}
-static inline ck_v2 ck_max(ck_v2 a, ck_v2 b) {
-  ck_l2 gt = a > b;
-  return (ck_v2)(((ck_l2)a & gt) | ((ck_l2)b & ~gt));
-}
-NS_ALWAYS_INLINE static inline ck_v2 ck_value2(const ck_dirs *k, ns_label lb, ck_v2 p, ck_v2 x) {
-  if (lb == NS_LABEL_ONES) return (ck_v2){k->one, k->one};
+/* the pair form of ck_value (lanes.h): values i and i + 1 */
+NS_ALWAYS_INLINE static inline ns_v2 ck_value2(const ck_dirs *k, ns_label lb, size_t i, ns_v2 x) {
+  if (lb == NS_LABEL_ONES) return (ns_v2){k->one, k->one};
   if (lb == NS_LABEL_RADIAL) return CK_RADIAL(k, x);
-  return CK_BULK2(k, p, CK_RADIAL(k, x)) * k->inv;
+  return CK_BULK2(k, ns_v2_ld(ck_pat(k, i)), CK_RADIAL(k, x)) * k->inv;
 }
 
 /* LOOP(LB) with LB the constant label lb: each loop is compiled for one direction */
@@ -771,7 +737,7 @@ typedef struct {
   const ck_dirs *k;
   size_t m;
   int pass;
-  double s[CK_PARTS][5];
+  double s[NS_LANE_PARTS][5];
 } bulk_job;
 
 /* S += T(p, r) for the four lanes of pairs a, b (p = p_i, r = r_i); the tail into lane 0 */
@@ -781,8 +747,8 @@ typedef struct {
   do {                                                                                             \
     for (; i + 4 <= hi; i += 4) {                                                                  \
       const double *p = ck_pat(k, i);                                                              \
-      ck_v2 pa = ck_ld(p), pb = ck_ld(p + 2);                                                      \
-      ck_v2 ra = CK_RADIAL(k, ck_ld(x + i)), rb = CK_RADIAL(k, ck_ld(x + i + 2));                  \
+      ns_v2 pa = ns_v2_ld(p), pb = ns_v2_ld(p + 2);                                                \
+      ns_v2 ra = CK_RADIAL(k, ns_v2_ld(x + i)), rb = CK_RADIAL(k, ns_v2_ld(x + i + 2));            \
       BODY4;                                                                                       \
     }                                                                                              \
     for (; i < hi; i++) {                                                                          \
@@ -803,9 +769,9 @@ static void bulk_part(void *ctx, size_t qa, size_t qz) {
   const ck_dirs *k = b->k;
   const double *x = b->x;
   for (size_t q = qa; q < qz; q++) {
-    size_t i = CK_LO(q, b->m), hi = CK_LO(q + 1, b->m);
-    ck_v2 s0a = {0, 0}, s0b = {0, 0}, s1a = {0, 0}, s1b = {0, 0}, s2a = {0, 0}, s2b = {0, 0};
-    ck_v2 s3a = {0, 0}, s3b = {0, 0}, s4a = {0, 0}, s4b = {0, 0};
+    size_t i = NS_LANE_LO(q, b->m), hi = NS_LANE_LO(q + 1, b->m);
+    ns_v2 s0a = {0, 0}, s0b = {0, 0}, s1a = {0, 0}, s1b = {0, 0}, s2a = {0, 0}, s2b = {0, 0};
+    ns_v2 s3a = {0, 0}, s3b = {0, 0}, s4a = {0, 0}, s4b = {0, 0};
     if (b->pass == 0)
       CK_LOOP((CK_ADD(s0, P_1), CK_ADD(s1, P_R)), (CK_ADD1(s0, P_1), CK_ADD1(s1, P_R)));
     else
@@ -813,8 +779,8 @@ static void bulk_part(void *ctx, size_t qa, size_t qz) {
               (CK_ADD1(s0, W_1), CK_ADD1(s1, W_R), CK_ADD1(s2, W_W), CK_ADD1(s3, R_1),
                CK_ADD1(s4, R_R)));
     double *o = b->s[q];
-    o[0] = ck_sum4(s0a, s0b), o[1] = ck_sum4(s1a, s1b), o[2] = ck_sum4(s2a, s2b);
-    o[3] = ck_sum4(s3a, s3b), o[4] = ck_sum4(s4a, s4b);
+    o[0] = ns_v2_sum4(s0a, s0b), o[1] = ns_v2_sum4(s1a, s1b), o[2] = ns_v2_sum4(s2a, s2b);
+    o[3] = ns_v2_sum4(s3a, s3b), o[4] = ns_v2_sum4(s4a, s4b);
   }
 }
 #undef R_R
@@ -835,10 +801,10 @@ static double bulk_coefficients(ck_dirs *k, double c, const double *x, size_t m,
   bulk_job b = {x, k, m, 0, {{0}}};
   double t[5];
   for (b.pass = 0; b.pass < 2; b.pass++) {
-    ns_split_run(CK_PARTS, threads, bulk_part, &b);
+    ns_split_run(NS_LANE_PARTS, threads, bulk_part, &b);
     for (int j = 0; j < 5; j++) {
       t[j] = 0;
-      for (int q = 0; q < CK_PARTS; q++) t[j] += b.s[q][j];
+      for (int q = 0; q < NS_LANE_PARTS; q++) t[j] += b.s[q][j];
     }
     if (b.pass == 0)
       k->dc1 = t[0] * c * c, k->dr1 = t[1];
@@ -854,25 +820,24 @@ static double bulk_coefficients(ck_dirs *k, double c, const double *x, size_t m,
   return nv;
 }
 
-/* The passes of the check around the JVP, over the nd directions (lab[d]), split over
- * threads by part:
+/* The passes of the check around the JVP (which reduces J v to its residuals itself,
+ * ns_jvp_resid), over the nd directions (lab[d]), split over threads by part:
  * - fill writes the directions' values into their rows v[d];
- * - in, after the JVP, reads x, v and J v, sums each |J v - lambda v|^2 and writes over v
- *   and J v the inputs of the two sides of the central differences, x + h v and x - h v:
- *   the rows of one (2 nd, m) tensor;
+ * - in, after the JVP, writes the inputs of the two sides of the central differences,
+ *   x + h v over v and x - h v into the rows after them: one (2 nd, m) tensor;
  * - out, after the map of those inputs, sums |(y+ - y-) / 2h - lambda v|^2 and finds the
  *   largest |y+|, with v recomputed from x. */
 typedef struct {
   const double *x;
   const ck_dirs *k;
-  double *const *v, *const *jv; /* row d of v and of J v (then of x + h v, x - h v) */
+  double *const *v, *const *xm; /* row d of v (then of x + h v), and of x - h v */
   const double *y;              /* the map's output: (2 nd, m), the y+ rows first */
   const ns_label *lab;
   const double *lv;
   double h, inv2h;
   size_t m;
   int nd;
-  double js[3][CK_PARTS], fs[3][CK_PARTS], ymax[3][CK_PARTS]; /* per direction and part */
+  double fs[3][NS_LANE_PARTS], ymax[3][NS_LANE_PARTS]; /* per direction and part */
 } ck_job;
 
 static void ck_fill_part(void *ctx, size_t qa, size_t qz) {
@@ -882,15 +847,14 @@ static void ck_fill_part(void *ctx, size_t qa, size_t qz) {
   for (size_t q = qa; q < qz; q++)
     for (int d = 0; d < c->nd; d++) {
       double *restrict vd = c->v[d];
-      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
+      size_t i = NS_LANE_LO(q, c->m), hi = NS_LANE_LO(q + 1, c->m);
 #define CK_FILL(LB)                                                                                \
   do {                                                                                             \
     for (; i + 4 <= hi; i += 4) {                                                                  \
-      const double *p = ck_pat(k, i);                                                              \
-      ck_st(vd + i, ck_value2(k, LB, ck_ld(p), ck_ld(x + i)));                                     \
-      ck_st(vd + i + 2, ck_value2(k, LB, ck_ld(p + 2), ck_ld(x + i + 2)));                         \
+      ns_v2_st(vd + i, ck_value2(k, LB, i, ns_v2_ld(x + i)));                                      \
+      ns_v2_st(vd + i + 2, ck_value2(k, LB, i + 2, ns_v2_ld(x + i + 2)));                          \
     }                                                                                              \
-    for (; i < hi; i++) vd[i] = ck_value(k, LB, *ck_pat(k, i), x[i]);                              \
+    for (; i < hi; i++) vd[i] = ck_value(k, LB, i, x[i]);                                          \
   } while (0)
       CK_BY_LABEL(c->lab[d], CK_FILL);
 #undef CK_FILL
@@ -902,24 +866,19 @@ static void ck_in_part(void *ctx, size_t qa, size_t qz) {
   const double h = c->h;
   for (size_t q = qa; q < qz; q++)
     for (int d = 0; d < c->nd; d++) {
-      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
-      double *restrict vd = c->v[d], *restrict jd = c->jv[d];
-      const double *restrict x = c->x, lv = c->lv[d];
-      ck_v2 sa = {0, 0}, sb = {0, 0};
+      size_t i = NS_LANE_LO(q, c->m), hi = NS_LANE_LO(q + 1, c->m);
+      double *restrict vd = c->v[d], *restrict md = c->xm[d];
+      const double *restrict x = c->x;
       for (; i + 4 <= hi; i += 4) {
-        ck_v2 va = ck_ld(vd + i), vb = ck_ld(vd + i + 2);
-        ck_v2 xa = ck_ld(x + i), xb = ck_ld(x + i + 2);
-        ck_v2 fa = ck_ld(jd + i) - lv * va, fb = ck_ld(jd + i + 2) - lv * vb;
-        sa += fa * fa, sb += fb * fb;
-        ck_st(vd + i, xa + h * va), ck_st(vd + i + 2, xb + h * vb);
-        ck_st(jd + i, xa - h * va), ck_st(jd + i + 2, xb - h * vb);
+        ns_v2 va = ns_v2_ld(vd + i), vb = ns_v2_ld(vd + i + 2);
+        ns_v2 xa = ns_v2_ld(x + i), xb = ns_v2_ld(x + i + 2);
+        ns_v2_st(vd + i, xa + h * va), ns_v2_st(vd + i + 2, xb + h * vb);
+        ns_v2_st(md + i, xa - h * va), ns_v2_st(md + i + 2, xb - h * vb);
       }
       for (; i < hi; i++) {
-        double v0 = vd[i], f0 = jd[i] - lv * v0;
-        sa[0] += f0 * f0;
-        vd[i] = x[i] + h * v0, jd[i] = x[i] - h * v0;
+        double v0 = vd[i];
+        vd[i] = x[i] + h * v0, md[i] = x[i] - h * v0;
       }
-      c->js[d][q] = ck_sum4(sa, sb);
     }
 }
 
@@ -929,26 +888,25 @@ static void ck_out_part(void *ctx, size_t qa, size_t qz) {
   const double *restrict x = c->x, inv2h = c->inv2h;
   for (size_t q = qa; q < qz; q++)
     for (int d = 0; d < c->nd; d++) {
-      size_t i = CK_LO(q, c->m), hi = CK_LO(q + 1, c->m);
+      size_t i = NS_LANE_LO(q, c->m), hi = NS_LANE_LO(q + 1, c->m);
       const double *restrict yp = c->y + (size_t)d * c->m;
       const double *restrict ym = c->y + (size_t)(c->nd + d) * c->m;
       const double lv = c->lv[d];
-      ck_v2 sa = {0, 0}, sb = {0, 0}, ya = {0, 0}, yb = {0, 0};
+      ns_v2 sa = {0, 0}, sb = {0, 0}, ya = {0, 0}, yb = {0, 0};
       /* the residual's sum and |y+|'s largest (a NaN output is in the sum: the maxima skip
          it) for direction LB */
 #define CK_RESID(LB)                                                                               \
   do {                                                                                             \
     for (; i + 4 <= hi; i += 4) {                                                                  \
-      const double *p = ck_pat(k, i);                                                              \
-      ck_v2 pa = ck_ld(yp + i), pb = ck_ld(yp + i + 2);                                            \
-      ck_v2 fa = (pa - ck_ld(ym + i)) * inv2h - lv * ck_value2(k, LB, ck_ld(p), ck_ld(x + i));     \
-      ck_v2 fb = (pb - ck_ld(ym + i + 2)) * inv2h -                                                \
-                 lv * ck_value2(k, LB, ck_ld(p + 2), ck_ld(x + i + 2));                            \
+      ns_v2 pa = ns_v2_ld(yp + i), pb = ns_v2_ld(yp + i + 2);                                      \
+      ns_v2 fa = (pa - ns_v2_ld(ym + i)) * inv2h - lv * ck_value2(k, LB, i, ns_v2_ld(x + i));      \
+      ns_v2 fb =                                                                                   \
+          (pb - ns_v2_ld(ym + i + 2)) * inv2h - lv * ck_value2(k, LB, i + 2, ns_v2_ld(x + i + 2)); \
       sa += fa * fa, sb += fb * fb;                                                                \
-      ya = ck_max(ck_abs(pa), ya), yb = ck_max(ck_abs(pb), yb);                                    \
+      ya = ns_v2_max(ns_v2_abs(pa), ya), yb = ns_v2_max(ns_v2_abs(pb), yb);                        \
     }                                                                                              \
     for (; i < hi; i++) {                                                                          \
-      double f0 = (yp[i] - ym[i]) * inv2h - lv * ck_value(k, LB, *ck_pat(k, i), x[i]);             \
+      double f0 = (yp[i] - ym[i]) * inv2h - lv * ck_value(k, LB, i, x[i]);                         \
       double a0 = fabs(yp[i]);                                                                     \
       sa[0] += f0 * f0;                                                                            \
       ya[0] = a0 > ya[0] ? a0 : ya[0];                                                             \
@@ -956,8 +914,8 @@ static void ck_out_part(void *ctx, size_t qa, size_t qz) {
   } while (0)
       CK_BY_LABEL(c->lab[d], CK_RESID);
 #undef CK_RESID
-      c->fs[d][q] = ck_sum4(sa, sb);
-      ya = ck_max(ya, yb);
+      c->fs[d][q] = ns_v2_sum4(sa, sb);
+      ya = ns_v2_max(ya, yb);
       c->ymax[d][q] = ya[0] > ya[1] ? ya[0] : ya[1];
     }
 }
@@ -1063,26 +1021,26 @@ int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t st
     rc = 0;
     goto done;
   }
-  /* one block of 4 nd m values: the directions v and their products J v, nd rows each,
-     which the fused pass overwrites with the inputs of the two sides of the differences
-     (x + h v, then x - h v: one (2 nd, m) tensor), and the map's output. No allocation,
-     copy or fresh page per direction. A tensor, not malloc: large ones get the 2 MB page
-     hint (tensor.c), a 96 MB block at 1e6 elements otherwise faults in 4 KB at a time at
-     every call */
+  /* one block of 4 nd m values: the directions v (nd rows), then the inputs of the two
+     sides of the differences (x + h v over v, then x - h v: one (2 nd, m) tensor), then
+     the map's output. No allocation, copy or fresh page per direction. A tensor, not
+     malloc: large ones get the 2 MB page hint (tensor.c), a 96 MB block at 1e6 elements
+     otherwise faults in 4 KB at a time at every call */
   size_t shape1[1] = {4 * (size_t)nd * m};
   if (!(wt = ns_tensor_new_uninit(1, shape1, NS_FP64, err))) {
     ns_seterr(err, "%s: out of memory", fn);
     goto done;
   }
-  double *work = wt->data, *v[3], *jv[3];
-  for (int d = 0; d < nd; d++) v[d] = work + (size_t)d * m, jv[d] = work + (size_t)(nd + d) * m;
+  double *work = wt->data, *v[3], *xm[3], js[3];
+  for (int d = 0; d < nd; d++) v[d] = work + (size_t)d * m, xm[d] = work + (size_t)(nd + d) * m;
   ck_job c;
   memset(&c, 0, sizeof c);
-  c.x = xk, c.k = &k, c.v = v, c.jv = jv, c.y = work + (size_t)(2 * nd) * m, c.lab = lab;
+  c.x = xk, c.k = &k, c.v = v, c.xm = xm, c.y = work + (size_t)(2 * nd) * m, c.lab = lab;
   c.lv = val, c.h = h, c.inv2h = 1 / (2 * h), c.m = m, c.nd = nd;
-  ns_split_run(CK_PARTS, th, ck_fill_part, &c);
-  if (ns_jvp_n_m2(xb, &s1, &mean, &m2, nd, (const double *const *)v, th, jv, err)) goto done;
-  ns_split_run(CK_PARTS, th, ck_in_part, &c);
+  ns_split_run(NS_LANE_PARTS, th, ck_fill_part, &c);
+  /* J v by the JVP, checked against lambda v: ||J v - lambda v||^2 per direction */
+  if (ns_jvp_resid(xb, &s1, &mean, &m2, nd, (const double *const *)v, val, th, js, err)) goto done;
+  ns_split_run(NS_LANE_PARTS, th, ck_in_part, &c);
   /* central differences of ns_normalize along each direction: one map of the 2 nd inputs,
      its rows split over the threads (its statistics are the rows) */
   ns_exec ex;
@@ -1096,19 +1054,19 @@ int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t st
   int nrc = ns_normalize_into(&tin, &s1, &ex, &tout, &r, err);
   ns_norm_result_free(&r);
   if (nrc != 0) goto done;
-  ns_split_run(CK_PARTS, th, ck_out_part, &c);
+  ns_split_run(NS_LANE_PARTS, th, ck_out_part, &c);
   for (int d = 0; d < nd; d++) {
     ns_eigcheck *o = &out[d];
     memset(o, 0, sizeof *o);
     o->label = lab[d];
     o->value = val[d];
     o->h = h;
-    double js = 0, fs = 0, ymax = 0;
-    for (int q = 0; q < CK_PARTS; q++) {
-      js += c.js[d][q], fs += c.fs[d][q];
+    double fs = 0, ymax = 0;
+    for (int q = 0; q < NS_LANE_PARTS; q++) {
+      fs += c.fs[d][q];
       ymax = c.ymax[d][q] > ymax ? c.ymax[d][q] : ymax;
     }
-    o->jvp_res = sqrt(js);
+    o->jvp_res = sqrt(js[d]);
     /* rounding of the sums over m terms (each off by up to m ulps): 4 m u of J's size */
     o->jvp_tol = 4 * u * ((double)m + 16) * scale;
     o->fd_res = sqrt(fs);

@@ -453,14 +453,45 @@ static void jvp_n_bits(void) {
   err[0] = 0;
   ok = ns_jvp_n_m2(x, &s, NULL, NULL, 3, (const double *const *)w, 1, j1, err) == 0 &&
        ns_jvp_n_m2(x, &s, NULL, NULL, 3, (const double *const *)w, 2, j2, err) == 0;
-  for (int d = 0; d < 3; d++) {
-    ok &= memcmp(j1[d], j2[d], x->n * sizeof *j1[d]) == 0;
-    free(w[d]), free(j1[d]), free(j2[d]);
-  }
+  for (int d = 0; d < 3; d++) ok &= memcmp(j1[d], j2[d], x->n * sizeof *j1[d]) == 0;
   tap_ok(ok,
          "jvp_n_m2 of one statistic of 70001 values, 3 directions: 2 threads = 1, bit for "
          "bit %s",
          err);
+  /* the residuals alone: the products' values, summed in the order lanes.h describes (two
+     parts, four sums side by side in each, the tail into the first), on 1 and 2 threads */
+  const double lam[3] = {0.5, -1.25, 3};
+  double r1[3], r2[3], want[3];
+  ok = ns_jvp_resid(x, &s, NULL, NULL, 3, (const double *const *)w, lam, 1, r1, err) == 0 &&
+       ns_jvp_resid(x, &s, NULL, NULL, 3, (const double *const *)w, lam, 2, r2, err) == 0;
+  for (int d = 0; d < 3; d++) {
+    want[d] = 0;
+    for (int q = 0; q < 2; q++) {
+      size_t lo = x->n * q / 2, hi = x->n * (q + 1) / 2, quad = lo + (hi - lo) / 4 * 4;
+      double l4[4] = {0, 0, 0, 0};
+      for (size_t i = lo; i < hi; i++) {
+        double f = j1[d][i] - lam[d] * w[d][i];
+        l4[i < quad ? (i - lo) % 4 : 0] += f * f;
+      }
+      want[d] += (l4[0] + l4[1]) + (l4[2] + l4[3]);
+    }
+    ok &=
+        memcmp(&r1[d], &want[d], sizeof want[d]) == 0 && memcmp(&r2[d], &r1[d], sizeof r1[d]) == 0;
+  }
+  tap_ok(ok,
+         "jvp_resid = the products' residuals summed by lanes.h, bit for bit, on 1 and 2 "
+         "threads (%.17g %.17g %.17g) %s",
+         r1[0], r1[1], r1[2], err);
+  for (int d = 0; d < 3; d++) free(w[d]), free(j1[d]), free(j2[d]);
+  ns_tensor_free(x);
+  size_t sh2[2] = {2, 300}; /* two statistics: not the check's block */
+  x = rand_tensor(2, sh2, 1, 1);
+  double *u = calloc(x->n, sizeof *u), one;
+  const double *uu = u;
+  tap_ok(ns_jvp_resid(x, &s, NULL, NULL, 1, &uu, lam, 1, &one, err) == -1 &&
+             strstr(err, "one statistic"),
+         "jvp_resid refuses x of two statistics: %s", err);
+  free(u);
   ns_tensor_free(x);
 }
 
