@@ -685,8 +685,8 @@ typedef struct {
 static inline double bulk_pattern(size_t a) {
   return (double)(((uint32_t)a * 2654435761u >> 7) % 1024) / 512.0 - 1.0;
 }
-/* The table of p for m values: min(m, CK_PERIOD) + 3 entries (the last 3 repeat the first,
-   so four consecutive values from any i mod CK_PERIOD are in it); its length */
+/* The table of p for m values: min(m, CK_PERIOD) + 3 entries (past a period they repeat
+   its first, so four consecutive values from any i mod CK_PERIOD are in it); its length */
 static size_t ck_pattern_len(size_t m) {
   return m < CK_PERIOD ? m + 3 : CK_PERIOD + 3;
 }
@@ -958,8 +958,7 @@ int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t st
   /* Statistic k's block of J is J of the same map on its m values alone: a layer (or
    * RMS) norm of a vector with the statistic's gamma, in fp64 (x's own values when they
    * are fp64 and one run of x: no copy). */
-  ns_tensor *xt = NULL, *wt = NULL, view;
-  double *pat = NULL;
+  ns_tensor *xt = NULL, *wt = NULL, *pat = NULL, view;
   ns_spec s1;
   double g;
   int got = stat_block(x, spec, stat, &view, &xt, &s1, &g, err);
@@ -1005,12 +1004,11 @@ int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t st
     ns_label lb = lam[i].label;
     if (lb == NS_LABEL_RADIAL && !(nc > 0)) continue; /* all values equal: no radial direction */
     if (lb == NS_LABEL_BULK) {
-      if (!(pat = malloc(ck_pattern_len(m) * sizeof *pat))) {
-        ns_seterr(err, "%s: out of memory", fn);
-        goto done;
-      }
-      ck_pattern(pat, m);
-      k.pat = pat;
+      /* a tensor, so a sandbox's account is charged for it like the work block */
+      size_t plen[1] = {ck_pattern_len(m)};
+      if (!(pat = ns_tensor_new_uninit(1, plen, NS_FP64, err))) goto done;
+      ck_pattern(pat->data, m);
+      k.pat = pat->data;
       if (!(bulk_coefficients(&k, center ? k.one : 0, xk, m, th) > 0))
         continue; /* nothing is left of the pattern */
     }
@@ -1077,7 +1075,7 @@ int ns_spectrum_check_moments(const ns_tensor *x, const ns_spec *spec, size_t st
   }
   rc = nd;
 done:
-  free(pat);
+  ns_tensor_free(pat);
   ns_tensor_free(wt);
   ns_tensor_free(xt);
   return rc;
