@@ -679,7 +679,7 @@ static int l_spectrum(lua_State *L) {
      through the full J): no third result, as with check = false */
   if (!check || strcmp(how, "closed") != 0 || spec.mask) return 2;
   ns_eigcheck ck[3];
-  ns_exec ex; /* NS_THREADS: the two maps of each central difference side by side */
+  ns_exec ex; /* NS_THREADS: the check's passes, its JVP and its map over threads */
   nsl_exec_from_env(&ex, 1);
   int nk = ns_spectrum_check_moments(x, &spec, 0, mean, m2, ex.threads, ck, 3, err);
   if (nk < 0) return luaL_error(L, "spectrum: %s", err);
