@@ -80,7 +80,7 @@ typedef struct {
 int ns_spectrum_check(const ns_tensor *x, const ns_spec *spec, size_t stat, ns_eigcheck *out,
                       int cap, char *err);
 /* The same on up to `threads` threads (1: the caller's alone): the passes over the m
- * values by fixed parts, the JVP's output by element, and the central differences' one
+ * values and the JVP's residuals by fixed parts (core/lanes.h), and the central differences' one
  * map of both sides (x + h v and x - h v for every direction, as the rows of one tensor)
  * by row. The checks do not depend on the count, bit for bit. */
 int ns_spectrum_check_exec(const ns_tensor *x, const ns_spec *spec, size_t stat, int threads,

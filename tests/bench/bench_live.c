@@ -21,8 +21,9 @@
  *    (O(d)), its checks along the eigenvectors (JVP and central differences), ns.spectrum's
  *    whole call (both, from one computation of the moments; wall time), and up to
  *    d = 1024 the full Jacobian's job (analytic and FD J, two LAPACK spectra) that the
- *    screen runs in a worker thread. The checks run on one thread and on two (the two maps
- *    of each central difference side by side). Target (issue 24): 16 ms at 1e6.
+ *    screen runs in a worker thread. The checks run on one thread and on two (their passes
+ *    by fixed parts, the central differences' one map by row). Target (issue 24): 16 ms at
+ *    1e6.
  *
  *   bench_live PATH-TO-NORMSCOPE [--screen [KEY] | --keys | --spectrum]
  *     (--screen: section 2b alone; KEY: only the keys whose name holds it; --keys: section
@@ -539,12 +540,13 @@ static int spectrum_at(size_t d) {
     for (int t = 0; t < 2; t++) {
       double t0 = now(), mean, m2;
       ns_norm_plan p;
-      if (ns_norm_plan_shape(1, shape, &sp, &p, err) != 0) return -1;
-      int rc = ns_stat_moments(x, &p, 1, &mean, &m2, err);
-      ns_norm_plan_free(&p);
+      int rc = ns_norm_plan_shape(1, shape, &sp, &p, err);
+      if (rc == 0) rc = ns_stat_moments(x, &p, 1, &mean, &m2, err), ns_norm_plan_free(&p);
       if (rc != 0 || ns_spectrum_closed_m2(x, &sp, &m2, e, 3, 1, err) < 0 ||
-          ns_spectrum_check_moments(x, &sp, 0, &mean, &m2, t + 1, ck, 3, err) < 0)
+          ns_spectrum_check_moments(x, &sp, 0, &mean, &m2, t + 1, ck, 3, err) < 0) {
+        ns_tensor_free(x);
         return -1;
+      }
       tl[t][i] = (now() - t0) * 1e3;
     }
   printf("spec   d = %-8zu closed form %8.3f ms   JVP+FD check %8.3f ms, 2 threads %8.3f ms (%d "
